@@ -1,0 +1,125 @@
+// The one interface every back-projection strategy implements.
+//
+//   Backend (one per strategy, from the BackendRegistry)
+//     └─ createPlan(geometry, options) -> ReconstructionPlan
+//          setSinograms():  ramp filter x window, angular weights (kept, on
+//                           the host or the device)
+//          backproject():   the strategy's kernel -> slices
+//          setAxis()/setRegion(): change geometry, keep the filtered data
+//                           (the live preview re-runs only backproject())
+//
+// A plan owns everything it needs (FFT plans, buffers, constants, device
+// memory), created once in createPlan; the calls only compute.
+#pragma once
+
+#include "tomo/filter.h"
+#include "tomo/geometry.h"
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tomo {
+
+enum class Interpolation { Nearest, Linear };
+/// Storage of the filtered sinogram; arithmetic stays float32.
+enum class Precision { Float32, Float16 };
+
+std::string_view interpolationName(Interpolation i); ///< "nearest", "linear"
+Interpolation parseInterpolation(std::string_view s); ///< throws InvalidArgument
+std::string_view precisionName(Precision p);          ///< "float32", "float16"
+Precision parsePrecision(std::string_view s);         ///< throws InvalidArgument
+
+struct ReconOptions {
+    /// Registry name of the strategy, or "auto" (the fastest available).
+    std::string strategy = "auto";
+    Interpolation interpolation = Interpolation::Linear;
+    Precision precision = Precision::Float32;
+    /// Slices back-projected together in one pass (1, 2 or 4).
+    int slicesPerPass = 1;
+    FilterOptions filter;
+    /// Device index for GPU backends (ignored by CPU backends).
+    int device = 0;
+    /// Worker threads for CPU backends; 0 = all hardware threads.
+    int threads = 0;
+};
+
+class ReconstructionPlan {
+public:
+    virtual ~ReconstructionPlan() = default;
+
+    const ReconGeometry& geometry() const { return m_geometry; }
+    const ReconOptions& options() const { return m_options; }
+
+    /// Filters `count` log-corrected sinograms ([slice][angle][bin], count *
+    /// projections * bins values) and keeps them for backproject().
+    /// Throws InvalidArgument if the span size does not match, or count is
+    /// < 1 or > maxSlices().
+    virtual void setSinograms(std::span<const float> sinograms, int count) = 0;
+
+    /// Back-projects the kept sinograms into `slices` ([slice][row][column]
+    /// of the region: count * region.pixels() values).
+    /// Throws InvalidArgument if no sinograms were set or the size is wrong.
+    virtual void backproject(std::span<float> slices) = 0;
+
+    /// Moves the rotation axis (and the per-projection offsets: empty, or one
+    /// per angle) without filtering again. Throws InvalidArgument.
+    virtual void setAxis(double axis, std::span<const double> offsets) = 0;
+
+    /// Changes the computed region of the slice grid. Throws InvalidArgument
+    /// if it is not inside the grid.
+    virtual void setRegion(const Region& region) = 0;
+
+    /// Most slices one setSinograms call may take.
+    virtual int maxSlices() const = 0;
+
+    /// Bytes of memory the plan holds (device memory for GPU backends).
+    virtual std::size_t memoryBytes() const = 0;
+
+    /// setSinograms then backproject.
+    void reconstruct(std::span<const float> sinograms, int count, std::span<float> slices) {
+        setSinograms(sinograms, count);
+        backproject(slices);
+    }
+
+protected:
+    ReconstructionPlan(ReconGeometry geometry, ReconOptions options)
+        : m_geometry(std::move(geometry)), m_options(std::move(options)) {}
+
+    ReconGeometry m_geometry;
+    ReconOptions m_options;
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+
+    /// Registry name of the strategy, e.g. "cpu-reference", "tex-optimized".
+    virtual std::string name() const = 0;
+    /// One line for --help and tooltips.
+    virtual std::string description() const = 0;
+    /// "cpu", "cuda" or "opencl".
+    virtual std::string family() const = 0;
+    /// True when the result is exact up to float rounding for every option
+    /// it accepts (false for approximate strategies such as oversample).
+    virtual bool isExact() const { return true; }
+
+    /// Empty when the strategy can run here; otherwise the reason it cannot
+    /// ("no CUDA device found", "built without CUDA").
+    virtual std::string unavailableReason() const = 0;
+
+    /// Throws InvalidArgument naming the option and the supported values if
+    /// this strategy cannot run with these options.
+    virtual void checkOptions(const ReconOptions& options) const = 0;
+
+    /// Creates a plan for this geometry and these options. Throws
+    /// InvalidArgument (unsupported options, invalid geometry), DeviceError,
+    /// OutOfMemory.
+    virtual std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry,
+                                                           const ReconOptions& options) const = 0;
+};
+
+} // namespace tomo

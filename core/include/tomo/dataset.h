@@ -1,0 +1,115 @@
+// Reading tomography scans: DXchange and NXtomo HDF5, TIFF stacks, raw.
+//
+// Datasets are often larger than memory (2048^3 uint16 = 16 GB), so a reader
+// never loads a whole file: it delivers ranges of detector rows, already in
+// sinogram order ([row][angle][column]) and converted to float32.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tomo {
+
+enum class SampleType { UInt8, UInt16, Float32, Float64 };
+
+/// "uint8", "uint16", "float32", "float64".
+const char* sampleTypeName(SampleType t);
+
+enum class DatasetFormat {
+    DXchange,      ///< HDF5 /exchange/data, data_white, data_dark, theta (degrees)
+    NXtomo,        ///< HDF5 /entry/instrument/detector/data + image_key, /entry/sample/rotation_angle
+    SinogramHdf5,  ///< HDF5 /sinogram (angles x bins, already log-corrected) + /angles_rad or /angles_deg
+    TiffDirectory, ///< a directory of single-image TIFFs, one per projection (flat*/dark* files recognised)
+    MultiPageTiff, ///< one TIFF file, one page per projection
+    Raw,           ///< headerless binary with a layout given by the user
+};
+
+/// Human-readable name, e.g. "DXchange (HDF5)".
+const char* formatName(DatasetFormat f);
+
+/// Layout of a headerless raw file, which cannot be detected from content.
+struct RawLayout {
+    int projections = 0;
+    int rows = 0;
+    int columns = 0;
+    SampleType type = SampleType::Float32;
+    std::size_t headerBytes = 0;
+    bool bigEndian = false;
+};
+
+struct OpenOptions {
+    /// Required for raw files; ignored otherwise.
+    std::optional<RawLayout> raw;
+    /// Text file of angles in degrees, one per line, overriding or supplying
+    /// the angles (TIFF and raw data carry none).
+    std::optional<std::filesystem::path> anglesFile;
+    /// When the file carries no angles and no anglesFile is given: angles are
+    /// spread uniformly over [0, angleRangeDegrees) (end point excluded).
+    double angleRangeDegrees = 180.0;
+};
+
+/// What a reader knows about a dataset before reading any pixel data.
+struct DatasetInfo {
+    std::filesystem::path path;
+    DatasetFormat format = DatasetFormat::Raw;
+    int projections = 0;       ///< number of projection images (angles)
+    int rows = 0;              ///< detector rows = slices that can be reconstructed
+    int columns = 0;           ///< detector columns = bins
+    SampleType sampleType = SampleType::Float32;
+    int flats = 0;             ///< flat (white) images found
+    int darks = 0;             ///< dark images found
+    std::vector<double> angles; ///< radians, one per projection
+    bool logCorrected = false; ///< values are already line integrals: no flat/dark, no log
+};
+
+class DatasetReader {
+public:
+    virtual ~DatasetReader() = default;
+
+    const DatasetInfo& info() const { return m_info; }
+
+    /// Raw projection values of detector rows [firstRow, firstRow + rowCount)
+    /// as float32 in sinogram order: out[(r * projections + a) * columns + c].
+    /// Throws InvalidArgument for a row range outside the data or a span of
+    /// the wrong size, FormatError/IoError (naming the file) if reading fails.
+    virtual void readSinograms(int firstRow, int rowCount, std::span<float> out) = 0;
+
+    /// Mean flat (white) field of the same rows, out[r * columns + c].
+    /// Returns false (leaving out untouched) when the dataset has no flats.
+    virtual bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) = 0;
+
+    /// Mean dark field, as readMeanFlat.
+    virtual bool readMeanDark(int firstRow, int rowCount, std::span<float> out) = 0;
+
+protected:
+    DatasetInfo m_info;
+};
+
+/// Detects the format from the file's content (HDF5 signature and layout,
+/// TIFF magic, directory of TIFFs), not from its name; raw only when
+/// options.raw is given. Throws IoError if the path does not exist or cannot
+/// be read, FormatError naming the file and what was expected when the
+/// content is not a dataset this program reads.
+DatasetFormat detectFormat(const std::filesystem::path& path, const OpenOptions& options = {});
+
+/// Opens a dataset for reading; never modifies the file.
+/// Throws as detectFormat, and FormatError for missing datasets, wrong
+/// ranks/shapes/dtypes, or an angle count that does not match the data.
+std::unique_ptr<DatasetReader> openDataset(const std::filesystem::path& path,
+                                           const OpenOptions& options = {});
+
+/// Reads angles in degrees from a text file (one per line, '#' comments,
+/// blank lines ignored) and returns them in radians. Throws IoError /
+/// FormatError naming the file and line.
+std::vector<double> readAnglesFile(const std::filesystem::path& path);
+
+/// Reads per-projection axis offsets (pixels, one per line). Throws as
+/// readAnglesFile, and InvalidArgument if the count differs from
+/// expectedCount (when expectedCount >= 0).
+std::vector<double> readAxisOffsetsFile(const std::filesystem::path& path, int expectedCount = -1);
+
+} // namespace tomo

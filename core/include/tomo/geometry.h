@@ -1,0 +1,86 @@
+// Parallel-beam geometry and the reconstruction grid.
+//
+// Conventions used everywhere (CPU, CUDA, OpenCL, phantom, tests):
+//  * detector bin k (0-based) has its centre at detector coordinate s = k;
+//  * slice pixel (ix, iy) has its centre at
+//        x = ix - (width - 1) / 2,   y = iy - (height - 1) / 2
+//    in detector-pixel units, relative to the rotation axis; iy is the row of
+//    the slice image (top row first);
+//  * the ray of projection p through (x, y) hits the detector at
+//        s = x * cos(angle_p) - y * sin(angle_p) + axis + axisOffset_p
+//    and the back-projection sums the (weighted, filtered) sinogram value
+//    interpolated at s; positions outside [0, bins - 1] contribute 0
+//    (linear interpolation fades to 0 over the half bin beyond each edge).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace tomo {
+
+/// Parallel-beam acquisition geometry of one detector row.
+struct Geometry {
+    /// Projection angles in radians, one per projection, in acquisition order.
+    std::vector<double> angles;
+    /// Number of detector bins (columns).
+    int bins = 0;
+    /// Detector column the rotation axis projects onto (sub-pixel).
+    double axis = 0.0;
+    /// Optional per-projection correction added to `axis`: empty, or one
+    /// value per angle (the seeds' c_a[p]).
+    std::vector<double> axisOffsets;
+
+    int projections() const { return static_cast<int>(angles.size()); }
+    /// axis + axisOffsets[p] (or axis when there are no offsets).
+    double axisAt(int p) const {
+        return axisOffsets.empty() ? axis : axis + axisOffsets[static_cast<std::size_t>(p)];
+    }
+    /// The detector centre, (bins - 1) / 2: the default axis.
+    double detectorCentre() const { return (bins - 1) / 2.0; }
+
+    /// Throws InvalidArgument naming the field if the geometry is unusable:
+    /// no angles, bins < 1, non-finite values, offsets count != angles.
+    void validate() const;
+};
+
+/// A rectangle of the full slice grid: pixel columns [x, x + width), rows
+/// [y, y + height).
+struct Region {
+    int x = 0;
+    int y = 0;
+    int width = 0;
+    int height = 0;
+
+    std::size_t pixels() const { return static_cast<std::size_t>(width) * static_cast<std::size_t>(height); }
+    bool operator==(const Region&) const = default;
+};
+
+/// What a reconstruction produces: a full square or rectangular slice grid
+/// and the part of it actually computed.
+struct ReconGeometry {
+    Geometry geometry;
+    /// Full slice grid; pixel centres follow the conventions above.
+    int sliceWidth = 0;
+    int sliceHeight = 0;
+    /// The rectangle to reconstruct (defaults to the whole grid).
+    Region region;
+
+    /// A grid of bins x bins pixels with the whole grid as region.
+    static ReconGeometry fullSlice(Geometry g);
+
+    /// Throws InvalidArgument if the grid is empty or the region is not inside it.
+    void validate() const;
+};
+
+/// Weight of each view in the back-projection sum: its share of the angular
+/// range. Angles are taken modulo pi (a parallel ray at a + pi is the same
+/// line as at a), sorted on that circle, and each view gets half the gap to
+/// each neighbour, so the weights add up to pi. This makes non-uniform steps,
+/// 360-degree scans (each line measured twice) and a duplicated end view
+/// (0 and 180 or 0 and 360 degrees: gap 0, the two share one weight) come out
+/// right. A gap wider than 4 times the median (a limited-angle scan) is a
+/// missing wedge: the views at its edges get the median half-gap on that side.
+/// Throws InvalidArgument for fewer than 2 angles or non-finite angles.
+std::vector<double> angularWeights(const std::vector<double>& angles);
+
+} // namespace tomo

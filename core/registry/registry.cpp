@@ -1,0 +1,92 @@
+#include "tomo/registry.h"
+
+#include "tomo/cpu_backends.h"
+#include "tomo/error.h"
+
+#if TOMO_WITH_CUDA
+#include "tomo/cuda/cuda_backends.h"
+#endif
+
+#include <algorithm>
+
+namespace tomo {
+
+BackendRegistry& BackendRegistry::instance() {
+    static BackendRegistry registry = [] {
+        BackendRegistry r;
+        r.add(makeCpuReferenceBackend());
+        r.add(makeCpuBackend());
+#if TOMO_WITH_CUDA
+        cuda::registerBackends(r);
+#endif
+        return r;
+    }();
+    return registry;
+}
+
+void BackendRegistry::add(std::unique_ptr<Backend> backend) {
+    m_backends.push_back(std::move(backend));
+}
+
+std::vector<const Backend*> BackendRegistry::backends() const {
+    std::vector<const Backend*> out;
+    for (const auto& b : m_backends) out.push_back(b.get());
+    return out;
+}
+
+const Backend* BackendRegistry::find(std::string_view name) const {
+    for (const auto& b : m_backends)
+        if (b->name() == name) return b.get();
+    return nullptr;
+}
+
+namespace {
+
+std::string knownNames(const BackendRegistry& registry) {
+    std::string names = "auto";
+    for (const Backend* b : registry.backends()) names += ", " + b->name();
+    return names;
+}
+
+bool accepts(const Backend& b, const ReconOptions& options) {
+    try {
+        b.checkOptions(options);
+        return true;
+    } catch (const InvalidArgument&) {
+        return false;
+    }
+}
+
+} // namespace
+
+const Backend& BackendRegistry::resolve(const ReconOptions& options, const ReconGeometry&) const {
+    if (options.strategy != "auto") {
+        const Backend* b = find(options.strategy);
+        if (!b)
+            throw InvalidArgument("unknown strategy '" + options.strategy + "' (known: " + knownNames(*this) + ")");
+        if (auto why = b->unavailableReason(); !why.empty())
+            throw DeviceError("strategy '" + b->name() + "' is not available: " + why);
+        b->checkOptions(options);
+        return *b;
+    }
+    // auto: the last registered available exact backend that accepts the
+    // options wins (GPU backends register after the CPU ones and are faster).
+    // TODO(autotune): replace by the timed choice cached per device + shape.
+    for (auto it = m_backends.rbegin(); it != m_backends.rend(); ++it) {
+        const Backend& b = **it;
+        if (b.isExact() && b.unavailableReason().empty() && accepts(b, options)) return b;
+    }
+    throw InvalidArgument("no available strategy accepts these options (interpolation " +
+                          std::string(interpolationName(options.interpolation)) + ", precision " +
+                          std::string(precisionName(options.precision)) + ", slices per pass " +
+                          std::to_string(options.slicesPerPass) + ")");
+}
+
+std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry, const ReconOptions& options) {
+    const Backend& backend = BackendRegistry::instance().resolve(options, geometry);
+    ReconOptions resolved = options;
+    resolved.strategy = backend.name();
+    return backend.createPlan(geometry, resolved);
+}
+
+} // namespace tomo

@@ -1,0 +1,29 @@
+#include "tomo/backend.h"
+
+#include "tomo/error.h"
+
+#include <string>
+
+namespace tomo {
+
+std::string_view interpolationName(Interpolation i) {
+    return i == Interpolation::Nearest ? "nearest" : "linear";
+}
+
+Interpolation parseInterpolation(std::string_view s) {
+    if (s == "nearest") return Interpolation::Nearest;
+    if (s == "linear") return Interpolation::Linear;
+    throw InvalidArgument("interpolation '" + std::string(s) + "' is not known (expected nearest or linear)");
+}
+
+std::string_view precisionName(Precision p) {
+    return p == Precision::Float16 ? "float16" : "float32";
+}
+
+Precision parsePrecision(std::string_view s) {
+    if (s == "float32") return Precision::Float32;
+    if (s == "float16") return Precision::Float16;
+    throw InvalidArgument("precision '" + std::string(s) + "' is not known (expected float32 or float16)");
+}
+
+} // namespace tomo

@@ -1,0 +1,40 @@
+#include "test_support.h"
+
+#include <atomic>
+#include <random>
+#include <stdexcept>
+
+#include <unistd.h>
+
+namespace tomo::test {
+
+TempDir::TempDir() {
+    static std::atomic<int> counter{0};
+    std::random_device rd;
+    auto base = std::filesystem::temp_directory_path();
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        auto candidate = base / ("tomo-test-" + std::to_string(::getpid()) + "-" +
+                                 std::to_string(counter++) + "-" + std::to_string(rd() % 100000));
+        if (std::filesystem::create_directory(candidate)) {
+            m_path = candidate;
+            return;
+        }
+    }
+    throw std::runtime_error("cannot create a temporary directory in " + base.string());
+}
+
+TempDir::~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(m_path, ec);
+}
+
+std::filesystem::path realData(const std::string& relative) {
+    std::filesystem::path root = TOMO_SHARED_DATA_DIR;
+    return root / "real" / relative;
+}
+
+std::filesystem::path testData(const std::string& relative) {
+    return std::filesystem::path(TOMO_TEST_DATA_DIR) / relative;
+}
+
+} // namespace tomo::test

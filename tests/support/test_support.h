@@ -1,0 +1,39 @@
+// Helpers shared by the test suites: temporary folders and the real data.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace tomo::test {
+
+/// A fresh empty directory, removed with everything in it on destruction.
+class TempDir {
+public:
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+
+    const std::filesystem::path& path() const { return m_path; }
+    std::filesystem::path operator/(const std::string& name) const { return m_path / name; }
+
+private:
+    std::filesystem::path m_path;
+};
+
+/// shared/data/real/<relative>; empty path when the shared data folder is not
+/// present (tests then GTEST_SKIP with that reason).
+std::filesystem::path realData(const std::string& relative);
+
+/// tests/data/<relative> in the source tree.
+std::filesystem::path testData(const std::string& relative);
+
+} // namespace tomo::test
+
+/// Skips the current test, naming the missing file, when `path` is empty or absent.
+#define TOMO_REQUIRE_FILE(path)                                                              \
+    do {                                                                                     \
+        if ((path).empty() || !std::filesystem::exists(path))                               \
+            GTEST_SKIP() << "real data not found: " << (path).string()                       \
+                         << " (expected shared/data beside the checkout)";                   \
+    } while (0)
