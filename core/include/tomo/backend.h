@@ -47,6 +47,15 @@ struct ReconOptions {
     int threads = 0;
 };
 
+/// Wall time of the stages of the last setSinograms + backproject, in
+/// seconds (0 where a stage does not exist, e.g. transfers on the CPU).
+struct StageTimes {
+    double upload = 0.0;
+    double filter = 0.0;
+    double backproject = 0.0;
+    double download = 0.0;
+};
+
 class ReconstructionPlan {
 public:
     virtual ~ReconstructionPlan() = default;
@@ -78,6 +87,9 @@ public:
 
     /// Bytes of memory the plan holds (device memory for GPU backends).
     virtual std::size_t memoryBytes() const = 0;
+
+    /// Stage timings of the last calls (for tomo-bench and the status bar).
+    virtual StageTimes lastStageTimes() const { return {}; }
 
     /// setSinograms then backproject.
     void reconstruct(std::span<const float> sinograms, int count, std::span<float> slices) {
