@@ -30,8 +30,24 @@ endforeach()
 
 # Required everywhere.
 find_package(Threads REQUIRED)
-find_package(PkgConfig REQUIRED)
-pkg_check_modules(FFTW3F REQUIRED IMPORTED_TARGET fftw3f)
+# FFTW3 (single precision): pkg-config when present, else a plain search
+# (the GPU machine has no pkg-config; FFTW is unpacked there from .debs).
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(FFTW3F QUIET IMPORTED_TARGET fftw3f)
+endif()
+if(TARGET PkgConfig::FFTW3F)
+  add_library(tomo::fftw3f ALIAS PkgConfig::FFTW3F)
+else()
+  find_path(FFTW3F_INCLUDE_DIR fftw3.h)
+  find_library(FFTW3F_LIBRARY fftw3f)
+  if(NOT FFTW3F_INCLUDE_DIR OR NOT FFTW3F_LIBRARY)
+    message(FATAL_ERROR "FFTW3 (single precision) not found: apt-get install libfftw3-dev")
+  endif()
+  add_library(tomo::fftw3f UNKNOWN IMPORTED)
+  set_target_properties(tomo::fftw3f PROPERTIES IMPORTED_LOCATION ${FFTW3F_LIBRARY}
+                        INTERFACE_INCLUDE_DIRECTORIES ${FFTW3F_INCLUDE_DIR})
+endif()
 find_package(nlohmann_json 3 REQUIRED)
 find_package(CLI11 CONFIG QUIET)
 if(NOT CLI11_FOUND)

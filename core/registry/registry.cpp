@@ -89,4 +89,21 @@ std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry, co
     return backend.createPlan(geometry, resolved);
 }
 
+std::vector<GpuDevice> gpuDevices() {
+#if TOMO_WITH_CUDA
+    return cuda::listDevices();
+#else
+    return {};
+#endif
+}
+
+double measureTextureFetchRate(int device) {
+#if TOMO_WITH_CUDA
+    return cuda::measureTextureFetchRate(device);
+#else
+    (void)device;
+    throw DeviceError("this build has no CUDA support: no texture fetch rate to measure");
+#endif
+}
+
 } // namespace tomo

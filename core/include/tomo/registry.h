@@ -3,7 +3,9 @@
 
 #include "tomo/backend.h"
 
+#include <cstddef>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -32,6 +34,24 @@ public:
 private:
     std::vector<std::unique_ptr<Backend>> m_backends;
 };
+
+/// A GPU this build can use.
+struct GpuDevice {
+    int index = 0;
+    std::string name;
+    int multiprocessors = 0;
+    std::size_t memoryBytes = 0;
+    int computeMajor = 0;
+    int computeMinor = 0;
+};
+
+/// GPUs usable by this build (empty without CUDA or without a device).
+std::vector<GpuDevice> gpuDevices();
+
+/// Texture fetches per second the GPU sustains (float32 bilinear fetches,
+/// micro-benchmark, about 0.2 s); the ceiling tomo-bench compares texture
+/// kernels with. Throws DeviceError when there is no such GPU.
+double measureTextureFetchRate(int device);
 
 /// Shortcut: resolve the strategy and create its plan.
 std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry, const ReconOptions& options);
