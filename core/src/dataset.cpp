@@ -1,0 +1,247 @@
+// Format detection, openDataset dispatch, angle/offset files, and the helpers
+// every reader shares.
+#include "tomo/dataset.h"
+
+#include "readers.h"
+#include "tomo/error.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <numbers>
+#include <system_error>
+
+namespace tomo {
+
+const char* sampleTypeName(SampleType t) {
+    switch (t) {
+    case SampleType::UInt8: return "uint8";
+    case SampleType::UInt16: return "uint16";
+    case SampleType::Float32: return "float32";
+    case SampleType::Float64: return "float64";
+    }
+    return "unknown";
+}
+
+const char* formatName(DatasetFormat f) {
+    switch (f) {
+    case DatasetFormat::DXchange: return "DXchange (HDF5)";
+    case DatasetFormat::NXtomo: return "NXtomo (HDF5)";
+    case DatasetFormat::SinogramHdf5: return "sinogram (HDF5)";
+    case DatasetFormat::TiffDirectory: return "directory of TIFFs";
+    case DatasetFormat::MultiPageTiff: return "multi-page TIFF";
+    case DatasetFormat::Raw: return "raw";
+    }
+    return "unknown";
+}
+
+namespace detail {
+
+FileKind sniffFile(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw IoError(path.string() + ": cannot open for reading: " + std::strerror(errno));
+    std::array<char, 8> head{};
+    in.read(head.data(), head.size());
+    const auto got = in.gcount();
+    if (got >= 4) {
+        // Classic TIFF (42) and BigTIFF (43), both byte orders.
+        if (std::memcmp(head.data(), "II*\0", 4) == 0 || std::memcmp(head.data(), "MM\0*", 4) == 0 ||
+            std::memcmp(head.data(), "II+\0", 4) == 0 || std::memcmp(head.data(), "MM\0+", 4) == 0)
+            return FileKind::Tiff;
+    }
+    // The HDF5 superblock sits at 0 or, after a user block, at 512, 1024, 2048, ...
+    static constexpr char signature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (ec) return FileKind::Other;
+    for (std::uintmax_t offset = 0; offset + 8 <= size; offset = offset == 0 ? 512 : offset * 2) {
+        in.clear();
+        in.seekg(static_cast<std::streamoff>(offset));
+        in.read(head.data(), head.size());
+        if (in.gcount() == 8 && std::memcmp(head.data(), signature, 8) == 0) return FileKind::Hdf5;
+    }
+    return FileKind::Other;
+}
+
+std::vector<double> resolveAngles(const DatasetInfo& info, const std::vector<double>& stored,
+                                  const std::string& storedSource, const OpenOptions& options) {
+    std::vector<double> angles;
+    std::string source = storedSource;
+    if (options.anglesFile) {
+        angles = readAnglesFile(*options.anglesFile);
+        source = options.anglesFile->string();
+    } else if (!stored.empty()) {
+        angles = stored;
+    } else {
+        if (!std::isfinite(options.angleRangeDegrees) || options.angleRangeDegrees <= 0.0)
+            throw InvalidArgument("angle range " + std::to_string(options.angleRangeDegrees) +
+                                  " degrees: expected a positive number");
+        const double step = options.angleRangeDegrees / info.projections * std::numbers::pi / 180.0;
+        angles.resize(static_cast<std::size_t>(info.projections));
+        for (std::size_t i = 0; i < angles.size(); ++i) angles[i] = static_cast<double>(i) * step;
+        return angles;
+    }
+    if (angles.size() != static_cast<std::size_t>(info.projections))
+        throw FormatError(source + " holds " + std::to_string(angles.size()) + " angles but " +
+                          info.path.string() + " has " + std::to_string(info.projections) +
+                          " projections: expected one angle per projection");
+    for (std::size_t i = 0; i < angles.size(); ++i)
+        if (!std::isfinite(angles[i]))
+            throw FormatError(source + ": angle " + std::to_string(i) + " is not a finite number");
+    return angles;
+}
+
+void checkRowRequest(const DatasetInfo& info, int firstRow, int rowCount, std::size_t outSize,
+                     std::size_t valuesPerRow) {
+    if (firstRow < 0 || rowCount < 1 || firstRow > info.rows - rowCount)
+        throw InvalidArgument("rows [" + std::to_string(firstRow) + ", " +
+                              std::to_string(static_cast<long long>(firstRow) + rowCount) + ") of " +
+                              info.path.string() + ": expected a non-empty range inside [0, " +
+                              std::to_string(info.rows) + ")");
+    if (outSize != static_cast<std::size_t>(rowCount) * valuesPerRow)
+        throw InvalidArgument("output buffer for " + std::to_string(rowCount) + " rows of " +
+                              info.path.string() + " holds " + std::to_string(outSize) +
+                              " values; expected " + std::to_string(rowCount * valuesPerRow));
+}
+
+void imagesToSinograms(std::span<const float> images, int imageCount, int rows, int columns,
+                       std::span<float> out) {
+    const auto cols = static_cast<std::size_t>(columns);
+    for (int a = 0; a < imageCount; ++a)
+        for (int r = 0; r < rows; ++r)
+            std::copy_n(images.begin() + static_cast<std::ptrdiff_t>((static_cast<std::size_t>(a) * rows + r) * cols),
+                        cols,
+                        out.begin() + static_cast<std::ptrdiff_t>((static_cast<std::size_t>(r) * imageCount + a) * cols));
+}
+
+void meanOfImages(std::span<const float> images, int imageCount, std::span<float> out) {
+    std::vector<double> sum(out.size(), 0.0);
+    for (int i = 0; i < imageCount; ++i) {
+        const float* image = images.data() + static_cast<std::size_t>(i) * out.size();
+        for (std::size_t k = 0; k < out.size(); ++k) sum[k] += image[k];
+    }
+    for (std::size_t k = 0; k < out.size(); ++k) out[k] = static_cast<float>(sum[k] / imageCount);
+}
+
+} // namespace detail
+
+namespace {
+
+bool directoryHoldsTiff(const std::filesystem::path& dir) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+        if (entry.is_regular_file(ec) && detail::sniffFile(entry.path()) == detail::FileKind::Tiff) return true;
+    }
+    if (ec) throw IoError(dir.string() + ": cannot list the directory: " + ec.message());
+    return false;
+}
+
+/// One number per line, '#' starts a comment, blank lines ignored.
+std::vector<double> readNumberPerLine(const std::filesystem::path& path, const char* what) {
+    std::ifstream in(path);
+    if (!in) throw IoError(path.string() + ": cannot open " + what + " file: " + std::strerror(errno));
+    std::vector<double> values;
+    std::string line;
+    for (int lineNo = 1; std::getline(in, line); ++lineNo) {
+        if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+        const auto begin = line.find_first_not_of(" \t\r");
+        if (begin == std::string::npos) continue;
+        const auto end = line.find_last_not_of(" \t\r") + 1;
+        const char* first = line.data() + begin;
+        const char* last = line.data() + end;
+        if (*first == '+') ++first; // from_chars rejects a leading '+'
+        double value = 0.0;
+        const auto [ptr, err] = std::from_chars(first, last, value);
+        if (err != std::errc() || ptr != last || !std::isfinite(value))
+            throw FormatError(path.string() + ":" + std::to_string(lineNo) + ": '" +
+                              line.substr(begin, end - begin) + "' is not a finite number (expected one " +
+                              what + " per line)");
+        values.push_back(value);
+    }
+    if (in.bad()) throw IoError(path.string() + ": read error");
+    if (values.empty())
+        throw FormatError(path.string() + ": holds no values (expected one " + std::string(what) + " per line)");
+    return values;
+}
+
+} // namespace
+
+DatasetFormat detectFormat(const std::filesystem::path& path, const OpenOptions& options) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (!std::filesystem::exists(status))
+        throw IoError(path.string() + ": no such file or directory");
+    if (std::filesystem::is_directory(status)) {
+        if (!directoryHoldsTiff(path))
+            throw FormatError(path.string() + " is a directory without TIFF files: expected one TIFF per projection");
+        return DatasetFormat::TiffDirectory;
+    }
+    if (options.raw) return DatasetFormat::Raw;
+    switch (detail::sniffFile(path)) {
+    case detail::FileKind::Hdf5:
+#if TOMO_WITH_HDF5
+        return detail::detectHdf5Layout(path);
+#else
+        throw FormatError(path.string() + " is an HDF5 file but this build has no HDF5 support");
+#endif
+    case detail::FileKind::Tiff:
+        return DatasetFormat::MultiPageTiff;
+    case detail::FileKind::Other:
+        break;
+    }
+    throw FormatError(path.string() +
+                      " is not a dataset this program reads: expected an HDF5 file (DXchange, NXtomo or "
+                      "sinogram layout), a TIFF, a directory of TIFFs, or a raw file with its layout given");
+}
+
+std::unique_ptr<DatasetReader> openDataset(const std::filesystem::path& path, const OpenOptions& options) {
+    const DatasetFormat format = detectFormat(path, options);
+    switch (format) {
+    case DatasetFormat::Raw:
+        return detail::openRawDataset(path, options);
+#if TOMO_WITH_HDF5
+    case DatasetFormat::DXchange:
+        return detail::openDXchange(path, options);
+    case DatasetFormat::NXtomo:
+        return detail::openNXtomo(path, options);
+    case DatasetFormat::SinogramHdf5:
+        return detail::openSinogramHdf5(path, options);
+#else
+    case DatasetFormat::DXchange:
+    case DatasetFormat::NXtomo:
+    case DatasetFormat::SinogramHdf5:
+        break; // detectFormat already refused HDF5 files
+#endif
+#if TOMO_WITH_TIFF
+    case DatasetFormat::TiffDirectory:
+        return detail::openTiffDirectory(path, options);
+    case DatasetFormat::MultiPageTiff:
+        return detail::openMultiPageTiff(path, options);
+#else
+    case DatasetFormat::TiffDirectory:
+        throw FormatError(path.string() + " is a directory of TIFFs but this build has no TIFF support");
+    case DatasetFormat::MultiPageTiff:
+        throw FormatError(path.string() + " is a TIFF file but this build has no TIFF support");
+#endif
+    }
+    throw FormatError(path.string() + ": " + formatName(format) + " is not supported by this build");
+}
+
+std::vector<double> readAnglesFile(const std::filesystem::path& path) {
+    auto angles = readNumberPerLine(path, "angle in degrees");
+    for (double& a : angles) a *= std::numbers::pi / 180.0;
+    return angles;
+}
+
+std::vector<double> readAxisOffsetsFile(const std::filesystem::path& path, int expectedCount) {
+    auto offsets = readNumberPerLine(path, "axis offset in pixels");
+    if (expectedCount >= 0 && offsets.size() != static_cast<std::size_t>(expectedCount))
+        throw InvalidArgument(path.string() + " holds " + std::to_string(offsets.size()) +
+                              " axis offsets; expected one per projection (" + std::to_string(expectedCount) + ")");
+    return offsets;
+}
+
+} // namespace tomo

@@ -1,0 +1,138 @@
+// Internal: RAII over HDF5 C API identifiers, and the few read/write helpers
+// the readers and writers share. Every failure becomes a tomo exception that
+// names the file and the dataset, with HDF5's own message appended.
+#pragma once
+
+#include "tomo/dataset.h"
+
+#include <hdf5.h>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tomo::h5 {
+
+/// Owns one hid_t and closes it with Close.
+template <herr_t (*Close)(hid_t)>
+class Handle {
+public:
+    Handle() = default;
+    explicit Handle(hid_t id) : m_id(id) {}
+    ~Handle() { reset(); }
+    Handle(Handle&& other) noexcept : m_id(other.m_id) { other.m_id = H5I_INVALID_HID; }
+    Handle& operator=(Handle&& other) noexcept {
+        if (this != &other) {
+            reset();
+            m_id = other.m_id;
+            other.m_id = H5I_INVALID_HID;
+        }
+        return *this;
+    }
+    Handle(const Handle&) = delete;
+    Handle& operator=(const Handle&) = delete;
+
+    hid_t get() const { return m_id; }
+    bool valid() const { return m_id >= 0; }
+    /// Closes now; returns false if HDF5 reported an error while closing
+    /// (for a file: data could not be flushed).
+    bool close() {
+        const bool ok = m_id < 0 || Close(m_id) >= 0;
+        m_id = H5I_INVALID_HID;
+        return ok;
+    }
+
+private:
+    void reset() {
+        if (m_id >= 0) Close(m_id);
+        m_id = H5I_INVALID_HID;
+    }
+    hid_t m_id = H5I_INVALID_HID;
+};
+
+using File = Handle<H5Fclose>;
+using Dataset = Handle<H5Dclose>;
+using Dataspace = Handle<H5Sclose>;
+using Datatype = Handle<H5Tclose>;
+using Attribute = Handle<H5Aclose>;
+using PropertyList = Handle<H5Pclose>;
+using Group = Handle<H5Gclose>;
+
+/// Stops HDF5 from printing its error stack for the lifetime of the object
+/// (we report errors by exceptions); restores the previous handler after.
+class QuietErrors {
+public:
+    QuietErrors();
+    ~QuietErrors();
+    QuietErrors(const QuietErrors&) = delete;
+    QuietErrors& operator=(const QuietErrors&) = delete;
+
+private:
+    H5E_auto2_t m_function = nullptr;
+    void* m_data = nullptr;
+};
+
+/// " (HDF5: <innermost message>)" for the current error stack, or "".
+std::string errorDetail();
+
+/// Opens a file read-only. Throws IoError naming it.
+File openReadOnly(const std::filesystem::path& path);
+
+/// Whether every link of an absolute path like "/a/b/c" exists.
+bool exists(hid_t file, const std::string& objectPath);
+
+/// An open numeric dataset, with the file and name kept for messages.
+class Array {
+public:
+    /// Throws FormatError naming the file if `name` is missing, not a
+    /// dataset, or not of an integer or floating-point type.
+    Array(hid_t file, std::filesystem::path filePath, std::string name);
+
+    const std::vector<hsize_t>& dims() const { return m_dims; }
+    /// The sample type of pixel data; throws FormatError unless the dataset
+    /// is uint8, uint16, float32 or float64.
+    SampleType pixelType() const;
+    /// "/exchange/data in /data/scan.h5", for error messages.
+    std::string where() const;
+    /// "(181, 2, 640)".
+    std::string shapeText() const;
+    /// Throws FormatError unless the rank is one of `ranks` (the text says
+    /// what shape was expected, e.g. "(angles, rows, columns)").
+    void requireRank(std::initializer_list<int> ranks, const std::string& shape) const;
+
+    /// Reads the union of the given hyperslab blocks (each a start and count
+    /// per dimension), in row-major order of the dataset, as float.
+    struct Block {
+        std::vector<hsize_t> start;
+        std::vector<hsize_t> count;
+    };
+    void read(const std::vector<Block>& blocks, std::span<float> out) const;
+    /// Reads one block.
+    void read(std::vector<hsize_t> start, std::vector<hsize_t> count, std::span<float> out) const;
+    /// Reads everything as double (for 1D metadata such as angles).
+    std::vector<double> readAllDouble() const;
+    /// A string attribute of the dataset, if present.
+    std::optional<std::string> stringAttribute(const char* name) const;
+
+private:
+    std::filesystem::path m_filePath;
+    std::string m_name;
+    Dataset m_dataset;
+    std::vector<hsize_t> m_dims;
+    std::optional<SampleType> m_pixelType;
+    std::string m_typeText;
+};
+
+/// An angle dataset converted to radians, by its "units" attribute
+/// ("rad"/"radians" or "deg"/"degrees"; degrees when absent, as DXchange and
+/// NXtomo default to). Throws FormatError for other units or a rank != 1.
+std::vector<double> readAnglesRadians(const Array& angles);
+
+/// Writes a variable-length UTF-8 string attribute on an object. Throws
+/// IoError naming `where`.
+void writeStringAttribute(hid_t object, const std::string& name, const std::string& value, const std::string& where);
+
+} // namespace tomo::h5

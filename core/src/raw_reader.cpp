@@ -1,0 +1,135 @@
+// Headerless raw projections, projection-major [angle][row][column], with a
+// layout the user gives (it cannot be detected).
+#include "readers.h"
+#include "tomo/error.h"
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+
+namespace tomo::detail {
+
+namespace {
+
+std::size_t bytesPerSample(SampleType t) {
+    switch (t) {
+    case SampleType::UInt8: return 1;
+    case SampleType::UInt16: return 2;
+    case SampleType::Float32: return 4;
+    case SampleType::Float64: return 8;
+    }
+    return 0;
+}
+
+template <typename Unsigned>
+Unsigned byteSwap(Unsigned v) {
+    Unsigned out = 0;
+    for (std::size_t i = 0; i < sizeof(Unsigned); ++i) {
+        out = static_cast<Unsigned>((out << 8) | (v & 0xFF));
+        v = static_cast<Unsigned>(v >> 8);
+    }
+    return out;
+}
+
+/// Converts `count` samples of type T (stored as Bits, swapped if asked) to float.
+template <typename T, typename Bits>
+void convert(const std::byte* in, std::size_t count, bool swap, float* out) {
+    static_assert(sizeof(T) == sizeof(Bits));
+    for (std::size_t i = 0; i < count; ++i) {
+        Bits bits;
+        std::memcpy(&bits, in + i * sizeof(T), sizeof(T));
+        if (swap) bits = byteSwap(bits);
+        out[i] = static_cast<float>(std::bit_cast<T>(bits));
+    }
+}
+
+class RawReader final : public DatasetReader {
+public:
+    RawReader(const std::filesystem::path& path, const RawLayout& layout, const OpenOptions& options)
+        : m_layout(layout) {
+        const auto field = [&](const char* name, int value) {
+            if (value < 1)
+                throw InvalidArgument("raw layout of " + path.string() + ": " + name + " = " +
+                                      std::to_string(value) + ", expected at least 1");
+        };
+        field("projections", layout.projections);
+        field("rows", layout.rows);
+        field("columns", layout.columns);
+
+        const std::uintmax_t sample = bytesPerSample(layout.type);
+        const std::uintmax_t expected = layout.headerBytes + static_cast<std::uintmax_t>(layout.projections) *
+                                                                 static_cast<std::uintmax_t>(layout.rows) *
+                                                                 static_cast<std::uintmax_t>(layout.columns) * sample;
+        std::error_code ec;
+        const std::uintmax_t actual = std::filesystem::file_size(path, ec);
+        if (ec) throw IoError(path.string() + ": cannot read the file size: " + ec.message());
+        if (actual != expected)
+            throw FormatError(path.string() + " has " + std::to_string(actual) + " bytes; the raw layout (" +
+                              std::to_string(layout.headerBytes) + " header bytes + " +
+                              std::to_string(layout.projections) + " x " + std::to_string(layout.rows) + " x " +
+                              std::to_string(layout.columns) + " " + sampleTypeName(layout.type) +
+                              ") expects " + std::to_string(expected) + " bytes" +
+                              (actual < expected ? " (truncated file?)" : ""));
+        m_in.open(path, std::ios::binary);
+        if (!m_in) throw IoError(path.string() + ": cannot open for reading: " + std::strerror(errno));
+
+        m_info.path = path;
+        m_info.format = DatasetFormat::Raw;
+        m_info.projections = layout.projections;
+        m_info.rows = layout.rows;
+        m_info.columns = layout.columns;
+        m_info.sampleType = layout.type;
+        m_info.angles = resolveAngles(m_info, {}, {}, options);
+    }
+
+    void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
+        const auto columns = static_cast<std::size_t>(m_info.columns);
+        checkRowRequest(m_info, firstRow, rowCount, out.size(),
+                        static_cast<std::size_t>(m_info.projections) * columns);
+        const std::size_t sample = bytesPerSample(m_layout.type);
+        const std::size_t values = static_cast<std::size_t>(rowCount) * columns;
+        m_buffer.resize(values * sample);
+        const bool swap = m_layout.bigEndian != (std::endian::native == std::endian::big);
+        for (int a = 0; a < m_info.projections; ++a) {
+            const std::uintmax_t offset =
+                m_layout.headerBytes +
+                ((static_cast<std::uintmax_t>(a) * m_info.rows + static_cast<std::uintmax_t>(firstRow)) * columns) *
+                    sample;
+            m_in.clear();
+            m_in.seekg(static_cast<std::streamoff>(offset));
+            m_in.read(reinterpret_cast<char*>(m_buffer.data()), static_cast<std::streamsize>(m_buffer.size()));
+            if (m_in.gcount() != static_cast<std::streamsize>(m_buffer.size()))
+                throw IoError(m_info.path.string() + ": read error at byte " + std::to_string(offset) +
+                              " (projection " + std::to_string(a) + ")");
+            // Rows of one projection land rowCount sinograms apart in `out`.
+            for (int r = 0; r < rowCount; ++r) {
+                float* dst = out.data() + (static_cast<std::size_t>(r) * m_info.projections + a) * columns;
+                const std::byte* src = m_buffer.data() + static_cast<std::size_t>(r) * columns * sample;
+                switch (m_layout.type) {
+                case SampleType::UInt8: convert<std::uint8_t, std::uint8_t>(src, columns, false, dst); break;
+                case SampleType::UInt16: convert<std::uint16_t, std::uint16_t>(src, columns, swap, dst); break;
+                case SampleType::Float32: convert<float, std::uint32_t>(src, columns, swap, dst); break;
+                case SampleType::Float64: convert<double, std::uint64_t>(src, columns, swap, dst); break;
+                }
+            }
+        }
+    }
+
+    bool readMeanFlat(int, int, std::span<float>) override { return false; }
+    bool readMeanDark(int, int, std::span<float>) override { return false; }
+
+private:
+    RawLayout m_layout;
+    std::ifstream m_in;
+    std::vector<std::byte> m_buffer;
+};
+
+} // namespace
+
+std::unique_ptr<DatasetReader> openRawDataset(const std::filesystem::path& path, const OpenOptions& options) {
+    if (!options.raw) throw InvalidArgument(path.string() + ": a raw file needs its layout (OpenOptions.raw)");
+    return std::make_unique<RawReader>(path, *options.raw, options);
+}
+
+} // namespace tomo::detail

@@ -1,0 +1,229 @@
+#include "tiff_util.h"
+
+#include "readers.h"
+#include "tomo/error.h"
+#include "writers.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+namespace tomo::tiff {
+
+namespace {
+
+int keepError(TIFF*, void* userData, const char* module, const char* format, va_list args) {
+    char text[512];
+    std::vsnprintf(text, sizeof text, format, args);
+    *static_cast<std::string*>(userData) = (module && *module ? std::string(module) + ": " : std::string()) + text;
+    return 1; // handled: libtiff must not print it
+}
+
+int dropWarning(TIFF*, void*, const char*, const char*, va_list) { return 1; }
+
+std::size_t sampleBytes(SampleType t) {
+    switch (t) {
+    case SampleType::UInt8: return 1;
+    case SampleType::UInt16: return 2;
+    case SampleType::Float32: return 4;
+    case SampleType::Float64: return 8;
+    }
+    return 0;
+}
+
+/// `count` samples of native byte order (libtiff swaps) to float.
+void toFloat(const unsigned char* in, SampleType type, std::size_t count, float* out) {
+    const auto each = [&](auto sample) {
+        using T = decltype(sample);
+        for (std::size_t i = 0; i < count; ++i) {
+            std::memcpy(&sample, in + i * sizeof(T), sizeof(T));
+            out[i] = static_cast<float>(sample);
+        }
+    };
+    switch (type) {
+    case SampleType::UInt8: each(std::uint8_t{}); break;
+    case SampleType::UInt16: each(std::uint16_t{}); break;
+    case SampleType::Float32: each(float{}); break;
+    case SampleType::Float64: each(double{}); break;
+    }
+}
+
+} // namespace
+
+File::File(std::filesystem::path path, const char* mode) : m_path(std::move(path)), m_writing(mode[0] != 'r') {
+    TIFFOpenOptions* options = TIFFOpenOptionsAlloc();
+    TIFFOpenOptionsSetErrorHandlerExtR(options, keepError, &m_lastError);
+    TIFFOpenOptionsSetWarningHandlerExtR(options, dropWarning, nullptr);
+    m_tiff = TIFFOpenExt(m_path.c_str(), mode, options);
+    TIFFOpenOptionsFree(options);
+    if (!m_tiff)
+        throw IoError(m_path.string() + (m_writing ? ": cannot create the TIFF file" : ": cannot open the TIFF file") +
+                      errorDetail());
+}
+
+File::~File() {
+    if (m_tiff) TIFFClose(m_tiff);
+}
+
+std::string File::errorDetail() const { return m_lastError.empty() ? std::string() : " (libtiff: " + m_lastError + ")"; }
+
+bool File::close() {
+    if (!m_tiff) return true;
+    const bool flushed = !m_writing || TIFFFlush(m_tiff) != 0;
+    TIFFClose(m_tiff);
+    m_tiff = nullptr;
+    return flushed;
+}
+
+PageLayout pageLayout(const File& file, int page) {
+    TIFF* t = file.get();
+    const std::string where = file.path().string() + " (page " + std::to_string(page) + ")";
+    std::uint32_t width = 0, height = 0;
+    std::uint16_t samplesPerPixel = 1, bits = 1, format = SAMPLEFORMAT_UINT;
+    if (!TIFFGetField(t, TIFFTAG_IMAGEWIDTH, &width) || !TIFFGetField(t, TIFFTAG_IMAGELENGTH, &height) || width == 0 ||
+        height == 0)
+        throw FormatError(where + ": no image size" + file.errorDetail());
+    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &samplesPerPixel);
+    TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &bits);
+    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &format);
+    if (samplesPerPixel != 1)
+        throw FormatError(where + " has " + std::to_string(samplesPerPixel) +
+                          " samples per pixel; expected a grayscale image (1)");
+    PageLayout layout{static_cast<int>(width), static_cast<int>(height), SampleType::UInt16};
+    if (format == SAMPLEFORMAT_UINT && bits == 8) layout.type = SampleType::UInt8;
+    else if (format == SAMPLEFORMAT_UINT && bits == 16) layout.type = SampleType::UInt16;
+    else if (format == SAMPLEFORMAT_IEEEFP && bits == 32) layout.type = SampleType::Float32;
+    else if (format == SAMPLEFORMAT_IEEEFP && bits == 64) layout.type = SampleType::Float64;
+    else
+        throw FormatError(where + " has " + std::to_string(bits) + "-bit " +
+                          (format == SAMPLEFORMAT_IEEEFP ? "float" : format == SAMPLEFORMAT_INT ? "signed" : "unsigned") +
+                          " samples; expected uint8, uint16, float32 or float64");
+    return layout;
+}
+
+std::string describe(const PageLayout& layout) {
+    return std::to_string(layout.width) + " x " + std::to_string(layout.height) + " " + sampleTypeName(layout.type);
+}
+
+void readRows(const File& file, const PageLayout& layout, int firstRow, int rowCount, std::span<float> out) {
+    TIFF* t = file.get();
+    const std::size_t bytes = sampleBytes(layout.type);
+    const auto width = static_cast<std::uint32_t>(layout.width);
+    const auto rowEnd = static_cast<std::uint32_t>(firstRow + rowCount);
+    const auto first = static_cast<std::uint32_t>(firstRow);
+    const auto fail = [&](const char* what, std::uint32_t index) {
+        throw FormatError(file.path().string() + ": cannot decode " + what + " " + std::to_string(index) +
+                          file.errorDetail());
+    };
+    if (TIFFIsTiled(t)) {
+        std::uint32_t tileWidth = 0, tileHeight = 0;
+        TIFFGetField(t, TIFFTAG_TILEWIDTH, &tileWidth);
+        TIFFGetField(t, TIFFTAG_TILELENGTH, &tileHeight);
+        if (tileWidth == 0 || tileHeight == 0) fail("tile size", 0);
+        std::vector<unsigned char> tile(static_cast<std::size_t>(TIFFTileSize(t)));
+        for (std::uint32_t ty = first / tileHeight * tileHeight; ty < rowEnd; ty += tileHeight)
+            for (std::uint32_t tx = 0; tx < width; tx += tileWidth) {
+                const std::uint32_t index = TIFFComputeTile(t, tx, ty, 0, 0);
+                if (TIFFReadEncodedTile(t, index, tile.data(), static_cast<tmsize_t>(tile.size())) < 0)
+                    fail("tile", index);
+                const std::uint32_t columns = std::min(tileWidth, width - tx);
+                for (std::uint32_t y = std::max(ty, first); y < std::min(ty + tileHeight, rowEnd); ++y)
+                    toFloat(tile.data() + (static_cast<std::size_t>(y - ty) * tileWidth) * bytes, layout.type, columns,
+                            out.data() + static_cast<std::size_t>(y - first) * width + tx);
+            }
+    } else {
+        std::uint32_t rowsPerStrip = 0;
+        TIFFGetFieldDefaulted(t, TIFFTAG_ROWSPERSTRIP, &rowsPerStrip);
+        rowsPerStrip = std::clamp<std::uint32_t>(rowsPerStrip, 1, static_cast<std::uint32_t>(layout.height));
+        std::vector<unsigned char> strip(static_cast<std::size_t>(TIFFStripSize(t)));
+        for (std::uint32_t s = first / rowsPerStrip; s * rowsPerStrip < rowEnd; ++s) {
+            const std::uint32_t stripFirst = s * rowsPerStrip;
+            const std::uint32_t stripEnd = std::min(stripFirst + rowsPerStrip, static_cast<std::uint32_t>(layout.height));
+            const tmsize_t got = TIFFReadEncodedStrip(t, s, strip.data(), static_cast<tmsize_t>(strip.size()));
+            if (got < static_cast<tmsize_t>(static_cast<std::size_t>(stripEnd - stripFirst) * width * bytes))
+                fail("strip", s);
+            for (std::uint32_t y = std::max(stripFirst, first); y < std::min(stripEnd, rowEnd); ++y)
+                toFloat(strip.data() + static_cast<std::size_t>(y - stripFirst) * width * bytes, layout.type, width,
+                        out.data() + static_cast<std::size_t>(y - first) * width);
+        }
+    }
+}
+
+void writePage(File& file, int width, int height, std::span<const float> values, int bits, float rangeMin,
+               float rangeMax, const std::string& description) {
+    TIFF* t = file.get();
+    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, static_cast<std::uint32_t>(width));
+    TIFFSetField(t, TIFFTAG_IMAGELENGTH, static_cast<std::uint32_t>(height));
+    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, static_cast<std::uint16_t>(1));
+    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, static_cast<std::uint16_t>(bits));
+    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, static_cast<std::uint16_t>(bits == 32 ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT));
+    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, static_cast<std::uint16_t>(PHOTOMETRIC_MINISBLACK));
+    TIFFSetField(t, TIFFTAG_PLANARCONFIG, static_cast<std::uint16_t>(PLANARCONFIG_CONTIG));
+    TIFFSetField(t, TIFFTAG_COMPRESSION, static_cast<std::uint16_t>(COMPRESSION_NONE));
+    TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, TIFFDefaultStripSize(t, 0));
+    if (!description.empty()) TIFFSetField(t, TIFFTAG_IMAGEDESCRIPTION, description.c_str());
+
+    const std::size_t bytes = static_cast<std::size_t>(bits / 8);
+    std::vector<unsigned char> row(static_cast<std::size_t>(width) * bytes);
+    const float maxValue = bits == 16 ? 65535.0f : 255.0f;
+    for (int y = 0; y < height; ++y) {
+        const float* src = values.data() + static_cast<std::size_t>(y) * static_cast<std::size_t>(width);
+        for (int x = 0; x < width; ++x) {
+            unsigned char* dst = row.data() + static_cast<std::size_t>(x) * bytes;
+            if (bits == 32) {
+                std::memcpy(dst, &src[x], 4);
+            } else if (bits == 16) {
+                const auto v = static_cast<std::uint16_t>(detail::quantize(src[x], rangeMin, rangeMax, maxValue));
+                std::memcpy(dst, &v, 2);
+            } else {
+                *dst = static_cast<std::uint8_t>(detail::quantize(src[x], rangeMin, rangeMax, maxValue));
+            }
+        }
+        if (TIFFWriteScanline(t, row.data(), static_cast<std::uint32_t>(y), 0) < 0)
+            throw IoError(file.path().string() + ": cannot write row " + std::to_string(y) + file.errorDetail());
+    }
+    if (!TIFFWriteDirectory(t)) throw IoError(file.path().string() + ": cannot write the page" + file.errorDetail());
+}
+
+std::vector<std::filesystem::path> tiffFilesIn(const std::filesystem::path& dir) {
+    std::vector<std::filesystem::path> files;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+        if (entry.is_regular_file() && detail::sniffFile(entry.path()) == detail::FileKind::Tiff)
+            files.push_back(entry.path());
+    if (ec) throw IoError(dir.string() + ": cannot list the directory: " + ec.message());
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+std::vector<std::filesystem::path> numberedSeries(std::vector<std::filesystem::path> files,
+                                                  const std::filesystem::path& dir) {
+    std::map<unsigned long long, std::filesystem::path> byNumber;
+    std::string prefix;
+    for (const auto& file : files) {
+        const std::string stem = file.stem().string();
+        const auto digits = stem.find_last_not_of("0123456789") + 1; // npos + 1 == 0: all digits
+        unsigned long long number = 0;
+        const auto [end, error] = std::from_chars(stem.data() + digits, stem.data() + stem.size(), number);
+        if (digits == stem.size() || error != std::errc())
+            throw FormatError(dir.string() + ": " + file.filename().string() +
+                              " does not end in a number; expected files named <prefix><number>.tif");
+        const std::string filePrefix = stem.substr(0, digits);
+        if (byNumber.empty()) prefix = filePrefix;
+        else if (filePrefix != prefix)
+            throw FormatError(dir.string() + ": " + file.filename().string() + " does not share the prefix '" + prefix +
+                              "' of " + byNumber.begin()->second.filename().string() +
+                              "; expected one numbered series of TIFFs");
+        if (!byNumber.emplace(number, file).second)
+            throw FormatError(dir.string() + ": " + file.filename().string() + " and " +
+                              byNumber[number].filename().string() + " have the same number " + std::to_string(number));
+    }
+    std::vector<std::filesystem::path> sorted;
+    for (auto& [number, file] : byNumber) sorted.push_back(std::move(file));
+    return sorted;
+}
+
+} // namespace tomo::tiff

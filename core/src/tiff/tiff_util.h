@@ -1,0 +1,76 @@
+// Internal: an RAII libtiff file whose messages become part of our
+// exceptions (instead of being printed), page layout checks, row reads from
+// strips or tiles, page writes, and numbered file series.
+#pragma once
+
+#include "tomo/dataset.h"
+
+#include <tiffio.h>
+
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tomo::tiff {
+
+/// One open TIFF file. libtiff's errors are kept (the last one is added to
+/// exception messages) and its warnings dropped, per file, not globally.
+class File {
+public:
+    /// mode "r" or "w"/"w8" (BigTIFF). Throws IoError naming the file.
+    File(std::filesystem::path path, const char* mode);
+    ~File();
+    File(const File&) = delete;
+    File& operator=(const File&) = delete;
+
+    TIFF* get() const { return m_tiff; }
+    const std::filesystem::path& path() const { return m_path; }
+    /// " (libtiff: <last error>)" or "" when libtiff reported none.
+    std::string errorDetail() const;
+    /// Flushes and closes; returns false if libtiff reported an error.
+    bool close();
+
+private:
+    std::filesystem::path m_path;
+    bool m_writing = false;
+    std::string m_lastError;
+    TIFF* m_tiff = nullptr;
+};
+
+/// Width, height and sample type of one grayscale page.
+struct PageLayout {
+    int width = 0;
+    int height = 0;
+    SampleType type = SampleType::UInt16;
+};
+
+/// The layout of the current page. Throws FormatError naming the file and
+/// page unless it has one sample per pixel of uint8, uint16, float32 or
+/// float64.
+PageLayout pageLayout(const File& file, int page);
+
+/// "160 x 135 uint16", for messages.
+std::string describe(const PageLayout& layout);
+
+/// Reads rows [firstRow, firstRow + rowCount) of the current page as float,
+/// decoding only the strips or tiles that hold them. Throws FormatError
+/// naming the file.
+void readRows(const File& file, const PageLayout& layout, int firstRow, int rowCount, std::span<float> out);
+
+/// Appends one page: float32 as is, or uint16/uint8 quantised from
+/// [rangeMin, rangeMax]. Throws IoError naming the file.
+void writePage(File& file, int width, int height, std::span<const float> values, int bits, float rangeMin,
+               float rangeMax, const std::string& description);
+
+/// The regular files in `dir` that are TIFFs by content, in name order.
+/// Throws IoError naming the directory.
+std::vector<std::filesystem::path> tiffFilesIn(const std::filesystem::path& dir);
+
+/// Files named <prefix><number>.<extension> sorted by number. Throws
+/// FormatError naming the directory when a name has no number, the prefixes
+/// differ, or a number repeats.
+std::vector<std::filesystem::path> numberedSeries(std::vector<std::filesystem::path> files,
+                                                  const std::filesystem::path& dir);
+
+} // namespace tomo::tiff

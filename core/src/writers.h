@@ -1,0 +1,114 @@
+// Internal: what the volume writers (and the phantom scan writer) share, the
+// per-format writer factories behind createVolumeWriter(), and readVolume()
+// per format. StagedOutput and SliceTracker are defined in volume_io.cpp.
+#pragma once
+
+#include "tomo/image.h"
+#include "tomo/volume_io.h"
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+namespace tomo::detail {
+
+/// An output written under a temporary name in the target's directory and
+/// moved onto the target by commit(), so a reader never sees a partial file.
+/// Destroyed without commit() (error, cancel), it deletes the temporary,
+/// whether the writer made a file or a directory there.
+class StagedOutput {
+public:
+    /// Throws IoError naming the target if it exists and !overwrite, if it
+    /// is a directory holding anything but slice_*.tif files (never deleted,
+    /// even with overwrite), or if its parent directory does not exist.
+    /// Creates nothing: the writer creates temporary().
+    StagedOutput(std::filesystem::path target, bool overwrite);
+    ~StagedOutput();
+    StagedOutput(const StagedOutput&) = delete;
+    StagedOutput& operator=(const StagedOutput&) = delete;
+
+    const std::filesystem::path& target() const { return m_target; }
+    const std::filesystem::path& temporary() const { return m_temporary; }
+
+    /// Moves the temporary onto the target, replacing an existing target
+    /// only with overwrite. Throws IoError naming both.
+    void commit();
+
+private:
+    std::filesystem::path m_target;
+    std::filesystem::path m_temporary;
+    bool m_overwrite = false;
+    bool m_committed = false;
+};
+
+/// Checks writeSlices() arguments against the volume's size and remembers
+/// which slices were written, so commit() refuses an incomplete volume.
+class SliceTracker {
+public:
+    SliceTracker(std::filesystem::path target, int width, int height, int slices);
+
+    int width() const { return m_width; }
+    int height() const { return m_height; }
+    int slices() const { return static_cast<int>(m_written.size()); }
+    std::size_t sliceSize() const { return static_cast<std::size_t>(m_width) * static_cast<std::size_t>(m_height); }
+
+    /// Throws InvalidArgument for slices outside the volume or a span that
+    /// does not hold count * width * height values.
+    void check(int first, int count, std::size_t values) const;
+    void markWritten(int first, int count);
+    /// Throws IoError naming the target and the first slice never written.
+    void requireComplete() const;
+
+private:
+    std::filesystem::path m_target;
+    int m_width = 0;
+    int m_height = 0;
+    std::vector<bool> m_written;
+};
+
+/// value (x - rangeMin) / (rangeMax - rangeMin) scaled to [0, maxValue],
+/// rounded, clipped; NaN maps to 0.
+inline float quantize(float x, float rangeMin, float rangeMax, float maxValue) {
+    const float scaled = (x - rangeMin) / (rangeMax - rangeMin) * maxValue;
+    if (!(scaled > 0.0f)) return 0.0f;
+    return scaled >= maxValue ? maxValue : std::floor(scaled + 0.5f);
+}
+
+#if TOMO_WITH_HDF5
+std::unique_ptr<VolumeWriter> createHdf5VolumeWriter(const std::filesystem::path& target, int width, int height,
+                                                     int slices, const WriteOptions& options);
+ImageStack readHdf5Volume(const std::filesystem::path& path);
+
+/// A scan in DXchange layout: uint16 [image][row][column] stacks, angles in degrees.
+struct DXchangeScan {
+    int projections = 0;
+    int rows = 0;
+    int columns = 0;
+    int flats = 0;
+    int darks = 0;
+    std::vector<std::uint16_t> data;
+    std::vector<std::uint16_t> flat;
+    std::vector<std::uint16_t> dark;
+    std::vector<double> thetaDegrees;
+};
+
+/// Writes `scan` to a new file (data_white/data_dark only when there are
+/// flats/darks). Throws IoError naming the file.
+void writeDXchangeFile(const std::filesystem::path& file, const DXchangeScan& scan);
+#endif
+
+#if TOMO_WITH_TIFF
+/// A directory of slice_00000.tif, ... (one image per slice).
+std::unique_ptr<VolumeWriter> createTiffDirectoryWriter(const std::filesystem::path& target, int width, int height,
+                                                        int slices, const WriteOptions& options);
+/// One multi-page TIFF file, one page per slice.
+std::unique_ptr<VolumeWriter> createMultiPageTiffWriter(const std::filesystem::path& target, int width, int height,
+                                                        int slices, const WriteOptions& options);
+/// A multi-page TIFF file or a directory of numbered TIFFs.
+ImageStack readTiffVolume(const std::filesystem::path& path);
+#endif
+
+} // namespace tomo::detail

@@ -1,0 +1,864 @@
+// Dataset readers: format detection, raw/HDF5/TIFF readers on hand-built
+// files with known values, the real scans of shared/data/real, bad inputs.
+#include "hdf5_builder.h"
+#include "io_test_helpers.h"
+#include "test_support.h"
+#include "tomo/dataset.h"
+#include "tomo/error.h"
+#include "tomo/phantom.h"
+#include "tomo/preprocess.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <numbers>
+#include <numeric>
+#include <sstream>
+
+#if TOMO_WITH_TIFF
+#include <tiffio.h>
+#endif
+
+namespace tomo {
+namespace {
+
+using test::TempDir;
+using test::contains;
+using test::messageOf;
+using test::writeText;
+
+constexpr double kDeg = std::numbers::pi / 180.0;
+
+/// The known value of projection a, row r, column c in hand-built files.
+float sample(int a, int r, int c) { return static_cast<float>(1000 + a * 100 + r * 10 + c); }
+
+std::string fileBytes(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+/// All sinograms of `reader` rows [first, first + count).
+std::vector<float> sinograms(DatasetReader& reader, int first, int count) {
+    const auto& info = reader.info();
+    std::vector<float> out(static_cast<std::size_t>(count) * info.projections * info.columns);
+    reader.readSinograms(first, count, out);
+    return out;
+}
+
+// ---------------------------------------------------------------- basics
+
+TEST(Dataset, NamesOfTypesAndFormats) {
+    EXPECT_STREQ(sampleTypeName(SampleType::UInt8), "uint8");
+    EXPECT_STREQ(sampleTypeName(SampleType::UInt16), "uint16");
+    EXPECT_STREQ(sampleTypeName(SampleType::Float32), "float32");
+    EXPECT_STREQ(sampleTypeName(SampleType::Float64), "float64");
+    EXPECT_STREQ(formatName(DatasetFormat::DXchange), "DXchange (HDF5)");
+    EXPECT_STREQ(formatName(DatasetFormat::NXtomo), "NXtomo (HDF5)");
+    EXPECT_STREQ(formatName(DatasetFormat::TiffDirectory), "directory of TIFFs");
+}
+
+TEST(AnglesFile, ReadsDegreesSkippingCommentsAndBlankLines) {
+    TempDir dir;
+    writeText(dir / "a.txt", "# angles\n0\n\n  90.5  # comment\n+180\r\n-45e0\n");
+    const auto angles = readAnglesFile(dir / "a.txt");
+    ASSERT_EQ(angles.size(), 4u);
+    EXPECT_DOUBLE_EQ(angles[0], 0.0);
+    EXPECT_DOUBLE_EQ(angles[1], 90.5 * kDeg);
+    EXPECT_DOUBLE_EQ(angles[2], std::numbers::pi);
+    EXPECT_DOUBLE_EQ(angles[3], -45 * kDeg);
+}
+
+TEST(AnglesFile, BadLineNamesFileAndLine) {
+    TempDir dir;
+    writeText(dir / "a.txt", "0\n1\n2 3\n");
+    const auto message = messageOf<FormatError>([&] { readAnglesFile(dir / "a.txt"); });
+    EXPECT_TRUE(contains(message, "a.txt:3"));
+    EXPECT_TRUE(contains(message, "'2 3'"));
+    writeText(dir / "nan.txt", "nan\n");
+    EXPECT_THROW(readAnglesFile(dir / "nan.txt"), FormatError);
+    writeText(dir / "empty.txt", "# nothing\n\n");
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { readAnglesFile(dir / "empty.txt"); }), "holds no values"));
+    EXPECT_TRUE(contains(messageOf<IoError>([&] { readAnglesFile(dir / "missing.txt"); }), "missing.txt"));
+}
+
+TEST(AxisOffsetsFile, ChecksTheCount) {
+    TempDir dir;
+    writeText(dir / "o.txt", "0.5\n-1.25\n2\n");
+    EXPECT_EQ(readAxisOffsetsFile(dir / "o.txt", 3), (std::vector<double>{0.5, -1.25, 2.0}));
+    EXPECT_EQ(readAxisOffsetsFile(dir / "o.txt").size(), 3u);
+    const auto message = messageOf<InvalidArgument>([&] { readAxisOffsetsFile(dir / "o.txt", 4); });
+    EXPECT_TRUE(contains(message, "o.txt holds 3"));
+    EXPECT_TRUE(contains(message, "(4)"));
+}
+
+TEST(DetectFormat, FromContentNotName) {
+    TempDir dir;
+    EXPECT_TRUE(contains(messageOf<IoError>([&] { detectFormat(dir / "none.h5"); }), "none.h5"));
+    writeText(dir / "scan.h5", "just some text, not HDF5");
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { detectFormat(dir / "scan.h5"); }), "is not a dataset"));
+    writeText(dir / "data.bin", std::string("II*\0rest", 8));
+    EXPECT_EQ(detectFormat(dir / "data.bin"), DatasetFormat::MultiPageTiff);
+    writeText(dir / "big.bin", std::string("MM\0*rest", 8));
+    EXPECT_EQ(detectFormat(dir / "big.bin"), DatasetFormat::MultiPageTiff);
+    OpenOptions raw;
+    raw.raw = RawLayout{1, 1, 1};
+    EXPECT_EQ(detectFormat(dir / "scan.h5", raw), DatasetFormat::Raw);
+
+    std::filesystem::create_directory(dir / "empty");
+    writeText(dir / "empty" / "notes.txt", "x");
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { detectFormat(dir / "empty"); }), "without TIFF files"));
+    std::filesystem::create_directory(dir / "tiffs");
+    writeText(dir / "tiffs" / "p_0", std::string("II*\0", 4));
+    EXPECT_EQ(detectFormat(dir / "tiffs"), DatasetFormat::TiffDirectory);
+}
+
+TEST(DetectFormat, HdfSignatureWithoutSupportOrLayout) {
+    TempDir dir;
+    writeText(dir / "fake.h5", std::string("\x89HDF\r\n\x1a\n", 8) + std::string(100, '\0'));
+#if TOMO_WITH_HDF5
+    EXPECT_THROW(detectFormat(dir / "fake.h5"), IoError); // the signature only, not a readable file
+#else
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "fake.h5"); }),
+                "is an HDF5 file but this build has no HDF5 support"));
+#endif
+}
+
+#if !TOMO_WITH_TIFF
+TEST(DetectFormat, TiffWithoutSupport) {
+    TempDir dir;
+    writeText(dir / "a.tif", std::string("II*\0rest", 8));
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "a.tif"); }), "no TIFF support"));
+}
+#endif
+
+// ---------------------------------------------------------------- raw
+
+TEST(RawReader, ReadsRowsInSinogramOrderAfterAHeader) {
+    TempDir dir;
+    const int A = 5, R = 4, C = 3;
+    std::vector<float> values;
+    for (int a = 0; a < A; ++a)
+        for (int r = 0; r < R; ++r)
+            for (int c = 0; c < C; ++c) values.push_back(sample(a, r, c));
+    {
+        std::ofstream out(dir / "scan.raw", std::ios::binary);
+        out.write("HEADER--", 8);
+        out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * 4));
+    }
+    OpenOptions options;
+    options.raw = RawLayout{A, R, C, SampleType::Float32, 8, false};
+    options.angleRangeDegrees = 360.0;
+    auto reader = openDataset(dir / "scan.raw", options);
+    const auto& info = reader->info();
+    EXPECT_EQ(info.format, DatasetFormat::Raw);
+    EXPECT_EQ(info.projections, A);
+    EXPECT_EQ(info.rows, R);
+    EXPECT_EQ(info.columns, C);
+    EXPECT_FALSE(info.logCorrected);
+    ASSERT_EQ(info.angles.size(), 5u);
+    EXPECT_NEAR(info.angles[1], 72 * kDeg, 1e-12); // uniform over [0, 360), end excluded
+
+    const auto out = sinograms(*reader, 1, 2);
+    for (int r = 0; r < 2; ++r)
+        for (int a = 0; a < A; ++a)
+            for (int c = 0; c < C; ++c) EXPECT_EQ(out[(r * A + a) * C + c], sample(a, 1 + r, c));
+    std::vector<float> flat(2 * C);
+    EXPECT_FALSE(reader->readMeanFlat(1, 2, flat));
+    EXPECT_FALSE(reader->readMeanDark(1, 2, flat));
+}
+
+TEST(RawReader, BigEndianUint16) {
+    TempDir dir;
+    const int A = 2, R = 2, C = 2;
+    std::string bytes;
+    for (int a = 0; a < A; ++a)
+        for (int r = 0; r < R; ++r)
+            for (int c = 0; c < C; ++c) {
+                const auto v = static_cast<std::uint16_t>(sample(a, r, c) * 10); // > 255: byte order matters
+                bytes += static_cast<char>(v >> 8);
+                bytes += static_cast<char>(v & 0xFF);
+            }
+    writeText(dir / "be.raw", bytes);
+    OpenOptions options;
+    options.raw = RawLayout{A, R, C, SampleType::UInt16, 0, true};
+    auto reader = openDataset(dir / "be.raw", options);
+    EXPECT_EQ(reader->info().sampleType, SampleType::UInt16);
+    const auto out = sinograms(*reader, 0, 2);
+    EXPECT_EQ(out[(1 * A + 1) * C + 1], sample(1, 1, 1) * 10);
+    EXPECT_EQ(out[0], sample(0, 0, 0) * 10);
+}
+
+TEST(RawReader, TruncatedOrOversizedFileNamesBothSizes) {
+    TempDir dir;
+    writeText(dir / "short.raw", std::string(4 * 5 * 6 * 4 - 10, '\0'));
+    OpenOptions options;
+    options.raw = RawLayout{4, 5, 6, SampleType::Float32};
+    const auto message = messageOf<FormatError>([&] { openDataset(dir / "short.raw", options); });
+    EXPECT_TRUE(contains(message, "short.raw"));
+    EXPECT_TRUE(contains(message, "470 bytes"));
+    EXPECT_TRUE(contains(message, "expects 480 bytes"));
+    EXPECT_TRUE(contains(message, "truncated"));
+    writeText(dir / "long.raw", std::string(481, '\0'));
+    EXPECT_THROW(openDataset(dir / "long.raw", options), FormatError);
+}
+
+TEST(RawReader, BadLayoutRowRangeAndBuffer) {
+    TempDir dir;
+    writeText(dir / "s.raw", std::string(3 * 4 * 2 * 2, '\0'));
+    OpenOptions options;
+    options.raw = RawLayout{3, 0, 2, SampleType::UInt16};
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { openDataset(dir / "s.raw", options); }), "rows = 0"));
+    options.raw = RawLayout{3, 4, 2, SampleType::UInt16};
+    auto reader = openDataset(dir / "s.raw", options);
+    std::vector<float> out(3 * 2);
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { reader->readSinograms(4, 1, out); }), "[4, 5)"));
+    EXPECT_THROW(reader->readSinograms(-1, 1, out), InvalidArgument);
+    EXPECT_THROW(reader->readSinograms(0, 0, out), InvalidArgument);
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { reader->readSinograms(0, 2, out); }), "expected 12"));
+    EXPECT_THROW(openDataset(dir / "missing.raw", options), IoError);
+}
+
+TEST(RawReader, AnglesFileCountMustMatch) {
+    TempDir dir;
+    writeText(dir / "s.raw", std::string(3 * 2 * 2, '\0'));
+    writeText(dir / "angles.txt", "0\n60\n");
+    OpenOptions options;
+    options.raw = RawLayout{3, 2, 2, SampleType::UInt8};
+    options.anglesFile = dir / "angles.txt";
+    const auto message = messageOf<FormatError>([&] { openDataset(dir / "s.raw", options); });
+    EXPECT_TRUE(contains(message, "angles.txt holds 2 angles"));
+    EXPECT_TRUE(contains(message, "3 projections"));
+    writeText(dir / "angles.txt", "0\n60\n120\n");
+    EXPECT_NEAR(openDataset(dir / "s.raw", options)->info().angles[2], 120 * kDeg, 1e-12);
+}
+
+// ---------------------------------------------------------------- HDF5
+
+#if TOMO_WITH_HDF5
+
+/// Values sample(a, r, c) of an A x R x C stack, as T.
+template <typename T>
+std::vector<T> stack(int A, int R, int C) {
+    std::vector<T> v;
+    for (int a = 0; a < A; ++a)
+        for (int r = 0; r < R; ++r)
+            for (int c = 0; c < C; ++c) v.push_back(static_cast<T>(sample(a, r, c)));
+    return v;
+}
+
+/// A DXchange file: uint16 data A x 4 x 5, two float32 flats (5000 + k*10 +
+/// r + c/2, mean 5005 + r + c/2), three uint8 darks (10 + k, mean 11),
+/// theta 30 degrees apart.
+void writeDXchange(const std::filesystem::path& path, int A = 6, hsize_t userBlock = 0) {
+    const int R = 4, C = 5;
+    std::vector<float> flats;
+    for (int k = 0; k < 2; ++k)
+        for (int r = 0; r < R; ++r)
+            for (int c = 0; c < C; ++c) flats.push_back(5000.0f + k * 10 + r + c * 0.5f);
+    std::vector<std::uint8_t> darks;
+    for (int k = 0; k < 3; ++k) darks.insert(darks.end(), R * C, static_cast<std::uint8_t>(10 + k));
+    std::vector<double> theta;
+    for (int a = 0; a < A; ++a) theta.push_back(30.0 * a);
+    test::H5Builder(path, userBlock)
+        .dataset("/exchange/data", {hsize_t(A), 4, 5}, stack<std::uint16_t>(A, R, C))
+        .dataset("/exchange/data_white", {2, 4, 5}, flats)
+        .dataset("/exchange/data_dark", {3, 4, 5}, darks)
+        .dataset("/exchange/theta", {hsize_t(A)}, theta);
+}
+
+TEST(Hdf5Reader, DXchangeRowsFlatsDarksAngles) {
+    TempDir dir;
+    writeDXchange(dir / "scan.h5");
+    const std::string before = fileBytes(dir / "scan.h5");
+    const auto modified = std::filesystem::last_write_time(dir / "scan.h5");
+    EXPECT_EQ(detectFormat(dir / "scan.h5"), DatasetFormat::DXchange);
+    {
+        auto reader = openDataset(dir / "scan.h5");
+        const auto& info = reader->info();
+        EXPECT_EQ(info.format, DatasetFormat::DXchange);
+        EXPECT_EQ(info.sampleType, SampleType::UInt16);
+        EXPECT_EQ(info.projections, 6);
+        EXPECT_EQ(info.rows, 4);
+        EXPECT_EQ(info.columns, 5);
+        EXPECT_EQ(info.flats, 2);
+        EXPECT_EQ(info.darks, 3);
+        ASSERT_EQ(info.angles.size(), 6u);
+        EXPECT_NEAR(info.angles[5], 150 * kDeg, 1e-12);
+
+        const auto out = sinograms(*reader, 1, 3);
+        for (int r = 0; r < 3; ++r)
+            for (int a = 0; a < 6; ++a)
+                for (int c = 0; c < 5; ++c) ASSERT_EQ(out[(r * 6 + a) * 5 + c], sample(a, 1 + r, c));
+        std::vector<float> flat(2 * 5), dark(2 * 5);
+        ASSERT_TRUE(reader->readMeanFlat(2, 2, flat));
+        ASSERT_TRUE(reader->readMeanDark(2, 2, dark));
+        for (int r = 0; r < 2; ++r)
+            for (int c = 0; c < 5; ++c) {
+                EXPECT_EQ(flat[r * 5 + c], 5005.0f + (2 + r) + c * 0.5f);
+                EXPECT_EQ(dark[r * 5 + c], 11.0f);
+            }
+        EXPECT_THROW(reader->readMeanFlat(3, 2, flat), InvalidArgument);
+    }
+    // Never modifies its input.
+    EXPECT_EQ(fileBytes(dir / "scan.h5"), before);
+    EXPECT_EQ(std::filesystem::last_write_time(dir / "scan.h5"), modified);
+}
+
+TEST(Hdf5Reader, SignatureAfterAUserBlock) {
+    TempDir dir;
+    writeDXchange(dir / "ub.h5", 6, 1024);
+    EXPECT_EQ(detectFormat(dir / "ub.h5"), DatasetFormat::DXchange);
+    EXPECT_EQ(openDataset(dir / "ub.h5")->info().projections, 6);
+}
+
+TEST(Hdf5Reader, DXchangeFloat64AndUint8DataWithRadianTheta) {
+    TempDir dir;
+    test::H5Builder(dir / "f64.h5")
+        .dataset("/exchange/data", {3, 2, 4}, stack<double>(3, 2, 4))
+        .dataset("/exchange/theta", {3}, std::vector<double>{0.0, 0.5, 1.0})
+        .attribute("/exchange/theta", "units", "radians");
+    auto reader = openDataset(dir / "f64.h5");
+    EXPECT_EQ(reader->info().sampleType, SampleType::Float64);
+    EXPECT_EQ(reader->info().flats, 0);
+    EXPECT_DOUBLE_EQ(reader->info().angles[2], 1.0);
+    EXPECT_EQ(sinograms(*reader, 1, 1)[2 * 4 + 3], sample(2, 1, 3));
+    std::vector<float> flat(4);
+    EXPECT_FALSE(reader->readMeanFlat(0, 1, flat));
+
+    std::vector<std::uint8_t> small(3 * 2 * 4);
+    std::iota(small.begin(), small.end(), std::uint8_t{0});
+    test::H5Builder(dir / "u8.h5").dataset("/exchange/data", {3, 2, 4}, small);
+    auto u8 = openDataset(dir / "u8.h5");
+    EXPECT_EQ(u8->info().sampleType, SampleType::UInt8);
+    EXPECT_NEAR(u8->info().angles[1], 60 * kDeg, 1e-12); // no theta: uniform over 180 degrees
+    EXPECT_EQ(sinograms(*u8, 1, 1)[1 * 4 + 2], 8.0f + 4 + 2); // frame 1, row 1, column 2
+}
+
+TEST(Hdf5Reader, BadDXchangeFilesAreRefusedWithTheirNames) {
+    TempDir dir;
+    test::H5Builder(dir / "rank.h5").dataset("/exchange/data", {3, 4}, std::vector<float>(12));
+    auto message = messageOf<FormatError>([&] { openDataset(dir / "rank.h5"); });
+    EXPECT_TRUE(contains(message, "/exchange/data in "));
+    EXPECT_TRUE(contains(message, "(3, 4)"));
+    EXPECT_TRUE(contains(message, "expected 3D"));
+
+    test::H5Builder(dir / "dtype.h5").dataset("/exchange/data", {2, 2, 2}, std::vector<std::int32_t>(8));
+    message = messageOf<FormatError>([&] { openDataset(dir / "dtype.h5"); });
+    EXPECT_TRUE(contains(message, "int32"));
+    EXPECT_TRUE(contains(message, "expected uint8, uint16, float32 or float64"));
+
+    test::H5Builder(dir / "flat.h5")
+        .dataset("/exchange/data", {2, 2, 2}, std::vector<float>(8))
+        .dataset("/exchange/data_white", {1, 2, 3}, std::vector<float>(6));
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "flat.h5"); }), "/exchange/data_white"));
+
+    test::H5Builder(dir / "theta.h5")
+        .dataset("/exchange/data", {2, 2, 2}, std::vector<float>(8))
+        .dataset("/exchange/theta", {3}, std::vector<double>{0, 1, 2});
+    message = messageOf<FormatError>([&] { openDataset(dir / "theta.h5"); });
+    EXPECT_TRUE(contains(message, "/exchange/theta"));
+    EXPECT_TRUE(contains(message, "holds 3 angles"));
+    EXPECT_TRUE(contains(message, "2 projections"));
+
+    test::H5Builder(dir / "units.h5")
+        .dataset("/exchange/data", {2, 2, 2}, std::vector<float>(8))
+        .dataset("/exchange/theta", {2}, std::vector<double>{0, 1})
+        .attribute("/exchange/theta", "units", "gradians");
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "units.h5"); }), "'gradians'"));
+
+    test::H5Builder(dir / "other.h5").dataset("/something/else", {2}, std::vector<float>(2));
+    message = messageOf<FormatError>([&] { openDataset(dir / "other.h5"); });
+    EXPECT_TRUE(contains(message, "other.h5"));
+    EXPECT_TRUE(contains(message, "/exchange/data (DXchange)"));
+}
+
+TEST(Hdf5Reader, NXtomoSelectsFramesByImageKey) {
+    TempDir dir;
+    // Frames: dark, flat, proj x3, flat, proj x2, invalid. Frame f holds sample(f, r, c).
+    const std::vector<std::int32_t> keys{2, 1, 0, 0, 0, 1, 0, 0, 3};
+    const int F = static_cast<int>(keys.size()), R = 3, C = 4;
+    std::vector<double> angles;
+    for (int f = 0; f < F; ++f) angles.push_back(10.0 * f);
+    test::H5Builder(dir / "nx.nxs")
+        .dataset("/entry/instrument/detector/data", {hsize_t(F), 3, 4}, stack<float>(F, R, C))
+        .dataset("/entry/instrument/detector/image_key", {hsize_t(F)}, keys)
+        .dataset("/entry/sample/rotation_angle", {hsize_t(F)}, angles);
+    EXPECT_EQ(detectFormat(dir / "nx.nxs"), DatasetFormat::NXtomo);
+    auto reader = openDataset(dir / "nx.nxs");
+    const auto& info = reader->info();
+    EXPECT_EQ(info.format, DatasetFormat::NXtomo);
+    EXPECT_EQ(info.projections, 5);
+    EXPECT_EQ(info.flats, 2);
+    EXPECT_EQ(info.darks, 1);
+    const std::vector<int> projectionFrames{2, 3, 4, 6, 7};
+    ASSERT_EQ(info.angles.size(), 5u);
+    for (int a = 0; a < 5; ++a) EXPECT_NEAR(info.angles[a], 10.0 * projectionFrames[a] * kDeg, 1e-12);
+
+    const auto out = sinograms(*reader, 1, 2);
+    for (int r = 0; r < 2; ++r)
+        for (int a = 0; a < 5; ++a)
+            for (int c = 0; c < C; ++c) ASSERT_EQ(out[(r * 5 + a) * C + c], sample(projectionFrames[a], 1 + r, c));
+    std::vector<float> flat(C), dark(C);
+    ASSERT_TRUE(reader->readMeanFlat(2, 1, flat));
+    ASSERT_TRUE(reader->readMeanDark(2, 1, dark));
+    EXPECT_EQ(flat[3], (sample(1, 2, 3) + sample(5, 2, 3)) / 2);
+    EXPECT_EQ(dark[3], sample(0, 2, 3));
+}
+
+TEST(Hdf5Reader, NXtomoDataGroupWithoutKeysAndBadKeys) {
+    TempDir dir;
+    test::H5Builder(dir / "plain.nxs")
+        .dataset("/entry/data/data", {4, 2, 3}, stack<std::uint16_t>(4, 2, 3))
+        .dataset("/entry/data/rotation_angle", {4}, std::vector<double>{0, 45, 90, 135});
+    auto reader = openDataset(dir / "plain.nxs");
+    EXPECT_EQ(reader->info().projections, 4);
+    EXPECT_EQ(reader->info().flats, 0);
+    EXPECT_NEAR(reader->info().angles[3], 135 * kDeg, 1e-12);
+    EXPECT_EQ(sinograms(*reader, 1, 1)[3 * 3 + 2], sample(3, 1, 2));
+
+    test::H5Builder(dir / "badkey.nxs")
+        .dataset("/entry/instrument/detector/data", {3, 2, 2}, std::vector<float>(12))
+        .dataset("/entry/instrument/detector/image_key", {3}, std::vector<std::int32_t>{0, 7, 0});
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "badkey.nxs"); }), "key 7"));
+
+    test::H5Builder(dir / "noproj.nxs")
+        .dataset("/entry/instrument/detector/data", {2, 2, 2}, std::vector<float>(8))
+        .dataset("/entry/instrument/detector/image_key", {2}, std::vector<std::int32_t>{1, 2});
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "noproj.nxs"); }), "no frame"));
+
+    test::H5Builder(dir / "keycount.nxs")
+        .dataset("/entry/instrument/detector/data", {3, 2, 2}, std::vector<float>(12))
+        .dataset("/entry/instrument/detector/image_key", {2}, std::vector<std::int32_t>{0, 0});
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "keycount.nxs"); }), "has 2 keys; expected 3"));
+}
+
+TEST(Hdf5Reader, SinogramFileIsOneLogCorrectedRow) {
+    TempDir dir;
+    test::H5Builder(dir / "sino.h5")
+        .dataset("/sinogram", {4, 3}, stack<float>(1, 4, 3)) // angle a = "row" of the 2D array
+        .dataset("/angles_deg", {4}, std::vector<double>{0, 45, 90, 135});
+    EXPECT_EQ(detectFormat(dir / "sino.h5"), DatasetFormat::SinogramHdf5);
+    auto reader = openDataset(dir / "sino.h5");
+    const auto& info = reader->info();
+    EXPECT_TRUE(info.logCorrected);
+    EXPECT_EQ(info.rows, 1);
+    EXPECT_EQ(info.projections, 4);
+    EXPECT_EQ(info.columns, 3);
+    EXPECT_NEAR(info.angles[2], std::numbers::pi / 2, 1e-12);
+    const auto out = sinograms(*reader, 0, 1);
+    EXPECT_EQ(out[2 * 3 + 1], sample(0, 2, 1));
+    std::vector<float> one(4 * 3);
+    EXPECT_THROW(reader->readSinograms(1, 1, one), InvalidArgument);
+
+    test::H5Builder(dir / "sino3d.h5").dataset("/sinogram", {1, 4, 3}, std::vector<float>(12));
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "sino3d.h5"); }), "expected 2D"));
+}
+
+#endif // TOMO_WITH_HDF5
+
+// ---------------------------------------------------------------- TIFF
+
+#if TOMO_WITH_TIFF
+
+/// Writes one page per entry of `pages` (each w x h values) with the given
+/// sample format; tiled (16 x 16 tiles) or in strips of `rowsPerStrip`.
+void writeTiff(const std::filesystem::path& path, int w, int h, const std::vector<std::vector<float>>& pages,
+               SampleType type, bool tiled = false, int rowsPerStrip = 2) {
+    TIFF* t = TIFFOpen(path.c_str(), "w");
+    ASSERT_NE(t, nullptr);
+    const int bits = type == SampleType::UInt8 ? 8 : type == SampleType::UInt16 ? 16 : 32;
+    for (const auto& page : pages) {
+        TIFFSetField(t, TIFFTAG_IMAGEWIDTH, w);
+        TIFFSetField(t, TIFFTAG_IMAGELENGTH, h);
+        TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
+        TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, bits);
+        TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, type == SampleType::Float32 ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT);
+        TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+        TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+        TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_ADOBE_DEFLATE);
+        const std::size_t bytes = static_cast<std::size_t>(bits / 8);
+        const auto pack = [&](float v, unsigned char* dst) {
+            if (type == SampleType::UInt8) *dst = static_cast<std::uint8_t>(v);
+            else if (type == SampleType::UInt16) {
+                const auto u = static_cast<std::uint16_t>(v);
+                std::memcpy(dst, &u, 2);
+            } else std::memcpy(dst, &v, 4);
+        };
+        if (tiled) {
+            const int tile = 16;
+            TIFFSetField(t, TIFFTAG_TILEWIDTH, tile);
+            TIFFSetField(t, TIFFTAG_TILELENGTH, tile);
+            std::vector<unsigned char> buffer(tile * tile * bytes);
+            for (int ty = 0; ty < h; ty += tile)
+                for (int tx = 0; tx < w; tx += tile) {
+                    std::fill(buffer.begin(), buffer.end(), 0);
+                    for (int y = ty; y < std::min(ty + tile, h); ++y)
+                        for (int x = tx; x < std::min(tx + tile, w); ++x)
+                            pack(page[y * w + x], &buffer[((y - ty) * tile + (x - tx)) * bytes]);
+                    ASSERT_GE(TIFFWriteTile(t, buffer.data(), tx, ty, 0, 0), 0);
+                }
+        } else {
+            TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, rowsPerStrip);
+            std::vector<unsigned char> row(w * bytes);
+            for (int y = 0; y < h; ++y) {
+                for (int x = 0; x < w; ++x) pack(page[y * w + x], &row[x * bytes]);
+                ASSERT_GE(TIFFWriteScanline(t, row.data(), y, 0), 0);
+            }
+        }
+        TIFFWriteDirectory(t);
+    }
+    TIFFClose(t);
+}
+
+std::vector<float> image(int a, int w, int h) {
+    std::vector<float> v;
+    for (int r = 0; r < h; ++r)
+        for (int c = 0; c < w; ++c) v.push_back(sample(a, r, c));
+    return v;
+}
+
+TEST(TiffReader, DirectoryOfTiledAndStripTiffsSortedByNumber) {
+    TempDir dir;
+    const int W = 20, H = 18, A = 12; // 20 x 18: partial tiles at the right and bottom
+    // Not zero-padded: proj_2 must come before proj_10.
+    for (int a = 0; a < A; ++a) writeTiff(dir / ("proj_" + std::to_string(a) + ".tif"), W, H, {image(a, W, H)}, SampleType::UInt16, true);
+    std::vector<float> white(W * H, 3000.0f), white2(W * H, 3002.0f), dark(W * H, 7.0f);
+    writeTiff(dir / "White_0.tif", W, H, {white}, SampleType::Float32, false, 3);
+    writeTiff(dir / "flat_1.tif", W, H, {white2}, SampleType::Float32, false, 5);
+    writeTiff(dir / "dark.tif", W, H, {dark}, SampleType::UInt8);
+    writeText(dir / "notes.txt", "not a TIFF: ignored");
+    std::string angles;
+    for (int a = 0; a < A; ++a) angles += std::to_string(15 * a) + "\n";
+    writeText(dir / "angles.txt", angles);
+
+    EXPECT_EQ(detectFormat(dir.path()), DatasetFormat::TiffDirectory);
+    auto reader = openDataset(dir.path());
+    const auto& info = reader->info();
+    EXPECT_EQ(info.format, DatasetFormat::TiffDirectory);
+    EXPECT_EQ(info.projections, A);
+    EXPECT_EQ(info.rows, H);
+    EXPECT_EQ(info.columns, W);
+    EXPECT_EQ(info.sampleType, SampleType::UInt16);
+    EXPECT_EQ(info.flats, 2);
+    EXPECT_EQ(info.darks, 1);
+    EXPECT_NEAR(info.angles[11], 165 * kDeg, 1e-12);
+
+    const auto out = sinograms(*reader, 15, 3); // rows in the second (partial) tile row
+    for (int r = 0; r < 3; ++r)
+        for (int a = 0; a < A; ++a)
+            for (int c = 0; c < W; ++c) ASSERT_EQ(out[(r * A + a) * W + c], sample(a, 15 + r, c)) << a << " " << c;
+    std::vector<float> flat(2 * W), darkOut(2 * W);
+    ASSERT_TRUE(reader->readMeanFlat(4, 2, flat));
+    ASSERT_TRUE(reader->readMeanDark(4, 2, darkOut));
+    EXPECT_EQ(flat[W + 3], 3001.0f);
+    EXPECT_EQ(darkOut[5], 7.0f);
+}
+
+TEST(TiffReader, MultiPageOnePagePerProjection) {
+    TempDir dir;
+    const int W = 7, H = 5, A = 4;
+    std::vector<std::vector<float>> pages;
+    for (int a = 0; a < A; ++a) pages.push_back(image(a, W, H));
+    writeTiff(dir / "stack.tiff", W, H, pages, SampleType::Float32);
+    EXPECT_EQ(detectFormat(dir / "stack.tiff"), DatasetFormat::MultiPageTiff);
+    auto reader = openDataset(dir / "stack.tiff");
+    EXPECT_EQ(reader->info().projections, A);
+    EXPECT_EQ(reader->info().sampleType, SampleType::Float32);
+    for (int pass = 0; pass < 2; ++pass) { // pages are re-read from the first on every call
+        const auto out = sinograms(*reader, 3, 2);
+        for (int r = 0; r < 2; ++r)
+            for (int a = 0; a < A; ++a)
+                for (int c = 0; c < W; ++c) ASSERT_EQ(out[(r * A + a) * W + c], sample(a, 3 + r, c));
+    }
+    writeTiff(dir / "single.tif", W, H, {pages[0]}, SampleType::Float32);
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "single.tif"); }), "single-page"));
+}
+
+TEST(TiffReader, BadDirectoriesNameTheFile) {
+    TempDir dir;
+    std::filesystem::create_directories(dir / "size");
+    writeTiff(dir / "size" / "p_0.tif", 4, 4, {image(0, 4, 4)}, SampleType::UInt16);
+    writeTiff(dir / "size" / "p_1.tif", 4, 4, {image(1, 4, 4)}, SampleType::UInt16);
+    writeTiff(dir / "size" / "flat.tif", 5, 4, {std::vector<float>(20, 1.0f)}, SampleType::UInt16);
+    auto message = messageOf<FormatError>([&] { openDataset(dir / "size"); });
+    EXPECT_TRUE(contains(message, "flat.tif is 5 x 4"));
+    EXPECT_TRUE(contains(message, "expected 4 x 4"));
+
+    std::filesystem::create_directories(dir / "prefix");
+    writeTiff(dir / "prefix" / "a_0.tif", 4, 4, {image(0, 4, 4)}, SampleType::UInt16);
+    writeTiff(dir / "prefix" / "b_1.tif", 4, 4, {image(1, 4, 4)}, SampleType::UInt16);
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "prefix"); }), "does not share the prefix"));
+
+    std::filesystem::create_directories(dir / "rgb");
+    TIFF* t = TIFFOpen((dir / "rgb" / "p_0.tif").c_str(), "w");
+    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, 2);
+    TIFFSetField(t, TIFFTAG_IMAGELENGTH, 1);
+    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 3);
+    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 8);
+    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_RGB);
+    unsigned char rgb[6] = {};
+    TIFFWriteScanline(t, rgb, 0, 0);
+    TIFFClose(t);
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "rgb"); }), "3 samples per pixel"));
+
+    std::filesystem::create_directories(dir / "count");
+    writeTiff(dir / "count" / "p_0.tif", 4, 4, {image(0, 4, 4)}, SampleType::UInt16);
+    writeTiff(dir / "count" / "p_1.tif", 4, 4, {image(1, 4, 4)}, SampleType::UInt16);
+    writeText(dir / "count" / "angles.txt", "0\n");
+    message = messageOf<FormatError>([&] { openDataset(dir / "count"); });
+    EXPECT_TRUE(contains(message, "angles.txt holds 1 angles"));
+    EXPECT_TRUE(contains(message, "2 projection files"));
+}
+
+#endif // TOMO_WITH_TIFF
+
+// ---------------------------------------------------------------- real data
+
+#if TOMO_WITH_HDF5
+
+TEST(RealData, ApsToothDXchange) {
+    const auto path = test::realData("aps_tooth/tooth.h5");
+    TOMO_REQUIRE_FILE(path);
+    auto reader = openDataset(path);
+    const auto& info = reader->info();
+    EXPECT_EQ(info.format, DatasetFormat::DXchange);
+    EXPECT_EQ(info.sampleType, SampleType::Float32);
+    EXPECT_EQ(info.projections, 181);
+    EXPECT_EQ(info.rows, 2);
+    EXPECT_EQ(info.columns, 640);
+    EXPECT_EQ(info.flats, 10);
+    EXPECT_EQ(info.darks, 10);
+    EXPECT_DOUBLE_EQ(info.angles.front(), 0.0);
+    EXPECT_NEAR(info.angles.back() / kDeg, 179.0055, 1e-3);
+    EXPECT_NEAR((info.angles[1] - info.angles[0]) / kDeg, 180.0 / 181.0, 1e-6);
+
+    const auto raw = sinograms(*reader, 0, 2);
+    // SOURCES.md: values 3 921 ... 33 892 (rounded to integers there).
+    EXPECT_NEAR(*std::min_element(raw.begin(), raw.end()), 3921.0f, 0.5f);
+    EXPECT_NEAR(*std::max_element(raw.begin(), raw.end()), 33892.0f, 0.5f);
+    std::vector<float> flat(2 * 640), dark(2 * 640);
+    ASSERT_TRUE(reader->readMeanFlat(0, 2, flat));
+    ASSERT_TRUE(reader->readMeanDark(0, 2, dark));
+    // SOURCES.md: flat mean about 27 942, dark mean about 105 (rounded there).
+    EXPECT_NEAR(std::accumulate(flat.begin(), flat.end(), 0.0) / flat.size(), 27942.0, 1.0);
+    EXPECT_NEAR(std::accumulate(dark.begin(), dark.end(), 0.0) / dark.size(), 105.0, 1.0);
+
+    // Transmission 0.14 ... 1.10 (SOURCES.md) -> line integrals -ln 1.10 ... -ln 0.14.
+    PreprocessStats stats;
+    const ImageStack p = loadSinograms(*reader, 0, 2, &stats);
+    EXPECT_EQ(stats.clamped, 0u);
+    const auto [lo, hi] = std::minmax_element(p.data.begin(), p.data.end());
+    EXPECT_NEAR(*lo, -std::log(1.10), 0.01);
+    EXPECT_NEAR(*hi, -std::log(0.14), 0.05);
+}
+
+TEST(RealData, DiamondI13DXchange) {
+    const auto path = test::realData("dls_i13_24737/i13_24737_dxchange.h5");
+    TOMO_REQUIRE_FILE(path);
+    auto reader = openDataset(path);
+    const auto& info = reader->info();
+    EXPECT_EQ(info.sampleType, SampleType::UInt16);
+    EXPECT_EQ(info.projections, 91);
+    EXPECT_EQ(info.rows, 135);
+    EXPECT_EQ(info.columns, 160);
+    EXPECT_EQ(info.flats, 1);
+    EXPECT_EQ(info.darks, 1);
+    EXPECT_NEAR(info.angles.front() / kDeg, -88.2, 1e-3); // as stored: 91.7999 at the end
+    EXPECT_NEAR(info.angles.back() / kDeg, 91.8, 1e-3);
+
+    std::vector<float> flat(135 * 160), dark(135 * 160);
+    ASSERT_TRUE(reader->readMeanFlat(0, 135, flat));
+    ASSERT_TRUE(reader->readMeanDark(0, 135, dark));
+    EXPECT_NEAR(std::accumulate(flat.begin(), flat.end(), 0.0) / flat.size(), 37195.0, 1.0);
+    EXPECT_NEAR(std::accumulate(dark.begin(), dark.end(), 0.0) / dark.size(), 97.7, 0.1);
+    // The dead pixel (row 0, column 0) is 0 in raw, flat and dark.
+    EXPECT_EQ(flat[0], 0.0f);
+    EXPECT_EQ(dark[0], 0.0f);
+    const auto raw = sinograms(*reader, 0, 1);
+    for (int a = 0; a < 91; ++a) ASSERT_EQ(raw[static_cast<std::size_t>(a) * 160], 0.0f);
+
+    // It must be clamped (and counted) once per projection, never NaN.
+    PreprocessStats stats;
+    const ImageStack p = loadSinograms(*reader, 0, 2, &stats);
+    EXPECT_GE(stats.clamped, 91u);
+    EXPECT_TRUE(std::all_of(p.data.begin(), p.data.end(), [](float v) { return std::isfinite(v); }));
+    EXPECT_FLOAT_EQ(p.data[0], static_cast<float>(-std::log(1e-5)));
+}
+
+TEST(RealData, SinogramFilesDendritesAndBasalt) {
+    const auto dendrites = test::realData("dls_i12_dendrites/dendrites_sino.h5");
+    const auto basalt = test::realData("psi_neutron_basalt/basalt_sino.h5");
+    TOMO_REQUIRE_FILE(dendrites);
+    TOMO_REQUIRE_FILE(basalt);
+
+    auto d = openDataset(dendrites);
+    EXPECT_EQ(d->info().format, DatasetFormat::SinogramHdf5);
+    EXPECT_TRUE(d->info().logCorrected);
+    EXPECT_EQ(d->info().projections, 360);
+    EXPECT_EQ(d->info().columns, 1260);
+    EXPECT_NEAR(d->info().angles.front(), 292.17604, 1e-5);
+    EXPECT_NEAR(d->info().angles.back(), 295.30903, 1e-5);
+    const ImageStack ds = loadSinograms(*d, 0, 1);
+    const auto [dmin, dmax] = std::minmax_element(ds.data.begin(), ds.data.end());
+    EXPECT_NEAR(*dmin, 289.0, 1.0); // SOURCES.md: range 289 ... 2124
+    EXPECT_NEAR(*dmax, 2124.0, 1.0);
+
+    auto b = openDataset(basalt);
+    EXPECT_EQ(b->info().projections, 530);
+    EXPECT_EQ(b->info().columns, 627);
+    EXPECT_NEAR(b->info().angles.front(), 0.0, 1e-9);
+    EXPECT_NEAR(b->info().angles.back(), 3.13793, 1e-5);
+    const ImageStack bs = loadSinograms(*b, 0, 1);
+    const auto [bmin, bmax] = std::minmax_element(bs.data.begin(), bs.data.end());
+    EXPECT_NEAR(*bmin, 0.0, 1.0); // SOURCES.md: 0 ... 165
+    EXPECT_NEAR(*bmax, 165.0, 1.0);
+}
+
+#else
+
+TEST(RealData, HdfFileWithoutHdfSupportSaysSo) {
+    const auto path = test::realData("aps_tooth/tooth.h5");
+    TOMO_REQUIRE_FILE(path);
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(path); }),
+                "is an HDF5 file but this build has no HDF5 support"));
+}
+
+#endif // TOMO_WITH_HDF5
+
+#if TOMO_WITH_TIFF
+
+TEST(RealData, DiamondI13TiffDirectoryNeedsAnAnglesFile) {
+    const auto dir = test::realData("dls_i13_24737/tiff");
+    TOMO_REQUIRE_FILE(dir);
+    EXPECT_EQ(detectFormat(dir), DatasetFormat::TiffDirectory);
+    // Its angles.txt has one line per frame of the original scan (111), not per projection (91).
+    const auto message = messageOf<FormatError>([&] { openDataset(dir); });
+    EXPECT_TRUE(contains(message, "angles.txt holds 111 angles"));
+    EXPECT_TRUE(contains(message, "91 projection files"));
+    EXPECT_TRUE(contains(message, "raw_00000.tiff ... raw_00090.tiff"));
+
+    // Rows 10-100 of angles.txt are the projections (SOURCES.md).
+    TempDir tmp;
+    std::ifstream in(dir / "angles.txt");
+    std::string line, selected;
+    for (int i = 0; std::getline(in, line); ++i)
+        if (i >= 10 && i <= 100) selected += line + "\n";
+    writeText(tmp / "angles.txt", selected);
+    OpenOptions options;
+    options.anglesFile = tmp / "angles.txt";
+    auto reader = openDataset(dir, options);
+    const auto& info = reader->info();
+    EXPECT_EQ(info.projections, 91);
+    EXPECT_EQ(info.rows, 135);
+    EXPECT_EQ(info.columns, 160);
+    EXPECT_EQ(info.sampleType, SampleType::UInt16);
+    EXPECT_EQ(info.flats, 1);
+    EXPECT_EQ(info.darks, 1);
+    EXPECT_NEAR(info.angles.front() / kDeg, -88.2, 1e-3); // as stored: 91.7999 at the end
+    EXPECT_NEAR(info.angles.back() / kDeg, 91.8, 1e-3);
+
+#if TOMO_WITH_HDF5
+    // The DXchange re-pack holds the same numbers.
+    const auto repack = test::realData("dls_i13_24737/i13_24737_dxchange.h5");
+    TOMO_REQUIRE_FILE(repack);
+    auto h5 = openDataset(repack);
+    EXPECT_EQ(sinograms(*reader, 60, 5), sinograms(*h5, 60, 5));
+    std::vector<float> flatTiff(5 * 160), flatH5(5 * 160);
+    ASSERT_TRUE(reader->readMeanFlat(60, 5, flatTiff));
+    ASSERT_TRUE(h5->readMeanFlat(60, 5, flatH5));
+    EXPECT_EQ(flatTiff, flatH5);
+    for (std::size_t i = 0; i < info.angles.size(); ++i) EXPECT_NEAR(info.angles[i], h5->info().angles[i], 1e-12);
+#endif
+}
+
+TEST(RealData, SinogramTiffIsNotAProjectionStack) {
+    const auto path = test::realData("sarepy_neutron_360/sinogram_360_neutron_image.tif");
+    TOMO_REQUIRE_FILE(path);
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(path); }), "single-page TIFF"));
+}
+
+#endif // TOMO_WITH_TIFF
+
+// ---------------------------------------------------------------- phantom scan
+
+#if TOMO_WITH_HDF5
+
+TEST(PhantomDXchange, NoiselessScanDecodesToTheExactProjections) {
+    TempDir dir;
+    PhantomSpec spec;
+    spec.bins = 32;
+    spec.rows = 3;
+    spec.attenuationScale = 0.02;
+    const auto angles = uniformAngles(8);
+    ScanSimulation sim;
+    sim.poissonNoise = false;
+    sim.flats = 2;
+    sim.darks = 1;
+    writePhantomDXchange(dir / "ph.h5", spec, angles, sim);
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1); // no temporary left
+
+    auto reader = openDataset(dir / "ph.h5");
+    const auto& info = reader->info();
+    EXPECT_EQ(info.format, DatasetFormat::DXchange);
+    EXPECT_EQ(info.sampleType, SampleType::UInt16);
+    EXPECT_EQ(info.projections, 8);
+    EXPECT_EQ(info.rows, 3);
+    EXPECT_EQ(info.columns, 32);
+    EXPECT_EQ(info.flats, 2);
+    EXPECT_EQ(info.darks, 1);
+    for (std::size_t i = 0; i < angles.size(); ++i) EXPECT_NEAR(info.angles[i], angles[i], 1e-12);
+
+    const ImageStack exact = projectPhantom(spec, angles);
+    const auto raw = sinograms(*reader, 0, 3);
+    for (std::size_t i = 0; i < raw.size(); ++i)
+        ASSERT_EQ(raw[i], std::round(sim.flatCounts * std::exp(-static_cast<double>(exact.data[i])) + sim.darkCounts));
+    const ImageStack p = loadSinograms(*reader, 0, 3);
+    double worst = 0.0;
+    for (std::size_t i = 0; i < p.data.size(); ++i) worst = std::max(worst, std::abs(double(p.data[i] - exact.data[i])));
+    EXPECT_LT(worst, 1e-3); // rounding counts of >= 100 costs < 0.5/100 relative... far less at 20000
+    EXPECT_GT(*std::max_element(exact.data.begin(), exact.data.end()), 0.1f); // the phantom is in the scan
+}
+
+TEST(PhantomDXchange, NoiseAndOverflow) {
+    TempDir dir;
+    PhantomSpec spec;
+    spec.bins = 16;
+    const auto angles = uniformAngles(4);
+    ScanSimulation sim;
+    sim.flats = 3;
+    writePhantomDXchange(dir / "noisy.h5", spec, angles, sim);
+    auto reader = openDataset(dir / "noisy.h5");
+    std::vector<float> flat(16);
+    ASSERT_TRUE(reader->readMeanFlat(0, 1, flat));
+    const double mean = std::accumulate(flat.begin(), flat.end(), 0.0) / flat.size();
+    EXPECT_NEAR(mean, sim.flatCounts + sim.darkCounts, 5 * std::sqrt(20100.0 / 48)); // Poisson, 48 samples
+    EXPECT_FALSE(std::all_of(flat.begin(), flat.end(), [&](float v) { return v == flat[0]; }));
+
+    sim.flatCounts = 65000;
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { writePhantomDXchange(dir / "over.h5", spec, angles, sim); }),
+                "65535"));
+    EXPECT_FALSE(std::filesystem::exists(dir / "over.h5"));
+}
+
+#else
+
+TEST(PhantomDXchange, NeedsHdf5Support) {
+    TempDir dir;
+    PhantomSpec spec;
+    spec.bins = 8;
+    const auto message = messageOf<InvalidArgument>(
+        [&] { writePhantomDXchange(dir / "ph.h5", spec, std::vector<double>{0.0, 1.0}, ScanSimulation{}); });
+    EXPECT_TRUE(contains(message, "HDF5 support"));
+    EXPECT_FALSE(std::filesystem::exists(dir / "ph.h5"));
+}
+
+#endif // TOMO_WITH_HDF5
+
+} // namespace
+} // namespace tomo

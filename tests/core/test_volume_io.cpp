@@ -1,0 +1,322 @@
+// Volume writers and readVolume: exact round trips, 8/16-bit mapping,
+// temporary-then-rename, overwrite rules, and nothing left behind on failure.
+#include "hdf5_builder.h"
+#include "io_test_helpers.h"
+#include "test_support.h"
+#include "tomo/error.h"
+#include "tomo/volume_io.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#if TOMO_WITH_TIFF
+#include <tiffio.h>
+#endif
+
+namespace tomo {
+namespace {
+
+using test::contains;
+using test::messageOf;
+using test::TempDir;
+using test::writeText;
+
+/// Volume W x H x S with value(x, y, z) = z * 100 + y * 10 + x + 0.25 (exact in float).
+ImageStack testVolume(int W, int H, int S) {
+    ImageStack v(W, H, S);
+    for (int z = 0; z < S; ++z)
+        for (int y = 0; y < H; ++y)
+            for (int x = 0; x < W; ++x)
+                v.data[(static_cast<std::size_t>(z) * H + y) * W + x] = static_cast<float>(z * 100 + y * 10 + x) + 0.25f;
+    return v;
+}
+
+std::span<const float> slices(const ImageStack& v, int first, int count) {
+    return std::span<const float>(v.data).subspan(v.imageSize() * first, v.imageSize() * count);
+}
+
+std::size_t entriesIn(const std::filesystem::path& dir) {
+    return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(dir), {}));
+}
+
+void writeWhole(const std::filesystem::path& target, const ImageStack& v, const WriteOptions& options = {}) {
+    auto writer = createVolumeWriter(target, v.width, v.height, v.depth, options);
+    writer->writeSlices(0, v.depth, v.data);
+    writer->commit();
+}
+
+TEST(VolumeFormat, FromTheTarget) {
+    EXPECT_EQ(volumeFormatFor("out/vol.h5"), VolumeFormat::Hdf5);
+    EXPECT_EQ(volumeFormatFor("vol.HDF5"), VolumeFormat::Hdf5);
+    EXPECT_EQ(volumeFormatFor("vol.hdf"), VolumeFormat::Hdf5);
+    EXPECT_EQ(volumeFormatFor("vol.nxs"), VolumeFormat::Hdf5);
+    EXPECT_EQ(volumeFormatFor("vol.tif"), VolumeFormat::TiffStack);
+    EXPECT_EQ(volumeFormatFor("vol.TIFF"), VolumeFormat::TiffStack);
+    EXPECT_EQ(volumeFormatFor("slices"), VolumeFormat::TiffStack);
+    EXPECT_EQ(volumeFormatFor("slices.v2/"), VolumeFormat::TiffStack);
+    TempDir dir;
+    std::filesystem::create_directory(dir / "run.1");
+    EXPECT_EQ(volumeFormatFor(dir / "run.1"), VolumeFormat::TiffStack); // an existing directory
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([] { volumeFormatFor("vol.png"); }), "'.png'"));
+}
+
+TEST(VolumeWriter, RefusesBadSizesBitsAndRanges) {
+    TempDir dir;
+    EXPECT_THROW(createVolumeWriter(dir / "v", 0, 4, 4, {}), InvalidArgument);
+    EXPECT_THROW(createVolumeWriter(dir / "v", 4, 4, 0, {}), InvalidArgument);
+    WriteOptions options;
+    options.tiffBits = 12;
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { createVolumeWriter(dir / "v", 4, 4, 4, options); }),
+                         "expected 32 (float), 16 or 8"));
+    options.tiffBits = 16;
+    options.rangeMin = 1.0f;
+    options.rangeMax = 1.0f;
+    EXPECT_THROW(createVolumeWriter(dir / "v", 4, 4, 4, options), InvalidArgument);
+    options.rangeMax = std::numeric_limits<float>::infinity();
+    EXPECT_THROW(createVolumeWriter(dir / "v", 4, 4, 4, options), InvalidArgument);
+#if TOMO_WITH_HDF5
+    EXPECT_TRUE(contains(messageOf<IoError>([&] { createVolumeWriter(dir / "no" / "such" / "v.h5", 4, 4, 4, {}); }),
+                         "does not exist"));
+#endif
+    EXPECT_EQ(entriesIn(dir.path()), 0u);
+}
+
+TEST(ReadVolume, MissingAndUnknownFiles) {
+    TempDir dir;
+    EXPECT_THROW(readVolume(dir / "none.h5"), IoError);
+    writeText(dir / "text.h5", "not a volume");
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { readVolume(dir / "text.h5"); }), "text.h5 is not a volume"));
+}
+
+#if TOMO_WITH_HDF5
+
+TEST(Hdf5Volume, RoundTripExactOneSlicePerChunkWithAttributes) {
+    TempDir dir;
+    const ImageStack v = testVolume(5, 4, 6);
+    WriteOptions options;
+    options.attributes = {{"strategy", "cpu-reference"}, {"axis", "85.85"}};
+    auto writer = createVolumeWriter(dir / "vol.h5", 5, 4, 6, options);
+    writer->writeSlices(3, 3, slices(v, 3, 3)); // chunks in any order
+    writer->writeSlices(0, 3, slices(v, 0, 3));
+    EXPECT_FALSE(std::filesystem::exists(dir / "vol.h5")); // only the temporary until commit
+    writer->commit();
+    writer.reset();
+    EXPECT_EQ(entriesIn(dir.path()), 1u);
+
+    const ImageStack back = readVolume(dir / "vol.h5");
+    EXPECT_EQ(back.width, 5);
+    EXPECT_EQ(back.height, 4);
+    EXPECT_EQ(back.depth, 6);
+    EXPECT_EQ(back.data, v.data);
+
+    // Layout and attributes, read independently with the C API.
+    const hid_t file = H5Fopen((dir / "vol.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    const hid_t set = H5Dopen2(file, "/volume", H5P_DEFAULT);
+    const hid_t type = H5Dget_type(set);
+    EXPECT_EQ(H5Tget_class(type), H5T_FLOAT);
+    EXPECT_EQ(H5Tget_size(type), 4u);
+    const hid_t create = H5Dget_create_plist(set);
+    hsize_t chunk[3] = {};
+    ASSERT_EQ(H5Pget_chunk(create, 3, chunk), 3);
+    EXPECT_EQ(chunk[0], 1u);
+    EXPECT_EQ(chunk[1], 4u);
+    EXPECT_EQ(chunk[2], 5u);
+    const hid_t attr = H5Aopen(set, "strategy", H5P_DEFAULT);
+    ASSERT_GE(attr, 0);
+    const hid_t strType = H5Aget_type(attr);
+    char* text = nullptr;
+    ASSERT_GE(H5Aread(attr, strType, &text), 0);
+    EXPECT_STREQ(text, "cpu-reference");
+    H5free_memory(text);
+    EXPECT_GT(H5Aexists(set, "axis"), 0);
+    H5Tclose(strType);
+    H5Aclose(attr);
+    H5Pclose(create);
+    H5Tclose(type);
+    H5Dclose(set);
+    H5Fclose(file);
+}
+
+TEST(Hdf5Volume, ExistingTargetNeedsOverwriteAndIsReplacedOnlyOnCommit) {
+    TempDir dir;
+    writeWhole(dir / "vol.h5", testVolume(3, 2, 2));
+    const auto message = messageOf<IoError>([&] { createVolumeWriter(dir / "vol.h5", 4, 4, 1, {}); });
+    EXPECT_TRUE(contains(message, (dir / "vol.h5").string()));
+    EXPECT_TRUE(contains(message, "already exists"));
+    EXPECT_EQ(readVolume(dir / "vol.h5").width, 3);
+
+    WriteOptions overwrite;
+    overwrite.overwrite = true;
+    const ImageStack v = testVolume(4, 4, 1);
+    auto writer = createVolumeWriter(dir / "vol.h5", 4, 4, 1, overwrite);
+    writer->writeSlices(0, 1, v.data);
+    EXPECT_EQ(readVolume(dir / "vol.h5").width, 3); // the old file stays until commit
+    writer->commit();
+    EXPECT_EQ(readVolume(dir / "vol.h5").data, v.data);
+    EXPECT_EQ(entriesIn(dir.path()), 1u);
+}
+
+TEST(Hdf5Volume, UncommittedOrIncompleteWritersLeaveNothing) {
+    TempDir dir;
+    const ImageStack v = testVolume(4, 3, 3);
+    {
+        auto writer = createVolumeWriter(dir / "vol.h5", 4, 3, 3, {});
+        writer->writeSlices(0, 2, slices(v, 0, 2));
+        EXPECT_EQ(entriesIn(dir.path()), 1u); // the temporary
+    }
+    EXPECT_EQ(entriesIn(dir.path()), 0u);
+
+    auto writer = createVolumeWriter(dir / "vol.h5", 4, 3, 3, {});
+    writer->writeSlices(0, 2, slices(v, 0, 2));
+    const auto message = messageOf<IoError>([&] { writer->commit(); });
+    EXPECT_TRUE(contains(message, "slice 2 of 3 was never written"));
+    writer.reset();
+    EXPECT_EQ(entriesIn(dir.path()), 0u);
+}
+
+TEST(Hdf5Volume, WriteSlicesChecksRangeAndSize) {
+    TempDir dir;
+    const ImageStack v = testVolume(4, 3, 3);
+    auto writer = createVolumeWriter(dir / "vol.h5", 4, 3, 3, {});
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { writer->writeSlices(2, 2, slices(v, 0, 2)); }), "[2, 4)"));
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { writer->writeSlices(0, 2, slices(v, 0, 1)); }), "expected 2 x 4 x 3"));
+    EXPECT_THROW(writer->writeSlices(-1, 1, slices(v, 0, 1)), InvalidArgument);
+}
+
+TEST(ReadVolume, Hdf5TwoDimensionalAndMissingDataset) {
+    TempDir dir;
+    test::H5Builder(dir / "img.h5").dataset("/volume", {2, 3}, std::vector<double>{1, 2, 3, 4, 5, 6.5});
+    const ImageStack image = readVolume(dir / "img.h5");
+    EXPECT_EQ(image.depth, 1);
+    EXPECT_EQ(image.width, 3);
+    EXPECT_EQ(image.data, (std::vector<float>{1, 2, 3, 4, 5, 6.5f}));
+    test::H5Builder(dir / "none.h5").dataset("/other", {2}, std::vector<float>{1, 2});
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { readVolume(dir / "none.h5"); }), "/volume is missing"));
+}
+
+#else
+
+TEST(Hdf5Volume, NeedsHdf5Support) {
+    TempDir dir;
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { createVolumeWriter(dir / "v.h5", 2, 2, 2, {}); }),
+                         "HDF5 support"));
+}
+
+#endif // TOMO_WITH_HDF5
+
+#if TOMO_WITH_TIFF
+
+std::string imageDescription(const std::filesystem::path& path) {
+    TIFF* t = TIFFOpen(path.c_str(), "r");
+    char* text = nullptr;
+    std::string description;
+    if (t && TIFFGetField(t, TIFFTAG_IMAGEDESCRIPTION, &text)) description = text;
+    if (t) TIFFClose(t);
+    return description;
+}
+
+TEST(TiffStack, Float32DirectoryRoundTripExact) {
+    TempDir dir;
+    const ImageStack v = testVolume(6, 5, 3);
+    WriteOptions options;
+    options.attributes = {{"strategy", "alu"}};
+    writeWhole(dir / "vol", v, options);
+    EXPECT_TRUE(std::filesystem::is_regular_file(dir / "vol" / "slice_00000.tif"));
+    EXPECT_TRUE(std::filesystem::is_regular_file(dir / "vol" / "slice_00002.tif"));
+    EXPECT_EQ(entriesIn(dir / "vol"), 3u);
+    EXPECT_EQ(entriesIn(dir.path()), 1u);
+    EXPECT_TRUE(contains(imageDescription(dir / "vol" / "slice_00001.tif"), "strategy=alu"));
+    const ImageStack back = readVolume(dir / "vol");
+    EXPECT_EQ(back.depth, 3);
+    EXPECT_EQ(back.data, v.data);
+
+    writeWhole(dir.path().string() + "/slash/", v); // a trailing '/' names the directory
+    EXPECT_EQ(readVolume(dir / "slash").data, v.data);
+}
+
+TEST(TiffStack, SixteenAndEightBitMapTheRangeAndClip) {
+    TempDir dir;
+    ImageStack v(6, 1, 1);
+    v.data = {-0.5f, 0.0f, 0.5f, 1.0f, 2.0f, std::numeric_limits<float>::quiet_NaN()};
+    WriteOptions options;
+    options.tiffBits = 16;
+    options.rangeMin = 0.0f;
+    options.rangeMax = 1.0f;
+    writeWhole(dir / "v16", v, options);
+    EXPECT_EQ(readVolume(dir / "v16").data, (std::vector<float>{0, 0, 32768, 65535, 65535, 0}));
+    const std::string description = imageDescription(dir / "v16" / "slice_00000.tif");
+    EXPECT_TRUE(contains(description, "bits=16"));
+    EXPECT_TRUE(contains(description, "range_min=0\n"));
+    EXPECT_TRUE(contains(description, "range_max=1\n"));
+
+    options.tiffBits = 8;
+    options.rangeMin = -1.0f;
+    options.rangeMax = 1.0f;
+    writeWhole(dir / "v8.tif", v, options);
+    EXPECT_EQ(readVolume(dir / "v8.tif").data, (std::vector<float>{64, 128, 191, 255, 255, 0}));
+}
+
+TEST(TiffStack, MultiPageFileAcceptsSlicesOutOfOrder) {
+    TempDir dir;
+    const ImageStack v = testVolume(7, 3, 5);
+    auto writer = createVolumeWriter(dir / "vol.tiff", 7, 3, 5, {});
+    writer->writeSlices(3, 2, slices(v, 3, 2));
+    writer->writeSlices(1, 2, slices(v, 1, 2));
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { writer->writeSlices(2, 1, slices(v, 2, 1)); }),
+                         "slice 2 of"));
+    writer->writeSlices(0, 1, slices(v, 0, 1));
+    writer->commit();
+    EXPECT_EQ(entriesIn(dir.path()), 1u);
+    EXPECT_EQ(readVolume(dir / "vol.tiff").data, v.data);
+}
+
+TEST(TiffStack, OverwriteReplacesOnlyATiffStack) {
+    TempDir dir;
+    writeWhole(dir / "vol", testVolume(4, 4, 3));
+    EXPECT_TRUE(contains(messageOf<IoError>([&] { createVolumeWriter(dir / "vol", 4, 4, 2, {}); }), "already exists"));
+
+    WriteOptions overwrite;
+    overwrite.overwrite = true;
+    const ImageStack v = testVolume(4, 4, 2);
+    writeWhole(dir / "vol", v, overwrite);
+    EXPECT_EQ(entriesIn(dir / "vol"), 2u); // the old third slice is gone with the old stack
+    EXPECT_EQ(readVolume(dir / "vol").data, v.data);
+    EXPECT_EQ(entriesIn(dir.path()), 1u);
+
+    std::filesystem::create_directory(dir / "home");
+    writeText(dir / "home" / "thesis.txt", "precious");
+    const auto message = messageOf<IoError>([&] { createVolumeWriter(dir / "home", 4, 4, 2, overwrite); });
+    EXPECT_TRUE(contains(message, "thesis.txt"));
+    EXPECT_TRUE(std::filesystem::exists(dir / "home" / "thesis.txt"));
+    std::filesystem::rename(dir / "home", dir / "home.tif"); // a file target naming that directory
+    EXPECT_THROW(createVolumeWriter(dir / "home.tif", 4, 4, 2, overwrite), IoError);
+    EXPECT_TRUE(std::filesystem::exists(dir / "home.tif" / "thesis.txt"));
+}
+
+TEST(TiffStack, UncommittedWritersLeaveNothing) {
+    TempDir dir;
+    const ImageStack v = testVolume(4, 4, 3);
+    {
+        auto stack = createVolumeWriter(dir / "vol", 4, 4, 3, {});
+        stack->writeSlices(0, 2, slices(v, 0, 2));
+        auto file = createVolumeWriter(dir / "vol.tif", 4, 4, 3, {});
+        file->writeSlices(2, 1, slices(v, 2, 1));
+        EXPECT_EQ(entriesIn(dir.path()), 2u);
+    }
+    EXPECT_EQ(entriesIn(dir.path()), 0u);
+}
+
+#else
+
+TEST(TiffStack, NeedsTiffSupport) {
+    TempDir dir;
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { createVolumeWriter(dir / "v", 2, 2, 2, {}); }),
+                         "TIFF support"));
+}
+
+#endif // TOMO_WITH_TIFF
+
+} // namespace
+} // namespace tomo
