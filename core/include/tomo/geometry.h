@@ -9,8 +9,16 @@
 //  * the ray of projection p through (x, y) hits the detector at
 //        s = x * cos(angle_p) - y * sin(angle_p) + axis + axisOffset_p
 //    and the back-projection sums the (weighted, filtered) sinogram value
-//    interpolated at s; positions outside [0, bins - 1] contribute 0
-//    (linear interpolation fades to 0 over the half bin beyond each edge).
+//    interpolated at s, the row being extended with zeros (bins -1 and
+//    `bins` read as 0):
+//      nearest: k = floor(s + 0.5); row[k] if 0 <= k <= bins - 1, else 0
+//               (where s is exactly x.5, e.g. on the diagonal at 45 degrees
+//               with the axis at x.5, rounding picks either bin);
+//      linear:  k = floor(s), w = s - k; (1 - w) * row[k] + w * row[k + 1],
+//               so a value fades to 0 between the outer bin centres (0,
+//               bins - 1) and -1, bins: over the half bin beyond the
+//               detector edges at -0.5 and bins - 0.5.
+//    A texture fetch at s + 0.5 with border addressing gives the same.
 #pragma once
 
 #include <cstddef>

@@ -4,6 +4,7 @@
 
 #include "tomo/image.h"
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <vector>

@@ -12,7 +12,9 @@ namespace tomo {
 
 /// One ellipsoid of constant density (an ellipse when used in 2D: z terms
 /// ignored). Centre and semi-axes in units of the phantom radius (the
-/// phantom spans [-1, 1]); phi rotates about z, in radians.
+/// phantom spans [-1, 1], Y up: image row 0 is the top); phi rotates about
+/// z (counter-clockwise from X towards Y), in radians. c == 0 marks a 2D
+/// ellipse: the same in every row (sheppLogan2D uses it).
 struct Ellipsoid {
     double density;
     double a, b, c;       // semi-axes along x, y, z

@@ -1,0 +1,207 @@
+#include "cpu_plan.h"
+
+#include "tomo/error.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <utility>
+
+namespace tomo::cpu {
+
+// ---------------------------------------------------------------- WorkerPool
+
+WorkerPool::WorkerPool(int threads) {
+    for (int t = 1; t < std::max(threads, 1); ++t) m_workers.emplace_back([this, t] { workerLoop(t); });
+}
+
+WorkerPool::~WorkerPool() {
+    {
+        std::lock_guard lock(m_mutex);
+        m_stop = true;
+    }
+    m_wake.notify_all();
+    for (auto& w : m_workers) w.join();
+}
+
+void WorkerPool::parallelFor(int count, const std::function<void(int, int)>& task) {
+    if (count <= 0) return;
+    {
+        std::lock_guard lock(m_mutex);
+        m_task = &task;
+        m_count = count;
+        m_next = 0;
+        m_error = nullptr;
+        m_running = static_cast<int>(m_workers.size());
+        ++m_job;
+    }
+    m_wake.notify_all();
+    runTasks(0);
+    std::exception_ptr error;
+    {
+        std::unique_lock lock(m_mutex);
+        m_finished.wait(lock, [this] { return m_running == 0; });
+        m_task = nullptr;
+        error = std::exchange(m_error, nullptr);
+    }
+    if (error) std::rethrow_exception(error);
+}
+
+void WorkerPool::workerLoop(int thread) {
+    std::uint64_t seen = 0;
+    std::unique_lock lock(m_mutex);
+    for (;;) {
+        m_wake.wait(lock, [&] { return m_stop || m_job != seen; });
+        if (m_stop) return;
+        seen = m_job;
+        lock.unlock();
+        runTasks(thread);
+        lock.lock();
+        if (--m_running == 0) m_finished.notify_one();
+    }
+}
+
+void WorkerPool::runTasks(int thread) {
+    for (;;) {
+        int index = 0;
+        {
+            std::lock_guard lock(m_mutex);
+            if (m_next >= m_count || m_error) return;
+            index = m_next++;
+        }
+        try {
+            (*m_task)(index, thread);
+        } catch (...) {
+            std::lock_guard lock(m_mutex);
+            if (!m_error) m_error = std::current_exception();
+        }
+    }
+}
+
+// ------------------------------------------------------------------ options
+
+int resolveThreads(int threads) {
+    if (threads > 0) return threads;
+    return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+void checkCpuOptions(std::string_view strategy, const ReconOptions& options, std::span<const int> slicesPerPass) {
+    const std::string who = "strategy '" + std::string(strategy) + "'";
+    if (options.precision != Precision::Float32)
+        throw InvalidArgument(who + " does not support precision " + std::string(precisionName(options.precision)) +
+                              " (supported: float32)");
+    if (std::find(slicesPerPass.begin(), slicesPerPass.end(), options.slicesPerPass) == slicesPerPass.end()) {
+        std::string list;
+        for (int s : slicesPerPass) list += (list.empty() ? "" : ", ") + std::to_string(s);
+        throw InvalidArgument(who + " does not support slicesPerPass " + std::to_string(options.slicesPerPass) +
+                              " (supported: " + list + ")");
+    }
+    if (options.threads < 0)
+        throw InvalidArgument(who + ": threads is " + std::to_string(options.threads) +
+                              " (expected >= 0; 0 = all hardware threads)");
+}
+
+// ------------------------------------------------------------------ CpuPlan
+
+namespace {
+
+const ReconGeometry& validated(const ReconGeometry& g) {
+    g.validate();
+    return g;
+}
+
+void checkAxis(double axis, std::span<const double> offsets, int projections) {
+    if (!std::isfinite(axis)) throw InvalidArgument("setAxis: axis is not finite");
+    if (!offsets.empty() && offsets.size() != static_cast<std::size_t>(projections))
+        throw InvalidArgument("setAxis: " + std::to_string(offsets.size()) +
+                              " offsets (expected 0 or one per projection: " + std::to_string(projections) + ")");
+    for (std::size_t i = 0; i < offsets.size(); ++i)
+        if (!std::isfinite(offsets[i]))
+            throw InvalidArgument("setAxis: offsets[" + std::to_string(i) + "] is not finite");
+}
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+} // namespace
+
+CpuPlan::CpuPlan(const ReconGeometry& geometry, const ReconOptions& options, int copies)
+    : ReconstructionPlan(validated(geometry), options),
+      m_weights(angularWeights(geometry.geometry.angles)),
+      m_pool(resolveThreads(options.threads)) {
+    const std::size_t sliceBytes = static_cast<std::size_t>(geometry.geometry.projections()) *
+                                   static_cast<std::size_t>(geometry.geometry.bins) * sizeof(float) *
+                                   static_cast<std::size_t>(std::max(copies, 1));
+    m_maxSlices = static_cast<int>(std::clamp<std::size_t>(kMemoryBudget / sliceBytes, 1, kMaxSlices));
+    for (int t = 0; t < m_pool.threads(); ++t)
+        m_filters.push_back(std::make_unique<SinogramFilter>(geometry.geometry.bins, options.filter));
+}
+
+void CpuPlan::setSinograms(std::span<const float> sinograms, int count) {
+    const auto start = Clock::now();
+    const int projections = m_geometry.geometry.projections();
+    const int bins = m_geometry.geometry.bins;
+    if (count < 1 || count > m_maxSlices)
+        throw InvalidArgument("setSinograms: count is " + std::to_string(count) + " (expected 1 to maxSlices() = " +
+                              std::to_string(m_maxSlices) + ")");
+    const std::size_t rowsPerSlice = static_cast<std::size_t>(projections);
+    const std::size_t expected = static_cast<std::size_t>(count) * rowsPerSlice * static_cast<std::size_t>(bins);
+    if (sinograms.size() != expected)
+        throw InvalidArgument("setSinograms: " + std::to_string(sinograms.size()) + " values (expected count x " +
+                              "projections x bins = " + std::to_string(expected) + ")");
+
+    m_count = 0; // stays 0 (nothing set) if filtering throws
+    m_filtered.assign(sinograms.begin(), sinograms.end());
+    // Tasks of up to 64 rows of one slice, so the weights of a task are one
+    // contiguous run of angularWeights().
+    constexpr int kRowsPerTask = 64;
+    const int tasksPerSlice = (projections + kRowsPerTask - 1) / kRowsPerTask;
+    m_pool.parallelFor(count * tasksPerSlice, [&](int task, int thread) {
+        const int slice = task / tasksPerSlice;
+        const int first = (task % tasksPerSlice) * kRowsPerTask;
+        const int rows = std::min(kRowsPerTask, projections - first);
+        const std::size_t offset = (static_cast<std::size_t>(slice) * rowsPerSlice + first) * bins;
+        m_filters[thread]->apply(std::span<float>(m_filtered).subspan(offset, static_cast<std::size_t>(rows) * bins),
+                                 rows, std::span<const double>(m_weights).subspan(first, rows));
+    });
+    m_count = count;
+    prepare();
+    m_times = StageTimes{};
+    m_times.filter = secondsSince(start);
+}
+
+void CpuPlan::backproject(std::span<float> slices) {
+    if (m_count == 0) throw InvalidArgument("backproject: no sinograms set (call setSinograms first)");
+    const std::size_t expected = static_cast<std::size_t>(m_count) * m_geometry.region.pixels();
+    if (slices.size() != expected)
+        throw InvalidArgument("backproject: output has " + std::to_string(slices.size()) + " values (expected " +
+                              std::to_string(m_count) + " slices x " + std::to_string(m_geometry.region.width) + "x" +
+                              std::to_string(m_geometry.region.height) + " = " + std::to_string(expected) + ")");
+    const auto start = Clock::now();
+    backprojectSlices(slices);
+    m_times.backproject = secondsSince(start);
+}
+
+void CpuPlan::setAxis(double axis, std::span<const double> offsets) {
+    checkAxis(axis, offsets, m_geometry.geometry.projections());
+    m_geometry.geometry.axis = axis;
+    m_geometry.geometry.axisOffsets.assign(offsets.begin(), offsets.end());
+}
+
+void CpuPlan::setRegion(const Region& region) {
+    ReconGeometry candidate = m_geometry;
+    candidate.region = region;
+    candidate.validate();
+    m_geometry.region = region;
+}
+
+std::size_t CpuPlan::memoryBytes() const {
+    std::size_t bytes = m_filtered.capacity() * sizeof(float) + m_weights.capacity() * sizeof(double);
+    for (const auto& f : m_filters) bytes += static_cast<std::size_t>(f->padded()) * 3 * sizeof(float);
+    return bytes + extraBytes();
+}
+
+} // namespace tomo::cpu

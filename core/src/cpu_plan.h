@@ -1,0 +1,112 @@
+// What the CPU strategies share: a worker pool, option checks, and a plan
+// base that validates, filters and keeps the sinograms, so a strategy only
+// writes its back-projection loop.
+//
+//   CpuPlan::setSinograms: copy -> SinogramFilter (ramp x window, one per
+//                          thread) -> row p times angularWeights()[p] -> prepare()
+//   CpuPlan::backproject:  checks -> backprojectSlices() (the strategy's loop:
+//                          a plain sum over projections, positions per geometry.h)
+#pragma once
+
+#include "tomo/backend.h"
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace tomo::cpu {
+
+/// A fixed set of threads that run index ranges; the calling thread takes
+/// part, so a pool of 1 runs everything on the caller.
+class WorkerPool {
+public:
+    /// `threads` >= 1 in all, the caller included.
+    explicit WorkerPool(int threads);
+    ~WorkerPool();
+    WorkerPool(const WorkerPool&) = delete;
+    WorkerPool& operator=(const WorkerPool&) = delete;
+
+    int threads() const { return static_cast<int>(m_workers.size()) + 1; }
+
+    /// Calls task(index, thread) for every index in [0, count), spread over
+    /// the threads (thread in [0, threads())), and returns when all are done.
+    /// Rethrows the first exception a task threw. Not reentrant.
+    void parallelFor(int count, const std::function<void(int index, int thread)>& task);
+
+private:
+    void workerLoop(int thread);
+    void runTasks(int thread);
+
+    std::vector<std::thread> m_workers;
+    std::mutex m_mutex;
+    std::condition_variable m_wake;
+    std::condition_variable m_finished;
+    const std::function<void(int, int)>* m_task = nullptr;
+    int m_count = 0;
+    int m_next = 0;    // next index to hand out (guarded by m_mutex)
+    int m_running = 0; // workers still inside the current job
+    std::uint64_t m_job = 0;
+    bool m_stop = false;
+    std::exception_ptr m_error;
+};
+
+/// options.threads resolved: 0 -> all hardware threads.
+int resolveThreads(int threads);
+
+/// Checks what every CPU strategy requires (float32 storage, threads >= 0,
+/// slicesPerPass one of `slicesPerPass`); throws InvalidArgument naming the
+/// option, the strategy and the supported values.
+void checkCpuOptions(std::string_view strategy, const ReconOptions& options, std::span<const int> slicesPerPass);
+
+class CpuPlan : public ReconstructionPlan {
+public:
+    void setSinograms(std::span<const float> sinograms, int count) final;
+    void backproject(std::span<float> slices) final;
+    void setAxis(double axis, std::span<const double> offsets) final;
+    void setRegion(const Region& region) final;
+    int maxSlices() const final { return m_maxSlices; }
+    std::size_t memoryBytes() const final;
+    StageTimes lastStageTimes() const final { return m_times; }
+
+protected:
+    /// Validates the geometry; creates the pool and one filter per thread.
+    /// `copies`: sinogram-sized float buffers the strategy keeps per slice
+    /// (the filtered stack included), for maxSlices()'s memory bound.
+    CpuPlan(const ReconGeometry& geometry, const ReconOptions& options, int copies);
+
+    /// Called after the sinograms were filtered (e.g. to change their layout).
+    virtual void prepare() {}
+    /// Back-projects the filtered sinograms into `slices` ([slice][row][column]
+    /// of the region; sliceCount() * region.pixels() values, sizes checked).
+    virtual void backprojectSlices(std::span<float> slices) = 0;
+    /// Bytes held by the strategy beyond the filtered stack.
+    virtual std::size_t extraBytes() const { return 0; }
+
+    /// Filtered, weighted sinograms [slice][angle][bin].
+    const std::vector<float>& filtered() const { return m_filtered; }
+    int sliceCount() const { return m_count; }
+    WorkerPool& pool() { return m_pool; }
+
+private:
+    /// At most this many slices per call, and at most this much memory.
+    static constexpr int kMaxSlices = 64;
+    static constexpr std::size_t kMemoryBudget = std::size_t{1} << 30;
+
+    int m_maxSlices = 1;
+    std::vector<double> m_weights;
+    WorkerPool m_pool;
+    std::vector<std::unique_ptr<SinogramFilter>> m_filters; // one per pool thread
+    std::vector<float> m_filtered;
+    int m_count = 0;
+    StageTimes m_times;
+};
+
+} // namespace tomo::cpu

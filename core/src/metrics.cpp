@@ -1,0 +1,110 @@
+#include "tomo/metrics.h"
+
+#include "tomo/error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace tomo {
+
+namespace {
+
+std::string sizeText(const Image& i) { return std::to_string(i.width) + "x" + std::to_string(i.height); }
+
+void checkImage(const Image& i, const char* what) {
+    if (i.width < 1 || i.height < 1 || i.data.size() != static_cast<std::size_t>(i.width) * i.height)
+        throw InvalidArgument(std::string(what) + " image is empty or its data size does not match " + sizeText(i));
+}
+
+} // namespace
+
+QualityMetrics compareImages(const Image& result, const Image& reference, std::span<const std::uint8_t> mask) {
+    checkImage(result, "result");
+    checkImage(reference, "reference");
+    if (result.width != reference.width || result.height != reference.height)
+        throw InvalidArgument("compare: result is " + sizeText(result) + " but reference is " + sizeText(reference));
+    const std::size_t n = reference.size();
+    if (!mask.empty() && mask.size() != n)
+        throw InvalidArgument("compare: mask has " + std::to_string(mask.size()) + " values (expected " +
+                              std::to_string(n) + ")");
+
+    QualityMetrics m;
+    double sumSq = 0.0, refSq = 0.0;
+    double refMin = std::numeric_limits<double>::infinity();
+    double refMax = -std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!mask.empty() && mask[i] == 0) continue;
+        const double r = result.data[i];
+        const double f = reference.data[i];
+        if (std::isnan(r) || std::isnan(f))
+            throw DataError(std::string("compare: NaN in the ") + (std::isnan(r) ? "result" : "reference") +
+                            " at pixel (" + std::to_string(i % reference.width) + ", " +
+                            std::to_string(i / reference.width) + ")");
+        const double d = r - f;
+        m.maxAbsError = std::max(m.maxAbsError, std::abs(d));
+        sumSq += d * d;
+        refSq += f * f;
+        refMin = std::min(refMin, f);
+        refMax = std::max(refMax, f);
+        ++m.pixels;
+    }
+    if (m.pixels == 0) throw InvalidArgument("compare: the mask selects no pixel");
+
+    const double mse = sumSq / static_cast<double>(m.pixels);
+    const double range = refMax - refMin;
+    m.rmse = std::sqrt(mse);
+    m.psnr = mse == 0.0 ? std::numeric_limits<double>::infinity() : 10.0 * std::log10(range * range / mse);
+    m.relativeError = sumSq == 0.0 ? 0.0
+                      : refSq == 0.0 ? std::numeric_limits<double>::infinity()
+                                     : std::sqrt(sumSq / refSq);
+    return m;
+}
+
+std::vector<std::uint8_t> discMask(int width, int height, double radius) {
+    if (width < 1 || height < 1)
+        throw InvalidArgument("disc mask: size " + std::to_string(width) + "x" + std::to_string(height) +
+                              " (expected >= 1x1)");
+    std::vector<std::uint8_t> mask(static_cast<std::size_t>(width) * height);
+    const double cx = (width - 1) / 2.0, cy = (height - 1) / 2.0;
+    for (int iy = 0; iy < height; ++iy)
+        for (int ix = 0; ix < width; ++ix) {
+            const double x = ix - cx, y = iy - cy;
+            mask[static_cast<std::size_t>(iy) * width + ix] = x * x + y * y <= radius * radius ? 1 : 0;
+        }
+    return mask;
+}
+
+std::vector<ProfilePoint> lineProfile(const Image& image, double x0, double y0, double x1, double y1, int samples) {
+    checkImage(image, "profile");
+    if (!std::isfinite(x0) || !std::isfinite(y0) || !std::isfinite(x1) || !std::isfinite(y1))
+        throw InvalidArgument("profile: the end points must be finite");
+    if (samples < 0 || samples == 1)
+        throw InvalidArgument("profile: samples is " + std::to_string(samples) + " (expected 0 = automatic, or >= 2)");
+    const double length = std::hypot(x1 - x0, y1 - y0);
+    const int n = samples > 0 ? samples : std::max(2, static_cast<int>(std::floor(length)) + 1);
+
+    std::vector<ProfilePoint> out(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        const double t = static_cast<double>(i) / (n - 1);
+        const double x = x0 + t * (x1 - x0);
+        const double y = y0 + t * (y1 - y0);
+        double value = std::numeric_limits<double>::quiet_NaN();
+        if (x >= 0.0 && y >= 0.0 && x <= image.width - 1 && y <= image.height - 1) {
+            // The cell's far corner is clamped so the last row/column samples exactly.
+            const int ix = std::min(static_cast<int>(x), std::max(image.width - 2, 0));
+            const int iy = std::min(static_cast<int>(y), std::max(image.height - 2, 0));
+            const int jx = std::min(ix + 1, image.width - 1);
+            const int jy = std::min(iy + 1, image.height - 1);
+            const double fx = x - ix, fy = y - iy;
+            const double top = (1.0 - fx) * image.at(ix, iy) + fx * image.at(jx, iy);
+            const double bottom = (1.0 - fx) * image.at(ix, jy) + fx * image.at(jx, jy);
+            value = (1.0 - fy) * top + fy * bottom;
+        }
+        out[static_cast<std::size_t>(i)] = {t * length, value};
+    }
+    return out;
+}
+
+} // namespace tomo
