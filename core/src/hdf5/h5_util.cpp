@@ -146,6 +146,8 @@ std::optional<std::string> Array::stringAttribute(const char* name) const {
     if (H5Tis_variable_str(type.get()) > 0) {
         Datatype memType(H5Tcopy(H5T_C_S1));
         H5Tset_size(memType.get(), H5T_VARIABLE);
+        // h5py writes UTF-8 strings; HDF5 will not convert between character sets.
+        H5Tset_cset(memType.get(), H5Tget_cset(type.get()));
         char* text = nullptr;
         if (H5Aread(attribute.get(), memType.get(), &text) < 0)
             throw IoError(where() + ": cannot read attribute " + name + errorDetail());
