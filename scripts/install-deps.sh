@@ -10,7 +10,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libgtest-dev
   # GUI: Qt 6 widgets + charts, VTK for the 3D view, Xvfb for GUI tests
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev libxkbcommon-dev libvtk9-dev
-  xvfb xauth
+  libqt6svg6 xvfb xauth
 )
 
 missing=()

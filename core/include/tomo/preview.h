@@ -1,0 +1,130 @@
+// Live preview of one slice: the filtered sinogram of the slice on screen is
+// kept, so moving the rotation axis or the region re-runs only the
+// back-projection (seed 000 Fig. 4, "live preview"). No Qt: the GUI worker
+// and `tomo-bench --preview` are thin wrappers around PreviewSession.
+//
+//   PreviewSession::run(request)
+//     row changed ─────────────► loadSinograms(row)        read + flat/dark + log
+//     row / options changed ───► createPlan, setSinograms  ramp filter (counted)
+//     axis / offsets changed ──► plan->setAxis             no filtering
+//     region changed ──────────► plan->setRegion           no filtering
+//     always ──────────────────► plan->backproject         the strategy's kernel
+//
+// Tests: tests/core/test_preview.cpp (same image as a fresh reconstruction,
+// filter runs counted, cancellation, banded = unbanded).
+#pragma once
+
+#include "tomo/backend.h"
+#include "tomo/dataset.h"
+#include "tomo/geometry.h"
+#include "tomo/image.h"
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tomo {
+
+/// Cancellation flag shared between the thread running a job and the thread
+/// that wants it stopped (e.g. because a newer request arrived: the GUI
+/// coalesces live changes, the latest wins). Thread-safe.
+class CancelToken {
+public:
+    void cancel() noexcept { m_cancelled.store(true, std::memory_order_relaxed); }
+    bool cancelled() const noexcept { return m_cancelled.load(std::memory_order_relaxed); }
+    /// Throws Cancelled if cancel() was called.
+    void throwIfCancelled() const;
+
+private:
+    std::atomic<bool> m_cancelled{false};
+};
+
+/// What to preview: one detector row with one set of parameters.
+struct PreviewRequest {
+    int row = 0;
+    /// Rotation axis (detector column); unset = the detector centre.
+    std::optional<double> axis;
+    /// Per-projection axis corrections: empty, or one per projection.
+    std::vector<double> axisOffsets;
+    /// Part of the bins x bins slice grid to compute; unset = all of it.
+    std::optional<Region> region;
+    ReconOptions options;
+};
+
+/// One finished preview slice and how it was made.
+struct PreviewResult {
+    Image slice;              ///< region.width x region.height
+    int row = 0;
+    double axis = 0.0;
+    Region region;
+    int gridSize = 0;         ///< the full slice grid is gridSize x gridSize (= bins)
+    int projections = 0;
+    std::string strategy;     ///< the strategy that ran ("auto" resolved)
+    bool filtered = false;    ///< this run (re)filtered the sinogram
+    double secondsLoad = 0.0; ///< read + flat/dark + log (0 when the row was cached)
+    double secondsFilter = 0.0;      ///< plan creation + setSinograms (0 when kept)
+    double secondsBackproject = 0.0; ///< backproject() only
+    double secondsTotal = 0.0;       ///< the whole run() call
+    /// Giga-updates per second of the back-projection:
+    /// region pixels x projections / secondsBackproject / 1e9.
+    double gups = 0.0;
+};
+
+/// Holds one dataset row's log-corrected sinogram and a ReconstructionPlan
+/// with its filtered sinogram, and recomputes only what a request changes.
+/// Not thread-safe: one thread calls run() at a time; the CancelToken passed
+/// to run() may be cancelled from any thread.
+class PreviewSession {
+public:
+    /// Throws InvalidArgument if `reader` is null or the dataset has no
+    /// projections, rows or columns.
+    explicit PreviewSession(std::shared_ptr<DatasetReader> reader);
+    ~PreviewSession();
+    PreviewSession(const PreviewSession&) = delete;
+    PreviewSession& operator=(const PreviewSession&) = delete;
+
+    const DatasetInfo& info() const;
+
+    /// Reconstructs the requested slice, reusing the loaded row, the plan and
+    /// its filtered sinogram when the request allows. With a token, the
+    /// back-projection of a slow run is split into bands of rows (each
+    /// estimated at <= 0.025 s from the last run's speed; the image is the
+    /// same) and the token is checked between stages and bands.
+    /// Throws InvalidArgument (row outside the dataset, offsets count !=
+    /// projections, region outside the grid, options the strategy rejects),
+    /// DeviceError / OutOfMemory (from the backend), IoError / FormatError /
+    /// DataError (reading the row), Cancelled (token cancelled; the session
+    /// stays usable and keeps what was completed, e.g. the filtered sinogram).
+    PreviewResult run(const PreviewRequest& request, const CancelToken* cancel = nullptr);
+
+    /// The log-corrected sinogram of `row` (height = projections, width =
+    /// bins), loaded once and kept until another row is asked for.
+    /// Throws as run() does for reading; InvalidArgument for a bad row.
+    const Image& sinogram(int row);
+
+    /// How many times run() filtered a sinogram (setSinograms calls) and
+    /// loaded a row, since construction; for tests and benchmarks.
+    int filterRuns() const;
+    int loadRuns() const;
+
+    /// Drops the plan and the kept rows (e.g. to free device memory).
+    void reset();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+};
+
+/// A dataset held in memory: already log-corrected sinograms
+/// [row][angle][bin] (width = bins, height = angles, depth = rows) and their
+/// angles in radians; readSinograms copies, so one reader may be read from
+/// several threads at once. Used for the built-in demo phantom and for
+/// benchmarks. Throws InvalidArgument if the stack is empty or the angle
+/// count differs from sinograms.height.
+std::unique_ptr<DatasetReader> makeMemoryDataset(ImageStack sinograms, std::vector<double> angles,
+                                                 std::filesystem::path name = "memory");
+
+} // namespace tomo

@@ -1,0 +1,275 @@
+#include "tomo/preview.h"
+
+#include "tomo/error.h"
+#include "tomo/preprocess.h"
+#include "tomo/registry.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <span>
+#include <string>
+#include <utility>
+
+namespace tomo {
+
+void CancelToken::throwIfCancelled() const {
+    if (cancelled()) throw Cancelled();
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// Options that need a new plan (and so a new filtering) when they change.
+bool samePlanOptions(const ReconOptions& a, const ReconOptions& b) {
+    return a.strategy == b.strategy && a.interpolation == b.interpolation && a.precision == b.precision &&
+           a.slicesPerPass == b.slicesPerPass && a.filter.window == b.filter.window &&
+           a.filter.padding == b.filter.padding && a.device == b.device && a.threads == b.threads;
+}
+
+/// Aim of one back-projection band when a run can be cancelled.
+constexpr double kBandSeconds = 0.025;
+/// Speed assumed before the first run has been timed (updates per second):
+/// a 2-core CPU does about 2 GU/s, a GPU over 100.
+double firstRunSpeed(const std::string& strategy) {
+    const Backend* b = BackendRegistry::instance().find(strategy);
+    return b && b->family() != "cpu" ? 100e9 : 2.5e9;
+}
+/// Bands are whole multiples of this many rows (GPU tiles are 16 to 64 rows).
+constexpr int kBandRowMultiple = 32;
+
+void checkPositive(const DatasetInfo& info) {
+    if (info.projections < 1 || info.rows < 1 || info.columns < 1)
+        throw InvalidArgument("preview: the dataset '" + info.path.string() + "' has no data (" +
+                              std::to_string(info.projections) + " projections, " + std::to_string(info.rows) +
+                              " rows, " + std::to_string(info.columns) + " columns)");
+    if (static_cast<int>(info.angles.size()) != info.projections)
+        throw InvalidArgument("preview: the dataset '" + info.path.string() + "' has " +
+                              std::to_string(info.angles.size()) + " angles for " +
+                              std::to_string(info.projections) + " projections");
+}
+
+} // namespace
+
+struct PreviewSession::Impl {
+    std::shared_ptr<DatasetReader> reader;
+
+    // The kept row (log-corrected).
+    int loadedRow = -1;
+    Image sinogram;
+
+    // The plan and what it was made / fed with.
+    std::unique_ptr<ReconstructionPlan> plan;
+    ReconOptions planRequestOptions; // as requested ("auto" unresolved)
+    int filteredRow = -1;            // row whose filtered sinogram the plan holds, -1 = none
+
+    int filterRuns = 0;
+    int loadRuns = 0;
+    double lastUpdatesPerSecond = 0.0; // speed of the last completed back-projection
+
+    const Image& load(int row, double* seconds) {
+        const DatasetInfo& info = reader->info();
+        if (row < 0 || row >= info.rows)
+            throw InvalidArgument("preview: row " + std::to_string(row) + " is outside the dataset (0.." +
+                                  std::to_string(info.rows - 1) + ")");
+        if (row != loadedRow) {
+            auto start = Clock::now();
+            loadedRow = -1;
+            ImageStack stack = loadSinograms(*reader, row, 1);
+            sinogram = Image(stack.width, stack.height);
+            sinogram.data = std::move(stack.data);
+            loadedRow = row;
+            ++loadRuns;
+            if (seconds) *seconds = secondsSince(start);
+        }
+        return sinogram;
+    }
+};
+
+PreviewSession::PreviewSession(std::shared_ptr<DatasetReader> reader) : m_impl(std::make_unique<Impl>()) {
+    if (!reader) throw InvalidArgument("preview: no dataset");
+    checkPositive(reader->info());
+    m_impl->reader = std::move(reader);
+}
+
+PreviewSession::~PreviewSession() = default;
+
+const DatasetInfo& PreviewSession::info() const { return m_impl->reader->info(); }
+
+const Image& PreviewSession::sinogram(int row) { return m_impl->load(row, nullptr); }
+
+int PreviewSession::filterRuns() const { return m_impl->filterRuns; }
+int PreviewSession::loadRuns() const { return m_impl->loadRuns; }
+
+void PreviewSession::reset() {
+    m_impl->plan.reset();
+    m_impl->filteredRow = -1;
+    m_impl->loadedRow = -1;
+    m_impl->sinogram = Image();
+}
+
+PreviewResult PreviewSession::run(const PreviewRequest& request, const CancelToken* cancel) {
+    const auto start = Clock::now();
+    Impl& d = *m_impl;
+    const DatasetInfo& info = d.reader->info();
+    auto checkCancel = [cancel] {
+        if (cancel) cancel->throwIfCancelled();
+    };
+
+    // Validate the cheap parts first, so a bad request fails before any work.
+    const int bins = info.columns;
+    const int projections = info.projections;
+    if (!request.axisOffsets.empty() && static_cast<int>(request.axisOffsets.size()) != projections)
+        throw InvalidArgument("preview: " + std::to_string(request.axisOffsets.size()) +
+                              " axis offsets given for " + std::to_string(projections) + " projections");
+    const double axis = request.axis.value_or((bins - 1) / 2.0);
+    if (!std::isfinite(axis)) throw InvalidArgument("preview: the rotation axis is not a finite number");
+    const Region region = request.region.value_or(Region{0, 0, bins, bins});
+    if (region.width < 1 || region.height < 1 || region.x < 0 || region.y < 0 || region.x + region.width > bins ||
+        region.y + region.height > bins)
+        throw InvalidArgument("preview: the region " + std::to_string(region.width) + "x" +
+                              std::to_string(region.height) + "+" + std::to_string(region.x) + "+" +
+                              std::to_string(region.y) + " is not inside the " + std::to_string(bins) + "x" +
+                              std::to_string(bins) + " slice");
+
+    PreviewResult result;
+    result.row = request.row;
+    result.axis = axis;
+    result.region = region;
+    result.gridSize = bins;
+    result.projections = projections;
+
+    checkCancel();
+    const Image& sino = d.load(request.row, &result.secondsLoad);
+    checkCancel();
+
+    // A new plan when the options change; a new filtering when the plan is new
+    // or holds another row.
+    const bool newPlan = !d.plan || !samePlanOptions(d.planRequestOptions, request.options);
+    if (newPlan || d.filteredRow != request.row) {
+        auto filterStart = Clock::now();
+        if (newPlan) {
+            d.plan.reset();
+            d.filteredRow = -1;
+            Geometry g;
+            g.angles = info.angles;
+            g.bins = bins;
+            g.axis = axis;
+            g.axisOffsets = request.axisOffsets;
+            ReconGeometry rg = ReconGeometry::fullSlice(std::move(g));
+            rg.region = region;
+            d.plan = createPlan(rg, request.options);
+            d.planRequestOptions = request.options;
+            d.lastUpdatesPerSecond = 0.0;
+        }
+        d.filteredRow = -1;
+        d.plan->setSinograms(std::span<const float>(sino.data), 1);
+        d.filteredRow = request.row;
+        ++d.filterRuns;
+        result.filtered = true;
+        result.secondsFilter = secondsSince(filterStart);
+        checkCancel();
+    }
+
+    ReconstructionPlan& plan = *d.plan;
+    const Geometry& current = plan.geometry().geometry;
+    if (current.axis != axis || current.axisOffsets != request.axisOffsets)
+        plan.setAxis(axis, std::span<const double>(request.axisOffsets));
+
+    // Bands of rows, so a cancellable slow run can stop within ~kBandSeconds.
+    int bands = 1;
+    if (cancel) {
+        const double updates = static_cast<double>(region.pixels()) * projections;
+        const double speed =
+            d.lastUpdatesPerSecond > 0.0 ? d.lastUpdatesPerSecond : firstRunSpeed(plan.options().strategy);
+        const double estimate = updates / speed;
+        const int maxBands = std::max(1, region.height / kBandRowMultiple);
+        bands = std::clamp(static_cast<int>(std::ceil(estimate / kBandSeconds)), 1, maxBands);
+    }
+
+    result.slice = Image(region.width, region.height);
+    const auto bpStart = Clock::now();
+    if (bands == 1) {
+        if (!(plan.geometry().region == region)) plan.setRegion(region);
+        plan.backproject(std::span<float>(result.slice.data));
+    } else {
+        // Band heights: multiples of kBandRowMultiple, the last takes the rest.
+        int rowsPerBand = (region.height + bands - 1) / bands;
+        rowsPerBand = (rowsPerBand + kBandRowMultiple - 1) / kBandRowMultiple * kBandRowMultiple;
+        for (int y = 0; y < region.height; y += rowsPerBand) {
+            checkCancel();
+            Region band{region.x, region.y + y, region.width, std::min(rowsPerBand, region.height - y)};
+            if (!(plan.geometry().region == band)) plan.setRegion(band);
+            float* out = result.slice.data.data() + static_cast<std::size_t>(y) * region.width;
+            plan.backproject(std::span<float>(out, band.pixels()));
+        }
+    }
+    result.secondsBackproject = secondsSince(bpStart);
+    const double updates = static_cast<double>(region.pixels()) * projections;
+    if (result.secondsBackproject > 0.0) {
+        d.lastUpdatesPerSecond = updates / result.secondsBackproject;
+        result.gups = d.lastUpdatesPerSecond / 1e9;
+    }
+    checkCancel();
+
+    result.strategy = plan.options().strategy;
+    result.secondsTotal = secondsSince(start);
+    return result;
+}
+
+// ---------------------------------------------------------------------------
+
+namespace {
+
+class MemoryDataset final : public DatasetReader {
+public:
+    MemoryDataset(ImageStack sinograms, std::vector<double> angles, std::filesystem::path name)
+        : m_sinograms(std::move(sinograms)) {
+        if (m_sinograms.width < 1 || m_sinograms.height < 1 || m_sinograms.depth < 1)
+            throw InvalidArgument("memory dataset: the sinogram stack is empty");
+        if (static_cast<int>(angles.size()) != m_sinograms.height)
+            throw InvalidArgument("memory dataset: " + std::to_string(angles.size()) + " angles for " +
+                                  std::to_string(m_sinograms.height) + " projections");
+        m_info.path = std::move(name);
+        m_info.format = DatasetFormat::Raw;
+        m_info.projections = m_sinograms.height;
+        m_info.rows = m_sinograms.depth;
+        m_info.columns = m_sinograms.width;
+        m_info.sampleType = SampleType::Float32;
+        m_info.angles = std::move(angles);
+        m_info.logCorrected = true;
+    }
+
+    void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
+        if (firstRow < 0 || rowCount < 1 || firstRow + rowCount > m_sinograms.depth)
+            throw InvalidArgument("memory dataset: rows " + std::to_string(firstRow) + ".." +
+                                  std::to_string(firstRow + rowCount - 1) + " are outside 0.." +
+                                  std::to_string(m_sinograms.depth - 1));
+        const std::size_t n = m_sinograms.imageSize() * static_cast<std::size_t>(rowCount);
+        if (out.size() != n)
+            throw InvalidArgument("memory dataset: output span has " + std::to_string(out.size()) +
+                                  " values, expected " + std::to_string(n));
+        std::memcpy(out.data(), m_sinograms.image(firstRow).data(), n * sizeof(float));
+    }
+
+    bool readMeanFlat(int, int, std::span<float>) override { return false; }
+    bool readMeanDark(int, int, std::span<float>) override { return false; }
+
+private:
+    ImageStack m_sinograms;
+};
+
+} // namespace
+
+std::unique_ptr<DatasetReader> makeMemoryDataset(ImageStack sinograms, std::vector<double> angles,
+                                                 std::filesystem::path name) {
+    return std::make_unique<MemoryDataset>(std::move(sinograms), std::move(angles), std::move(name));
+}
+
+} // namespace tomo

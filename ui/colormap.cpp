@@ -1,0 +1,124 @@
+#include "colormap.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <algorithm>
+#include <cmath>
+
+namespace tomo::ui {
+namespace {
+
+struct Lab {
+    double l, a, b;
+};
+
+/// CIELAB (D65) -> 8-bit sRGB, clamped into the gamut.
+QRgb labToRgb(const Lab& c) {
+    auto finv = [](double t) {
+        constexpr double d = 6.0 / 29.0;
+        return t > d ? t * t * t : 3.0 * d * d * (t - 4.0 / 29.0);
+    };
+    const double fy = (c.l + 16.0) / 116.0;
+    const double x = 0.95047 * finv(fy + c.a / 500.0);
+    const double y = 1.00000 * finv(fy);
+    const double z = 1.08883 * finv(fy - c.b / 200.0);
+    const double lin[3] = {3.2406 * x - 1.5372 * y - 0.4986 * z, -0.9689 * x + 1.8758 * y + 0.0415 * z,
+                           0.0557 * x - 0.2040 * y + 1.0570 * z};
+    int rgb[3];
+    for (int i = 0; i < 3; ++i) {
+        double v = std::clamp(lin[i], 0.0, 1.0);
+        v = v <= 0.0031308 ? 12.92 * v : 1.055 * std::pow(v, 1.0 / 2.4) - 0.055;
+        rgb[i] = static_cast<int>(std::lround(std::clamp(v, 0.0, 1.0) * 255.0));
+    }
+    return qRgb(rgb[0], rgb[1], rgb[2]);
+}
+
+Colormap buildColormap(const QJsonObject& o) {
+    Colormap map;
+    map.name = o.value(QLatin1String("name")).toString();
+    map.label = o.value(QLatin1String("label")).toString(map.name);
+    map.diverging = o.value(QLatin1String("kind")).toString() == QLatin1String("diverging");
+    const bool lab = o.value(QLatin1String("space")).toString() == QLatin1String("lab");
+    std::vector<Lab> points;
+    for (const QJsonValue& v : o.value(QLatin1String("points")).toArray()) {
+        const QJsonArray p = v.toArray();
+        points.push_back({p.at(0).toDouble(), p.at(1).toDouble(), p.at(2).toDouble()});
+    }
+    if (points.size() < 2) points = {{0, 0, 0}, {255, 255, 255}};
+    const int segments = static_cast<int>(points.size()) - 1;
+    for (int i = 0; i < 256; ++i) {
+        const double t = i / 255.0 * segments;
+        const int s = std::min(static_cast<int>(t), segments - 1);
+        const double f = t - s;
+        const Lab& p0 = points[static_cast<std::size_t>(s)];
+        const Lab& p1 = points[static_cast<std::size_t>(s) + 1];
+        const Lab c{p0.l + f * (p1.l - p0.l), p0.a + f * (p1.a - p0.a), p0.b + f * (p1.b - p0.b)};
+        map.table[static_cast<std::size_t>(i)] =
+            lab ? labToRgb(c)
+                : qRgb(static_cast<int>(std::lround(c.l)), static_cast<int>(std::lround(c.a)),
+                       static_cast<int>(std::lround(c.b)));
+    }
+    return map;
+}
+
+std::vector<Colormap> loadColormaps() {
+    std::vector<Colormap> maps;
+    QFile file(QStringLiteral(":/colormaps/colormaps.json"));
+    if (file.open(QIODevice::ReadOnly)) {
+        const QJsonArray list = QJsonDocument::fromJson(file.readAll()).object().value(QLatin1String("colormaps")).toArray();
+        for (const QJsonValue& v : list) maps.push_back(buildColormap(v.toObject()));
+    }
+    auto isGrey = [](const Colormap& m) { return m.name == QLatin1String("grey"); };
+    if (std::none_of(maps.begin(), maps.end(), isGrey)) {
+        QJsonObject grey{{QLatin1String("name"), QLatin1String("grey")}, {QLatin1String("label"), QLatin1String("Grey")}};
+        maps.insert(maps.begin(), buildColormap(grey));
+    }
+    std::stable_partition(maps.begin(), maps.end(), isGrey);
+    return maps;
+}
+
+} // namespace
+
+const std::vector<Colormap>& colormaps() {
+    static const std::vector<Colormap> maps = loadColormaps();
+    return maps;
+}
+
+const Colormap& colormap(const QString& name) {
+    for (const Colormap& m : colormaps())
+        if (m.name == name) return m;
+    return colormaps().front();
+}
+
+QImage renderImage(const float* data, int width, int height, float low, float high, const Colormap& map) {
+    QImage image(width, height, QImage::Format_RGB32);
+    if (width <= 0 || height <= 0) return image;
+    const float span = high > low ? high - low : 1.0f;
+    const float scale = 255.0f / span;
+    for (int y = 0; y < height; ++y) {
+        auto* line = reinterpret_cast<QRgb*>(image.scanLine(y));
+        const float* row = data + static_cast<std::size_t>(y) * width;
+        for (int x = 0; x < width; ++x) {
+            const float v = (row[x] - low) * scale;
+            // NaN fails both comparisons and lands on entry 0.
+            const int i = v > 0.0f ? (v < 255.0f ? static_cast<int>(v + 0.5f) : 255) : 0;
+            line[x] = map.table[static_cast<std::size_t>(i)];
+        }
+    }
+    return image;
+}
+
+QImage colorbarImage(const Colormap& map, int width, int height) {
+    QImage image(std::max(1, width), std::max(1, height), QImage::Format_RGB32);
+    for (int y = 0; y < image.height(); ++y) {
+        auto* line = reinterpret_cast<QRgb*>(image.scanLine(y));
+        for (int x = 0; x < image.width(); ++x)
+            line[x] = map.table[static_cast<std::size_t>(image.width() > 1 ? x * 255 / (image.width() - 1) : 0)];
+    }
+    return image;
+}
+
+} // namespace tomo::ui

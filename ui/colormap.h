@@ -1,0 +1,36 @@
+// Colour tables for float images: grey, perceptual sequential maps and a
+// diverging map for signed differences (defined in
+// resources/colormaps/colormaps.json as CIELAB paths).
+#pragma once
+
+#include <QImage>
+#include <QString>
+#include <QVector>
+
+#include <array>
+#include <vector>
+
+namespace tomo::ui {
+
+struct Colormap {
+    QString name;   ///< key stored in settings, e.g. "grey", "aurora"
+    QString label;  ///< shown in menus
+    bool diverging = false;
+    std::array<QRgb, 256> table{};
+};
+
+/// Every colormap of the resources, grey first. Loaded once; throws nothing
+/// (a damaged resource is a build error caught by the GUI tests).
+const std::vector<Colormap>& colormaps();
+
+/// The colormap called `name`, or grey when there is none.
+const Colormap& colormap(const QString& name);
+
+/// Maps values linearly from [low, high] onto the table (values outside are
+/// clamped, NaN shows as the table's first entry). Returns an RGB32 image.
+QImage renderImage(const float* data, int width, int height, float low, float high, const Colormap& map);
+
+/// A horizontal strip of the table, for legends and menus.
+QImage colorbarImage(const Colormap& map, int width, int height);
+
+} // namespace tomo::ui

@@ -1,0 +1,625 @@
+#include "controller.h"
+
+#include "tomo/axis_finder.h"
+#include "tomo/error.h"
+#include "tomo/phantom.h"
+#include "tomo/pipeline.h"
+#include "tomo/registry.h"
+#include "tomo/volume_io.h"
+
+#include <QFileInfo>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <new>
+
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace tomo::ui {
+
+namespace {
+
+/// Lowers the calling thread's scheduling priority (nice +2 on Linux, where
+/// nice is per thread and inherited by the threads it creates: the CPU
+/// backends' worker pools). The UI thread then wins the CPU when it needs
+/// it, even with every core busy reconstructing.
+void lowerThreadPriority() {
+#if defined(__linux__)
+    const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+    (void)::setpriority(PRIO_PROCESS, tid, 2);
+#endif
+}
+
+/// A live run older than this is cancelled when a newer request arrives.
+constexpr qint64 kCancelRunningAfterMs = 250;
+
+/// The options of the exact answer every mode is compared against.
+tomo::ReconOptions exactOptions(const tomo::ReconOptions& like) {
+    tomo::ReconOptions o;
+    o.strategy = "cpu-reference";
+    o.filter = like.filter;
+    o.threads = like.threads;
+    return o;
+}
+
+QString familyOf(const std::string& strategy) {
+    const tomo::Backend* b = tomo::BackendRegistry::instance().find(strategy);
+    return b ? QString::fromStdString(b->family()) : QString();
+}
+
+bool isExactMode(const tomo::ReconOptions& o) {
+    const tomo::Backend* b = tomo::BackendRegistry::instance().find(o.strategy);
+    return b && b->isExact() && o.interpolation == tomo::Interpolation::Linear &&
+           o.precision == tomo::Precision::Float32;
+}
+
+/// Collects the slices of a volume in memory (the 3D view's sub-volume).
+class MemoryVolumeWriter final : public tomo::VolumeWriter {
+public:
+    MemoryVolumeWriter(int width, int height, int slices) : m_stack(width, height, slices) {}
+    void writeSlices(int first, int count, std::span<const float> data) override {
+        if (first < 0 || count < 0 || first + count > m_stack.depth ||
+            data.size() != m_stack.imageSize() * static_cast<std::size_t>(count))
+            throw tomo::InvalidArgument("memory volume: slices " + std::to_string(first) + "+" +
+                                        std::to_string(count) + " do not fit");
+        std::memcpy(m_stack.image(first).data(), data.data(), data.size_bytes());
+    }
+    void commit() override {}
+    tomo::ImageStack take() { return std::move(m_stack); }
+
+private:
+    tomo::ImageStack m_stack;
+};
+
+/// Block-average `stack` by `b` in x and y.
+tomo::ImageStack binXY(const tomo::ImageStack& stack, int b) {
+    if (b <= 1) return stack;
+    tomo::ImageStack out(std::max(1, stack.width / b), std::max(1, stack.height / b), stack.depth);
+    const float norm = 1.0f / static_cast<float>(b * b);
+    for (int z = 0; z < stack.depth; ++z) {
+        auto src = stack.image(z);
+        auto dst = out.image(z);
+        for (int y = 0; y < out.height; ++y)
+            for (int x = 0; x < out.width; ++x) {
+                float sum = 0.0f;
+                for (int j = 0; j < b; ++j)
+                    for (int i = 0; i < b; ++i)
+                        sum += src[static_cast<std::size_t>(y * b + j) * stack.width + x * b + i];
+                dst[static_cast<std::size_t>(y) * out.width + x] = sum * norm;
+            }
+    }
+    return out;
+}
+
+tomo::Image crop(const tomo::Image& full, const tomo::Region& r) {
+    tomo::Image out(r.width, r.height);
+    for (int y = 0; y < r.height; ++y)
+        std::memcpy(&out.data[static_cast<std::size_t>(y) * r.width],
+                    &full.data[static_cast<std::size_t>(r.y + y) * full.width + r.x],
+                    static_cast<std::size_t>(r.width) * sizeof(float));
+    return out;
+}
+
+tomo::ReconGeometry reconGeometry(const tomo::DatasetInfo& info, const SliceParams& p) {
+    tomo::Geometry g;
+    g.angles = info.angles;
+    g.bins = info.columns;
+    g.axis = p.axis;
+    g.axisOffsets = p.axisOffsets;
+    tomo::ReconGeometry rg = tomo::ReconGeometry::fullSlice(std::move(g));
+    rg.region = p.effectiveRegion(info.columns);
+    return rg;
+}
+
+void checkRows(const tomo::DatasetInfo& info, int first, int& count) {
+    if (count <= 0) count = info.rows - first;
+    if (first < 0 || first >= info.rows || count < 1 || first + count > info.rows)
+        throw tomo::InvalidArgument("rows " + std::to_string(first) + " to " + std::to_string(first + count - 1) +
+                                    " are outside the dataset (0 to " + std::to_string(info.rows - 1) + ")");
+}
+
+/// Chunks small enough for a progress bar that moves (about 25 steps),
+/// whole multiples of the slices per pass.
+int chunkRowsFor(int rows, int slicesPerPass) {
+    const int spp = std::max(1, slicesPerPass);
+    int chunk = std::clamp(rows / 25, 1, 64);
+    return std::max(spp, chunk / spp * spp);
+}
+
+} // namespace
+
+struct Controller::Source {
+    QString path;
+    tomo::OpenOptions options;
+    std::shared_ptr<tomo::DatasetReader> shared; // thread-safe (memory) reader, else null
+    std::optional<DemoSpec> demo;
+};
+
+struct Controller::Pending {
+    std::optional<std::pair<quint64, SliceParams>> slice;
+    int sliceGeneration = 0;
+    std::optional<std::pair<ReferenceKind, SliceParams>> reference;
+    int referenceGeneration = 0;
+};
+
+Controller::Controller(QObject* parent) : QObject(parent), m_pending(std::make_unique<Pending>()) {
+    static const bool registered = [] {
+        qRegisterMetaType<tomo::ui::DatasetSummary>();
+        qRegisterMetaType<tomo::ui::SliceResult>();
+        qRegisterMetaType<tomo::ui::ReferenceResult>();
+        qRegisterMetaType<tomo::ui::ModeComparison>();
+        qRegisterMetaType<tomo::ui::AxisResult>();
+        qRegisterMetaType<tomo::ui::ExportReport>();
+        qRegisterMetaType<tomo::ui::SubVolume>();
+        qRegisterMetaType<tomo::ui::JobProgress>();
+        qRegisterMetaType<tomo::ui::JobKind>();
+        qRegisterMetaType<tomo::ui::JobStatus>();
+        return true;
+    }();
+    (void)registered;
+    m_previewThread.setObjectName(QStringLiteral("tomo-preview"));
+    m_jobThread.setObjectName(QStringLiteral("tomo-jobs"));
+    m_previewContext = new QObject;
+    m_jobContext = new QObject;
+    m_previewContext->moveToThread(&m_previewThread);
+    m_jobContext->moveToThread(&m_jobThread);
+    connect(&m_previewThread, &QThread::finished, m_previewContext, &QObject::deleteLater);
+    connect(&m_jobThread, &QThread::finished, m_jobContext, &QObject::deleteLater);
+    m_previewThread.start();
+    m_jobThread.start();
+    QMetaObject::invokeMethod(m_previewContext, &lowerThreadPriority, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(m_jobContext, &lowerThreadPriority, Qt::QueuedConnection);
+}
+
+Controller::~Controller() {
+    {
+        std::lock_guard lock(m_mutex);
+        m_pending = std::make_unique<Pending>();
+        if (m_running) m_running->cancel();
+        if (m_jobToken) m_jobToken->cancel();
+    }
+    m_previewThread.quit();
+    m_jobThread.quit();
+    m_previewThread.wait();
+    m_jobThread.wait();
+}
+
+void Controller::postPreview(std::function<void()> task) {
+    QMetaObject::invokeMethod(m_previewContext, std::move(task), Qt::QueuedConnection);
+}
+
+void Controller::reportError(const QString& what, const std::exception& e) {
+    QString title = what;
+    if (dynamic_cast<const tomo::OutOfMemory*>(&e) || dynamic_cast<const std::bad_alloc*>(&e))
+        title = tr("Not enough memory");
+    else if (dynamic_cast<const tomo::DeviceError*>(&e))
+        title = tr("Device error");
+    else if (dynamic_cast<const tomo::IoError*>(&e) || dynamic_cast<const tomo::FormatError*>(&e))
+        title = tr("Cannot read or write the file");
+    QString message = what % QStringLiteral(": ") % QString::fromUtf8(e.what());
+    if (dynamic_cast<const std::bad_alloc*>(&e)) message = what % QStringLiteral(": ") % tr("out of host memory");
+    QMetaObject::invokeMethod(this, [this, title, message] { emit failed(title, message); }, Qt::QueuedConnection);
+}
+
+// ---------------------------------------------------------------- datasets
+
+void Controller::installDataset(std::shared_ptr<tomo::DatasetReader> reader, std::shared_ptr<const Source> source,
+                                DatasetSummary summary) {
+    // Preview thread: replace the sessions, then tell the UI.
+    auto session = std::make_unique<tomo::PreviewSession>(reader);
+    m_session = std::move(session);
+    m_reader = std::move(reader);
+    m_referenceSession.reset();
+    m_demo = source->demo;
+    summary.generation = ++m_workerGeneration;
+    {
+        std::lock_guard lock(m_mutex);
+        m_source = std::move(source);
+    }
+    QMetaObject::invokeMethod(this, [this, summary] {
+        m_generation = summary.generation;
+        emit datasetOpened(summary);
+    }, Qt::QueuedConnection);
+}
+
+void Controller::openFile(const QString& path, const tomo::OpenOptions& options) {
+    postPreview([this, path, options] {
+        QElapsedTimer timer;
+        timer.start();
+        try {
+            std::shared_ptr<tomo::DatasetReader> reader = tomo::openDataset(path.toStdString(), options);
+            auto source = std::make_shared<Source>();
+            source->path = path;
+            source->options = options;
+            DatasetSummary summary;
+            summary.info = reader->info();
+            summary.title = QFileInfo(path).fileName();
+            summary.path = path;
+            summary.secondsToOpen = timer.elapsed() / 1e3;
+            installDataset(std::move(reader), std::move(source), std::move(summary));
+        } catch (const std::exception& e) {
+            reportError(tr("Cannot open %1").arg(QFileInfo(path).fileName()), e);
+        }
+    });
+}
+
+void Controller::openDemo(const DemoSpec& spec) {
+    postPreview([this, spec] {
+        QElapsedTimer timer;
+        timer.start();
+        try {
+            const auto angles = tomo::uniformAngles(spec.projections);
+            tomo::ImageStack sinograms = tomo::projectPhantom(spec.phantom(), angles);
+            std::shared_ptr<tomo::DatasetReader> reader =
+                tomo::makeMemoryDataset(std::move(sinograms), angles, "demo-phantom");
+            auto source = std::make_shared<Source>();
+            source->shared = reader;
+            source->demo = spec;
+            DatasetSummary summary;
+            summary.info = reader->info();
+            summary.title = tr("Demo phantom");
+            summary.demo = spec;
+            summary.secondsToOpen = timer.elapsed() / 1e3;
+            installDataset(std::move(reader), std::move(source), std::move(summary));
+        } catch (const std::exception& e) {
+            reportError(tr("Cannot create the demo phantom"), e);
+        }
+    });
+}
+
+std::shared_ptr<tomo::DatasetReader> Controller::openJobReader() const {
+    std::shared_ptr<const Source> source;
+    {
+        std::lock_guard lock(m_mutex);
+        source = m_source;
+    }
+    if (!source) throw tomo::InvalidArgument("no dataset is open");
+    if (source->shared) return source->shared;
+    return tomo::openDataset(source->path.toStdString(), source->options);
+}
+
+// ------------------------------------------------------------- live slices
+
+void Controller::requestSlice(const SliceParams& params) {
+    {
+        std::lock_guard lock(m_mutex);
+        m_pending->slice = std::make_pair(++m_sequence, params);
+        m_pending->sliceGeneration = m_generation;
+        // A reference yields to any slice (it is queued again); a slice
+        // yields to a newer one only when it has run a while.
+        if (m_running && (m_runningReference || (m_runningSince.isValid() &&
+                                                 m_runningSince.elapsed() > kCancelRunningAfterMs)))
+            m_running->cancel();
+    }
+    scheduleDrain();
+}
+
+void Controller::requestReference(ReferenceKind kind, const SliceParams& params) {
+    if (kind == ReferenceKind::Pinned) return;
+    {
+        std::lock_guard lock(m_mutex);
+        m_pending->reference = std::make_pair(kind, params);
+        m_pending->referenceGeneration = m_generation;
+    }
+    scheduleDrain();
+}
+
+void Controller::cancelSlice() {
+    std::lock_guard lock(m_mutex);
+    ++m_cancelEpoch;
+    m_pending->slice.reset();
+    m_pending->reference.reset();
+    if (m_running) m_running->cancel();
+}
+
+bool Controller::sliceBusy() const {
+    std::lock_guard lock(m_mutex);
+    return m_previewBusy;
+}
+
+void Controller::scheduleDrain() {
+    bool startNow = false;
+    {
+        std::lock_guard lock(m_mutex);
+        if (!m_drainScheduled) {
+            m_drainScheduled = true;
+            m_previewBusy = true;
+            startNow = true;
+        }
+    }
+    if (startNow) {
+        emit busyChanged(true);
+        postPreview([this] { drain(); });
+    }
+}
+
+void Controller::drain() {
+    for (;;) {
+        std::optional<std::pair<quint64, SliceParams>> slice;
+        std::optional<std::pair<ReferenceKind, SliceParams>> reference;
+        int generation = 0;
+        quint64 epoch = 0;
+        std::shared_ptr<tomo::CancelToken> token;
+        {
+            std::lock_guard lock(m_mutex);
+            if (m_pending->slice) {
+                slice.swap(m_pending->slice);
+                generation = m_pending->sliceGeneration;
+            } else if (m_pending->reference) {
+                reference.swap(m_pending->reference);
+                generation = m_pending->referenceGeneration;
+            } else {
+                m_drainScheduled = false;
+                m_previewBusy = false;
+                m_running.reset();
+                QMetaObject::invokeMethod(this, [this] { emit busyChanged(sliceBusy()); }, Qt::QueuedConnection);
+                return;
+            }
+            token = std::make_shared<tomo::CancelToken>();
+            m_running = token;
+            m_runningReference = reference.has_value();
+            m_runningSince.start();
+            epoch = m_cancelEpoch;
+        }
+        if (generation != m_workerGeneration || !m_session) continue; // made for another dataset
+
+        if (slice) {
+            const quint64 id = slice->first;
+            try {
+                SliceResult r;
+                r.id = id;
+                r.params = slice->second;
+                r.preview = m_session->run(r.params.request(), token.get());
+                r.stats = computeStats(r.preview.slice.data);
+                r.family = familyOf(r.preview.strategy);
+                QMetaObject::invokeMethod(this, [this, generation, r = std::move(r)] {
+                    if (generation == m_generation) emit sliceReady(r);
+                }, Qt::QueuedConnection);
+            } catch (const tomo::Cancelled&) {
+                QMetaObject::invokeMethod(this, [this, id] { emit sliceCancelled(id); }, Qt::QueuedConnection);
+            } catch (const std::exception& e) {
+                reportError(tr("Reconstruction failed"), e);
+            }
+        } else {
+            try {
+                ReferenceResult ref;
+                ref.kind = reference->first;
+                ref.params = reference->second;
+                QElapsedTimer timer;
+                timer.start();
+                const tomo::DatasetInfo& info = m_session->info();
+                if (ref.kind == ReferenceKind::Truth) {
+                    if (!m_demo) throw tomo::InvalidArgument("the true image is known only for the demo phantom");
+                    const tomo::Region region = ref.params.effectiveRegion(info.columns);
+                    ref.image = crop(tomo::rasterizePhantom(m_demo->phantom(), ref.params.row, info.columns, info.columns),
+                                     region);
+                    ref.label = tr("True phantom");
+                } else {
+                    if (!m_referenceSession) m_referenceSession = std::make_unique<tomo::PreviewSession>(m_reader);
+                    tomo::PreviewRequest rq = ref.params.request();
+                    rq.options = exactOptions(ref.params.options);
+                    ref.image = m_referenceSession->run(rq, token.get()).slice;
+                    ref.label = tr("cpu-reference (exact)");
+                }
+                ref.seconds = timer.elapsed() / 1e3;
+                QMetaObject::invokeMethod(this, [this, generation, ref = std::move(ref)] {
+                    if (generation == m_generation) emit referenceReady(ref);
+                }, Qt::QueuedConnection);
+            } catch (const tomo::Cancelled&) {
+                // Pre-empted by a slice: run it again later unless the user
+                // cancelled or a newer reference is waiting.
+                std::lock_guard lock(m_mutex);
+                if (epoch == m_cancelEpoch && !m_pending->reference) {
+                    m_pending->reference = std::move(reference);
+                    m_pending->referenceGeneration = generation;
+                }
+            } catch (const std::exception& e) {
+                reportError(tr("Reference failed"), e);
+            }
+        }
+        std::lock_guard lock(m_mutex);
+        m_running.reset();
+    }
+}
+
+void Controller::findAxis(int row) {
+    const int generation = m_generation;
+    postPreview([this, row, generation] {
+        if (generation != m_workerGeneration || !m_session) return;
+        try {
+            AxisResult r;
+            r.row = row;
+            r.estimate = tomo::findRotationAxis(m_session->sinogram(row), m_session->info().angles);
+            QMetaObject::invokeMethod(this, [this, generation, r] {
+                if (generation == m_generation) emit axisFound(r);
+            }, Qt::QueuedConnection);
+        } catch (const std::exception& e) {
+            reportError(tr("Axis finder failed"), e);
+        }
+    });
+}
+
+// ---------------------------------------------------------------- long jobs
+
+bool Controller::jobBusy() const {
+    std::lock_guard lock(m_mutex);
+    return m_jobToken != nullptr;
+}
+
+void Controller::cancelJob() {
+    std::lock_guard lock(m_mutex);
+    if (m_jobToken) m_jobToken->cancel();
+}
+
+bool Controller::startJob(JobKind kind, std::function<void(const tomo::CancelToken&)> job) {
+    std::shared_ptr<tomo::CancelToken> token;
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_jobToken || !m_source) return false;
+        m_jobToken = std::make_shared<tomo::CancelToken>();
+        token = m_jobToken;
+    }
+    emit jobStarted(kind);
+    QMetaObject::invokeMethod(m_jobContext, [this, kind, job = std::move(job), token] {
+        JobStatus status = JobStatus::Done;
+        QString message;
+        try {
+            token->throwIfCancelled();
+            job(*token);
+        } catch (const tomo::Cancelled&) {
+            status = JobStatus::Cancelled;
+            message = tr("Cancelled");
+        } catch (const std::exception& e) {
+            status = JobStatus::Failed;
+            message = QString::fromUtf8(e.what());
+            const QString what = kind == JobKind::Export      ? tr("Reconstruction to file failed")
+                                 : kind == JobKind::SubVolume ? tr("3D sub-volume failed")
+                                                              : tr("Mode comparison failed");
+            reportError(what, e);
+        }
+        {
+            std::lock_guard lock(m_mutex);
+            m_jobToken.reset();
+        }
+        QMetaObject::invokeMethod(this, [this, kind, status, message] { emit jobFinished(kind, status, message); },
+                                  Qt::QueuedConnection);
+    }, Qt::QueuedConnection);
+    return true;
+}
+
+namespace {
+
+/// Progress callback for the pipeline: cancels, estimates the time left and
+/// posts a JobProgress to `target` in the UI thread.
+tomo::ProgressCallback progressReporter(Controller* target, const tomo::CancelToken& token,
+                                        std::function<void(const JobProgress&)> emitter) {
+    auto timer = std::make_shared<QElapsedTimer>();
+    timer->start();
+    return [target, &token, timer, emitter = std::move(emitter)](double fraction, std::string_view stage) {
+        token.throwIfCancelled();
+        JobProgress p;
+        p.fraction = std::clamp(fraction, 0.0, 1.0);
+        p.stage = QString::fromUtf8(stage.data(), static_cast<qsizetype>(stage.size()));
+        p.secondsElapsed = timer->elapsed() / 1e3;
+        p.secondsLeft = p.fraction > 0.0 ? p.secondsElapsed * (1.0 - p.fraction) / p.fraction : -1.0;
+        QMetaObject::invokeMethod(target, [emitter, p] { emitter(p); }, Qt::QueuedConnection);
+    };
+}
+
+} // namespace
+
+bool Controller::exportVolume(const ExportRequest& request) {
+    return startJob(JobKind::Export, [this, request](const tomo::CancelToken& token) {
+        auto reader = openJobReader();
+        const tomo::DatasetInfo& info = reader->info();
+        tomo::VolumeJob job;
+        job.firstRow = request.firstRow;
+        job.rowCount = request.rowCount;
+        checkRows(info, job.firstRow, job.rowCount);
+        job.geometry = reconGeometry(info, request.params);
+        job.options = request.params.options;
+        job.chunkRows = chunkRowsFor(job.rowCount, job.options.slicesPerPass);
+        const tomo::Region region = job.geometry.region;
+        // The writer writes to a temporary and renames on commit; when the
+        // job throws (cancel, error) it is destroyed uncommitted and the
+        // temporary removed: no partial file under the target name.
+        auto writer = tomo::createVolumeWriter(request.target.toStdString(), region.width, region.height,
+                                               job.rowCount, request.write);
+        ExportReport report;
+        report.target = request.target;
+        report.report = tomo::reconstructVolume(
+            *reader, job, *writer,
+            progressReporter(this, token, [this](const JobProgress& p) { emit jobProgress(p); }));
+        writer.reset();
+        QMetaObject::invokeMethod(this, [this, report] { emit exportFinished(report); }, Qt::QueuedConnection);
+    });
+}
+
+bool Controller::reconstructSubVolume(const SliceParams& params, int firstRow, int rowCount, int maxDisplaySize) {
+    return startJob(JobKind::SubVolume, [this, params, firstRow, rowCount, maxDisplaySize](const tomo::CancelToken& token) {
+        QElapsedTimer timer;
+        timer.start();
+        auto reader = openJobReader();
+        const tomo::DatasetInfo& info = reader->info();
+        tomo::VolumeJob job;
+        job.firstRow = firstRow;
+        job.rowCount = rowCount;
+        checkRows(info, job.firstRow, job.rowCount);
+        job.geometry = reconGeometry(info, params);
+        job.options = params.options;
+        job.chunkRows = chunkRowsFor(job.rowCount, job.options.slicesPerPass);
+        const tomo::Region region = job.geometry.region;
+        MemoryVolumeWriter writer(region.width, region.height, job.rowCount);
+        tomo::reconstructVolume(*reader, job, writer,
+                                progressReporter(this, token, [this](const JobProgress& p) { emit jobProgress(p); }));
+        SubVolume out;
+        out.firstRow = job.firstRow;
+        {
+            std::lock_guard lock(m_mutex);
+            if (m_source && m_source->demo) {
+                const tomo::PhantomSpec spec = m_source->demo->phantom();
+                out.rowSpacing = spec.rows > 1 ? std::abs(tomo::phantomRowZ(spec, 1) - tomo::phantomRowZ(spec, 0)) *
+                                                     spec.radiusFraction * spec.bins / 2.0
+                                               : 1.0;
+            }
+        }
+        const int largest = std::max(region.width, region.height);
+        out.binning = std::max(1, (largest + maxDisplaySize - 1) / std::max(1, maxDisplaySize));
+        out.volume = binXY(writer.take(), out.binning);
+        out.stats = computeStats(out.volume.data);
+        out.seconds = timer.elapsed() / 1e3;
+        QMetaObject::invokeMethod(this, [this, out = std::move(out)] { emit subVolumeReady(out); }, Qt::QueuedConnection);
+    });
+}
+
+bool Controller::compareModes(const SliceParams& params, const std::vector<tomo::ReconOptions>& modes) {
+    return startJob(JobKind::CompareModes, [this, params, modes](const tomo::CancelToken& token) {
+        auto reader = openJobReader();
+        const int grid = reader->info().columns;
+        const auto steps = static_cast<double>(modes.size() + 1);
+        auto report = [this](double fraction, const QString& stage) {
+            JobProgress p;
+            p.fraction = fraction;
+            p.stage = stage;
+            QMetaObject::invokeMethod(this, [this, p] { emit jobProgress(p); }, Qt::QueuedConnection);
+        };
+        report(0.0, tr("cpu-reference"));
+        tomo::PreviewRequest request = params.request();
+        request.options = exactOptions(params.options);
+        tomo::PreviewSession referenceSession(reader);
+        const tomo::Image reference = referenceSession.run(request, &token).slice;
+        const auto mask = reconstructionDisc(params.effectiveRegion(grid), grid);
+        for (std::size_t i = 0; i < modes.size(); ++i) {
+            token.throwIfCancelled();
+            ModeComparison row;
+            row.options = modes[i];
+            report((static_cast<double>(i) + 1.0) / steps, row.label());
+            try {
+                tomo::PreviewSession session(reader);
+                request.options = modes[i];
+                session.run(request, &token); // load + filter
+                tomo::PreviewResult best = session.run(request, &token);
+                tomo::PreviewResult again = session.run(request, &token);
+                if (again.secondsBackproject < best.secondsBackproject) best = std::move(again);
+                row.options.strategy = best.strategy;
+                row.exact = isExactMode(row.options);
+                row.secondsBackproject = best.secondsBackproject;
+                row.gups = best.gups;
+                row.metrics = tomo::compareImages(best.slice, reference, mask);
+            } catch (const tomo::Cancelled&) {
+                throw;
+            } catch (const std::exception& e) {
+                row.error = QString::fromUtf8(e.what());
+            }
+            QMetaObject::invokeMethod(this, [this, row] { emit modeCompared(row); }, Qt::QueuedConnection);
+        }
+        report(1.0, tr("done"));
+    });
+}
+
+} // namespace tomo::ui

@@ -1,0 +1,37 @@
+// Value statistics of an image for display: range, histogram and the
+// percentiles the automatic window uses. Plain C++ (computed on the worker).
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace tomo::ui {
+
+struct ImageStats {
+    float min = 0.0f;
+    float max = 0.0f;
+    double mean = 0.0;
+    std::size_t finite = 0;        ///< values that are not NaN / inf
+    std::vector<int> histogram;    ///< counts of equal bins over [min, max]
+    /// Automatic display window: the 0.5 % and 99.5 % percentiles
+    /// (so a few hot pixels do not wash out the image).
+    float autoLow = 0.0f;
+    float autoHigh = 1.0f;
+
+    /// Lower edge of histogram bin i.
+    double binEdge(std::size_t i) const {
+        return min + (max - min) * static_cast<double>(i) / static_cast<double>(histogram.empty() ? 1 : histogram.size());
+    }
+};
+
+/// One pass for the range, one for a fine histogram (percentiles accurate to
+/// (max - min) / 4096), then the coarse `bins`-bin histogram for display.
+ImageStats computeStats(std::span<const float> values, int bins = 256,
+                        double lowPercentile = 0.5, double highPercentile = 99.5);
+
+/// Percentile (0..100) of the values from a fine histogram as computeStats does;
+/// NaN / inf ignored; 0 for no finite values.
+float percentile(std::span<const float> values, double p);
+
+} // namespace tomo::ui

@@ -1,0 +1,1103 @@
+#include "main_window.h"
+
+#include "application.h"
+#include "compare_modes_dialog.h"
+#include "export_dialog.h"
+#include "histogram_widget.h"
+#include "metadata_panel.h"
+#include "open_dialog.h"
+#include "parameter_panel.h"
+#include "profile_plot.h"
+#include "quality_panel.h"
+#include "slice_view.h"
+#include "volume_view.h"
+
+#include "tomo/error.h"
+#include "tomo/metrics.h"
+#include "tomo/registry.h"
+#include "tomo/run_config.h"
+#include "tomo/volume_io.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QCryptographicHash>
+#include <QDialogButtonBox>
+#include <QDockWidget>
+#include <QDoubleSpinBox>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QInputDialog>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QProgressDialog>
+#include <QScrollArea>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTableWidget>
+#include <QToolBar>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace tomo::ui {
+namespace {
+
+constexpr int kMaxRecentFiles = 10;
+
+QIcon icon(const char* name) {
+    if (!name) return {};
+    return svgIconsAvailable() ? QIcon(QStringLiteral(":/icons/") % QLatin1String(name) % QStringLiteral(".svg"))
+                               : QIcon();
+}
+
+QString axisKey(const QString& path) {
+    return QStringLiteral("axes/") %
+           QString::fromLatin1(QCryptographicHash::hash(QFileInfo(path).absoluteFilePath().toUtf8(),
+                                                        QCryptographicHash::Sha1)
+                                   .toHex()
+                                   .left(16));
+}
+
+QString modeText(const tomo::ReconOptions& o) {
+    return QString::fromUtf8(tomo::interpolationName(o.interpolation).data()) % QStringLiteral(" · ") %
+           QString::fromUtf8(tomo::precisionName(o.precision).data());
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_controller(new Controller(this)) {
+    setObjectName(QStringLiteral("MainWindow"));
+    setAcceptDrops(true);
+    setDockNestingEnabled(true);
+    setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+
+    m_slice = new SliceView;
+    m_slice->setObjectName(QStringLiteral("sliceView"));
+    m_slice->setCaption(tr("Opening…"));
+    setCentralWidget(m_slice);
+
+    createDocks();
+    createActions();
+    createStatusBar();
+    connectController();
+    m_defaultState = saveState();
+    readSettings();
+    updateTitle();
+}
+
+MainWindow::~MainWindow() = default;
+
+CompareModesDialog* MainWindow::compareDialog() const { return m_compareDialog.data(); }
+QProgressDialog* MainWindow::exportProgress() const { return m_exportProgress.data(); }
+
+// ------------------------------------------------------------------ layout
+
+void MainWindow::createDocks() {
+    auto makeDock = [this](const QString& title, const QString& name, QWidget* content, Qt::DockWidgetArea area) {
+        auto* dock = new QDockWidget(title, this);
+        dock->setObjectName(name);
+        dock->setWidget(content);
+        addDockWidget(area, dock);
+        return dock;
+    };
+
+    m_params = new ParameterPanel;
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(m_params);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setMinimumWidth(m_params->sizeHint().width() + 24);
+    m_paramsDock = makeDock(tr("Parameters"), QStringLiteral("parametersDock"), scroll, Qt::LeftDockWidgetArea);
+
+    m_metadata = new MetadataPanel;
+    m_metadataDock = makeDock(tr("Dataset"), QStringLiteral("datasetDock"), m_metadata, Qt::LeftDockWidgetArea);
+    tabifyDockWidget(m_paramsDock, m_metadataDock);
+    m_paramsDock->raise();
+
+    // Display: histogram, window, colormap.
+    auto* display = new QWidget;
+    m_histogram = new HistogramWidget;
+    m_colormapCombo = new QComboBox;
+    m_colormapCombo->setObjectName(QStringLiteral("colormapCombo"));
+    for (const Colormap& c : colormaps()) {
+        QPixmap swatch = QPixmap::fromImage(colorbarImage(c, 48, 12));
+        m_colormapCombo->addItem(QIcon(swatch), c.label, c.name);
+    }
+    m_colormapCombo->setIconSize(QSize(48, 12));
+    m_colormapCombo->setToolTip(tr("Colormap of the slice view"));
+    m_lowSpin = new QDoubleSpinBox;
+    m_highSpin = new QDoubleSpinBox;
+    for (QDoubleSpinBox* s : {m_lowSpin, m_highSpin}) {
+        s->setDecimals(5);
+        s->setRange(-1e9, 1e9);
+        s->setKeyboardTracking(false);
+        s->setMinimumWidth(90);
+    }
+    m_lowSpin->setToolTip(tr("Window low: values at or below are the first colour"));
+    m_highSpin->setToolTip(tr("Window high: values at or above are the last colour"));
+    auto* autoButton = new QToolButton;
+    auto* row = new QHBoxLayout;
+    row->addWidget(m_colormapCombo, 1);
+    row->addWidget(m_lowSpin);
+    row->addWidget(m_highSpin);
+    row->addWidget(autoButton);
+    auto* displayLayout = new QVBoxLayout(display);
+    displayLayout->setContentsMargins(4, 4, 4, 4);
+    displayLayout->addWidget(m_histogram, 1);
+    displayLayout->addLayout(row);
+    m_displayDock = makeDock(tr("Display"), QStringLiteral("displayDock"), display, Qt::RightDockWidgetArea);
+    autoButton->setObjectName(QStringLiteral("autoWindowButton"));
+
+    m_quality = new QualityPanel;
+    m_qualityDock = makeDock(tr("Quality"), QStringLiteral("qualityDock"), m_quality, Qt::RightDockWidgetArea);
+
+    m_profile = new ProfilePlot;
+    m_profileDock = makeDock(tr("Profile"), QStringLiteral("profileDock"), m_profile, Qt::BottomDockWidgetArea);
+
+    // The 3D view is created on first use (its OpenGL context is costly).
+    auto* placeholder = new QLabel(tr("3D view: View ▸ 3D view (Ctrl+3)"));
+    placeholder->setAlignment(Qt::AlignCenter);
+    m_volumeDock = makeDock(tr("3D view"), QStringLiteral("volumeDock"), placeholder, Qt::RightDockWidgetArea);
+    tabifyDockWidget(m_qualityDock, m_volumeDock);
+    m_qualityDock->raise();
+    connect(m_volumeDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        if (visible && !m_volume) showVolumeView();
+    });
+
+    resizeDocks({m_paramsDock, m_displayDock}, {340, 430}, Qt::Horizontal);
+    resizeDocks({m_displayDock, m_qualityDock}, {200, 560}, Qt::Vertical);
+    resizeDocks({m_profileDock}, {330}, Qt::Vertical);
+
+    connect(m_colormapCombo, &QComboBox::currentIndexChanged, this,
+            [this] { setColormap(m_colormapCombo->currentData().toString()); });
+    connect(m_lowSpin, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        applyWindow(static_cast<float>(v), m_slice->windowHigh(), true);
+    });
+    connect(m_highSpin, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        applyWindow(m_slice->windowLow(), static_cast<float>(v), true);
+    });
+    connect(m_histogram, &HistogramWidget::windowChanged, this, [this](float lo, float hi) { applyWindow(lo, hi, true); });
+    connect(m_slice, &SliceView::windowChanged, this, [this](float lo, float hi) { applyWindow(lo, hi, true); });
+    connect(m_slice, &SliceView::lineChanged, this, &MainWindow::setProfileLine);
+    connect(m_slice, &SliceView::regionSelected, this, [this](const QRect& r) {
+        m_params->setRegion(tomo::Region{r.x(), r.y(), r.width(), r.height()});
+        m_panAction->trigger();
+    });
+    connect(m_slice, &SliceView::hovered, this, [this](QPoint p, float v, bool inside) {
+        m_hoverLabel->setText(inside ? QStringLiteral("x %1  y %2  %3").arg(p.x()).arg(p.y()).arg(v, 0, 'g', 5)
+                                     : QString());
+    });
+    // Result and difference views move together.
+    connect(m_slice, &SliceView::viewChanged, m_quality->view(), &SliceView::setView);
+    connect(m_quality->view(), &SliceView::viewChanged, m_slice, &SliceView::setView);
+    connect(m_quality->view(), &SliceView::lineChanged, this, &MainWindow::setProfileLine);
+    connect(m_quality->view(), &SliceView::hovered, this, [this](QPoint p, float v, bool inside) {
+        m_hoverLabel->setText(inside ? tr("x %1  y %2  Δ %3").arg(p.x()).arg(p.y()).arg(v, 0, 'g', 4) : QString());
+    });
+
+    connect(m_params, &ParameterPanel::paramsChanged, this, &MainWindow::onParamsChanged);
+    connect(m_params, &ParameterPanel::reconstructRequested, this, &MainWindow::requestSlice);
+    connect(m_params, &ParameterPanel::cancelRequested, this, [this] {
+        m_controller->cancelSlice();
+        statusBar()->showMessage(tr("Slice cancelled"), 3000);
+    });
+    connect(m_params, &ParameterPanel::findAxisRequested, m_controller, &Controller::findAxis);
+    connect(m_params, &ParameterPanel::drawRegionRequested, this, [this] { m_regionAction->trigger(); });
+    connect(m_params, &ParameterPanel::failed, this, &MainWindow::showError);
+
+    connect(m_quality, &QualityPanel::referenceKindChanged, this, [this] {
+        requestReferenceIfNeeded();
+        refreshComparison();
+        refreshProfile();
+    });
+    connect(m_quality, &QualityPanel::discOnlyChanged, this, &MainWindow::refreshComparison);
+    connect(m_quality, &QualityPanel::pinRequested, this, &MainWindow::pinCurrent);
+    connect(m_qualityDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        if (visible) requestReferenceIfNeeded();
+    });
+}
+
+void MainWindow::createActions() {
+    auto action = [this](const QString& text, const char* iconName, const QKeySequence& key, const QString& tip,
+                         auto slot) {
+        auto* a = new QAction(icon(iconName), text, this);
+        if (!key.isEmpty()) a->setShortcut(key);
+        a->setToolTip(key.isEmpty() ? tip : tip % QStringLiteral(" (") % key.toString(QKeySequence::NativeText) % QLatin1Char(')'));
+        a->setStatusTip(tip);
+        connect(a, &QAction::triggered, this, slot);
+        return a;
+    };
+
+    // File
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* open = action(tr("&Open…"), "open", QKeySequence::Open, tr("Open a dataset (HDF5, TIFF, folder of TIFFs)"), [this] {
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Open dataset"), lastDirectory(),
+            tr("Tomography data (*.h5 *.hdf5 *.hdf *.nxs *.tif *.tiff);;Parameter files (*.json);;All files (*)"));
+        if (path.isEmpty()) return;
+        if (path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive)) loadParameters(path);
+        else openPath(path);
+    });
+    QAction* openWith = action(tr("Open &with Options…"), nullptr, QKeySequence(tr("Ctrl+Shift+O")),
+                               tr("Open a folder of TIFFs or a raw file, with angles and raw layout"), [this] {
+                                   OpenDialog dialog(lastDirectory(), this);
+                                   if (dialog.exec() == QDialog::Accepted) openPath(dialog.path(), dialog.options());
+                               });
+    m_recentMenu = new QMenu(tr("Open &Recent"), this);
+    QAction* demo = action(tr("Open &Demo Phantom"), "demo", QKeySequence(tr("Ctrl+D")),
+                           tr("The 3D Shepp–Logan phantom with exact projections; its true image is known"),
+                           [this] { openDemo(); });
+    QAction* loadParams = action(tr("&Load Parameters…"), "load-params", QKeySequence(tr("Ctrl+L")),
+                                 tr("Load reconstruction parameters from a JSON file (tomo-recon --config format)"), [this] {
+                                     const QString path = QFileDialog::getOpenFileName(
+                                         this, tr("Load parameters"), lastDirectory(), tr("Parameter files (*.json)"));
+                                     if (!path.isEmpty()) loadParameters(path);
+                                 });
+    QAction* saveParams = action(tr("&Save Parameters…"), "save-params", QKeySequence::Save,
+                                 tr("Save the parameters as JSON; run the same with tomo-recon --config FILE"), [this] {
+                                     const QString base = m_dataset && !m_dataset->path.isEmpty()
+                                                              ? QFileInfo(m_dataset->path).completeBaseName()
+                                                              : QStringLiteral("demo_phantom");
+                                     const QString path = QFileDialog::getSaveFileName(
+                                         this, tr("Save parameters"),
+                                         QDir(lastDirectory()).filePath(base % QStringLiteral("_params.json")),
+                                         tr("Parameter files (*.json)"));
+                                     if (!path.isEmpty()) saveParameters(path);
+                                 });
+    QAction* exportAction = action(tr("&Reconstruct to File…"), "export", QKeySequence(tr("Ctrl+E")),
+                                   tr("Reconstruct a range of rows into an HDF5 file or TIFF stack"), [this] {
+                                       if (!m_dataset) return;
+                                       ExportDialog dialog(*m_dataset, m_params->params(), m_slice->windowLow(),
+                                                           m_slice->windowHigh(), lastDirectory(), this);
+                                       if (dialog.exec() == QDialog::Accepted) startExport(dialog.request());
+                                   });
+    QAction* saveValues = action(tr("Save Slice &Values…"), nullptr, QKeySequence(tr("Ctrl+Shift+S")),
+                                 tr("Save the current slice as float32 (TIFF or HDF5)"), [this] { saveSliceValues(); });
+    QAction* saveImage = action(tr("Save Slice &Image…"), nullptr, QKeySequence(),
+                                tr("Save the current slice as a PNG with the display window and colormap"),
+                                [this] { saveSliceImage(); });
+    QAction* quit = action(tr("&Quit"), nullptr, QKeySequence::Quit, tr("Quit"), [this] { close(); });
+    file->addActions({open, openWith});
+    file->addMenu(m_recentMenu);
+    file->addAction(demo);
+    file->addSeparator();
+    file->addActions({loadParams, saveParams});
+    file->addSeparator();
+    file->addActions({exportAction, saveValues, saveImage});
+    file->addSeparator();
+    file->addAction(quit);
+
+    // Reconstruction
+    QMenu* recon = menuBar()->addMenu(tr("&Reconstruction"));
+    QAction* run = action(tr("&Reconstruct Slice"), "reconstruct", QKeySequence(Qt::Key_F5),
+                          tr("Reconstruct the current slice now"), [this] { requestSlice(); });
+    QAction* cancel = action(tr("&Cancel"), "cancel", QKeySequence(Qt::Key_Escape), tr("Cancel the running slice or job"),
+                             [this] {
+                                 m_controller->cancelSlice();
+                                 m_controller->cancelJob();
+                                 statusBar()->showMessage(tr("Cancelled"), 3000);
+                             });
+    m_liveAction = action(tr("&Live Update"), "live", QKeySequence(tr("Ctrl+U")),
+                          tr("Reconstruct on every parameter change (latest change wins)"),
+                          [this](bool on) { m_params->setLiveUpdate(on); });
+    m_liveAction->setCheckable(true);
+    m_liveAction->setChecked(true);
+    QAction* findAxis = action(tr("&Find Rotation Axis"), "find-axis", QKeySequence(tr("Ctrl+F")),
+                               tr("Estimate the rotation axis from the current row"),
+                               [this] { m_controller->findAxis(m_params->params().row); });
+    QAction* axisDown = action(tr("Axis −0.25 px"), nullptr, QKeySequence(Qt::Key_BracketLeft), tr("Move the axis left"),
+                               [this] { m_params->nudgeAxis(-0.25); });
+    QAction* axisUp = action(tr("Axis +0.25 px"), nullptr, QKeySequence(Qt::Key_BracketRight), tr("Move the axis right"),
+                             [this] { m_params->nudgeAxis(0.25); });
+    QAction* axisDownFine = action(tr("Axis −0.01 px"), nullptr, QKeySequence(Qt::Key_BraceLeft),
+                                   tr("Move the axis left, finely"), [this] { m_params->nudgeAxis(-0.01); });
+    QAction* axisUpFine = action(tr("Axis +0.01 px"), nullptr, QKeySequence(Qt::Key_BraceRight),
+                                 tr("Move the axis right, finely"), [this] { m_params->nudgeAxis(0.01); });
+    QAction* rowUp = action(tr("Previous Row"), nullptr, QKeySequence(Qt::Key_PageUp), tr("Previous detector row"),
+                            [this] { m_params->stepRow(-1); });
+    QAction* rowDown = action(tr("Next Row"), nullptr, QKeySequence(Qt::Key_PageDown), tr("Next detector row"),
+                              [this] { m_params->stepRow(1); });
+    QAction* compare = action(tr("Compare &Modes…"), "compare", QKeySequence(tr("Ctrl+M")),
+                              tr("Reconstruct this slice in every available mode; error and speed side by side"),
+                              [this] { compareModes(); });
+    QAction* pin = action(tr("&Pin Result as Reference"), "pin", QKeySequence(Qt::Key_P),
+                          tr("Keep the current result as the reference of the quality view"), [this] { pinCurrent(); });
+    recon->addActions({run, cancel, m_liveAction});
+    recon->addSeparator();
+    recon->addActions({findAxis, axisDown, axisUp, axisDownFine, axisUpFine, rowUp, rowDown});
+    recon->addSeparator();
+    recon->addActions({pin, compare, exportAction});
+
+    // View
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    auto* tools = new QActionGroup(this);
+    m_panAction = action(tr("&Pan Tool"), "pan", QKeySequence(Qt::Key_H), tr("Drag to pan; wheel zooms everywhere"),
+                         [this] { m_slice->setTool(SliceView::Tool::Pan); m_quality->view()->setTool(SliceView::Tool::Pan); });
+    m_lineAction = action(tr("&Line Tool"), "line", QKeySequence(Qt::Key_L), tr("Drag a line on the slice to plot its profile"),
+                          [this] { m_slice->setTool(SliceView::Tool::Line); m_quality->view()->setTool(SliceView::Tool::Line); });
+    m_regionAction = action(tr("&Region Tool"), "region", QKeySequence(Qt::Key_R),
+                            tr("Drag a rectangle to reconstruct only that region"),
+                            [this] { m_slice->setTool(SliceView::Tool::Region); });
+    for (QAction* a : {m_panAction, m_lineAction, m_regionAction}) {
+        a->setCheckable(true);
+        tools->addAction(a);
+    }
+    m_panAction->setChecked(true);
+    m_slice->setTool(SliceView::Tool::Pan);
+    QAction* fit = action(tr("&Fit to Window"), "fit", QKeySequence(Qt::Key_F), tr("Fit the slice into the view"), [this] {
+        m_slice->fitToWindow();
+        m_quality->view()->fitToWindow();
+    });
+    QAction* oneToOne = action(tr("Zoom &1:1"), "one-to-one", QKeySequence(Qt::Key_1),
+                               tr("One screen pixel per slice pixel"), [this] { m_slice->zoomOneToOne(); });
+    m_autoWindowAction = action(tr("&Automatic Window"), "auto-window", QKeySequence(Qt::Key_A),
+                                tr("Window from the 0.5 % and 99.5 % percentiles of each new slice"), [this](bool on) {
+                                    if (on && m_result) applyWindow(m_result->stats.autoLow, m_result->stats.autoHigh, false);
+                                });
+    m_autoWindowAction->setCheckable(true);
+    m_autoWindowAction->setChecked(true);
+    qobject_cast<QToolButton*>(m_displayDock->findChild<QToolButton*>(QStringLiteral("autoWindowButton")))
+        ->setDefaultAction(m_autoWindowAction);
+    QMenu* colormapMenu = view->addMenu(tr("&Colormap"));
+    m_colormapGroup = new QActionGroup(this);
+    for (const Colormap& c : colormaps()) {
+        QAction* a = colormapMenu->addAction(QIcon(QPixmap::fromImage(colorbarImage(c, 48, 12))), c.label);
+        a->setCheckable(true);
+        a->setData(c.name);
+        m_colormapGroup->addAction(a);
+        connect(a, &QAction::triggered, this, [this, name = c.name] { setColormap(name); });
+    }
+    QAction* pixelSize = action(tr("&Pixel Size…"), nullptr, QKeySequence(), tr("Pixel size for the scale bar"), [this] {
+        bool ok = false;
+        const double v = QInputDialog::getDouble(this, tr("Pixel size"), tr("Detector pixel size in µm (0 = count pixels):"),
+                                                 m_pixelSize, 0.0, 1e6, 3, &ok);
+        if (!ok) return;
+        m_pixelSize = v;
+        m_slice->setPixelSize(v);
+        m_quality->view()->setPixelSize(v);
+    });
+    QAction* show3d = action(tr("&3D View"), "view3d", QKeySequence(tr("Ctrl+3")),
+                             tr("Volume rendering of a reconstructed sub-volume with orthogonal planes"),
+                             [this] { showVolumeView(); });
+    QAction* resetLayout = action(tr("Reset &Layout"), nullptr, QKeySequence(), tr("Put every panel back in its place"),
+                                  [this] { restoreState(m_defaultState); });
+    view->addActions({m_panAction, m_lineAction, m_regionAction});
+    view->addSeparator();
+    view->addActions({fit, oneToOne, m_autoWindowAction, pixelSize});
+    view->addSeparator();
+    for (QDockWidget* d : {m_paramsDock, m_metadataDock, m_displayDock, m_qualityDock, m_profileDock})
+        view->addAction(d->toggleViewAction());
+    view->addAction(show3d);
+    view->addAction(resetLayout);
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(action(tr("&Keyboard Shortcuts"), nullptr, QKeySequence(Qt::Key_F1), tr("List the shortcuts"),
+                           [this] { showShortcuts(); }));
+    help->addAction(action(tr("&About"), nullptr, QKeySequence(), tr("About Tomo Workstation"), [this] {
+        QMessageBox::about(this, tr("About Tomo Workstation"),
+                           tr("<h3>Tomo Workstation %1</h3><p>Parallel-beam tomography: live slice reconstruction, "
+                              "quality comparison of fast approximate back-projection modes, 3D view.</p>"
+                              "<p>Strategies in this build: %2</p>")
+                               .arg(QCoreApplication::applicationVersion())
+                               .arg([] {
+                                   QStringList names;
+                                   for (const tomo::Backend* b : tomo::BackendRegistry::instance().backends())
+                                       names << QString::fromStdString(b->name()) %
+                                                    (b->unavailableReason().empty() ? QString() : tr(" (unavailable)"));
+                                   return names.join(QStringLiteral(", "));
+                               }()));
+    }));
+
+    // Toolbar
+    QToolBar* bar = addToolBar(tr("Main"));
+    bar->setObjectName(QStringLiteral("mainToolBar"));
+    bar->setIconSize(QSize(22, 22));
+    bar->setToolButtonStyle(svgIconsAvailable() ? Qt::ToolButtonIconOnly : Qt::ToolButtonTextOnly);
+    bar->addActions({open, demo, loadParams, saveParams});
+    bar->addSeparator();
+    bar->addActions({run, cancel, m_liveAction, findAxis});
+    bar->addSeparator();
+    bar->addActions({m_panAction, m_lineAction, m_regionAction, fit, oneToOne, m_autoWindowAction});
+    bar->addSeparator();
+    bar->addActions({pin, compare, exportAction, show3d});
+    addActions({axisDown, axisUp, axisDownFine, axisUpFine, rowUp, rowDown});
+
+    connect(m_params, &ParameterPanel::liveUpdateChanged, m_liveAction, &QAction::setChecked);
+}
+
+void MainWindow::createStatusBar() {
+    m_hoverLabel = new QLabel;
+    m_hoverLabel->setMinimumWidth(200);
+    m_backendLabel = new QLabel;
+    m_timeLabel = new QLabel;
+    m_gupsLabel = new QLabel;
+    m_busyLabel = new QLabel;
+    m_jobBar = new QProgressBar;
+    m_jobBar->setMaximumWidth(220);
+    m_jobBar->setRange(0, 100);
+    m_jobBar->hide();
+    m_backendLabel->setToolTip(tr("Backend family · strategy that ran (and the one asked for) · interpolation · precision"));
+    m_timeLabel->setToolTip(tr("Time of the last slice: whole run (back-projection only; filtering when it was redone)"));
+    m_gupsLabel->setToolTip(tr("Back-projection speed: giga-updates per second (pixels × projections / s / 1e9)"));
+    statusBar()->addWidget(m_hoverLabel);
+    for (QWidget* w : std::initializer_list<QWidget*>{m_jobBar, m_busyLabel, m_backendLabel, m_timeLabel, m_gupsLabel})
+        statusBar()->addPermanentWidget(w);
+}
+
+void MainWindow::connectController() {
+    connect(m_controller, &Controller::datasetOpened, this, &MainWindow::onDatasetOpened);
+    connect(m_controller, &Controller::sliceReady, this, &MainWindow::onSliceReady);
+    connect(m_controller, &Controller::referenceReady, this, &MainWindow::onReferenceReady);
+    connect(m_controller, &Controller::failed, this, &MainWindow::showError);
+    connect(m_controller, &Controller::axisFound, this, [this](const AxisResult& r) {
+        m_params->setAxisEstimate(r);
+        statusBar()->showMessage(tr("Rotation axis %1 px (confidence %2)").arg(r.estimate.axis, 0, 'f', 2)
+                                     .arg(r.estimate.confidence, 0, 'f', 2), 8000);
+    });
+    connect(m_controller, &Controller::busyChanged, this, [this](bool busy) {
+        m_busyLabel->setText(busy ? tr("● reconstructing…") : QString());
+        m_params->setBusy(busy);
+    });
+
+    connect(m_controller, &Controller::jobStarted, this, [this](JobKind kind) {
+        if (kind != JobKind::Export) {
+            m_jobBar->setValue(0);
+            m_jobBar->setFormat(kind == JobKind::SubVolume ? tr("3D: %p %") : tr("modes: %p %"));
+            m_jobBar->show();
+        }
+        if (m_volume) m_volume->setBusy(true);
+    });
+    connect(m_controller, &Controller::jobProgress, this, [this](const JobProgress& p) {
+        const int percent = static_cast<int>(std::lround(p.fraction * 100.0));
+        m_jobBar->setValue(percent);
+        if (m_exportProgress) {
+            m_exportProgress->setValue(percent);
+            m_exportProgress->setLabelText(
+                p.secondsLeft >= 0.0 ? tr("Reconstructing… %1 done, about %2 left (%3 elapsed)")
+                                           .arg(QStringLiteral("%1 %").arg(percent))
+                                           .arg(formatSeconds(p.secondsLeft))
+                                           .arg(formatSeconds(p.secondsElapsed))
+                                     : tr("Reconstructing… %1").arg(p.stage));
+        }
+        if (m_compareDialog) m_compareDialog->setProgress(p);
+    });
+    connect(m_controller, &Controller::jobFinished, this, [this](JobKind kind, JobStatus status, const QString& message) {
+        m_jobBar->hide();
+        if (m_volume) m_volume->setBusy(false);
+        if (kind == JobKind::Export && m_exportProgress) {
+            m_exportProgress->reset();
+            m_exportProgress->hide();
+            m_exportProgress->deleteLater();
+        }
+        if (kind == JobKind::CompareModes && m_compareDialog) m_compareDialog->finish(status, message);
+        if (status == JobStatus::Cancelled)
+            statusBar()->showMessage(kind == JobKind::Export ? tr("Reconstruction to file cancelled: no file written")
+                                                             : tr("Cancelled"),
+                                     8000);
+    });
+    connect(m_controller, &Controller::exportFinished, this, [this](const ExportReport& r) {
+        statusBar()->showMessage(tr("Wrote %1: %2 slices in %3 (%4 GU/s, %5)")
+                                     .arg(QFileInfo(r.target).fileName())
+                                     .arg(r.report.slices)
+                                     .arg(formatSeconds(r.report.secondsTotal))
+                                     .arg(r.report.gups, 0, 'f', 2)
+                                     .arg(QString::fromStdString(r.report.strategy)),
+                                 15000);
+    });
+    connect(m_controller, &Controller::subVolumeReady, this, [this](const SubVolume& v) {
+        if (!m_volume) return;
+        const float lo = m_autoWindowAction->isChecked() ? v.stats.autoLow : m_slice->windowLow();
+        const float hi = m_autoWindowAction->isChecked() ? v.stats.autoHigh : m_slice->windowHigh();
+        m_volume->setVolume(v, lo, hi, m_slice->colormapName());
+    });
+    connect(m_controller, &Controller::modeCompared, this, [this](const ModeComparison& row) {
+        if (m_compareDialog) m_compareDialog->addRow(row);
+    });
+}
+
+// ---------------------------------------------------------------- datasets
+
+void MainWindow::openPath(const QString& path, const tomo::OpenOptions& options) {
+    statusBar()->showMessage(tr("Opening %1…").arg(QFileInfo(path).fileName()));
+    setLastDirectory(path);
+    m_controller->openFile(path, options);
+}
+
+void MainWindow::openDemo(const DemoSpec& spec) {
+    statusBar()->showMessage(tr("Projecting the demo phantom…"));
+    m_controller->openDemo(spec);
+}
+
+void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
+    m_dataset = summary;
+    m_result.reset();
+    m_reference.reset();
+    m_pinned.reset();
+    m_referenceRequested.reset();
+    m_line.reset();
+    m_slice->clear();
+    m_slice->setCaption(tr("Reconstructing…"));
+    m_quality->clear();
+    m_quality->setTruthAvailable(summary.demo.has_value());
+    m_quality->setPinnedLabel({});
+    m_profile->clear();
+    m_metadata->setDataset(summary);
+    if (m_volume) m_volume->setDataset(summary.info.rows, summary.info.rows / 2);
+    if (!summary.path.isEmpty()) addRecentFile(summary.path);
+    updateTitle();
+
+    // Keep the options the user had; the geometry is the new dataset's.
+    const SliceParams previous = m_params->params();
+    m_params->setDataset(summary);
+    SliceParams p = m_params->params();
+    p.options = previous.options;
+    p.axis = (summary.info.columns - 1) / 2.0;
+    QSettings settings;
+    if (!summary.path.isEmpty()) p.axis = settings.value(axisKey(summary.path), p.axis).toDouble();
+    statusBar()->showMessage(tr("Opened %1: %2 projections × %3 rows × %4 columns")
+                                 .arg(summary.title)
+                                 .arg(summary.info.projections)
+                                 .arg(summary.info.rows)
+                                 .arg(summary.info.columns),
+                             8000);
+    const QString pending = std::exchange(m_pendingParameters, QString());
+    m_params->setParams(p); // emits paramsChanged -> first slice
+    if (!pending.isEmpty()) {
+        // A parameter file opened its dataset: apply it now, but only to
+        // that dataset (not to another one opened after a failure).
+        try {
+            const QString input = QString::fromStdString(tomo::loadRunConfig(pending.toStdString()).input.string());
+            if (input.isEmpty() ? summary.demo.has_value() : QFileInfo(input) == QFileInfo(summary.path))
+                loadParameters(pending);
+        } catch (const std::exception&) {
+            loadParameters(pending); // reports the error
+        }
+    }
+    if (!m_params->liveUpdate()) requestSlice();
+}
+
+bool MainWindow::loadParameters(const QString& path) {
+    try {
+        const tomo::RunConfig config = tomo::loadRunConfig(path.toStdString());
+        setLastDirectory(path);
+        const QString input = QString::fromStdString(config.input.string());
+        const bool sameDataset = m_dataset && ((input.isEmpty() && m_dataset->demo) ||
+                                               (!input.isEmpty() && QFileInfo(input) == QFileInfo(m_dataset->path)));
+        if (!input.isEmpty() && !sameDataset) {
+            m_pendingParameters = path; // applied when the dataset is open
+            openPath(input);
+            return true;
+        }
+        if (!m_dataset) {
+            m_pendingParameters = path;
+            openDemo();
+            return true;
+        }
+        SliceParams p = fromRunConfig(config, m_dataset->info.projections);
+        const int current = m_params->params().row;
+        const bool covers = config.rowCount == 0 ? current >= config.firstRow
+                                                 : current >= config.firstRow && current < config.firstRow + config.rowCount;
+        p.row = covers ? current : std::clamp(config.firstRow, 0, m_dataset->info.rows - 1);
+        m_params->setParams(p);
+        statusBar()->showMessage(tr("Parameters loaded from %1").arg(QFileInfo(path).fileName()), 8000);
+        return true;
+    } catch (const std::exception& e) {
+        showError(tr("Cannot load parameters"), QString::fromUtf8(e.what()));
+        return false;
+    }
+}
+
+bool MainWindow::saveParameters(const QString& path) {
+    try {
+        const QString input = m_dataset ? m_dataset->path : QString();
+        tomo::saveRunConfig(path.toStdString(), toRunConfig(m_params->params(), input, 0, 0));
+        setLastDirectory(path);
+        statusBar()->showMessage(
+            input.isEmpty() ? tr("Saved %1 (demo phantom: no input file recorded)").arg(QFileInfo(path).fileName())
+                            : tr("Saved %1: tomo-recon --config %1 reproduces this reconstruction")
+                                  .arg(QFileInfo(path).fileName()),
+            10000);
+        return true;
+    } catch (const std::exception& e) {
+        showError(tr("Cannot save parameters"), QString::fromUtf8(e.what()));
+        return false;
+    }
+}
+
+// ------------------------------------------------------------- live slices
+
+void MainWindow::onParamsChanged() {
+    if (!m_dataset) return;
+    if (!m_params->liveUpdate()) {
+        statusBar()->showMessage(tr("Parameters changed: press F5 to reconstruct"), 4000);
+        return;
+    }
+    requestSlice();
+}
+
+void MainWindow::requestSlice() {
+    if (!m_dataset) return;
+    const QString error = m_params->validationError();
+    if (!error.isEmpty()) {
+        statusBar()->showMessage(error, 6000);
+        return;
+    }
+    m_controller->requestSlice(m_params->params());
+    requestReferenceIfNeeded();
+}
+
+bool MainWindow::referenceMatches(const ReferenceResult& ref, const SliceResult& result) const {
+    const tomo::Image& img = result.preview.slice;
+    if (ref.image.width != img.width || ref.image.height != img.height) return false;
+    switch (ref.kind) {
+    case ReferenceKind::Exact:
+        return ref.params.sameGeometry(result.params);
+    case ReferenceKind::Truth:
+        return ref.params.row == result.params.row && ref.params.region == result.params.region;
+    case ReferenceKind::Pinned:
+        return true;
+    }
+    return false;
+}
+
+const ReferenceResult* MainWindow::activeReference() const {
+    const ReferenceKind kind = m_quality->referenceKind();
+    const ReferenceResult* ref = kind == ReferenceKind::Pinned ? (m_pinned ? &*m_pinned : nullptr)
+                                                               : (m_reference && m_reference->kind == kind ? &*m_reference : nullptr);
+    if (!ref || !m_result || !referenceMatches(*ref, *m_result)) return nullptr;
+    return ref;
+}
+
+void MainWindow::requestReferenceIfNeeded() {
+    if (!m_dataset) return;
+    const ReferenceKind kind = m_quality->referenceKind();
+    if (kind == ReferenceKind::Pinned) return;
+    // Only while someone looks at it: the quality panel or a profile line.
+    if (!m_quality->isVisible() && !m_line) return;
+    SliceParams p = m_params->params();
+    auto same = [&](const SliceParams& a) {
+        return kind == ReferenceKind::Exact ? a.sameGeometry(p) : (a.row == p.row && a.region == p.region);
+    };
+    if (m_reference && m_reference->kind == kind && same(m_reference->params)) return;
+    if (m_referenceRequested && m_referenceRequestedKind == kind && same(*m_referenceRequested)) return;
+    m_referenceRequested = p;
+    m_referenceRequestedKind = kind;
+    m_controller->requestReference(kind, p);
+}
+
+void MainWindow::onSliceReady(const SliceResult& r) {
+    m_result = r;
+    const tomo::Region& region = r.preview.region;
+    if (m_line && (m_slice->image().width != region.width || m_slice->image().height != region.height)) {
+        m_line.reset(); // the line belonged to another region
+        m_slice->setLine(std::nullopt);
+        m_quality->view()->setLine(std::nullopt);
+        m_profile->clear();
+    }
+    m_slice->setImage(r.preview.slice, QPoint(region.x, region.y));
+    m_histogram->setStats(r.stats);
+    if (m_autoWindowAction->isChecked()) applyWindow(r.stats.autoLow, r.stats.autoHigh, false);
+    const QString requested = QString::fromStdString(r.params.options.strategy);
+    const QString ran = QString::fromStdString(r.preview.strategy);
+    m_slice->setCaption(tr("Row %1 · axis %2 · %3 · %4%5")
+                            .arg(r.params.row)
+                            .arg(r.params.axis, 0, 'f', 2)
+                            .arg(ran)
+                            .arg(modeText(r.params.options))
+                            .arg(r.params.region ? tr(" · region %1×%2 at (%3, %4)")
+                                                       .arg(region.width)
+                                                       .arg(region.height)
+                                                       .arg(region.x)
+                                                       .arg(region.y)
+                                                 : QString()));
+    m_backendLabel->setText(r.family % QStringLiteral(" · ") % ran %
+                            (requested == QLatin1String("auto") ? tr(" (auto)") : QString()) % QStringLiteral(" · ") %
+                            modeText(r.params.options));
+    m_timeLabel->setText(tr("%1 (back-projection %2%3)")
+                             .arg(formatSeconds(r.preview.secondsTotal))
+                             .arg(formatSeconds(r.preview.secondsBackproject))
+                             .arg(r.preview.filtered ? tr(", filter %1").arg(formatSeconds(r.preview.secondsFilter)) : QString()));
+    m_gupsLabel->setText(tr("%1 GU/s").arg(r.preview.gups, 0, 'f', 2));
+    if (m_dataset && !m_dataset->path.isEmpty()) QSettings().setValue(axisKey(m_dataset->path), r.params.axis);
+    requestReferenceIfNeeded();
+    refreshComparison();
+    refreshProfile();
+    emit resultShown(r.id);
+}
+
+void MainWindow::onReferenceReady(const ReferenceResult& ref) {
+    m_reference = ref;
+    m_referenceRequested.reset();
+    refreshComparison();
+    refreshProfile();
+    emit referenceShown();
+}
+
+void MainWindow::refreshComparison() {
+    if (!m_result) return;
+    const ReferenceKind kind = m_quality->referenceKind();
+    const ReferenceResult* ref = activeReference();
+    QString waiting;
+    if (!ref) {
+        waiting = kind == ReferenceKind::Pinned
+                      ? tr("The pinned result has another size (region); pin again.")
+                      : (kind == ReferenceKind::Exact ? tr("Computing the cpu-reference result for these parameters…")
+                                                      : tr("Computing the true phantom image…"));
+    }
+    m_quality->showComparison(*m_result, ref, waiting);
+    m_quality->view()->setLine(m_line);
+}
+
+void MainWindow::setProfileLine(const QLineF& line) {
+    m_line = line;
+    m_slice->setLine(line);
+    m_quality->view()->setLine(line);
+    m_profileDock->show();
+    requestReferenceIfNeeded();
+    refreshProfile();
+}
+
+void MainWindow::refreshProfile() {
+    if (!m_result || !m_line) return;
+    const QLineF& l = *m_line;
+    const auto result = tomo::lineProfile(m_result->preview.slice, l.x1(), l.y1(), l.x2(), l.y2());
+    std::vector<tomo::ProfilePoint> reference;
+    QString referenceLabel = tr("Reference (waiting)");
+    if (const ReferenceResult* ref = activeReference()) {
+        reference = tomo::lineProfile(ref->image, l.x1(), l.y1(), l.x2(), l.y2());
+        referenceLabel = ref->label;
+    }
+    m_profile->setProfiles(result, tr("Result: %1 · %2").arg(QString::fromStdString(m_result->preview.strategy),
+                                                             modeText(m_result->params.options)),
+                           reference, referenceLabel);
+}
+
+void MainWindow::pinCurrent() {
+    if (!m_result) return;
+    ReferenceResult pinned;
+    pinned.kind = ReferenceKind::Pinned;
+    pinned.params = m_result->params;
+    pinned.image = m_result->preview.slice;
+    pinned.label = tr("%1 · %2 · axis %3 · row %4")
+                       .arg(QString::fromStdString(m_result->preview.strategy), modeText(m_result->params.options))
+                       .arg(m_result->params.axis, 0, 'f', 2)
+                       .arg(m_result->params.row);
+    m_pinned = pinned;
+    m_quality->setPinnedLabel(pinned.label);
+    m_quality->setReferenceKind(ReferenceKind::Pinned);
+    m_qualityDock->show();
+    m_qualityDock->raise();
+    statusBar()->showMessage(tr("Pinned %1 as the reference").arg(pinned.label), 6000);
+}
+
+// ----------------------------------------------------------------- display
+
+void MainWindow::applyWindow(float low, float high, bool fromUser) {
+    if (!(high > low)) return;
+    if (fromUser && m_autoWindowAction->isChecked()) m_autoWindowAction->setChecked(false);
+    m_slice->setWindow(low, high);
+    m_histogram->setWindow(low, high);
+    {
+        QSignalBlocker a(m_lowSpin), b(m_highSpin);
+        const double step = std::max(1e-6, (high - low) / 100.0);
+        m_lowSpin->setSingleStep(step);
+        m_highSpin->setSingleStep(step);
+        m_lowSpin->setValue(low);
+        m_highSpin->setValue(high);
+    }
+    if (m_volume) m_volume->setWindow(low, high, m_slice->colormapName());
+}
+
+void MainWindow::setColormap(const QString& name) {
+    m_slice->setColormap(name);
+    m_histogram->setColormap(name);
+    {
+        QSignalBlocker b(m_colormapCombo);
+        m_colormapCombo->setCurrentIndex(std::max(0, m_colormapCombo->findData(name)));
+    }
+    for (QAction* a : m_colormapGroup->actions()) a->setChecked(a->data().toString() == name);
+    if (m_volume) m_volume->setWindow(m_slice->windowLow(), m_slice->windowHigh(), name);
+}
+
+// ---------------------------------------------------------------- long jobs
+
+bool MainWindow::startExport(const ExportRequest& request) {
+    if (!m_controller->exportVolume(request)) {
+        showError(tr("Busy"), tr("Another long job is running; cancel it or wait for it to finish."));
+        return false;
+    }
+    setLastDirectory(request.target);
+    auto* progress = new QProgressDialog(tr("Reconstructing rows %1–%2 to %3…")
+                                             .arg(request.firstRow)
+                                             .arg(request.firstRow + request.rowCount - 1)
+                                             .arg(QFileInfo(request.target).fileName()),
+                                         tr("Cancel"), 0, 100, this);
+    progress->setWindowTitle(tr("Reconstruct to file"));
+    progress->setWindowModality(Qt::WindowModal);
+    progress->setAutoClose(false);
+    progress->setAutoReset(false);
+    progress->setMinimumDuration(0);
+    progress->setMinimumWidth(460);
+    progress->setValue(0);
+    connect(progress, &QProgressDialog::canceled, m_controller, &Controller::cancelJob);
+    m_exportProgress = progress;
+    progress->show();
+    return true;
+}
+
+void MainWindow::compareModes() {
+    if (!m_dataset) return;
+    const SliceParams p = m_params->params();
+    const auto modes = CompareModesDialog::modesToCompare(p.options);
+    if (!m_compareDialog) {
+        m_compareDialog = new CompareModesDialog(this);
+        connect(m_compareDialog, &CompareModesDialog::cancelRequested, m_controller, &Controller::cancelJob);
+    }
+    if (!m_controller->compareModes(p, modes)) {
+        showError(tr("Busy"), tr("Another long job is running; cancel it or wait for it to finish."));
+        return;
+    }
+    const tomo::Region r = p.effectiveRegion(m_dataset->info.columns);
+    m_compareDialog->start(tr("Row %1, axis %2 px, %3 × %4 px, filter %5: each mode against cpu-reference, inside the "
+                              "reconstruction disc. Times are back-projection only, best of two runs with the "
+                              "filtered sinogram kept.")
+                               .arg(p.row)
+                               .arg(p.axis, 0, 'f', 2)
+                               .arg(r.width)
+                               .arg(r.height)
+                               .arg(QString::fromUtf8(tomo::filterWindowName(p.options.filter.window).data())),
+                           static_cast<int>(modes.size()));
+    m_compareDialog->show();
+    m_compareDialog->raise();
+}
+
+void MainWindow::showVolumeView() {
+    if (!m_volume) {
+        m_volume = new VolumeView;
+        m_volume->setObjectName(QStringLiteral("volumeView"));
+        QWidget* placeholder = m_volumeDock->widget();
+        m_volumeDock->setWidget(m_volume);
+        placeholder->deleteLater();
+        if (m_dataset) m_volume->setDataset(m_dataset->info.rows, m_params->params().row);
+        connect(m_volume, &VolumeView::reconstructRequested, this, [this](int first, int count) {
+            if (!m_controller->reconstructSubVolume(m_params->params(), first, count))
+                showError(tr("Busy"), tr("Another long job is running; cancel it or wait for it to finish."));
+        });
+    }
+    m_volumeDock->show();
+    m_volumeDock->raise();
+}
+
+// ------------------------------------------------------------ saving slices
+
+void MainWindow::saveSliceValues() {
+    if (!m_result) return;
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save slice values"),
+                                                      QDir(lastDirectory()).filePath(QStringLiteral("slice.tif")),
+                                                      tr("TIFF float32 (*.tif);;HDF5 (*.h5)"));
+    if (path.isEmpty()) return;
+    try {
+        const tomo::Image& img = m_result->preview.slice;
+        tomo::WriteOptions options;
+        options.overwrite = true;
+        options.attributes["tomo_run_config"] =
+            tomo::toJson(toRunConfig(m_result->params, m_dataset ? m_dataset->path : QString(), m_result->params.row, 1));
+        auto writer = tomo::createVolumeWriter(path.toStdString(), img.width, img.height, 1, options);
+        writer->writeSlices(0, 1, img.data);
+        writer->commit();
+        setLastDirectory(path);
+        statusBar()->showMessage(tr("Saved %1").arg(path), 6000);
+    } catch (const std::exception& e) {
+        showError(tr("Cannot save the slice"), QString::fromUtf8(e.what()));
+    }
+}
+
+void MainWindow::saveSliceImage() {
+    if (!m_result) return;
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save slice image"),
+                                                      QDir(lastDirectory()).filePath(QStringLiteral("slice.png")),
+                                                      tr("PNG images (*.png)"));
+    if (path.isEmpty()) return;
+    const tomo::Image& img = m_result->preview.slice;
+    const QImage image = renderImage(img.data.data(), img.width, img.height, m_slice->windowLow(), m_slice->windowHigh(),
+                                     colormap(m_slice->colormapName()));
+    if (!image.save(path)) showError(tr("Cannot save the image"), tr("Writing %1 failed.").arg(path));
+    else setLastDirectory(path);
+}
+
+// ------------------------------------------------------------------ errors
+
+void MainWindow::showError(const QString& title, const QString& message) {
+    emit errorShown(title, message);
+    statusBar()->showMessage(title, 8000);
+    if (m_errorBox && m_errorBox->isVisible()) {
+        // One dialog at a time: later errors are appended.
+        m_errorBox->setText(m_errorBox->text() % QStringLiteral("\n\n") % title % QStringLiteral(": ") % message);
+        return;
+    }
+    auto* box = new QMessageBox(QMessageBox::Critical, title, message, QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("errorDialog"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setInformativeText(tr("The workstation keeps running; the previous dataset and parameters are unchanged."));
+    m_errorBox = box;
+    box->open();
+}
+
+// ------------------------------------------------------- settings and files
+
+void MainWindow::readSettings() {
+    QSettings s;
+    restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(s.value(QStringLiteral("window/state")).toByteArray());
+    if (!s.contains(QStringLiteral("window/geometry"))) resize(1600, 1000);
+    setColormap(s.value(QStringLiteral("view/colormap"), QStringLiteral("grey")).toString());
+    m_pixelSize = s.value(QStringLiteral("view/pixelSizeUm"), 0.0).toDouble();
+    m_slice->setPixelSize(m_pixelSize);
+    m_quality->view()->setPixelSize(m_pixelSize);
+    m_autoWindowAction->setChecked(s.value(QStringLiteral("view/autoWindow"), true).toBool());
+    const bool live = s.value(QStringLiteral("parameters/live"), true).toBool();
+    m_params->setLiveUpdate(live);
+    m_liveAction->setChecked(live);
+    const QString options = s.value(QStringLiteral("parameters/options")).toString();
+    if (!options.isEmpty()) {
+        try {
+            SliceParams p = m_params->params();
+            p.options = tomo::runConfigFromJson(options.toStdString()).options;
+            m_params->setParams(p);
+        } catch (const std::exception&) {
+            // Settings from another version: keep the defaults.
+        }
+    }
+    m_quality->setReferenceKind(static_cast<ReferenceKind>(
+        std::clamp(s.value(QStringLiteral("view/reference"), 0).toInt(), 0, 1)));
+    rebuildRecentMenu();
+}
+
+void MainWindow::writeSettings() {
+    QSettings s;
+    s.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    s.setValue(QStringLiteral("window/state"), saveState());
+    s.setValue(QStringLiteral("view/colormap"), m_slice->colormapName());
+    s.setValue(QStringLiteral("view/pixelSizeUm"), m_pixelSize);
+    s.setValue(QStringLiteral("view/autoWindow"), m_autoWindowAction->isChecked());
+    s.setValue(QStringLiteral("view/reference"), static_cast<int>(m_quality->referenceKind()));
+    s.setValue(QStringLiteral("parameters/live"), m_params->liveUpdate());
+    tomo::RunConfig options;
+    options.options = m_params->params().options;
+    s.setValue(QStringLiteral("parameters/options"), QString::fromStdString(tomo::toJson(options)));
+}
+
+QString MainWindow::lastDirectory() const {
+    return QSettings().value(QStringLiteral("files/lastDirectory"), QDir::homePath()).toString();
+}
+
+void MainWindow::setLastDirectory(const QString& pathInside) {
+    const QFileInfo fi(pathInside);
+    QSettings().setValue(QStringLiteral("files/lastDirectory"), fi.isDir() ? fi.absoluteFilePath() : fi.absolutePath());
+}
+
+void MainWindow::addRecentFile(const QString& path) {
+    QSettings s;
+    QStringList files = s.value(QStringLiteral("files/recent")).toStringList();
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    files.removeAll(absolute);
+    files.prepend(absolute);
+    while (files.size() > kMaxRecentFiles) files.removeLast();
+    s.setValue(QStringLiteral("files/recent"), files);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+    m_recentMenu->clear();
+    const QStringList files = QSettings().value(QStringLiteral("files/recent")).toStringList();
+    int index = 1;
+    for (const QString& f : files) {
+        QAction* a = m_recentMenu->addAction(QStringLiteral("&%1  %2").arg(index++ % 10).arg(QFileInfo(f).fileName()));
+        a->setToolTip(f);
+        a->setStatusTip(f);
+        connect(a, &QAction::triggered, this, [this, f] { openPath(f); });
+    }
+    if (files.isEmpty()) m_recentMenu->addAction(tr("(none)"))->setEnabled(false);
+    m_recentMenu->addSeparator();
+    connect(m_recentMenu->addAction(tr("Clear List")), &QAction::triggered, this, [this] {
+        QSettings().remove(QStringLiteral("files/recent"));
+        rebuildRecentMenu();
+    });
+}
+
+void MainWindow::updateTitle() {
+    setWindowTitle(m_dataset ? m_dataset->title % QStringLiteral(" — Tomo Workstation") : QStringLiteral("Tomo Workstation"));
+}
+
+QString MainWindow::statusSummary() const {
+    return m_backendLabel->text() % QStringLiteral(" | ") % m_timeLabel->text() % QStringLiteral(" | ") % m_gupsLabel->text();
+}
+
+void MainWindow::showShortcuts() {
+    auto* dialog = new QDialog(this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setWindowTitle(tr("Keyboard shortcuts"));
+    auto* table = new QTableWidget(0, 2, dialog);
+    table->setHorizontalHeaderLabels({tr("Action"), tr("Shortcut")});
+    table->verticalHeader()->hide();
+    table->horizontalHeader()->setStretchLastSection(true);
+    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    for (QAction* a : findChildren<QAction*>()) {
+        if (a->shortcut().isEmpty()) continue;
+        const int row = table->rowCount();
+        table->insertRow(row);
+        table->setItem(row, 0, new QTableWidgetItem(QString(a->text()).remove(QLatin1Char('&'))));
+        table->setItem(row, 1, new QTableWidgetItem(a->shortcut().toString(QKeySequence::NativeText)));
+    }
+    const QStringList mouse = {tr("Wheel: zoom about the cursor"), tr("Middle drag (or left drag, pan tool): pan"),
+                               tr("Right drag: window (horizontal) and level (vertical)"),
+                               tr("Double click: fit"), tr("3D view: left drag rotate, middle pan, wheel zoom")};
+    for (const QString& m : mouse) {
+        const int row = table->rowCount();
+        table->insertRow(row);
+        table->setItem(row, 0, new QTableWidgetItem(m));
+        table->setItem(row, 1, new QTableWidgetItem(tr("mouse")));
+    }
+    table->resizeColumnsToContents();
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, dialog);
+    connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
+    auto* layout = new QVBoxLayout(dialog);
+    layout->addWidget(table);
+    layout->addWidget(buttons);
+    dialog->resize(480, 560);
+    dialog->show();
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+    writeSettings();
+    m_controller->cancelSlice();
+    m_controller->cancelJob();
+    e->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
+    if (e->mimeData()->hasUrls() && !e->mimeData()->urls().isEmpty() && e->mimeData()->urls().first().isLocalFile())
+        e->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* e) {
+    const QString path = e->mimeData()->urls().first().toLocalFile();
+    e->acceptProposedAction();
+    if (path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive)) loadParameters(path);
+    else openPath(path);
+}
+
+} // namespace tomo::ui

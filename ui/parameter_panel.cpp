@@ -1,0 +1,285 @@
+#include "parameter_panel.h"
+
+#include "ui_parameter_panel.h"
+
+#include "tomo/error.h"
+#include "tomo/registry.h"
+
+#include <QFileDialog>
+#include <QSignalBlocker>
+#include <QStandardItemModel>
+
+#include <cmath>
+
+namespace tomo::ui {
+namespace {
+
+constexpr double kSliderStep = 0.01; // axis slider: one step = 0.01 px
+
+QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+
+} // namespace
+
+ParameterPanel::ParameterPanel(QWidget* parent) : QWidget(parent), ui(std::make_unique<Ui::ParameterPanel>()) {
+    ui->setupUi(this);
+    populateChoices();
+    setDataset(DatasetSummary{});
+
+    // Row: spin box and slider mirror each other.
+    connect(ui->rowSlider, &QSlider::valueChanged, ui->rowSpin, &QSpinBox::setValue);
+    connect(ui->rowSpin, &QSpinBox::valueChanged, this, [this](int v) {
+        QSignalBlocker b(ui->rowSlider);
+        ui->rowSlider->setValue(v);
+        ui->confidenceLabel->clear();
+        changed();
+    });
+    // Axis: slider in 0.01 px steps, spin box in 0.25 px steps.
+    connect(ui->axisSlider, &QSlider::valueChanged, this, [this](int v) { ui->axisSpin->setValue(v * kSliderStep); });
+    connect(ui->axisSpin, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        QSignalBlocker b(ui->axisSlider);
+        ui->axisSlider->setValue(static_cast<int>(std::lround(v / kSliderStep)));
+        changed();
+    });
+    connect(ui->centreButton, &QToolButton::clicked, this, [this] { ui->axisSpin->setValue((m_bins - 1) / 2.0); });
+    connect(ui->findAxisButton, &QPushButton::clicked, this, [this] {
+        ui->confidenceLabel->setText(tr("searching…"));
+        emit findAxisRequested(ui->rowSpin->value());
+    });
+    connect(ui->offsetsBrowseButton, &QToolButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Per-projection axis offsets"), QString(),
+                                                          tr("Text files (*.txt *.dat *.csv);;All files (*)"));
+        if (!path.isEmpty()) loadOffsets(path);
+    });
+    connect(ui->offsetsClearButton, &QToolButton::clicked, this, [this] {
+        m_offsets.clear();
+        m_offsetsFile.clear();
+        ui->offsetsEdit->clear();
+        changed();
+    });
+    for (QComboBox* c : {ui->windowCombo, ui->paddingCombo, ui->strategyCombo, ui->interpolationCombo,
+                         ui->precisionCombo, ui->slicesPerPassCombo, ui->deviceCombo})
+        connect(c, &QComboBox::currentIndexChanged, this, &ParameterPanel::changed);
+    connect(ui->threadsSpin, &QSpinBox::valueChanged, this, &ParameterPanel::changed);
+    connect(ui->roiGroup, &QGroupBox::toggled, this, &ParameterPanel::changed);
+    for (QSpinBox* s : {ui->roiXSpin, ui->roiYSpin, ui->roiWidthSpin, ui->roiHeightSpin})
+        connect(s, &QSpinBox::valueChanged, this, &ParameterPanel::changed);
+    connect(ui->roiDrawButton, &QPushButton::clicked, this, &ParameterPanel::drawRegionRequested);
+    connect(ui->reconstructButton, &QPushButton::clicked, this, &ParameterPanel::reconstructRequested);
+    connect(ui->cancelButton, &QPushButton::clicked, this, &ParameterPanel::cancelRequested);
+    connect(ui->liveCheck, &QCheckBox::toggled, this, [this](bool on) {
+        emit liveUpdateChanged(on);
+        if (on) changed(); // catch up with what changed meanwhile
+    });
+    updateValidation();
+}
+
+ParameterPanel::~ParameterPanel() = default;
+
+void ParameterPanel::populateChoices() {
+    for (auto w : {tomo::FilterWindow::RamLak, tomo::FilterWindow::SheppLogan, tomo::FilterWindow::Cosine,
+                   tomo::FilterWindow::Hamming, tomo::FilterWindow::Hann})
+        ui->windowCombo->addItem(qs(tomo::filterWindowName(w)), static_cast<int>(w));
+    for (auto p : {tomo::Padding::Edge, tomo::Padding::Zero})
+        ui->paddingCombo->addItem(qs(tomo::paddingName(p)), static_cast<int>(p));
+    for (auto i : {tomo::Interpolation::Linear, tomo::Interpolation::Nearest})
+        ui->interpolationCombo->addItem(qs(tomo::interpolationName(i)), static_cast<int>(i));
+    for (auto p : {tomo::Precision::Float32, tomo::Precision::Float16})
+        ui->precisionCombo->addItem(qs(tomo::precisionName(p)), static_cast<int>(p));
+    for (int s : {1, 2, 4}) ui->slicesPerPassCombo->addItem(QString::number(s), s);
+
+    // Strategies: "auto" and every registered backend; unavailable ones are
+    // greyed out with the reason as tooltip.
+    auto* model = new QStandardItemModel(ui->strategyCombo);
+    auto* autoItem = new QStandardItem(tr("auto (fastest available)"));
+    autoItem->setData(QStringLiteral("auto"), Qt::UserRole);
+    autoItem->setToolTip(tr("The fastest available exact strategy for these options (autotuned on GPUs)"));
+    model->appendRow(autoItem);
+    for (const tomo::Backend* b : tomo::BackendRegistry::instance().backends()) {
+        const QString name = QString::fromStdString(b->name());
+        auto* item = new QStandardItem(b->isExact() ? name : tr("%1 (approximate)").arg(name));
+        item->setData(name, Qt::UserRole);
+        const std::string why = b->unavailableReason();
+        if (why.empty()) {
+            item->setToolTip(QString::fromStdString(b->family()) % QStringLiteral(": ") %
+                             QString::fromStdString(b->description()));
+        } else {
+            item->setEnabled(false);
+            item->setToolTip(tr("Not available: %1").arg(QString::fromStdString(why)));
+        }
+        model->appendRow(item);
+    }
+    ui->strategyCombo->setModel(model);
+
+    const auto devices = tomo::gpuDevices();
+    if (devices.empty()) {
+        ui->deviceCombo->addItem(tr("CPU (no GPU found)"), 0);
+        ui->deviceCombo->setToolTip(tr("This build or machine has no usable GPU; CPU strategies ignore the device"));
+    } else {
+        for (const tomo::GpuDevice& d : devices)
+            ui->deviceCombo->addItem(tr("GPU %1: %2").arg(d.index).arg(QString::fromStdString(d.name)), d.index);
+        ui->deviceCombo->setToolTip(tr("GPU used by the CUDA strategies"));
+    }
+}
+
+void ParameterPanel::setDataset(const DatasetSummary& dataset) {
+    ++m_blockSignals;
+    m_bins = dataset.info.columns;
+    m_projections = dataset.info.projections;
+    const int rows = std::max(1, dataset.info.rows);
+    ui->rowSlider->setRange(0, rows - 1);
+    ui->rowSpin->setRange(0, rows - 1);
+    ui->rowSpin->setValue(rows / 2);
+    ui->rowsLabel->setText(tr("of %1").arg(rows));
+    const int bins = std::max(1, m_bins);
+    ui->axisSpin->setRange(-bins / 2.0, bins * 1.5);
+    ui->axisSlider->setRange(0, static_cast<int>(std::lround((bins - 1) / kSliderStep)));
+    ui->axisSlider->setPageStep(static_cast<int>(1.0 / kSliderStep));
+    setAxisControls((bins - 1) / 2.0);
+    ui->confidenceLabel->clear();
+    m_offsets.clear();
+    m_offsetsFile.clear();
+    ui->offsetsEdit->clear();
+    for (QSpinBox* s : {ui->roiXSpin, ui->roiYSpin}) s->setRange(0, bins - 1);
+    for (QSpinBox* s : {ui->roiWidthSpin, ui->roiHeightSpin}) s->setRange(1, bins);
+    ui->roiXSpin->setValue(bins / 4);
+    ui->roiYSpin->setValue(bins / 4);
+    ui->roiWidthSpin->setValue(std::max(1, bins / 2));
+    ui->roiHeightSpin->setValue(std::max(1, bins / 2));
+    ui->roiGroup->setChecked(false);
+    setEnabled(dataset.info.columns > 0);
+    --m_blockSignals;
+    updateValidation();
+}
+
+void ParameterPanel::setAxisControls(double axis) {
+    QSignalBlocker a(ui->axisSpin), b(ui->axisSlider);
+    ui->axisSpin->setValue(axis);
+    ui->axisSlider->setValue(static_cast<int>(std::lround(axis / kSliderStep)));
+}
+
+SliceParams ParameterPanel::params() const {
+    SliceParams p;
+    p.row = ui->rowSpin->value();
+    p.axis = ui->axisSpin->value();
+    p.axisOffsets = m_offsets;
+    p.axisOffsetsFile = m_offsetsFile;
+    if (ui->roiGroup->isChecked()) {
+        tomo::Region r{ui->roiXSpin->value(), ui->roiYSpin->value(), ui->roiWidthSpin->value(),
+                       ui->roiHeightSpin->value()};
+        r.width = std::min(r.width, m_bins - r.x);
+        r.height = std::min(r.height, m_bins - r.y);
+        p.region = r;
+    }
+    tomo::ReconOptions& o = p.options;
+    o.strategy = ui->strategyCombo->currentData(Qt::UserRole).toString().toStdString();
+    o.interpolation = static_cast<tomo::Interpolation>(ui->interpolationCombo->currentData().toInt());
+    o.precision = static_cast<tomo::Precision>(ui->precisionCombo->currentData().toInt());
+    o.slicesPerPass = ui->slicesPerPassCombo->currentData().toInt();
+    o.filter.window = static_cast<tomo::FilterWindow>(ui->windowCombo->currentData().toInt());
+    o.filter.padding = static_cast<tomo::Padding>(ui->paddingCombo->currentData().toInt());
+    o.device = ui->deviceCombo->currentData().toInt();
+    o.threads = ui->threadsSpin->value();
+    return p;
+}
+
+void ParameterPanel::setParams(const SliceParams& p) {
+    ++m_blockSignals;
+    ui->rowSpin->setValue(p.row);
+    setAxisControls(std::isfinite(p.axis) ? p.axis : (m_bins - 1) / 2.0);
+    m_offsets = p.axisOffsets;
+    m_offsetsFile = p.axisOffsetsFile;
+    ui->offsetsEdit->setText(m_offsetsFile);
+    setRegion(p.region);
+    auto select = [](QComboBox* c, const QVariant& v) {
+        const int i = c->findData(v, Qt::UserRole);
+        if (i >= 0) c->setCurrentIndex(i);
+    };
+    select(ui->strategyCombo, QString::fromStdString(p.options.strategy));
+    select(ui->interpolationCombo, static_cast<int>(p.options.interpolation));
+    select(ui->precisionCombo, static_cast<int>(p.options.precision));
+    select(ui->slicesPerPassCombo, p.options.slicesPerPass);
+    select(ui->windowCombo, static_cast<int>(p.options.filter.window));
+    select(ui->paddingCombo, static_cast<int>(p.options.filter.padding));
+    select(ui->deviceCombo, p.options.device);
+    ui->threadsSpin->setValue(p.options.threads);
+    --m_blockSignals;
+    changed();
+}
+
+void ParameterPanel::setRegion(const std::optional<tomo::Region>& region) {
+    ++m_blockSignals;
+    ui->roiGroup->setChecked(region.has_value());
+    if (region) {
+        ui->roiXSpin->setValue(region->x);
+        ui->roiYSpin->setValue(region->y);
+        ui->roiWidthSpin->setValue(region->width);
+        ui->roiHeightSpin->setValue(region->height);
+    }
+    --m_blockSignals;
+    changed();
+}
+
+QString ParameterPanel::validationError() const {
+    if (m_bins <= 0) return tr("No dataset");
+    const SliceParams p = params();
+    try {
+        if (p.options.strategy == "auto") {
+            tomo::ReconGeometry g;
+            tomo::BackendRegistry::instance().resolve(p.options, g);
+        } else if (const tomo::Backend* b = tomo::BackendRegistry::instance().find(p.options.strategy)) {
+            b->checkOptions(p.options);
+        }
+    } catch (const std::exception& e) {
+        return QString::fromUtf8(e.what());
+    }
+    if (!m_offsets.empty() && static_cast<int>(m_offsets.size()) != m_projections)
+        return tr("%1 axis offsets for %2 projections").arg(m_offsets.size()).arg(m_projections);
+    return {};
+}
+
+void ParameterPanel::updateValidation() {
+    const QString error = m_bins > 0 ? validationError() : QString();
+    ui->validationLabel->setText(error);
+    ui->validationLabel->setVisible(!error.isEmpty());
+    ui->reconstructButton->setEnabled(m_bins > 0 && error.isEmpty());
+}
+
+void ParameterPanel::changed() {
+    if (m_blockSignals) return;
+    updateValidation();
+    emit paramsChanged();
+}
+
+bool ParameterPanel::liveUpdate() const { return ui->liveCheck->isChecked(); }
+void ParameterPanel::setLiveUpdate(bool on) { ui->liveCheck->setChecked(on); }
+
+void ParameterPanel::setBusy(bool busy) { ui->cancelButton->setEnabled(busy); }
+
+void ParameterPanel::setAxisEstimate(const AxisResult& r) {
+    const double c = r.estimate.confidence;
+    const QString colour = c < 0.2 ? QStringLiteral("#c0392b") : (c < 0.5 ? QStringLiteral("#b9770e") : QStringLiteral("#1e8449"));
+    ui->confidenceLabel->setText(QStringLiteral("<span style='color:%1'>%2 %</span>").arg(colour).arg(c * 100.0, 0, 'f', 0));
+    ui->confidenceLabel->setToolTip(tr("Found %1 px on row %2 (%3); confidence %4 (below 20 % is doubtful)")
+                                        .arg(r.estimate.axis, 0, 'f', 2)
+                                        .arg(r.row)
+                                        .arg(QString::fromStdString(r.estimate.method))
+                                        .arg(c, 0, 'f', 2));
+    ui->axisSpin->setValue(r.estimate.axis);
+}
+
+void ParameterPanel::nudgeAxis(double delta) { ui->axisSpin->setValue(ui->axisSpin->value() + delta); }
+void ParameterPanel::stepRow(int delta) { ui->rowSpin->setValue(ui->rowSpin->value() + delta); }
+
+void ParameterPanel::loadOffsets(const QString& path) {
+    try {
+        m_offsets = tomo::readAxisOffsetsFile(path.toStdString(), m_projections);
+        m_offsetsFile = path;
+        ui->offsetsEdit->setText(path);
+        ui->offsetsEdit->setToolTip(tr("%1 offsets from %2").arg(m_offsets.size()).arg(path));
+        changed();
+    } catch (const std::exception& e) {
+        emit failed(tr("Cannot read the axis offsets"), QString::fromUtf8(e.what()));
+    }
+}
+
+} // namespace tomo::ui

@@ -1,0 +1,72 @@
+// Parameter panel: row, rotation axis (spin box + slider, automatic finder,
+// per-projection offsets file), filter window and padding, strategy (from the
+// backend registry; unavailable ones greyed with the reason as tooltip),
+// interpolation, precision, slices per pass, device, threads, region of
+// interest, live update. Emits paramsChanged() on every user change.
+#pragma once
+
+#include "recon_types.h"
+
+#include <QWidget>
+
+#include <memory>
+
+namespace Ui {
+class ParameterPanel;
+}
+
+namespace tomo::ui {
+
+class ParameterPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ParameterPanel(QWidget* parent = nullptr);
+    ~ParameterPanel() override;
+
+    /// Adapts ranges to the dataset and resets row (middle), axis (detector
+    /// centre), offsets and region.
+    void setDataset(const DatasetSummary& dataset);
+
+    SliceParams params() const;
+    /// Sets every control (without emitting per control), then emits
+    /// paramsChanged() once. A NaN axis means the detector centre.
+    void setParams(const SliceParams& params);
+
+    /// Empty when the strategy accepts the options, else why not.
+    QString validationError() const;
+
+    bool liveUpdate() const;
+    void setLiveUpdate(bool on);
+    void setBusy(bool busy);
+    void setAxisEstimate(const AxisResult& result);
+    void setRegion(const std::optional<tomo::Region>& region);
+    /// Steps the axis by `delta` pixels / the row by `delta` rows.
+    void nudgeAxis(double delta);
+    void stepRow(int delta);
+
+signals:
+    void paramsChanged();
+    void liveUpdateChanged(bool on);
+    void reconstructRequested();
+    void cancelRequested();
+    void findAxisRequested(int row);
+    void drawRegionRequested();
+    /// An offsets file could not be read.
+    void failed(const QString& title, const QString& message);
+
+private:
+    void populateChoices();
+    void changed();
+    void updateValidation();
+    void setAxisControls(double axis);
+    void loadOffsets(const QString& path);
+
+    std::unique_ptr<Ui::ParameterPanel> ui;
+    int m_bins = 0;
+    int m_projections = 0;
+    std::vector<double> m_offsets;
+    QString m_offsetsFile;
+    int m_blockSignals = 0;
+};
+
+} // namespace tomo::ui

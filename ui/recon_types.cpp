@@ -1,0 +1,92 @@
+#include "recon_types.h"
+
+#include "tomo/dataset.h"
+
+#include <QStringList>
+
+#include <cmath>
+
+namespace tomo::ui {
+
+tomo::PhantomSpec DemoSpec::phantom() const {
+    tomo::PhantomSpec spec;
+    spec.shapes = tomo::sheppLogan3D();
+    spec.bins = bins;
+    spec.rows = rows;
+    return spec;
+}
+
+tomo::PreviewRequest SliceParams::request() const {
+    tomo::PreviewRequest r;
+    r.row = row;
+    r.axis = axis;
+    r.axisOffsets = axisOffsets;
+    r.region = region;
+    r.options = options;
+    return r;
+}
+
+bool SliceParams::sameGeometry(const SliceParams& o) const {
+    return row == o.row && axis == o.axis && axisOffsets == o.axisOffsets && region == o.region &&
+           options.filter.window == o.options.filter.window && options.filter.padding == o.options.filter.padding;
+}
+
+tomo::Region SliceParams::effectiveRegion(int grid) const {
+    return region.value_or(tomo::Region{0, 0, grid, grid});
+}
+
+QString ModeComparison::label() const {
+    return QString::fromStdString(options.strategy) % QStringLiteral(" · ") %
+           QString::fromUtf8(tomo::interpolationName(options.interpolation).data()) % QStringLiteral(" · ") %
+           QString::fromUtf8(tomo::precisionName(options.precision).data()) %
+           (options.slicesPerPass > 1 ? QStringLiteral(" · %1 slices/pass").arg(options.slicesPerPass) : QString());
+}
+
+tomo::RunConfig toRunConfig(const SliceParams& params, const QString& input, int firstRow, int rowCount) {
+    tomo::RunConfig c;
+    c.input = input.toStdString();
+    c.axis = params.axis;
+    c.axisOffsetsFile = params.axisOffsetsFile.toStdString();
+    c.firstRow = firstRow;
+    c.rowCount = rowCount;
+    c.region = params.region;
+    c.options = params.options;
+    return c;
+}
+
+SliceParams fromRunConfig(const tomo::RunConfig& config, int projections) {
+    SliceParams p;
+    p.row = config.firstRow;
+    p.axis = config.axis.value_or(std::nan(""));
+    p.axisOffsetsFile = QString::fromStdString(config.axisOffsetsFile.string());
+    if (!config.axisOffsetsFile.empty())
+        p.axisOffsets = tomo::readAxisOffsetsFile(config.axisOffsetsFile, projections);
+    p.region = config.region;
+    p.options = config.options;
+    return p;
+}
+
+std::vector<std::uint8_t> reconstructionDisc(const tomo::Region& region, int grid) {
+    std::vector<std::uint8_t> mask(region.pixels(), 0);
+    const double c = (grid - 1) / 2.0;
+    const double r2 = (grid / 2.0) * (grid / 2.0);
+    for (int y = 0; y < region.height; ++y) {
+        const double dy = region.y + y - c;
+        for (int x = 0; x < region.width; ++x) {
+            const double dx = region.x + x - c;
+            mask[static_cast<std::size_t>(y) * region.width + x] = dx * dx + dy * dy <= r2 ? 1 : 0;
+        }
+    }
+    return mask;
+}
+
+QString formatSeconds(double s) {
+    if (!(s >= 0.0)) return QStringLiteral("–");
+    if (s < 1.0) return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', s < 0.01 ? 2 : (s < 0.1 ? 1 : 0));
+    if (s < 60.0) return QStringLiteral("%1 s").arg(s, 0, 'f', 1);
+    const int total = static_cast<int>(std::lround(s));
+    if (total < 3600) return QStringLiteral("%1 min %2 s").arg(total / 60).arg(total % 60);
+    return QStringLiteral("%1 h %2 min").arg(total / 3600).arg((total % 3600) / 60);
+}
+
+} // namespace tomo::ui

@@ -1,0 +1,119 @@
+// SliceView: a float image on screen with zoom, pan, window/level,
+// colormaps, the value under the cursor, a scale bar, a colour legend and a
+// line tool for profiles. Knows nothing about reconstruction.
+//
+// Mouse: wheel zooms about the cursor; middle drag (or left drag in Pan mode)
+// pans; right drag changes window (horizontal) and level (vertical); left
+// drag in Line mode draws the profile line, in Region mode selects a region.
+// Double click fits the image. Image coordinates: pixel centres at integers.
+#pragma once
+
+#include "colormap.h"
+
+#include "tomo/image.h"
+
+#include <QImage>
+#include <QLineF>
+#include <QPoint>
+#include <QWidget>
+
+#include <optional>
+
+namespace tomo::ui {
+
+class SliceView : public QWidget {
+    Q_OBJECT
+public:
+    enum class Tool { Pan, Line, Region };
+    Q_ENUM(Tool)
+
+    explicit SliceView(QWidget* parent = nullptr);
+
+    /// Shows `image`; `origin` is the position of its pixel (0, 0) in the
+    /// full slice (for coordinates shown to the user). Zoom and pan are kept
+    /// when the size does not change, otherwise the image is fitted.
+    void setImage(const tomo::Image& image, QPoint origin = {});
+    void clear();
+    const tomo::Image& image() const { return m_image; }
+    QPoint origin() const { return m_origin; }
+    bool hasImage() const { return m_image.width > 0; }
+
+    void setWindow(float low, float high);
+    float windowLow() const { return m_low; }
+    float windowHigh() const { return m_high; }
+    void setColormap(const QString& name);
+    QString colormapName() const { return m_colormap->name; }
+
+    /// Caption drawn in the top-left corner (e.g. "Result · cpu · linear").
+    void setCaption(const QString& caption);
+    /// Physical size of one pixel in micrometres (0: the scale bar counts pixels).
+    void setPixelSize(double micrometres);
+    void setTool(Tool tool);
+    Tool tool() const { return m_tool; }
+
+    /// The profile line in image coordinates (unset: none drawn).
+    void setLine(const std::optional<QLineF>& line);
+    std::optional<QLineF> line() const { return m_line; }
+
+    /// Zoom (screen pixels per image pixel) and the image point at the view's centre.
+    double zoom() const { return m_scale; }
+    QPointF centre() const;
+    void setView(double zoom, QPointF centre);
+    void fitToWindow();
+    void zoomOneToOne();
+
+    /// The image coordinate under a widget position.
+    QPointF toImage(QPointF widgetPos) const;
+    QPointF toWidget(QPointF imagePos) const;
+
+    QSize sizeHint() const override { return {640, 640}; }
+
+signals:
+    /// Value under the cursor (inside = false when the cursor left the image).
+    void hovered(QPoint fullSlicePixel, float value, bool inside);
+    void windowChanged(float low, float high);
+    void lineChanged(const QLineF& line);
+    /// A region selected with the Region tool, in full-slice pixels.
+    void regionSelected(const QRect& fullSliceRegion);
+    /// Zoom or pan changed by the user (for linking views).
+    void viewChanged(double zoom, QPointF centre);
+
+protected:
+    void paintEvent(QPaintEvent*) override;
+    void resizeEvent(QResizeEvent*) override;
+    void wheelEvent(QWheelEvent*) override;
+    void mousePressEvent(QMouseEvent*) override;
+    void mouseMoveEvent(QMouseEvent*) override;
+    void mouseReleaseEvent(QMouseEvent*) override;
+    void mouseDoubleClickEvent(QMouseEvent*) override;
+    void leaveEvent(QEvent*) override;
+
+private:
+    void render();
+    void drawScaleBar(QPainter& p);
+    void drawLegend(QPainter& p);
+    void zoomAbout(QPointF widgetPos, double factor);
+
+    tomo::Image m_image;
+    QPoint m_origin;
+    QImage m_rendered;
+    float m_low = 0.0f;
+    float m_high = 1.0f;
+    const Colormap* m_colormap = nullptr;
+    QString m_caption;
+    double m_pixelSize = 0.0;
+    Tool m_tool = Tool::Pan;
+
+    double m_scale = 1.0;   // screen pixels per image pixel
+    QPointF m_offset;       // widget position of the image's top-left corner
+    bool m_fitted = false;  // follow the window size until the user zooms or pans
+
+    enum class Drag { None, Pan, Window, Line, Region } m_drag = Drag::None;
+    QPointF m_dragStart;
+    QPointF m_dragOffset;
+    float m_dragLow = 0.0f, m_dragHigh = 1.0f;
+    std::optional<QLineF> m_line;
+    std::optional<QRectF> m_rubberBand;
+};
+
+} // namespace tomo::ui
