@@ -91,8 +91,10 @@ public:
     /// Stage timings of the last calls (for tomo-bench and the status bar).
     virtual StageTimes lastStageTimes() const { return {}; }
 
-    /// setSinograms then backproject.
-    void reconstruct(std::span<const float> sinograms, int count, std::span<float> slices) {
+    /// setSinograms then backproject. Plans may override it to overlap the
+    /// transfers of one chunk with the computation of another (the CUDA
+    /// plans do); the result and the kept state are the same.
+    virtual void reconstruct(std::span<const float> sinograms, int count, std::span<float> slices) {
         setSinograms(sinograms, count);
         backproject(slices);
     }
@@ -118,6 +120,16 @@ public:
     /// True when the result is exact up to float rounding for every option
     /// it accepts (false for approximate strategies such as oversample).
     virtual bool isExact() const { return true; }
+
+    /// Texture fetches the kernel issues per voxel update with these options
+    /// (e.g. 1 / slicesPerPass for one packed fetch per pixel, projection and
+    /// pass; 0 for kernels that do not sample textures). tomo-bench divides
+    /// the resulting fetch rate by measureTextureFetchRate() to show how
+    /// close a texture kernel runs to the texture unit's ceiling.
+    virtual double textureFetchesPerUpdate(const ReconOptions& options) const {
+        (void)options;
+        return 0.0;
+    }
 
     /// Empty when the strategy can run here; otherwise the reason it cannot
     /// ("no CUDA device found", "built without CUDA").

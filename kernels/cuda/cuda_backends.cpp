@@ -1,0 +1,187 @@
+// The CUDA backends: registration, availability, option checks, devices,
+// and the diagnostics (GPU filter, fetch rates).
+#include "tomo/cuda/cuda_backends.h"
+#include "tomo/cuda/diagnostics.h"
+
+#include "cuda_resources.h"
+#include "fetch_rate.h"
+#include "gpu_filter.h"
+#include "tex_optimized.h"
+#include "texture_plan.h"
+
+#include "tomo/error.h"
+
+#include <string>
+
+#ifndef TOMO_CUDA_ARCHITECTURES
+#define TOMO_CUDA_ARCHITECTURES "unknown"
+#endif
+
+namespace tomo::cuda {
+
+namespace {
+
+/// Why no CUDA strategy can run here (empty when one can); computed once.
+const std::string& availability() {
+    static const std::string reason = [] () -> std::string {
+        int count = 0;
+        const cudaError_t error = cudaGetDeviceCount(&count);
+        if (error != cudaSuccess) {
+            (void)cudaGetLastError();
+            return std::string("no CUDA device: ") + cudaGetErrorString(error);
+        }
+        if (count == 0) return "no CUDA device: cudaGetDeviceCount found none";
+        try {
+            DeviceScope scope(0);
+            const std::string probe = texOptimizedProbe();
+            if (!probe.empty()) {
+                cudaDeviceProp prop{};
+                (void)cudaGetDeviceProperties(&prop, 0);
+                return deviceLabel(0) + ", compute capability " + std::to_string(prop.major) + "." +
+                       std::to_string(prop.minor) + ", cannot run this build's kernels (built for CUDA architectures " +
+                       TOMO_CUDA_ARCHITECTURES + "; rebuild with -DCMAKE_CUDA_ARCHITECTURES=" +
+                       std::to_string(prop.major) + std::to_string(prop.minor) + "): " + probe;
+            }
+        } catch (const Error& e) {
+            return std::string("CUDA device 0 is not usable: ") + e.what();
+        }
+        return {};
+    }();
+    return reason;
+}
+
+class TextureBackend final : public Backend {
+public:
+    explicit TextureBackend(TextureKernel kernel) : m_kernel(kernel) {}
+
+    std::string name() const override { return m_kernel == TextureKernel::Standard ? "tex-standard" : "tex-optimized"; }
+
+    std::string description() const override {
+        if (m_kernel == TextureKernel::Standard)
+            return "CUDA, texture unit, one thread per pixel, constants in constant memory: the paper's Algorithm 1 "
+                   "(the baseline)";
+        return "CUDA, texture unit, Z-order 4x4 squares, 4 projections per block with shuffle reduction, constants "
+               "in shared memory (seed 004 Alg. 1)";
+    }
+
+    std::string family() const override { return "cuda"; }
+
+    double textureFetchesPerUpdate(const ReconOptions& options) const override {
+        return options.slicesPerPass > 0 ? 1.0 / options.slicesPerPass : 0.0;
+    }
+
+    std::string unavailableReason() const override { return availability(); }
+
+    void checkOptions(const ReconOptions& options) const override {
+        const std::string who = "strategy '" + name() + "'";
+        if (options.slicesPerPass != 1 && options.slicesPerPass != 2 && options.slicesPerPass != 4)
+            throw InvalidArgument(who + " does not support slicesPerPass " + std::to_string(options.slicesPerPass) +
+                                  " (supported: 1, 2, 4)");
+        if (options.interpolation != Interpolation::Linear && options.interpolation != Interpolation::Nearest)
+            throw InvalidArgument(who + " does not support this interpolation (supported: nearest, linear)");
+        if (options.precision != Precision::Float32 && options.precision != Precision::Float16)
+            throw InvalidArgument(who + " does not support this precision (supported: float32, float16)");
+        if (options.device < 0)
+            throw InvalidArgument(who + ": device is " + std::to_string(options.device) + " (expected >= 0)");
+    }
+
+    std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry,
+                                                   const ReconOptions& options) const override {
+        checkOptions(options);
+        if (const std::string& why = availability(); !why.empty())
+            throw DeviceError("strategy '" + name() + "' is not available: " + why);
+        return std::make_unique<TexturePlan>(geometry, options, m_kernel);
+    }
+
+private:
+    TextureKernel m_kernel;
+};
+
+int checkedDevice(int device) {
+    if (const std::string& why = availability(); !why.empty()) throw DeviceError(why);
+    int count = 0;
+    TOMO_CUDA_CHECK(cudaGetDeviceCount(&count));
+    if (device < 0 || device >= count)
+        throw InvalidArgument("CUDA device " + std::to_string(device) + " does not exist (" + std::to_string(count) +
+                              " device(s))");
+    return device;
+}
+
+} // namespace
+
+void registerBackends(BackendRegistry& registry) {
+    registry.add(std::make_unique<TextureBackend>(TextureKernel::Standard));
+    registry.add(std::make_unique<TextureBackend>(TextureKernel::Optimized));
+}
+
+std::vector<GpuDevice> listDevices() {
+    std::vector<GpuDevice> devices;
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return devices;
+    }
+    for (int i = 0; i < count; ++i) {
+        cudaDeviceProp prop{};
+        if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) {
+            (void)cudaGetLastError();
+            continue;
+        }
+        GpuDevice d;
+        d.index = i;
+        d.name = prop.name;
+        d.multiprocessors = prop.multiProcessorCount;
+        d.memoryBytes = prop.totalGlobalMem;
+        d.computeMajor = prop.major;
+        d.computeMinor = prop.minor;
+        devices.push_back(d);
+    }
+    return devices;
+}
+
+double measureTextureFetchRate(int device) {
+    return measureTextureFetchRate(device, Precision::Float32, 1, Interpolation::Linear);
+}
+
+double measureTextureFetchRate(int device, Precision precision, int channels, Interpolation interpolation) {
+    DeviceScope scope(checkedDevice(device));
+    if (channels != 1 && channels != 2 && channels != 4)
+        throw InvalidArgument("fetch rate: " + std::to_string(channels) + " channels (expected 1, 2 or 4)");
+    return runFetchRateBenchmark(precision == Precision::Float16, channels, interpolation == Interpolation::Linear);
+}
+
+std::vector<float> filterRowsOnGpu(std::span<const float> rows, int rowCount, int bins, const FilterOptions& options,
+                                   std::span<const double> weights, int device) {
+    if (rowCount < 1 || bins < 1 || rows.size() != static_cast<std::size_t>(rowCount) * static_cast<std::size_t>(bins))
+        throw InvalidArgument("filterRowsOnGpu: " + std::to_string(rows.size()) + " values for " +
+                              std::to_string(rowCount) + " rows of " + std::to_string(bins) + " bins");
+    DeviceScope scope(checkedDevice(device));
+    // One "slice" whose projections are the rows: weight of row r = weights[r % size].
+    std::vector<double> rowWeights(static_cast<std::size_t>(rowCount), 1.0);
+    if (!weights.empty())
+        for (int r = 0; r < rowCount; ++r) rowWeights[r] = weights[static_cast<std::size_t>(r) % weights.size()];
+    GpuFilter filter(device, bins, rowCount, options, rowWeights);
+    DeviceBuffer<float> d_rows(device, rows.size(), "the rows to filter");
+    DeviceBuffer<float> d_result(device, rows.size(), "the filtered rows");
+    Stream stream = Stream::create();
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(d_rows.get(), rows.data(), rows.size() * sizeof(float), cudaMemcpyHostToDevice,
+                                    stream.get()));
+    filter.filter(d_rows.get(), rowCount, stream.get());
+    PackLaunch pack;
+    pack.d_fft = filter.d_spectrum();
+    pack.layout = filter.layout(rowCount);
+    pack.projections = rowCount;
+    pack.channels = 1;
+    pack.validSlices = 1;
+    pack.d_weights = filter.d_weights();
+    pack.d_out = d_result.get();
+    pack.pitchBytes = static_cast<std::size_t>(bins) * sizeof(float);
+    launchPack(pack, stream.get());
+    std::vector<float> out(rows.size());
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(out.data(), d_result.get(), out.size() * sizeof(float), cudaMemcpyDeviceToHost,
+                                    stream.get()));
+    TOMO_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    return out;
+}
+
+} // namespace tomo::cuda

@@ -1,0 +1,237 @@
+// Error checking and RAII owners for the CUDA runtime and cuFFT objects the
+// plans hold. Host-only C++ (includes the CUDA runtime API, not the kernels).
+//
+//   TOMO_CUDA_CHECK(call)   throws tomo::DeviceError naming the call, file, line
+//   TOMO_CUFFT_CHECK(call)  the same for cuFFT (allocation failures become
+//                           tomo::OutOfMemory)
+//   DeviceBuffer<T>, PinnedBuffer<T>, Stream, Event, TextureObject, CudaArray,
+//   FftPlan: move-only owners; destructors never throw.
+#pragma once
+
+#include "tomo/error.h"
+
+#include <cuda_runtime_api.h>
+#include <cufft.h>
+
+#include <cstddef>
+#include <string>
+#include <utility>
+
+namespace tomo::cuda {
+
+namespace detail {
+[[noreturn]] void throwCudaError(cudaError_t error, const char* call, const char* file, int line);
+[[noreturn]] void throwCufftError(cufftResult result, const char* call, const char* file, int line);
+} // namespace detail
+
+/// Throws tomo::DeviceError("<call> failed: <CUDA message> (<file>:<line>)").
+#define TOMO_CUDA_CHECK(call)                                                                      \
+    do {                                                                                           \
+        const cudaError_t tomo_cuda_error_ = (call);                                               \
+        if (tomo_cuda_error_ != cudaSuccess)                                                       \
+            ::tomo::cuda::detail::throwCudaError(tomo_cuda_error_, #call, __FILE__, __LINE__);     \
+    } while (0)
+
+#define TOMO_CUFFT_CHECK(call)                                                                     \
+    do {                                                                                           \
+        const cufftResult tomo_cufft_result_ = (call);                                             \
+        if (tomo_cufft_result_ != CUFFT_SUCCESS)                                                   \
+            ::tomo::cuda::detail::throwCufftError(tomo_cufft_result_, #call, __FILE__, __LINE__);  \
+    } while (0)
+
+/// "CUDA device 0 (NVIDIA H100 80GB HBM3)".
+std::string deviceLabel(int device);
+
+/// Throws tomo::OutOfMemory: "<label>: not enough device memory for <what>:
+/// asked X MiB, Y MiB free of Z MiB".
+[[noreturn]] void throwDeviceOutOfMemory(int device, const std::string& what, std::size_t bytes);
+
+namespace detail {
+void* allocateDevice(int device, std::size_t bytes, const std::string& what);
+void freeDevice(void* ptr) noexcept;
+void* allocatePinned(std::size_t bytes, const std::string& what);
+void freePinned(void* ptr) noexcept;
+} // namespace detail
+
+/// Makes `device` current for the lifetime of the scope, then restores the
+/// previous one.
+class DeviceScope {
+public:
+    explicit DeviceScope(int device);
+    ~DeviceScope();
+    DeviceScope(const DeviceScope&) = delete;
+    DeviceScope& operator=(const DeviceScope&) = delete;
+
+private:
+    int m_previous = -1;
+};
+
+/// Device memory of `count` values of T (uninitialised).
+template <class T>
+class DeviceBuffer {
+public:
+    DeviceBuffer() = default;
+    /// Throws OutOfMemory naming `what` when the device cannot hold it.
+    DeviceBuffer(int device, std::size_t count, const std::string& what);
+    ~DeviceBuffer() { reset(); }
+    DeviceBuffer(DeviceBuffer&& o) noexcept : m_ptr(std::exchange(o.m_ptr, nullptr)), m_count(std::exchange(o.m_count, 0)) {}
+    DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+        if (this != &o) {
+            reset();
+            m_ptr = std::exchange(o.m_ptr, nullptr);
+            m_count = std::exchange(o.m_count, 0);
+        }
+        return *this;
+    }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+    T* get() const { return m_ptr; }
+    std::size_t size() const { return m_count; }
+    std::size_t bytes() const { return m_count * sizeof(T); }
+    void reset();
+
+private:
+    T* m_ptr = nullptr;
+    std::size_t m_count = 0;
+};
+
+/// Page-locked host memory (cudaHostAlloc) for asynchronous transfers.
+template <class T>
+class PinnedBuffer {
+public:
+    PinnedBuffer() = default;
+    /// Throws OutOfMemory naming `what` when the host cannot pin it.
+    PinnedBuffer(std::size_t count, const std::string& what);
+    ~PinnedBuffer() { reset(); }
+    PinnedBuffer(PinnedBuffer&& o) noexcept : m_ptr(std::exchange(o.m_ptr, nullptr)), m_count(std::exchange(o.m_count, 0)) {}
+    PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
+        if (this != &o) {
+            reset();
+            m_ptr = std::exchange(o.m_ptr, nullptr);
+            m_count = std::exchange(o.m_count, 0);
+        }
+        return *this;
+    }
+    PinnedBuffer(const PinnedBuffer&) = delete;
+    PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+    T* get() const { return m_ptr; }
+    std::size_t size() const { return m_count; }
+    void reset();
+
+private:
+    T* m_ptr = nullptr;
+    std::size_t m_count = 0;
+};
+
+/// A non-blocking stream (no implicit synchronisation with the legacy stream).
+class Stream {
+public:
+    Stream() = default;
+    /// highPriority: the device's greatest stream priority.
+    static Stream create(bool highPriority = false);
+    ~Stream();
+    Stream(Stream&& o) noexcept : m_stream(std::exchange(o.m_stream, nullptr)) {}
+    Stream& operator=(Stream&& o) noexcept;
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+    cudaStream_t get() const { return m_stream; }
+
+private:
+    cudaStream_t m_stream = nullptr;
+};
+
+class Event {
+public:
+    Event() = default;
+    /// timing = false: cheaper event for ordering only.
+    static Event create(bool timing);
+    ~Event();
+    Event(Event&& o) noexcept : m_event(std::exchange(o.m_event, nullptr)) {}
+    Event& operator=(Event&& o) noexcept;
+    Event(const Event&) = delete;
+    Event& operator=(const Event&) = delete;
+    cudaEvent_t get() const { return m_event; }
+
+private:
+    cudaEvent_t m_event = nullptr;
+};
+
+class TextureObject {
+public:
+    TextureObject() = default;
+    TextureObject(const cudaResourceDesc& resource, const cudaTextureDesc& texture);
+    ~TextureObject();
+    TextureObject(TextureObject&& o) noexcept : m_texture(std::exchange(o.m_texture, 0)) {}
+    TextureObject& operator=(TextureObject&& o) noexcept;
+    TextureObject(const TextureObject&) = delete;
+    TextureObject& operator=(const TextureObject&) = delete;
+    cudaTextureObject_t get() const { return m_texture; }
+
+private:
+    cudaTextureObject_t m_texture = 0;
+};
+
+class CudaArray {
+public:
+    CudaArray() = default;
+    /// Throws OutOfMemory naming `what`.
+    CudaArray(int device, const cudaChannelFormatDesc& format, int width, int height, const std::string& what);
+    ~CudaArray();
+    CudaArray(CudaArray&& o) noexcept : m_array(std::exchange(o.m_array, nullptr)), m_bytes(std::exchange(o.m_bytes, 0)) {}
+    CudaArray& operator=(CudaArray&& o) noexcept;
+    CudaArray(const CudaArray&) = delete;
+    CudaArray& operator=(const CudaArray&) = delete;
+    cudaArray_t get() const { return m_array; }
+    std::size_t bytes() const { return m_bytes; }
+
+private:
+    cudaArray_t m_array = nullptr;
+    std::size_t m_bytes = 0;
+};
+
+/// A batched 1D complex-to-complex cuFFT plan.
+class FftPlan {
+public:
+    FftPlan() = default;
+    /// Throws OutOfMemory when cuFFT cannot allocate its work area.
+    FftPlan(int device, int length, int batch);
+    ~FftPlan();
+    FftPlan(FftPlan&& o) noexcept
+        : m_plan(std::exchange(o.m_plan, 0)), m_valid(std::exchange(o.m_valid, false)), m_workBytes(o.m_workBytes) {}
+    FftPlan& operator=(FftPlan&& o) noexcept;
+    FftPlan(const FftPlan&) = delete;
+    FftPlan& operator=(const FftPlan&) = delete;
+    cufftHandle get() const { return m_plan; }
+    std::size_t workBytes() const { return m_workBytes; }
+
+private:
+    cufftHandle m_plan = 0;
+    bool m_valid = false;
+    std::size_t m_workBytes = 0;
+};
+
+template <class T>
+DeviceBuffer<T>::DeviceBuffer(int device, std::size_t count, const std::string& what)
+    : m_ptr(static_cast<T*>(detail::allocateDevice(device, count * sizeof(T), what))), m_count(count) {}
+
+template <class T>
+void DeviceBuffer<T>::reset() {
+    detail::freeDevice(m_ptr);
+    m_ptr = nullptr;
+    m_count = 0;
+}
+
+template <class T>
+PinnedBuffer<T>::PinnedBuffer(std::size_t count, const std::string& what)
+    : m_ptr(static_cast<T*>(detail::allocatePinned(count * sizeof(T), what))), m_count(count) {}
+
+template <class T>
+void PinnedBuffer<T>::reset() {
+    detail::freePinned(m_ptr);
+    m_ptr = nullptr;
+    m_count = 0;
+}
+
+} // namespace tomo::cuda

@@ -1,0 +1,565 @@
+#include "texture_plan.h"
+
+#include "tex_optimized.h"
+#include "tex_standard.h"
+
+#include "tomo/error.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+namespace tomo::cuda {
+
+namespace {
+
+constexpr int kMaxSlicesCap = 256;
+constexpr double kStoreBudget = 0.75;      // share of the free device memory the kept sinograms may take
+constexpr std::size_t kRowAlignment = 512; // >= texturePitchAlignment and textureAlignment: every pass starts aligned
+
+using Clock = std::chrono::steady_clock;
+
+std::uint64_t nextGeometryVersion() {
+    static std::atomic<std::uint64_t> counter{0};
+    return ++counter;
+}
+
+std::string strategyName(TextureKernel k) { return k == TextureKernel::Standard ? "tex-standard" : "tex-optimized"; }
+
+SinogramLayout layoutFromEnvironment() {
+    const char* value = std::getenv("TOMO_CUDA_SINOGRAM_LAYOUT");
+    if (value && std::string(value) == "array") return SinogramLayout::Array;
+    return SinogramLayout::Pitched;
+}
+
+} // namespace
+
+Sampling samplingFor(const ReconOptions& options) {
+    if (options.interpolation == Interpolation::Linear) return Sampling::Hardware;
+    if (const char* value = std::getenv("TOMO_CUDA_NEAREST"); value && std::string(value) == "hardware")
+        return Sampling::Hardware;
+    return Sampling::SnapDouble;
+}
+
+namespace {
+
+cudaChannelFormatDesc channelFormat(int channels, bool half) {
+    const int bits = half ? 16 : 32;
+    return cudaCreateChannelDesc(bits, channels >= 2 ? bits : 0, channels >= 4 ? bits : 0, channels >= 4 ? bits : 0,
+                                 cudaChannelFormatKindFloat);
+}
+
+cudaTextureDesc textureDesc(bool linear) {
+    cudaTextureDesc t{};
+    t.addressMode[0] = cudaAddressModeBorder; // bins -1 and `bins` read as 0 (geometry.h)
+    t.addressMode[1] = cudaAddressModeClamp;
+    t.filterMode = linear ? cudaFilterModeLinear : cudaFilterModePoint;
+    t.readMode = cudaReadModeElementType; // half texels are returned as float
+    t.normalizedCoords = 0;
+    return t;
+}
+
+void checkAxis(double axis, std::span<const double> offsets, int projections) {
+    if (!std::isfinite(axis)) throw InvalidArgument("setAxis: axis is not finite");
+    if (!offsets.empty() && offsets.size() != static_cast<std::size_t>(projections))
+        throw InvalidArgument("setAxis: " + std::to_string(offsets.size()) +
+                              " offsets (expected 0 or one per projection: " + std::to_string(projections) + ")");
+    for (std::size_t i = 0; i < offsets.size(); ++i)
+        if (!std::isfinite(offsets[i]))
+            throw InvalidArgument("setAxis: offsets[" + std::to_string(i) + "] is not finite");
+}
+
+const ReconGeometry& validated(const ReconGeometry& g) {
+    g.validate();
+    return g;
+}
+
+int copyThreads() {
+    const unsigned hw = std::thread::hardware_concurrency();
+    return static_cast<int>(std::clamp(hw / 2, 1u, 8u));
+}
+
+} // namespace
+
+TexturePlan::TexturePlan(const ReconGeometry& geometry, const ReconOptions& options, TextureKernel kernel)
+    : ReconstructionPlan(validated(geometry), options), m_kernel(kernel), m_layout(layoutFromEnvironment()),
+      m_sampling(samplingFor(options)),
+      m_device(options.device), m_channels(options.slicesPerPass), m_half(options.precision == Precision::Float16),
+      m_linear(options.interpolation == Interpolation::Linear), m_copier(copyThreads()) {
+    // tex-optimized filters four float32 slices as two float2 planes (see
+    // tex_optimized.cu); point sampling of float4 runs at the float2 rate.
+    m_planes = kernel == TextureKernel::Optimized && !m_half && m_channels == 4 && m_linear ? 2 : 1;
+    const std::string who = "strategy '" + strategyName(kernel) + "'";
+    int devices = 0;
+    TOMO_CUDA_CHECK(cudaGetDeviceCount(&devices));
+    if (m_device < 0 || m_device >= devices)
+        throw InvalidArgument(who + ": device " + std::to_string(m_device) + " does not exist (" +
+                              std::to_string(devices) + " CUDA device(s): 0 to " + std::to_string(devices - 1) + ")");
+    DeviceScope scope(m_device);
+    const std::string probe = kernel == TextureKernel::Standard ? texStandardProbe() : texOptimizedProbe();
+    if (!probe.empty())
+        throw DeviceError(deviceLabel(m_device) + " cannot run the " + strategyName(kernel) + " kernels: " + probe);
+
+    const Geometry& g = m_geometry.geometry;
+    const int projections = g.projections();
+    cudaDeviceProp prop{};
+    TOMO_CUDA_CHECK(cudaGetDeviceProperties(&prop, m_device));
+    const int maxHeight = m_layout == SinogramLayout::Array ? prop.maxTexture2D[1] : prop.maxTexture2DLinear[1];
+    const int maxWidth = m_layout == SinogramLayout::Array ? prop.maxTexture2D[0] : prop.maxTexture2DLinear[0];
+    if (projections > maxHeight)
+        throw InvalidArgument(who + ": " + std::to_string(projections) + " projections exceed the texture height limit of " +
+                              deviceLabel(m_device) + " (" + std::to_string(maxHeight) + ")");
+    if (g.bins > maxWidth)
+        throw InvalidArgument(who + ": " + std::to_string(g.bins) + " bins exceed the texture width limit of " +
+                              deviceLabel(m_device) + " (" + std::to_string(maxWidth) + ")");
+    const std::size_t rowBytes = static_cast<std::size_t>(g.bins) * texelBytes(m_channels / m_planes, m_half);
+    m_pitch = (rowBytes + kRowAlignment - 1) / kRowAlignment * kRowAlignment;
+
+    // Refuse early, with numbers, when one chunk cannot fit at all.
+    const std::size_t chunkValues = static_cast<std::size_t>(m_channels) * sliceValues();
+    const int padded = paddedLength(g.bins);
+    const std::size_t fixedBytes = 2 * chunkValues * sizeof(float) +                          // d_in x 2
+                                   2 * m_channels * regionPixels() * sizeof(float) +           // d_out x 2
+                                   2 * static_cast<std::size_t>((m_channels * projections + 1) / 2) * padded *
+                                       sizeof(float) * 2 +                                    // FFT data + work (estimate)
+                                   static_cast<std::size_t>(projections) * m_pitch * m_planes; // one pass of texels
+    {
+        std::size_t freeBytes = 0, totalBytes = 0;
+        TOMO_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+        if (fixedBytes > freeBytes) throwDeviceOutOfMemory(m_device, "one chunk of " + std::to_string(m_channels) +
+                                                                          " slice(s) (" + who + ")", fixedBytes);
+    }
+
+    m_compute = Stream::create();
+    // High priority: the filter's blocks take SMs as back-projection blocks
+    // retire, so pass i+1 is ready before pass i ends and its time is its own.
+    m_filterStream = Stream::create(true);
+    m_copyIn = Stream::create();
+    m_copyOut = Stream::create();
+    d_geometry = DeviceBuffer<float>(m_device, static_cast<std::size_t>(projections) * kGeometryFloats,
+                                     "the geometry constants");
+    d_geometryDouble = DeviceBuffer<GeometryDouble>(m_device, static_cast<std::size_t>(projections),
+                                                    "the geometry constants");
+    uploadGeometry();
+    m_filter = std::make_unique<GpuFilter>(m_device, g.bins, m_channels * projections, options.filter,
+                                           angularWeights(g.angles));
+    for (Slot& s : m_slots) {
+        s.d_in = DeviceBuffer<float>(m_device, chunkValues, "the sinogram input buffers");
+        s.h_in = PinnedBuffer<float>(chunkValues, "the sinogram input buffers");
+        s.uploaded = Event::create(false);
+        s.filtered = Event::create(false);
+        s.computed = Event::create(false);
+        s.downloaded = Event::create(false);
+        for (Event& e : s.downloadedPiece) e = Event::create(false);
+    }
+    ensureOutput(regionPixels());
+    if (m_layout == SinogramLayout::Array)
+        d_store = DeviceBuffer<unsigned char>(m_device, passBytes(), "the texel staging buffer");
+
+    // What the kept, packed sinograms may take: a share of what is free now.
+    std::size_t freeBytes = 0, totalBytes = 0;
+    TOMO_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+    const std::size_t perPass = passBytes();
+    const auto passes = static_cast<long long>(kStoreBudget * static_cast<double>(freeBytes) / static_cast<double>(perPass));
+    m_maxSlices = static_cast<int>(std::min<long long>(passes * m_channels, kMaxSlicesCap / m_channels * m_channels));
+    if (m_maxSlices < m_channels)
+        throwDeviceOutOfMemory(m_device, "the filtered sinograms of one pass (" + who + ")", perPass);
+}
+
+TexturePlan::~TexturePlan() { drain(); }
+
+void TexturePlan::drain() noexcept {
+    for (const Stream* s : {&m_compute, &m_filterStream, &m_copyIn, &m_copyOut})
+        if (s->get()) (void)cudaStreamSynchronize(s->get());
+}
+
+std::size_t TexturePlan::sliceValues() const {
+    return static_cast<std::size_t>(m_geometry.geometry.projections()) * static_cast<std::size_t>(m_geometry.geometry.bins);
+}
+
+std::size_t TexturePlan::passBytes() const {
+    return static_cast<std::size_t>(m_geometry.geometry.projections()) * m_pitch * m_planes;
+}
+
+std::size_t TexturePlan::pieceBytes(std::size_t bytes) {
+    constexpr std::size_t kMinPiece = 4u << 20;
+    return std::max(kMinPiece, (bytes + kPieces - 1) / kPieces);
+}
+
+void TexturePlan::uploadGeometry() {
+    const Geometry& g = m_geometry.geometry;
+    const int projections = g.projections();
+    h_geometry.assign(static_cast<std::size_t>(projections) * kGeometryFloats, 0.0f);
+    h_geometryDouble.assign(static_cast<std::size_t>(projections), GeometryDouble{});
+    for (int p = 0; p < projections; ++p) {
+        const double c = std::cos(g.angles[p]);
+        const double s = std::sin(g.angles[p]);
+        float* out = h_geometry.data() + static_cast<std::size_t>(p) * kGeometryFloats;
+        out[0] = static_cast<float>(c);
+        out[1] = static_cast<float>(s);
+        out[2] = static_cast<float>(g.axisAt(p));
+        out[3] = static_cast<float>(std::min({0.0, c, -s, c - s}));
+        h_geometryDouble[static_cast<std::size_t>(p)] = GeometryDouble{c, s, g.axisAt(p), 0.0};
+    }
+    DeviceScope scope(m_device);
+    TOMO_CUDA_CHECK(cudaMemcpy(d_geometry.get(), h_geometry.data(), h_geometry.size() * sizeof(float),
+                               cudaMemcpyHostToDevice));
+    TOMO_CUDA_CHECK(cudaMemcpy(d_geometryDouble.get(), h_geometryDouble.data(),
+                               h_geometryDouble.size() * sizeof(GeometryDouble), cudaMemcpyHostToDevice));
+    m_geometryVersion = nextGeometryVersion();
+}
+
+void TexturePlan::ensurePasses(int passes) {
+    if (static_cast<int>(m_passes.size()) >= passes) return;
+    const int projections = m_geometry.geometry.projections();
+    const int bins = m_geometry.geometry.bins;
+    const std::size_t planeBytes = static_cast<std::size_t>(projections) * m_pitch;
+    const std::string what = "the filtered sinograms (" + std::to_string(passes) + " pass(es) of " +
+                             std::to_string(m_channels) + " slice(s))";
+    m_passes.clear();
+    const cudaChannelFormatDesc format = channelFormat(m_channels / m_planes, m_half);
+    const cudaTextureDesc texture = textureDesc(m_linear);
+    if (m_layout == SinogramLayout::Pitched) {
+        d_store.reset();
+        d_store = DeviceBuffer<unsigned char>(m_device, passBytes() * passes, what);
+    }
+    m_passes.resize(static_cast<std::size_t>(passes));
+    for (int p = 0; p < passes; ++p)
+        for (int plane = 0; plane < m_planes; ++plane) {
+            Pass& pass = m_passes[static_cast<std::size_t>(p)];
+            cudaResourceDesc resource{};
+            if (m_layout == SinogramLayout::Pitched) {
+                resource.resType = cudaResourceTypePitch2D;
+                resource.res.pitch2D.devPtr = d_store.get() + passBytes() * p + planeBytes * plane;
+                resource.res.pitch2D.desc = format;
+                resource.res.pitch2D.width = static_cast<std::size_t>(bins);
+                resource.res.pitch2D.height = static_cast<std::size_t>(projections);
+                resource.res.pitch2D.pitchInBytes = m_pitch;
+            } else {
+                pass.array[plane] = CudaArray(m_device, format, bins, projections, what);
+                resource.resType = cudaResourceTypeArray;
+                resource.res.array.array = pass.array[plane].get();
+            }
+            pass.texture[plane] = TextureObject(resource, texture);
+        }
+    if (m_half) {
+        d_scales = DeviceBuffer<float>(m_device, 2 * static_cast<std::size_t>(passes), "the float16 scales");
+        d_maxBits = DeviceBuffer<unsigned>(m_device, static_cast<std::size_t>(passes), "the float16 scales");
+    }
+}
+
+void TexturePlan::ensureOutput(std::size_t pixels) {
+    const std::size_t values = static_cast<std::size_t>(m_channels) * pixels;
+    if (m_slots[0].d_out.size() >= values) return;
+    for (Slot& s : m_slots) {
+        s.d_out.reset();
+        s.h_out.reset();
+        s.d_out = DeviceBuffer<float>(m_device, values, "the slice output buffers");
+        s.h_out = PinnedBuffer<float>(values, "the slice output buffers");
+    }
+}
+
+void TexturePlan::checkCount(std::span<const float> sinograms, int count) const {
+    if (count < 1 || count > m_maxSlices)
+        throw InvalidArgument("setSinograms: count is " + std::to_string(count) + " (expected 1 to maxSlices() = " +
+                              std::to_string(m_maxSlices) + ")");
+    const std::size_t expected = static_cast<std::size_t>(count) * sliceValues();
+    if (sinograms.size() != expected)
+        throw InvalidArgument("setSinograms: " + std::to_string(sinograms.size()) +
+                              " values (expected count x projections x bins = " + std::to_string(expected) + ")");
+}
+
+void TexturePlan::checkOutput(std::span<float> slices, int count) const {
+    const std::size_t expected = static_cast<std::size_t>(count) * regionPixels();
+    if (slices.size() != expected)
+        throw InvalidArgument("backproject: output has " + std::to_string(slices.size()) + " values (expected " +
+                              std::to_string(count) + " slices x " + std::to_string(m_geometry.region.width) + "x" +
+                              std::to_string(m_geometry.region.height) + " = " + std::to_string(expected) + ")");
+}
+
+// ----------------------------------------------------------------- stages
+
+void TexturePlan::stageAndUpload(int chunk, const float* h_src, int slices) {
+    Slot& s = m_slots[chunk % 2];
+    const std::size_t bytes = static_cast<std::size_t>(slices) * sliceValues() * sizeof(float);
+    TOMO_CUDA_CHECK(cudaEventSynchronize(s.uploaded.get()));                  // the pinned half is free again
+    TOMO_CUDA_CHECK(cudaStreamWaitEvent(m_copyIn.get(), s.filtered.get(), 0)); // d_in no longer read
+    const int span = beginSpan(kUpload, m_copyIn.get());
+    // Piece by piece: the DMA of one piece overlaps the host copy of the next.
+    const std::size_t piece = pieceBytes(bytes);
+    auto* pinned = reinterpret_cast<unsigned char*>(s.h_in.get());
+    auto* device = reinterpret_cast<unsigned char*>(s.d_in.get());
+    const auto* source = reinterpret_cast<const unsigned char*>(h_src);
+    for (std::size_t offset = 0; offset < bytes; offset += piece) {
+        const std::size_t n = std::min(piece, bytes - offset);
+        m_copier.copy(pinned + offset, source + offset, n); // (inside the upload span)
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(device + offset, pinned + offset, n, cudaMemcpyHostToDevice, m_copyIn.get()));
+    }
+    endSpan(span, m_copyIn.get());
+    TOMO_CUDA_CHECK(cudaEventRecord(s.uploaded.get(), m_copyIn.get()));
+}
+
+void TexturePlan::filterChunk(int chunk, int slices, int pass) {
+    Slot& s = m_slots[chunk % 2];
+    cudaStream_t stream = m_filterStream.get();
+    const int projections = m_geometry.geometry.projections();
+    TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, s.uploaded.get(), 0));
+    const int span = beginSpan(kFilter, stream);
+    m_filter->filter(s.d_in.get(), slices * projections, stream);
+    const FilterLayout layout = m_filter->layout(slices * projections);
+
+    PackLaunch pack;
+    pack.d_fft = m_filter->d_spectrum();
+    pack.layout = layout;
+    pack.projections = projections;
+    pack.channels = m_channels / m_planes;
+    pack.validSlices = slices;
+    pack.half = m_half;
+    pack.d_weights = m_filter->d_weights();
+    pack.pitchBytes = m_pitch;
+    if (m_half) {
+        unsigned* maxBits = d_maxBits.get() + pass;
+        float* scale = d_scales.get() + 2 * static_cast<std::size_t>(pass);
+        TOMO_CUDA_CHECK(cudaMemsetAsync(maxBits, 0, sizeof(unsigned), stream));
+        launchMaxAbsWeighted(layout, m_filter->d_spectrum(), m_filter->d_weights(), projections, maxBits, stream);
+        launchHalfScale(maxBits, scale, stream);
+        pack.d_scale = scale;
+    }
+    const std::size_t planeBytes = static_cast<std::size_t>(projections) * m_pitch;
+    unsigned char* base = m_layout == SinogramLayout::Pitched ? d_store.get() + passBytes() * pass : d_store.get();
+    for (int plane = 0; plane < m_planes; ++plane) {
+        pack.firstSlice = plane * pack.channels;
+        pack.d_out = base + planeBytes * plane;
+        launchPack(pack, stream);
+        if (m_layout == SinogramLayout::Array) {
+            const std::size_t rowBytes =
+                static_cast<std::size_t>(m_geometry.geometry.bins) * texelBytes(pack.channels, m_half);
+            TOMO_CUDA_CHECK(cudaMemcpy2DToArrayAsync(m_passes[pass].array[plane].get(), 0, 0, pack.d_out, m_pitch,
+                                                     rowBytes, projections, cudaMemcpyDeviceToDevice, stream));
+        }
+    }
+    endSpan(span, stream);
+    TOMO_CUDA_CHECK(cudaEventRecord(s.filtered.get(), stream));
+}
+
+void TexturePlan::backprojectPass(int chunk, int slices, int pass) {
+    Slot& s = m_slots[chunk % 2];
+    cudaStream_t stream = m_compute.get();
+    TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, s.downloaded.get(), 0)); // d_out no longer read
+    TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, s.filtered.get(), 0));   // this chunk's pass is packed
+    const Region& r = m_geometry.region;
+    BackprojectLaunch L;
+    L.texture = m_passes[pass].texture[0].get();
+    L.texture2 = m_planes == 2 ? m_passes[pass].texture[1].get() : 0;
+    L.planes = m_planes;
+    L.channels = m_channels;
+    L.d_geometry = d_geometry.get();
+    L.h_geometry = h_geometry.data();
+    L.d_geometryDouble = d_geometryDouble.get();
+    L.h_geometryDouble = h_geometryDouble.data();
+    L.sampling = m_sampling;
+    L.geometryVersion = m_geometryVersion;
+    L.projections = m_geometry.geometry.projections();
+    L.regionX = r.x;
+    L.regionY = r.y;
+    L.regionWidth = r.width;
+    L.regionHeight = r.height;
+    L.centreX = static_cast<float>((m_geometry.sliceWidth - 1) / 2.0);
+    L.centreY = static_cast<float>((m_geometry.sliceHeight - 1) / 2.0);
+    L.d_slices = s.d_out.get();
+    L.sliceStride = regionPixels();
+    L.slices = slices;
+    L.d_scale = m_half ? d_scales.get() + 2 * static_cast<std::size_t>(pass) : nullptr;
+    const int span = beginSpan(kBackproject, stream);
+    if (m_kernel == TextureKernel::Standard)
+        launchTexStandard(L, stream);
+    else
+        launchTexOptimized(L, stream);
+    endSpan(span, stream);
+    TOMO_CUDA_CHECK(cudaEventRecord(s.computed.get(), stream));
+}
+
+void TexturePlan::download(int chunk, int slices) {
+    Slot& s = m_slots[chunk % 2];
+    const std::size_t bytes = static_cast<std::size_t>(slices) * regionPixels() * sizeof(float);
+    TOMO_CUDA_CHECK(cudaStreamWaitEvent(m_copyOut.get(), s.computed.get(), 0));
+    const int span = beginSpan(kDownload, m_copyOut.get());
+    const std::size_t piece = pieceBytes(bytes);
+    int index = 0;
+    for (std::size_t offset = 0; offset < bytes; offset += piece, ++index) {
+        const std::size_t n = std::min(piece, bytes - offset);
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(reinterpret_cast<unsigned char*>(s.h_out.get()) + offset,
+                                        reinterpret_cast<const unsigned char*>(s.d_out.get()) + offset, n,
+                                        cudaMemcpyDeviceToHost, m_copyOut.get()));
+        TOMO_CUDA_CHECK(cudaEventRecord(s.downloadedPiece[index].get(), m_copyOut.get()));
+    }
+    endSpan(span, m_copyOut.get());
+    TOMO_CUDA_CHECK(cudaEventRecord(s.downloaded.get(), m_copyOut.get()));
+}
+
+void TexturePlan::finishDownload(int chunk, int slices, float* h_dst) {
+    Slot& s = m_slots[chunk % 2];
+    const std::size_t bytes = static_cast<std::size_t>(slices) * regionPixels() * sizeof(float);
+    const std::size_t piece = pieceBytes(bytes);
+    int index = 0;
+    // Piece by piece: the host copy of one piece overlaps the DMA of the next.
+    for (std::size_t offset = 0; offset < bytes; offset += piece, ++index) {
+        const std::size_t n = std::min(piece, bytes - offset);
+        TOMO_CUDA_CHECK(cudaEventSynchronize(s.downloadedPiece[index].get()));
+        const auto start = Clock::now();
+        m_copier.copy(reinterpret_cast<unsigned char*>(h_dst) + offset,
+                      reinterpret_cast<const unsigned char*>(s.h_out.get()) + offset, n);
+        m_hostSeconds[kDownload] += std::chrono::duration<double>(Clock::now() - start).count();
+    }
+}
+
+// ----------------------------------------------------------------- timing
+
+void TexturePlan::resetSpans() {
+    m_spans.clear();
+    m_nextTimingEvent = 0;
+    for (double& s : m_hostSeconds) s = 0.0;
+}
+
+int TexturePlan::beginSpan(Stage stage, cudaStream_t stream) {
+    while (m_timingEvents.size() < m_nextTimingEvent + 2) m_timingEvents.push_back(Event::create(true));
+    Span span{stage, m_timingEvents[m_nextTimingEvent].get(), m_timingEvents[m_nextTimingEvent + 1].get()};
+    m_nextTimingEvent += 2;
+    TOMO_CUDA_CHECK(cudaEventRecord(span.begin, stream));
+    m_spans.push_back(span);
+    return static_cast<int>(m_spans.size()) - 1;
+}
+
+void TexturePlan::endSpan(int span, cudaStream_t stream) {
+    TOMO_CUDA_CHECK(cudaEventRecord(m_spans[static_cast<std::size_t>(span)].end, stream));
+}
+
+void TexturePlan::collectSpans(StageTimes& times) {
+    double seconds[kStages] = {};
+    for (const Span& s : m_spans) {
+        TOMO_CUDA_CHECK(cudaEventSynchronize(s.end));
+        float ms = 0.0f;
+        TOMO_CUDA_CHECK(cudaEventElapsedTime(&ms, s.begin, s.end));
+        seconds[s.stage] += ms * 1e-3;
+    }
+    for (int i = 0; i < kStages; ++i) seconds[i] += m_hostSeconds[i];
+    // Only the stages this call ran are replaced.
+    bool ran[kStages] = {};
+    for (const Span& s : m_spans) ran[s.stage] = true;
+    if (ran[kUpload]) times.upload = seconds[kUpload];
+    if (ran[kFilter]) times.filter = seconds[kFilter];
+    if (ran[kBackproject]) times.backproject = seconds[kBackproject];
+    if (ran[kDownload]) times.download = seconds[kDownload];
+}
+
+// ----------------------------------------------------------------- API
+
+void TexturePlan::setSinograms(std::span<const float> sinograms, int count) {
+    checkCount(sinograms, count);
+    DeviceScope scope(m_device);
+    const int passes = (count + m_channels - 1) / m_channels;
+    m_count = 0; // nothing usable if this throws half way
+    ensurePasses(passes);
+    resetSpans();
+    try {
+        for (int g = 0; g < passes; ++g) {
+            const int slices = std::min(m_channels, count - g * m_channels);
+            stageAndUpload(g, sinograms.data() + static_cast<std::size_t>(g) * m_channels * sliceValues(), slices);
+            filterChunk(g, slices, g);
+        }
+        TOMO_CUDA_CHECK(cudaStreamSynchronize(m_filterStream.get()));
+        m_times = StageTimes{};
+        collectSpans(m_times);
+    } catch (...) {
+        drain();
+        throw;
+    }
+    m_count = count;
+}
+
+void TexturePlan::backproject(std::span<float> slices) {
+    if (m_count == 0) throw InvalidArgument("backproject: no sinograms set (call setSinograms first)");
+    checkOutput(slices, m_count);
+    DeviceScope scope(m_device);
+    const int passes = (m_count + m_channels - 1) / m_channels;
+    const std::size_t pixels = regionPixels();
+    auto slicesOf = [&](int g) { return std::min(m_channels, m_count - g * m_channels); };
+    resetSpans();
+    try {
+        for (int g = 0; g < passes; ++g) {
+            backprojectPass(g, slicesOf(g), g);
+            download(g, slicesOf(g));
+            if (g > 0)
+                finishDownload(g - 1, slicesOf(g - 1),
+                               slices.data() + static_cast<std::size_t>(g - 1) * m_channels * pixels);
+        }
+        finishDownload(passes - 1, slicesOf(passes - 1),
+                       slices.data() + static_cast<std::size_t>(passes - 1) * m_channels * pixels);
+        collectSpans(m_times);
+    } catch (...) {
+        drain();
+        throw;
+    }
+}
+
+void TexturePlan::reconstruct(std::span<const float> sinograms, int count, std::span<float> slices) {
+    checkCount(sinograms, count);
+    checkOutput(slices, count);
+    DeviceScope scope(m_device);
+    const int passes = (count + m_channels - 1) / m_channels;
+    const std::size_t pixels = regionPixels();
+    auto slicesOf = [&](int g) { return std::min(m_channels, count - g * m_channels); };
+    m_count = 0;
+    ensurePasses(passes);
+    resetSpans();
+    try {
+        for (int g = 0; g < passes; ++g) {
+            stageAndUpload(g, sinograms.data() + static_cast<std::size_t>(g) * m_channels * sliceValues(), slicesOf(g));
+            filterChunk(g, slicesOf(g), g);
+            backprojectPass(g, slicesOf(g), g);
+            download(g, slicesOf(g));
+            if (g > 0)
+                finishDownload(g - 1, slicesOf(g - 1),
+                               slices.data() + static_cast<std::size_t>(g - 1) * m_channels * pixels);
+        }
+        finishDownload(passes - 1, slicesOf(passes - 1),
+                       slices.data() + static_cast<std::size_t>(passes - 1) * m_channels * pixels);
+        m_times = StageTimes{};
+        collectSpans(m_times);
+    } catch (...) {
+        drain();
+        throw;
+    }
+    m_count = count;
+}
+
+void TexturePlan::setAxis(double axis, std::span<const double> offsets) {
+    checkAxis(axis, offsets, m_geometry.geometry.projections());
+    m_geometry.geometry.axis = axis;
+    m_geometry.geometry.axisOffsets.assign(offsets.begin(), offsets.end());
+    uploadGeometry();
+}
+
+void TexturePlan::setRegion(const Region& region) {
+    ReconGeometry candidate = m_geometry;
+    candidate.region = region;
+    candidate.validate();
+    DeviceScope scope(m_device);
+    ensureOutput(region.pixels());
+    m_geometry.region = region;
+}
+
+std::size_t TexturePlan::memoryBytes() const {
+    std::size_t bytes = d_geometry.bytes() + d_geometryDouble.bytes() + (m_filter ? m_filter->bytes() : 0) + d_store.bytes() + d_scales.bytes() +
+                        d_maxBits.bytes();
+    for (const Slot& s : m_slots) bytes += s.d_in.bytes() + s.d_out.bytes();
+    for (const Pass& p : m_passes) bytes += p.array[0].bytes() + p.array[1].bytes();
+    return bytes;
+}
+
+} // namespace tomo::cuda

@@ -1,0 +1,150 @@
+// The ReconstructionPlan of the texture strategies (tex-standard,
+// tex-optimized): cuFFT filtering, packing into 1/2/4-slice float or half
+// texels, the strategy's kernel, and a streamed pipeline over chunks of one
+// pass (slicesPerPass slices) each (seed 004 Fig. 4, right):
+//
+//   host:     caller -> pinned in[i%2]                      pinned out[i%2] -> caller
+//   copy-in:         (pieces) H2D -> d_in[i%2]
+//   filter:                      FFT filter + pack -> texture(pass i)
+//   compute:                                  kernel(pass i) -> d_out[i%2]
+//   copy-out:                                               (pieces) D2H -> pinned out[i%2]
+//
+// Events order the four streams; the two halves of each double buffer let
+// chunk i+1 travel and filter while chunk i back-projects. Host staging
+// copies run in pieces so the first upload and the last download overlap
+// their own DMA. The filtered, packed sinograms of
+// every pass stay on the device (maxSlices() bounds them), so setAxis() and
+// setRegion() re-run only the kernel (the live preview).
+//
+// Stage times (lastStageTimes) are busy times summed over chunks, from GPU
+// events on each stage's stream: upload = host staging + H2D (the span waits
+// for the host pieces), filter = FFT filter + pack (it shares the SMs with
+// the back-projection when they overlap), backproject = the kernels alone,
+// download = D2H + the host copies out. With overlap they add up to more
+// than the wall time.
+#pragma once
+
+#include "cuda_resources.h"
+#include "gpu_filter.h"
+#include "host_copy.h"
+#include "kernel_launch.h"
+
+#include "tomo/backend.h"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace tomo::cuda {
+
+enum class TextureKernel { Standard, Optimized };
+
+/// Layout of the packed sinograms the texture unit reads: pitched linear
+/// memory (the default) or a CUDA array per pass (block-linear; one extra
+/// device copy after packing). Environment TOMO_CUDA_SINOGRAM_LAYOUT=array
+/// selects the latter (for benchmarks).
+enum class SinogramLayout { Pitched, Array };
+
+/// Sampling of the options: linear -> Hardware (the texture unit filters);
+/// nearest -> SnapDouble (matches a double-precision reference). Environment
+/// TOMO_CUDA_NEAREST=hardware|double overrides nearest (for measurements).
+Sampling samplingFor(const ReconOptions& options);
+
+class TexturePlan final : public ReconstructionPlan {
+public:
+    /// Throws InvalidArgument (geometry, options, device index), DeviceError,
+    /// OutOfMemory (naming what was asked and what is free).
+    TexturePlan(const ReconGeometry& geometry, const ReconOptions& options, TextureKernel kernel);
+    ~TexturePlan() override;
+
+    void setSinograms(std::span<const float> sinograms, int count) override;
+    void backproject(std::span<float> slices) override;
+    /// The whole pipeline at once: uploads of chunk i+1 and downloads of
+    /// chunk i-1 overlap the back-projection of chunk i.
+    void reconstruct(std::span<const float> sinograms, int count, std::span<float> slices) override;
+    void setAxis(double axis, std::span<const double> offsets) override;
+    void setRegion(const Region& region) override;
+    int maxSlices() const override { return m_maxSlices; }
+    std::size_t memoryBytes() const override;
+    StageTimes lastStageTimes() const override { return m_times; }
+
+    SinogramLayout layout() const { return m_layout; }
+    Sampling sampling() const { return m_sampling; }
+
+private:
+    enum Stage { kUpload, kFilter, kBackproject, kDownload, kStages };
+    static constexpr int kPieces = 8; // host staging pieces per chunk (at least 4 MiB each)
+    struct Slot {
+        PinnedBuffer<float> h_in;
+        DeviceBuffer<float> d_in;
+        DeviceBuffer<float> d_out;
+        PinnedBuffer<float> h_out;
+        Event uploaded, filtered, computed, downloaded;
+        Event downloadedPiece[kPieces];
+    };
+    struct Pass {
+        CudaArray array[2]; // SinogramLayout::Array only
+        TextureObject texture[2];
+    };
+    struct Span {
+        Stage stage;
+        cudaEvent_t begin, end;
+    };
+
+    std::size_t sliceValues() const;   // projections x bins
+    std::size_t passBytes() const;     // texels of one pass, all planes
+    static std::size_t pieceBytes(std::size_t bytes);
+    std::size_t regionPixels() const { return m_geometry.region.pixels(); }
+    void uploadGeometry();
+    void ensurePasses(int passes);
+    void ensureOutput(std::size_t pixels);
+    void checkCount(std::span<const float> sinograms, int count) const;
+    void checkOutput(std::span<float> slices, int count) const;
+
+    void stageAndUpload(int chunk, const float* h_src, int slices);
+    void filterChunk(int chunk, int slices, int pass);
+    void backprojectPass(int chunk, int slices, int pass);
+    void download(int chunk, int slices);
+    void finishDownload(int chunk, int slices, float* h_dst);
+    void drain() noexcept;
+
+    void resetSpans();
+    int beginSpan(Stage stage, cudaStream_t stream);
+    void endSpan(int span, cudaStream_t stream);
+    void collectSpans(StageTimes& times);
+
+    TextureKernel m_kernel;
+    SinogramLayout m_layout = SinogramLayout::Pitched;
+    Sampling m_sampling = Sampling::Hardware;
+    int m_device = 0;
+    int m_channels = 1;
+    int m_planes = 1; // textures per pass: 2 = four float32 slices as two float2 planes
+    bool m_half = false;
+    bool m_linear = true;
+    int m_maxSlices = 0;
+    int m_count = 0;
+    std::size_t m_pitch = 0; // bytes per texture row (of one plane)
+
+    Stream m_compute, m_filterStream, m_copyIn, m_copyOut;
+    std::vector<float> h_geometry;
+    DeviceBuffer<float> d_geometry;
+    std::vector<GeometryDouble> h_geometryDouble;
+    DeviceBuffer<GeometryDouble> d_geometryDouble;
+    std::uint64_t m_geometryVersion = 0;
+    std::unique_ptr<GpuFilter> m_filter;
+    Slot m_slots[2];
+    DeviceBuffer<unsigned char> d_store; // passes x projections x pitch (Pitched), one pass (Array)
+    std::vector<Pass> m_passes;
+    DeviceBuffer<float> d_scales;        // float16: {scale, 1/scale} per pass
+    DeviceBuffer<unsigned> d_maxBits;    // float16: max |value| per pass
+    HostCopier m_copier;
+
+    std::vector<Event> m_timingEvents;
+    std::size_t m_nextTimingEvent = 0;
+    std::vector<Span> m_spans;
+    double m_hostSeconds[kStages] = {};
+    StageTimes m_times;
+};
+
+} // namespace tomo::cuda

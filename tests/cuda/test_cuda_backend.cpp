@@ -1,0 +1,199 @@
+// Registration, option checks, errors, devices, the GPU filter and the
+// fetch-rate benchmark of the CUDA backends.
+#include "cuda_test_util.h"
+
+#include "tomo/cuda/cuda_backends.h"
+#include "tomo/cuda/diagnostics.h"
+#include "tomo/filter.h"
+#include "tomo/geometry.h"
+
+#include <algorithm>
+
+namespace tomo::cudatest {
+namespace {
+
+std::size_t indexOf(const std::string& name) {
+    const auto all = BackendRegistry::instance().backends();
+    for (std::size_t i = 0; i < all.size(); ++i)
+        if (all[i]->name() == name) return i;
+    return all.size();
+}
+
+// ------------------------------------------------- without a GPU as well
+
+TEST(CudaBackends, RegisteredInOrderEvenWithoutDevice) {
+    const std::size_t standard = indexOf("tex-standard");
+    const std::size_t optimized = indexOf("tex-optimized");
+    const std::size_t cpu = indexOf("cpu-reference");
+    const std::size_t size = BackendRegistry::instance().backends().size();
+    ASSERT_LT(standard, size);
+    ASSERT_LT(optimized, size);
+    EXPECT_LT(cpu, standard);
+    EXPECT_LT(standard, optimized); // auto prefers the last available exact backend
+    for (const char* name : {"tex-standard", "tex-optimized"}) {
+        const Backend& b = backendNamed(name);
+        EXPECT_EQ("cuda", b.family());
+        EXPECT_TRUE(b.isExact());
+        EXPECT_FALSE(b.description().empty());
+        const std::string why = b.unavailableReason();
+        if (!why.empty()) {
+            std::printf("%s unavailable: %s\n", name, why.c_str());
+            EXPECT_EQ(0u, why.find("no CUDA device: ")) << why;
+        }
+    }
+}
+
+TEST(CudaBackends, RejectsUnsupportedOptionsNamingThem) {
+    for (const char* name : {"tex-standard", "tex-optimized"}) {
+        const Backend& b = backendNamed(name);
+        ReconOptions o;
+        for (int spp : {1, 2, 4}) {
+            o.slicesPerPass = spp;
+            for (auto p : {Precision::Float32, Precision::Float16})
+                for (auto i : {Interpolation::Nearest, Interpolation::Linear}) {
+                    o.precision = p;
+                    o.interpolation = i;
+                    EXPECT_NO_THROW(b.checkOptions(o));
+                }
+        }
+        o.slicesPerPass = 3;
+        try {
+            b.checkOptions(o);
+            ADD_FAILURE() << "slicesPerPass 3 accepted";
+        } catch (const InvalidArgument& e) {
+            EXPECT_NE(std::string::npos, std::string(e.what()).find("slicesPerPass")) << e.what();
+            EXPECT_NE(std::string::npos, std::string(e.what()).find(name)) << e.what();
+        }
+        o.slicesPerPass = 1;
+        o.device = -1;
+        EXPECT_THROW(b.checkOptions(o), InvalidArgument);
+        EXPECT_DOUBLE_EQ(0.25, b.textureFetchesPerUpdate(optionsFor(name, Interpolation::Linear, Precision::Float16, 4)));
+    }
+}
+
+TEST(CudaBackends, WithoutDevicePlansFailWithTheReason) {
+    const Backend& b = backendNamed("tex-optimized");
+    const std::string why = b.unavailableReason();
+    if (why.empty()) GTEST_SKIP() << "a CUDA device is present (this test covers machines without one)";
+    Geometry g;
+    g.angles = uniformAngles(16);
+    g.bins = 32;
+    g.axis = g.detectorCentre();
+    EXPECT_THROW(b.createPlan(ReconGeometry::fullSlice(g), ReconOptions{}), DeviceError);
+    EXPECT_TRUE(cuda::listDevices().empty());
+    EXPECT_THROW(cuda::measureTextureFetchRate(0), DeviceError);
+}
+
+// ------------------------------------------------------------- on a GPU
+
+TEST(CudaBackends, DevicesAndAuto) {
+    TOMO_REQUIRE_CUDA();
+    const auto devices = cuda::listDevices();
+    ASSERT_FALSE(devices.empty());
+    for (const auto& d : devices) {
+        std::printf("device %d: %s, %d SMs, %.1f GiB, sm_%d%d\n", d.index, d.name.c_str(), d.multiprocessors,
+                    d.memoryBytes / 1073741824.0, d.computeMajor, d.computeMinor);
+        EXPECT_GT(d.multiprocessors, 0);
+        EXPECT_GT(d.memoryBytes, 0u);
+    }
+    EXPECT_EQ(devices.size(), gpuDevices().size());
+    const Dataset d = phantomDataset(64, 32, 1);
+    ReconOptions o; // strategy "auto"
+    EXPECT_EQ("tex-optimized", BackendRegistry::instance().resolve(o, d.geometry).name());
+}
+
+TEST(CudaBackends, FetchRateCeiling) {
+    TOMO_REQUIRE_CUDA();
+    const double rate = measureTextureFetchRate(0); // through the registry
+    std::printf("MEASURED texture fetch rate float32 bilinear: %.1f G fetches/s\n", rate / 1e9);
+    EXPECT_GT(rate, 1e9);
+    const double half4 = cuda::measureTextureFetchRate(0, Precision::Float16, 4, Interpolation::Nearest);
+    std::printf("MEASURED texture fetch rate half4 point: %.1f G fetches/s\n", half4 / 1e9);
+    EXPECT_GT(half4, 1e9);
+    EXPECT_THROW(cuda::measureTextureFetchRate(99), InvalidArgument);
+}
+
+TEST(CudaBackends, GpuFilterEqualsCpuFilter) {
+    TOMO_REQUIRE_CUDA();
+    for (int bins : {256, 1001, 37})
+        for (int rows : {64, 63})
+            for (auto window : {FilterWindow::RamLak, FilterWindow::Hann})
+                for (auto padding : {Padding::Edge, Padding::Zero}) {
+                    std::vector<float> data(static_cast<std::size_t>(rows) * bins);
+                    for (std::size_t i = 0; i < data.size(); ++i)
+                        data[i] = static_cast<float>(1.0 + std::sin(0.05 * i) + 0.3 * std::cos(0.31 * (i % bins)));
+                    const std::vector<double> weights = angularWeights(uniformAngles(rows));
+                    FilterOptions f;
+                    f.window = window;
+                    f.padding = padding;
+                    std::vector<float> cpu = data;
+                    SinogramFilter(bins, f).apply(cpu, rows, weights);
+                    const std::vector<float> gpu = cuda::filterRowsOnGpu(data, rows, bins, f, weights);
+                    double maxDiff = 0.0, peak = 0.0, scale = 0.0;
+                    for (std::size_t i = 0; i < cpu.size(); ++i) {
+                        maxDiff = std::max(maxDiff, std::abs(double(gpu[i]) - cpu[i]));
+                        peak = std::max(peak, std::abs(double(cpu[i])));
+                        scale = std::max(scale, std::abs(data[i] * weights[(i / bins) % weights.size()]));
+                    }
+                    // Float tolerance: both sides are float32 FFTs of length
+                    // padded, whose rounding is ~log2(padded) ulp of the
+                    // *input* (x weight) magnitude; the ramp filter leaves
+                    // outputs far smaller than inputs (edge padding of
+                    // offset rows: 1e-5 of the output peak, 1.5e-7 of the input).
+                    const double tolerance =
+                        4.0 * std::log2(double(paddedLength(bins))) * 1.1920929e-7 * scale;
+                    std::printf("MEASURED filter bins %d rows %d %s %s: max diff %.2e of input, %.2e of output peak\n",
+                                bins, rows, std::string(filterWindowName(window)).c_str(),
+                                std::string(paddingName(padding)).c_str(), maxDiff / scale, maxDiff / peak);
+                    EXPECT_LE(maxDiff, tolerance) << bins << " bins, " << rows << " rows";
+                }
+}
+
+TEST(CudaBackends, ErrorsAreReportedNotCrashed) {
+    TOMO_REQUIRE_CUDA();
+    const Dataset d = phantomDataset(64, 48, 2);
+    for (const char* name : {"tex-standard", "tex-optimized"}) {
+        const Backend& b = backendNamed(name);
+        auto plan = b.createPlan(d.geometry, optionsFor(name, Interpolation::Linear, Precision::Float32, 2));
+        EXPECT_GT(plan->memoryBytes(), 0u);
+        EXPECT_GE(plan->maxSlices(), 2);
+        EXPECT_EQ(0, plan->maxSlices() % 2);
+        std::vector<float> out(d.geometry.region.pixels() * 2);
+        EXPECT_THROW(plan->backproject(out), InvalidArgument); // nothing set yet
+        EXPECT_THROW(plan->setSinograms(std::span<const float>(d.sinograms).first(10), 2), InvalidArgument);
+        EXPECT_THROW(plan->setSinograms(d.sinograms, 0), InvalidArgument);
+        EXPECT_THROW(plan->setSinograms(d.sinograms, plan->maxSlices() + 1), InvalidArgument);
+        plan->setSinograms(d.sinograms, 2);
+        EXPECT_THROW(plan->backproject(std::span<float>(out).first(5)), InvalidArgument);
+        EXPECT_THROW(plan->setRegion(Region{60, 0, 10, 10}), InvalidArgument);
+        EXPECT_THROW(plan->setAxis(32.0, std::vector<double>(3, 0.0)), InvalidArgument);
+        EXPECT_NO_THROW(plan->backproject(out));
+
+        ReconOptions badDevice = optionsFor(name, Interpolation::Linear, Precision::Float32, 1);
+        badDevice.device = 99;
+        EXPECT_THROW(b.createPlan(d.geometry, badDevice), InvalidArgument);
+    }
+}
+
+TEST(CudaBackends, OutOfMemoryIsAnErrorWithNumbers) {
+    TOMO_REQUIRE_CUDA();
+    // 60000 projections x 100000 bins and a 100000^2 grid: terabytes.
+    Geometry g;
+    g.angles = uniformAngles(60000);
+    g.bins = 100000;
+    g.axis = g.detectorCentre();
+    try {
+        (void)backendNamed("tex-optimized").createPlan(ReconGeometry::fullSlice(g), ReconOptions{});
+        ADD_FAILURE() << "a plan of terabytes was created";
+    } catch (const OutOfMemory& e) {
+        std::printf("OutOfMemory: %s\n", e.what());
+        EXPECT_NE(std::string::npos, std::string(e.what()).find("asked")) << e.what();
+        EXPECT_NE(std::string::npos, std::string(e.what()).find("free")) << e.what();
+    }
+    // The device is still usable afterwards.
+    const Dataset d = phantomDataset(64, 32, 1);
+    EXPECT_NO_THROW(run("tex-optimized", d, d.geometry, ReconOptions{}));
+}
+
+} // namespace
+} // namespace tomo::cudatest
