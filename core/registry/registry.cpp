@@ -1,5 +1,6 @@
 #include "tomo/registry.h"
 
+#include "tomo/autotune.h"
 #include "tomo/cpu_backends.h"
 #include "tomo/error.h"
 
@@ -59,7 +60,7 @@ bool accepts(const Backend& b, const ReconOptions& options) {
 
 } // namespace
 
-const Backend& BackendRegistry::resolve(const ReconOptions& options, const ReconGeometry&) const {
+const Backend& BackendRegistry::resolve(const ReconOptions& options, const ReconGeometry& geometry) const {
     if (options.strategy != "auto") {
         const Backend* b = find(options.strategy);
         if (!b)
@@ -69,17 +70,18 @@ const Backend& BackendRegistry::resolve(const ReconOptions& options, const Recon
         b->checkOptions(options);
         return *b;
     }
-    // auto: the last registered available exact backend that accepts the
-    // options wins (GPU backends register after the CPU ones and are faster).
-    // TODO(autotune): replace by the timed choice cached per device + shape.
-    for (auto it = m_backends.rbegin(); it != m_backends.rend(); ++it) {
-        const Backend& b = **it;
-        if (b.isExact() && b.unavailableReason().empty() && accepts(b, options)) return b;
-    }
-    throw InvalidArgument("no available strategy accepts these options (interpolation " +
-                          std::string(interpolationName(options.interpolation)) + ", precision " +
-                          std::string(precisionName(options.precision)) + ", slices per pass " +
-                          std::to_string(options.slicesPerPass) + ")");
+    // auto: the autotuner picks among the available exact backends that
+    // accept the options, kept in registry order (its fallback preference is
+    // the last: GPU backends register after the CPU ones).
+    std::vector<const Backend*> candidates;
+    for (const auto& b : m_backends)
+        if (b->isExact() && b->unavailableReason().empty() && accepts(*b, options)) candidates.push_back(b.get());
+    if (candidates.empty())
+        throw InvalidArgument("no available strategy accepts these options (interpolation " +
+                              std::string(interpolationName(options.interpolation)) + ", precision " +
+                              std::string(precisionName(options.precision)) + ", slices per pass " +
+                              std::to_string(options.slicesPerPass) + ")");
+    return Autotuner::instance().choose(candidates, geometry, options);
 }
 
 std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry, const ReconOptions& options) {

@@ -1,0 +1,104 @@
+// The `auto` strategy: time the candidate strategies on this machine for this
+// problem shape once, keep the winner in a cache file, reuse it.
+//
+//   BackendRegistry::resolve("auto")
+//     └─ candidates: available exact backends accepting the options
+//          └─ Autotuner::choose()
+//               memory → cache file → time each candidate → write the file
+//
+// The user's interpolation, precision and slices per pass stay fixed; only
+// the strategy is tuned. The cache file (JSON) maps a key to its winner:
+//
+//   {"version": 1, "entries": {
+//     "<device>|projections=<P>|bins=<B>|region=<W>x<H>|<interpolation>|<precision>|slicesPerPass=<S>": {
+//       "strategy": "cpu", "candidates": ["cpu-reference", "cpu"],
+//       "seconds": {"cpu": 0.0031, "cpu-reference": 0.021}, "timedRegion": [256, 256]}}}
+//
+// <device> names what the candidates run on: "cpu:<threads>" for the CPU
+// family (options.threads, or the hardware threads when it is 0), the GPU's
+// name (tomo::gpuDevices(), options.device) for the CUDA family, joined with
+// " + " when the candidates span several. An entry is used only while its
+// winner is still a candidate and the candidates are the same (a build with
+// another strategy re-tunes).
+#pragma once
+
+#include "tomo/backend.h"
+#include "tomo/geometry.h"
+#include "tomo/registry.h"
+
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tomo {
+
+/// The cache file: $TOMO_AUTOTUNE_CACHE if set, else
+/// $XDG_CACHE_HOME/tomo-workstation/autotune.json, else
+/// $HOME/.cache/tomo-workstation/autotune.json; empty when none of these
+/// variables is set (choices are then kept in memory only).
+std::filesystem::path defaultAutotuneCachePath();
+
+/// False when the environment variable TOMO_AUTOTUNE is "off": `auto` then
+/// takes the preferred candidate (the last registered: GPU before CPU)
+/// without timing and without touching the cache, for reproducible tests and
+/// CI runs.
+bool autotuneEnabled();
+
+class Autotuner {
+public:
+    /// A tuner with its cache at `cachePath`; an empty path means
+    /// defaultAutotuneCachePath(), looked up at each choose() so a change of
+    /// the environment takes effect.
+    explicit Autotuner(std::filesystem::path cachePath = {});
+
+    /// The tuner BackendRegistry::resolve() uses for "auto".
+    static Autotuner& instance();
+
+    /// The fastest of `candidates` (non-empty, in registry order: the last is
+    /// the preferred one) for this problem and these options. On a cache hit
+    /// (in memory or in the file) no timing happens. Otherwise each candidate
+    /// is timed, fastest expected first, on a synthetic Shepp-Logan sinogram
+    /// (one warm-up, then the median of 3 backproject() calls; a candidate
+    /// whose warm-up takes over twice the best median so far is not timed
+    /// further; large regions are timed on a centred part of at most
+    /// ~2^26 pixel x projection updates; about 0.1-0.5 s in all), and the
+    /// winner is written to the cache file.
+    ///
+    /// Without timing, the preferred candidate is returned: a single
+    /// candidate, TOMO_AUTOTUNE=off, a geometry that does not validate (the
+    /// GUI checks options with an empty one), or no candidate that could run
+    /// the timed problem (the real createPlan then reports why).
+    /// A missing, unreadable or corrupt cache file is ignored and rewritten; a
+    /// file that cannot be written only loses the choice for later processes.
+    /// Never throws for cache or timing problems. Thread-safe.
+    const Backend& choose(std::span<const Backend* const> candidates, const ReconGeometry& geometry,
+                          const ReconOptions& options);
+
+    /// Candidates this tuner has timed so far (a cache hit times none).
+    int timedCandidates() const;
+
+private:
+    std::string deviceIdentity(std::span<const Backend* const> candidates, const ReconOptions& options);
+    /// Times the candidates and writes the winner to the cache; its index,
+    /// or nothing when no candidate could run the timed problem.
+    std::optional<std::size_t> tune(std::span<const Backend* const> candidates, const ReconGeometry& geometry,
+                                    const ReconOptions& options, const std::filesystem::path& cachePath,
+                                    const std::string& key);
+
+    std::filesystem::path m_cachePath;
+    mutable std::mutex m_mutex;
+    /// Index in the candidates of the winners chosen or read in this process,
+    /// by cache path + key + candidate names: resolve() stays a map lookup
+    /// after the first time, and an unwritable cache does not make every plan
+    /// re-tune.
+    std::map<std::string, std::size_t> m_chosen;
+    std::optional<std::vector<GpuDevice>> m_gpus; ///< listed once, on first need
+    int m_timedCandidates = 0;
+};
+
+} // namespace tomo

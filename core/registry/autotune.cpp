@@ -1,0 +1,341 @@
+// Autotuner: the cache file, the synthetic problem and the timing. The policy
+// and the file format are described in autotune.h.
+#include "tomo/autotune.h"
+
+#include "tomo/error.h"
+#include "tomo/image.h"
+#include "tomo/phantom.h"
+
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cassert>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <new>
+#include <string_view>
+#include <thread>
+
+namespace tomo {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kCacheVersion = 1;
+
+/// Pixel x projection x slice updates of one timed call. Large problems are
+/// timed on a centred part of the region with about this many updates: the
+/// slowest candidate (cpu-reference, ~0.3 GU/s per core) then needs ~0.1-0.2 s
+/// for the one call it gets before it is dropped, the fast CPU path 20-40 ms a
+/// call on 2 cores, and a GPU still gets tens of thousands of pixels (threads)
+/// even with thousands of projections. The per-update cost of every strategy
+/// depends little on the region size beyond that, so the ranking holds.
+constexpr double kTimedUpdates = 67108864.0; // 2^26
+/// Smallest timed region (pixels), whatever the projection count.
+constexpr double kMinTimedPixels = 64.0 * 64.0;
+/// No further candidate is started once tuning has taken this long and one
+/// candidate has a time: with the limits above this only triggers on very
+/// slow or very busy machines, and keeps tuning well under ~2 s there too.
+constexpr double kTuningBudgetSeconds = 1.0;
+/// Views of the phantom that are projected exactly; see syntheticSinograms().
+constexpr int kPhantomViews = 32;
+
+double secondsSince(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string joinedNames(std::span<const Backend* const> candidates) {
+    std::string names;
+    for (const Backend* b : candidates) {
+        if (!names.empty()) names += ',';
+        names += b->name();
+    }
+    return names;
+}
+
+json candidateNames(std::span<const Backend* const> candidates) {
+    json names = json::array();
+    for (const Backend* b : candidates) names.push_back(b->name());
+    return names;
+}
+
+std::string cacheKey(const std::string& device, const ReconGeometry& g, const ReconOptions& o) {
+    return device + "|projections=" + std::to_string(g.geometry.projections()) +
+           "|bins=" + std::to_string(g.geometry.bins) + "|region=" + std::to_string(g.region.width) + "x" +
+           std::to_string(g.region.height) + "|" + std::string(interpolationName(o.interpolation)) + "|" +
+           std::string(precisionName(o.precision)) + "|slicesPerPass=" + std::to_string(o.slicesPerPass);
+}
+
+json emptyCache() {
+    return json{{"version", kCacheVersion}, {"entries", json::object()}};
+}
+
+/// The cache file's content; an empty cache when the file is missing,
+/// unreadable, not JSON or not in this version's layout (it is then
+/// rewritten whole by the next tuning: a cache is never worth an error).
+json readCache(const fs::path& path) {
+    if (path.empty()) return emptyCache();
+    std::ifstream in(path);
+    if (!in) return emptyCache();
+    json cache = json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (!cache.is_object()) return emptyCache(); // also the parse failure (discarded)
+    const auto version = cache.find("version");
+    const auto entries = cache.find("entries");
+    if (version == cache.end() || *version != kCacheVersion || entries == cache.end() || !entries->is_object())
+        return emptyCache();
+    return cache;
+}
+
+/// Index in `candidates` of the cached winner for `key`, if the entry is
+/// well-formed, was tuned among the same candidates and its winner is one.
+std::optional<std::size_t> cachedWinner(const json& cache, const std::string& key,
+                                        std::span<const Backend* const> candidates) {
+    const json& entries = cache.at("entries");
+    const auto entry = entries.find(key);
+    if (entry == entries.end() || !entry->is_object()) return std::nullopt;
+    const auto strategy = entry->find("strategy");
+    const auto tunedAmong = entry->find("candidates");
+    if (strategy == entry->end() || !strategy->is_string() || tunedAmong == entry->end() ||
+        *tunedAmong != candidateNames(candidates))
+        return std::nullopt;
+    for (std::size_t i = 0; i < candidates.size(); ++i)
+        if (candidates[i]->name() == strategy->get<std::string>()) return i;
+    return std::nullopt;
+}
+
+/// Writes the cache through a temporary file in the same folder and a rename,
+/// so a reader never sees half a file. Failures are ignored: the choice is
+/// still kept in memory, and a later process only tunes again.
+void writeCache(const fs::path& path, const json& cache) {
+    if (path.empty()) return;
+    std::error_code ec;
+    if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+    static std::atomic<int> counter{0};
+    fs::path tmp = path;
+    tmp += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    {
+        std::ofstream out(tmp, std::ios::trunc);
+        out << cache.dump(2) << '\n';
+        out.close();
+        if (!out) {
+            fs::remove(tmp, ec);
+            return;
+        }
+    }
+    fs::rename(tmp, path, ec);
+    if (ec) fs::remove(tmp, ec);
+}
+
+/// The problem that is timed: the user's geometry with, when the region
+/// holds more than kTimedUpdates updates per pass, a centred part of it of
+/// the same aspect ratio instead (same projections and bins, smaller region:
+/// see kTimedUpdates for why that ranks the strategies the same way).
+ReconGeometry timedGeometry(const ReconGeometry& geometry, int slicesPerPass) {
+    ReconGeometry timed = geometry;
+    const Region& r = geometry.region;
+    const double perPixel = static_cast<double>(geometry.geometry.projections()) * slicesPerPass;
+    const double maxPixels = std::max(kTimedUpdates / perPixel, kMinTimedPixels);
+    if (static_cast<double>(r.pixels()) <= maxPixels) return timed;
+    const double scale = std::sqrt(maxPixels / static_cast<double>(r.pixels()));
+    const int width = std::clamp(static_cast<int>(r.width * scale), 1, r.width);
+    const int height = std::clamp(static_cast<int>(r.height * scale), 1, r.height);
+    timed.region = Region{r.x + (r.width - width) / 2, r.y + (r.height - height) / 2, width, height};
+    return timed;
+}
+
+/// `count` copies of a 2D Shepp-Logan sinogram with the problem's projection
+/// count and bins. Exact projections cost ~100 ns per bin and view (0.3 s for
+/// 1500 views of 2048 bins) and the timing only needs realistic non-zero
+/// data, so kPhantomViews of the angles are projected and each row repeats
+/// the last of them at or before its own angle.
+std::vector<float> syntheticSinograms(const Geometry& g, int count) {
+    const int projections = g.projections();
+    const auto bins = static_cast<std::size_t>(g.bins);
+    const int views = std::min(projections, kPhantomViews);
+    std::vector<double> angles(static_cast<std::size_t>(views));
+    for (int i = 0; i < views; ++i)
+        angles[static_cast<std::size_t>(i)] = g.angles[static_cast<std::size_t>(i) * projections / views];
+    PhantomSpec spec;
+    spec.shapes = sheppLogan2D();
+    spec.bins = g.bins;
+    const ImageStack phantom = projectPhantom(spec, angles);
+
+    const std::size_t sliceSize = static_cast<std::size_t>(projections) * bins;
+    std::vector<float> sinograms(sliceSize * static_cast<std::size_t>(count));
+    for (int p = 0; p < projections; ++p) {
+        const std::size_t view = static_cast<std::size_t>(p) * views / projections;
+        std::copy_n(phantom.data.begin() + static_cast<std::ptrdiff_t>(view * bins), bins,
+                    sinograms.begin() + static_cast<std::ptrdiff_t>(p * bins));
+    }
+    for (int s = 1; s < count; ++s)
+        std::copy_n(sinograms.begin(), sliceSize, sinograms.begin() + static_cast<std::ptrdiff_t>(s * sliceSize));
+    return sinograms;
+}
+
+/// Seconds per slice of one backproject() of `backend` on the timed problem:
+/// the median of 3 calls after a warm-up, or the warm-up alone when it
+/// already took over `giveUpAfter` (that candidate has lost anyway).
+double timeCandidate(const Backend& backend, const ReconGeometry& timed, const ReconOptions& options,
+                     std::span<const float> sinograms, int count, double giveUpAfter) {
+    ReconOptions named = options;
+    named.strategy = backend.name();
+    const std::unique_ptr<ReconstructionPlan> plan = backend.createPlan(timed, named);
+    // A plan may take fewer slices than a pass (memory bound): seconds per
+    // slice keep such a candidate comparable.
+    const int slices = std::min(count, plan->maxSlices());
+    const std::size_t sliceSize = sinograms.size() / static_cast<std::size_t>(count);
+    plan->setSinograms(sinograms.first(sliceSize * static_cast<std::size_t>(slices)), slices);
+    std::vector<float> out(timed.region.pixels() * static_cast<std::size_t>(slices));
+    auto timedCall = [&] {
+        const auto start = Clock::now();
+        plan->backproject(out);
+        return secondsSince(start) / slices;
+    };
+    const double warmUp = timedCall();
+    if (warmUp > giveUpAfter) return warmUp;
+    std::array<double, 3> calls{timedCall(), timedCall(), timedCall()};
+    std::sort(calls.begin(), calls.end());
+    return calls[1];
+}
+
+} // namespace
+
+fs::path defaultAutotuneCachePath() {
+    if (const char* path = std::getenv("TOMO_AUTOTUNE_CACHE"); path && *path) return path;
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+        return fs::path(xdg) / "tomo-workstation" / "autotune.json";
+    if (const char* home = std::getenv("HOME"); home && *home)
+        return fs::path(home) / ".cache" / "tomo-workstation" / "autotune.json";
+    return {};
+}
+
+bool autotuneEnabled() {
+    const char* value = std::getenv("TOMO_AUTOTUNE");
+    return !(value && std::string_view(value) == "off");
+}
+
+Autotuner::Autotuner(fs::path cachePath) : m_cachePath(std::move(cachePath)) {}
+
+Autotuner& Autotuner::instance() {
+    static Autotuner tuner;
+    return tuner;
+}
+
+int Autotuner::timedCandidates() const {
+    std::lock_guard lock(m_mutex);
+    return m_timedCandidates;
+}
+
+std::string Autotuner::deviceIdentity(std::span<const Backend* const> candidates, const ReconOptions& options) {
+    std::vector<std::string> ids;
+    for (const Backend* b : candidates) {
+        const std::string family = b->family();
+        std::string id;
+        if (family == "cpu") {
+            const int threads = options.threads > 0
+                                    ? options.threads
+                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+            id = "cpu:" + std::to_string(threads);
+        } else if (family == "cuda") {
+            if (!m_gpus) m_gpus = gpuDevices();
+            const auto gpu = std::find_if(m_gpus->begin(), m_gpus->end(),
+                                          [&](const GpuDevice& d) { return d.index == options.device; });
+            id = gpu != m_gpus->end() ? gpu->name : "cuda:" + std::to_string(options.device);
+        } else {
+            id = family + ":" + std::to_string(options.device);
+        }
+        if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    }
+    std::sort(ids.begin(), ids.end());
+    std::string joined;
+    for (const std::string& id : ids) {
+        if (!joined.empty()) joined += " + ";
+        joined += id;
+    }
+    return joined;
+}
+
+const Backend& Autotuner::choose(std::span<const Backend* const> candidates, const ReconGeometry& geometry,
+                                 const ReconOptions& options) {
+    assert(!candidates.empty());
+    const Backend& preferred = *candidates.back();
+    if (candidates.size() == 1 || !autotuneEnabled()) return preferred;
+    try {
+        geometry.validate();
+    } catch (const InvalidArgument&) {
+        return preferred; // nothing to time (an options check); createPlan reports a real geometry's problem
+    }
+
+    std::lock_guard lock(m_mutex);
+    const fs::path cachePath = m_cachePath.empty() ? defaultAutotuneCachePath() : m_cachePath;
+    const std::string key = cacheKey(deviceIdentity(candidates, options), geometry, options);
+    const std::string memoKey = cachePath.string() + '\n' + key + '\n' + joinedNames(candidates);
+    if (const auto it = m_chosen.find(memoKey); it != m_chosen.end()) return *candidates[it->second];
+    if (const auto cached = cachedWinner(readCache(cachePath), key, candidates)) {
+        m_chosen[memoKey] = *cached;
+        return *candidates[*cached];
+    }
+    const std::optional<std::size_t> winner = tune(candidates, geometry, options, cachePath, key);
+    if (!winner) return preferred; // not remembered: the next plan tries again
+    m_chosen[memoKey] = *winner;
+    return *candidates[*winner];
+}
+
+std::optional<std::size_t> Autotuner::tune(std::span<const Backend* const> candidates, const ReconGeometry& geometry,
+                                           const ReconOptions& options, const fs::path& cachePath,
+                                           const std::string& key) {
+    const auto start = Clock::now();
+    const ReconGeometry timed = timedGeometry(geometry, options.slicesPerPass);
+    std::vector<float> sinograms;
+    try {
+        sinograms = syntheticSinograms(timed.geometry, options.slicesPerPass);
+    } catch (const std::bad_alloc&) {
+        return std::nullopt; // the real reconstruction will report the memory it lacks
+    }
+
+    json seconds = json::object();
+    std::optional<std::size_t> best;
+    double bestSeconds = std::numeric_limits<double>::infinity();
+    // Preferred (fastest expected) first, so the slow ones stop after their
+    // warm-up call.
+    for (std::size_t i = candidates.size(); i-- > 0;) {
+        if (best && secondsSince(start) > kTuningBudgetSeconds) break;
+        ++m_timedCandidates;
+        try {
+            const double s = timeCandidate(*candidates[i], timed, options, sinograms, options.slicesPerPass,
+                                           2.0 * bestSeconds);
+            seconds[candidates[i]->name()] = s;
+            if (s < bestSeconds) {
+                best = i;
+                bestSeconds = s;
+            }
+        } catch (const Error&) {
+            // This candidate cannot run the problem here (device, memory,
+            // geometry): the others still compete.
+        } catch (const std::bad_alloc&) {
+        }
+    }
+    if (!best) return std::nullopt;
+
+    // Re-read just before writing, so entries another process wrote while
+    // this one was timing are kept.
+    json cache = readCache(cachePath);
+    cache["entries"][key] = json{{"strategy", candidates[*best]->name()},
+                                 {"candidates", candidateNames(candidates)},
+                                 {"seconds", seconds},
+                                 {"timedRegion", {timed.region.width, timed.region.height}}};
+    writeCache(cachePath, cache);
+    return best;
+}
+
+} // namespace tomo

@@ -1,0 +1,322 @@
+// The `auto` strategy's autotuner: the choice, the cache file (written,
+// reused, rebuilt when corrupt or stale) and the cases that skip timing.
+#include "tomo/autotune.h"
+#include "tomo/error.h"
+#include "tomo/phantom.h"
+#include "tomo/registry.h"
+
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tomo {
+namespace {
+
+using nlohmann::json;
+
+/// Sets an environment variable for the scope of a test, then puts the old
+/// value back.
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const char* value) : m_name(name) {
+        if (const char* old = std::getenv(name)) m_old = old;
+        if (value)
+            ::setenv(name, value, 1);
+        else
+            ::unsetenv(name);
+    }
+    ~ScopedEnv() {
+        if (m_old)
+            ::setenv(m_name, m_old->c_str(), 1);
+        else
+            ::unsetenv(m_name);
+    }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+    const char* m_name;
+    std::optional<std::string> m_old;
+};
+
+/// A registered backend under another name, optionally failing to create
+/// plans like a GPU without memory: to give the tuner other candidate sets.
+class RenamedBackend final : public Backend {
+public:
+    RenamedBackend(std::string name, const Backend& inner, bool failsToPlan)
+        : m_name(std::move(name)), m_inner(inner), m_failsToPlan(failsToPlan) {}
+    std::string name() const override { return m_name; }
+    std::string description() const override { return "test: " + m_inner.description(); }
+    std::string family() const override { return m_inner.family(); }
+    std::string unavailableReason() const override { return {}; }
+    void checkOptions(const ReconOptions& options) const override { m_inner.checkOptions(options); }
+    std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry,
+                                                   const ReconOptions& options) const override {
+        if (m_failsToPlan) throw OutOfMemory("test backend '" + m_name + "': no memory");
+        return m_inner.createPlan(geometry, options);
+    }
+
+private:
+    std::string m_name;
+    const Backend& m_inner;
+    bool m_failsToPlan;
+};
+
+const Backend& registered(const char* name) {
+    const Backend* b = BackendRegistry::instance().find(name);
+    if (!b) throw std::runtime_error(std::string("strategy '") + name + "' is not registered");
+    return *b;
+}
+
+/// The two CPU strategies in registry order (the last is the preferred one).
+std::vector<const Backend*> cpuCandidates() {
+    return {&registered("cpu-reference"), &registered("cpu")};
+}
+
+/// 180 views of 256 bins, the full 256 x 256 slice: the reference takes
+/// ~20 ms a call on 2 cores, `cpu` 5-10 times less.
+ReconGeometry problem(int bins = 256, int views = 180) {
+    Geometry g;
+    g.angles = uniformAngles(views);
+    g.bins = bins;
+    g.axis = g.detectorCentre();
+    return ReconGeometry::fullSlice(std::move(g));
+}
+
+json readJson(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    return json::parse(in); // throws (and fails the test) if the tuner wrote no valid JSON
+}
+
+/// The one entry of the cache file (fails the test if there is not exactly one).
+json onlyEntry(const std::filesystem::path& path) {
+    const json cache = readJson(path);
+    EXPECT_EQ(1, cache.at("version"));
+    const json& entries = cache.at("entries");
+    EXPECT_EQ(1u, entries.size()) << entries.dump(2);
+    return entries.empty() ? json::object() : entries.begin().value();
+}
+
+void writeText(const std::filesystem::path& path, const std::string& text) {
+    std::ofstream out(path);
+    out << text;
+}
+
+class Autotune : public testing::Test {
+protected:
+    test::TempDir m_dir;
+    std::filesystem::path m_cache = m_dir / "tune" / "autotune.json"; // folder created by the tuner
+    // Independent of the environment the tests run in (CI may set these).
+    ScopedEnv m_enabled{"TOMO_AUTOTUNE", nullptr};
+    ScopedEnv m_cachePath{"TOMO_AUTOTUNE_CACHE", m_cache.c_str()};
+};
+
+TEST_F(Autotune, AutoResolvesToAnAvailableStrategyAndCachesIt) {
+    const int timedBefore = Autotuner::instance().timedCandidates();
+    const ReconOptions options; // "auto", linear, float32, 1 slice per pass
+    const Backend& chosen = BackendRegistry::instance().resolve(options, problem());
+    EXPECT_TRUE(chosen.unavailableReason().empty());
+    EXPECT_TRUE(chosen.isExact());
+    EXPECT_NO_THROW(chosen.checkOptions(options));
+    EXPECT_GE(Autotuner::instance().timedCandidates() - timedBefore, 2);
+
+    ASSERT_TRUE(std::filesystem::exists(m_cache));
+    const json cache = readJson(m_cache);
+    ASSERT_EQ(1u, cache.at("entries").size());
+    const std::string key = cache.at("entries").begin().key();
+    EXPECT_NE(std::string::npos, key.find("|projections=180|bins=256|region=256x256|linear|float32|slicesPerPass=1"))
+        << key;
+    EXPECT_EQ(chosen.name(), cache.at("entries").at(key).at("strategy"));
+
+    // Again in this process: the remembered choice, no timing.
+    const int timedAfter = Autotuner::instance().timedCandidates();
+    EXPECT_EQ(&chosen, &BackendRegistry::instance().resolve(options, problem()));
+    EXPECT_EQ(timedAfter, Autotuner::instance().timedCandidates());
+    // createPlan("auto") runs the chosen strategy.
+    EXPECT_EQ(chosen.name(), createPlan(problem(), options)->options().strategy);
+}
+
+TEST_F(Autotune, CpuBeatsTheReferenceForLinearFloat32) {
+    Autotuner tuner(m_cache);
+    const auto candidates = cpuCandidates();
+    EXPECT_EQ("cpu", tuner.choose(candidates, problem(), ReconOptions{}).name());
+    EXPECT_EQ(2, tuner.timedCandidates());
+
+    const json entry = onlyEntry(m_cache);
+    EXPECT_EQ("cpu", entry.at("strategy"));
+    EXPECT_EQ((json{"cpu-reference", "cpu"}), entry.at("candidates"));
+    const double fast = entry.at("seconds").at("cpu");
+    const double reference = entry.at("seconds").at("cpu-reference");
+    std::printf("MEASURED autotune 256x256x180: cpu %.2f ms, cpu-reference %.2f ms (%.1fx)\n", fast * 1e3,
+                reference * 1e3, reference / fast);
+    EXPECT_GT(fast, 0.0);
+    // ~5-10x on any machine; 2x leaves room for a busy one.
+    EXPECT_GT(reference, 2.0 * fast);
+    EXPECT_EQ((json{256, 256}), entry.at("timedRegion")); // small enough to be timed whole
+}
+
+TEST_F(Autotune, ASecondTunerReadsTheCacheFileWithoutTiming) {
+    const auto candidates = cpuCandidates();
+    Autotuner first(m_cache);
+    const Backend& chosen = first.choose(candidates, problem(), ReconOptions{});
+    ASSERT_EQ(2, first.timedCandidates());
+
+    Autotuner second(m_cache); // a new process, as far as memory goes
+    EXPECT_EQ(&chosen, &second.choose(candidates, problem(), ReconOptions{}));
+    EXPECT_EQ(0, second.timedCandidates());
+
+    // Another shape, or other options, is another entry and is timed.
+    ReconOptions nearest;
+    nearest.interpolation = Interpolation::Nearest;
+    second.choose(candidates, problem(), nearest);
+    EXPECT_EQ(2, second.timedCandidates());
+    EXPECT_EQ(2u, readJson(m_cache).at("entries").size());
+}
+
+TEST_F(Autotune, ACorruptCacheFileIsIgnoredAndReplaced) {
+    const auto candidates = cpuCandidates();
+    for (const std::string corrupt : {"{ not json", "", "[1, 2]", R"({"version": 99, "entries": {}})",
+                                      R"({"version": 1, "entries": []})"}) {
+        SCOPED_TRACE("cache file: '" + corrupt + "'");
+        std::filesystem::create_directories(m_cache.parent_path());
+        writeText(m_cache, corrupt);
+        Autotuner tuner(m_cache);
+        EXPECT_EQ("cpu", tuner.choose(candidates, problem(), ReconOptions{}).name());
+        EXPECT_EQ(2, tuner.timedCandidates());
+        EXPECT_EQ("cpu", onlyEntry(m_cache).at("strategy"));
+    }
+}
+
+TEST_F(Autotune, AnEntryOfAnotherShapeOrBrokenEntryIsRetuned) {
+    const auto candidates = cpuCandidates();
+    Autotuner first(m_cache);
+    first.choose(candidates, problem(), ReconOptions{});
+    json cache = readJson(m_cache);
+    const std::string key = cache.at("entries").begin().key();
+
+    cache["entries"][key] = json{{"strategy", 7}}; // well-formed JSON, not an entry
+    writeText(m_cache, cache.dump());
+    Autotuner second(m_cache);
+    EXPECT_EQ("cpu", second.choose(candidates, problem(), ReconOptions{}).name());
+    EXPECT_EQ(2, second.timedCandidates());
+    EXPECT_EQ("cpu", readJson(m_cache).at("entries").at(key).at("strategy"));
+}
+
+TEST_F(Autotune, ACachedStrategyThatNoLongerExistsIsRetuned) {
+    const auto candidates = cpuCandidates();
+    Autotuner first(m_cache);
+    first.choose(candidates, problem(), ReconOptions{});
+    json cache = readJson(m_cache);
+    for (auto& [key, entry] : cache.at("entries").items()) entry["strategy"] = "retired-strategy";
+    writeText(m_cache, cache.dump());
+
+    Autotuner second(m_cache);
+    EXPECT_EQ("cpu", second.choose(candidates, problem(), ReconOptions{}).name());
+    EXPECT_EQ(2, second.timedCandidates());
+    EXPECT_EQ("cpu", onlyEntry(m_cache).at("strategy"));
+}
+
+TEST_F(Autotune, ANewCandidateMakesTheCachedChoiceStale) {
+    const auto cpuPair = cpuCandidates();
+    Autotuner tuner(m_cache);
+    tuner.choose(cpuPair, problem(), ReconOptions{});
+    ASSERT_EQ(2, tuner.timedCandidates());
+
+    // A build with one more strategy: its cached choice was made without it.
+    const RenamedBackend newcomer("cpu-newcomer", registered("cpu"), false);
+    const std::vector<const Backend*> three{cpuPair[0], cpuPair[1], &newcomer};
+    const std::string winner = tuner.choose(three, problem(), ReconOptions{}).name();
+    EXPECT_TRUE(winner == "cpu" || winner == "cpu-newcomer") << winner; // the same code, timed twice
+    EXPECT_EQ(5, tuner.timedCandidates());
+    EXPECT_EQ((json{"cpu-reference", "cpu", "cpu-newcomer"}), onlyEntry(m_cache).at("candidates"));
+}
+
+TEST_F(Autotune, ACandidateThatCannotPlanIsLeftOut) {
+    // The preferred candidate fails like a GPU out of memory: the other wins.
+    const RenamedBackend failing("gpu-without-memory", registered("cpu"), true);
+    const std::vector<const Backend*> candidates{&registered("cpu-reference"), &failing};
+    Autotuner tuner(m_cache);
+    EXPECT_EQ("cpu-reference", tuner.choose(candidates, problem(), ReconOptions{}).name());
+    EXPECT_FALSE(onlyEntry(m_cache).at("seconds").contains("gpu-without-memory"));
+
+    // When none can run, the preferred one is returned, and nothing cached:
+    // its own createPlan will report the reason.
+    const RenamedBackend alsoFailing("gpu-2", registered("cpu"), true);
+    const std::vector<const Backend*> none{&alsoFailing, &failing};
+    EXPECT_EQ(&failing, &tuner.choose(none, problem(), ReconOptions{}));
+    EXPECT_EQ(1u, readJson(m_cache).at("entries").size());
+}
+
+TEST_F(Autotune, LargeRegionsAreTimedOnAPartWellUnderTwoSeconds) {
+    // 1000 views of 2048 bins: the whole 2048 x 2048 slice would take the
+    // reference ~6 s a call on 2 cores.
+    Autotuner tuner(m_cache);
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ("cpu", tuner.choose(cpuCandidates(), problem(2048, 1000), ReconOptions{}).name());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("MEASURED autotune of 2048x2048x1000 took %.2f s\n", seconds);
+    EXPECT_LT(seconds, 2.0);
+
+    const json entry = onlyEntry(m_cache);
+    const int width = entry.at("timedRegion").at(0);
+    const int height = entry.at("timedRegion").at(1);
+    EXPECT_EQ(width, height); // the aspect ratio of the region
+    EXPECT_LT(width, 2048);
+    EXPECT_LE(static_cast<double>(width) * height * 1000, 67108864.0); // 2^26 updates
+    EXPECT_NE(std::string::npos, readJson(m_cache).at("entries").begin().key().find("region=2048x2048"));
+}
+
+TEST_F(Autotune, OffMeansThePreferredCandidateWithoutTimingOrCache) {
+    const ScopedEnv off("TOMO_AUTOTUNE", "off");
+    Autotuner tuner(m_cache);
+    EXPECT_EQ("cpu", tuner.choose(cpuCandidates(), problem(), ReconOptions{}).name()); // last registered
+    EXPECT_EQ(0, tuner.timedCandidates());
+    EXPECT_FALSE(std::filesystem::exists(m_cache));
+}
+
+TEST_F(Autotune, OneCandidateOrNoGeometryIsNotTimed) {
+    Autotuner tuner(m_cache);
+    const std::vector<const Backend*> one{&registered("cpu-reference")};
+    EXPECT_EQ("cpu-reference", tuner.choose(one, problem(), ReconOptions{}).name());
+    // The GUI checks options with an empty geometry: nothing to time.
+    EXPECT_EQ("cpu", tuner.choose(cpuCandidates(), ReconGeometry{}, ReconOptions{}).name());
+    EXPECT_EQ(0, tuner.timedCandidates());
+    EXPECT_FALSE(std::filesystem::exists(m_cache));
+}
+
+TEST_F(Autotune, OptionsNoBackendAcceptsAreInvalidArgument) {
+    ReconOptions options;
+    options.slicesPerPass = 3; // every strategy packs 1, 2 or 4
+    try {
+        BackendRegistry::instance().resolve(options, problem());
+        FAIL() << "expected InvalidArgument";
+    } catch (const InvalidArgument& e) {
+        EXPECT_NE(std::string::npos, std::string(e.what()).find("slices per pass 3")) << e.what();
+    }
+    EXPECT_FALSE(std::filesystem::exists(m_cache));
+}
+
+TEST(AutotuneCachePath, FollowsTheEnvironment) {
+    const ScopedEnv xdg("XDG_CACHE_HOME", "/xdg-cache");
+    const ScopedEnv home("HOME", "/home/someone");
+    {
+        const ScopedEnv explicitPath("TOMO_AUTOTUNE_CACHE", "/elsewhere/tune.json");
+        EXPECT_EQ(std::filesystem::path("/elsewhere/tune.json"), defaultAutotuneCachePath());
+    }
+    const ScopedEnv noExplicitPath("TOMO_AUTOTUNE_CACHE", nullptr);
+    EXPECT_EQ(std::filesystem::path("/xdg-cache/tomo-workstation/autotune.json"), defaultAutotuneCachePath());
+    const ScopedEnv noXdg("XDG_CACHE_HOME", nullptr);
+    EXPECT_EQ(std::filesystem::path("/home/someone/.cache/tomo-workstation/autotune.json"), defaultAutotuneCachePath());
+}
+
+} // namespace
+} // namespace tomo
