@@ -28,7 +28,7 @@ public:
     /// The backend to use for `options.strategy`: a named one (throws
     /// InvalidArgument listing the names if unknown, DeviceError with the
     /// reason if unavailable) or, for "auto", the fastest available exact
-    /// strategy for these options (autotuned on GPUs, see autotune.h).
+    /// strategy for these options (timed once per device and shape, see autotune.h).
     const Backend& resolve(const ReconOptions& options, const ReconGeometry& geometry) const;
 
 private:
