@@ -1,2 +1,638 @@
+// tomo-bench: back-projection speed (GU/s) of every strategy of this build,
+// end-to-end time with its per-stage split, the texture units' share, and
+// the live-preview latency (--preview).
+#include "cli_support.h"
+
+#include "tomo/error.h"
+#include "tomo/phantom.h"
+#include "tomo/preview.h"
+#include "tomo/registry.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
-int main() { std::puts("under construction"); return 1; }
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <thread>
+
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace tomo;
+using namespace tomo::cli;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kProgram = "tomo-bench";
+constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+
+struct Settings {
+    int projections = 512;
+    int size = 512;
+    int slices = 8;
+    std::string strategies;
+    std::string interps = "nearest,linear";
+    std::string precisions = "float32,float16";
+    std::string slicesPerPass = "1,2,4";
+    int repeat = 0; // 0 = mode default
+    int warmup = 1;
+    int threads = 0;
+    int device = 0;
+    std::string json;
+    bool list = false;
+    bool preview = false;
+};
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return kNone;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+json number(double v) {
+    return std::isfinite(v) ? json(v) : json(nullptr);
+}
+
+std::string cpuModel() {
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("model name", 0) == 0) {
+            const auto colon = line.find(':');
+            if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
+        }
+    return "unknown CPU";
+}
+
+int hardwareThreads() {
+    return std::max(1u, std::thread::hardware_concurrency());
+}
+
+/// The backends the run covers: --strategy names (each must exist), or all.
+std::vector<const Backend*> selectBackends(const std::string& names) {
+    const BackendRegistry& registry = BackendRegistry::instance();
+    if (names.empty()) return registry.backends();
+    std::vector<const Backend*> out;
+    for (const std::string& name : splitList(names)) {
+        const Backend* b = registry.find(name);
+        if (!b) {
+            std::string known;
+            for (const Backend* k : registry.backends()) known += (known.empty() ? "" : ", ") + k->name();
+            throw InvalidArgument("--strategy: unknown strategy '" + name + "' (known: " + known + ")");
+        }
+        out.push_back(b);
+    }
+    return out;
+}
+
+struct Combination {
+    Interpolation interpolation;
+    Precision precision;
+    int slicesPerPass;
+};
+
+std::vector<Combination> combinations(const Settings& s) {
+    std::vector<Combination> out;
+    const auto spps = parseInts(s.slicesPerPass, 0, 1, "--slices-per-pass");
+    for (int spp : spps)
+        if (spp != 1 && spp != 2 && spp != 4)
+            throw InvalidArgument("--slices-per-pass " + s.slicesPerPass + ": each value must be 1, 2 or 4");
+    for (const std::string& i : splitList(s.interps))
+        for (const std::string& p : splitList(s.precisions))
+            for (int spp : spps) out.push_back({parseInterpolation(i), parsePrecision(p), spp});
+    return out;
+}
+
+std::string comboName(const Combination& c) {
+    return std::string(interpolationName(c.interpolation)) + "/" + std::string(precisionName(c.precision)) + "/" +
+           std::to_string(c.slicesPerPass);
+}
+
+/// One measured strategy x option set.
+struct Result {
+    std::string strategy;
+    std::string family;
+    Combination combo{};
+    int threads = 0;             ///< CPU threads used (0 for GPU strategies)
+    std::vector<double> bpRuns;  ///< back-projection seconds of each run
+    std::vector<double> e2eRuns; ///< setSinograms + backproject seconds of each run
+    StageTimes stages;           ///< medians of the stage split
+    double bpSeconds = kNone;
+    double e2eSeconds = kNone;
+    double gups = kNone;
+    double speedup = kNone; ///< vs cpu-reference with the same interpolation (CPU)
+    double fetchesPerUpdate = 0.0;
+    double fetchShare = kNone; ///< of measureTextureFetchRate()
+};
+
+struct Skipped {
+    std::string strategy;
+    std::string combos; ///< e.g. "nearest/float16/1, linear/float16/1"
+    std::string reason;
+};
+
+struct Problem {
+    ReconGeometry geometry;
+    ImageStack sinograms; ///< log-corrected phantom sinograms [slice][angle][bin]
+    double updatesPerRun = 0.0;
+};
+
+Problem makeProblem(const Settings& s) {
+    if (s.projections < 2 || s.size < 8 || s.slices < 1)
+        throw InvalidArgument("--projections must be >= 2, --size >= 8 and --slices >= 1");
+    Problem p;
+    const std::vector<double> angles = uniformAngles(s.projections);
+    PhantomSpec spec;
+    spec.bins = s.size;
+    spec.rows = s.slices;
+    p.sinograms = projectPhantom(spec, angles);
+    Geometry g;
+    g.angles = angles;
+    g.bins = s.size;
+    g.axis = g.detectorCentre();
+    p.geometry = ReconGeometry::fullSlice(g);
+    p.updatesPerRun = static_cast<double>(s.size) * s.size * s.slices * s.projections;
+    return p;
+}
+
+/// Times `repeat` runs (after `warmup`) of the whole stack through one plan,
+/// in batches of at most maxSlices(). End to end = wall time of reconstruct()
+/// (upload, filter, back-projection, download; GPU plans overlap them);
+/// back-projection = the plan's lastStageTimes().backproject, or for a plan
+/// that reports none, the wall time of a separate backproject() call.
+void measure(ReconstructionPlan& plan, const Problem& problem, int warmup, int repeat, Result& r) {
+    const int slices = problem.sinograms.depth;
+    const int batch = std::max(1, plan.maxSlices());
+    const std::size_t sinoSize = problem.sinograms.imageSize();
+    const std::size_t slicePixels = problem.geometry.region.pixels();
+    std::vector<float> out(slicePixels * std::min(batch, slices));
+    std::vector<double> uploads, filters, downloads;
+
+    for (int run = 0; run < warmup + repeat; ++run) {
+        double e2e = 0.0;
+        StageTimes sum;
+        for (int first = 0; first < slices; first += batch) {
+            throwIfInterrupted();
+            const int n = std::min(batch, slices - first);
+            const std::span<float> slicesOut = std::span<float>(out).first(n * slicePixels);
+            const auto t0 = Clock::now();
+            plan.reconstruct(std::span<const float>(problem.sinograms.data).subspan(first * sinoSize, n * sinoSize), n,
+                             slicesOut);
+            e2e += secondsSince(t0);
+            const StageTimes st = plan.lastStageTimes();
+            sum.upload += st.upload;
+            sum.filter += st.filter;
+            sum.download += st.download;
+            if (st.backproject > 0.0) {
+                sum.backproject += st.backproject;
+            } else {
+                const auto t1 = Clock::now();
+                plan.backproject(slicesOut);
+                sum.backproject += secondsSince(t1);
+            }
+        }
+        if (run < warmup) continue;
+        r.bpRuns.push_back(sum.backproject);
+        r.e2eRuns.push_back(e2e);
+        uploads.push_back(sum.upload);
+        filters.push_back(sum.filter);
+        downloads.push_back(sum.download);
+    }
+    r.bpSeconds = median(r.bpRuns);
+    r.e2eSeconds = median(r.e2eRuns);
+    r.stages = {median(uploads), median(filters), r.bpSeconds, median(downloads)};
+    r.gups = problem.updatesPerRun / r.bpSeconds / 1e9;
+}
+
+void printList() {
+    std::printf("%-16s %-7s %-6s %s\n", "strategy", "family", "exact", "available");
+    for (const Backend* b : BackendRegistry::instance().backends()) {
+        const std::string why = b->unavailableReason();
+        std::printf("%-16s %-7s %-6s %s\n", b->name().c_str(), b->family().c_str(), b->isExact() ? "yes" : "no",
+                    why.empty() ? ("yes  " + b->description()).c_str() : ("no: " + why).c_str());
+    }
+    std::printf("CPU: %s, %d hardware threads\n", cpuModel().c_str(), hardwareThreads());
+    const auto gpus = gpuDevices();
+    if (gpus.empty()) std::printf("GPU: none usable by this build\n");
+    for (const GpuDevice& d : gpus)
+        std::printf("GPU %d: %s, %d SMs, %.1f GiB, compute %d.%d\n", d.index, d.name.c_str(), d.multiprocessors,
+                    static_cast<double>(d.memoryBytes) / (1u << 30), d.computeMajor, d.computeMinor);
+}
+
+json machineJson() {
+    json gpus = json::array();
+    for (const GpuDevice& d : gpuDevices())
+        gpus.push_back({{"index", d.index},
+                        {"name", d.name},
+                        {"multiprocessors", d.multiprocessors},
+                        {"memory_bytes", d.memoryBytes},
+                        {"compute", std::to_string(d.computeMajor) + "." + std::to_string(d.computeMinor)}});
+    return {{"cpu", cpuModel()}, {"hardware_threads", hardwareThreads()}, {"gpus", gpus}};
+}
+
+void writeJson(const std::string& path, const json& doc) {
+    const fs::path target = path;
+    fs::path tmp = target;
+    tmp += ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::trunc);
+        if (!out) throw IoError("--json: cannot write '" + tmp.string() + "'");
+        out << doc.dump(2) << "\n";
+        if (!out.flush()) throw IoError("--json: cannot write '" + tmp.string() + "' (disk full?)");
+    }
+    std::error_code ec;
+    fs::rename(tmp, target, ec);
+    if (ec) {
+        fs::remove(tmp, ec);
+        throw IoError("--json: cannot rename the result to '" + target.string() + "'");
+    }
+}
+
+std::string fmt(double v, const char* format) {
+    if (!std::isfinite(v)) return "-";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, v);
+    return buf;
+}
+
+// ------------------------------------------------------------- back-projection
+
+int runBackprojection(const Settings& s) {
+    const int repeat = s.repeat > 0 ? s.repeat : 3;
+    const auto backends = selectBackends(s.strategies);
+    const auto combos = combinations(s);
+
+    std::printf("tomo-bench: %d projections x %d^2 x %d slices (%.3g G updates per run), median of %d run%s after "
+                "%d warm-up%s, I/O excluded\n",
+                s.projections, s.size, s.slices, s.size * double(s.size) * s.slices * s.projections / 1e9, repeat,
+                repeat > 1 ? "s" : "", s.warmup, s.warmup == 1 ? "" : "s");
+    std::printf("CPU: %s, %d hardware threads%s\n", cpuModel().c_str(), hardwareThreads(),
+                s.threads ? (", using " + std::to_string(s.threads)).c_str() : "");
+    for (const GpuDevice& d : gpuDevices())
+        if (d.index == s.device) std::printf("GPU %d: %s, %d SMs\n", d.index, d.name.c_str(), d.multiprocessors);
+    std::fflush(stdout);
+
+    const Problem problem = makeProblem(s);
+    std::vector<Result> results;
+    std::vector<Skipped> skipped;
+    auto skip = [&](const std::string& strategy, const std::string& combo, const std::string& reason) {
+        for (Skipped& k : skipped)
+            if (k.strategy == strategy && k.reason == reason) {
+                k.combos += ", " + combo;
+                return;
+            }
+        skipped.push_back({strategy, combo, reason});
+    };
+
+    for (const Backend* backend : backends) {
+        if (const std::string why = backend->unavailableReason(); !why.empty()) {
+            skip(backend->name(), "all", why);
+            continue;
+        }
+        for (const Combination& combo : combos) {
+            ReconOptions options;
+            options.strategy = backend->name();
+            options.interpolation = combo.interpolation;
+            options.precision = combo.precision;
+            options.slicesPerPass = combo.slicesPerPass;
+            options.threads = s.threads;
+            options.device = s.device;
+            try {
+                backend->checkOptions(options);
+            } catch (const InvalidArgument& e) {
+                skip(backend->name(), comboName(combo), e.what());
+                continue;
+            }
+            Result r;
+            r.strategy = backend->name();
+            r.family = backend->family();
+            r.combo = combo;
+            r.threads = r.family == "cpu" ? (s.threads > 0 ? s.threads : hardwareThreads()) : 0;
+            r.fetchesPerUpdate = backend->textureFetchesPerUpdate(options);
+            const bool tty = ::isatty(STDERR_FILENO);
+            if (tty) std::fprintf(stderr, "%s %s...\r", r.strategy.c_str(), comboName(combo).c_str());
+            std::string failure; // a plan the backend cannot make here (size, memory, device) is skipped
+            try {
+                auto plan = backend->createPlan(problem.geometry, options);
+                measure(*plan, problem, s.warmup, repeat, r);
+            } catch (const InvalidArgument& e) {
+                failure = e.what();
+            } catch (const DeviceError& e) {
+                failure = e.what();
+            } catch (const OutOfMemory& e) {
+                failure = e.what();
+            }
+            if (tty) std::fprintf(stderr, "\033[K");
+            if (!failure.empty()) {
+                skip(backend->name(), comboName(combo), failure);
+                continue;
+            }
+            results.push_back(std::move(r));
+        }
+    }
+
+    // Speed-up of CPU strategies over cpu-reference with the same interpolation.
+    for (Result& r : results) {
+        if (r.family != "cpu") continue;
+        for (const Result& ref : results)
+            if (ref.strategy == "cpu-reference" && ref.combo.interpolation == r.combo.interpolation)
+                r.speedup = r.gups / ref.gups;
+    }
+
+    // Texture kernels against the texture unit's ceiling.
+    double fetchRate = kNone;
+    std::string fetchRateNote;
+    const bool anyTexture =
+        std::any_of(results.begin(), results.end(), [](const Result& r) { return r.fetchesPerUpdate > 0.0; });
+    if (anyTexture) {
+        try {
+            fetchRate = measureTextureFetchRate(s.device);
+        } catch (const DeviceError& e) {
+            fetchRateNote = e.what();
+        }
+        for (Result& r : results)
+            if (r.fetchesPerUpdate > 0.0 && std::isfinite(fetchRate))
+                r.fetchShare = r.gups * 1e9 * r.fetchesPerUpdate / fetchRate;
+    }
+
+    std::printf("\n%-15s %-7s %-7s %3s %10s %9s %7s %9s %10s %5s %27s %6s\n", "strategy", "interp", "prec", "spp",
+                "bp ms", "GU/s", "vs ref", "GU/s/core", "e2e ms", "%bp", "upload/filter/bp/down ms", "tex");
+    for (const Result& r : results) {
+        const std::string split = fmt(r.stages.upload * 1e3, "%.1f") + "/" + fmt(r.stages.filter * 1e3, "%.1f") + "/" +
+                                  fmt(r.stages.backproject * 1e3, "%.1f") + "/" + fmt(r.stages.download * 1e3, "%.1f");
+        std::printf("%-15s %-7s %-7s %3d %10s %9s %7s %9s %10s %5s %27s %6s\n", r.strategy.c_str(),
+                    std::string(interpolationName(r.combo.interpolation)).c_str(),
+                    std::string(precisionName(r.combo.precision)).c_str(), r.combo.slicesPerPass,
+                    fmt(r.bpSeconds * 1e3, "%.2f").c_str(), fmt(r.gups, "%.3f").c_str(),
+                    fmt(r.speedup, "%.1fx").c_str(), r.threads ? fmt(r.gups / r.threads, "%.3f").c_str() : "-",
+                    fmt(r.e2eSeconds * 1e3, "%.2f").c_str(), fmt(100.0 * r.bpSeconds / r.e2eSeconds, "%.0f").c_str(),
+                    split.c_str(), fmt(100.0 * r.fetchShare, "%.0f%%").c_str());
+    }
+    if (results.empty()) std::printf("(no strategy ran)\n");
+    if (anyTexture) {
+        if (std::isfinite(fetchRate))
+            std::printf("\ntexture fetch ceiling (float32 bilinear): %.0f G fetches/s; 'tex' = the kernel's fetches/s "
+                        "as a share of it (fetches per update = 1/slices-per-pass for one packed fetch per pixel and "
+                        "projection; half and point fetches can run up to twice this ceiling)\n",
+                        fetchRate / 1e9);
+        else
+            std::printf("\ntexture fetch ceiling not measured: %s\n", fetchRateNote.c_str());
+    }
+    if (!skipped.empty()) {
+        std::printf("\nskipped (interp/precision/slices-per-pass):\n");
+        for (const Skipped& k : skipped)
+            std::printf("  %s %s: %s\n", k.strategy.c_str(), k.combos.c_str(), k.reason.c_str());
+    }
+
+    if (!s.json.empty()) {
+        json rows = json::array();
+        for (const Result& r : results) {
+            rows.push_back({
+                {"strategy", r.strategy},
+                {"family", r.family},
+                {"interpolation", interpolationName(r.combo.interpolation)},
+                {"precision", precisionName(r.combo.precision)},
+                {"slices_per_pass", r.combo.slicesPerPass},
+                {"threads", r.threads},
+                {"seconds_backproject", number(r.bpSeconds)},
+                {"gups", number(r.gups)},
+                {"gups_per_core", r.threads ? number(r.gups / r.threads) : json(nullptr)},
+                {"speedup_vs_cpu_reference", number(r.speedup)},
+                {"seconds_end_to_end", number(r.e2eSeconds)},
+                {"backproject_share_of_end_to_end", number(r.bpSeconds / r.e2eSeconds)},
+                {"stages_seconds",
+                 {{"upload", number(r.stages.upload)},
+                  {"filter", number(r.stages.filter)},
+                  {"backproject", number(r.stages.backproject)},
+                  {"download", number(r.stages.download)}}},
+                {"texture_fetches_per_update", r.fetchesPerUpdate},
+                {"texture_fetch_share", number(r.fetchShare)},
+                {"runs_seconds_backproject", r.bpRuns},
+                {"runs_seconds_end_to_end", r.e2eRuns},
+            });
+        }
+        json skips = json::array();
+        for (const Skipped& k : skipped)
+            skips.push_back({{"strategy", k.strategy}, {"combinations", k.combos}, {"reason", k.reason}});
+        writeJson(s.json, {{"program", std::string(kProgram) + " " + TOMO_VERSION},
+                           {"mode", "backprojection"},
+                           {"problem",
+                            {{"projections", s.projections},
+                             {"size", s.size},
+                             {"slices", s.slices},
+                             {"updates_per_run", problem.updatesPerRun}}},
+                           {"repeat", repeat},
+                           {"warmup", s.warmup},
+                           {"machine", machineJson()},
+                           {"texture_fetch_rate", number(fetchRate)},
+                           {"results", rows},
+                           {"skipped", skips}});
+        std::printf("\nwrote %s\n", s.json.c_str());
+    }
+    return kExitOk;
+}
+
+// ----------------------------------------------------------------- preview
+
+int runPreview(const Settings& s, const CLI::App& app) {
+    const int repeat = s.repeat > 0 ? s.repeat : 10;
+    std::printf("tomo-bench --preview: %d^2 slice from %d projections, axis change -> finished slice, median of %d\n",
+                s.size, s.projections, repeat);
+    std::fflush(stdout);
+
+    Settings one = s;
+    one.slices = 1;
+    Problem problem = makeProblem(one);
+    auto session = std::make_shared<PreviewSession>(
+        makeMemoryDataset(std::move(problem.sinograms), problem.geometry.geometry.angles, "phantom"));
+
+    // Strategies: those named, else "auto"; option lists only when given
+    // (the preview's default is the exact linear float32 mode).
+    std::vector<std::string> strategies =
+        s.strategies.empty() ? std::vector<std::string>{"auto"} : splitList(s.strategies);
+    Settings comboSettings = s;
+    if (!app.count("--interp")) comboSettings.interps = "linear";
+    if (!app.count("--precision")) comboSettings.precisions = "float32";
+    if (!app.count("--slices-per-pass")) comboSettings.slicesPerPass = "1";
+
+    json rows = json::array();
+    std::printf("\n%-15s %-7s %-7s %10s %10s %9s %10s\n", "strategy", "interp", "prec", "median ms", "bp ms", "GU/s",
+                "first ms");
+    for (const std::string& strategy : strategies) {
+        for (const Combination& combo : combinations(comboSettings)) {
+            PreviewRequest request;
+            request.row = 0;
+            request.options.strategy = strategy;
+            request.options.interpolation = combo.interpolation;
+            request.options.precision = combo.precision;
+            request.options.slicesPerPass = combo.slicesPerPass;
+            request.options.threads = s.threads;
+            request.options.device = s.device;
+            const double centre = problem.geometry.geometry.detectorCentre();
+            std::vector<double> totals, bps;
+            PreviewResult first;
+            try {
+                session->reset();
+                request.axis = centre;
+                first = session->run(request); // loads and filters: not an axis change
+                for (int i = 0; i < s.warmup + repeat; ++i) {
+                    throwIfInterrupted();
+                    request.axis = centre + 0.25 * ((i % 8) + 1); // a new axis every run
+                    const PreviewResult r = session->run(request);
+                    if (i < s.warmup) continue;
+                    totals.push_back(r.secondsTotal);
+                    bps.push_back(r.secondsBackproject);
+                }
+            } catch (const InvalidArgument& e) {
+                std::printf("%-15s %-7s %-7s skipped: %s\n", strategy.c_str(),
+                            std::string(interpolationName(combo.interpolation)).c_str(),
+                            std::string(precisionName(combo.precision)).c_str(), e.what());
+                continue;
+            } catch (const DeviceError& e) {
+                std::printf("%-15s skipped: %s\n", strategy.c_str(), e.what());
+                continue;
+            } catch (const OutOfMemory& e) {
+                std::printf("%-15s skipped: %s\n", strategy.c_str(), e.what());
+                continue;
+            }
+            const double total = median(totals), bp = median(bps);
+            const double gups = static_cast<double>(s.size) * s.size * s.projections / bp / 1e9;
+            std::printf("%-15s %-7s %-7s %10.2f %10.2f %9.3f %10.1f\n", first.strategy.c_str(),
+                        std::string(interpolationName(combo.interpolation)).c_str(),
+                        std::string(precisionName(combo.precision)).c_str(), total * 1e3, bp * 1e3, gups,
+                        first.secondsTotal * 1e3);
+            rows.push_back({{"strategy", first.strategy},
+                            {"requested", strategy},
+                            {"interpolation", interpolationName(combo.interpolation)},
+                            {"precision", precisionName(combo.precision)},
+                            {"slices_per_pass", combo.slicesPerPass},
+                            {"median_ms_axis_change_to_slice", total * 1e3},
+                            {"median_ms_backproject", bp * 1e3},
+                            {"gups", number(gups)},
+                            {"first_run_ms_with_filter", first.secondsTotal * 1e3},
+                            {"runs_ms", [&] {
+                                 std::vector<double> ms;
+                                 for (double t : totals) ms.push_back(t * 1e3);
+                                 return ms;
+                             }()}});
+        }
+    }
+    std::printf("('median ms' = PreviewSession::run after an axis change, the filtered sinogram kept; 'first ms' = the "
+                "first run, which loads and filters)\n");
+    if (!s.json.empty()) {
+        writeJson(s.json, {{"program", std::string(kProgram) + " " + TOMO_VERSION},
+                           {"mode", "preview"},
+                           {"problem", {{"projections", s.projections}, {"size", s.size}}},
+                           {"repeat", repeat},
+                           {"warmup", s.warmup},
+                           {"machine", machineJson()},
+                           {"results", rows}});
+        std::printf("wrote %s\n", s.json.c_str());
+    }
+    return kExitOk;
+}
+
+void addOptions(CLI::App& app, Settings& s) {
+    app.add_option("--projections", s.projections, "Projections (angles over 180 degrees)")
+        ->type_name("N")
+        ->capture_default_str();
+    app.add_option("--size", s.size, "Detector bins = slice width and height")->type_name("N")->capture_default_str();
+    app.add_option("--slices", s.slices, "Slices reconstructed per run (ignored by --preview)")
+        ->type_name("N")
+        ->capture_default_str();
+    app.add_option("--strategy", s.strategies,
+                   "Comma-separated strategies to run (default: every strategy of the build; unavailable ones are "
+                   "listed with the reason; --preview: auto)")
+        ->type_name("LIST");
+    app.add_option("--interp", s.interps, "Comma-separated interpolations (--preview default: linear)")
+        ->type_name("LIST")
+        ->capture_default_str();
+    app.add_option("--precision", s.precisions,
+                   "Comma-separated sinogram storage precisions (--preview default: float32)")
+        ->type_name("LIST")
+        ->capture_default_str();
+    app.add_option("--slices-per-pass", s.slicesPerPass, "Comma-separated slices per pass (--preview default: 1)")
+        ->type_name("LIST")
+        ->capture_default_str();
+    app.add_option("--repeat", s.repeat,
+                   "Timed runs per combination; the median is reported (default 3, --preview 10). cpu-reference at "
+                   "512^3 x 8 takes ~10 s per run on 2 cores: use --repeat 1 for a quick look")
+        ->type_name("N")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--warmup", s.warmup, "Untimed runs before the timed ones")
+        ->type_name("N")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    app.add_option("--threads", s.threads, "Worker threads of CPU strategies (0 = all hardware threads)")
+        ->type_name("N")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    app.add_option("--device", s.device, "GPU index")
+        ->type_name("N")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    app.add_option("--json", s.json, "Also write the results as JSON to this file")->type_name("FILE");
+    app.add_flag("--list", s.list, "List the strategies with their availability, and the devices, then exit");
+    app.add_flag("--preview", s.preview,
+                 "Measure the live preview instead: time from an axis change to the finished --size^2 slice "
+                 "(PreviewSession, filtered sinogram kept)");
+    app.footer("Columns:\n"
+               "  bp ms      back-projection time per run: the plan's own timing (GPU: kernel time) when it reports\n"
+               "             one, else the wall time of backproject()\n"
+               "  GU/s       size^2 x slices x projections / bp time / 1e9\n"
+               "  vs ref     speed-up over cpu-reference with the same interpolation (CPU strategies)\n"
+               "  GU/s/core  GU/s / CPU threads used\n"
+               "  e2e ms     wall time of reconstruct(), host memory to host memory: upload, filter,\n"
+               "             back-projection, download (GPU plans overlap them); disk excluded\n"
+               "  %bp        bp / e2e\n"
+               "  upload/filter/bp/down ms  the plan's stage split (sums over the batches)\n"
+               "  tex        texture fetches/s (GU/s x the kernel's fetches per update) as a share of the measured\n"
+               "             float32 bilinear fetch rate (texture kernels only)\n\n"
+               "Examples:\n"
+               "  tomo-bench --strategy cpu,cpu-reference --interp linear --slices-per-pass 4 --repeat 3\n"
+               "  tomo-bench --projections 2048 --size 2048 --slices 32 --json h100.json\n"
+               "  tomo-bench --preview --projections 2048 --size 2048\n\n" +
+               exitCodeHelp());
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"tomo-bench: back-projection speed in GU/s (giga voxel updates per second) of every strategy of "
+                 "this build, on a Shepp-Logan phantom sinogram held in memory (I/O excluded).",
+                 kProgram};
+    Settings s;
+    try {
+        addOptions(app, s);
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) return app.exit(e);
+        std::cerr << kProgram << ": error: " << e.what() << " (see --help)" << std::endl;
+        return kExitUsage;
+    } catch (const std::exception& e) {
+        return reportError(kProgram, e);
+    }
+    try {
+        if (s.list) {
+            printList();
+            return kExitOk;
+        }
+        installInterruptHandler();
+        return s.preview ? runPreview(s, app) : runBackprojection(s);
+    } catch (const std::exception& e) {
+        return reportError(kProgram, e);
+    }
+}

@@ -1,0 +1,236 @@
+#include "cli_support.h"
+
+#include "tomo/error.h"
+
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <new>
+#include <sstream>
+
+#include <unistd.h>
+
+namespace tomo::cli {
+
+int exitCodeFor(const std::exception& e) {
+    if (dynamic_cast<const Cancelled*>(&e)) return kExitCancelled;
+    if (dynamic_cast<const InvalidArgument*>(&e)) return kExitUsage;
+    if (dynamic_cast<const IoError*>(&e) || dynamic_cast<const FormatError*>(&e)) return kExitIo;
+    if (dynamic_cast<const DeviceError*>(&e) || dynamic_cast<const OutOfMemory*>(&e) ||
+        dynamic_cast<const std::bad_alloc*>(&e))
+        return kExitDevice;
+    if (dynamic_cast<const DataError*>(&e)) return kExitData;
+    return kExitInternal;
+}
+
+std::string exitCodeHelp() {
+    return "Exit codes:\n"
+           "  0    success\n"
+           "  1    internal error (a bug: please report it)\n"
+           "  2    invalid command line or parameter\n"
+           "  3    file missing, unreadable, unwritable, or not in the expected format\n"
+           "  4    GPU missing or failed, or out of (host or GPU) memory\n"
+           "  5    the data contain NaN or inf\n"
+           "  130  cancelled with Ctrl-C (no output is left behind)\n";
+}
+
+int reportError(std::string_view program, const std::exception& e) {
+    std::string message = dynamic_cast<const std::bad_alloc*>(&e) ? "out of host memory" : e.what();
+    for (std::size_t pos; (pos = message.find('\n')) != std::string::npos;) message.replace(pos, 1, "; ");
+    const int code = exitCodeFor(e);
+    if (code == kExitCancelled) message += " (no output written)";
+    std::cerr << program << ": error: " << message << std::endl;
+    return code;
+}
+
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+
+extern "C" void onSigint(int) {
+    g_interrupted = 1;
+}
+
+} // namespace
+
+void installInterruptHandler() {
+    struct sigaction action {};
+    action.sa_handler = onSigint;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESETHAND; // a second Ctrl-C ends the process at once
+    sigaction(SIGINT, &action, nullptr);
+}
+
+bool interrupted() {
+    return g_interrupted != 0;
+}
+
+void throwIfInterrupted() {
+    if (interrupted()) throw Cancelled();
+}
+
+ProgressBar::ProgressBar(int total, std::string unit, bool enabled) :
+    m_total(total), m_unit(std::move(unit)), m_enabled(enabled && ::isatty(STDERR_FILENO)),
+    m_start(std::chrono::steady_clock::now()) {
+    update(0);
+}
+
+ProgressBar::~ProgressBar() {
+    clear();
+}
+
+void ProgressBar::update(int done) {
+    if (!m_enabled) return;
+    const auto now = std::chrono::steady_clock::now();
+    // At most ~10 redraws per second, but always the first and the last.
+    if (m_drawn && done < m_total && now - m_lastDraw < std::chrono::milliseconds(100)) return;
+    m_lastDraw = now;
+    const double elapsed = std::chrono::duration<double>(now - m_start).count();
+    constexpr int kWidth = 30;
+    const double fraction = m_total > 0 ? static_cast<double>(done) / m_total : 1.0;
+    const int filled = static_cast<int>(fraction * kWidth);
+    std::ostringstream line;
+    line << "\r[" << std::string(filled, '#') << std::string(kWidth - filled, '-') << "] " << done << "/" << m_total
+         << " " << m_unit;
+    if (done > 0 && elapsed > 0.0) {
+        const double rate = done / elapsed;
+        line.precision(rate < 10 ? 2 : 0);
+        line << std::fixed << "  " << rate << " " << m_unit << "/s  ETA " << formatDuration((m_total - done) / rate);
+    }
+    line << "\033[K";
+    std::cerr << line.str() << std::flush;
+    m_drawn = true;
+}
+
+void ProgressBar::clear() {
+    if (m_drawn) std::cerr << "\r\033[K" << std::flush;
+    m_drawn = false;
+}
+
+std::string formatDuration(double seconds) {
+    const long total = std::lround(std::max(0.0, seconds));
+    const long h = total / 3600, m = total / 60 % 60, s = total % 60;
+    char buf[32];
+    if (h > 0)
+        std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", h, m, s);
+    else
+        std::snprintf(buf, sizeof buf, "%ld:%02ld", m, s);
+    return buf;
+}
+
+std::string formatSeconds(double seconds) {
+    char buf[32];
+    if (seconds < 0.1)
+        std::snprintf(buf, sizeof buf, "%.3f s", seconds);
+    else if (seconds < 100)
+        std::snprintf(buf, sizeof buf, "%.2f s", seconds);
+    else
+        std::snprintf(buf, sizeof buf, "%.0f s", seconds);
+    return buf;
+}
+
+namespace {
+
+std::string trim(std::string_view s) {
+    const auto b = s.find_first_not_of(" \t");
+    if (b == std::string_view::npos) return {};
+    const auto e = s.find_last_not_of(" \t");
+    return std::string(s.substr(b, e - b + 1));
+}
+
+bool toInt(std::string_view text, int& out) {
+    const std::string t = trim(text);
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
+    return ec == std::errc() && end == t.data() + t.size() && !t.empty();
+}
+
+} // namespace
+
+std::vector<std::string> splitList(std::string_view text) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t comma = text.find(',', start);
+        out.push_back(
+            trim(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
+    }
+    return out;
+}
+
+RowRange parseRows(std::string_view text, std::string_view option) {
+    const auto fail = [&](const std::string& why) -> RowRange {
+        throw InvalidArgument(std::string(option) + " " + std::string(text) + ": " + why +
+                              " (expected a:b for rows a to b-1, a: to the end, :b, or a single row a)");
+    };
+    const std::size_t colon = text.find(':');
+    RowRange r;
+    if (colon == std::string_view::npos) {
+        if (!toInt(text, r.first)) return fail("not a row number");
+        r.count = 1;
+    } else {
+        const std::string a = trim(text.substr(0, colon)), b = trim(text.substr(colon + 1));
+        if (!a.empty() && !toInt(a, r.first)) return fail("'" + a + "' is not a row number");
+        int end = 0;
+        if (!b.empty() && !toInt(b, end)) return fail("'" + b + "' is not a row number");
+        if (!b.empty()) {
+            if (end <= r.first) return fail("the end row must be greater than the first row");
+            r.count = end - r.first;
+        }
+    }
+    if (r.first < 0) return fail("rows are numbered from 0");
+    return r;
+}
+
+void checkRows(const RowRange& range, int rows, std::string_view option) {
+    if (range.first >= rows || range.first + range.count > rows)
+        throw InvalidArgument(std::string(option) + ": rows " + std::to_string(range.first) + ".." +
+                              std::to_string(range.count == 0 ? rows - 1 : range.first + range.count - 1) +
+                              " are outside the dataset, which has rows 0.." + std::to_string(rows - 1));
+}
+
+std::vector<int> parseInts(std::string_view text, std::size_t n, int min, std::string_view option) {
+    const auto parts = splitList(text);
+    const std::string expected = (n ? std::to_string(n) + " comma-separated integers" : "comma-separated integers") +
+                                 std::string(" >= ") + std::to_string(min);
+    if (n && parts.size() != n)
+        throw InvalidArgument(std::string(option) + " " + std::string(text) + ": expected " + expected);
+    std::vector<int> out;
+    for (const auto& p : parts) {
+        int v = 0;
+        if (!toInt(p, v) || v < min)
+            throw InvalidArgument(std::string(option) + " " + std::string(text) + ": '" + p +
+                                  "' is not valid, expected " + expected);
+        out.push_back(v);
+    }
+    return out;
+}
+
+std::vector<double> parseDoubles(std::string_view text, std::size_t n, std::string_view option) {
+    const auto parts = splitList(text);
+    const std::string expected = std::to_string(n) + " comma-separated numbers";
+    if (parts.size() != n)
+        throw InvalidArgument(std::string(option) + " " + std::string(text) + ": expected " + expected);
+    std::vector<double> out;
+    for (const auto& p : parts) {
+        double v = 0.0;
+        auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), v);
+        if (ec != std::errc() || end != p.data() + p.size() || p.empty() || !std::isfinite(v))
+            throw InvalidArgument(std::string(option) + " " + std::string(text) + ": '" + p + "' is not a number");
+        out.push_back(v);
+    }
+    return out;
+}
+
+Region parseRegion(std::string_view text, std::string_view option) {
+    const auto v = parseInts(text, 4, 0, option);
+    if (v[2] < 1 || v[3] < 1)
+        throw InvalidArgument(std::string(option) + " " + std::string(text) + ": width and height must be at least 1");
+    return Region{v[0], v[1], v[2], v[3]};
+}
+
+} // namespace tomo::cli

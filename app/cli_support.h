@@ -1,0 +1,91 @@
+// What tomo-recon and tomo-bench share: exit codes, Ctrl-C handling, the
+// progress bar, and parsers of the small comma/colon syntaxes of the options.
+#pragma once
+
+#include "tomo/geometry.h"
+
+#include <chrono>
+#include <exception>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tomo::cli {
+
+/// Exit codes, documented in --help of both programs.
+enum ExitCode : int {
+    kExitOk = 0,
+    kExitInternal = 1,    ///< a bug: an exception that is not a tomo::Error
+    kExitUsage = 2,       ///< bad command line or parameter (InvalidArgument)
+    kExitIo = 3,          ///< file missing, unreadable, unwritable or malformed (IoError, FormatError)
+    kExitDevice = 4,      ///< GPU missing/failed or out of memory (DeviceError, OutOfMemory)
+    kExitData = 5,        ///< NaN or inf in the data (DataError)
+    kExitCancelled = 130, ///< Ctrl-C (SIGINT), the shell's convention 128 + 2
+};
+
+/// The exit code for an exception caught in main().
+int exitCodeFor(const std::exception& e);
+
+/// The --help footer listing the exit codes.
+std::string exitCodeHelp();
+
+/// Prints "<program>: error: <message>" as one line on stderr (newlines in
+/// the message become "; ") and returns the exit code for `e`.
+int reportError(std::string_view program, const std::exception& e);
+
+/// Installs a SIGINT handler that only raises a flag; a second Ctrl-C kills
+/// the process the usual way (the handler resets itself).
+void installInterruptHandler();
+/// True once Ctrl-C was pressed.
+bool interrupted();
+/// Throws tomo::Cancelled when Ctrl-C was pressed.
+void throwIfInterrupted();
+
+/// A one-line progress bar on stderr: "[####----] 12/64 rows 3.1 rows/s ETA 0:15".
+/// Draws only when enabled and stderr is a terminal.
+class ProgressBar {
+public:
+    ProgressBar(int total, std::string unit, bool enabled);
+    ~ProgressBar();
+    ProgressBar(const ProgressBar&) = delete;
+    ProgressBar& operator=(const ProgressBar&) = delete;
+
+    void update(int done);
+    /// Erases the bar (called by the destructor too).
+    void clear();
+
+private:
+    int m_total;
+    std::string m_unit;
+    bool m_enabled;
+    bool m_drawn = false;
+    std::chrono::steady_clock::time_point m_start;
+    std::chrono::steady_clock::time_point m_lastDraw;
+};
+
+/// "1:05" / "0:03" / "1:02:03".
+std::string formatDuration(double seconds);
+/// Seconds with a sensible number of digits: "0.012 s", "1.23 s", "123 s".
+std::string formatSeconds(double seconds);
+
+/// Detector rows from "a:b" (a to b-1), "a:" (a to the end), ":b" or "a"
+/// (one row): first row and count (0 = to the end). Bounds are checked
+/// against the dataset by checkRows. Throws InvalidArgument naming `option`.
+struct RowRange {
+    int first = 0;
+    int count = 0;
+};
+RowRange parseRows(std::string_view text, std::string_view option = "--rows");
+/// Throws InvalidArgument when the range is not inside [0, rows).
+void checkRows(const RowRange& range, int rows, std::string_view option = "--rows");
+
+/// Exactly `n` comma-separated integers (n = 0: any count >= 1), each >= min.
+std::vector<int> parseInts(std::string_view text, std::size_t n, int min, std::string_view option);
+/// Exactly `n` comma-separated finite numbers.
+std::vector<double> parseDoubles(std::string_view text, std::size_t n, std::string_view option);
+/// "x,y,w,h" with x, y >= 0 and w, h >= 1.
+Region parseRegion(std::string_view text, std::string_view option = "--region");
+/// Comma-separated words.
+std::vector<std::string> splitList(std::string_view text);
+
+} // namespace tomo::cli

@@ -1,0 +1,204 @@
+#include "tomo/pipeline.h"
+
+#include "tomo/error.h"
+#include "tomo/registry.h"
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <vector>
+
+namespace tomo {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+/// Forwards to another reader and adds up the time spent in it, so the
+/// report can split loadSinograms() into reading and preprocessing.
+class TimedReader : public DatasetReader {
+public:
+    explicit TimedReader(DatasetReader& inner) : m_inner(inner) { m_info = inner.info(); }
+
+    void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
+        auto t0 = Clock::now();
+        m_inner.readSinograms(firstRow, rowCount, out);
+        m_seconds += secondsSince(t0);
+    }
+    bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override {
+        auto t0 = Clock::now();
+        bool found = m_inner.readMeanFlat(firstRow, rowCount, out);
+        m_seconds += secondsSince(t0);
+        return found;
+    }
+    bool readMeanDark(int firstRow, int rowCount, std::span<float> out) override {
+        auto t0 = Clock::now();
+        bool found = m_inner.readMeanDark(firstRow, rowCount, out);
+        m_seconds += secondsSince(t0);
+        return found;
+    }
+
+    double seconds() const { return m_seconds; }
+
+private:
+    DatasetReader& m_inner;
+    double m_seconds = 0.0;
+};
+
+/// The job's geometry completed from the dataset: angles when none are
+/// given, detector width, and the full slice grid / region when unset.
+ReconGeometry completeGeometry(const ReconGeometry& given, const DatasetInfo& info) {
+    ReconGeometry g = given;
+    if (g.geometry.angles.empty()) g.geometry.angles = info.angles;
+    if (g.geometry.projections() != info.projections)
+        throw InvalidArgument("the geometry has " + std::to_string(g.geometry.projections()) + " angles but '" +
+                              info.path.string() + "' has " + std::to_string(info.projections) + " projections");
+    if (g.geometry.bins == 0) g.geometry.bins = info.columns;
+    if (g.geometry.bins != info.columns)
+        throw InvalidArgument("the geometry has " + std::to_string(g.geometry.bins) + " detector bins but '" +
+                              info.path.string() + "' has " + std::to_string(info.columns) + " columns");
+    if (g.sliceWidth == 0 && g.sliceHeight == 0) {
+        g.sliceWidth = g.geometry.bins;
+        g.sliceHeight = g.geometry.bins;
+    }
+    if (g.region.width == 0 && g.region.height == 0) g.region = Region{0, 0, g.sliceWidth, g.sliceHeight};
+    g.geometry.validate();
+    g.validate();
+    return g;
+}
+
+/// Rows per chunk: what the job asks for, else as many as fit in the memory
+/// budget (two chunks of sinograms, one being read while the other is
+/// reconstructed, + slices), a whole number of plan batches.
+int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const DatasetInfo& info, int rowCount) {
+    if (job.chunkRows > 0) return std::min(job.chunkRows, rowCount);
+    constexpr std::size_t kBudgetBytes = std::size_t{1} << 30;
+    const std::size_t rowBytes = sizeof(float) * (2 * static_cast<std::size_t>(info.projections) * info.columns +
+                                                  plan.geometry().region.pixels());
+    const int fit = static_cast<int>(std::clamp<std::size_t>(kBudgetBytes / rowBytes, 1, rowCount));
+    const int batch = std::max(1, plan.maxSlices());
+    return fit >= batch ? fit / batch * batch : fit;
+}
+
+/// Slices per plan call: as many as the plan takes, but few enough that
+/// progress (and so Ctrl-C / Cancel) comes about every kStepSeconds even on
+/// a slow backend with large slices. The first call is small to measure.
+class BatchSizer {
+public:
+    explicit BatchSizer(const ReconstructionPlan& plan) :
+        m_max(std::max(1, plan.maxSlices())), m_multiple(std::clamp(plan.options().slicesPerPass, 1, m_max)),
+        m_next(m_multiple) {}
+
+    int next() const { return m_next; }
+
+    void record(int slices, double seconds) {
+        constexpr double kStepSeconds = 1.0;
+        const double perSlice = seconds / slices;
+        const int fit = perSlice > 0.0 ? static_cast<int>(std::min<double>(kStepSeconds / perSlice, m_max)) : m_max;
+        m_next = std::clamp(fit / m_multiple * m_multiple, m_multiple, m_max);
+    }
+
+private:
+    int m_max;
+    int m_multiple; // whole passes of slicesPerPass
+    int m_next;
+};
+
+/// One chunk of log-corrected sinograms and what it took to get them.
+struct LoadedChunk {
+    ImageStack sinograms;
+    PreprocessStats stats;
+    double secondsRead = 0.0;
+    double secondsPreprocess = 0.0;
+};
+
+} // namespace
+
+VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, VolumeWriter& writer,
+                               const ProgressCallback& progress) {
+    const auto tStart = Clock::now();
+    const DatasetInfo& info = reader.info();
+
+    if (job.firstRow < 0 || job.firstRow >= info.rows)
+        throw InvalidArgument("first row " + std::to_string(job.firstRow) + " is outside '" + info.path.string() +
+                              "' (rows 0.." + std::to_string(info.rows - 1) + ")");
+    if (job.rowCount < 0 || job.firstRow + job.rowCount > info.rows)
+        throw InvalidArgument("rows " + std::to_string(job.firstRow) + ".." +
+                              std::to_string(job.firstRow + job.rowCount - 1) + " are outside '" + info.path.string() +
+                              "' (rows 0.." + std::to_string(info.rows - 1) + ")");
+    const int rowCount = job.rowCount == 0 ? info.rows - job.firstRow : job.rowCount;
+
+    const ReconGeometry geometry = completeGeometry(job.geometry, info);
+    std::unique_ptr<ReconstructionPlan> plan = createPlan(geometry, job.options);
+
+    VolumeReport report;
+    report.strategy = plan->options().strategy;
+
+    const int chunkRows = chooseChunkRows(job, *plan, info, rowCount);
+    BatchSizer batch(*plan);
+    const std::size_t sinogramSize = static_cast<std::size_t>(info.projections) * info.columns;
+    const std::size_t slicePixels = geometry.region.pixels();
+    std::vector<float> slices(slicePixels * static_cast<std::size_t>(chunkRows));
+
+    // The next chunk is read and preprocessed on a second thread while this
+    // one is reconstructed (a GPU back-projects a row faster than a disk
+    // delivers it). The reader and the writer are never used at the same
+    // time: file libraries such as HDF5 are not thread-safe.
+    TimedReader timed(reader);
+    auto load = [&](int done) {
+        LoadedChunk chunk;
+        const double readBefore = timed.seconds();
+        const auto t0 = Clock::now();
+        chunk.sinograms = loadSinograms(timed, job.firstRow + done, std::min(chunkRows, rowCount - done), &chunk.stats);
+        chunk.secondsRead = timed.seconds() - readBefore;
+        chunk.secondsPreprocess = secondsSince(t0) - chunk.secondsRead;
+        return chunk;
+    };
+    std::future<LoadedChunk> next = std::async(std::launch::async, load, 0);
+
+    for (int done = 0; done < rowCount;) {
+        const int rows = std::min(chunkRows, rowCount - done);
+        const LoadedChunk chunk = next.get();
+        report.preprocess.clamped += chunk.stats.clamped;
+        report.secondsRead += chunk.secondsRead;
+        report.secondsPreprocess += chunk.secondsPreprocess;
+        if (done + rows < rowCount) next = std::async(std::launch::async, load, done + rows);
+
+        auto t0 = Clock::now();
+        for (int b = 0; b < rows;) {
+            const int n = std::min(batch.next(), rows - b);
+            const auto tBatch = Clock::now();
+            plan->reconstruct(std::span<const float>(chunk.sinograms.data).subspan(b * sinogramSize, n * sinogramSize),
+                              n, std::span<float>(slices).subspan(b * slicePixels, n * slicePixels));
+            batch.record(n, secondsSince(tBatch));
+            b += n;
+            if (progress && b < rows) progress(static_cast<double>(done + b) / rowCount, "reconstructing");
+        }
+        report.secondsReconstruct += secondsSince(t0);
+
+        if (next.valid()) next.wait(); // the reader is done before the writer starts
+        t0 = Clock::now();
+        writer.writeSlices(done, rows, std::span<const float>(slices).first(rows * slicePixels));
+        report.secondsWrite += secondsSince(t0);
+
+        done += rows;
+        report.slices = done;
+        if (progress) progress(static_cast<double>(done) / rowCount, "reconstructing");
+    }
+
+    auto t0 = Clock::now();
+    writer.commit();
+    report.secondsWrite += secondsSince(t0);
+
+    report.secondsTotal = secondsSince(tStart);
+    if (report.secondsReconstruct > 0.0)
+        report.gups =
+            static_cast<double>(slicePixels) * report.slices * info.projections / report.secondsReconstruct / 1e9;
+    return report;
+}
+
+} // namespace tomo

@@ -1,0 +1,58 @@
+// Running the built command-line programs from tests: exit code, stdout and
+// stderr of one run.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+
+namespace tomo::test {
+
+struct ToolRun {
+    int exitCode = -1;
+    std::string out;
+    std::string err;
+
+    /// Lines of stderr (without the final newline).
+    std::vector<std::string> errLines() const {
+        std::vector<std::string> lines;
+        std::istringstream in(err);
+        for (std::string line; std::getline(in, line);) lines.push_back(line);
+        return lines;
+    }
+};
+
+inline std::string readText(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+/// Runs `exe args` through the shell with stdout and stderr captured in
+/// files of `dir` (args are pasted as they are: quote where needed).
+inline ToolRun runTool(const std::string& exe, const std::string& args, const std::filesystem::path& dir) {
+    const auto out = dir / "tool-stdout.txt";
+    const auto err = dir / "tool-stderr.txt";
+    const std::string command =
+        "'" + exe + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "' </dev/null";
+    const int status = std::system(command.c_str());
+    ToolRun run;
+    run.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    run.out = readText(out);
+    run.err = readText(err);
+    std::filesystem::remove(out);
+    std::filesystem::remove(err);
+    return run;
+}
+
+/// "'path'" for pasting into runTool's args.
+inline std::string quoted(const std::filesystem::path& p) {
+    return "'" + p.string() + "'";
+}
+
+} // namespace tomo::test

@@ -1,0 +1,116 @@
+// tomo-bench end to end: the table, the JSON file, the preview mode, errors.
+#include "cli_runner.h"
+
+#include "tomo/registry.h"
+
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+namespace tomo {
+namespace {
+
+using nlohmann::json;
+using test::quoted;
+using test::runTool;
+using test::ToolRun;
+
+ToolRun bench(const std::string& args, const test::TempDir& dir) {
+    return runTool(TOMO_BENCH_EXE, args, dir.path());
+}
+
+std::set<std::string> availableStrategies() {
+    std::set<std::string> names;
+    for (const Backend* b : BackendRegistry::instance().backends())
+        if (b->unavailableReason().empty()) names.insert(b->name());
+    return names;
+}
+
+TEST(TomoBench, JsonHasARowPerStrategyWithSaneFigures) {
+    test::TempDir dir;
+    const auto file = dir / "bench.json";
+    const ToolRun r = bench("--projections 32 --size 32 --slices 2 --repeat 1 --warmup 0 --json " + quoted(file), dir);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const json doc = json::parse(test::readText(file));
+    ASSERT_TRUE(doc["results"].is_array());
+    std::set<std::string> seen;
+    for (const json& row : doc["results"]) {
+        seen.insert(row["strategy"].get<std::string>());
+        EXPECT_GT(row["gups"].get<double>(), 0.0) << row.dump();
+        EXPECT_GT(row["seconds_backproject"].get<double>(), 0.0) << row.dump();
+        EXPECT_GE(row["seconds_end_to_end"].get<double>(), row["seconds_backproject"].get<double>() * 0.999)
+            << row.dump();
+        EXPECT_EQ(row["runs_seconds_backproject"].size(), 1u);
+        if (row["family"] == "cpu") EXPECT_GT(row["gups_per_core"].get<double>(), 0.0) << row.dump();
+    }
+    for (const std::string& name : availableStrategies()) EXPECT_TRUE(seen.count(name)) << "no row for " << name;
+    EXPECT_EQ(doc["problem"]["updates_per_run"].get<double>(), 32.0 * 32 * 2 * 32);
+    // cpu-reference takes only float32: its float16 combinations are listed with the reason.
+    bool listed = false;
+    for (const json& k : doc["skipped"])
+        listed |=
+            k["strategy"] == "cpu-reference" && k["reason"].get<std::string>().find("float16") != std::string::npos;
+    EXPECT_TRUE(listed) << doc["skipped"].dump();
+    // cpu-reference against itself is a speed-up of exactly 1.
+    for (const json& row : doc["results"])
+        if (row["strategy"] == "cpu-reference") EXPECT_DOUBLE_EQ(row["speedup_vs_cpu_reference"].get<double>(), 1.0);
+    // The table names every strategy that ran.
+    for (const std::string& name : seen) EXPECT_NE(r.out.find(name), std::string::npos) << r.out;
+}
+
+TEST(TomoBench, FiltersByStrategyAndOptions) {
+    test::TempDir dir;
+    const auto file = dir / "b.json";
+    const ToolRun r = bench("--projections 16 --size 16 --slices 4 --repeat 2 --strategy cpu --interp linear "
+                            "--precision float32 --slices-per-pass 2,4 --json " +
+                                quoted(file),
+                            dir);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const json doc = json::parse(test::readText(file));
+    ASSERT_EQ(doc["results"].size(), 2u) << doc.dump(1);
+    for (const json& row : doc["results"]) {
+        EXPECT_EQ(row["strategy"], "cpu");
+        EXPECT_EQ(row["interpolation"], "linear");
+        EXPECT_EQ(row["runs_seconds_backproject"].size(), 2u);
+    }
+}
+
+TEST(TomoBench, PreviewReportsMilliseconds) {
+    test::TempDir dir;
+    const auto file = dir / "p.json";
+    const ToolRun r = bench("--preview --projections 32 --size 32 --repeat 3 --json " + quoted(file), dir);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const json doc = json::parse(test::readText(file));
+    ASSERT_EQ(doc["results"].size(), 1u);
+    const json& row = doc["results"][0];
+    EXPECT_GT(row["median_ms_axis_change_to_slice"].get<double>(), 0.0);
+    EXPECT_EQ(row["runs_ms"].size(), 3u);
+    EXPECT_TRUE(availableStrategies().count(row["strategy"].get<std::string>())) << row.dump();
+}
+
+TEST(TomoBench, BadOptionsGiveOneLine) {
+    test::TempDir dir;
+    for (const char* args : {"--strategy warp-drive", "--slices-per-pass 3", "--interp cubic", "--size 0"}) {
+        const ToolRun r = bench(args, dir);
+        EXPECT_EQ(r.exitCode, 2) << args << ": " << r.err;
+        EXPECT_EQ(r.errLines().size(), 1u) << args << ": " << r.err;
+        EXPECT_EQ(r.err.rfind("tomo-bench: error: ", 0), 0u) << r.err;
+    }
+}
+
+TEST(TomoBench, ListShowsStrategiesAndWhy) {
+    test::TempDir dir;
+    const ToolRun r = bench("--list", dir);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    for (const Backend* b : BackendRegistry::instance().backends()) {
+        EXPECT_NE(r.out.find(b->name()), std::string::npos) << r.out;
+        if (!b->unavailableReason().empty()) EXPECT_NE(r.out.find(b->unavailableReason()), std::string::npos);
+    }
+}
+
+} // namespace
+} // namespace tomo

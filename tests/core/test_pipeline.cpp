@@ -1,0 +1,377 @@
+// reconstructVolume: chunking does not change the result, progress and
+// cancellation behave as documented, the report adds up.
+#include "tomo/error.h"
+#include "tomo/phantom.h"
+#include "tomo/pipeline.h"
+#include "tomo/preprocess.h"
+#include "tomo/registry.h"
+#include "tomo/volume_io.h"
+
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <thread>
+#include <utility>
+
+namespace tomo {
+namespace {
+
+/// Sets a flag for the lifetime of a call.
+class BusyFlag {
+public:
+    explicit BusyFlag(std::atomic<bool>& flag) : m_flag(flag) { m_flag = true; }
+    ~BusyFlag() { m_flag = false; }
+
+private:
+    std::atomic<bool>& m_flag;
+};
+
+constexpr float kFlat = 1000.0f;
+constexpr float kDark = 50.0f;
+
+/// Raw detector counts of a phantom scan with one flat and one dark level,
+/// so the pipeline's flat/dark + log step is exercised.
+class CountsReader final : public DatasetReader {
+public:
+    CountsReader(const ImageStack& lineIntegrals, std::vector<double> angles) : m_counts(lineIntegrals) {
+        for (float& v : m_counts.data) v = kDark + (kFlat - kDark) * std::exp(-v);
+        m_info.path = "phantom-counts";
+        m_info.format = DatasetFormat::Raw;
+        m_info.projections = lineIntegrals.height;
+        m_info.rows = lineIntegrals.depth;
+        m_info.columns = lineIntegrals.width;
+        m_info.flats = 1;
+        m_info.darks = 1;
+        m_info.angles = std::move(angles);
+    }
+
+    /// Sets the count of one value (row, angle, column).
+    void setCount(int row, int angle, int column, float value) {
+        m_counts.data[(static_cast<std::size_t>(row) * m_info.projections + angle) * m_info.columns + column] = value;
+    }
+
+    void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
+        const BusyFlag busy(reading);
+        if (readDelay.count() > 0) std::this_thread::sleep_for(readDelay);
+        check(firstRow, rowCount, out.size(), m_counts.imageSize());
+        auto src = m_counts.data.begin() + static_cast<std::ptrdiff_t>(firstRow * m_counts.imageSize());
+        std::copy(src, src + static_cast<std::ptrdiff_t>(out.size()), out.begin());
+        rowsRead += rowCount;
+    }
+    bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override {
+        check(firstRow, rowCount, out.size(), static_cast<std::size_t>(m_info.columns));
+        std::fill(out.begin(), out.end(), kFlat);
+        return true;
+    }
+    bool readMeanDark(int firstRow, int rowCount, std::span<float> out) override {
+        check(firstRow, rowCount, out.size(), static_cast<std::size_t>(m_info.columns));
+        std::fill(out.begin(), out.end(), kDark);
+        return true;
+    }
+
+    std::atomic<int> rowsRead{0};
+    /// True while a read is in progress (the writer checks it).
+    std::atomic<bool> reading{false};
+    std::chrono::milliseconds readDelay{0};
+
+private:
+    void check(int firstRow, int rowCount, std::size_t size, std::size_t perRow) const {
+        if (firstRow < 0 || rowCount < 1 || firstRow + rowCount > m_info.rows || size != perRow * rowCount)
+            throw InvalidArgument("CountsReader: bad request");
+    }
+
+    ImageStack m_counts;
+};
+
+/// Keeps the slices in memory and records the calls.
+class MemoryWriter final : public VolumeWriter {
+public:
+    MemoryWriter(int width, int height, int slices) : volume(width, height, slices) {}
+
+    void writeSlices(int first, int count, std::span<const float> data) override {
+        if (readerBusy) EXPECT_FALSE(*readerBusy) << "writing while the reader reads";
+        ASSERT_EQ(data.size(), volume.imageSize() * count);
+        ASSERT_LE(first + count, volume.depth);
+        std::copy(data.begin(), data.end(),
+                  volume.data.begin() + static_cast<std::ptrdiff_t>(first * volume.imageSize()));
+        writes.emplace_back(first, count);
+    }
+    void commit() override { committed = true; }
+
+    ImageStack volume;
+    std::vector<std::pair<int, int>> writes;
+    bool committed = false;
+    const std::atomic<bool>* readerBusy = nullptr;
+};
+
+constexpr int kBins = 48;
+constexpr int kRows = 7;
+constexpr int kAngles = 60;
+
+struct Scan {
+    ImageStack lineIntegrals;
+    std::vector<double> angles = uniformAngles(kAngles);
+    ReconGeometry geometry;
+};
+
+Scan makeScan() {
+    Scan s;
+    PhantomSpec spec;
+    spec.bins = kBins;
+    spec.rows = kRows;
+    s.lineIntegrals = projectPhantom(spec, s.angles);
+    Geometry g;
+    g.angles = s.angles;
+    g.bins = kBins;
+    g.axis = g.detectorCentre() + 0.3; // off-centre, so the axis reaches the plan
+    s.geometry = ReconGeometry::fullSlice(g);
+    return s;
+}
+
+ReconOptions optionsFor(const std::string& strategy, int slicesPerPass = 1) {
+    ReconOptions o;
+    o.strategy = strategy;
+    o.slicesPerPass = slicesPerPass;
+    o.threads = 2;
+    return o;
+}
+
+/// All rows at once through one plan, without the pipeline.
+ImageStack oneShot(CountsReader& reader, const ReconGeometry& geometry, const ReconOptions& options) {
+    const ImageStack sinograms = loadSinograms(reader, 0, kRows);
+    auto plan = createPlan(geometry, options);
+    ImageStack out(geometry.region.width, geometry.region.height, kRows);
+    for (int first = 0; first < kRows; first += plan->maxSlices()) {
+        const int n = std::min(plan->maxSlices(), kRows - first);
+        plan->reconstruct(
+            std::span<const float>(sinograms.data).subspan(first * sinograms.imageSize(), n * sinograms.imageSize()), n,
+            std::span<float>(out.data).subspan(first * out.imageSize(), n * out.imageSize()));
+    }
+    return out;
+}
+
+TEST(Pipeline, ChunkedEqualsOneShotExactly) {
+    Scan scan = makeScan();
+    CountsReader reader(scan.lineIntegrals, scan.angles);
+    const ReconOptions options = optionsFor("cpu-reference");
+    const ImageStack expected = oneShot(reader, scan.geometry, options);
+
+    VolumeJob job;
+    job.geometry = scan.geometry;
+    job.options = options;
+    job.chunkRows = 3; // 3 + 3 + 1
+    MemoryWriter writer(kBins, kBins, kRows);
+    const VolumeReport report = reconstructVolume(reader, job, writer);
+
+    EXPECT_TRUE(writer.committed);
+    EXPECT_EQ(writer.writes, (std::vector<std::pair<int, int>>{{0, 3}, {3, 3}, {6, 1}}));
+    EXPECT_EQ(report.slices, kRows);
+    ASSERT_EQ(writer.volume.data.size(), expected.data.size());
+    EXPECT_EQ(writer.volume.data, expected.data);
+    // Not a trivial image: the phantom is there.
+    EXPECT_GT(*std::max_element(expected.data.begin(), expected.data.end()), 0.005f);
+}
+
+TEST(Pipeline, ChunkedEqualsOneShotForTheFastStrategyWithSeveralSlicesPerPass) {
+    Scan scan = makeScan();
+    CountsReader reader(scan.lineIntegrals, scan.angles);
+    const ReconOptions options = optionsFor("cpu", 4);
+    const ImageStack expected = oneShot(reader, scan.geometry, options);
+
+    VolumeJob job;
+    job.geometry = scan.geometry;
+    job.options = options;
+    job.chunkRows = 3; // chunks that are not whole passes of 4
+    MemoryWriter writer(kBins, kBins, kRows);
+    reconstructVolume(reader, job, writer);
+
+    const float peak = *std::max_element(expected.data.begin(), expected.data.end());
+    for (std::size_t i = 0; i < expected.data.size(); ++i)
+        ASSERT_NEAR(writer.volume.data[i], expected.data[i], 1e-5f * peak) << "value " << i;
+}
+
+TEST(Pipeline, RowSubsetGivesTheSameSlicesAsTheFullRun) {
+    Scan scan = makeScan();
+    CountsReader reader(scan.lineIntegrals, scan.angles);
+    const ReconOptions options = optionsFor("cpu-reference");
+    const ImageStack full = oneShot(reader, scan.geometry, options);
+
+    VolumeJob job;
+    job.firstRow = 2;
+    job.rowCount = 4;
+    job.geometry = scan.geometry;
+    job.options = options;
+    MemoryWriter writer(kBins, kBins, 4);
+    reconstructVolume(reader, job, writer);
+    for (int z = 0; z < 4; ++z) {
+        const auto got = writer.volume.image(z);
+        const auto want = full.image(2 + z);
+        ASSERT_TRUE(std::equal(got.begin(), got.end(), want.begin())) << "slice " << z;
+    }
+}
+
+TEST(Pipeline, CompletesTheGeometryFromTheDatasetAndHonoursTheRegion) {
+    Scan scan = makeScan();
+    CountsReader reader(scan.lineIntegrals, scan.angles);
+    const ReconOptions options = optionsFor("cpu-reference");
+    const ImageStack full = oneShot(reader, scan.geometry, options);
+
+    VolumeJob job;
+    job.options = options;
+    job.geometry.geometry.axis = scan.geometry.geometry.axis; // angles, bins and grid from the dataset
+    job.geometry.sliceWidth = kBins;
+    job.geometry.sliceHeight = kBins;
+    job.geometry.region = Region{5, 9, 20, 13};
+    MemoryWriter writer(20, 13, kRows);
+    reconstructVolume(reader, job, writer);
+    for (int z = 0; z < kRows; ++z)
+        for (int y = 0; y < 13; ++y)
+            for (int x = 0; x < 20; ++x)
+                ASSERT_EQ(writer.volume.image(z)[y * 20 + x], full.image(z)[(y + 9) * kBins + x + 5])
+                    << z << " " << x << " " << y;
+}
+
+TEST(Pipeline, ProgressRisesToOneBeforeTheCommit) {
+    Scan scan = makeScan();
+    CountsReader reader(scan.lineIntegrals, scan.angles);
+    VolumeJob job;
+    job.geometry = scan.geometry;
+    job.options = optionsFor("cpu-reference");
+    job.chunkRows = 2;
+    MemoryWriter writer(kBins, kBins, kRows);
+    std::vector<double> fractions;
+    reconstructVolume(reader, job, writer, [&](double f, std::string_view stage) {
+        EXPECT_FALSE(stage.empty());
+        EXPECT_FALSE(writer.committed) << "progress after the commit";
+        fractions.push_back(f);
+    });
+    ASSERT_GE(fractions.size(), 4u); // at least once per chunk
+    EXPECT_TRUE(std::is_sorted(fractions.begin(), fractions.end()));
+    EXPECT_GT(fractions.front(), 0.0);
+    EXPECT_DOUBLE_EQ(fractions.back(), 1.0);
+    EXPECT_TRUE(writer.committed);
+}
+
+TEST(Pipeline, CancelledFromProgressLeavesNoOutputFile) {
+    Scan scan = makeScan();
+    CountsReader reader(scan.lineIntegrals, scan.angles);
+    test::TempDir dir;
+    const auto target = dir / "volume.h5";
+    VolumeJob job;
+    job.geometry = scan.geometry;
+    job.options = optionsFor("cpu-reference");
+    job.chunkRows = 2;
+    int calls = 0;
+    {
+        auto writer = createVolumeWriter(target, kBins, kBins, kRows, WriteOptions{});
+        EXPECT_THROW(reconstructVolume(reader, job, *writer,
+                                       [&](double, std::string_view) {
+                                           if (++calls == 2) throw Cancelled();
+                                       }),
+                     Cancelled);
+    } // the caller drops the writer: the temporary goes
+    EXPECT_EQ(calls, 2);
+    EXPECT_FALSE(std::filesystem::exists(target));
+    EXPECT_TRUE(std::filesystem::is_empty(dir.path())) << "a temporary file was left behind";
+}
+
+TEST(Pipeline, CancelledAtTheLastProgressCallStillLeavesNoOutput) {
+    Scan scan = makeScan();
+    CountsReader reader(scan.lineIntegrals, scan.angles);
+    VolumeJob job;
+    job.geometry = scan.geometry;
+    job.options = optionsFor("cpu-reference");
+    MemoryWriter writer(kBins, kBins, kRows);
+    EXPECT_THROW(reconstructVolume(reader, job, writer,
+                                   [&](double f, std::string_view) {
+                                       if (f >= 1.0) throw Cancelled();
+                                   }),
+                 Cancelled);
+    EXPECT_FALSE(writer.committed);
+}
+
+TEST(Pipeline, ReportFieldsAddUp) {
+    Scan scan = makeScan();
+    CountsReader reader(scan.lineIntegrals, scan.angles);
+    // Three counts at or below the dark level: clamped, and counted once each.
+    reader.setCount(0, 0, 0, kDark);
+    reader.setCount(3, 10, 7, kDark - 10.0f);
+    reader.setCount(6, 59, 47, 0.0f);
+    VolumeJob job;
+    job.geometry = scan.geometry;
+    job.options.strategy = "auto";
+    job.chunkRows = 3;
+    MemoryWriter writer(kBins, kBins, kRows);
+    const VolumeReport r = reconstructVolume(reader, job, writer);
+
+    EXPECT_NE(BackendRegistry::instance().find(r.strategy), nullptr) << "'" << r.strategy << "' is not a strategy";
+    EXPECT_EQ(r.slices, kRows);
+    EXPECT_EQ(r.preprocess.clamped, 3u);
+    for (double s : {r.secondsRead, r.secondsPreprocess, r.secondsWrite}) EXPECT_GE(s, 0.0);
+    EXPECT_GT(r.secondsReconstruct, 0.0);
+    // Reading overlaps the reconstruction, so only these add up for sure.
+    EXPECT_GE(r.secondsTotal, r.secondsReconstruct + r.secondsWrite - 1e-6);
+    EXPECT_GE(r.secondsTotal, r.secondsRead);
+    EXPECT_NEAR(r.gups, double(kBins) * kBins * kRows * kAngles / r.secondsReconstruct / 1e9, 1e-9 * r.gups);
+    EXPECT_EQ(reader.rowsRead, kRows); // nothing read twice
+    for (float v : writer.volume.data) ASSERT_TRUE(std::isfinite(v));
+}
+
+TEST(Pipeline, ReadsAheadButNeverReadsAndWritesAtOnce) {
+    Scan scan = makeScan();
+    CountsReader reader(scan.lineIntegrals, scan.angles);
+    reader.readDelay = std::chrono::milliseconds(5); // a read the writer could run into
+    VolumeJob job;
+    job.geometry = scan.geometry;
+    job.options = optionsFor("cpu-reference");
+    job.chunkRows = 1;
+    MemoryWriter writer(kBins, kBins, kRows);
+    writer.readerBusy = &reader.reading;
+    std::vector<int> readWhenWritten;
+    reconstructVolume(reader, job, writer, [&](double f, std::string_view) {
+        readWhenWritten.push_back(reader.rowsRead);
+        EXPECT_EQ(static_cast<int>(std::lround(f * kRows)), static_cast<int>(readWhenWritten.size()));
+    });
+    // When row k has been written, row k + 1 has been read already.
+    EXPECT_EQ(readWhenWritten, (std::vector<int>{2, 3, 4, 5, 6, 7, 7}));
+    EXPECT_EQ(writer.writes.size(), static_cast<std::size_t>(kRows));
+}
+
+TEST(Pipeline, RowsOutsideTheDatasetAreRejectedBeforeAnyWrite) {
+    Scan scan = makeScan();
+    CountsReader reader(scan.lineIntegrals, scan.angles);
+    VolumeJob job;
+    job.geometry = scan.geometry;
+    job.options = optionsFor("cpu-reference");
+    MemoryWriter writer(kBins, kBins, kRows);
+    for (auto [first, count] : {std::pair{-1, 2}, std::pair{kRows, 0}, std::pair{5, 3}, std::pair{0, -1}}) {
+        job.firstRow = first;
+        job.rowCount = count;
+        EXPECT_THROW(reconstructVolume(reader, job, writer), InvalidArgument) << first << " " << count;
+    }
+    EXPECT_TRUE(writer.writes.empty());
+    EXPECT_FALSE(writer.committed);
+}
+
+TEST(Pipeline, GeometryThatDoesNotMatchTheDatasetIsRejected) {
+    Scan scan = makeScan();
+    CountsReader reader(scan.lineIntegrals, scan.angles);
+    VolumeJob job;
+    job.geometry = scan.geometry;
+    job.geometry.geometry.angles.pop_back();
+    job.options = optionsFor("cpu-reference");
+    MemoryWriter writer(kBins, kBins, kRows);
+    EXPECT_THROW(reconstructVolume(reader, job, writer), InvalidArgument);
+    job.geometry = scan.geometry;
+    job.geometry.geometry.bins = kBins + 2;
+    EXPECT_THROW(reconstructVolume(reader, job, writer), InvalidArgument);
+    EXPECT_FALSE(writer.committed);
+}
+
+} // namespace
+} // namespace tomo

@@ -1,0 +1,153 @@
+// RunConfig JSON: round trip of every field, defaults, and the errors a
+// hand-edited file can cause (each naming the key).
+#include "tomo/error.h"
+#include "tomo/run_config.h"
+
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace tomo {
+namespace {
+
+RunConfig everyFieldSet() {
+    RunConfig c;
+    c.input = "/data/scan 1.h5";
+    c.axis = 1021.37512345678;
+    c.axisOffsetsFile = "offsets.txt";
+    c.firstRow = 100;
+    c.rowCount = 64;
+    c.region = Region{10, 20, 300, 400};
+    c.options.strategy = "cpu";
+    c.options.interpolation = Interpolation::Nearest;
+    c.options.precision = Precision::Float16;
+    c.options.slicesPerPass = 4;
+    c.options.filter.window = FilterWindow::Hamming;
+    c.options.filter.padding = Padding::Zero;
+    c.options.device = 1;
+    c.options.threads = 3;
+    return c;
+}
+
+void expectSame(const RunConfig& a, const RunConfig& b) {
+    EXPECT_EQ(a.input, b.input);
+    EXPECT_EQ(a.axis, b.axis); // bit-exact: JSON keeps 17 significant digits
+    EXPECT_EQ(a.axisOffsetsFile, b.axisOffsetsFile);
+    EXPECT_EQ(a.firstRow, b.firstRow);
+    EXPECT_EQ(a.rowCount, b.rowCount);
+    EXPECT_EQ(a.region, b.region);
+    EXPECT_EQ(a.options.strategy, b.options.strategy);
+    EXPECT_EQ(a.options.interpolation, b.options.interpolation);
+    EXPECT_EQ(a.options.precision, b.options.precision);
+    EXPECT_EQ(a.options.slicesPerPass, b.options.slicesPerPass);
+    EXPECT_EQ(a.options.filter.window, b.options.filter.window);
+    EXPECT_EQ(a.options.filter.padding, b.options.filter.padding);
+    EXPECT_EQ(a.options.device, b.options.device);
+    EXPECT_EQ(a.options.threads, b.options.threads);
+}
+
+/// The FormatError message of parsing `json`, or "" when it parsed.
+std::string formatErrorOf(const std::string& json) {
+    try {
+        runConfigFromJson(json);
+    } catch (const FormatError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(RunConfig, RoundTripsEveryField) {
+    const RunConfig c = everyFieldSet();
+    expectSame(runConfigFromJson(toJson(c)), c);
+}
+
+TEST(RunConfig, RoundTripsDefaultsWithUnsetOptionals) {
+    const RunConfig c;
+    const RunConfig back = runConfigFromJson(toJson(c));
+    expectSame(back, c);
+    EXPECT_FALSE(back.axis.has_value());
+    EXPECT_FALSE(back.region.has_value());
+}
+
+TEST(RunConfig, EmptyObjectKeepsDefaults) {
+    const RunConfig back = runConfigFromJson("{}");
+    expectSame(back, RunConfig{});
+}
+
+TEST(RunConfig, AbsentKeysKeepDefaultsAndGivenOnesApply) {
+    const RunConfig c = runConfigFromJson(R"({"axis": 12.5, "interpolation": "nearest"})");
+    ASSERT_TRUE(c.axis.has_value());
+    EXPECT_EQ(*c.axis, 12.5);
+    EXPECT_EQ(c.options.interpolation, Interpolation::Nearest);
+    EXPECT_EQ(c.options.strategy, ReconOptions{}.strategy);
+    EXPECT_EQ(c.options.filter.padding, FilterOptions{}.padding);
+}
+
+TEST(RunConfig, FileRoundTrip) {
+    test::TempDir dir;
+    const RunConfig c = everyFieldSet();
+    saveRunConfig(dir / "run.json", c);
+    expectSame(loadRunConfig(dir / "run.json"), c);
+    // Only the target remains (the temporary was renamed).
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1);
+}
+
+TEST(RunConfig, UnknownKeyIsNamed) {
+    const std::string msg = formatErrorOf(R"({"axis": 3, "interpolaton": "linear"})");
+    EXPECT_NE(msg.find("interpolaton"), std::string::npos) << msg;
+}
+
+TEST(RunConfig, WrongTypesNameTheKey) {
+    const std::pair<const char*, const char*> cases[] = {
+        {R"({"axis": "middle"})", "axis"},
+        {R"({"input": 5})", "input"},
+        {R"({"axis_offsets_file": []})", "axis_offsets_file"},
+        {R"({"rows": [1]})", "rows"},
+        {R"({"rows": [1, "2"]})", "rows"},
+        {R"({"rows": [-1, 2]})", "rows"},
+        {R"({"region": [0, 0, 10]})", "region"},
+        {R"({"region": [0, 0, 0, 10]})", "region"},
+        {R"({"strategy": 3})", "strategy"},
+        {R"({"interpolation": "cubic"})", "interpolation"},
+        {R"({"precision": "float64"})", "precision"},
+        {R"({"slices_per_pass": 3})", "slices_per_pass"},
+        {R"({"slices_per_pass": 2.5})", "slices_per_pass"},
+        {R"({"filter": "gauss"})", "filter"},
+        {R"({"padding": true})", "padding"},
+        {R"({"device": -1})", "device"},
+        {R"({"threads": 1.5})", "threads"},
+    };
+    for (const auto& [json, key] : cases) {
+        const std::string msg = formatErrorOf(json);
+        EXPECT_NE(msg.find(std::string("'") + key + "'"), std::string::npos) << json << " -> \"" << msg << "\"";
+    }
+}
+
+TEST(RunConfig, NotJsonOrNotAnObjectIsFormatError) {
+    EXPECT_THROW(runConfigFromJson("{\"axis\": "), FormatError);
+    EXPECT_THROW(runConfigFromJson("[1, 2]"), FormatError);
+}
+
+TEST(RunConfig, LoadErrorsNameTheFile) {
+    test::TempDir dir;
+    try {
+        loadRunConfig(dir / "missing.json");
+        FAIL() << "no IoError";
+    } catch (const IoError& e) {
+        EXPECT_NE(std::string(e.what()).find("missing.json"), std::string::npos) << e.what();
+    }
+    std::ofstream(dir / "bad.json") << R"({"axis": 1, "colour": "red"})";
+    try {
+        loadRunConfig(dir / "bad.json");
+        FAIL() << "no FormatError";
+    } catch (const FormatError& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("bad.json"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("colour"), std::string::npos) << msg;
+    }
+}
+
+} // namespace
+} // namespace tomo
