@@ -7,10 +7,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <new>
 #include <span>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <utility>
+#include <vector>
 
 namespace tomo {
 
@@ -55,6 +61,98 @@ void checkPositive(const DatasetInfo& info) {
                               std::to_string(info.projections) + " projections");
 }
 
+/// Memory for the next run's slice, made ready on a helper thread while the
+/// current run back-projects. A new Image allocates and zero-fills its values
+/// (16 MiB for 2048^2: 0.15 to 1.5 ms, several ms when the pages are fresh),
+/// all of it before the back-projection could start; the values are
+/// overwritten anyway. One persistent thread, so the memory comes from one
+/// malloc arena and is reused run after run.
+class SliceBufferPrefetcher {
+public:
+    SliceBufferPrefetcher() = default;
+    SliceBufferPrefetcher(const SliceBufferPrefetcher&) = delete;
+    SliceBufferPrefetcher& operator=(const SliceBufferPrefetcher&) = delete;
+    ~SliceBufferPrefetcher() {
+        {
+            std::lock_guard lock(m_mutex);
+            m_stop = true;
+        }
+        m_wake.notify_all();
+        if (m_worker.joinable()) m_worker.join();
+    }
+
+    /// `values` floats: the prepared buffer when it has that size, else a new
+    /// one. Throws std::bad_alloc.
+    std::vector<float> take(std::size_t values) {
+        std::vector<float> out, stale;
+        {
+            std::unique_lock lock(m_mutex);
+            m_done.wait(lock, [this] { return !m_pending; });
+            if (m_ready.size() == values) out = std::move(m_ready);
+            else stale = std::move(m_ready);
+            m_ready = {};
+        }
+        if (out.size() != values) {
+            stale = {};
+            out = std::vector<float>(values);
+        }
+        return out;
+    }
+
+    /// Starts preparing a buffer of `values` floats in the background (best
+    /// effort: without a thread, take() allocates).
+    void prepare(std::size_t values) {
+        {
+            std::lock_guard lock(m_mutex);
+            if (!m_worker.joinable()) {
+                try {
+                    m_worker = std::thread([this] { loop(); });
+                } catch (const std::system_error&) {
+                    return;
+                }
+            }
+            m_requested = values;
+            m_pending = true;
+        }
+        m_wake.notify_one();
+    }
+
+    /// Drops the prepared buffer (after a pending preparation ends).
+    void clear() { (void)take(0); }
+
+private:
+    void loop() {
+        std::unique_lock lock(m_mutex);
+        for (;;) {
+            m_wake.wait(lock, [this] { return m_stop || m_pending; });
+            if (m_stop) return;
+            const std::size_t values = m_requested;
+            std::vector<float> old = std::move(m_ready);
+            m_ready = {};
+            lock.unlock();
+            old = {};
+            std::vector<float> buffer;
+            try {
+                buffer = std::vector<float>(values);
+            } catch (const std::bad_alloc&) {
+                // take() allocates (and reports) instead
+            }
+            lock.lock();
+            m_ready = std::move(buffer);
+            m_pending = false;
+            m_done.notify_all();
+        }
+    }
+
+    std::mutex m_mutex;
+    std::condition_variable m_wake, m_done;
+    std::thread m_worker;
+    std::vector<float> m_ready;
+    std::size_t m_requested = 0;
+    bool m_pending = false;
+    bool m_stop = false;
+};
+
 } // namespace
 
 struct PreviewSession::Impl {
@@ -72,6 +170,8 @@ struct PreviewSession::Impl {
     int filterRuns = 0;
     int loadRuns = 0;
     double lastUpdatesPerSecond = 0.0; // speed of the last completed back-projection
+
+    SliceBufferPrefetcher sliceBuffers; // the next run's result memory
 
     const Image& load(int row, double* seconds) {
         const DatasetInfo& info = reader->info();
@@ -112,6 +212,7 @@ void PreviewSession::reset() {
     m_impl->filteredRow = -1;
     m_impl->loadedRow = -1;
     m_impl->sinogram = Image();
+    m_impl->sliceBuffers.clear();
 }
 
 PreviewResult PreviewSession::run(const PreviewRequest& request, const CancelToken* cancel) {
@@ -193,7 +294,12 @@ PreviewResult PreviewSession::run(const PreviewRequest& request, const CancelTok
         bands = std::clamp(static_cast<int>(std::ceil(estimate / kBandSeconds)), 1, maxBands);
     }
 
-    result.slice = Image(region.width, region.height);
+    // The result's memory was prepared during the last run; the next run's is
+    // prepared while this one back-projects.
+    result.slice.width = region.width;
+    result.slice.height = region.height;
+    result.slice.data = d.sliceBuffers.take(region.pixels());
+    d.sliceBuffers.prepare(region.pixels());
     const auto bpStart = Clock::now();
     if (bands == 1) {
         if (!(plan.geometry().region == region)) plan.setRegion(region);

@@ -1,6 +1,7 @@
 // Parallel host memcpy for staging data between the caller's (pageable)
 // buffers and the plan's pinned double buffers: one thread copies ~10 GB/s,
 // less than PCIe and the back-projection need when 4 slices run per pass.
+// Copies are split into parts of at least 256 KiB, one per thread.
 #pragma once
 
 #include <condition_variable>

@@ -24,6 +24,23 @@ constexpr std::size_t kRowAlignment = 512; // >= texturePitchAlignment and textu
 
 using Clock = std::chrono::steady_clock;
 
+// Banded back-projection (texture_plan.h): bands are whole 16-row tiles of
+// about kBandBytes of output per slice, at most kMaxBands; regions under
+// kMinBandedBytes per slice run as one launch (their download is short).
+constexpr int kBandTileRows = 16;
+constexpr std::size_t kBandBytes = 1u << 20;
+constexpr std::size_t kMinBandedBytes = 4u << 20;
+constexpr int kMaxBands = 32;
+
+int bandRowsFromEnvironment() {
+    const char* value = std::getenv("TOMO_CUDA_BAND_ROWS");
+    if (!value || !*value) return -1;
+    char* end = nullptr;
+    const long rows = std::strtol(value, &end, 10);
+    if (*end != '\0' || rows < 0) return -1;
+    return static_cast<int>(std::min<long>(rows, 1 << 20));
+}
+
 std::uint64_t nextGeometryVersion() {
     static std::atomic<std::uint64_t> counter{0};
     return ++counter;
@@ -141,11 +158,16 @@ TexturePlan::TexturePlan(const ReconGeometry& geometry, const ReconOptions& opti
     m_filterStream = Stream::create(true);
     m_copyIn = Stream::create();
     m_copyOut = Stream::create();
+    m_compute2 = Stream::create();
+    m_bandStart = Event::create(false);
+    m_bandsDone = Event::create(false);
+    m_bandRowsSetting = bandRowsFromEnvironment();
     d_geometry = DeviceBuffer<float>(m_device, static_cast<std::size_t>(projections) * kGeometryFloats,
                                      "the geometry constants");
     d_geometryDouble = DeviceBuffer<GeometryDouble>(m_device, static_cast<std::size_t>(projections),
                                                     "the geometry constants");
-    uploadGeometry();
+    computeGeometry();
+    uploadGeometry(true);
     m_filter = std::make_unique<GpuFilter>(m_device, g.bins, m_channels * projections, options.filter,
                                            angularWeights(g.angles));
     for (Slot& s : m_slots) {
@@ -174,7 +196,7 @@ TexturePlan::TexturePlan(const ReconGeometry& geometry, const ReconOptions& opti
 TexturePlan::~TexturePlan() { drain(); }
 
 void TexturePlan::drain() noexcept {
-    for (const Stream* s : {&m_compute, &m_filterStream, &m_copyIn, &m_copyOut})
+    for (const Stream* s : {&m_compute, &m_compute2, &m_filterStream, &m_copyIn, &m_copyOut})
         if (s->get()) (void)cudaStreamSynchronize(s->get());
 }
 
@@ -191,7 +213,7 @@ std::size_t TexturePlan::pieceBytes(std::size_t bytes) {
     return std::max(kMinPiece, (bytes + kPieces - 1) / kPieces);
 }
 
-void TexturePlan::uploadGeometry() {
+void TexturePlan::computeGeometry() {
     const Geometry& g = m_geometry.geometry;
     const int projections = g.projections();
     h_geometry.assign(static_cast<std::size_t>(projections) * kGeometryFloats, 0.0f);
@@ -202,16 +224,41 @@ void TexturePlan::uploadGeometry() {
         float* out = h_geometry.data() + static_cast<std::size_t>(p) * kGeometryFloats;
         out[0] = static_cast<float>(c);
         out[1] = static_cast<float>(s);
-        out[2] = static_cast<float>(g.axisAt(p));
         out[3] = static_cast<float>(std::min({0.0, c, -s, c - s}));
-        h_geometryDouble[static_cast<std::size_t>(p)] = GeometryDouble{c, s, g.axisAt(p), 0.0};
+        h_geometryDouble[static_cast<std::size_t>(p)] = GeometryDouble{c, s, 0.0, 0.0};
     }
-    DeviceScope scope(m_device);
-    TOMO_CUDA_CHECK(cudaMemcpy(d_geometry.get(), h_geometry.data(), h_geometry.size() * sizeof(float),
-                               cudaMemcpyHostToDevice));
-    TOMO_CUDA_CHECK(cudaMemcpy(d_geometryDouble.get(), h_geometryDouble.data(),
-                               h_geometryDouble.size() * sizeof(GeometryDouble), cudaMemcpyHostToDevice));
+    updateAxisConstants();
+}
+
+void TexturePlan::updateAxisConstants() {
+    const Geometry& g = m_geometry.geometry;
+    const int projections = g.projections();
+    for (int p = 0; p < projections; ++p) {
+        const double axis = g.axisAt(p);
+        h_geometry[static_cast<std::size_t>(p) * kGeometryFloats + 2] = static_cast<float>(axis);
+        h_geometryDouble[static_cast<std::size_t>(p)].axis = axis;
+    }
     m_geometryVersion = nextGeometryVersion();
+}
+
+void TexturePlan::uploadGeometry(bool all) {
+    // tex-optimized reads one table from device memory (float4 for hardware
+    // sampling, double for SnapDouble); tex-standard's launcher copies the
+    // host table into constant memory itself.
+    const bool optimized = m_kernel == TextureKernel::Optimized;
+    const bool floats = all || (optimized && m_sampling == Sampling::Hardware);
+    const bool doubles = all || (optimized && m_sampling == Sampling::SnapDouble);
+    DeviceScope scope(m_device);
+    // Stream-ordered after the kernels already queued (they may still read the
+    // old constants) and before the next ones; a pageable source is staged
+    // before the call returns, so the host tables may change right after.
+    if (floats)
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(d_geometry.get(), h_geometry.data(), h_geometry.size() * sizeof(float),
+                                        cudaMemcpyHostToDevice, m_compute.get()));
+    if (doubles)
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(d_geometryDouble.get(), h_geometryDouble.data(),
+                                        h_geometryDouble.size() * sizeof(GeometryDouble), cudaMemcpyHostToDevice,
+                                        m_compute.get()));
 }
 
 void TexturePlan::ensurePasses(int passes) {
@@ -347,11 +394,8 @@ void TexturePlan::filterChunk(int chunk, int slices, int pass) {
     TOMO_CUDA_CHECK(cudaEventRecord(s.filtered.get(), stream));
 }
 
-void TexturePlan::backprojectPass(int chunk, int slices, int pass) {
-    Slot& s = m_slots[chunk % 2];
-    cudaStream_t stream = m_compute.get();
-    TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, s.downloaded.get(), 0)); // d_out no longer read
-    TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, s.filtered.get(), 0));   // this chunk's pass is packed
+BackprojectLaunch TexturePlan::launchFor(int chunk, int slices, int pass, int bandY, int bandHeight) const {
+    const Slot& s = m_slots[chunk % 2];
     const Region& r = m_geometry.region;
     BackprojectLaunch L;
     L.texture = m_passes[pass].texture[0].get();
@@ -366,15 +410,24 @@ void TexturePlan::backprojectPass(int chunk, int slices, int pass) {
     L.geometryVersion = m_geometryVersion;
     L.projections = m_geometry.geometry.projections();
     L.regionX = r.x;
-    L.regionY = r.y;
+    L.regionY = r.y + bandY;
     L.regionWidth = r.width;
-    L.regionHeight = r.height;
+    L.regionHeight = bandHeight;
     L.centreX = static_cast<float>((m_geometry.sliceWidth - 1) / 2.0);
     L.centreY = static_cast<float>((m_geometry.sliceHeight - 1) / 2.0);
-    L.d_slices = s.d_out.get();
+    L.d_slices = s.d_out.get() + static_cast<std::size_t>(bandY) * static_cast<std::size_t>(r.width);
     L.sliceStride = regionPixels();
     L.slices = slices;
     L.d_scale = m_half ? d_scales.get() + 2 * static_cast<std::size_t>(pass) : nullptr;
+    return L;
+}
+
+void TexturePlan::backprojectPass(int chunk, int slices, int pass) {
+    Slot& s = m_slots[chunk % 2];
+    cudaStream_t stream = m_compute.get();
+    TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, s.downloaded.get(), 0)); // d_out no longer read
+    TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, s.filtered.get(), 0));   // this chunk's pass is packed
+    const BackprojectLaunch L = launchFor(chunk, slices, pass, 0, m_geometry.region.height);
     const int span = beginSpan(kBackproject, stream);
     if (m_kernel == TextureKernel::Standard)
         launchTexStandard(L, stream);
@@ -482,10 +535,102 @@ void TexturePlan::setSinograms(std::span<const float> sinograms, int count) {
     m_count = count;
 }
 
+int TexturePlan::bandRows() const {
+    const Region& r = m_geometry.region;
+    if (m_count == 0 || m_count > m_channels || m_bandRowsSetting == 0) return 0; // one pass only
+    // tex-standard over several constant batches re-uploads constant memory
+    // (with a device synchronisation) per batch: per band too. One launch.
+    const int batch =
+        m_sampling == Sampling::SnapDouble ? kTexStandardMaxProjectionsDouble : kTexStandardMaxProjections;
+    if (m_kernel == TextureKernel::Standard && m_geometry.geometry.projections() > batch) return 0;
+    long long rows = m_bandRowsSetting;
+    if (rows < 0) {
+        const std::size_t rowBytes = static_cast<std::size_t>(r.width) * sizeof(float);
+        if (rowBytes * static_cast<std::size_t>(r.height) < kMinBandedBytes) return 0;
+        rows = static_cast<long long>((kBandBytes + rowBytes - 1) / rowBytes);
+        rows = std::max<long long>(rows, (r.height + kMaxBands - 1) / kMaxBands);
+    }
+    rows = std::max<long long>(1, (rows + kBandTileRows - 1) / kBandTileRows) * kBandTileRows;
+    return rows < r.height ? static_cast<int>(rows) : 0;
+}
+
+void TexturePlan::backprojectBanded(std::span<float> out, int rowsPerBand) {
+    Slot& s = m_slots[0];
+    const Region& r = m_geometry.region;
+    const int slices = m_count; // one pass (bandRows())
+    const std::size_t pixels = regionPixels();
+    const int bands = (r.height + rowsPerBand - 1) / rowsPerBand;
+    while (static_cast<int>(m_bandComputed.size()) < bands) {
+        m_bandComputed.push_back(Event::create(false));
+        m_bandDownloaded.push_back(Event::create(false));
+    }
+    cudaStream_t streams[2] = {m_compute.get(), m_compute2.get()};
+    cudaStream_t copy = m_copyOut.get();
+    resetSpans();
+    try {
+        // Stream 0 holds the geometry upload (setAxis); stream 1 starts after it.
+        TOMO_CUDA_CHECK(cudaStreamWaitEvent(streams[0], s.downloaded.get(), 0)); // d_out no longer read
+        TOMO_CUDA_CHECK(cudaStreamWaitEvent(streams[0], s.filtered.get(), 0));   // the pass is packed
+        const int span = beginSpan(kBackproject, streams[0]);
+        TOMO_CUDA_CHECK(cudaEventRecord(m_bandStart.get(), streams[0]));
+        TOMO_CUDA_CHECK(cudaStreamWaitEvent(streams[1], m_bandStart.get(), 0));
+        for (int i = 0; i < bands; ++i) {
+            const int y = i * rowsPerBand;
+            const int height = std::min(rowsPerBand, r.height - y);
+            cudaStream_t stream = streams[i % 2];
+            const BackprojectLaunch L = launchFor(0, slices, 0, y, height);
+            if (m_kernel == TextureKernel::Standard)
+                launchTexStandard(L, stream);
+            else
+                launchTexOptimized(L, stream);
+            TOMO_CUDA_CHECK(cudaEventRecord(m_bandComputed[i].get(), stream));
+
+            // The band of every slice: [slice][rows of the band] in d_out and h_out.
+            TOMO_CUDA_CHECK(cudaStreamWaitEvent(copy, m_bandComputed[i].get(), 0));
+            const int downloadSpan = beginSpan(kDownload, copy);
+            const std::size_t offset = static_cast<std::size_t>(y) * r.width;
+            const std::size_t bytes = static_cast<std::size_t>(height) * r.width * sizeof(float);
+            TOMO_CUDA_CHECK(cudaMemcpy2DAsync(s.h_out.get() + offset, pixels * sizeof(float), s.d_out.get() + offset,
+                                              pixels * sizeof(float), bytes, static_cast<std::size_t>(slices),
+                                              cudaMemcpyDeviceToHost, copy));
+            endSpan(downloadSpan, copy);
+            TOMO_CUDA_CHECK(cudaEventRecord(m_bandDownloaded[i].get(), copy));
+        }
+        if (bands > 1) {
+            TOMO_CUDA_CHECK(cudaEventRecord(m_bandsDone.get(), streams[1]));
+            TOMO_CUDA_CHECK(cudaStreamWaitEvent(streams[0], m_bandsDone.get(), 0));
+        }
+        endSpan(span, streams[0]); // backproject = first band start to last band end
+        TOMO_CUDA_CHECK(cudaEventRecord(s.computed.get(), streams[0]));
+        TOMO_CUDA_CHECK(cudaEventRecord(s.downloaded.get(), copy));
+
+        // Band by band: the host copy of band i overlaps the kernels of later bands.
+        for (int i = 0; i < bands; ++i) {
+            const int y = i * rowsPerBand;
+            const int height = std::min(rowsPerBand, r.height - y);
+            const std::size_t offset = static_cast<std::size_t>(y) * r.width;
+            const std::size_t bytes = static_cast<std::size_t>(height) * r.width * sizeof(float);
+            TOMO_CUDA_CHECK(cudaEventSynchronize(m_bandDownloaded[i].get()));
+            const auto start = Clock::now();
+            for (int c = 0; c < slices; ++c)
+                m_copier.copy(out.data() + c * pixels + offset, s.h_out.get() + c * pixels + offset, bytes);
+            m_hostSeconds[kDownload] += std::chrono::duration<double>(Clock::now() - start).count();
+        }
+        collectSpans(m_times);
+    } catch (...) {
+        drain();
+        throw;
+    }
+}
+
 void TexturePlan::backproject(std::span<float> slices) {
     if (m_count == 0) throw InvalidArgument("backproject: no sinograms set (call setSinograms first)");
     checkOutput(slices, m_count);
     DeviceScope scope(m_device);
+    if (const int rows = bandRows(); rows > 0) {
+        backprojectBanded(slices, rows);
+        return;
+    }
     const int passes = (m_count + m_channels - 1) / m_channels;
     const std::size_t pixels = regionPixels();
     auto slicesOf = [&](int g) { return std::min(m_channels, m_count - g * m_channels); };
@@ -542,7 +687,8 @@ void TexturePlan::setAxis(double axis, std::span<const double> offsets) {
     checkAxis(axis, offsets, m_geometry.geometry.projections());
     m_geometry.geometry.axis = axis;
     m_geometry.geometry.axisOffsets.assign(offsets.begin(), offsets.end());
-    uploadGeometry();
+    updateAxisConstants();
+    uploadGeometry(false);
 }
 
 void TexturePlan::setRegion(const Region& region) {

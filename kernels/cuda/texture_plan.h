@@ -16,6 +16,23 @@
 // every pass stay on the device (maxSlices() bounds them), so setAxis() and
 // setRegion() re-run only the kernel (the live preview).
 //
+// Live preview (backproject() of a single pass over a large region): the
+// region is split into bands of rows; band i+1's kernel runs while band i
+// travels into the pinned output buffer and is copied to the caller, so only
+// the last band's download and host copy follow the kernel (seed 000 Fig. 4:
+// "copy-out overlaps compute", applied inside one slice). Bands alternate
+// between two compute streams so the next band's blocks fill the SMs while
+// the previous band's last blocks drain. Every pixel is computed by the same
+// arithmetic as in one launch (a band is a region, ROI = window of the full
+// slice), so the image is bit-identical. Environment TOMO_CUDA_BAND_ROWS=N
+// forces bands of N rows (rounded up to 16), 0 turns banding off (tests,
+// measurements).
+//
+// setAxis() rewrites only the axis column of the cached per-projection
+// constants and uploads the one table the kernel reads (32 KiB of float4 for
+// 2048 projections; none for tex-standard, whose launcher fills constant
+// memory), stream-ordered before the next kernel.
+//
 // Stage times (lastStageTimes) are busy times summed over chunks, from GPU
 // events on each stage's stream: upload = host staging + H2D (the span waits
 // for the host pieces), filter = FFT filter + pack (it shares the SMs with
@@ -71,6 +88,9 @@ public:
 
     SinogramLayout layout() const { return m_layout; }
     Sampling sampling() const { return m_sampling; }
+    /// Rows per band of the banded back-projection for the current region
+    /// and kept sinograms; 0 = one launch (see the header comment).
+    int bandRows() const;
 
 private:
     enum Stage { kUpload, kFilter, kBackproject, kDownload, kStages };
@@ -96,7 +116,11 @@ private:
     std::size_t passBytes() const;     // texels of one pass, all planes
     static std::size_t pieceBytes(std::size_t bytes);
     std::size_t regionPixels() const { return m_geometry.region.pixels(); }
-    void uploadGeometry();
+    void computeGeometry();           // all constants from the geometry (trigonometry once)
+    void updateAxisConstants();       // the axis column only
+    void uploadGeometry(bool all);    // the table(s) the kernel reads (all: both), stream-ordered on m_compute
+    BackprojectLaunch launchFor(int chunk, int slices, int pass, int bandY, int bandHeight) const;
+    void backprojectBanded(std::span<float> slices, int rowsPerBand);
     void ensurePasses(int passes);
     void ensureOutput(std::size_t pixels);
     void checkCount(std::span<const float> sinograms, int count) const;
@@ -127,6 +151,11 @@ private:
     std::size_t m_pitch = 0; // bytes per texture row (of one plane)
 
     Stream m_compute, m_filterStream, m_copyIn, m_copyOut;
+    Stream m_compute2;               // the odd bands of a banded back-projection
+    int m_bandRowsSetting = -1;      // TOMO_CUDA_BAND_ROWS: -1 = automatic, 0 = off, N = rows
+    Event m_bandStart;               // m_compute2 waits for it (geometry uploaded, d_out free)
+    Event m_bandsDone;               // the last band of m_compute2, for m_compute's span
+    std::vector<Event> m_bandComputed, m_bandDownloaded;
     std::vector<float> h_geometry;
     DeviceBuffer<float> d_geometry;
     std::vector<GeometryDouble> h_geometryDouble;

@@ -135,7 +135,7 @@ TEST_F(Autotune, AutoResolvesToAnAvailableStrategyAndCachesIt) {
     const std::string key = cache.at("entries").begin().key();
     EXPECT_NE(std::string::npos, key.find("|projections=180|bins=256|region=256x256|linear|float32|slicesPerPass=1"))
         << key;
-    EXPECT_EQ(chosen.name(), cache.at("entries").at(key).at("strategy"));
+    EXPECT_EQ(chosen.name(), cache.at("entries").at(key).at("strategy").get<std::string>());
 
     // Again in this process: the remembered choice, no timing.
     const int timedAfter = Autotuner::instance().timedCandidates();

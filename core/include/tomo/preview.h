@@ -77,6 +77,9 @@ struct PreviewResult {
 /// with its filtered sinogram, and recomputes only what a request changes.
 /// Not thread-safe: one thread calls run() at a time; the CancelToken passed
 /// to run() may be cancelled from any thread.
+/// The memory of the next result's slice is allocated on a helper thread of
+/// the session while run() back-projects (so the session holds one spare
+/// slice; reset() drops it).
 class PreviewSession {
 public:
     /// Throws InvalidArgument if `reader` is null or the dataset has no
