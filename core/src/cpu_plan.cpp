@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <string>
+#include <system_error>
 #include <utility>
 
 namespace tomo::cpu {
@@ -13,16 +14,31 @@ namespace tomo::cpu {
 // ---------------------------------------------------------------- WorkerPool
 
 WorkerPool::WorkerPool(int threads) {
-    for (int t = 1; t < std::max(threads, 1); ++t) m_workers.emplace_back([this, t] { workerLoop(t); });
+    m_workers.reserve(static_cast<std::size_t>(std::max(threads, 1) - 1));
+    try {
+        for (int t = 1; t < std::max(threads, 1); ++t) m_workers.emplace_back([this, t] { workerLoop(t); });
+    } catch (const std::system_error& e) {
+        // The destructor does not run for a half-built pool: stop the threads
+        // already started, or they would wait on members about to be destroyed.
+        const std::size_t started = m_workers.size() + 1; // the caller's thread counts
+        stopWorkers();
+        throw OutOfMemory("CPU worker pool: cannot start thread " + std::to_string(started + 1) + " of " +
+                          std::to_string(threads) + " (" + e.what() + "); use fewer threads");
+    }
 }
 
 WorkerPool::~WorkerPool() {
+    stopWorkers();
+}
+
+void WorkerPool::stopWorkers() {
     {
         std::lock_guard lock(m_mutex);
         m_stop = true;
     }
     m_wake.notify_all();
     for (auto& w : m_workers) w.join();
+    m_workers.clear();
 }
 
 void WorkerPool::parallelFor(int count, const std::function<void(int, int)>& task) {
@@ -106,21 +122,6 @@ void checkCpuOptions(std::string_view strategy, const ReconOptions& options, std
 
 namespace {
 
-const ReconGeometry& validated(const ReconGeometry& g) {
-    g.validate();
-    return g;
-}
-
-void checkAxis(double axis, std::span<const double> offsets, int projections) {
-    if (!std::isfinite(axis)) throw InvalidArgument("setAxis: axis is not finite");
-    if (!offsets.empty() && offsets.size() != static_cast<std::size_t>(projections))
-        throw InvalidArgument("setAxis: " + std::to_string(offsets.size()) +
-                              " offsets (expected 0 or one per projection: " + std::to_string(projections) + ")");
-    for (std::size_t i = 0; i < offsets.size(); ++i)
-        if (!std::isfinite(offsets[i]))
-            throw InvalidArgument("setAxis: offsets[" + std::to_string(i) + "] is not finite");
-}
-
 using Clock = std::chrono::steady_clock;
 double secondsSince(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
@@ -129,7 +130,7 @@ double secondsSince(Clock::time_point start) {
 } // namespace
 
 CpuPlan::CpuPlan(const ReconGeometry& geometry, const ReconOptions& options, int copies)
-    : ReconstructionPlan(validated(geometry), options),
+    : ReconstructionPlan(geometry, options),
       m_weights(angularWeights(geometry.geometry.angles)),
       m_pool(resolveThreads(options.threads)) {
     const std::size_t sliceBytes = static_cast<std::size_t>(geometry.geometry.projections()) *
@@ -186,7 +187,7 @@ void CpuPlan::backproject(std::span<float> slices) {
 }
 
 void CpuPlan::setAxis(double axis, std::span<const double> offsets) {
-    checkAxis(axis, offsets, m_geometry.geometry.projections());
+    validateAxis(axis, offsets, m_geometry.geometry.projections());
     m_geometry.geometry.axis = axis;
     m_geometry.geometry.axisOffsets.assign(offsets.begin(), offsets.end());
 }

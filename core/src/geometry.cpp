@@ -34,6 +34,16 @@ ReconGeometry ReconGeometry::fullSlice(Geometry g) {
     return r;
 }
 
+void validateAxis(double axis, std::span<const double> offsets, int projections) {
+    if (!std::isfinite(axis)) throw InvalidArgument("setAxis: axis is not finite");
+    if (!offsets.empty() && offsets.size() != static_cast<std::size_t>(projections))
+        throw InvalidArgument("setAxis: " + std::to_string(offsets.size()) +
+                              " offsets (expected 0 or one per projection: " + std::to_string(projections) + ")");
+    for (std::size_t i = 0; i < offsets.size(); ++i)
+        if (!std::isfinite(offsets[i]))
+            throw InvalidArgument("setAxis: offsets[" + std::to_string(i) + "] is not finite");
+}
+
 void ReconGeometry::validate() const {
     geometry.validate();
     if (sliceWidth < 1 || sliceHeight < 1)

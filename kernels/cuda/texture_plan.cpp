@@ -81,21 +81,6 @@ cudaTextureDesc textureDesc(bool linear) {
     return t;
 }
 
-void checkAxis(double axis, std::span<const double> offsets, int projections) {
-    if (!std::isfinite(axis)) throw InvalidArgument("setAxis: axis is not finite");
-    if (!offsets.empty() && offsets.size() != static_cast<std::size_t>(projections))
-        throw InvalidArgument("setAxis: " + std::to_string(offsets.size()) +
-                              " offsets (expected 0 or one per projection: " + std::to_string(projections) + ")");
-    for (std::size_t i = 0; i < offsets.size(); ++i)
-        if (!std::isfinite(offsets[i]))
-            throw InvalidArgument("setAxis: offsets[" + std::to_string(i) + "] is not finite");
-}
-
-const ReconGeometry& validated(const ReconGeometry& g) {
-    g.validate();
-    return g;
-}
-
 int copyThreads() {
     const unsigned hw = std::thread::hardware_concurrency();
     return static_cast<int>(std::clamp(hw / 2, 1u, 8u));
@@ -104,7 +89,7 @@ int copyThreads() {
 } // namespace
 
 TexturePlan::TexturePlan(const ReconGeometry& geometry, const ReconOptions& options, TextureKernel kernel)
-    : ReconstructionPlan(validated(geometry), options), m_kernel(kernel), m_layout(layoutFromEnvironment()),
+    : ReconstructionPlan(geometry, options), m_kernel(kernel), m_layout(layoutFromEnvironment()),
       m_sampling(samplingFor(options)),
       m_device(options.device), m_channels(options.slicesPerPass), m_half(options.precision == Precision::Float16),
       m_linear(options.interpolation == Interpolation::Linear), m_copier(copyThreads()) {
@@ -684,7 +669,7 @@ void TexturePlan::reconstruct(std::span<const float> sinograms, int count, std::
 }
 
 void TexturePlan::setAxis(double axis, std::span<const double> offsets) {
-    checkAxis(axis, offsets, m_geometry.geometry.projections());
+    validateAxis(axis, offsets, m_geometry.geometry.projections());
     m_geometry.geometry.axis = axis;
     m_geometry.geometry.axisOffsets.assign(offsets.begin(), offsets.end());
     updateAxisConstants();

@@ -8,6 +8,7 @@
 #include "tomo/geometry.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace tomo::cudatest {
 namespace {
@@ -97,6 +98,8 @@ TEST(CudaBackends, DevicesAndAuto) {
         EXPECT_GT(d.memoryBytes, 0u);
     }
     EXPECT_EQ(devices.size(), gpuDevices().size());
+    // Untimed, "auto" prefers the GPU (timed, a CPU may win at this tiny size).
+    ::setenv("TOMO_AUTOTUNE", "off", 1);
     const Dataset d = phantomDataset(64, 32, 1);
     ReconOptions o; // strategy "auto"
     EXPECT_EQ("tex-optimized", BackendRegistry::instance().resolve(o, d.geometry).name());

@@ -101,7 +101,9 @@ public:
 
 protected:
     ReconstructionPlan(ReconGeometry geometry, ReconOptions options)
-        : m_geometry(std::move(geometry)), m_options(std::move(options)) {}
+        : m_geometry(std::move(geometry)), m_options(std::move(options)) {
+        m_geometry.validate(); // every plan starts from a usable geometry
+    }
 
     ReconGeometry m_geometry;
     ReconOptions m_options;

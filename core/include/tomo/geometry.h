@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 namespace tomo {
@@ -50,6 +51,11 @@ struct Geometry {
     /// no angles, bins < 1, non-finite values, offsets count != angles.
     void validate() const;
 };
+
+/// Checks a new rotation axis and per-projection offsets (empty, or one per
+/// projection) for ReconstructionPlan::setAxis. Throws InvalidArgument
+/// naming the bad value.
+void validateAxis(double axis, std::span<const double> offsets, int projections);
 
 /// A rectangle of the full slice grid: pixel columns [x, x + width), rows
 /// [y, y + height).
