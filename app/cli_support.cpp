@@ -187,9 +187,10 @@ RowRange parseRows(std::string_view text, std::string_view option) {
 }
 
 void checkRows(const RowRange& range, int rows, std::string_view option) {
-    if (range.first >= rows || range.first + range.count > rows)
+    if (range.first >= rows || range.count > rows - range.first)
         throw InvalidArgument(std::string(option) + ": rows " + std::to_string(range.first) + ".." +
-                              std::to_string(range.count == 0 ? rows - 1 : range.first + range.count - 1) +
+                              std::to_string(range.count == 0 ? rows - 1
+                                                              : static_cast<long long>(range.first) + range.count - 1) +
                               " are outside the dataset, which has rows 0.." + std::to_string(rows - 1));
 }
 

@@ -571,18 +571,18 @@ void addOptions(CLI::App& app, Settings& s) {
                    "Timed runs per combination; the median is reported (default 3, --preview 10). cpu-reference at "
                    "512^3 x 8 takes ~10 s per run on 2 cores: use --repeat 1 for a quick look")
         ->type_name("N")
-        ->check(CLI::NonNegativeNumber);
+        ->check(CLI::Range(0, std::numeric_limits<int>::max()));
     app.add_option("--warmup", s.warmup, "Untimed runs before the timed ones")
         ->type_name("N")
-        ->check(CLI::NonNegativeNumber)
+        ->check(CLI::Range(0, std::numeric_limits<int>::max()))
         ->capture_default_str();
     app.add_option("--threads", s.threads, "Worker threads of CPU strategies (0 = all hardware threads)")
         ->type_name("N")
-        ->check(CLI::NonNegativeNumber)
+        ->check(CLI::Range(0, std::numeric_limits<int>::max()))
         ->capture_default_str();
     app.add_option("--device", s.device, "GPU index")
         ->type_name("N")
-        ->check(CLI::NonNegativeNumber)
+        ->check(CLI::Range(0, std::numeric_limits<int>::max()))
         ->capture_default_str();
     app.add_option("--json", s.json, "Also write the results as JSON to this file")->type_name("FILE");
     app.add_flag("--list", s.list, "List the strategies with their availability, and the devices, then exit");

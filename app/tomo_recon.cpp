@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <numbers>
 #include <optional>
 #include <sstream>
@@ -101,15 +102,16 @@ void addOptions(CLI::App& app, CommandLine& c) {
                    "folder = TIFF stack. Required, except with --demo (then a file in the demo's temporary folder)")
         ->type_name("FILE");
     auto* center = app.add_option("--center", c.center,
-                                  "Rotation axis: the detector column it projects onto (sub-pixel, 0-based). "
-                                  "Default: the detector centre (columns - 1) / 2")
+                                  "Rotation axis: the detector column it projects onto (sub-pixel, 0-based), "
+                                  "within [-columns/2, 1.5 columns]. Default: the detector centre (columns - 1) / 2")
                        ->type_name("COLUMN");
     auto* autoCenter = app.add_flag("--auto-center", c.autoCenter,
                                     "Find the rotation axis from the middle row of the range (Vo et al. 2014, "
                                     "Fourier double-wedge metric) and print it with its confidence");
     center->excludes(autoCenter);
     app.add_option("--axis-offsets", c.axisOffsets,
-                   "Text file of per-projection axis corrections in pixels, one per line (count = projections)")
+                   "Text file of per-projection axis corrections in pixels, one per line (count = projections). "
+                   "Default: none")
         ->type_name("FILE");
     app.add_option("--rows", c.rows,
                    "Detector rows to reconstruct: a:b = rows a to b-1, a: = a to the last, :b, or a single row a. "
@@ -138,11 +140,11 @@ void addOptions(CLI::App& app, CommandLine& c) {
         ->capture_default_str();
     app.add_option("--device", c.device, "GPU index for GPU strategies")
         ->type_name("N")
-        ->check(CLI::NonNegativeNumber)
+        ->check(CLI::Range(0, std::numeric_limits<int>::max()))
         ->capture_default_str();
     app.add_option("--threads", c.threads, "Worker threads of CPU strategies (0 = all hardware threads)")
         ->type_name("N")
-        ->check(CLI::NonNegativeNumber)
+        ->check(CLI::Range(0, std::numeric_limits<int>::max()))
         ->capture_default_str();
     app.add_option("--angles", c.angles,
                    "Text file of projection angles in degrees, one per line; overrides the file's angles "
@@ -259,10 +261,26 @@ WriteOptions writeOptions(const CLI::App& app, const CommandLine& c, const fs::p
     return w;
 }
 
-/// Refuses an output that exists (without --overwrite) or is the input.
+/// `p` absolute and normalised, without a trailing separator.
+fs::path normalised(const fs::path& p) {
+    std::error_code ec;
+    fs::path n = fs::weakly_canonical(fs::absolute(p), ec);
+    if (ec) n = fs::absolute(p).lexically_normal();
+    return n.has_filename() ? n : n.parent_path();
+}
+
+/// Refuses an output that exists (without --overwrite), is the input, or
+/// lies inside an input directory (a TIFF stack: the new files would join
+/// the dataset).
 void checkOutput(const fs::path& output, const fs::path& input, bool overwrite) {
     volumeFormatFor(output); // throws InvalidArgument for an unknown extension
     std::error_code ec;
+    if (!input.empty() && fs::is_directory(input, ec)) {
+        const fs::path dir = normalised(input), out = normalised(output);
+        if (std::mismatch(dir.begin(), dir.end(), out.begin(), out.end()).first == dir.end())
+            throw InvalidArgument("the output '" + output.string() + "' is inside the input directory '" +
+                                  input.string() + "'; choose another -o");
+    }
     if (!fs::exists(output, ec)) return;
     if (!input.empty() && fs::exists(input, ec) && fs::equivalent(output, input, ec))
         throw InvalidArgument("the output '" + output.string() + "' is the input; choose another -o");
@@ -450,13 +468,11 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     std::optional<DemoFolder> demoFolder;
     const PhantomSpec spec = demoSpec();
     fs::path output = c.output;
+    const bool resultInDemoFolder = demo && output.empty();
     if (demo) {
         demoFolder.emplace();
         cfg.input = demoFolder->path() / "shepp_logan_dxchange.h5";
-        if (output.empty()) {
-            output = demoFolder->path() / "shepp_logan_recon.h5";
-            demoFolder->keep();
-        }
+        if (resultInDemoFolder) output = demoFolder->path() / "shepp_logan_recon.h5";
     }
     const WriteOptions writeBase = writeOptions(app, c, output);
     if (demo) {
@@ -478,6 +494,12 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     geometry.bins = info.columns;
     geometry.axis = cfg.axis.value_or(geometry.detectorCentre());
     std::string axisSource = cfg.axis ? "given" : "detector centre";
+    // The workstation's axis control spans the same range.
+    if (cfg.axis && !(*cfg.axis >= -0.5 * info.columns && *cfg.axis <= 1.5 * info.columns))
+        throw InvalidArgument((app.count("--center") ? "--center " : "axis of --config ") + formatNumber(*cfg.axis) +
+                              ": expected a detector column in [" + formatNumber(-0.5 * info.columns) + ", " +
+                              formatNumber(1.5 * info.columns) + "] (the detector has columns 0.." +
+                              std::to_string(info.columns - 1) + ")");
     if (!cfg.axisOffsetsFile.empty()) geometry.axisOffsets = readAxisOffsetsFile(cfg.axisOffsetsFile, info.projections);
     if (c.autoCenter) {
         const int row = rows.first + rowCount / 2;
@@ -496,7 +518,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     ReconGeometry recon = ReconGeometry::fullSlice(geometry);
     if (cfg.region) {
         const Region& r = *cfg.region;
-        if (r.x + r.width > recon.sliceWidth || r.y + r.height > recon.sliceHeight)
+        if (r.x > recon.sliceWidth - r.width || r.y > recon.sliceHeight - r.height)
             throw InvalidArgument("region " + std::to_string(r.x) + "," + std::to_string(r.y) + "," +
                                   std::to_string(r.width) + "," + std::to_string(r.height) + " is not inside the " +
                                   std::to_string(recon.sliceWidth) + "x" + std::to_string(recon.sliceHeight) +
@@ -566,6 +588,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
             bar.update(static_cast<int>(std::lround(fraction * rowCount)));
         });
     }
+    if (resultInDemoFolder) demoFolder->keep(); // removed with the scan when the run fails
 
     std::printf("%s: %d slices of %dx%d -> %s in %s (read %s, preprocess %s, filter + back-projection %s at "
                 "%.3g GU/s with %s, write %s)\n",
@@ -591,7 +614,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
                 },
                 mask);
             printComparison("demo quality vs the true phantom (inside the object disc)", cmp, rows.first);
-            if (demoFolder && output.parent_path() == demoFolder->path())
+            if (resultInDemoFolder)
                 std::printf("demo: scan and result kept in %s\n", demoFolder->path().c_str());
         }
         if (reference) compareWithReference(*reference, result, rows.first);

@@ -285,6 +285,9 @@ AxisEstimate findRotationAxis(const Image& sinogram, const std::vector<double>& 
         if (!std::isfinite(angles[i]))
             throw InvalidArgument("axis finder: angles[" + std::to_string(i) + "] is not finite");
 
+    if (std::isnan(searchRadius))
+        throw InvalidArgument("axis finder: searchRadius is NaN (expected pixels >= 0, or < 0 for bins / 4)");
+
     const Image sino = halfTurn(sinogram, angles);
     const int cols = sino.width;
     const double centre = (cols - 1) / 2.0;

@@ -43,7 +43,11 @@ private:
         const double cx = (m_geometry.sliceWidth - 1) / 2.0;
         const double cy = (m_geometry.sliceHeight - 1) / 2.0;
         const std::vector<float>& sino = filtered();
-        auto at = [&](const float* row, long long k) { return k >= 0 && k < bins ? double(row[k]) : 0.0; };
+        // k is a whole number kept in double: compared before any conversion,
+        // so an axis far off the detector reads zeros instead of overflowing.
+        auto at = [&](const float* row, double k) {
+            return k >= 0.0 && k < bins ? double(row[static_cast<std::size_t>(k)]) : 0.0;
+        };
 
         // One task per output row of one slice: every task writes its own row.
         pool().parallelFor(sliceCount() * region.height, [&](int task, int) {
@@ -61,10 +65,9 @@ private:
                     if (linear) {
                         const double k = std::floor(s);
                         const double w = s - k;
-                        const auto ki = static_cast<long long>(k);
-                        sum += (1.0 - w) * at(row, ki) + w * at(row, ki + 1);
+                        sum += (1.0 - w) * at(row, k) + w * at(row, k + 1.0);
                     } else {
-                        sum += at(row, static_cast<long long>(std::floor(s + 0.5)));
+                        sum += at(row, std::floor(s + 0.5));
                     }
                 }
                 out[ix] = static_cast<float>(sum);

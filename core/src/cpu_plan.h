@@ -28,7 +28,8 @@ namespace tomo::cpu {
 /// part, so a pool of 1 runs everything on the caller.
 class WorkerPool {
 public:
-    /// `threads` >= 1 in all, the caller included.
+    /// `threads` >= 1 in all, the caller included. Throws OutOfMemory when
+    /// the system cannot start that many threads.
     explicit WorkerPool(int threads);
     ~WorkerPool();
     WorkerPool(const WorkerPool&) = delete;
@@ -42,6 +43,8 @@ public:
     void parallelFor(int count, const std::function<void(int index, int thread)>& task);
 
 private:
+    /// Wakes the workers to exit and joins them.
+    void stopWorkers();
     void workerLoop(int thread);
     void runTasks(int thread);
 

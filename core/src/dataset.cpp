@@ -40,6 +40,16 @@ const char* formatName(DatasetFormat f) {
 
 namespace detail {
 
+std::size_t sampleBytes(SampleType t) {
+    switch (t) {
+    case SampleType::UInt8: return 1;
+    case SampleType::UInt16: return 2;
+    case SampleType::Float32: return 4;
+    case SampleType::Float64: return 8;
+    }
+    return 0;
+}
+
 FileKind sniffFile(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw IoError(path.string() + ": cannot open for reading: " + std::strerror(errno));
@@ -107,14 +117,20 @@ void checkRowRequest(const DatasetInfo& info, int firstRow, int rowCount, std::s
                               " values; expected " + std::to_string(rowCount * valuesPerRow));
 }
 
+void imageToSinograms(std::span<const float> image, int index, int imageCount, int rows, int columns,
+                      std::span<float> out) {
+    const auto cols = static_cast<std::size_t>(columns);
+    for (int r = 0; r < rows; ++r)
+        std::copy_n(image.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * cols), cols,
+                    out.begin() + static_cast<std::ptrdiff_t>((static_cast<std::size_t>(r) * imageCount + index) * cols));
+}
+
 void imagesToSinograms(std::span<const float> images, int imageCount, int rows, int columns,
                        std::span<float> out) {
-    const auto cols = static_cast<std::size_t>(columns);
+    const std::size_t imageSize = static_cast<std::size_t>(rows) * static_cast<std::size_t>(columns);
     for (int a = 0; a < imageCount; ++a)
-        for (int r = 0; r < rows; ++r)
-            std::copy_n(images.begin() + static_cast<std::ptrdiff_t>((static_cast<std::size_t>(a) * rows + r) * cols),
-                        cols,
-                        out.begin() + static_cast<std::ptrdiff_t>((static_cast<std::size_t>(r) * imageCount + a) * cols));
+        imageToSinograms(images.subspan(static_cast<std::size_t>(a) * imageSize, imageSize), a, imageCount, rows,
+                         columns, out);
 }
 
 void meanOfImages(std::span<const float> images, int imageCount, std::span<float> out) {
@@ -141,6 +157,9 @@ bool directoryHoldsTiff(const std::filesystem::path& dir) {
 
 /// One number per line, '#' starts a comment, blank lines ignored.
 std::vector<double> readNumberPerLine(const std::filesystem::path& path, const char* what) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw IoError(path.string() + " is a directory; expected a text file of one " + what + " per line");
     std::ifstream in(path);
     if (!in) throw IoError(path.string() + ": cannot open " + what + " file: " + std::strerror(errno));
     std::vector<double> values;

@@ -72,12 +72,14 @@ ReconGeometry completeGeometry(const ReconGeometry& given, const DatasetInfo& in
 }
 
 /// Rows per chunk: what the job asks for, else as many as fit in the memory
-/// budget (two chunks of sinograms, one being read while the other is
-/// reconstructed, + slices), a whole number of plan batches.
+/// budget, a whole number of plan batches. A row costs three sinograms (the
+/// chunk being reconstructed, the next one being read, and the reader's
+/// staging copy: the HDF5 readers read frames, then reorder them into it)
+/// and one slice.
 int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const DatasetInfo& info, int rowCount) {
     if (job.chunkRows > 0) return std::min(job.chunkRows, rowCount);
     constexpr std::size_t kBudgetBytes = std::size_t{1} << 30;
-    const std::size_t rowBytes = sizeof(float) * (2 * static_cast<std::size_t>(info.projections) * info.columns +
+    const std::size_t rowBytes = sizeof(float) * (3 * static_cast<std::size_t>(info.projections) * info.columns +
                                                   plan.geometry().region.pixels());
     const int fit = static_cast<int>(std::clamp<std::size_t>(kBudgetBytes / rowBytes, 1, rowCount));
     const int batch = std::max(1, plan.maxSlices());
@@ -126,10 +128,11 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     if (job.firstRow < 0 || job.firstRow >= info.rows)
         throw InvalidArgument("first row " + std::to_string(job.firstRow) + " is outside '" + info.path.string() +
                               "' (rows 0.." + std::to_string(info.rows - 1) + ")");
-    if (job.rowCount < 0 || job.firstRow + job.rowCount > info.rows)
+    if (job.rowCount < 0 || job.rowCount > info.rows - job.firstRow)
         throw InvalidArgument("rows " + std::to_string(job.firstRow) + ".." +
-                              std::to_string(job.firstRow + job.rowCount - 1) + " are outside '" + info.path.string() +
-                              "' (rows 0.." + std::to_string(info.rows - 1) + ")");
+                              std::to_string(static_cast<long long>(job.firstRow) + job.rowCount - 1) +
+                              " are outside '" + info.path.string() + "' (rows 0.." + std::to_string(info.rows - 1) +
+                              ")");
     const int rowCount = job.rowCount == 0 ? info.rows - job.firstRow : job.rowCount;
 
     const ReconGeometry geometry = completeGeometry(job.geometry, info);

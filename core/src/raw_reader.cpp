@@ -12,16 +12,6 @@ namespace tomo::detail {
 
 namespace {
 
-std::size_t bytesPerSample(SampleType t) {
-    switch (t) {
-    case SampleType::UInt8: return 1;
-    case SampleType::UInt16: return 2;
-    case SampleType::Float32: return 4;
-    case SampleType::Float64: return 8;
-    }
-    return 0;
-}
-
 template <typename Unsigned>
 Unsigned byteSwap(Unsigned v) {
     Unsigned out = 0;
@@ -57,7 +47,7 @@ public:
         field("rows", layout.rows);
         field("columns", layout.columns);
 
-        const std::uintmax_t sample = bytesPerSample(layout.type);
+        const std::uintmax_t sample = sampleBytes(layout.type);
         const std::uintmax_t expected = layout.headerBytes + static_cast<std::uintmax_t>(layout.projections) *
                                                                  static_cast<std::uintmax_t>(layout.rows) *
                                                                  static_cast<std::uintmax_t>(layout.columns) * sample;
@@ -87,7 +77,7 @@ public:
         const auto columns = static_cast<std::size_t>(m_info.columns);
         checkRowRequest(m_info, firstRow, rowCount, out.size(),
                         static_cast<std::size_t>(m_info.projections) * columns);
-        const std::size_t sample = bytesPerSample(m_layout.type);
+        const std::size_t sample = sampleBytes(m_layout.type);
         const std::size_t values = static_cast<std::size_t>(rowCount) * columns;
         m_buffer.resize(values * sample);
         const bool swap = m_layout.bigEndian != (std::endian::native == std::endian::big);

@@ -13,6 +13,9 @@
 
 namespace tomo::detail {
 
+/// Bytes of one sample of type `t`.
+std::size_t sampleBytes(SampleType t);
+
 /// What the first bytes of a regular file say it is.
 enum class FileKind { Hdf5, Tiff, Other };
 
@@ -54,6 +57,10 @@ void checkRowRequest(const DatasetInfo& info, int firstRow, int rowCount, std::s
 /// Reorders a block read as [image][row][column] into [row][image][column].
 void imagesToSinograms(std::span<const float> images, int imageCount, int rows, int columns,
                        std::span<float> out);
+/// Puts `rows` rows of image `index` ([row][column]) into sinogram order
+/// [row][image][column] of `imageCount` images.
+void imageToSinograms(std::span<const float> image, int index, int imageCount, int rows, int columns,
+                      std::span<float> out);
 
 /// Averages `imageCount` images of `pixels` values ([image][pixel]) into out.
 void meanOfImages(std::span<const float> images, int imageCount, std::span<float> out);

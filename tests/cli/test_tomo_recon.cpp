@@ -242,6 +242,8 @@ TEST_F(TomoRecon, BadInputsGiveOneLineAndADistinctExitCode) {
     expectOneLineError(quoted(scan()), 2, "-o");
     expectOneLineError(quoted(scan()) + " -o " + quoted(m_dir / "o.h5") + " --frobnicate", 2, "--frobnicate");
     expectOneLineError(quoted(scan()) + " -o " + quoted(m_dir / "o.h5") + " --center 30 --auto-center", 2, "--center");
+    expectOneLineError(quoted(scan()) + " -o " + quoted(m_dir / "o.h5") + " --center nan", 2, "--center");
+    expectOneLineError(quoted(scan()) + " -o " + quoted(m_dir / "o.h5") + " --center 1e300", 2, "--center");
     expectOneLineError(quoted(scan()) + " -o " + quoted(m_dir / "o.h5") + " --region 60,0,10,10", 2, "region");
     expectOneLineError(quoted(scan()) + " -o " + quoted(m_dir / "o.tif") + " --tiff-bits 16", 2, "--range");
     expectOneLineError(quoted(scan()) + " -o " + quoted(m_dir / "o.h5") + " --tiff-bits 16 --range 0,1", 2, "TIFF");
@@ -273,6 +275,25 @@ TEST_F(TomoRecon, BadInputsGiveOneLineAndADistinctExitCode) {
     fs::copy_file(scan(), truncated);
     fs::resize_file(truncated, fs::file_size(scan()) / 2);
     expectOneLineError(quoted(truncated) + " -o " + quoted(m_dir / "o.h5"), 3, "truncated.h5");
+}
+
+TEST_F(TomoRecon, OutputInsideAnInputDirectoryIsRefused) {
+    // A TIFF stack is a directory: files written into it would join the dataset.
+    const fs::path stack = m_dir / "stack";
+    fs::create_directory(stack);
+    expectOneLineError(quoted(stack) + " -o " + quoted(stack / "volume.tif"), 2, "inside the input directory");
+    expectOneLineError(quoted(stack) + " -o " + quoted(stack / "sub" / "volume.h5"), 2, "inside the input directory");
+    EXPECT_TRUE(fs::is_empty(stack));
+}
+
+TEST_F(TomoRecon, FailedDemoRemovesItsTemporaryFolder) {
+    // Without -o the result would stay in the demo's folder; a failed run
+    // must not leave the folder with the scan behind.
+    const ToolRun r = recon("--demo --strategy warp-drive");
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(scan to (\S+))"))) << r.out;
+    EXPECT_FALSE(fs::exists(fs::path(m[1].str()).parent_path())) << m[1];
 }
 
 TEST_F(TomoRecon, OverwriteReplacesAnExistingOutput) {

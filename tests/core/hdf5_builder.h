@@ -6,6 +6,7 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <stdexcept>
@@ -46,15 +47,18 @@ public:
         return *this;
     }
 
-    /// A variable-length string attribute on an existing object.
-    H5Builder& attribute(const std::string& object, const std::string& name, const std::string& value) {
+    /// A variable-length string attribute on an existing object: a scalar,
+    /// or with copies > 0 a 1D array of that many copies of `value`.
+    H5Builder& attribute(const std::string& object, const std::string& name, const std::string& value,
+                         hsize_t copies = 0) {
         const hid_t type = H5Tcopy(H5T_C_S1);
         H5Tset_size(type, H5T_VARIABLE);
-        const hid_t space = H5Screate(H5S_SCALAR);
+        const hid_t space = copies > 0 ? H5Screate_simple(1, &copies, nullptr) : H5Screate(H5S_SCALAR);
         const hid_t attr = H5Acreate_by_name(m_file, object.c_str(), name.c_str(), type, space, H5P_DEFAULT,
                                              H5P_DEFAULT, H5P_DEFAULT);
-        const char* text = value.c_str();
-        if (attr < 0 || H5Awrite(attr, type, &text) < 0) throw std::runtime_error("cannot write attribute " + name);
+        const std::vector<const char*> texts(std::max<hsize_t>(copies, 1), value.c_str());
+        if (attr < 0 || H5Awrite(attr, type, texts.data()) < 0)
+            throw std::runtime_error("cannot write attribute " + name);
         H5Aclose(attr);
         H5Sclose(space);
         H5Tclose(type);

@@ -329,7 +329,8 @@ TEST_P(CpuConformance, SeveralSlicesEqualOneAtATime) {
 TEST_P(CpuConformance, RaysThatMissTheDetectorContributeNothing) {
     // An axis far off the detector: every position is outside [-1, bins].
     const auto& scan = PhantomScan::get();
-    for (double axis : {-1e9, -200.0, 800.0, 1e12}) { // pixels reach +-181 px from the axis
+    // +-1e300: beyond every integer type (no conversion may overflow).
+    for (double axis : {-1e300, -1e9, -200.0, 800.0, 1e12, 1e300}) { // pixels reach +-181 px from the axis
         Geometry g = scan.geometry;
         g.axis = axis;
         const auto out = reconstruct(ReconGeometry::fullSlice(g), optionsFor(GetParam()), scan.sinogram, 1);

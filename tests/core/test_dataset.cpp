@@ -372,6 +372,16 @@ TEST(Hdf5Reader, BadDXchangeFilesAreRefusedWithTheirNames) {
         .attribute("/exchange/theta", "units", "gradians");
     EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "units.h5"); }), "'gradians'"));
 
+    // An array where one string is expected (read into a one-string buffer,
+    // this used to overrun it).
+    test::H5Builder(dir / "units_array.h5")
+        .dataset("/exchange/data", {2, 2, 2}, std::vector<float>(8))
+        .dataset("/exchange/theta", {2}, std::vector<double>{0, 1})
+        .attribute("/exchange/theta", "units", "degrees", 64);
+    message = messageOf<FormatError>([&] { openDataset(dir / "units_array.h5"); });
+    EXPECT_TRUE(contains(message, "/exchange/theta"));
+    EXPECT_TRUE(contains(message, "units"));
+
     test::H5Builder(dir / "other.h5").dataset("/something/else", {2}, std::vector<float>(2));
     message = messageOf<FormatError>([&] { openDataset(dir / "other.h5"); });
     EXPECT_TRUE(contains(message, "other.h5"));

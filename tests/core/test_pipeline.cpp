@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <thread>
 #include <utility>
 
@@ -352,7 +353,8 @@ TEST(Pipeline, RowsOutsideTheDatasetAreRejectedBeforeAnyWrite) {
     job.geometry = scan.geometry;
     job.options = optionsFor("cpu-reference");
     MemoryWriter writer(kBins, kBins, kRows);
-    for (auto [first, count] : {std::pair{-1, 2}, std::pair{kRows, 0}, std::pair{5, 3}, std::pair{0, -1}}) {
+    for (auto [first, count] : {std::pair{-1, 2}, std::pair{kRows, 0}, std::pair{5, 3}, std::pair{0, -1},
+                                std::pair{1, std::numeric_limits<int>::max()}}) { // first + count overflows int
         job.firstRow = first;
         job.rowCount = count;
         EXPECT_THROW(reconstructVolume(reader, job, writer), InvalidArgument) << first << " " << count;

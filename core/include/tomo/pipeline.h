@@ -22,7 +22,8 @@ struct VolumeJob {
     ReconGeometry geometry;
     ReconOptions options;
     /// Rows read and reconstructed per chunk (0 = chosen from maxSlices()
-    /// and a memory budget of about 1 GiB).
+    /// and a budget of about 1 GiB for the sinogram and slice buffers; the
+    /// plan's own memory, ReconstructionPlan::memoryBytes(), comes on top).
     int chunkRows = 0;
 };
 

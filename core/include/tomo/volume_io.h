@@ -17,7 +17,7 @@ namespace tomo {
 
 enum class VolumeFormat {
     Hdf5,      ///< one file, dataset /volume float32 [slice][row][col], chunked
-    TiffStack, ///< a directory of slice_00000.tif ... (or one file per slice)
+    TiffStack, ///< a directory of slice_00000.tif ... (one file per slice), or one multi-page .tif
 };
 
 struct WriteOptions {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 namespace tomo::h5 {
@@ -98,8 +99,12 @@ std::string Array::shapeText() const {
 void Array::requireRank(std::initializer_list<int> ranks, const std::string& shape) const {
     if (std::find(ranks.begin(), ranks.end(), static_cast<int>(m_dims.size())) == ranks.end())
         throw FormatError(where() + " has shape " + shapeText() + "; expected " + shape);
-    for (hsize_t d : m_dims)
+    for (hsize_t d : m_dims) {
         if (d == 0) throw FormatError(where() + " has shape " + shapeText() + "; expected no empty dimension");
+        // Readers keep sizes in int.
+        if (d > static_cast<hsize_t>(std::numeric_limits<int>::max()))
+            throw FormatError(where() + " has shape " + shapeText() + "; expected dimensions below 2^31");
+    }
 }
 
 SampleType Array::pixelType() const {
@@ -142,6 +147,11 @@ std::optional<std::string> Array::stringAttribute(const char* name) const {
     Attribute attribute(H5Aopen(m_dataset.get(), name, H5P_DEFAULT));
     Datatype type(H5Aget_type(attribute.get()));
     if (H5Tget_class(type.get()) != H5T_STRING) return std::nullopt;
+    // H5Aread fills one element per point of the attribute's dataspace: the
+    // buffers below hold exactly one string.
+    Dataspace space(H5Aget_space(attribute.get()));
+    if (H5Sget_simple_extent_npoints(space.get()) != 1)
+        throw FormatError(where() + ": attribute " + name + " holds several values; expected one string");
     std::string value;
     if (H5Tis_variable_str(type.get()) > 0) {
         Datatype memType(H5Tcopy(H5T_C_S1));

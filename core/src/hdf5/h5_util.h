@@ -100,7 +100,8 @@ public:
     /// "(181, 2, 640)".
     std::string shapeText() const;
     /// Throws FormatError unless the rank is one of `ranks` (the text says
-    /// what shape was expected, e.g. "(angles, rows, columns)").
+    /// what shape was expected, e.g. "(angles, rows, columns)") and every
+    /// dimension is in [1, 2^31).
     void requireRank(std::initializer_list<int> ranks, const std::string& shape) const;
 
     /// Reads the union of the given hyperslab blocks (each a start and count
@@ -114,7 +115,8 @@ public:
     void read(std::vector<hsize_t> start, std::vector<hsize_t> count, std::span<float> out) const;
     /// Reads everything as double (for 1D metadata such as angles).
     std::vector<double> readAllDouble() const;
-    /// A string attribute of the dataset, if present.
+    /// A string attribute of the dataset, if present. Throws FormatError if
+    /// it holds more than one string.
     std::optional<std::string> stringAttribute(const char* name) const;
 
 private:

@@ -71,10 +71,7 @@ public:
         m_rows.resize(static_cast<std::size_t>(rowCount) * columns);
         for (int a = 0; a < m_info.projections; ++a) {
             readImageRows(m_projectionFiles[static_cast<std::size_t>(a)], firstRow, rowCount);
-            for (int r = 0; r < rowCount; ++r)
-                std::copy_n(m_rows.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * columns), columns,
-                            out.begin() + static_cast<std::ptrdiff_t>(
-                                              (static_cast<std::size_t>(r) * m_info.projections + a) * columns));
+            imageToSinograms(m_rows, a, m_info.projections, rowCount, m_info.columns, out);
         }
     }
 
@@ -152,10 +149,7 @@ public:
                 throw FormatError(m_info.path.string() + ": page " + std::to_string(a) + " is " + tiff::describe(layout) +
                                   "; expected " + tiff::describe(m_layout) + " like page 0");
             tiff::readRows(m_file, layout, firstRow, rowCount, m_rows);
-            for (int r = 0; r < rowCount; ++r)
-                std::copy_n(m_rows.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * columns), columns,
-                            out.begin() + static_cast<std::ptrdiff_t>(
-                                              (static_cast<std::size_t>(r) * m_info.projections + a) * columns));
+            imageToSinograms(m_rows, a, m_info.projections, rowCount, m_info.columns, out);
         }
     }
 

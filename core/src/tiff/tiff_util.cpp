@@ -24,16 +24,6 @@ int keepError(TIFF*, void* userData, const char* module, const char* format, va_
 
 int dropWarning(TIFF*, void*, const char*, const char*, va_list) { return 1; }
 
-std::size_t sampleBytes(SampleType t) {
-    switch (t) {
-    case SampleType::UInt8: return 1;
-    case SampleType::UInt16: return 2;
-    case SampleType::Float32: return 4;
-    case SampleType::Float64: return 8;
-    }
-    return 0;
-}
-
 /// `count` samples of native byte order (libtiff swaps) to float.
 void toFloat(const unsigned char* in, SampleType type, std::size_t count, float* out) {
     const auto each = [&](auto sample) {
@@ -110,7 +100,7 @@ std::string describe(const PageLayout& layout) {
 
 void readRows(const File& file, const PageLayout& layout, int firstRow, int rowCount, std::span<float> out) {
     TIFF* t = file.get();
-    const std::size_t bytes = sampleBytes(layout.type);
+    const std::size_t bytes = detail::sampleBytes(layout.type);
     const auto width = static_cast<std::uint32_t>(layout.width);
     const auto rowEnd = static_cast<std::uint32_t>(firstRow + rowCount);
     const auto first = static_cast<std::uint32_t>(firstRow);
@@ -122,8 +112,9 @@ void readRows(const File& file, const PageLayout& layout, int firstRow, int rowC
         std::uint32_t tileWidth = 0, tileHeight = 0;
         TIFFGetField(t, TIFFTAG_TILEWIDTH, &tileWidth);
         TIFFGetField(t, TIFFTAG_TILELENGTH, &tileHeight);
-        if (tileWidth == 0 || tileHeight == 0) fail("tile size", 0);
-        std::vector<unsigned char> tile(static_cast<std::size_t>(TIFFTileSize(t)));
+        const tmsize_t tileBytes = TIFFTileSize(t); // 0 when the tile size overflows
+        if (tileWidth == 0 || tileHeight == 0 || tileBytes <= 0) fail("tile size", 0);
+        std::vector<unsigned char> tile(static_cast<std::size_t>(tileBytes));
         for (std::uint32_t ty = first / tileHeight * tileHeight; ty < rowEnd; ty += tileHeight)
             for (std::uint32_t tx = 0; tx < width; tx += tileWidth) {
                 const std::uint32_t index = TIFFComputeTile(t, tx, ty, 0, 0);
