@@ -9,6 +9,8 @@
 #include <QImageReader>
 #include <QSurfaceFormat>
 
+#include <algorithm>
+
 // Q_INIT_RESOURCE must be used outside any namespace.
 static void initResources() { Q_INIT_RESOURCE(workstation); }
 

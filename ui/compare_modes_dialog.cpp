@@ -53,7 +53,9 @@ CompareModesDialog::CompareModesDialog(QWidget* parent) : QDialog(parent) {
     m_copy = new QPushButton(tr("Copy as CSV"));
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close);
     buttons->addButton(m_copy, QDialogButtonBox::ActionRole);
-    buttons->addButton(m_cancel, QDialogButtonBox::RejectRole);
+    // Cancel stops the run and keeps the dialog (and the rows so far) open.
+    buttons->addButton(m_cancel, QDialogButtonBox::ActionRole);
+    m_cancel->setEnabled(false);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     connect(m_cancel, &QPushButton::clicked, this, &CompareModesDialog::cancelRequested);
     connect(m_copy, &QPushButton::clicked, this, [this] { QApplication::clipboard()->setText(toCsv()); });
@@ -134,6 +136,12 @@ void CompareModesDialog::finish(JobStatus status, const QString& message) {
     m_progress->setValue(100);
     m_progress->setFormat(status == JobStatus::Done ? tr("done: %1 modes").arg(m_rows.size())
                                                      : (status == JobStatus::Cancelled ? tr("cancelled") : message));
+}
+
+void CompareModesDialog::reject() {
+    // Closing the dialog stops a comparison still running (nobody sees it).
+    if (m_cancel->isEnabled()) emit cancelRequested();
+    QDialog::reject();
 }
 
 int CompareModesDialog::rowCount() const { return m_table->rowCount(); }

@@ -34,6 +34,9 @@ public:
     /// The table as CSV (header first).
     QString toCsv() const;
 
+    /// Close / Escape: also cancels a comparison that is still running.
+    void reject() override;
+
 signals:
     void cancelRequested();
 

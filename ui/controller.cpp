@@ -240,10 +240,11 @@ void Controller::openFile(const QString& path, const tomo::OpenOptions& options)
             summary.info = reader->info();
             summary.title = QFileInfo(path).fileName();
             summary.path = path;
-            summary.secondsToOpen = timer.elapsed() / 1e3;
+            summary.secondsToOpen = timer.nsecsElapsed() / 1e9;
             installDataset(std::move(reader), std::move(source), std::move(summary));
         } catch (const std::exception& e) {
             reportError(tr("Cannot open %1").arg(QFileInfo(path).fileName()), e);
+            QMetaObject::invokeMethod(this, [this, path] { emit openFailed(path); }, Qt::QueuedConnection);
         }
     });
 }
@@ -264,10 +265,11 @@ void Controller::openDemo(const DemoSpec& spec) {
             summary.info = reader->info();
             summary.title = tr("Demo phantom");
             summary.demo = spec;
-            summary.secondsToOpen = timer.elapsed() / 1e3;
+            summary.secondsToOpen = timer.nsecsElapsed() / 1e9;
             installDataset(std::move(reader), std::move(source), std::move(summary));
         } catch (const std::exception& e) {
             reportError(tr("Cannot create the demo phantom"), e);
+            QMetaObject::invokeMethod(this, [this] { emit openFailed(QString()); }, Qt::QueuedConnection);
         }
     });
 }
@@ -384,6 +386,9 @@ void Controller::drain() {
                 QMetaObject::invokeMethod(this, [this, id] { emit sliceCancelled(id); }, Qt::QueuedConnection);
             } catch (const std::exception& e) {
                 reportError(tr("Reconstruction failed"), e);
+                QMetaObject::invokeMethod(this, [this, generation, id] {
+                    if (generation == m_generation) emit sliceFailed(id);
+                }, Qt::QueuedConnection);
             }
         } else {
             try {
@@ -406,7 +411,7 @@ void Controller::drain() {
                     ref.image = m_referenceSession->run(rq, token.get()).slice;
                     ref.label = tr("cpu-reference (exact)");
                 }
-                ref.seconds = timer.elapsed() / 1e3;
+                ref.seconds = timer.nsecsElapsed() / 1e9;
                 QMetaObject::invokeMethod(this, [this, generation, ref = std::move(ref)] {
                     if (generation == m_generation) emit referenceReady(ref);
                 }, Qt::QueuedConnection);
@@ -420,6 +425,10 @@ void Controller::drain() {
                 }
             } catch (const std::exception& e) {
                 reportError(tr("Reference failed"), e);
+                const QString message = QString::fromUtf8(e.what());
+                QMetaObject::invokeMethod(this, [this, generation, message] {
+                    if (generation == m_generation) emit referenceFailed(message);
+                }, Qt::QueuedConnection);
             }
         }
         std::lock_guard lock(m_mutex);
@@ -440,6 +449,9 @@ void Controller::findAxis(int row) {
             }, Qt::QueuedConnection);
         } catch (const std::exception& e) {
             reportError(tr("Axis finder failed"), e);
+            QMetaObject::invokeMethod(this, [this, generation, row] {
+                if (generation == m_generation) emit axisFailed(row);
+            }, Qt::QueuedConnection);
         }
     });
 }
@@ -505,7 +517,7 @@ tomo::ProgressCallback progressReporter(Controller* target, const tomo::CancelTo
         JobProgress p;
         p.fraction = std::clamp(fraction, 0.0, 1.0);
         p.stage = QString::fromUtf8(stage.data(), static_cast<qsizetype>(stage.size()));
-        p.secondsElapsed = timer->elapsed() / 1e3;
+        p.secondsElapsed = timer->nsecsElapsed() / 1e9;
         p.secondsLeft = p.fraction > 0.0 ? p.secondsElapsed * (1.0 - p.fraction) / p.fraction : -1.0;
         QMetaObject::invokeMethod(target, [emitter, p] { emitter(p); }, Qt::QueuedConnection);
     };
@@ -541,7 +553,9 @@ bool Controller::exportVolume(const ExportRequest& request) {
 }
 
 bool Controller::reconstructSubVolume(const SliceParams& params, int firstRow, int rowCount, int maxDisplaySize) {
-    return startJob(JobKind::SubVolume, [this, params, firstRow, rowCount, maxDisplaySize](const tomo::CancelToken& token) {
+    const int generation = m_generation;
+    return startJob(JobKind::SubVolume, [this, params, firstRow, rowCount, maxDisplaySize,
+                                         generation](const tomo::CancelToken& token) {
         QElapsedTimer timer;
         timer.start();
         auto reader = openJobReader();
@@ -572,8 +586,11 @@ bool Controller::reconstructSubVolume(const SliceParams& params, int firstRow, i
         out.binning = std::max(1, (largest + maxDisplaySize - 1) / std::max(1, maxDisplaySize));
         out.volume = binXY(writer.take(), out.binning);
         out.stats = computeStats(out.volume.data);
-        out.seconds = timer.elapsed() / 1e3;
-        QMetaObject::invokeMethod(this, [this, out = std::move(out)] { emit subVolumeReady(out); }, Qt::QueuedConnection);
+        out.seconds = timer.nsecsElapsed() / 1e9;
+        // Dropped when another dataset was opened meanwhile (the 3D view shows that one).
+        QMetaObject::invokeMethod(this, [this, generation, out = std::move(out)] {
+            if (generation == m_generation) emit subVolumeReady(out);
+        }, Qt::QueuedConnection);
     });
 }
 

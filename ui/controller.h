@@ -53,7 +53,7 @@ public:
     void findAxis(int row);
 
     /// Long jobs, one at a time on the job thread (returns false, doing
-    /// nothing, while another one runs).
+    /// nothing, while another one runs or before a dataset is open).
     bool exportVolume(const ExportRequest& request);
     bool reconstructSubVolume(const SliceParams& params, int firstRow, int rowCount, int maxDisplaySize = 256);
     bool compareModes(const SliceParams& params, const std::vector<tomo::ReconOptions>& modes);
@@ -62,10 +62,19 @@ public:
 
 signals:
     void datasetOpened(const tomo::ui::DatasetSummary& summary);
+    /// openFile / openDemo failed (failed() carries the message); the
+    /// dataset on screen, if any, stays.
+    void openFailed(const QString& path);
     void sliceReady(const tomo::ui::SliceResult& result);
     void sliceCancelled(quint64 id);
+    /// The live slice `id` failed (failed() carries the message).
+    void sliceFailed(quint64 id);
     void referenceReady(const tomo::ui::ReferenceResult& reference);
+    /// The reference asked for could not be made (failed() carries the message).
+    void referenceFailed(const QString& message);
     void axisFound(const tomo::ui::AxisResult& result);
+    /// The axis finder failed on `row` (failed() carries the message).
+    void axisFailed(int row);
     void busyChanged(bool busy);
 
     void jobStarted(tomo::ui::JobKind kind);

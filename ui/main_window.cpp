@@ -211,7 +211,7 @@ void MainWindow::createDocks() {
     connect(m_params, &ParameterPanel::paramsChanged, this, &MainWindow::onParamsChanged);
     connect(m_params, &ParameterPanel::reconstructRequested, this, &MainWindow::requestSlice);
     connect(m_params, &ParameterPanel::cancelRequested, this, [this] {
-        m_controller->cancelSlice();
+        cancelLive();
         statusBar()->showMessage(tr("Slice cancelled"), 3000);
     });
     connect(m_params, &ParameterPanel::findAxisRequested, m_controller, &Controller::findAxis);
@@ -226,7 +226,9 @@ void MainWindow::createDocks() {
     connect(m_quality, &QualityPanel::discOnlyChanged, this, &MainWindow::refreshComparison);
     connect(m_quality, &QualityPanel::pinRequested, this, &MainWindow::pinCurrent);
     connect(m_qualityDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
-        if (visible) requestReferenceIfNeeded();
+        if (!visible) return;
+        requestReferenceIfNeeded();
+        refreshComparison();
     });
 }
 
@@ -306,7 +308,7 @@ void MainWindow::createActions() {
                           tr("Reconstruct the current slice now"), [this] { requestSlice(); });
     QAction* cancel = action(tr("&Cancel"), "cancel", QKeySequence(Qt::Key_Escape), tr("Cancel the running slice or job"),
                              [this] {
-                                 m_controller->cancelSlice();
+                                 cancelLive();
                                  m_controller->cancelJob();
                                  statusBar()->showMessage(tr("Cancelled"), 3000);
                              });
@@ -317,7 +319,7 @@ void MainWindow::createActions() {
     m_liveAction->setChecked(true);
     QAction* findAxis = action(tr("&Find Rotation Axis"), "find-axis", QKeySequence(tr("Ctrl+F")),
                                tr("Estimate the rotation axis from the current row"),
-                               [this] { m_controller->findAxis(m_params->params().row); });
+                               [this] { m_params->findAxis(); });
     QAction* axisDown = action(tr("Axis −0.25 px"), nullptr, QKeySequence(Qt::Key_BracketLeft), tr("Move the axis left"),
                                [this] { m_params->nudgeAxis(-0.25); });
     QAction* axisUp = action(tr("Axis +0.25 px"), nullptr, QKeySequence(Qt::Key_BracketRight), tr("Move the axis right"),
@@ -467,6 +469,24 @@ void MainWindow::connectController() {
         statusBar()->showMessage(tr("Rotation axis %1 px (confidence %2)").arg(r.estimate.axis, 0, 'f', 2)
                                      .arg(r.estimate.confidence, 0, 'f', 2), 8000);
     });
+    connect(m_controller, &Controller::openFailed, this, [this](const QString& path) {
+        if (m_dataset) return; // the dataset on screen stays
+        m_slice->setCaption(tr("Could not open %1. Open a dataset (Ctrl+O), drop one here, or open the demo "
+                               "phantom (Ctrl+D).")
+                                .arg(path.isEmpty() ? tr("the demo phantom") : QFileInfo(path).fileName()));
+    });
+    connect(m_controller, &Controller::axisFailed, m_params, &ParameterPanel::setAxisSearchFailed);
+    connect(m_controller, &Controller::sliceCancelled, this, [this] {
+        if (!m_slice->hasImage()) m_slice->setCaption(tr("Cancelled: press F5 to reconstruct"));
+    });
+    connect(m_controller, &Controller::sliceFailed, this, [this] {
+        if (!m_slice->hasImage())
+            m_slice->setCaption(tr("The reconstruction failed (see the message): change the parameters or press F5"));
+    });
+    connect(m_controller, &Controller::referenceFailed, this, [this](const QString& message) {
+        m_referenceError = message; // m_referenceRequested stays: not asked again for the same parameters
+        refreshComparison();
+    });
     connect(m_controller, &Controller::busyChanged, this, [this](bool busy) {
         m_busyLabel->setText(busy ? tr("● reconstructing…") : QString());
         m_params->setBusy(busy);
@@ -483,24 +503,27 @@ void MainWindow::connectController() {
     connect(m_controller, &Controller::jobProgress, this, [this](const JobProgress& p) {
         const int percent = static_cast<int>(std::lround(p.fraction * 100.0));
         m_jobBar->setValue(percent);
+        if (m_compareDialog) m_compareDialog->setProgress(p);
         if (m_exportProgress) {
-            m_exportProgress->setValue(percent);
             m_exportProgress->setLabelText(
                 p.secondsLeft >= 0.0 ? tr("Reconstructing… %1 done, about %2 left (%3 elapsed)")
                                            .arg(QStringLiteral("%1 %").arg(percent))
                                            .arg(formatSeconds(p.secondsLeft))
                                            .arg(formatSeconds(p.secondsElapsed))
                                      : tr("Reconstructing… %1").arg(p.stage));
+            // Last: a window-modal QProgressDialog::setValue() processes
+            // events (jobFinished among them, which resets and hides it).
+            m_exportProgress->setValue(percent);
         }
-        if (m_compareDialog) m_compareDialog->setProgress(p);
     });
     connect(m_controller, &Controller::jobFinished, this, [this](JobKind kind, JobStatus status, const QString& message) {
         m_jobBar->hide();
         if (m_volume) m_volume->setBusy(false);
         if (kind == JobKind::Export && m_exportProgress) {
+            // Hidden, not deleted: this may run inside the dialog's own
+            // setValue() (see jobProgress); the next export replaces it.
             m_exportProgress->reset();
             m_exportProgress->hide();
-            m_exportProgress->deleteLater();
         }
         if (kind == JobKind::CompareModes && m_compareDialog) m_compareDialog->finish(status, message);
         if (status == JobStatus::Cancelled)
@@ -547,6 +570,7 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
     m_reference.reset();
     m_pinned.reset();
     m_referenceRequested.reset();
+    m_referenceError.clear();
     m_line.reset();
     m_slice->clear();
     m_slice->setCaption(tr("Reconstructing…"));
@@ -555,7 +579,10 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
     m_quality->setPinnedLabel({});
     m_profile->clear();
     m_metadata->setDataset(summary);
-    if (m_volume) m_volume->setDataset(summary.info.rows, summary.info.rows / 2);
+    if (m_volume) {
+        m_volume->clearVolume(); // it showed the previous dataset
+        m_volume->setDataset(summary.info.rows, summary.info.rows / 2);
+    }
     if (!summary.path.isEmpty()) addRecentFile(summary.path);
     updateTitle();
 
@@ -653,10 +680,17 @@ void MainWindow::requestSlice() {
     const QString error = m_params->validationError();
     if (!error.isEmpty()) {
         statusBar()->showMessage(error, 6000);
+        if (!m_slice->hasImage()) m_slice->setCaption(tr("Cannot reconstruct: %1").arg(error));
         return;
     }
     m_controller->requestSlice(m_params->params());
     requestReferenceIfNeeded();
+}
+
+void MainWindow::cancelLive() {
+    m_controller->cancelSlice(); // drops the pending reference too
+    m_referenceRequested.reset(); // so the next request asks for it again
+    refreshComparison();
 }
 
 bool MainWindow::referenceMatches(const ReferenceResult& ref, const SliceResult& result) const {
@@ -695,6 +729,7 @@ void MainWindow::requestReferenceIfNeeded() {
     if (m_referenceRequested && m_referenceRequestedKind == kind && same(*m_referenceRequested)) return;
     m_referenceRequested = p;
     m_referenceRequestedKind = kind;
+    m_referenceError.clear();
     m_controller->requestReference(kind, p);
 }
 
@@ -741,6 +776,7 @@ void MainWindow::onSliceReady(const SliceResult& r) {
 void MainWindow::onReferenceReady(const ReferenceResult& ref) {
     m_reference = ref;
     m_referenceRequested.reset();
+    m_referenceError.clear();
     refreshComparison();
     refreshProfile();
     emit referenceShown();
@@ -752,10 +788,15 @@ void MainWindow::refreshComparison() {
     const ReferenceResult* ref = activeReference();
     QString waiting;
     if (!ref) {
-        waiting = kind == ReferenceKind::Pinned
-                      ? tr("The pinned result has another size (region); pin again.")
-                      : (kind == ReferenceKind::Exact ? tr("Computing the cpu-reference result for these parameters…")
-                                                      : tr("Computing the true phantom image…"));
+        if (kind == ReferenceKind::Pinned)
+            waiting = tr("The pinned result has another size (region); pin again.");
+        else if (!m_referenceRequested)
+            waiting = tr("No reference computed for these parameters: press F5 to compute it.");
+        else if (!m_referenceError.isEmpty())
+            waiting = tr("The reference could not be computed: %1").arg(m_referenceError);
+        else
+            waiting = kind == ReferenceKind::Exact ? tr("Computing the cpu-reference result for these parameters…")
+                                                   : tr("Computing the true phantom image…");
     }
     m_quality->showComparison(*m_result, ref, waiting);
     m_quality->view()->setLine(m_line);
@@ -836,10 +877,11 @@ void MainWindow::setColormap(const QString& name) {
 
 bool MainWindow::startExport(const ExportRequest& request) {
     if (!m_controller->exportVolume(request)) {
-        showError(tr("Busy"), tr("Another long job is running; cancel it or wait for it to finish."));
+        showBusy();
         return false;
     }
     setLastDirectory(request.target);
+    delete m_exportProgress; // the previous export's, hidden
     auto* progress = new QProgressDialog(tr("Reconstructing rows %1–%2 to %3…")
                                              .arg(request.firstRow)
                                              .arg(request.firstRow + request.rowCount - 1)
@@ -867,7 +909,7 @@ void MainWindow::compareModes() {
         connect(m_compareDialog, &CompareModesDialog::cancelRequested, m_controller, &Controller::cancelJob);
     }
     if (!m_controller->compareModes(p, modes)) {
-        showError(tr("Busy"), tr("Another long job is running; cancel it or wait for it to finish."));
+        showBusy();
         return;
     }
     const tomo::Region r = p.effectiveRegion(m_dataset->info.columns);
@@ -893,8 +935,11 @@ void MainWindow::showVolumeView() {
         placeholder->deleteLater();
         if (m_dataset) m_volume->setDataset(m_dataset->info.rows, m_params->params().row);
         connect(m_volume, &VolumeView::reconstructRequested, this, [this](int first, int count) {
-            if (!m_controller->reconstructSubVolume(m_params->params(), first, count))
-                showError(tr("Busy"), tr("Another long job is running; cancel it or wait for it to finish."));
+            if (!m_dataset) {
+                statusBar()->showMessage(tr("Open a dataset first"), 4000);
+                return;
+            }
+            if (!m_controller->reconstructSubVolume(m_params->params(), first, count)) showBusy();
         });
     }
     m_volumeDock->show();
@@ -940,18 +985,27 @@ void MainWindow::saveSliceImage() {
 
 // ------------------------------------------------------------------ errors
 
+void MainWindow::showBusy() {
+    showError(tr("Busy"), tr("Another long job is running; cancel it or wait for it to finish."));
+}
+
 void MainWindow::showError(const QString& title, const QString& message) {
     emit errorShown(title, message);
     statusBar()->showMessage(title, 8000);
     if (m_errorBox && m_errorBox->isVisible()) {
-        // One dialog at a time: later errors are appended.
-        m_errorBox->setText(m_errorBox->text() % QStringLiteral("\n\n") % title % QStringLiteral(": ") % message);
+        // One dialog at a time: later errors are appended, each once (a
+        // failing strategy fails again on every live change).
+        const QString entry = title % QStringLiteral(": ") % message;
+        if (m_errorBox->windowTitle() == title && m_errorBox->text() == message) return;
+        if (!m_errorBox->text().contains(entry)) m_errorBox->setText(m_errorBox->text() % QStringLiteral("\n\n") % entry);
         return;
     }
     auto* box = new QMessageBox(QMessageBox::Critical, title, message, QMessageBox::Ok, this);
     box->setObjectName(QStringLiteral("errorDialog"));
     box->setAttribute(Qt::WA_DeleteOnClose);
-    box->setInformativeText(tr("The workstation keeps running; the previous dataset and parameters are unchanged."));
+    box->setInformativeText(m_dataset ? tr("The workstation keeps running; the dataset on screen and its parameters "
+                                           "are unchanged.")
+                                        : tr("The workstation keeps running."));
     m_errorBox = box;
     box->open();
 }
@@ -976,6 +1030,10 @@ void MainWindow::readSettings() {
         try {
             SliceParams p = m_params->params();
             p.options = tomo::runConfigFromJson(options.toStdString()).options;
+            // Settings written on another machine (a GPU strategy where
+            // there is none here): the fastest available one instead.
+            const tomo::Backend* b = tomo::BackendRegistry::instance().find(p.options.strategy);
+            if (p.options.strategy != "auto" && (!b || !b->unavailableReason().empty())) p.options.strategy = "auto";
             m_params->setParams(p);
         } catch (const std::exception&) {
             // Settings from another version: keep the defaults.
@@ -1083,7 +1141,7 @@ void MainWindow::showShortcuts() {
 
 void MainWindow::closeEvent(QCloseEvent* e) {
     writeSettings();
-    m_controller->cancelSlice();
+    cancelLive();
     m_controller->cancelJob();
     e->accept();
 }

@@ -100,6 +100,8 @@ private:
     void onReferenceReady(const ReferenceResult& reference);
     void onParamsChanged();
     void requestSlice();
+    /// Cancels the live slice and the reference being computed.
+    void cancelLive();
     void requestReferenceIfNeeded();
     bool referenceMatches(const ReferenceResult& ref, const SliceResult& result) const;
     void refreshComparison();
@@ -110,6 +112,7 @@ private:
     void saveSliceValues();
     void saveSliceImage();
     void showError(const QString& title, const QString& message);
+    void showBusy();
     void updateTitle();
     void showShortcuts();
 
@@ -156,6 +159,7 @@ private:
     std::optional<ReferenceResult> m_pinned;
     std::optional<SliceParams> m_referenceRequested;
     ReferenceKind m_referenceRequestedKind = ReferenceKind::Exact;
+    QString m_referenceError;                     // why the requested reference failed
     std::optional<QLineF> m_line;
     QString m_pendingParameters;                  // run config waiting for its dataset
     double m_pixelSize = 0.0;

@@ -41,10 +41,7 @@ ParameterPanel::ParameterPanel(QWidget* parent) : QWidget(parent), ui(std::make_
         changed();
     });
     connect(ui->centreButton, &QToolButton::clicked, this, [this] { ui->axisSpin->setValue((m_bins - 1) / 2.0); });
-    connect(ui->findAxisButton, &QPushButton::clicked, this, [this] {
-        ui->confidenceLabel->setText(tr("searching…"));
-        emit findAxisRequested(ui->rowSpin->value());
-    });
+    connect(ui->findAxisButton, &QPushButton::clicked, this, &ParameterPanel::findAxis);
     connect(ui->offsetsBrowseButton, &QToolButton::clicked, this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Per-projection axis offsets"), QString(),
                                                           tr("Text files (*.txt *.dat *.csv);;All files (*)"));
@@ -265,6 +262,18 @@ void ParameterPanel::setAxisEstimate(const AxisResult& r) {
                                         .arg(QString::fromStdString(r.estimate.method))
                                         .arg(c, 0, 'f', 2));
     ui->axisSpin->setValue(r.estimate.axis);
+}
+
+void ParameterPanel::findAxis() {
+    if (m_bins <= 0) return;
+    ui->confidenceLabel->setToolTip(QString());
+    ui->confidenceLabel->setText(tr("searching…"));
+    emit findAxisRequested(ui->rowSpin->value());
+}
+
+void ParameterPanel::setAxisSearchFailed() {
+    ui->confidenceLabel->setText(QStringLiteral("<span style='color:#c0392b'>%1</span>").arg(tr("failed")));
+    ui->confidenceLabel->setToolTip(tr("The axis finder failed on this row; the error message says why"));
 }
 
 void ParameterPanel::nudgeAxis(double delta) { ui->axisSpin->setValue(ui->axisSpin->value() + delta); }

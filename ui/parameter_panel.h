@@ -39,6 +39,11 @@ public:
     void setLiveUpdate(bool on);
     void setBusy(bool busy);
     void setAxisEstimate(const AxisResult& result);
+    /// Runs the axis finder on the current row (as the "Find automatically"
+    /// button does): emits findAxisRequested and shows that it searches.
+    void findAxis();
+    /// The finder failed: the "searching…" note goes.
+    void setAxisSearchFailed();
     void setRegion(const std::optional<tomo::Region>& region);
     /// Steps the axis by `delta` pixels / the row by `delta` rows.
     void nudgeAxis(double delta);

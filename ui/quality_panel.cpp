@@ -154,8 +154,14 @@ void QualityPanel::showComparison(const SliceResult& result, const ReferenceResu
     }
     m_difference = tomo::Image(image.width, image.height);
     for (std::size_t i = 0; i < image.data.size(); ++i) m_difference.data[i] = image.data[i] - reference->image.data[i];
-    std::vector<std::uint8_t> mask;
-    if (discOnly()) mask = reconstructionDisc(result.preview.region, result.preview.gridSize);
+    // The disc mask changes only with the region (kept between live slices).
+    if (!(m_discRegion == result.preview.region) || m_discGrid != result.preview.gridSize) {
+        m_discMask = reconstructionDisc(result.preview.region, result.preview.gridSize);
+        m_discRegion = result.preview.region;
+        m_discGrid = result.preview.gridSize;
+    }
+    static const std::vector<std::uint8_t> kAllPixels;
+    const std::vector<std::uint8_t>& mask = discOnly() ? m_discMask : kAllPixels;
     try {
         setFigures(tomo::compareImages(image, reference->image, mask));
     } catch (const std::exception& e) {
@@ -164,10 +170,12 @@ void QualityPanel::showComparison(const SliceResult& result, const ReferenceResu
         return;
     }
     // Symmetric window from the 99.5th percentile of |difference| in the
-    // compared pixels, so the diverging map is centred on zero.
+    // compared pixels, so the diverging map is centred on zero. A display
+    // window: from at most ~256 k of them (every pixel up to 512 x 512).
+    const std::size_t stride = std::max<std::size_t>(1, m_difference.data.size() >> 18);
     std::vector<float> magnitudes;
-    magnitudes.reserve(m_difference.data.size());
-    for (std::size_t i = 0; i < m_difference.data.size(); ++i)
+    magnitudes.reserve(m_difference.data.size() / stride + 1);
+    for (std::size_t i = 0; i < m_difference.data.size(); i += stride)
         if (mask.empty() || mask[i]) magnitudes.push_back(std::abs(m_difference.data[i]));
     float range = magnitudes.empty() ? 0.0f : percentile(magnitudes, 99.5);
     if (!(range > 0.0f)) range = std::max(1e-6f, static_cast<float>(m_metrics ? m_metrics->maxAbsError : 0.0));

@@ -61,6 +61,9 @@ private:
     QLabel* m_relative = nullptr;
     QLabel* m_pixels = nullptr;
     tomo::Image m_difference;
+    std::vector<std::uint8_t> m_discMask; // reconstructionDisc(m_discRegion, m_discGrid)
+    tomo::Region m_discRegion{};
+    int m_discGrid = -1;
     std::optional<tomo::QualityMetrics> m_metrics;
 };
 

@@ -48,7 +48,7 @@ void SliceView::setImage(const tomo::Image& image, QPoint origin) {
     const bool sameSize = image.width == m_image.width && image.height == m_image.height;
     m_image = image;
     m_origin = origin;
-    render();
+    m_renderPending = true;
     if (!sameSize || m_fitted) fitToWindow();
     update();
 }
@@ -56,6 +56,7 @@ void SliceView::setImage(const tomo::Image& image, QPoint origin) {
 void SliceView::clear() {
     m_image = tomo::Image();
     m_rendered = QImage();
+    m_renderPending = false;
     m_line.reset();
     update();
 }
@@ -65,13 +66,13 @@ void SliceView::setWindow(float low, float high) {
     if (low == m_low && high == m_high) return;
     m_low = low;
     m_high = high;
-    render();
+    m_renderPending = true;
     update();
 }
 
 void SliceView::setColormap(const QString& name) {
     m_colormap = &colormap(name);
-    render();
+    m_renderPending = true;
     update();
 }
 
@@ -123,6 +124,7 @@ QPointF SliceView::toImage(QPointF w) const { return (w - m_offset) / m_scale - 
 QPointF SliceView::toWidget(QPointF i) const { return m_offset + (i + QPointF(0.5, 0.5)) * m_scale; }
 
 void SliceView::render() {
+    m_renderPending = false;
     if (m_image.width <= 0) {
         m_rendered = QImage();
         return;
@@ -131,11 +133,15 @@ void SliceView::render() {
 }
 
 void SliceView::paintEvent(QPaintEvent*) {
+    // Colours are mapped here, once per change that shows: a new image and
+    // its window arrive one after the other, and a hidden view maps nothing.
+    if (m_renderPending) render();
     QPainter p(this);
     p.fillRect(rect(), QColor(24, 26, 30));
     if (m_rendered.isNull()) {
         p.setPen(QColor(150, 150, 150));
-        p.drawText(rect(), Qt::AlignCenter, m_caption.isEmpty() ? tr("No image") : m_caption);
+        p.drawText(rect().adjusted(12, 12, -12, -12), Qt::AlignCenter | Qt::TextWordWrap,
+                   m_caption.isEmpty() ? tr("No image") : m_caption);
         return;
     }
     const QRectF target(m_offset, QSizeF(m_image.width * m_scale, m_image.height * m_scale));
@@ -231,6 +237,7 @@ void SliceView::mousePressEvent(QMouseEvent* e) {
         m_dragHigh = m_high;
     } else if (e->button() == Qt::LeftButton && m_tool == Tool::Line) {
         m_drag = Drag::Line;
+        m_lineBeforeDrag = m_line;
         const QPointF a = toImage(e->position());
         m_line = QLineF(a, a);
     } else if (e->button() == Qt::LeftButton && m_tool == Tool::Region) {
@@ -284,9 +291,9 @@ void SliceView::mouseMoveEvent(QMouseEvent* e) {
 void SliceView::mouseReleaseEvent(QMouseEvent*) {
     const Drag drag = m_drag;
     m_drag = Drag::None;
-    if (m_tool == Tool::Pan) setCursor(Qt::OpenHandCursor);
+    if (drag == Drag::Pan) setTool(m_tool); // the tool's cursor again (a middle drag pans in every tool)
     if (drag == Drag::Line && m_line) {
-        if (m_line->length() * m_scale < 3.0) m_line.reset(); // a click, not a line
+        if (m_line->length() * m_scale < 3.0) m_line = m_lineBeforeDrag; // a click, not a line: keep the old one
         else emit lineChanged(*m_line);
     } else if (drag == Drag::Region && m_rubberBand) {
         const QRectF r = m_rubberBand->normalized();

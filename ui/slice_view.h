@@ -46,6 +46,7 @@ public:
 
     /// Caption drawn in the top-left corner (e.g. "Result · cpu · linear").
     void setCaption(const QString& caption);
+    QString caption() const { return m_caption; }
     /// Physical size of one pixel in micrometres (0: the scale bar counts pixels).
     void setPixelSize(double micrometres);
     void setTool(Tool tool);
@@ -97,6 +98,7 @@ private:
     tomo::Image m_image;
     QPoint m_origin;
     QImage m_rendered;
+    bool m_renderPending = false; // m_rendered is out of date: paintEvent maps again
     float m_low = 0.0f;
     float m_high = 1.0f;
     const Colormap* m_colormap = nullptr;
@@ -113,6 +115,7 @@ private:
     QPointF m_dragOffset;
     float m_dragLow = 0.0f, m_dragHigh = 1.0f;
     std::optional<QLineF> m_line;
+    std::optional<QLineF> m_lineBeforeDrag; // restored when a line drag was only a click
     std::optional<QRectF> m_rubberBand;
 };
 

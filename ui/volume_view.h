@@ -27,6 +27,8 @@ public:
     /// 64 rows around `currentRow`.
     void setDataset(int rows, int currentRow);
     void setVolume(const SubVolume& volume, float low, float high, const QString& colormap);
+    /// Drops the volume shown (another dataset was opened).
+    void clearVolume();
     void setWindow(float low, float high, const QString& colormap);
     void setBusy(bool busy);
     bool hasVolume() const;

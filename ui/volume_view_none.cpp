@@ -21,6 +21,7 @@ VolumeView::~VolumeView() = default;
 bool VolumeView::isAvailable() { return false; }
 void VolumeView::setDataset(int, int) {}
 void VolumeView::setVolume(const SubVolume&, float, float, const QString&) {}
+void VolumeView::clearVolume() {}
 void VolumeView::setWindow(float, float, const QString&) {}
 void VolumeView::setBusy(bool) {}
 bool VolumeView::hasVolume() const { return false; }

@@ -215,6 +215,13 @@ void VolumeView::setVolume(const SubVolume& v, float low, float high, const QStr
     setWindow(low, high, colormapName);
 }
 
+void VolumeView::clearVolume() {
+    d->canvas->scene.clearVolume();
+    d->hasVolume = false;
+    d->status->setText(tr("No sub-volume yet: choose rows and press “Reconstruct sub-volume”."));
+    d->canvas->update();
+}
+
 void VolumeView::setWindow(float low, float high, const QString& colormapName) {
     const Colormap& map = colormap(colormapName);
     std::array<std::uint32_t, 256> table{};

@@ -200,8 +200,11 @@ void VtkScene::setVolume(const float* data, int width, int height, int depth, do
     resetCamera();
 }
 
-bool VtkScene::hasVolume() const { return d->hasVolume; }
-std::array<int, 3> VtkScene::dimensions() const { return d->dims; }
+void VtkScene::clearVolume() {
+    d->hasVolume = false;
+    d->updateVisibility();
+}
+
 
 void VtkScene::setWindow(float low, float high, const std::array<std::uint32_t, 256>& table) {
     if (!(high > low)) high = low + 1e-6f;

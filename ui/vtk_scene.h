@@ -33,8 +33,8 @@ public:
 
     /// Copies the volume ([z][y][x] floats); spacing in detector pixels.
     void setVolume(const float* data, int width, int height, int depth, double spacingXY, double spacingZ);
-    bool hasVolume() const;
-    std::array<int, 3> dimensions() const;
+    /// Hides the volume, planes and outline (nothing to show).
+    void clearVolume();
     /// Display range and the 256-entry colour table (0xAARRGGBB).
     void setWindow(float low, float high, const std::array<std::uint32_t, 256>& table);
     void setShowVolume(bool on);

@@ -308,7 +308,8 @@ PreviewResult PreviewSession::run(const PreviewRequest& request, const CancelTok
         // Band heights: multiples of kBandRowMultiple, the last takes the rest.
         int rowsPerBand = (region.height + bands - 1) / bands;
         rowsPerBand = (rowsPerBand + kBandRowMultiple - 1) / kBandRowMultiple * kBandRowMultiple;
-        for (int y = 0; y < region.height; y += rowsPerBand) {
+        result.bands = 0;
+        for (int y = 0; y < region.height; y += rowsPerBand, ++result.bands) {
             checkCancel();
             Region band{region.x, region.y + y, region.width, std::min(rowsPerBand, region.height - y)};
             if (!(plan.geometry().region == band)) plan.setRegion(band);

@@ -23,6 +23,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QComboBox>
+#include <QDockWidget>
 #include <QStandardItemModel>
 #include <QDir>
 #include <QElapsedTimer>
@@ -70,6 +71,23 @@ public:
         throw tomo::DeviceError("no CUDA device found");
     }
 };
+
+/// A file named like a scan that is not one; empty when it cannot be written.
+QString writeNotAScan(const QTemporaryDir& dir, const QString& name) {
+    const QString path = dir.filePath(name);
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write("this is not an HDF5 file\n") < 0) return {};
+    return path;
+}
+
+/// Adds UnavailableBackend to the registry once per process.
+bool registerUnavailableBackend() {
+    static const bool added = [] {
+        tomo::BackendRegistry::instance().add(std::make_unique<UnavailableBackend>());
+        return true;
+    }();
+    return added;
+}
 
 double median(std::vector<double> v) {
     if (v.empty()) return 0.0;
@@ -330,12 +348,8 @@ private slots:
     void badFileShowsErrorDialog() {
         openDemo();
         QTemporaryDir dir;
-        const QString bad = dir.filePath(QStringLiteral("not-a-scan.h5"));
-        {
-            QFile f(bad);
-            QVERIFY(f.open(QIODevice::WriteOnly));
-            f.write("this is not an HDF5 file\n");
-        }
+        const QString bad = writeNotAScan(dir, QStringLiteral("not-a-scan.h5"));
+        QVERIFY(!bad.isEmpty());
         QSignalSpy errors(w.get(), &MainWindow::errorShown);
         w->openPath(bad);
         QVERIFY(waitUntil([&] { return errors.count() >= 1; }));
@@ -360,6 +374,67 @@ private slots:
         QVERIFY(!w->loadParameters(badJson));
         QVERIFY(waitUntil([&] { return errors.count() >= 2; }));
         if (auto* again = w->findChild<QMessageBox*>(QStringLiteral("errorDialog"))) again->accept();
+    }
+
+    void cancelThenReconstructComputesTheReferenceAgain() {
+        openDemo();
+        QVERIFY(waitForReference(*w));
+        QAction* cancel = nullptr;
+        QAction* run = nullptr;
+        for (QAction* a : w->findChildren<QAction*>()) {
+            if (a->shortcut() == QKeySequence(Qt::Key_Escape)) cancel = a;
+            if (a->shortcut() == QKeySequence(Qt::Key_F5)) run = a;
+        }
+        QVERIFY(cancel && run);
+        // A change, cancelled at once (Esc) with its reference, then F5: the
+        // same parameters again, and the reference must follow.
+        setParams([](SliceParams& p) { p.axis = 126.0; });
+        cancel->trigger();
+        QTest::qWait(100);
+        run->trigger();
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.axis == 126.0; }));
+        QVERIFY2(waitForReference(*w, 20000), "after a cancel, F5 must compute the reference again");
+        QVERIFY(w->qualityPanel()->metrics().has_value());
+    }
+
+    void compareModesCancelKeepsTheDialog() {
+        openDemo(512, 4);
+        QSignalSpy finished(w->controller(), &Controller::jobFinished);
+        w->compareModes();
+        QVERIFY(w->compareDialog());
+        QVERIFY(w->compareDialog()->isVisible());
+        QPushButton* cancel = nullptr;
+        for (QPushButton* b : w->compareDialog()->findChildren<QPushButton*>())
+            if (b->text() == QLatin1String("Cancel")) cancel = b;
+        QVERIFY(cancel);
+        QVERIFY(cancel->isEnabled());
+        QTest::mouseClick(cancel, Qt::LeftButton);
+        QVERIFY(waitUntil([&] { return finished.count() == 1; }, 60000));
+        QCOMPARE(finished.first().at(1).value<JobStatus>(), JobStatus::Cancelled);
+        QVERIFY2(w->compareDialog()->isVisible(), "Cancel must stop the comparison, not close its dialog");
+        QVERIFY(!cancel->isEnabled());
+        // Closing a running comparison cancels it.
+        finished.clear();
+        w->compareModes();
+        w->compareDialog()->reject();
+        QVERIFY(waitUntil([&] { return finished.count() == 1; }, 60000));
+        QCOMPARE(finished.first().at(1).value<JobStatus>(), JobStatus::Cancelled);
+    }
+
+    void failedOpenWithoutDatasetSaysSo() {
+        QTemporaryDir dir;
+        const QString bad = writeNotAScan(dir, QStringLiteral("broken.h5"));
+        QVERIFY(!bad.isEmpty());
+        QSignalSpy errors(w.get(), &MainWindow::errorShown);
+        w->openPath(bad);
+        QVERIFY(waitUntil([&] { return errors.count() >= 1; }));
+        QVERIFY(waitUntil([&] { return w->sliceView()->caption().contains(QStringLiteral("broken.h5")); }, 5000));
+        QVERIFY(!w->dataset());
+        auto* box = w->findChild<QMessageBox*>(QStringLiteral("errorDialog"));
+        QVERIFY(box);
+        QVERIFY(!box->informativeText().contains(QStringLiteral("previous dataset")));
+        saveScreenshot(w.get(), QStringLiteral("19-open-failed-no-dataset"));
+        box->accept();
     }
 
     void compareModesListsEveryMode() {
@@ -465,6 +540,17 @@ private slots:
         QVERIFY(!w->parameterPanel()->liveUpdate());
         QVERIFY(w->parameterPanel()->params().options.filter.window == tomo::FilterWindow::Hamming);
         w->parameterPanel()->setLiveUpdate(true);
+
+        // Settings from a machine with a strategy this one lacks (a GPU):
+        // the window starts with "auto" instead of a strategy that cannot run.
+        QVERIFY(registerUnavailableBackend());
+        tomo::RunConfig elsewhere;
+        elsewhere.options.strategy = "test-unavailable";
+        elsewhere.options.filter.window = tomo::FilterWindow::Hann;
+        QSettings().setValue(QStringLiteral("parameters/options"), QString::fromStdString(tomo::toJson(elsewhere)));
+        w = std::make_unique<MainWindow>();
+        QCOMPARE(w->parameterPanel()->params().options.strategy, std::string("auto"));
+        QVERIFY(w->parameterPanel()->params().options.filter.window == tomo::FilterWindow::Hann);
     }
 
     void realScanFindsAxis() {
@@ -516,12 +602,84 @@ private slots:
 #endif
     }
 
+    void realScansOpenReconstructFindAxisAndExport_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("projections");
+        QTest::addColumn<int>("columns");
+        QTest::addColumn<QString>("flats");
+        QTest::addColumn<double>("axis"); // SOURCES.md
+        QTest::newRow("aps_tooth") << QStringLiteral("aps_tooth/tooth.h5") << 181 << 640 << QStringLiteral("10") << 296.0;
+        QTest::newRow("dls_i13") << QStringLiteral("dls_i13_24737/i13_24737_dxchange.h5") << 91 << 160
+                                 << QStringLiteral("1") << 85.85;
+        QTest::newRow("psi_basalt") << QStringLiteral("psi_neutron_basalt/basalt_sino.h5") << 530 << 627
+                                    << QStringLiteral("none") << 312.0;
+    }
+
+    /// What a beamline scientist does first with a scan: open it (File ▸
+    /// Open), read its metadata, look at the slice, find the axis, reconstruct
+    /// rows to a file.
+    void realScansOpenReconstructFindAxisAndExport() {
+        QFETCH(QString, file);
+        QFETCH(int, projections);
+        QFETCH(int, columns);
+        QFETCH(QString, flats);
+        QFETCH(double, axis);
+        const QString path = realData(file);
+        if (path.isEmpty()) QSKIP(qPrintable(QStringLiteral("shared/data/real/%1 not found").arg(file)));
+        const QString tag = QString::fromLatin1(QTest::currentDataTag());
+
+        w->openPath(path);
+        QVERIFY(waitForResult(*w, [columns](const SliceResult& r) { return r.preview.gridSize == columns; }));
+        QCOMPARE(w->metadataPanel()->value(QStringLiteral("Projections")), QString::number(projections));
+        QCOMPARE(w->metadataPanel()->value(QStringLiteral("Columns (bins)")), QString::number(columns));
+        QCOMPARE(w->metadataPanel()->value(QStringLiteral("Flats")), flats);
+        QVERIFY(w->windowTitle().contains(QFileInfo(path).fileName()));
+        const ImageStats& stats = w->currentResult()->stats;
+        QVERIFY2(stats.finite > 0 && stats.max > stats.min, "the slice of a real scan is blank");
+        QVERIFY(w->sliceView()->windowHigh() > w->sliceView()->windowLow());
+        auto* datasetDock = w->findChild<QDockWidget*>(QStringLiteral("datasetDock"));
+        QVERIFY(datasetDock);
+        datasetDock->raise();
+        QVERIFY(waitUntil([&] { return w->metadataPanel()->isVisible(); }, 5000));
+        saveScreenshot(w.get(), QStringLiteral("20-%1-metadata").arg(tag));
+        w->findChild<QDockWidget*>(QStringLiteral("parametersDock"))->raise();
+
+        // Find the axis from the panel, as the button does.
+        QSignalSpy found(w->controller(), &Controller::axisFound);
+        w->parameterPanel()->findAxis();
+        QVERIFY(waitUntil([&] { return found.count() == 1; }));
+        const auto estimate = found.first().first().value<AxisResult>().estimate;
+        qInfo("%s: axis %.2f px (expected about %.2f), confidence %.2f", qPrintable(tag), estimate.axis, axis,
+              estimate.confidence);
+        QVERIFY2(std::abs(estimate.axis - axis) < 2.0, "the axis finder is more than 2 px off the known centre");
+        QVERIFY(waitForResult(*w, [&](const SliceResult& r) { return std::abs(r.params.axis - estimate.axis) < 0.01; }));
+        QVERIFY(waitForReference(*w));
+        saveScreenshot(w.get(), QStringLiteral("21-%1-axis-found").arg(tag));
+
+        // Reconstruct up to 3 rows around the current one to HDF5.
+        const int rows = w->dataset()->info.rows;
+        const int row = w->currentResult()->params.row;
+        QTemporaryDir dir;
+        ExportRequest request;
+        request.target = dir.filePath(QStringLiteral("recon.h5"));
+        request.firstRow = std::max(0, row - 1);
+        request.rowCount = std::min(rows, row + 2) - request.firstRow;
+        request.params = w->currentResult()->params;
+        QSignalSpy finished(w->controller(), &Controller::jobFinished);
+        QVERIFY(w->startExport(request));
+        QVERIFY(waitUntil([&] { return finished.count() == 1; }, 120000));
+        QCOMPARE(finished.first().at(1).value<JobStatus>(), JobStatus::Done);
+        const tomo::ImageStack volume = tomo::readVolume(request.target.toStdString());
+        QCOMPARE(volume.depth, request.rowCount);
+        QCOMPARE(volume.width, columns);
+        const SliceResult& live = *w->currentResult();
+        const double range = live.stats.max - live.stats.min;
+        const double difference = maxAbsDifference(volume.slice(row - request.firstRow), live.preview.slice);
+        QVERIFY2(difference < 1e-4 * range, "the exported row differs from the live slice");
+    }
+
     void unavailableStrategiesAreGreyed() {
-        static const bool added = [] {
-            tomo::BackendRegistry::instance().add(std::make_unique<UnavailableBackend>());
-            return true;
-        }();
-        QVERIFY(added);
+        QVERIFY(registerUnavailableBackend());
         ParameterPanel panel;
         auto* combo = panel.findChild<QComboBox*>(QStringLiteral("strategyCombo"));
         QVERIFY(combo);

@@ -71,6 +71,9 @@ struct PreviewResult {
     /// Giga-updates per second of the back-projection:
     /// region pixels x projections / secondsBackproject / 1e9.
     double gups = 0.0;
+    /// Bands of rows the back-projection ran in (1 = one call; > 1 only
+    /// for a cancellable run estimated slower than ~0.025 s, see run()).
+    int bands = 1;
 };
 
 /// Holds one dataset row's log-corrected sinogram and a ReconstructionPlan
@@ -94,8 +97,9 @@ public:
     /// Reconstructs the requested slice, reusing the loaded row, the plan and
     /// its filtered sinogram when the request allows. With a token, the
     /// back-projection of a slow run is split into bands of rows (each
-    /// estimated at <= 0.025 s from the last run's speed; the image is the
-    /// same) and the token is checked between stages and bands.
+    /// estimated at <= 0.025 s from the last run's speed, or from a fixed
+    /// guess on a plan's first run; the image is the same; see
+    /// PreviewResult::bands) and the token is checked between stages and bands.
     /// Throws InvalidArgument (row outside the dataset, offsets count !=
     /// projections, region outside the grid, options the strategy rejects),
     /// DeviceError / OutOfMemory (from the backend), IoError / FormatError /
