@@ -281,26 +281,13 @@ private:
     std::vector<float> m_packed; // per pass: [projection][u][S]
 };
 
-class FastBackend final : public Backend {
-public:
-    std::string name() const override { return kName; }
-    std::string description() const override {
-        return "CPU, threads + SIMD, cache-blocked tiles, 1/2/4 slices per pass (float accumulation)";
-    }
-    std::string family() const override { return "cpu"; }
-    std::string unavailableReason() const override { return {}; }
-    void checkOptions(const ReconOptions& options) const override {
-        cpu::checkCpuOptions(kName, options, kSlicesPerPass);
-    }
-    std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry,
-                                                   const ReconOptions& options) const override {
-        checkOptions(options);
-        return std::make_unique<FastPlan>(geometry, options);
-    }
-};
-
 } // namespace
 
-std::unique_ptr<Backend> makeCpuBackend() { return std::make_unique<FastBackend>(); }
+std::unique_ptr<Backend> makeCpuBackend() {
+    return std::make_unique<cpu::CpuBackend<FastPlan>>(
+        kName,
+        "CPU, threads + SIMD, cache-blocked tiles, 1/2/4 slices per pass (float accumulation)",
+        kSlicesPerPass);
+}
 
 } // namespace tomo

@@ -76,26 +76,13 @@ private:
     }
 };
 
-class ReferenceBackend final : public Backend {
-public:
-    std::string name() const override { return kName; }
-    std::string description() const override {
-        return "CPU, plain loops in double precision: the exact answer the other strategies are checked against";
-    }
-    std::string family() const override { return "cpu"; }
-    std::string unavailableReason() const override { return {}; }
-    void checkOptions(const ReconOptions& options) const override {
-        cpu::checkCpuOptions(kName, options, kSlicesPerPass);
-    }
-    std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry,
-                                                   const ReconOptions& options) const override {
-        checkOptions(options);
-        return std::make_unique<ReferencePlan>(geometry, options);
-    }
-};
-
 } // namespace
 
-std::unique_ptr<Backend> makeCpuReferenceBackend() { return std::make_unique<ReferenceBackend>(); }
+std::unique_ptr<Backend> makeCpuReferenceBackend() {
+    return std::make_unique<cpu::CpuBackend<ReferencePlan>>(
+        kName,
+        "CPU, plain loops in double precision: the exact answer the other strategies are checked against",
+        kSlicesPerPass);
+}
 
 } // namespace tomo

@@ -15,7 +15,9 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tomo::cpu {
@@ -69,6 +71,34 @@ private:
     std::vector<float> m_filtered;
     int m_count = 0;
     StageTimes m_times;
+};
+
+/// The Backend of a CPU strategy: only its name, description, supported
+/// slices per pass and plan type (a CpuPlan) differ between strategies.
+template <class Plan>
+class CpuBackend final : public Backend {
+public:
+    CpuBackend(std::string name, std::string description, std::span<const int> slicesPerPass)
+        : m_name(std::move(name)), m_description(std::move(description)),
+          m_slicesPerPass(slicesPerPass.begin(), slicesPerPass.end()) {}
+
+    std::string name() const override { return m_name; }
+    std::string description() const override { return m_description; }
+    std::string family() const override { return "cpu"; }
+    std::string unavailableReason() const override { return {}; }
+    void checkOptions(const ReconOptions& options) const override {
+        checkCpuOptions(m_name, options, m_slicesPerPass);
+    }
+    std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry,
+                                                   const ReconOptions& options) const override {
+        checkOptions(options);
+        return std::make_unique<Plan>(geometry, options);
+    }
+
+private:
+    std::string m_name;
+    std::string m_description;
+    std::vector<int> m_slicesPerPass;
 };
 
 } // namespace tomo::cpu
