@@ -516,15 +516,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     cfg.axis = geometry.axis;
 
     ReconGeometry recon = ReconGeometry::fullSlice(geometry);
-    if (cfg.region) {
-        const Region& r = *cfg.region;
-        if (r.x > recon.sliceWidth - r.width || r.y > recon.sliceHeight - r.height)
-            throw InvalidArgument("region " + std::to_string(r.x) + "," + std::to_string(r.y) + "," +
-                                  std::to_string(r.width) + "," + std::to_string(r.height) + " is not inside the " +
-                                  std::to_string(recon.sliceWidth) + "x" + std::to_string(recon.sliceHeight) +
-                                  " slice grid");
-        recon.region = r;
-    }
+    if (cfg.region) recon.region = *cfg.region;
     geometry.validate();
     recon.validate();
 

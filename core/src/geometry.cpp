@@ -49,13 +49,16 @@ void ReconGeometry::validate() const {
     if (sliceWidth < 1 || sliceHeight < 1)
         throw InvalidArgument("reconstruction grid is " + std::to_string(sliceWidth) + "x" +
                               std::to_string(sliceHeight) + " (expected sliceWidth and sliceHeight >= 1)");
-    const Region& r = region;
+    validateRegion(region, sliceWidth, sliceHeight);
+}
+
+void validateRegion(const Region& r, int sliceWidth, int sliceHeight) {
     if (r.width < 1 || r.height < 1 || r.x < 0 || r.y < 0 || r.x > sliceWidth - r.width ||
         r.y > sliceHeight - r.height)
         throw InvalidArgument("region " + std::to_string(r.width) + "x" + std::to_string(r.height) + " at (" +
                               std::to_string(r.x) + ", " + std::to_string(r.y) +
                               ") is empty or not inside the " + std::to_string(sliceWidth) + "x" +
-                              std::to_string(sliceHeight) + " grid (ReconGeometry::fullSlice sets the whole grid)");
+                              std::to_string(sliceHeight) + " slice grid");
 }
 
 std::vector<double> angularWeights(const std::vector<double>& angles) {

@@ -226,18 +226,10 @@ PreviewResult PreviewSession::run(const PreviewRequest& request, const CancelTok
     // Validate the cheap parts first, so a bad request fails before any work.
     const int bins = info.columns;
     const int projections = info.projections;
-    if (!request.axisOffsets.empty() && static_cast<int>(request.axisOffsets.size()) != projections)
-        throw InvalidArgument("preview: " + std::to_string(request.axisOffsets.size()) +
-                              " axis offsets given for " + std::to_string(projections) + " projections");
     const double axis = request.axis.value_or((bins - 1) / 2.0);
-    if (!std::isfinite(axis)) throw InvalidArgument("preview: the rotation axis is not a finite number");
+    validateAxis(axis, request.axisOffsets, projections);
     const Region region = request.region.value_or(Region{0, 0, bins, bins});
-    if (region.width < 1 || region.height < 1 || region.x < 0 || region.y < 0 || region.x + region.width > bins ||
-        region.y + region.height > bins)
-        throw InvalidArgument("preview: the region " + std::to_string(region.width) + "x" +
-                              std::to_string(region.height) + "+" + std::to_string(region.x) + "+" +
-                              std::to_string(region.y) + " is not inside the " + std::to_string(bins) + "x" +
-                              std::to_string(bins) + " slice");
+    validateRegion(region, bins, bins);
 
     PreviewResult result;
     result.row = request.row;

@@ -69,6 +69,10 @@ struct Region {
     bool operator==(const Region&) const = default;
 };
 
+/// Throws InvalidArgument, naming the region and the grid, if `region` is
+/// empty or not inside a sliceWidth x sliceHeight grid (overflow-safe).
+void validateRegion(const Region& region, int sliceWidth, int sliceHeight);
+
 /// What a reconstruction produces: a full square or rectangular slice grid
 /// and the part of it actually computed.
 struct ReconGeometry {
