@@ -616,41 +616,30 @@ void TexturePlan::backproject(std::span<float> slices) {
         backprojectBanded(slices, rows);
         return;
     }
-    const int passes = (m_count + m_channels - 1) / m_channels;
-    const std::size_t pixels = regionPixels();
-    auto slicesOf = [&](int g) { return std::min(m_channels, m_count - g * m_channels); };
-    resetSpans();
-    try {
-        for (int g = 0; g < passes; ++g) {
-            backprojectPass(g, slicesOf(g), g);
-            download(g, slicesOf(g));
-            if (g > 0)
-                finishDownload(g - 1, slicesOf(g - 1),
-                               slices.data() + static_cast<std::size_t>(g - 1) * m_channels * pixels);
-        }
-        finishDownload(passes - 1, slicesOf(passes - 1),
-                       slices.data() + static_cast<std::size_t>(passes - 1) * m_channels * pixels);
-        collectSpans(m_times);
-    } catch (...) {
-        drain();
-        throw;
-    }
+    runPasses(m_count, nullptr, slices);
 }
 
 void TexturePlan::reconstruct(std::span<const float> sinograms, int count, std::span<float> slices) {
     checkCount(sinograms, count);
     checkOutput(slices, count);
     DeviceScope scope(m_device);
+    m_count = 0;
+    ensurePasses((count + m_channels - 1) / m_channels);
+    runPasses(count, sinograms.data(), slices);
+    m_count = count;
+}
+
+void TexturePlan::runPasses(int count, const float* sinograms, std::span<float> slices) {
     const int passes = (count + m_channels - 1) / m_channels;
     const std::size_t pixels = regionPixels();
     auto slicesOf = [&](int g) { return std::min(m_channels, count - g * m_channels); };
-    m_count = 0;
-    ensurePasses(passes);
     resetSpans();
     try {
         for (int g = 0; g < passes; ++g) {
-            stageAndUpload(g, sinograms.data() + static_cast<std::size_t>(g) * m_channels * sliceValues(), slicesOf(g));
-            filterChunk(g, slicesOf(g), g);
+            if (sinograms) {
+                stageAndUpload(g, sinograms + static_cast<std::size_t>(g) * m_channels * sliceValues(), slicesOf(g));
+                filterChunk(g, slicesOf(g), g);
+            }
             backprojectPass(g, slicesOf(g), g);
             download(g, slicesOf(g));
             if (g > 0)
@@ -659,13 +648,11 @@ void TexturePlan::reconstruct(std::span<const float> sinograms, int count, std::
         }
         finishDownload(passes - 1, slicesOf(passes - 1),
                        slices.data() + static_cast<std::size_t>(passes - 1) * m_channels * pixels);
-        m_times = StageTimes{};
-        collectSpans(m_times);
+        collectSpans(m_times); // replaces the stages this call ran; setSinograms' upload/filter stay otherwise
     } catch (...) {
         drain();
         throw;
     }
-    m_count = count;
 }
 
 void TexturePlan::setAxis(double axis, std::span<const double> offsets) {

@@ -121,6 +121,10 @@ private:
     void uploadGeometry(bool all);    // the table(s) the kernel reads (all: both), stream-ordered on m_compute
     BackprojectLaunch launchFor(int chunk, int slices, int pass, int bandY, int bandHeight) const;
     void backprojectBanded(std::span<float> slices, int rowsPerBand);
+    /// The pass loop of backproject() and reconstruct(): per pass of up to
+    /// m_channels slices, upload + filter (when `sinograms` is given), then
+    /// back-project and download; pass g-1's host copy overlaps pass g.
+    void runPasses(int count, const float* sinograms, std::span<float> slices);
     void ensurePasses(int passes);
     void ensureOutput(std::size_t pixels);
     void checkCount(std::span<const float> sinograms, int count) const;
