@@ -1,7 +1,7 @@
 // Flat/dark correction and -log, in parallel over sinogram lines.
 #include "tomo/preprocess.h"
 
-#include "readers.h"
+#include "io/readers.h"
 #include "tomo/error.h"
 
 #include <algorithm>

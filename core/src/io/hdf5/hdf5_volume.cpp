@@ -1,9 +1,9 @@
 // HDF5 volume output: dataset /volume float32 [slice][row][column], one
 // slice per chunk (so a viewer reads one slice with one chunk), the
 // reconstruction parameters as string attributes on /volume.
-#include "h5_util.h"
+#include "io/hdf5/h5_util.h"
 #include "tomo/error.h"
-#include "writers.h"
+#include "io/writers.h"
 
 namespace tomo::detail {
 

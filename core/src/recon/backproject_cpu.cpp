@@ -19,7 +19,7 @@
 // (target_clones); no -march flag is needed.
 #include "tomo/cpu_backends.h"
 
-#include "cpu_plan.h"
+#include "recon/cpu_plan.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,8 +1,8 @@
 // HDF5 dataset readers: DXchange, NXtomo and single-sinogram files. They
 // read only the hyperslab of the requested rows, converted to float by
 // H5Dread, so files far larger than memory are fine.
-#include "h5_util.h"
-#include "readers.h"
+#include "io/hdf5/h5_util.h"
+#include "io/readers.h"
 #include "tomo/error.h"
 
 #include <numbers>

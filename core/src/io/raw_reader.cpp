@@ -1,6 +1,6 @@
 // Headerless raw projections, projection-major [angle][row][column], with a
 // layout the user gives (it cannot be detected).
-#include "readers.h"
+#include "io/readers.h"
 #include "tomo/error.h"
 
 #include <bit>

@@ -2,8 +2,8 @@
 // flat*/white*/dark* images and an optional angles.txt), and a multi-page
 // TIFF with one page per projection. Only the strips/tiles of the requested
 // rows are decoded.
-#include "readers.h"
-#include "tiff_util.h"
+#include "io/readers.h"
+#include "io/tiff/tiff_util.h"
 #include "tomo/error.h"
 
 #include <algorithm>

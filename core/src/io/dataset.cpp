@@ -2,7 +2,7 @@
 // every reader shares.
 #include "tomo/dataset.h"
 
-#include "readers.h"
+#include "io/readers.h"
 #include "tomo/error.h"
 
 #include <algorithm>

@@ -22,7 +22,7 @@
 #include "tomo/error.h"
 #include "tomo/filter.h"
 
-#include "fftw_util.h"
+#include "recon/fftw_util.h"
 
 #include <algorithm>
 #include <cmath>

@@ -10,7 +10,7 @@
 // filtered and multiplied by the angular weights).
 #include "tomo/cpu_backends.h"
 
-#include "cpu_plan.h"
+#include "recon/cpu_plan.h"
 
 #include <cmath>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "cpu_plan.h"
+#include "recon/cpu_plan.h"
 
 #include "tomo/error.h"
 

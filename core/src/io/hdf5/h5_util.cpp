@@ -1,4 +1,4 @@
-#include "h5_util.h"
+#include "io/hdf5/h5_util.h"
 
 #include "tomo/error.h"
 

@@ -1,8 +1,8 @@
-#include "tiff_util.h"
+#include "io/tiff/tiff_util.h"
 
-#include "readers.h"
+#include "io/readers.h"
 #include "tomo/error.h"
-#include "writers.h"
+#include "io/writers.h"
 
 #include <algorithm>
 #include <charconv>

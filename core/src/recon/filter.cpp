@@ -2,7 +2,7 @@
 
 #include "tomo/error.h"
 
-#include "fftw_util.h"
+#include "recon/fftw_util.h"
 
 #include <algorithm>
 #include <cmath>

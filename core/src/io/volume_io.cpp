@@ -2,9 +2,9 @@
 // staging both writers use, and readVolume dispatch.
 #include "tomo/volume_io.h"
 
-#include "readers.h"
+#include "io/readers.h"
 #include "tomo/error.h"
-#include "writers.h"
+#include "io/writers.h"
 
 #include <algorithm>
 #include <atomic>

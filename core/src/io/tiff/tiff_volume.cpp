@@ -1,9 +1,9 @@
 // TIFF volume output (a directory of slice_00000.tif ... or one multi-page
 // file) and reading TIFF volumes back. The reconstruction parameters and,
 // for 8/16 bits, the value range go into each page's ImageDescription.
-#include "tiff_util.h"
+#include "io/tiff/tiff_util.h"
 #include "tomo/error.h"
-#include "writers.h"
+#include "io/writers.h"
 
 #include <cstdio>
 #include <map>

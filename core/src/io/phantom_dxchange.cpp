@@ -2,7 +2,7 @@
 // measured-looking uint16 scan (flats, darks, Poisson noise) in DXchange.
 #include "tomo/error.h"
 #include "tomo/phantom.h"
-#include "writers.h"
+#include "io/writers.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // Writes a uint16 scan in the DXchange layout the DXchange reader reads.
-#include "h5_util.h"
+#include "io/hdf5/h5_util.h"
 #include "tomo/error.h"
-#include "writers.h"
+#include "io/writers.h"
 
 namespace tomo::detail {
 
