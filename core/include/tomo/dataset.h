@@ -62,6 +62,13 @@ struct DatasetInfo {
     SampleType sampleType = SampleType::Float32;
     int flats = 0;             ///< flat (white) images found
     int darks = 0;             ///< dark images found
+    /// Where the flats were taken, one entry per group of consecutive flats
+    /// in acquisition order, as a position on the projection index axis:
+    /// -1 = before the first projection, p + 0.5 = between projections p and
+    /// p + 1, `projections` = after the last. A single entry (-1) when the
+    /// file does not tell the order; empty without flats. Flat-field
+    /// correction interpolates between the groups by projection index.
+    std::vector<double> flatPositions;
     std::vector<double> angles; ///< radians, one per projection
     bool logCorrected = false; ///< values are already line integrals: no flat/dark, no log
 };
@@ -84,6 +91,12 @@ public:
 
     /// Mean dark field, as readMeanFlat.
     virtual bool readMeanDark(int firstRow, int rowCount, std::span<float> out) = 0;
+
+    /// Mean flat of one group (an index into info().flatPositions) for the
+    /// same rows, out[r * columns + c]. The default serves a dataset with a
+    /// single group through readMeanFlat. Throws InvalidArgument for a group
+    /// that does not exist.
+    virtual void readFlatGroup(int group, int firstRow, int rowCount, std::span<float> out);
 
 protected:
     DatasetInfo m_info;

@@ -216,6 +216,15 @@ DatasetFormat detectFormat(const std::filesystem::path& path, const OpenOptions&
                       "sinogram layout), a TIFF, a directory of TIFFs, or a raw file with its layout given");
 }
 
+void DatasetReader::readFlatGroup(int group, int firstRow, int rowCount, std::span<float> out) {
+    const int groups = static_cast<int>(m_info.flatPositions.size());
+    if (group < 0 || group >= groups || (groups == 1 && !readMeanFlat(firstRow, rowCount, out)))
+        throw InvalidArgument(m_info.path.string() + ": flat group " + std::to_string(group) + " does not exist (" +
+                              std::to_string(groups) + " group(s))");
+    if (groups > 1)
+        throw InvalidArgument(m_info.path.string() + ": this reader does not read flat groups one by one");
+}
+
 std::unique_ptr<DatasetReader> openDataset(const std::filesystem::path& path, const OpenOptions& options) {
     const DatasetFormat format = detectFormat(path, options);
     switch (format) {

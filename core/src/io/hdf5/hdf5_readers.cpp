@@ -109,6 +109,7 @@ public:
         if (h5::exists(m_file.get(), kDxFlat)) m_flats = allFrames(openReference(m_white, kDxFlat));
         if (h5::exists(m_file.get(), kDxDark)) m_darks = allFrames(openReference(m_dark, kDxDark));
         m_info.flats = m_flats.frames;
+        if (m_info.flats > 0) m_info.flatPositions = {-1.0}; // order not known: one group
         m_info.darks = m_darks.frames;
 
         std::vector<double> theta;
@@ -176,6 +177,7 @@ public:
                               " as a projection (key 0); expected at least one");
         m_info.projections = m_projections.frames;
         m_info.flats = m_flats.frames;
+        if (m_info.flats > 0) m_info.flatPositions = {-1.0}; // order not known: one group
         m_info.darks = m_darks.frames;
 
         std::vector<double> angles;

@@ -48,6 +48,7 @@ public:
         m_info.columns = m_layout.width;
         m_info.sampleType = m_layout.type;
         m_info.flats = static_cast<int>(m_flatFiles.size());
+        if (m_info.flats > 0) m_info.flatPositions = {-1.0}; // order not known: one group
         m_info.darks = static_cast<int>(m_darkFiles.size());
 
         std::vector<double> stored;
