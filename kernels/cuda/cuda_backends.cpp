@@ -160,10 +160,10 @@ std::vector<float> filterRowsOnGpu(std::span<const float> rows, int rowCount, in
     std::vector<double> rowWeights(static_cast<std::size_t>(rowCount), 1.0);
     if (!weights.empty())
         for (int r = 0; r < rowCount; ++r) rowWeights[r] = weights[static_cast<std::size_t>(r) % weights.size()];
-    GpuFilter filter(device, bins, rowCount, options, rowWeights);
+    Stream stream = Stream::create();
+    GpuFilter filter(device, bins, rowCount, options, rowWeights, stream.get());
     DeviceBuffer<float> d_rows(device, rows.size(), "the rows to filter");
     DeviceBuffer<float> d_result(device, rows.size(), "the filtered rows");
-    Stream stream = Stream::create();
     TOMO_CUDA_CHECK(cudaMemcpyAsync(d_rows.get(), rows.data(), rows.size() * sizeof(float), cudaMemcpyHostToDevice,
                                     stream.get()));
     filter.filter(d_rows.get(), rowCount, stream.get());

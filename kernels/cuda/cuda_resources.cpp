@@ -105,6 +105,11 @@ void throwDeviceOutOfMemory(int device, const std::string& what, std::size_t byt
                       state);
 }
 
+void copyToDeviceNow(void* d_dst, const void* h_src, std::size_t bytes, cudaStream_t stream) {
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(d_dst, h_src, bytes, cudaMemcpyHostToDevice, stream));
+    TOMO_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
 DeviceScope::DeviceScope(int device) {
     TOMO_CUDA_CHECK(cudaGetDevice(&m_previous));
     if (m_previous != device) TOMO_CUDA_CHECK(cudaSetDevice(device));

@@ -53,6 +53,11 @@ void* allocatePinned(std::size_t bytes, const std::string& what);
 void freePinned(void* ptr) noexcept;
 } // namespace detail
 
+/// Copies host memory to the device on `stream` and returns when the values
+/// are on the device, so kernels on any stream see them (a host table the
+/// kernels read, uploaded once).
+void copyToDeviceNow(void* d_dst, const void* h_src, std::size_t bytes, cudaStream_t stream);
+
 /// Makes `device` current for the lifetime of the scope, then restores the
 /// previous one.
 class DeviceScope {

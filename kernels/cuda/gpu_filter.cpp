@@ -5,7 +5,8 @@
 
 namespace tomo::cuda {
 
-GpuFilter::GpuFilter(int device, int bins, int maxRows, const FilterOptions& options, std::span<const double> weights)
+GpuFilter::GpuFilter(int device, int bins, int maxRows, const FilterOptions& options, std::span<const double> weights,
+                     cudaStream_t stream)
     : m_bins(bins), m_padded(paddedLength(bins)), m_maxRows(maxRows), m_pairs((maxRows + 1) / 2),
       m_projections(static_cast<int>(weights.size())), m_edge(options.padding == Padding::Edge) {
     if (maxRows < 1) throw InvalidArgument("GPU filter: maxRows is " + std::to_string(maxRows) + " (expected >= 1)");
@@ -22,8 +23,11 @@ GpuFilter::GpuFilter(int device, int bins, int maxRows, const FilterOptions& opt
     m_spectrum = DeviceBuffer<float>(device, static_cast<std::size_t>(m_pairs) * m_padded * 2,
                                      "the FFT workspace (" + std::to_string(maxRows) + " rows of " +
                                          std::to_string(m_padded) + ")");
-    TOMO_CUDA_CHECK(cudaMemcpy(m_response.get(), full.data(), full.size() * sizeof(float), cudaMemcpyHostToDevice));
-    TOMO_CUDA_CHECK(cudaMemcpy(m_weights.get(), w.data(), w.size() * sizeof(float), cudaMemcpyHostToDevice));
+    // Not cudaMemcpy: from pageable memory it may return before its DMA on the
+    // legacy stream lands, and filter() runs on non-blocking streams that do
+    // not wait for the legacy stream.
+    copyToDeviceNow(m_response.get(), full.data(), full.size() * sizeof(float), stream);
+    copyToDeviceNow(m_weights.get(), w.data(), w.size() * sizeof(float), stream);
     m_plan = FftPlan(device, m_padded, m_pairs);
 }
 

@@ -22,8 +22,10 @@ class GpuFilter {
 public:
     /// For up to `maxRows` rows of `bins` values per call; `weights` has one
     /// angular weight per projection (rows are slice * projections + p).
-    /// Throws OutOfMemory, DeviceError.
-    GpuFilter(int device, int bins, int maxRows, const FilterOptions& options, std::span<const double> weights);
+    /// The response and weights are uploaded on `stream` and are on the
+    /// device when the constructor returns. Throws OutOfMemory, DeviceError.
+    GpuFilter(int device, int bins, int maxRows, const FilterOptions& options, std::span<const double> weights,
+              cudaStream_t stream);
 
     /// Enqueues the filtering of `rows` (<= maxRows) rows at d_rows on `stream`.
     void filter(const float* d_rows, int rows, cudaStream_t stream);

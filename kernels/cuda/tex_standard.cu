@@ -105,14 +105,21 @@ void launchTexStandard(const BackprojectLaunch& L, StreamHandle stream) {
         const int count = std::min(perBatch, L.projections - first);
         std::lock_guard lock(state.mutex);
         if (state.version != L.geometryVersion || state.batch != b || state.dual != dual) {
-            // Kernels in flight may still read the old constants: let them finish.
+            // Kernels in flight (of any plan, on any thread) may still read
+            // the old constants: let them finish.
             TOMO_CUDA_CHECK(cudaDeviceSynchronize());
-            if (dual)
-                TOMO_CUDA_CHECK(cudaMemcpyToSymbol(c_geometry, L.h_geometryDouble + first,
-                                                   static_cast<std::size_t>(count) * sizeof(GeometryDouble)));
-            else
-                TOMO_CUDA_CHECK(cudaMemcpyToSymbol(c_geometry, L.h_geometry + static_cast<std::size_t>(first) * 4,
-                                                   static_cast<std::size_t>(count) * sizeof(float4)));
+            // The new constants must be on the device before this launch and
+            // every later one with the same version, on whichever stream (the
+            // banded preview launches on two). A plain cudaMemcpyToSymbol
+            // from pageable memory may return before its DMA on the legacy
+            // stream lands, and the plans' non-blocking streams do not wait
+            // for the legacy stream: under load a kernel read the previous
+            // plan's axis (a 10%-of-peak error). Copy on `stream` and wait.
+            const void* source = dual ? static_cast<const void*>(L.h_geometryDouble + first)
+                                      : static_cast<const void*>(L.h_geometry + static_cast<std::size_t>(first) * 4);
+            const std::size_t bytes = static_cast<std::size_t>(count) * (dual ? sizeof(GeometryDouble) : sizeof(float4));
+            TOMO_CUDA_CHECK(cudaMemcpyToSymbolAsync(c_geometry, source, bytes, 0, cudaMemcpyHostToDevice, stream));
+            TOMO_CUDA_CHECK(cudaStreamSynchronize(stream));
             state.version = L.geometryVersion;
             state.batch = b;
             state.dual = dual;
