@@ -582,12 +582,18 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     }
     if (resultInDemoFolder) demoFolder->keep(); // removed with the scan when the run fails
 
-    std::printf("%s: %d slices of %dx%d -> %s in %s (read %s, preprocess %s, filter + back-projection %s at "
-                "%.3g GU/s with %s, write %s)\n",
+    // The stages overlap: each busy time is also shown as a share of the total.
+    auto busy = [&](double seconds) {
+        const double share = report.secondsTotal > 0.0 ? 100.0 * seconds / report.secondsTotal : 0.0;
+        return formatSeconds(seconds) + " (" + std::to_string(static_cast<int>(std::lround(share))) + "%)";
+    };
+    std::printf("%s: %d slices of %dx%d -> %s in %s; busy: read %s, preprocess %s, filter + back-projection %s at "
+                "%.3g GU/s with %s, write %s; bottleneck: %s; chunk buffers peak %.0f MiB\n",
                 kProgram, report.slices, recon.region.width, recon.region.height, output.c_str(),
-                formatSeconds(report.secondsTotal).c_str(), formatSeconds(report.secondsRead).c_str(),
-                formatSeconds(report.secondsPreprocess).c_str(), formatSeconds(report.secondsReconstruct).c_str(),
-                report.gups, report.strategy.c_str(), formatSeconds(report.secondsWrite).c_str());
+                formatSeconds(report.secondsTotal).c_str(), busy(report.secondsRead).c_str(),
+                busy(report.secondsPreprocess).c_str(), busy(report.secondsReconstruct).c_str(), report.gups,
+                report.strategy.c_str(), busy(report.secondsWrite).c_str(), report.bottleneck().c_str(),
+                static_cast<double>(report.peakBufferBytes) / (1 << 20));
     if (report.preprocess.clamped > 0)
         std::printf("warning: %zu values had a transmission <= 0 (raw <= dark or flat <= dark) and were clamped\n",
                     report.preprocess.clamped);

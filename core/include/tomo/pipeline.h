@@ -1,6 +1,11 @@
-// Reconstructing a range of rows of a dataset into a volume, chunk by chunk,
-// with bounded memory: read -> flat/dark + log -> plan (filter, back-project)
-// -> writer.
+// Reconstructing a range of rows of a dataset into a volume with bounded
+// memory, as a conveyor of stages on their own threads, each a bounded queue
+// apart, so reading, preprocessing, reconstruction and writing overlap:
+//
+//   load (read -> flat/dark + log) -> reconstruct (plan: filter, back-project) -> write
+//
+// Each stage's busy time is reported, so the slowest one (the bottleneck)
+// has a name.
 #pragma once
 
 #include "tomo/backend.h"
@@ -22,29 +27,47 @@ struct VolumeJob {
     ReconGeometry geometry;
     ReconOptions options;
     /// Rows read and reconstructed per chunk (0 = chosen from maxSlices()
-    /// and a budget of about 1 GiB for the sinogram and slice buffers; the
-    /// plan's own memory, ReconstructionPlan::memoryBytes(), comes on top).
+    /// and a budget of about 1 GiB for the sinogram and slice buffers of
+    /// every chunk in flight; the plan's own memory,
+    /// ReconstructionPlan::memoryBytes(), comes on top).
     int chunkRows = 0;
 };
 
 struct VolumeReport {
     std::string strategy;        ///< resolved strategy name
     int slices = 0;
+    int chunkRows = 0;           ///< rows per chunk of the conveyor
     PreprocessStats preprocess;
+    /// Busy time of each stage (they overlap, so their sum exceeds the
+    /// total): reading the file, flat/dark + log, the plan's reconstruct()
+    /// calls, writing the slices.
     double secondsRead = 0.0;
     double secondsPreprocess = 0.0;
     double secondsReconstruct = 0.0;
     double secondsWrite = 0.0;
-    double secondsTotal = 0.0;
+    double secondsTotal = 0.0;   ///< wall time of the whole job, commit included
+    /// The plan's own split of the reconstruct stage, summed over the calls
+    /// (GPU plans: upload, filter, back-projection, download busy times).
+    StageTimes plan;
+    /// Host memory of the conveyor's chunk buffers at their peak (the plan's
+    /// own memory and the reader's library caches come on top).
+    std::size_t peakBufferBytes = 0;
     /// giga-updates per second of the reconstruct stage
-    /// (region pixels x slices x projections / seconds / 1e9).
+    /// (region pixels x slices x projections / secondsReconstruct / 1e9).
     double gups = 0.0;
+
+    /// The stage with the largest busy time: "read", "preprocess",
+    /// "reconstruct" or "write".
+    std::string bottleneck() const;
 };
 
 /// Runs the job, writing slice i of the range as slice i of `writer`, and
-/// commits the writer at the end. `progress` is called after every chunk;
-/// a Cancelled thrown from it propagates (the caller drops the writer, so
-/// no partial file remains). Throws as the reader, plan and writer do.
+/// commits the writer at the end. `progress` is called on the calling thread
+/// as slices are reconstructed and written; a Cancelled thrown from it stops
+/// every stage and propagates (the caller drops the writer, so no partial
+/// file remains). The reader and the writer are never called at the same
+/// time (file libraries such as HDF5 are not thread-safe). Throws the first
+/// error of any stage, as the reader, plan and writer do.
 VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, VolumeWriter& writer,
                                const ProgressCallback& progress = {});
 

@@ -3,9 +3,17 @@
 #include "tomo/error.h"
 #include "tomo/registry.h"
 
+#include "run/bounded_queue.h"
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
-#include <future>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <vector>
 
 namespace tomo {
@@ -18,35 +26,50 @@ double secondsSince(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-/// Forwards to another reader and adds up the time spent in it, so the
-/// report can split loadSinograms() into reading and preprocessing.
+/// Forwards to another reader under the file-library lock (the writer takes
+/// it too) and adds up the time spent in it, so the report can split
+/// loadSinograms() into reading and preprocessing.
 class TimedReader : public DatasetReader {
+    template <class Read>
+    auto timed(Read read) {
+        const auto tWait = Clock::now();
+        std::lock_guard lock(m_fileLibrary);
+        m_waiting += secondsSince(tWait);
+        struct AddTime {
+            double& total;
+            Clock::time_point t0 = Clock::now();
+            ~AddTime() { total += secondsSince(t0); }
+        } add{m_seconds};
+        return read();
+    }
+
 public:
-    explicit TimedReader(DatasetReader& inner) : m_inner(inner) { m_info = inner.info(); }
+    TimedReader(DatasetReader& inner, std::mutex& fileLibrary) : m_inner(inner), m_fileLibrary(fileLibrary) {
+        m_info = inner.info();
+    }
 
     void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
-        auto t0 = Clock::now();
-        m_inner.readSinograms(firstRow, rowCount, out);
-        m_seconds += secondsSince(t0);
+        timed([&] { m_inner.readSinograms(firstRow, rowCount, out); });
     }
     bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override {
-        auto t0 = Clock::now();
-        bool found = m_inner.readMeanFlat(firstRow, rowCount, out);
-        m_seconds += secondsSince(t0);
-        return found;
+        return timed([&] { return m_inner.readMeanFlat(firstRow, rowCount, out); });
     }
     bool readMeanDark(int firstRow, int rowCount, std::span<float> out) override {
-        auto t0 = Clock::now();
-        bool found = m_inner.readMeanDark(firstRow, rowCount, out);
-        m_seconds += secondsSince(t0);
-        return found;
+        return timed([&] { return m_inner.readMeanDark(firstRow, rowCount, out); });
+    }
+    void readFlatGroup(int group, int firstRow, int rowCount, std::span<float> out) override {
+        timed([&] { m_inner.readFlatGroup(group, firstRow, rowCount, out); });
     }
 
+    /// Time spent in the reader, and waiting for the lock (the writer had it).
     double seconds() const { return m_seconds; }
+    double secondsWaiting() const { return m_waiting; }
 
 private:
     DatasetReader& m_inner;
+    std::mutex& m_fileLibrary;
     double m_seconds = 0.0;
+    double m_waiting = 0.0;
 };
 
 /// The job's geometry completed from the dataset: angles when none are
@@ -72,15 +95,18 @@ ReconGeometry completeGeometry(const ReconGeometry& given, const DatasetInfo& in
 }
 
 /// Rows per chunk: what the job asks for, else as many as fit in the memory
-/// budget, a whole number of plan batches. A row costs three sinograms (the
-/// chunk being reconstructed, the next one being read, and the reader's
-/// staging copy: the HDF5 readers read frames, then reorder them into it)
-/// and one slice.
+/// budget, a whole number of plan batches. Every chunk in flight costs its
+/// sinograms (plus the reader's staging copy while it is read: the HDF5
+/// readers read frames, then reorder them) and its slices; kChunksInFlight
+/// of each are alive at most (see reconstructVolume).
+constexpr std::size_t kBudgetBytes = std::size_t{1} << 30;
+constexpr int kChunksInFlight = 3; // one being made, one queued, one being consumed
+
 int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const DatasetInfo& info, int rowCount) {
     if (job.chunkRows > 0) return std::min(job.chunkRows, rowCount);
-    constexpr std::size_t kBudgetBytes = std::size_t{1} << 30;
-    const std::size_t rowBytes = sizeof(float) * (3 * static_cast<std::size_t>(info.projections) * info.columns +
-                                                  plan.geometry().region.pixels());
+    const std::size_t sinogram = sizeof(float) * static_cast<std::size_t>(info.projections) * info.columns;
+    const std::size_t slice = sizeof(float) * plan.geometry().region.pixels();
+    const std::size_t rowBytes = kChunksInFlight * (sinogram + slice) + sinogram;
     const int fit = static_cast<int>(std::clamp<std::size_t>(kBudgetBytes / rowBytes, 1, rowCount));
     const int batch = std::max(1, plan.maxSlices());
     return fit >= batch ? fit / batch * batch : fit;
@@ -110,15 +136,71 @@ private:
     int m_next;
 };
 
-/// One chunk of log-corrected sinograms and what it took to get them.
-struct LoadedChunk {
+/// One chunk of rows on its way through the conveyor.
+struct Chunk {
+    int first = 0; ///< index in the job's range of the chunk's first row
+    int rows = 0;
     ImageStack sinograms;
-    PreprocessStats stats;
-    double secondsRead = 0.0;
-    double secondsPreprocess = 0.0;
+    std::vector<float> slices;
+};
+
+/// Host memory of the chunks alive now and at the peak.
+class BufferMeter {
+public:
+    void add(std::size_t bytes) {
+        const std::size_t now = m_now.fetch_add(bytes) + bytes;
+        std::size_t peak = m_peak.load();
+        while (now > peak && !m_peak.compare_exchange_weak(peak, now)) {}
+    }
+    void remove(std::size_t bytes) { m_now.fetch_sub(bytes); }
+    std::size_t peak() const { return m_peak.load(); }
+
+private:
+    std::atomic<std::size_t> m_now{0}, m_peak{0};
+};
+
+std::size_t chunkBytes(const Chunk& c) {
+    return (c.sinograms.data.size() + c.slices.size()) * sizeof(float);
+}
+
+/// The conveyor's shared state: the first error of any stage stops them all.
+class Stop {
+public:
+    explicit Stop(std::vector<std::function<void()>> closers) : m_closers(std::move(closers)) {}
+
+    /// Records the current exception (the first one wins) and closes every queue.
+    void fail() noexcept {
+        {
+            std::lock_guard lock(m_mutex);
+            if (!m_error) m_error = std::current_exception();
+        }
+        stop();
+    }
+    void stop() noexcept {
+        m_stopped = true;
+        for (auto& close : m_closers) close();
+    }
+    bool stopped() const { return m_stopped; }
+    void rethrow() {
+        std::lock_guard lock(m_mutex);
+        if (m_error) std::rethrow_exception(m_error);
+    }
+
+private:
+    std::vector<std::function<void()>> m_closers;
+    std::mutex m_mutex;
+    std::exception_ptr m_error;
+    std::atomic<bool> m_stopped{false};
 };
 
 } // namespace
+
+std::string VolumeReport::bottleneck() const {
+    const std::pair<double, const char*> stages[] = {
+        {secondsRead, "read"}, {secondsPreprocess, "preprocess"}, {secondsReconstruct, "reconstruct"},
+        {secondsWrite, "write"}};
+    return std::max_element(std::begin(stages), std::end(stages))->second;
+}
 
 VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, VolumeWriter& writer,
                                const ProgressCallback& progress) {
@@ -140,63 +222,136 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
 
     VolumeReport report;
     report.strategy = plan->options().strategy;
-
     const int chunkRows = chooseChunkRows(job, *plan, info, rowCount);
-    BatchSizer batch(*plan);
+    report.chunkRows = chunkRows;
     const std::size_t sinogramSize = static_cast<std::size_t>(info.projections) * info.columns;
     const std::size_t slicePixels = geometry.region.pixels();
-    std::vector<float> slices(slicePixels * static_cast<std::size_t>(chunkRows));
 
-    // The next chunk is read and preprocessed on a second thread while this
-    // one is reconstructed (a GPU back-projects a row faster than a disk
-    // delivers it). The reader and the writer are never used at the same
-    // time: file libraries such as HDF5 are not thread-safe.
-    TimedReader timed(reader);
-    auto load = [&](int done) {
-        LoadedChunk chunk;
-        const double readBefore = timed.seconds();
-        const auto t0 = Clock::now();
-        chunk.sinograms = loadSinograms(timed, job.firstRow + done, std::min(chunkRows, rowCount - done), &chunk.stats);
-        chunk.secondsRead = timed.seconds() - readBefore;
-        chunk.secondsPreprocess = secondsSince(t0) - chunk.secondsRead;
-        return chunk;
+    // The conveyor: load -> [loaded] -> reconstruct -> [reconstructed] ->
+    // write, each stage on its own thread. A queue holds one chunk, so at
+    // most kChunksInFlight chunks are alive between two stages (memory
+    // stays bounded whatever the dataset's size). The reader and the writer
+    // take turns on `fileLibrary`.
+    detail::BoundedQueue<Chunk> loaded(1), reconstructed(1);
+    Stop stop({[&] { loaded.close(); }, [&] { reconstructed.close(); }});
+    std::mutex fileLibrary;
+    TimedReader timed(reader, fileLibrary);
+    BufferMeter meter;
+    std::atomic<int> slicesReconstructed{0}, slicesWritten{0};
+    std::mutex progressMutex;
+    std::condition_variable progressed;
+    auto notify = [&] {
+        { std::lock_guard lock(progressMutex); }
+        progressed.notify_one();
     };
-    std::future<LoadedChunk> next = std::async(std::launch::async, load, 0);
+    // Busy times, each written by its own stage's thread only.
+    double secondsLoad = 0.0;
+    StageTimes planTimes;
 
-    for (int done = 0; done < rowCount;) {
-        const int rows = std::min(chunkRows, rowCount - done);
-        const LoadedChunk chunk = next.get();
-        report.preprocess.clamped += chunk.stats.clamped;
-        report.secondsRead += chunk.secondsRead;
-        report.secondsPreprocess += chunk.secondsPreprocess;
-        if (done + rows < rowCount) next = std::async(std::launch::async, load, done + rows);
-
-        auto t0 = Clock::now();
-        for (int b = 0; b < rows;) {
-            const int n = std::min(batch.next(), rows - b);
-            const auto tBatch = Clock::now();
-            plan->reconstruct(std::span<const float>(chunk.sinograms.data).subspan(b * sinogramSize, n * sinogramSize),
-                              n, std::span<float>(slices).subspan(b * slicePixels, n * slicePixels));
-            batch.record(n, secondsSince(tBatch));
-            b += n;
-            if (progress && b < rows) progress(static_cast<double>(done + b) / rowCount, "reconstructing");
+    auto runStage = [&](auto body) {
+        return std::jthread([&, body] {
+            try {
+                body();
+            } catch (...) {
+                stop.fail();
+            }
+            notify();
+        });
+    };
+    std::jthread loadThread = runStage([&] {
+        for (int done = 0; done < rowCount && !stop.stopped();) {
+            Chunk chunk;
+            chunk.first = done;
+            chunk.rows = std::min(chunkRows, rowCount - done);
+            const auto t0 = Clock::now();
+            PreprocessStats stats;
+            chunk.sinograms = loadSinograms(timed, job.firstRow + done, chunk.rows, &stats);
+            secondsLoad += secondsSince(t0);
+            report.preprocess.clamped += stats.clamped;
+            meter.add(chunkBytes(chunk));
+            done += chunk.rows;
+            if (!loaded.push(std::move(chunk))) return;
         }
-        report.secondsReconstruct += secondsSince(t0);
+        loaded.close();
+    });
+    std::jthread reconstructThread = runStage([&] {
+        BatchSizer batch(*plan);
+        while (std::optional<Chunk> chunk = loaded.pop()) {
+            if (stop.stopped()) return;
+            const auto t0 = Clock::now();
+            chunk->slices.resize(slicePixels * static_cast<std::size_t>(chunk->rows));
+            meter.add(chunk->slices.size() * sizeof(float));
+            for (int b = 0; b < chunk->rows && !stop.stopped();) {
+                const int n = std::min(batch.next(), chunk->rows - b);
+                const auto tBatch = Clock::now();
+                plan->reconstruct(
+                    std::span<const float>(chunk->sinograms.data).subspan(b * sinogramSize, n * sinogramSize), n,
+                    std::span<float>(chunk->slices).subspan(b * slicePixels, n * slicePixels));
+                batch.record(n, secondsSince(tBatch));
+                const StageTimes t = plan->lastStageTimes();
+                planTimes.upload += t.upload;
+                planTimes.filter += t.filter;
+                planTimes.backproject += t.backproject;
+                planTimes.download += t.download;
+                b += n;
+                slicesReconstructed += n;
+                notify();
+            }
+            meter.remove(chunk->sinograms.data.size() * sizeof(float));
+            chunk->sinograms = {};
+            report.secondsReconstruct += secondsSince(t0);
+            if (!reconstructed.push(std::move(*chunk))) return;
+        }
+        reconstructed.close();
+    });
+    std::jthread writeThread = runStage([&] {
+        while (std::optional<Chunk> chunk = reconstructed.pop()) {
+            if (stop.stopped()) return;
+            const auto t0 = Clock::now();
+            {
+                std::lock_guard lock(fileLibrary);
+                writer.writeSlices(chunk->first, chunk->rows, chunk->slices);
+            }
+            report.secondsWrite += secondsSince(t0);
+            meter.remove(chunk->slices.size() * sizeof(float));
+            slicesWritten += chunk->rows;
+            notify();
+        }
+    });
 
-        if (next.valid()) next.wait(); // the reader is done before the writer starts
-        t0 = Clock::now();
-        writer.writeSlices(done, rows, std::span<const float>(slices).first(rows * slicePixels));
-        report.secondsWrite += secondsSince(t0);
-
-        done += rows;
-        report.slices = done;
-        if (progress) progress(static_cast<double>(done) / rowCount, "reconstructing");
+    // Progress on the caller's thread: half the way for reconstructing a
+    // slice, half for writing it, so the last call (1.0) means all written.
+    int reported = 0; // nothing to say before the first slice
+    for (;;) {
+        const bool finished = slicesWritten == rowCount || stop.stopped(); // before the score: it may rise meanwhile
+        const int score = slicesReconstructed + slicesWritten;
+        if (progress && score != reported && !stop.stopped()) {
+            reported = score;
+            try {
+                progress(0.5 * score / rowCount, slicesWritten == rowCount ? "written" : "reconstructing");
+            } catch (...) {
+                stop.fail();
+            }
+        }
+        if (finished) break;
+        std::unique_lock lock(progressMutex);
+        progressed.wait_for(lock, std::chrono::milliseconds(100),
+                            [&] { return slicesReconstructed + slicesWritten != score || stop.stopped(); });
     }
+    loadThread.join();
+    reconstructThread.join();
+    writeThread.join();
+    stop.rethrow();
 
     auto t0 = Clock::now();
     writer.commit();
     report.secondsWrite += secondsSince(t0);
 
+    report.slices = rowCount;
+    report.secondsRead = timed.seconds();
+    report.secondsPreprocess = std::max(0.0, secondsLoad - report.secondsRead - timed.secondsWaiting());
+    report.plan = planTimes;
+    report.peakBufferBytes = meter.peak();
     report.secondsTotal = secondsSince(tStart);
     if (report.secondsReconstruct > 0.0)
         report.gups =
