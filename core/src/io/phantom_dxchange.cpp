@@ -2,7 +2,7 @@
 // measured-looking uint16 scan (flats, darks, Poisson noise) in DXchange.
 #include "tomo/error.h"
 #include "tomo/phantom.h"
-#include "io/writers.h"
+#include "tomo/scan_writer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -54,31 +54,38 @@ private:
     Poisson m_poisson;
 };
 
-detail::DXchangeScan simulateScan(const PhantomSpec& spec, const std::vector<double>& angles,
-                                  const ScanSimulation& sim) {
+/// The scan's counts, flats and darks, [image][row][column].
+struct SimulatedScan {
+    ScanLayout layout;
+    std::vector<std::uint16_t> data, flat, dark;
+    std::vector<double> thetaDegrees;
+};
+
+SimulatedScan simulateScan(const PhantomSpec& spec, const std::vector<double>& angles, const ScanSimulation& sim) {
     const ImageStack lineIntegrals = projectPhantom(spec, angles); // [row][angle][bin]
-    detail::DXchangeScan scan;
-    scan.projections = lineIntegrals.height;
-    scan.rows = lineIntegrals.depth;
-    scan.columns = lineIntegrals.width;
-    scan.flats = sim.flats;
-    scan.darks = sim.darks;
-    const std::size_t image = static_cast<std::size_t>(scan.rows) * static_cast<std::size_t>(scan.columns);
+    SimulatedScan scan;
+    ScanLayout& l = scan.layout;
+    l.projections = lineIntegrals.height;
+    l.rows = lineIntegrals.depth;
+    l.columns = lineIntegrals.width;
+    l.flats = sim.flats;
+    l.darks = sim.darks;
+    const std::size_t image = static_cast<std::size_t>(l.rows) * static_cast<std::size_t>(l.columns);
     CountSource counts(sim);
 
-    scan.data.resize(image * static_cast<std::size_t>(scan.projections));
-    for (int a = 0; a < scan.projections; ++a)
-        for (int r = 0; r < scan.rows; ++r)
-            for (int c = 0; c < scan.columns; ++c) {
-                const float p = lineIntegrals.data[(static_cast<std::size_t>(r) * scan.projections + a) *
-                                                       static_cast<std::size_t>(scan.columns) +
+    scan.data.resize(image * static_cast<std::size_t>(l.projections));
+    for (int a = 0; a < l.projections; ++a)
+        for (int r = 0; r < l.rows; ++r)
+            for (int c = 0; c < l.columns; ++c) {
+                const float p = lineIntegrals.data[(static_cast<std::size_t>(r) * l.projections + a) *
+                                                       static_cast<std::size_t>(l.columns) +
                                                    static_cast<std::size_t>(c)];
-                scan.data[static_cast<std::size_t>(a) * image + static_cast<std::size_t>(r) * scan.columns + c] =
+                scan.data[static_cast<std::size_t>(a) * image + static_cast<std::size_t>(r) * l.columns + c] =
                     counts(sim.flatCounts * std::exp(-static_cast<double>(p)) + sim.darkCounts);
             }
-    scan.flat.resize(image * static_cast<std::size_t>(scan.flats));
+    scan.flat.resize(image * static_cast<std::size_t>(l.flats));
     for (auto& v : scan.flat) v = counts(sim.flatCounts + sim.darkCounts);
-    scan.dark.resize(image * static_cast<std::size_t>(scan.darks));
+    scan.dark.resize(image * static_cast<std::size_t>(l.darks));
     for (auto& v : scan.dark) v = counts(sim.darkCounts);
 
     scan.thetaDegrees.reserve(angles.size());
@@ -93,14 +100,24 @@ void writePhantomDXchange(const std::filesystem::path& path, const PhantomSpec& 
                           const std::vector<double>& angles, const ScanSimulation& sim) {
     validate(path, angles, sim);
 #if TOMO_WITH_HDF5
+    SimulatedScan scan = simulateScan(spec, angles, sim);
     // A generated file: replacing an older one is what the caller wants.
-    detail::StagedOutput output(path, /*overwrite=*/true);
-    detail::writeDXchangeFile(output.temporary(), simulateScan(spec, angles, sim));
-    output.commit();
+    auto writer = createDXchangeScanWriter(path, scan.layout, std::move(scan.thetaDegrees), /*overwrite=*/true);
+    writer->writeProjections(0, scan.layout.projections, scan.data);
+    writer->writeFlats(scan.flat);
+    writer->writeDarks(scan.dark);
+    writer->commit();
 #else
     (void)spec;
     throw InvalidArgument(path.string() + ": writing a DXchange file needs HDF5 support, which this build lacks");
 #endif
 }
+
+#if !TOMO_WITH_HDF5
+std::unique_ptr<ScanWriter> createDXchangeScanWriter(const std::filesystem::path& target, const ScanLayout&,
+                                                     std::vector<double>, bool) {
+    throw InvalidArgument(target.string() + ": writing a DXchange file needs HDF5 support, which this build lacks");
+}
+#endif
 
 } // namespace tomo

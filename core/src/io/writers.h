@@ -81,23 +81,6 @@ inline float quantize(float x, float rangeMin, float rangeMax, float maxValue) {
 std::unique_ptr<VolumeWriter> createHdf5VolumeWriter(const std::filesystem::path& target, int width, int height,
                                                      int slices, const WriteOptions& options);
 ImageStack readHdf5Volume(const std::filesystem::path& path);
-
-/// A scan in DXchange layout: uint16 [image][row][column] stacks, angles in degrees.
-struct DXchangeScan {
-    int projections = 0;
-    int rows = 0;
-    int columns = 0;
-    int flats = 0;
-    int darks = 0;
-    std::vector<std::uint16_t> data;
-    std::vector<std::uint16_t> flat;
-    std::vector<std::uint16_t> dark;
-    std::vector<double> thetaDegrees;
-};
-
-/// Writes `scan` to a new file (data_white/data_dark only when there are
-/// flats/darks). Throws IoError naming the file.
-void writeDXchangeFile(const std::filesystem::path& file, const DXchangeScan& scan);
 #endif
 
 #if TOMO_WITH_TIFF
