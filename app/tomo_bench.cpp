@@ -1,6 +1,7 @@
 // tomo-bench: back-projection speed (GU/s) of every strategy of this build,
 // end-to-end time with its per-stage split, the texture units' share, and
 // the live-preview latency (--preview).
+#include "bench_pipeline.h"
 #include "cli_support.h"
 
 #include "tomo/error.h"
@@ -49,6 +50,8 @@ struct Settings {
     std::string json;
     bool list = false;
     bool preview = false;
+    bool pipeline = false;
+    PipelineBenchSettings pipe; // --pipeline: the scan, the folder, the output
 };
 
 using Clock = std::chrono::steady_clock;
@@ -545,6 +548,30 @@ int runPreview(const Settings& s, const CLI::App& app) {
     return kExitOk;
 }
 
+// ----------------------------------------------------------------- pipeline
+
+int runPipeline(Settings s, const CLI::App& app) {
+    // One value of each option list; an option not given takes the exact mode's value.
+    auto one = [&](const std::string& list, const char* option, const char* fallback) {
+        if (!app.count(option)) return std::string(fallback);
+        const auto values = splitList(list);
+        if (values.size() != 1)
+            throw InvalidArgument(std::string("--pipeline takes one value of ") + option + ", got '" + list + "'");
+        return values.front();
+    };
+    s.pipe.projections = s.projections;
+    s.pipe.columns = s.size;
+    s.pipe.json = s.json;
+    ReconOptions& o = s.pipe.options;
+    o.strategy = one(s.strategies, "--strategy", "auto");
+    o.interpolation = parseInterpolation(one(s.interps, "--interp", "linear"));
+    o.precision = parsePrecision(one(s.precisions, "--precision", "float32"));
+    o.slicesPerPass = parseInts(one(s.slicesPerPass, "--slices-per-pass", "1"), 1, 1, "--slices-per-pass").front();
+    o.threads = s.threads;
+    o.device = s.device;
+    return runPipelineBenchmark(s.pipe);
+}
+
 void addOptions(CLI::App& app, Settings& s) {
     app.add_option("--projections", s.projections, "Projections (angles over 180 degrees)")
         ->type_name("N")
@@ -589,6 +616,32 @@ void addOptions(CLI::App& app, Settings& s) {
     app.add_flag("--preview", s.preview,
                  "Measure the live preview instead: time from an axis change to the finished --size^2 slice "
                  "(PreviewSession, filtered sinogram kept)");
+    auto* pipeline = app.add_flag(
+        "--pipeline", s.pipeline,
+        "Measure the batch reconstruction end to end instead: write a simulated uint16 DXchange scan of "
+        "--projections x --rows x --size to --dir, measure that folder's storage floor, run tomo-recon's path "
+        "with the input cold and warm (one --strategy, --interp, --precision, --slices-per-pass)");
+    app.add_option("--dir", s.pipe.dir, "--pipeline: folder for the scan and the output (default: the temp folder)")
+        ->type_name("DIR")
+        ->needs(pipeline);
+    app.add_option("--rows", s.pipe.rows, "--pipeline: detector rows = slices (default: --size)")
+        ->type_name("N")
+        ->check(CLI::Range(1, std::numeric_limits<int>::max()))
+        ->needs(pipeline);
+    app.add_option("--output-format", s.pipe.output, "--pipeline: h5 or tiff (a folder of TIFF slices)")
+        ->type_name("FORMAT")
+        ->capture_default_str()
+        ->needs(pipeline);
+    app.add_flag("--contiguous", [&](std::int64_t) { s.pipe.chunkedInput = false; },
+                 "--pipeline: write the scan as one contiguous dataset (default: one projection per chunk)")
+        ->needs(pipeline);
+    app.add_option("--gzip", s.pipe.gzipLevel, "--pipeline: gzip level of the scan's chunks (default 0: none)")
+        ->type_name("N")
+        ->check(CLI::Range(0, 9))
+        ->needs(pipeline);
+    app.add_flag("--keep", s.pipe.keep,
+                 "--pipeline: keep the scan (reused by the next run when it matches) and the output")
+        ->needs(pipeline);
     app.footer("Columns:\n"
                "  bp ms      back-projection time per run: the plan's own timing (GPU: kernel time) when it reports\n"
                "             one, else the wall time of backproject()\n"
@@ -604,7 +657,8 @@ void addOptions(CLI::App& app, Settings& s) {
                "Examples:\n"
                "  tomo-bench --strategy cpu,cpu-reference --interp linear --slices-per-pass 4 --repeat 3\n"
                "  tomo-bench --projections 2048 --size 2048 --slices 32 --json h100.json\n"
-               "  tomo-bench --preview --projections 2048 --size 2048\n\n" +
+               "  tomo-bench --preview --projections 2048 --size 2048\n"
+               "  tomo-bench --pipeline --projections 2048 --rows 512 --size 2048 --dir /data/scratch --strategy auto\n\n" +
                exitCodeHelp());
 }
 
@@ -631,6 +685,7 @@ int main(int argc, char** argv) {
             return kExitOk;
         }
         installInterruptHandler();
+        if (s.pipeline) return runPipeline(s, app);
         return s.preview ? runPreview(s, app) : runBackprojection(s);
     } catch (const std::exception& e) {
         return reportError(kProgram, e);

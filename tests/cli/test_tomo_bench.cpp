@@ -112,5 +112,47 @@ TEST(TomoBench, ListShowsStrategiesAndWhy) {
     }
 }
 
+TEST(TomoBench, PipelineRunsColdAndWarmAndCleansUp) {
+#if !TOMO_WITH_HDF5
+    GTEST_SKIP() << "--pipeline writes a DXchange scan; this build has no HDF5 support";
+#endif
+    test::TempDir dir;
+    const auto work = dir / "work";
+    std::filesystem::create_directory(work);
+    const auto file = dir / "pipeline.json";
+    const ToolRun r = bench("--pipeline --projections 48 --rows 6 --size 32 --strategy cpu --dir " + quoted(work) +
+                                " --json " + quoted(file),
+                            dir);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const json doc = json::parse(test::readText(file));
+    ASSERT_EQ(doc["runs"].size(), 2u);
+    EXPECT_EQ(doc["runs"][0]["input"], "cold");
+    EXPECT_EQ(doc["runs"][1]["input"], "warm");
+    for (const json& run : doc["runs"]) {
+        EXPECT_EQ(run["strategy"], "cpu");
+        const double total = run["seconds_total"].get<double>();
+        EXPECT_GT(total, 0.0);
+        // Each stage's busy time lies within the run, and the floor is one of its parts.
+        for (const char* stage : {"read", "preprocess", "reconstruct", "write"})
+            EXPECT_LE(run["busy_seconds"][stage].get<double>(), total) << stage;
+        EXPECT_GE(run["floor_seconds"].get<double>(), run["compute_seconds"].get<double>());
+        EXPECT_DOUBLE_EQ(run["ratio"].get<double>(), total / run["floor_seconds"].get<double>());
+    }
+    EXPECT_GT(doc["scan"]["bytes"].get<double>(), 48.0 * 6 * 32 * 2); // uint16 values and metadata
+    EXPECT_TRUE(std::filesystem::is_empty(work)) << "scan, output or scratch file left behind";
+}
+
+TEST(TomoBench, PipelineTakesOneModeAndAFolder) {
+    test::TempDir dir;
+    ToolRun r = bench("--pipeline --interp nearest,linear --dir " + quoted(dir.path()), dir);
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find("--pipeline takes one value of --interp"), std::string::npos) << r.err;
+    r = bench("--pipeline --dir " + quoted(dir / "missing"), dir);
+    EXPECT_EQ(r.exitCode, 3);
+    EXPECT_NE(r.err.find("not a folder"), std::string::npos) << r.err;
+    r = bench("--gzip 3", dir); // needs --pipeline
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+}
+
 } // namespace
 } // namespace tomo

@@ -1,0 +1,356 @@
+// tomo-bench --pipeline: writes a simulated uint16 DXchange scan to a folder,
+// measures the storage floor of that folder in the same run (sequential read
+// of the scan's bytes with the page cache dropped and warm, sequential write
+// of the output's bytes), then runs tomo-recon's path (openDataset ->
+// reconstructVolume -> volume writer) with the input cold and warm, and
+// reports each stage's busy time and the ratio
+//   total / max(read floor, write floor, compute),
+// where compute is the plan's filter + back-projection time (GPU) or the
+// reconstruct stage's busy time (CPU). 1.0 = as fast as the slowest of
+// storage and compute allows.
+#include "bench_pipeline.h"
+
+#include "cli_support.h"
+
+#include "tomo/dataset.h"
+#include "tomo/error.h"
+#include "tomo/phantom.h"
+#include "tomo/pipeline.h"
+#include "tomo/registry.h"
+#include "tomo/scan_writer.h"
+#include "tomo/volume_io.h"
+#include "tomo/worker_pool.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace tomo::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+constexpr float kFlatCounts = 20000.0f;
+constexpr float kDarkCounts = 100.0f;
+constexpr std::size_t kIoPiece = std::size_t{16} << 20;
+
+double gib(double bytes) { return bytes / double(1u << 30); }
+
+/// The middle slice of the 3D Shepp-Logan phantom as line integrals
+/// [angle][column], scaled per detector row so that rows differ.
+class SimulatedScan {
+public:
+    SimulatedScan(int projections, int rows, int columns)
+        : m_rows(rows), m_columns(columns), m_angles(uniformAngles(projections)) {
+        PhantomSpec spec;
+        spec.bins = columns;
+        spec.rows = 3;
+        spec.attenuationScale = 2.0 / columns; // transmissions of a few percent at the thickest
+        const ImageStack integrals = projectPhantom(spec, m_angles);
+        m_lines.assign(integrals.image(1).begin(), integrals.image(1).end());
+    }
+
+    const std::vector<double>& angles() const { return m_angles; }
+
+    /// Counts of `count` projections from `first`, [projection][row][column].
+    void fill(int first, int count, std::span<std::uint16_t> out, WorkerPool& pool) const {
+        const std::size_t image = static_cast<std::size_t>(m_rows) * m_columns;
+        pool.parallelFor(count * m_rows, [&](int index, int) {
+            const int p = index / m_rows, r = index % m_rows;
+            const float scale = 0.6f + 0.4f * std::cos(3.0f * (static_cast<float>(r) / m_rows - 0.5f));
+            const float* line = m_lines.data() + static_cast<std::size_t>(first + p) * m_columns;
+            std::uint16_t* dst = out.data() + p * image + static_cast<std::size_t>(r) * m_columns;
+            for (int c = 0; c < m_columns; ++c)
+                dst[c] = static_cast<std::uint16_t>(kDarkCounts + kFlatCounts * std::exp(-scale * line[c]) + 0.5f);
+        });
+    }
+
+private:
+    int m_rows, m_columns;
+    std::vector<double> m_angles;
+    std::vector<float> m_lines; // [angle][column]
+};
+
+void writeScan(const fs::path& path, const ScanLayout& layout) {
+    const auto t0 = Clock::now();
+    const SimulatedScan sim(layout.projections, layout.rows, layout.columns);
+    std::vector<double> degrees;
+    for (double a : sim.angles()) degrees.push_back(a * 180.0 / 3.14159265358979323846);
+    auto writer = createDXchangeScanWriter(path, layout, degrees, /*overwrite=*/true);
+    WorkerPool pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    const std::size_t image = static_cast<std::size_t>(layout.rows) * layout.columns;
+    const int block = static_cast<int>(std::clamp<std::size_t>((std::size_t{256} << 20) / (image * 2), 1, 64));
+    std::vector<std::uint16_t> values(image * block);
+    for (int first = 0; first < layout.projections; first += block) {
+        throwIfInterrupted();
+        const int n = std::min(block, layout.projections - first);
+        const std::span<std::uint16_t> part = std::span(values).first(image * n);
+        sim.fill(first, n, part, pool);
+        writer->writeProjections(first, n, part);
+    }
+    writer->writeFlats(std::vector<std::uint16_t>(image * layout.flats, static_cast<std::uint16_t>(kFlatCounts + kDarkCounts)));
+    writer->writeDarks(std::vector<std::uint16_t>(image * layout.darks, static_cast<std::uint16_t>(kDarkCounts)));
+    writer->commit();
+    std::printf("wrote the simulated scan %s (%.2f GiB) in %s\n", path.c_str(), gib(static_cast<double>(fs::file_size(path))),
+                formatSeconds(secondsSince(t0)).c_str());
+}
+
+/// An open file descriptor, closed on scope exit.
+class Fd {
+public:
+    Fd(const fs::path& path, int flags) : m_fd(::open(path.c_str(), flags | O_CLOEXEC, 0644)), m_path(path) {
+        if (m_fd < 0) throw IoError(path.string() + ": cannot open: " + std::strerror(errno));
+    }
+    ~Fd() { ::close(m_fd); }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    int get() const { return m_fd; }
+
+private:
+    int m_fd;
+    fs::path m_path;
+};
+
+/// Drops the file's pages from the page cache (written back first), so the
+/// next read comes from the disk. A no-op on tmpfs.
+void evictFromCache(const fs::path& path) {
+    Fd fd(path, O_RDONLY);
+    ::fdatasync(fd.get());
+    ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+}
+
+/// Seconds to read the whole file sequentially.
+double timeRead(const fs::path& path) {
+    std::vector<char> buffer(kIoPiece);
+    Fd fd(path, O_RDONLY);
+    const auto t0 = Clock::now();
+    for (;;) {
+        const ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
+        if (n < 0) throw IoError(path.string() + ": read failed: " + std::strerror(errno));
+        if (n == 0) break;
+    }
+    return secondsSince(t0);
+}
+
+struct WriteFloor {
+    double accepted = 0.0; ///< write() calls returned (the data are in the page cache)
+    double onDisk = 0.0;   ///< and fdatasync() returned
+};
+
+/// Writes `bytes` to a scratch file in `dir` sequentially, then removes it.
+WriteFloor timeWrite(const fs::path& dir, std::size_t bytes) {
+    const fs::path scratch = dir / ".tomo-bench-write-floor";
+    std::vector<char> buffer(kIoPiece, 1);
+    WriteFloor floor;
+    {
+        Fd fd(scratch, O_WRONLY | O_CREAT | O_TRUNC);
+        const auto t0 = Clock::now();
+        for (std::size_t done = 0; done < bytes;) {
+            const std::size_t n = std::min(buffer.size(), bytes - done);
+            const ssize_t w = ::write(fd.get(), buffer.data(), n);
+            if (w <= 0) {
+                const std::string why = std::strerror(errno);
+                fs::remove(scratch);
+                throw IoError(scratch.string() + ": write failed: " + why);
+            }
+            done += static_cast<std::size_t>(w);
+        }
+        floor.accepted = secondsSince(t0);
+        ::fdatasync(fd.get());
+        floor.onDisk = secondsSince(t0);
+    }
+    fs::remove(scratch);
+    return floor;
+}
+
+struct RunResult {
+    std::string input; ///< "cold" or "warm"
+    VolumeReport report;
+    double compute = 0.0; ///< seconds: GPU filter + back-projection, or the CPU reconstruct stage
+    double floor = 0.0;   ///< max(read floor, write floor, compute)
+};
+
+RunResult runOnce(const PipelineBenchSettings& s, const fs::path& scan, const fs::path& output, bool cold,
+                  double readFloor, double writeFloor) {
+    if (cold) evictFromCache(scan);
+    auto reader = openDataset(scan);
+    const DatasetInfo& info = reader->info();
+    VolumeJob job;
+    job.options = s.options;
+    Geometry g;
+    g.angles = info.angles;
+    g.bins = info.columns;
+    g.axis = g.detectorCentre();
+    job.geometry = ReconGeometry::fullSlice(g);
+    WriteOptions write;
+    write.overwrite = true;
+    RunResult r;
+    r.input = cold ? "cold" : "warm";
+    {
+        auto writer = createVolumeWriter(output, info.columns, info.columns, info.rows, write);
+        r.report = reconstructVolume(*reader, job, *writer, [](double, std::string_view) { throwIfInterrupted(); });
+    }
+    const Backend* backend = BackendRegistry::instance().find(r.report.strategy);
+    const bool gpu = backend && backend->family() != "cpu";
+    r.compute = gpu ? r.report.plan.filter + r.report.plan.backproject : r.report.secondsReconstruct;
+    r.floor = std::max({readFloor, writeFloor, r.compute});
+    return r;
+}
+
+fs::path scanName(const PipelineBenchSettings& s, int rows) {
+    return "scan-" + std::to_string(s.projections) + "x" + std::to_string(rows) + "x" + std::to_string(s.columns) +
+           (s.chunkedInput ? "-chunked" : "-contiguous") + (s.gzipLevel ? "-gzip" + std::to_string(s.gzipLevel) : "") +
+           ".h5";
+}
+
+bool matches(const fs::path& scan, const ScanLayout& layout) {
+    try {
+        const auto reader = openDataset(scan);
+        const DatasetInfo& i = reader->info();
+        return i.projections == layout.projections && i.rows == layout.rows && i.columns == layout.columns;
+    } catch (const Error&) {
+        return false;
+    }
+}
+
+} // namespace
+
+int runPipelineBenchmark(const PipelineBenchSettings& s) {
+    const int rows = s.rows > 0 ? s.rows : s.columns;
+    if (s.projections < 2 || s.columns < 8 || rows < 1)
+        throw InvalidArgument("--pipeline: --projections must be >= 2, --size >= 8 and --rows >= 1");
+    if (s.output != "h5" && s.output != "tiff")
+        throw InvalidArgument("--output-format " + s.output + ": expected h5 or tiff");
+    const fs::path dir = s.dir.empty() ? fs::temp_directory_path() : s.dir;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) throw IoError("--dir " + dir.string() + ": not a folder");
+
+    ScanLayout layout;
+    layout.projections = s.projections;
+    layout.rows = rows;
+    layout.columns = s.columns;
+    layout.flats = 4;
+    layout.darks = 4;
+    layout.chunkedPerProjection = s.chunkedInput || s.gzipLevel > 0;
+    layout.gzipLevel = s.gzipLevel;
+    const fs::path scan = dir / scanName(s, rows);
+    const fs::path output = dir / (s.output == "h5" ? "tomo-bench-volume.h5" : "tomo-bench-volume");
+    const double outputBytes = 4.0 * rows * s.columns * static_cast<double>(s.columns);
+
+    std::printf("tomo-bench --pipeline: %d projections x %d rows x %d columns uint16 (%s%s) -> %d slices of %d^2 "
+                "float32 (%s, %.2f GiB) in %s\n",
+                s.projections, rows, s.columns, layout.chunkedPerProjection ? "one projection per chunk" : "contiguous",
+                s.gzipLevel ? (", gzip " + std::to_string(s.gzipLevel)).c_str() : "", rows, s.columns,
+                s.output == "h5" ? "HDF5" : "TIFF folder", gib(outputBytes), dir.c_str());
+    std::fflush(stdout);
+    if (s.keep && fs::exists(scan, ec) && matches(scan, layout))
+        std::printf("reusing the simulated scan %s\n", scan.c_str());
+    else
+        writeScan(scan, layout);
+    const double inputBytes = static_cast<double>(fs::file_size(scan));
+
+    // The storage floor of this folder, now.
+    evictFromCache(scan);
+    const double readCold = timeRead(scan);
+    const double readWarm = timeRead(scan);
+    const WriteFloor write = timeWrite(dir, static_cast<std::size_t>(outputBytes));
+    std::printf("\nstorage floor in %s:\n", dir.c_str());
+    std::printf("  read %.2f GiB cold  %8s (%.2f GB/s)\n", gib(inputBytes), formatSeconds(readCold).c_str(),
+                inputBytes / readCold / 1e9);
+    std::printf("  read %.2f GiB warm  %8s (%.2f GB/s)\n", gib(inputBytes), formatSeconds(readWarm).c_str(),
+                inputBytes / readWarm / 1e9);
+    std::printf("  write %.2f GiB      %8s (%.2f GB/s accepted by the OS; %s, %.2f GB/s, on disk after fdatasync)\n",
+                gib(outputBytes), formatSeconds(write.accepted).c_str(), outputBytes / write.accepted / 1e9,
+                formatSeconds(write.onDisk).c_str(), outputBytes / write.onDisk / 1e9);
+    std::fflush(stdout);
+
+    std::vector<RunResult> runs;
+    for (bool cold : {true, false}) {
+        throwIfInterrupted();
+        runs.push_back(runOnce(s, scan, output, cold, cold ? readCold : readWarm, write.accepted));
+        if (!s.keep || cold) fs::remove_all(output, ec);
+    }
+    if (!s.keep) fs::remove(scan, ec);
+
+    std::printf("\n%-5s %-14s %9s %9s %9s %9s %9s %9s %-12s %9s %7s\n", "input", "strategy", "total", "read",
+                "preproc", "recon", "write", "compute", "bottleneck", "floor", "ratio");
+    for (const RunResult& r : runs) {
+        const VolumeReport& v = r.report;
+        std::printf("%-5s %-14s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %-12s %9.2f %7.2f\n", r.input.c_str(),
+                    v.strategy.c_str(), v.secondsTotal, v.secondsRead, v.secondsPreprocess, v.secondsReconstruct,
+                    v.secondsWrite, r.compute, v.bottleneck().c_str(), r.floor, v.secondsTotal / r.floor);
+    }
+    std::printf("(seconds; read/preproc/recon/write = busy time of each conveyor stage, overlapping; compute = "
+                "filter + back-projection on the GPU, or the reconstruct stage on the CPU; floor = max(read floor of "
+                "the same cache state, write floor, compute); ratio = total / floor)\n");
+    for (const RunResult& r : runs)
+        std::printf("%s input: chunk %d rows, chunk buffers peak %.0f MiB; plan split upload %.2f, filter %.2f, "
+                    "back-projection %.2f, download %.2f s; %.0f GU/s over the reconstruct stage\n",
+                    r.input.c_str(), r.report.chunkRows, static_cast<double>(r.report.peakBufferBytes) / (1 << 20),
+                    r.report.plan.upload, r.report.plan.filter, r.report.plan.backproject, r.report.plan.download,
+                    r.report.gups);
+
+    if (!s.json.empty()) {
+        json results = json::array();
+        for (const RunResult& r : runs) {
+            const VolumeReport& v = r.report;
+            results.push_back({{"input", r.input},
+                               {"strategy", v.strategy},
+                               {"seconds_total", v.secondsTotal},
+                               {"busy_seconds",
+                                {{"read", v.secondsRead},
+                                 {"preprocess", v.secondsPreprocess},
+                                 {"reconstruct", v.secondsReconstruct},
+                                 {"write", v.secondsWrite}}},
+                               {"plan_seconds",
+                                {{"upload", v.plan.upload},
+                                 {"filter", v.plan.filter},
+                                 {"backproject", v.plan.backproject},
+                                 {"download", v.plan.download}}},
+                               {"compute_seconds", r.compute},
+                               {"floor_seconds", r.floor},
+                               {"ratio", v.secondsTotal / r.floor},
+                               {"bottleneck", v.bottleneck()},
+                               {"chunk_rows", v.chunkRows},
+                               {"peak_buffer_bytes", v.peakBufferBytes}});
+        }
+        const json doc = {{"mode", "pipeline"},
+                          {"scan",
+                           {{"projections", s.projections},
+                            {"rows", rows},
+                            {"columns", s.columns},
+                            {"chunked", layout.chunkedPerProjection},
+                            {"gzip", s.gzipLevel},
+                            {"bytes", inputBytes}}},
+                          {"output", {{"format", s.output}, {"bytes", outputBytes}}},
+                          {"storage_floor_seconds",
+                           {{"read_cold", readCold},
+                            {"read_warm", readWarm},
+                            {"write_accepted", write.accepted},
+                            {"write_on_disk", write.onDisk}}},
+                          {"runs", results}};
+        std::ofstream out(s.json);
+        out << doc.dump(2) << '\n';
+        if (!out) throw IoError(s.json + ": cannot write the JSON results");
+        std::printf("wrote %s\n", s.json.c_str());
+    }
+    return kExitOk;
+}
+
+} // namespace tomo::cli

@@ -1,0 +1,29 @@
+// tomo-bench --pipeline: the batch reconstruction end to end on a simulated
+// scan written to a folder, against the storage floor measured there in the
+// same run (see bench_pipeline.cpp).
+#pragma once
+
+#include "tomo/backend.h"
+
+#include <filesystem>
+#include <string>
+
+namespace tomo::cli {
+
+struct PipelineBenchSettings {
+    int projections = 512;
+    int rows = 0;    ///< detector rows = slices (0 = columns)
+    int columns = 512;
+    std::filesystem::path dir;       ///< where the scan and the output go (empty: the system temp folder)
+    std::string output = "h5";       ///< "h5" or "tiff" (a folder of TIFFs)
+    bool chunkedInput = true;        ///< one projection per HDF5 chunk (how detectors write)
+    int gzipLevel = 0;
+    bool keep = false;               ///< keep the scan (and reuse it when it matches) and the output
+    ReconOptions options;
+    std::string json;                ///< also write the results here
+};
+
+/// Runs the benchmark, prints its table; returns the exit code.
+int runPipelineBenchmark(const PipelineBenchSettings& settings);
+
+} // namespace tomo::cli
