@@ -5,6 +5,7 @@
 // sinogram order ([row][angle][column]) and converted to float32.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -18,6 +19,8 @@ enum class SampleType { UInt8, UInt16, Float32, Float64 };
 
 /// "uint8", "uint16", "float32", "float64".
 const char* sampleTypeName(SampleType t);
+/// Bytes of one sample of type `t`.
+std::size_t sampleBytes(SampleType t);
 
 enum class DatasetFormat {
     DXchange,      ///< HDF5 /exchange/data, data_white, data_dark, theta (degrees)
@@ -91,6 +94,17 @@ public:
 
     /// Mean dark field, as readMeanFlat.
     virtual bool readMeanDark(int firstRow, int rowCount, std::span<float> out) = 0;
+
+    /// Detector values of rows [firstRow, firstRow + rowCount) as stored
+    /// (info().sampleType, no conversion), in projection order, the order of
+    /// the files: value (angle a, row r, column c) at index
+    /// (a * rowCount + r) * columns + c; `out` holds projections x rowCount x
+    /// columns samples of sampleBytes(info().sampleType) bytes. The batch
+    /// conveyor reads this way and converts, reorders and corrects on the
+    /// CPU or the GPU. The default goes through readSinograms (exact for
+    /// every type but float64, which it rounds to float). Throws as
+    /// readSinograms.
+    virtual void readRawRows(int firstRow, int rowCount, std::span<std::byte> out);
 
     /// Mean flat of one group (an index into info().flatPositions) for the
     /// same rows, out[r * columns + c]. The default serves a dataset with a

@@ -6,6 +6,7 @@
 #include "tomo/error.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -38,8 +39,6 @@ const char* formatName(DatasetFormat f) {
     return "unknown";
 }
 
-namespace detail {
-
 std::size_t sampleBytes(SampleType t) {
     switch (t) {
     case SampleType::UInt8: return 1;
@@ -49,6 +48,8 @@ std::size_t sampleBytes(SampleType t) {
     }
     return 0;
 }
+
+namespace detail {
 
 FileKind sniffFile(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -115,6 +116,15 @@ void checkRowRequest(const DatasetInfo& info, int firstRow, int rowCount, std::s
         throw InvalidArgument("output buffer for " + std::to_string(rowCount) + " rows of " +
                               info.path.string() + " holds " + std::to_string(outSize) +
                               " values; expected " + std::to_string(rowCount * valuesPerRow));
+}
+
+void checkRawRowRequest(const DatasetInfo& info, int firstRow, int rowCount, std::size_t bytes) {
+    const std::size_t sample = sampleBytes(info.sampleType);
+    if (bytes % sample != 0)
+        throw InvalidArgument(info.path.string() + ": a raw buffer of " + std::to_string(bytes) +
+                              " bytes is not a whole number of " + sampleTypeName(info.sampleType) + " samples");
+    checkRowRequest(info, firstRow, rowCount, bytes / sample,
+                    static_cast<std::size_t>(info.projections) * static_cast<std::size_t>(info.columns));
 }
 
 void imageToSinograms(std::span<const float> image, int index, int imageCount, int rows, int columns,
@@ -214,6 +224,37 @@ DatasetFormat detectFormat(const std::filesystem::path& path, const OpenOptions&
     throw FormatError(path.string() +
                       " is not a dataset this program reads: expected an HDF5 file (DXchange, NXtomo or "
                       "sinogram layout), a TIFF, a directory of TIFFs, or a raw file with its layout given");
+}
+
+namespace {
+
+/// Sinograms [row][angle][column] as float -> projection order in type T.
+template <class T>
+void toProjectionOrder(std::span<const float> sinograms, int rows, int projections, int columns, std::byte* out) {
+    T* dst = reinterpret_cast<T*>(out);
+    const std::size_t cols = static_cast<std::size_t>(columns);
+    for (int r = 0; r < rows; ++r)
+        for (int a = 0; a < projections; ++a) {
+            const float* src = sinograms.data() + (static_cast<std::size_t>(r) * projections + a) * cols;
+            T* line = dst + (static_cast<std::size_t>(a) * rows + r) * cols;
+            for (std::size_t c = 0; c < cols; ++c) line[c] = static_cast<T>(src[c]);
+        }
+}
+
+} // namespace
+
+void DatasetReader::readRawRows(int firstRow, int rowCount, std::span<std::byte> out) {
+    detail::checkRawRowRequest(m_info, firstRow, rowCount, out.size());
+    const std::size_t perRow = static_cast<std::size_t>(m_info.projections) * static_cast<std::size_t>(m_info.columns);
+    std::vector<float> sinograms(perRow * static_cast<std::size_t>(rowCount));
+    readSinograms(firstRow, rowCount, sinograms);
+    const int p = m_info.projections, c = m_info.columns;
+    switch (m_info.sampleType) {
+    case SampleType::UInt8: toProjectionOrder<std::uint8_t>(sinograms, rowCount, p, c, out.data()); break;
+    case SampleType::UInt16: toProjectionOrder<std::uint16_t>(sinograms, rowCount, p, c, out.data()); break;
+    case SampleType::Float32: toProjectionOrder<float>(sinograms, rowCount, p, c, out.data()); break;
+    case SampleType::Float64: toProjectionOrder<double>(sinograms, rowCount, p, c, out.data()); break;
+    }
 }
 
 void DatasetReader::readFlatGroup(int group, int firstRow, int rowCount, std::span<float> out) {

@@ -13,9 +13,6 @@
 
 namespace tomo::detail {
 
-/// Bytes of one sample of type `t`.
-std::size_t sampleBytes(SampleType t);
-
 /// What the first bytes of a regular file say it is.
 enum class FileKind { Hdf5, Tiff, Other };
 
@@ -53,6 +50,10 @@ std::vector<double> resolveAngles(const DatasetInfo& info, const std::vector<dou
 /// rowCount * valuesPerRow.
 void checkRowRequest(const DatasetInfo& info, int firstRow, int rowCount, std::size_t outSize,
                      std::size_t valuesPerRow);
+
+/// checkRowRequest for readRawRows: `bytes` must be rowCount x projections x
+/// columns samples of info.sampleType.
+void checkRawRowRequest(const DatasetInfo& info, int firstRow, int rowCount, std::size_t bytes);
 
 /// Reorders a block read as [image][row][column] into [row][image][column].
 void imagesToSinograms(std::span<const float> images, int imageCount, int rows, int columns,

@@ -113,20 +113,33 @@ SampleType Array::pixelType() const {
     return *m_pixelType;
 }
 
-void Array::read(const std::vector<Block>& blocks, std::span<float> out) const {
+void Array::readAs(const std::vector<Block>& blocks, hid_t memoryType, void* out, std::size_t values) const {
     Dataspace fileSpace(H5Dget_space(m_dataset.get()));
     H5Sselect_none(fileSpace.get());
     for (const Block& b : blocks)
         if (H5Sselect_hyperslab(fileSpace.get(), H5S_SELECT_OR, b.start.data(), nullptr, b.count.data(), nullptr) < 0)
             throw FormatError(where() + ": selection outside the shape " + shapeText() + errorDetail());
     const hssize_t points = H5Sget_select_npoints(fileSpace.get());
-    if (points < 0 || static_cast<std::size_t>(points) != out.size())
+    if (points < 0 || static_cast<std::size_t>(points) != values)
         throw FormatError(where() + ": selected " + std::to_string(points) + " values for a buffer of " +
-                          std::to_string(out.size()));
-    const hsize_t memCount = out.size();
+                          std::to_string(values));
+    const hsize_t memCount = values;
     Dataspace memSpace(H5Screate_simple(1, &memCount, nullptr));
-    if (H5Dread(m_dataset.get(), H5T_NATIVE_FLOAT, memSpace.get(), fileSpace.get(), H5P_DEFAULT, out.data()) < 0)
+    if (H5Dread(m_dataset.get(), memoryType, memSpace.get(), fileSpace.get(), H5P_DEFAULT, out) < 0)
         throw IoError(where() + ": read failed" + errorDetail());
+}
+
+void Array::read(const std::vector<Block>& blocks, std::span<float> out) const {
+    readAs(blocks, H5T_NATIVE_FLOAT, out.data(), out.size());
+}
+
+void Array::readStored(const std::vector<Block>& blocks, std::span<std::byte> out) const {
+    const SampleType type = pixelType();
+    const hid_t memoryType = type == SampleType::UInt8    ? H5T_NATIVE_UINT8
+                             : type == SampleType::UInt16 ? H5T_NATIVE_UINT16
+                             : type == SampleType::Float32 ? H5T_NATIVE_FLOAT
+                                                           : H5T_NATIVE_DOUBLE;
+    readAs(blocks, memoryType, out.data(), out.size() / sampleBytes(type));
 }
 
 void Array::read(std::vector<hsize_t> start, std::vector<hsize_t> count, std::span<float> out) const {

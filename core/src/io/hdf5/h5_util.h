@@ -111,6 +111,9 @@ public:
         std::vector<hsize_t> count;
     };
     void read(const std::vector<Block>& blocks, std::span<float> out) const;
+    /// The same in the stored type (pixelType(), no conversion): `out` holds
+    /// the selected values' bytes.
+    void readStored(const std::vector<Block>& blocks, std::span<std::byte> out) const;
     /// Reads one block.
     void read(std::vector<hsize_t> start, std::vector<hsize_t> count, std::span<float> out) const;
     /// Reads everything as double (for 1D metadata such as angles).
@@ -120,6 +123,8 @@ public:
     std::optional<std::string> stringAttribute(const char* name) const;
 
 private:
+    void readAs(const std::vector<Block>& blocks, hid_t memoryType, void* out, std::size_t values) const;
+
     std::filesystem::path m_filePath;
     std::string m_name;
     Dataset m_dataset;

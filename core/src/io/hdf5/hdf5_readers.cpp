@@ -56,6 +56,13 @@ public:
         imagesToSinograms(m_buffer, m_info.projections, rowCount, m_info.columns, out);
     }
 
+    void readRawRows(int firstRow, int rowCount, std::span<std::byte> out) override {
+        checkRawRowRequest(m_info, firstRow, rowCount, out.size());
+        h5::QuietErrors quiet;
+        // The frames as stored are already in projection order.
+        m_projections.array->readStored(blocksOf(m_projections, firstRow, rowCount), out);
+    }
+
     bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override {
         return readMean(m_flats, firstRow, rowCount, out);
     }
@@ -71,12 +78,15 @@ protected:
     FrameSet m_darks;
 
 private:
-    void readFrames(const FrameSet& set, int firstRow, int rowCount, std::span<float> out) const {
+    std::vector<h5::Array::Block> blocksOf(const FrameSet& set, int firstRow, int rowCount) const {
         std::vector<h5::Array::Block> blocks;
         for (const auto& [first, count] : set.runs)
             blocks.push_back({{first, static_cast<hsize_t>(firstRow), 0},
                               {count, static_cast<hsize_t>(rowCount), static_cast<hsize_t>(m_info.columns)}});
-        set.array->read(blocks, out);
+        return blocks;
+    }
+    void readFrames(const FrameSet& set, int firstRow, int rowCount, std::span<float> out) const {
+        set.array->read(blocksOf(set, firstRow, rowCount), out);
     }
 
     bool readMean(const FrameSet& set, int firstRow, int rowCount, std::span<float> out) {

@@ -100,7 +100,7 @@ std::string describe(const PageLayout& layout) {
 
 void readRows(const File& file, const PageLayout& layout, int firstRow, int rowCount, std::span<float> out) {
     TIFF* t = file.get();
-    const std::size_t bytes = detail::sampleBytes(layout.type);
+    const std::size_t bytes = sampleBytes(layout.type);
     const auto width = static_cast<std::uint32_t>(layout.width);
     const auto rowEnd = static_cast<std::uint32_t>(firstRow + rowCount);
     const auto first = static_cast<std::uint32_t>(firstRow);
