@@ -19,18 +19,13 @@
 // (target_clones); no -march flag is needed.
 #include "tomo/cpu_backends.h"
 
+#include "cpu_clones.h"
 #include "recon/cpu_plan.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
-
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-#define TOMO_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define TOMO_CPU_CLONES
-#endif
 
 namespace tomo {
 
