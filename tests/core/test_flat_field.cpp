@@ -52,7 +52,7 @@ void expectMatchesTheFormula(SampleType type) {
     const auto bytes = bytesOf(raw);
     const auto flat = field(4000, 0, 10), dark = field(100, 1, 0);
     const FlatFieldRows constants = makeFlatFieldRows(flat, dark, kRows, kColumns, "test", 5);
-    RawRows rows{type, bytes, kAngles, kRows, kColumns, "test", 5};
+    RawRows rows{type, bytes, kAngles, kRows, kColumns, 0, "test", 5};
     std::vector<float> out(raw.size());
     const PreprocessStats stats = flatFieldRawRows(rows, constants, out);
     EXPECT_EQ(stats.clamped, 0u);
@@ -77,7 +77,7 @@ TEST(FlatField, EveryStoredTypeMatchesTheDoubleFormula) {
     const auto bytes = bytesOf(raw);
     const FlatFieldRows constants = makeFlatFieldRows(field(240, 0, 0), field(20, 0, 0), kRows, kColumns, "u8", 0);
     std::vector<float> out(raw.size());
-    flatFieldRawRows({SampleType::UInt8, bytes, kAngles, kRows, kColumns, "u8", 0}, constants, out);
+    flatFieldRawRows({SampleType::UInt8, bytes, kAngles, kRows, kColumns, 0, "u8", 0}, constants, out);
     for (float v : out) ASSERT_NEAR(v, -std::log(100.0 / 220.0), 1e-6);
 }
 
@@ -85,7 +85,7 @@ TEST(FlatField, ThreadsGiveTheSameBits) {
     const auto raw = counts<std::uint16_t>();
     const auto bytes = bytesOf(raw);
     const FlatFieldRows constants = makeFlatFieldRows(field(4000, 0, 10), field(100, 1, 0), kRows, kColumns, "t", 0);
-    const RawRows rows{SampleType::UInt16, bytes, kAngles, kRows, kColumns, "t", 0};
+    const RawRows rows{SampleType::UInt16, bytes, kAngles, kRows, kColumns, 0, "t", 0};
     std::vector<float> one(raw.size()), many(raw.size());
     flatFieldRawRows(rows, constants, one);
     WorkerPool pool(4);
@@ -103,14 +103,14 @@ TEST(FlatField, NoSignalIsClampedAndCountedNeverNaN) {
     const auto bytes = bytesOf(raw);
     std::vector<float> out(raw.size());
     const PreprocessStats stats =
-        flatFieldRawRows({SampleType::UInt16, bytes, kAngles, kRows, kColumns, "c", 0}, constants, out);
+        flatFieldRawRows({SampleType::UInt16, bytes, kAngles, kRows, kColumns, 0, "c", 0}, constants, out);
     EXPECT_EQ(stats.clamped, 1u + kAngles);
     const float clamped = -std::log(kMinTransmission);
     EXPECT_NEAR(out[(static_cast<std::size_t>(1) * kAngles + 2) * kColumns + 4], clamped, 1e-5);
     for (float v : out) ASSERT_TRUE(std::isfinite(v));
     // Without flats and darks: -log of the values themselves.
     const FlatFieldRows none = makeFlatFieldRows({}, {}, kRows, kColumns, "c", 0);
-    flatFieldRawRows({SampleType::UInt16, bytes, kAngles, kRows, kColumns, "c", 0}, none, out);
+    flatFieldRawRows({SampleType::UInt16, bytes, kAngles, kRows, kColumns, 0, "c", 0}, none, out);
     EXPECT_NEAR(out[0], -std::log(static_cast<double>(raw[0])), 1e-5);
 }
 
@@ -121,7 +121,7 @@ TEST(FlatField, NaNAndBadSizesAreNamed) {
     const FlatFieldRows constants = makeFlatFieldRows({}, {}, kRows, kColumns, "scan.h5", 40);
     std::vector<float> out(raw.size());
     try {
-        flatFieldRawRows({SampleType::Float32, bytes, kAngles, kRows, kColumns, "scan.h5", 40}, constants, out);
+        flatFieldRawRows({SampleType::Float32, bytes, kAngles, kRows, kColumns, 0, "scan.h5", 40}, constants, out);
         FAIL() << "no DataError";
     } catch (const DataError& e) {
         EXPECT_STREQ(e.what(), "scan.h5: value is +inf at row 42, angle 3, column 11; expected finite values");
@@ -136,8 +136,88 @@ TEST(FlatField, NaNAndBadSizesAreNamed) {
     }
     EXPECT_THROW(makeFlatFieldRows(std::vector<float>(5), {}, kRows, kColumns, "s", 0), InvalidArgument);
     std::vector<float> small(raw.size() - 1);
-    EXPECT_THROW(flatFieldRawRows({SampleType::Float32, bytes, kAngles, kRows, kColumns, "s", 0}, constants, small),
+    EXPECT_THROW(flatFieldRawRows({SampleType::Float32, bytes, kAngles, kRows, kColumns, 0, "s", 0}, constants, small),
                  InvalidArgument);
+}
+
+TEST(FlatField, RowsOfABlockEqualTheSameRowsAlone) {
+    const auto raw = counts<std::uint16_t>();
+    const auto bytes = bytesOf(raw);
+    const FlatFieldRows constants = makeFlatFieldRows(field(4000, 0, 10), field(100, 1, 0), kRows, kColumns, "b", 10);
+    const RawRows block{SampleType::UInt16, bytes, kAngles, kRows, kColumns, 0, "b", 10};
+    std::vector<float> all(raw.size());
+    flatFieldRawRows(block, constants, all);
+    const RawRows part = rowsOf(block, 1, 2);
+    EXPECT_EQ(part.firstRow, 11);
+    std::vector<float> two(static_cast<std::size_t>(2) * kAngles * kColumns);
+    flatFieldRawRows(part, rowsOf(constants, 1, 2), two);
+    EXPECT_EQ(std::memcmp(two.data(), all.data() + kAngles * kColumns, two.size() * sizeof(float)), 0);
+    EXPECT_THROW(rowsOf(block, 2, 2), InvalidArgument);
+    EXPECT_THROW(rowsOf(constants, -1, 1), InvalidArgument);
+}
+
+/// One row and one angle of float values with their fields, corrected.
+std::vector<float> correctOneLine(std::vector<float> raw, const std::vector<float>& flat,
+                                  const std::vector<float>& dark, PreprocessStats* stats = nullptr) {
+    const int columns = static_cast<int>(raw.size());
+    const auto bytes = bytesOf(raw);
+    const FlatFieldRows constants = makeFlatFieldRows(flat, dark, 1, columns, "line", 0);
+    std::vector<float> out(raw.size());
+    const PreprocessStats s =
+        flatFieldRawRows({SampleType::Float32, bytes, 1, 1, columns, 0, "line", 0}, constants, out);
+    if (stats) *stats = s;
+    return out;
+}
+
+TEST(FlatField, EveryImpossibleTransmissionIsClamped) {
+    // raw < dark, raw == dark, flat == dark, flat < dark, all zero (dead pixel), valid.
+    PreprocessStats stats;
+    const auto out = correctOneLine({5, 10, 500, 500, 0, 550}, {1000, 1000, 10, 5, 0, 1000}, {10, 10, 10, 10, 0, 100},
+                                    &stats);
+    EXPECT_EQ(stats.clamped, 5u);
+    for (int c = 0; c < 5; ++c) EXPECT_FLOAT_EQ(out[c], -std::log(kMinTransmission)) << c;
+    EXPECT_FLOAT_EQ(out[5], static_cast<float>(-std::log(0.5)));
+}
+
+TEST(FlatField, ExtremeValuesStayFinite) {
+    // A transmission above 1, one beyond float's range, one below it (clamped).
+    PreprocessStats stats;
+    const auto out = correctOneLine({2000, std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min()},
+                                    {1000, 1e-30f, std::numeric_limits<float>::max()}, {}, &stats);
+    EXPECT_FLOAT_EQ(out[0], static_cast<float>(-std::log(2.0)));
+    EXPECT_NEAR(out[1], -std::log(std::numeric_limits<float>::max()), 1e-3);
+    EXPECT_FLOAT_EQ(out[2], -std::log(kMinTransmission));
+    EXPECT_EQ(stats.clamped, 1u);
+    for (float v : out) EXPECT_TRUE(std::isfinite(v)) << v;
+}
+
+TEST(FlatField, WithoutFlatOrDark) {
+    auto out = correctOneLine({std::exp(-1.5f), 1.0f}, {}, {});
+    EXPECT_NEAR(out[0], 1.5f, 1e-6f);
+    EXPECT_EQ(out[1], 0.0f);
+    PreprocessStats stats;
+    out = correctOneLine({110, 20}, {}, {10, 20}, &stats); // dark only
+    EXPECT_FLOAT_EQ(out[0], static_cast<float>(-std::log(100.0)));
+    EXPECT_FLOAT_EQ(out[1], -std::log(kMinTransmission));
+    EXPECT_EQ(stats.clamped, 1u);
+}
+
+TEST(FlatField, ReportsTheFirstBadValueWhateverThreadFindsIt) {
+    const int rows = 64, projections = 64, columns = 8; // 4096 lines, spread over threads
+    std::vector<float> raw(static_cast<std::size_t>(rows) * projections * columns, 10.0f); // projection order
+    raw[(static_cast<std::size_t>(5) * rows + 50) * columns + 1] = std::numeric_limits<float>::quiet_NaN();
+    raw[(static_cast<std::size_t>(3) * rows + 10) * columns + 2] = std::numeric_limits<float>::infinity();
+    const auto bytes = bytesOf(raw);
+    const FlatFieldRows none = makeFlatFieldRows({}, {}, rows, columns, "many", 0);
+    std::vector<float> out(raw.size());
+    WorkerPool pool(4);
+    try {
+        flatFieldRawRows({SampleType::Float32, bytes, projections, rows, columns, 0, "many", 0}, none, out, &pool);
+        FAIL() << "no DataError";
+    } catch (const DataError& e) {
+        // Of the two, the one first in the data's order (projection order: angle 3 before angle 5).
+        EXPECT_STREQ(e.what(), "many: value is +inf at row 10, angle 3, column 2; expected finite values");
+    }
 }
 
 } // namespace

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "tomo/filter.h"
+#include "tomo/flat_field.h"
 #include "tomo/geometry.h"
 
 #include <cstddef>
@@ -98,6 +99,16 @@ public:
         setSinograms(sinograms, count);
         backproject(slices);
     }
+
+    /// True when reconstructRaw() corrects raw rows on the device (the CUDA
+    /// plans): the batch conveyor then hands them the stored values and
+    /// skips its CPU preprocessing.
+    virtual bool correctsRawRows() const { return false; }
+
+    /// flatFieldRawRows() of `raw` (`field` holds the constants of its rows)
+    /// into sinograms, then reconstruct() of raw.rows slices. The default
+    /// corrects on the CPU. Throws as both.
+    virtual PreprocessStats reconstructRaw(const RawRows& raw, const FlatFieldRows& field, std::span<float> slices);
 
 protected:
     ReconstructionPlan(ReconGeometry geometry, ReconOptions options)

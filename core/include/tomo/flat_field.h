@@ -23,13 +23,15 @@ class WorkerPool;
 inline constexpr float kMinTransmission = 1e-5f;
 
 /// Raw rows as readRawRows delivers them: value (angle a, row r, column c)
-/// at (a * rows + r) * columns + c, in `type`.
+/// at (a * rowPitch + r) * columns + c, in `type`. A part of a larger block
+/// (some of its rows) keeps the block's rowPitch.
 struct RawRows {
     SampleType type = SampleType::UInt16;
-    std::span<const std::byte> values;
+    std::span<const std::byte> values; ///< from the first row's first value to the end of the block
     int projections = 0;
     int rows = 0;
     int columns = 0;
+    int rowPitch = 0; ///< rows between two angles in `values`; 0 = rows
     /// For messages: where the values come from and the absolute number of
     /// the first row.
     std::string source;
@@ -54,6 +56,11 @@ struct FlatFieldRows {
 /// InvalidArgument for wrong sizes.
 FlatFieldRows makeFlatFieldRows(std::span<const float> flat, std::span<const float> dark, int rows, int columns,
                                 const std::string& source, int firstRow);
+
+/// Rows [first, first + count) of `raw`, with the same pitch; the field's
+/// rows likewise (`field` rows must equal raw's).
+RawRows rowsOf(const RawRows& raw, int first, int count);
+FlatFieldRows rowsOf(const FlatFieldRows& field, int first, int count);
 
 /// Corrects `raw` into `out` (rows x projections x columns floats, sinogram
 /// order), spread over `pool`'s threads (nullptr: the calling thread). Never

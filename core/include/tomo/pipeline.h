@@ -2,7 +2,9 @@
 // memory, as a conveyor of stages on their own threads, each a bounded queue
 // apart, so reading, preprocessing, reconstruction and writing overlap:
 //
-//   load (read -> flat/dark + log) -> reconstruct (plan: filter, back-project) -> write
+//   read (stored values) -> preprocess (flat/dark + log on the CPU, or left
+//   to a plan that corrects raw rows on the GPU) -> reconstruct (plan: filter,
+//   back-project) -> write
 //
 // Each stage's busy time is reported, so the slowest one (the bottleneck)
 // has a name.

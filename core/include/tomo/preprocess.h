@@ -15,15 +15,9 @@ struct PreprocessStats {
     std::size_t clamped = 0;
 };
 
-/// In place: p = -log((raw - dark) / (flat - dark)) for `rows` sinograms
-/// [row][angle][column]; flat and dark are [row][column] (empty dark = 0,
-/// empty flat = no normalisation, only -log). Never produces NaN or inf.
-/// Throws DataError if the input holds NaN or inf (naming row, angle, column).
-PreprocessStats normalizeAndLog(std::span<float> sinograms, int rows, int projections, int columns,
-                                std::span<const float> flat, std::span<const float> dark);
-
 /// Reads rows [firstRow, firstRow + rowCount) from the reader and returns
-/// log-corrected sinograms (width = columns, height = projections,
+/// log-corrected sinograms (flatFieldRawRows of readRawRows with the mean
+/// flat and dark fields) (width = columns, height = projections,
 /// depth = rowCount). Data already log-corrected are only checked for NaN/inf.
 ImageStack loadSinograms(DatasetReader& reader, int firstRow, int rowCount,
                          PreprocessStats* stats = nullptr);

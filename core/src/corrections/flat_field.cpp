@@ -60,7 +60,8 @@ TOMO_CPU_CLONES std::size_t correctLine(const T* __restrict raw, const float* __
                                         const float* __restrict scale, float* __restrict out, int columns) {
     std::size_t clamped = 0;
     for (int c = 0; c < columns; ++c) {
-        float t = (static_cast<float>(raw[c]) - dark[c]) * scale[c];
+        // min: a transmission beyond float's range (absurd flats) stays finite.
+        float t = std::min((static_cast<float>(raw[c]) - dark[c]) * scale[c], std::numeric_limits<float>::max());
         const bool none = !(t > 0.0f);
         t = none ? kMinTransmission : t;
         clamped += none;
@@ -73,6 +74,7 @@ template <class T>
 PreprocessStats correctAll(const RawRows& raw, const FlatFieldRows& field, std::span<float> out, WorkerPool* pool) {
     const T* values = reinterpret_cast<const T*>(raw.values.data());
     const std::size_t columns = static_cast<std::size_t>(raw.columns);
+    const std::size_t pitch = static_cast<std::size_t>(raw.rowPitch > 0 ? raw.rowPitch : raw.rows);
     const int lines = raw.rows * raw.projections;
     std::atomic<std::size_t> clamped{0};
     std::atomic<std::size_t> firstBad{kNone}; // index into raw of the first NaN/inf found
@@ -83,7 +85,7 @@ PreprocessStats correctAll(const RawRows& raw, const FlatFieldRows& field, std::
         std::size_t count = 0;
         for (int line = index * perTask; line < std::min(lines, (index + 1) * perTask); ++line) {
             const int r = line / raw.projections, a = line % raw.projections; // output order
-            const T* src = values + (static_cast<std::size_t>(a) * raw.rows + r) * columns;
+            const T* src = values + (static_cast<std::size_t>(a) * pitch + r) * columns;
             if (const std::size_t bad = firstNotFinite(src, columns); bad != kNone) {
                 const std::size_t where = static_cast<std::size_t>(src - values) + bad;
                 std::size_t seen = firstBad.load();
@@ -102,8 +104,8 @@ PreprocessStats correctAll(const RawRows& raw, const FlatFieldRows& field, std::
     if (const std::size_t bad = firstBad.load(); bad != kNone) {
         const std::size_t line = bad / columns;
         throw DataError(raw.source + ": value is " + describe(static_cast<float>(values[bad])) + " at row " +
-                        std::to_string(raw.firstRow + static_cast<long long>(line % raw.rows)) + ", angle " +
-                        std::to_string(line / raw.rows) + ", column " + std::to_string(bad % columns) +
+                        std::to_string(raw.firstRow + static_cast<long long>(line % pitch)) + ", angle " +
+                        std::to_string(line / pitch) + ", column " + std::to_string(bad % columns) +
                         "; expected finite values");
     }
     return {clamped.load()};
@@ -139,14 +141,46 @@ FlatFieldRows makeFlatFieldRows(std::span<const float> flat, std::span<const flo
     return f;
 }
 
+RawRows rowsOf(const RawRows& raw, int first, int count) {
+    const int pitch = raw.rowPitch > 0 ? raw.rowPitch : raw.rows;
+    if (first < 0 || count < 1 || first > raw.rows - count)
+        throw InvalidArgument(raw.source + ": rows " + std::to_string(first) + ".." +
+                              std::to_string(static_cast<long long>(first) + count - 1) + " of a block of " +
+                              std::to_string(raw.rows));
+    RawRows part = raw;
+    const std::size_t offset = static_cast<std::size_t>(first) * raw.columns * sampleBytes(raw.type);
+    part.values = raw.values.subspan(offset);
+    part.rows = count;
+    part.rowPitch = pitch;
+    part.firstRow = raw.firstRow + first;
+    return part;
+}
+
+FlatFieldRows rowsOf(const FlatFieldRows& field, int first, int count) {
+    if (first < 0 || count < 1 || first > field.rows - count)
+        throw InvalidArgument("flat-field constants: rows " + std::to_string(first) + ".." +
+                              std::to_string(static_cast<long long>(first) + count - 1) + " of " +
+                              std::to_string(field.rows));
+    const auto begin = static_cast<std::ptrdiff_t>(first) * field.columns;
+    const auto end = begin + static_cast<std::ptrdiff_t>(count) * field.columns;
+    return {count, field.columns, std::vector<float>(field.dark.begin() + begin, field.dark.begin() + end),
+            std::vector<float>(field.scale.begin() + begin, field.scale.begin() + end)};
+}
+
 PreprocessStats flatFieldRawRows(const RawRows& raw, const FlatFieldRows& field, std::span<float> out,
                                  WorkerPool* pool) {
     const std::size_t values = static_cast<std::size_t>(std::max(raw.rows, 0)) *
                                static_cast<std::size_t>(std::max(raw.projections, 0)) *
                                static_cast<std::size_t>(std::max(raw.columns, 0));
-    if (raw.rows < 1 || raw.projections < 1 || raw.columns < 1 ||
-        raw.values.size() != values * sampleBytes(raw.type) || out.size() != values ||
-        field.rows != raw.rows || field.columns != raw.columns)
+    const std::size_t pitch = static_cast<std::size_t>(raw.rowPitch > 0 ? raw.rowPitch : raw.rows);
+    // The block spans (projections - 1) pitches plus the rows asked for.
+    const std::size_t span = raw.projections < 1 ? 0
+                                                 : ((static_cast<std::size_t>(raw.projections) - 1) * pitch +
+                                                    static_cast<std::size_t>(std::max(raw.rows, 0))) *
+                                                       static_cast<std::size_t>(std::max(raw.columns, 0));
+    if (raw.rows < 1 || raw.projections < 1 || raw.columns < 1 || pitch < static_cast<std::size_t>(raw.rows) ||
+        raw.values.size() < span * sampleBytes(raw.type) || out.size() != values || field.rows != raw.rows ||
+        field.columns != raw.columns)
         throw InvalidArgument(raw.source + ": flat-field correction of " + std::to_string(raw.rows) + " rows x " +
                               std::to_string(raw.projections) + " projections x " + std::to_string(raw.columns) +
                               " columns got " + std::to_string(raw.values.size()) + " bytes of " +

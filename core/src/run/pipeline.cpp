@@ -1,7 +1,9 @@
 #include "tomo/pipeline.h"
 
 #include "tomo/error.h"
+#include "tomo/flat_field.h"
 #include "tomo/registry.h"
+#include "tomo/worker_pool.h"
 
 #include "run/bounded_queue.h"
 
@@ -32,9 +34,7 @@ double secondsSince(Clock::time_point t0) {
 class TimedReader : public DatasetReader {
     template <class Read>
     auto timed(Read read) {
-        const auto tWait = Clock::now();
         std::lock_guard lock(m_fileLibrary);
-        m_waiting += secondsSince(tWait);
         struct AddTime {
             double& total;
             Clock::time_point t0 = Clock::now();
@@ -57,19 +57,20 @@ public:
     bool readMeanDark(int firstRow, int rowCount, std::span<float> out) override {
         return timed([&] { return m_inner.readMeanDark(firstRow, rowCount, out); });
     }
+    void readRawRows(int firstRow, int rowCount, std::span<std::byte> out) override {
+        timed([&] { m_inner.readRawRows(firstRow, rowCount, out); });
+    }
     void readFlatGroup(int group, int firstRow, int rowCount, std::span<float> out) override {
         timed([&] { m_inner.readFlatGroup(group, firstRow, rowCount, out); });
     }
 
-    /// Time spent in the reader, and waiting for the lock (the writer had it).
+    /// Time spent in the reader (not waiting for the lock).
     double seconds() const { return m_seconds; }
-    double secondsWaiting() const { return m_waiting; }
 
 private:
     DatasetReader& m_inner;
     std::mutex& m_fileLibrary;
     double m_seconds = 0.0;
-    double m_waiting = 0.0;
 };
 
 /// The job's geometry completed from the dataset: angles when none are
@@ -95,18 +96,20 @@ ReconGeometry completeGeometry(const ReconGeometry& given, const DatasetInfo& in
 }
 
 /// Rows per chunk: what the job asks for, else as many as fit in the memory
-/// budget, a whole number of plan batches. Every chunk in flight costs its
-/// sinograms (plus the reader's staging copy while it is read: the HDF5
-/// readers read frames, then reorder them) and its slices; kChunksInFlight
-/// of each are alive at most (see reconstructVolume).
+/// budget, a whole number of plan batches. The conveyor holds at most, per
+/// chunk row: five raw rows (being read, queued, being corrected, and on the
+/// GPU path queued and being reconstructed), four float sinogram rows (the
+/// three of the CPU path and the reader's scratch of the default
+/// readRawRows) and three slices (being reconstructed, queued, being
+/// written); see reconstructVolume.
 constexpr std::size_t kBudgetBytes = std::size_t{1} << 30;
-constexpr int kChunksInFlight = 3; // one being made, one queued, one being consumed
 
 int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const DatasetInfo& info, int rowCount) {
     if (job.chunkRows > 0) return std::min(job.chunkRows, rowCount);
-    const std::size_t sinogram = sizeof(float) * static_cast<std::size_t>(info.projections) * info.columns;
+    const std::size_t values = static_cast<std::size_t>(info.projections) * info.columns;
+    const std::size_t raw = values * sampleBytes(info.sampleType);
     const std::size_t slice = sizeof(float) * plan.geometry().region.pixels();
-    const std::size_t rowBytes = kChunksInFlight * (sinogram + slice) + sinogram;
+    const std::size_t rowBytes = 5 * raw + 4 * sizeof(float) * values + 3 * slice;
     const int fit = static_cast<int>(std::clamp<std::size_t>(kBudgetBytes / rowBytes, 1, rowCount));
     const int batch = std::max(1, plan.maxSlices());
     return fit >= batch ? fit / batch * batch : fit;
@@ -136,13 +139,31 @@ private:
     int m_next;
 };
 
-/// One chunk of rows on its way through the conveyor.
+/// One chunk of rows on its way through the conveyor: raw values with their
+/// flat and dark fields (read), then sinograms (preprocessed on the CPU; a
+/// plan that corrects raw rows itself keeps the raw values), then slices.
 struct Chunk {
     int first = 0; ///< index in the job's range of the chunk's first row
     int rows = 0;
+    std::vector<std::byte> raw; ///< readRawRows: projection order, stored type
+    std::vector<float> flat, dark;
+    FlatFieldRows field;
     ImageStack sinograms;
     std::vector<float> slices;
+
+    std::size_t bytes() const {
+        return raw.size() + (flat.size() + dark.size() + field.dark.size() + field.scale.size() +
+                             sinograms.data.size() + slices.size()) * sizeof(float);
+    }
 };
+
+/// The chunk's raw values as RawRows (rows of the job's range from `firstRow`).
+RawRows rawRowsOf(const Chunk& chunk, const DatasetInfo& info, int firstRow) {
+    return {info.sampleType, chunk.raw,  info.projections, chunk.rows, info.columns,
+            chunk.rows,      info.path.string(), firstRow + chunk.first};
+}
+
+int hardwareThreads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 /// Host memory of the chunks alive now and at the peak.
 class BufferMeter {
@@ -158,10 +179,6 @@ public:
 private:
     std::atomic<std::size_t> m_now{0}, m_peak{0};
 };
-
-std::size_t chunkBytes(const Chunk& c) {
-    return (c.sinograms.data.size() + c.slices.size()) * sizeof(float);
-}
 
 /// The conveyor's shared state: the first error of any stage stops them all.
 class Stop {
@@ -227,13 +244,13 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     const std::size_t sinogramSize = static_cast<std::size_t>(info.projections) * info.columns;
     const std::size_t slicePixels = geometry.region.pixels();
 
-    // The conveyor: load -> [loaded] -> reconstruct -> [reconstructed] ->
-    // write, each stage on its own thread. A queue holds one chunk, so at
-    // most kChunksInFlight chunks are alive between two stages (memory
-    // stays bounded whatever the dataset's size). The reader and the writer
-    // take turns on `fileLibrary`.
-    detail::BoundedQueue<Chunk> loaded(1), reconstructed(1);
-    Stop stop({[&] { loaded.close(); }, [&] { reconstructed.close(); }});
+    // The conveyor: read -> [read] -> preprocess -> [ready] -> reconstruct ->
+    // [reconstructed] -> write, each stage on its own thread. A queue holds
+    // one chunk, so memory stays bounded whatever the dataset's size (see
+    // chooseChunkRows). The reader and the writer take turns on
+    // `fileLibrary`.
+    detail::BoundedQueue<Chunk> readQueue(1), ready(1), reconstructed(1);
+    Stop stop({[&] { readQueue.close(); }, [&] { ready.close(); }, [&] { reconstructed.close(); }});
     std::mutex fileLibrary;
     TimedReader timed(reader, fileLibrary);
     BufferMeter meter;
@@ -244,9 +261,11 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
         { std::lock_guard lock(progressMutex); }
         progressed.notify_one();
     };
-    // Busy times, each written by its own stage's thread only.
-    double secondsLoad = 0.0;
+    // Busy times and counts, each written by its own stage's thread only.
+    double secondsCheck = 0.0; // NaN check of log-corrected data (in the read stage)
     StageTimes planTimes;
+    std::size_t clampedOnCpu = 0, clampedOnPlan = 0;
+    const bool rawToPlan = plan->correctsRawRows();
 
     auto runStage = [&](auto body) {
         return std::jthread([&, body] {
@@ -258,35 +277,87 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
             notify();
         });
     };
-    std::jthread loadThread = runStage([&] {
+    // Pass a chunk on, keeping the memory meter right.
+    auto resized = [&](Chunk& chunk, auto change) {
+        const std::size_t before = chunk.bytes();
+        change();
+        meter.remove(before);
+        meter.add(chunk.bytes());
+    };
+    std::jthread readThread = runStage([&] {
         for (int done = 0; done < rowCount && !stop.stopped();) {
             Chunk chunk;
             chunk.first = done;
             chunk.rows = std::min(chunkRows, rowCount - done);
-            const auto t0 = Clock::now();
-            PreprocessStats stats;
-            chunk.sinograms = loadSinograms(timed, job.firstRow + done, chunk.rows, &stats);
-            secondsLoad += secondsSince(t0);
-            report.preprocess.clamped += stats.clamped;
-            meter.add(chunkBytes(chunk));
+            const int firstRow = job.firstRow + done;
+            if (info.logCorrected) {
+                // Already line integrals: read as sinograms, checked for NaN/inf.
+                const double before = timed.seconds();
+                const auto t0 = Clock::now();
+                chunk.sinograms = loadSinograms(timed, firstRow, chunk.rows);
+                secondsCheck += secondsSince(t0) - (timed.seconds() - before);
+            } else {
+                const std::size_t perRow = static_cast<std::size_t>(info.projections) * info.columns;
+                chunk.raw.resize(perRow * chunk.rows * sampleBytes(info.sampleType));
+                timed.readRawRows(firstRow, chunk.rows, chunk.raw);
+                const std::size_t field = static_cast<std::size_t>(chunk.rows) * info.columns;
+                chunk.flat.resize(field);
+                chunk.dark.resize(field);
+                if (!timed.readMeanFlat(firstRow, chunk.rows, chunk.flat)) chunk.flat.clear();
+                if (!timed.readMeanDark(firstRow, chunk.rows, chunk.dark)) chunk.dark.clear();
+            }
+            meter.add(chunk.bytes());
             done += chunk.rows;
-            if (!loaded.push(std::move(chunk))) return;
+            if (!readQueue.push(std::move(chunk))) return;
         }
-        loaded.close();
+        readQueue.close();
+    });
+    double secondsPreprocessStage = 0.0;
+    std::jthread preprocessThread = runStage([&] {
+        std::unique_ptr<WorkerPool> pool;
+        while (std::optional<Chunk> chunk = readQueue.pop()) {
+            if (stop.stopped()) return;
+            const auto t0 = Clock::now();
+            if (!chunk->raw.empty()) {
+                const RawRows raw = rawRowsOf(*chunk, info, job.firstRow);
+                resized(*chunk, [&] {
+                    chunk->field = makeFlatFieldRows(chunk->flat, chunk->dark, chunk->rows, info.columns,
+                                                     info.path.string(), raw.firstRow);
+                    chunk->flat = {};
+                    chunk->dark = {};
+                });
+                if (!rawToPlan) {
+                    if (!pool) pool = std::make_unique<WorkerPool>(hardwareThreads());
+                    resized(*chunk, [&] {
+                        chunk->sinograms = ImageStack(info.columns, info.projections, chunk->rows);
+                        clampedOnCpu += flatFieldRawRows(raw, chunk->field, chunk->sinograms.data, pool.get()).clamped;
+                        chunk->raw = {};
+                        chunk->field = {};
+                    });
+                }
+            }
+            secondsPreprocessStage += secondsSince(t0);
+            if (!ready.push(std::move(*chunk))) return;
+        }
+        ready.close();
     });
     std::jthread reconstructThread = runStage([&] {
         BatchSizer batch(*plan);
-        while (std::optional<Chunk> chunk = loaded.pop()) {
+        while (std::optional<Chunk> chunk = ready.pop()) {
             if (stop.stopped()) return;
             const auto t0 = Clock::now();
-            chunk->slices.resize(slicePixels * static_cast<std::size_t>(chunk->rows));
-            meter.add(chunk->slices.size() * sizeof(float));
+            resized(*chunk, [&] { chunk->slices.resize(slicePixels * static_cast<std::size_t>(chunk->rows)); });
+            const RawRows raw = chunk->raw.empty() ? RawRows{} : rawRowsOf(*chunk, info, job.firstRow);
             for (int b = 0; b < chunk->rows && !stop.stopped();) {
                 const int n = std::min(batch.next(), chunk->rows - b);
                 const auto tBatch = Clock::now();
-                plan->reconstruct(
-                    std::span<const float>(chunk->sinograms.data).subspan(b * sinogramSize, n * sinogramSize), n,
-                    std::span<float>(chunk->slices).subspan(b * slicePixels, n * slicePixels));
+                const std::span<float> out = std::span<float>(chunk->slices).subspan(b * slicePixels, n * slicePixels);
+                if (chunk->raw.empty())
+                    plan->reconstruct(
+                        std::span<const float>(chunk->sinograms.data).subspan(b * sinogramSize, n * sinogramSize), n,
+                        out);
+                else
+                    clampedOnPlan += plan->reconstructRaw(rowsOf(raw, b, n), rowsOf(chunk->field, b, n), out).clamped;
                 batch.record(n, secondsSince(tBatch));
                 const StageTimes t = plan->lastStageTimes();
                 planTimes.upload += t.upload;
@@ -297,8 +368,11 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                 slicesReconstructed += n;
                 notify();
             }
-            meter.remove(chunk->sinograms.data.size() * sizeof(float));
-            chunk->sinograms = {};
+            resized(*chunk, [&] {
+                chunk->sinograms = {};
+                chunk->raw = {};
+                chunk->field = {};
+            });
             report.secondsReconstruct += secondsSince(t0);
             if (!reconstructed.push(std::move(*chunk))) return;
         }
@@ -313,7 +387,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                 writer.writeSlices(chunk->first, chunk->rows, chunk->slices);
             }
             report.secondsWrite += secondsSince(t0);
-            meter.remove(chunk->slices.size() * sizeof(float));
+            meter.remove(chunk->bytes());
             slicesWritten += chunk->rows;
             notify();
         }
@@ -338,9 +412,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
         progressed.wait_for(lock, std::chrono::milliseconds(100),
                             [&] { return slicesReconstructed + slicesWritten != score || stop.stopped(); });
     }
-    loadThread.join();
-    reconstructThread.join();
-    writeThread.join();
+    for (std::jthread* t : {&readThread, &preprocessThread, &reconstructThread, &writeThread}) t->join();
     stop.rethrow();
 
     auto t0 = Clock::now();
@@ -349,7 +421,8 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
 
     report.slices = rowCount;
     report.secondsRead = timed.seconds();
-    report.secondsPreprocess = std::max(0.0, secondsLoad - report.secondsRead - timed.secondsWaiting());
+    report.secondsPreprocess = secondsPreprocessStage + secondsCheck;
+    report.preprocess.clamped = clampedOnCpu + clampedOnPlan;
     report.plan = planTimes;
     report.peakBufferBytes = meter.peak();
     report.secondsTotal = secondsSince(tStart);
