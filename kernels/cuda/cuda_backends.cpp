@@ -5,6 +5,7 @@
 
 #include "cuda_resources.h"
 #include "fetch_rate.h"
+#include "flat_field_kernels.h"
 #include "gpu_filter.h"
 #include "tex_optimized.h"
 #include "texture_plan.h"
@@ -181,6 +182,56 @@ std::vector<float> filterRowsOnGpu(std::span<const float> rows, int rowCount, in
     TOMO_CUDA_CHECK(cudaMemcpyAsync(out.data(), d_result.get(), out.size() * sizeof(float), cudaMemcpyDeviceToHost,
                                     stream.get()));
     TOMO_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    return out;
+}
+
+std::vector<float> flatFieldOnGpu(const RawRows& raw, const FlatFieldRows& field, PreprocessStats* stats, int device) {
+    const std::size_t sample = sampleBytes(raw.type);
+    const std::size_t pitch = static_cast<std::size_t>(raw.rowPitch > 0 ? raw.rowPitch : raw.rows);
+    const std::size_t columns = static_cast<std::size_t>(std::max(raw.columns, 0));
+    if (raw.rows < 1 || raw.projections < 1 || raw.columns < 1 || pitch < static_cast<std::size_t>(raw.rows) ||
+        raw.values.size() < ((static_cast<std::size_t>(raw.projections) - 1) * pitch + raw.rows) * columns * sample ||
+        field.rows != raw.rows || field.columns != raw.columns)
+        throw InvalidArgument("flatFieldOnGpu: " + std::to_string(raw.rows) + " rows x " +
+                              std::to_string(raw.projections) + " projections x " + std::to_string(raw.columns) +
+                              " columns do not match the " + std::to_string(raw.values.size()) + " bytes or the " +
+                              std::to_string(field.rows) + "x" + std::to_string(field.columns) + " constants");
+    DeviceScope scope(checkedDevice(device));
+    const std::size_t width = static_cast<std::size_t>(raw.rows) * columns * sample;
+    const std::size_t values = static_cast<std::size_t>(raw.rows) * raw.projections * columns;
+    DeviceBuffer<unsigned char> d_raw(device, width * raw.projections, "the raw rows");
+    DeviceBuffer<float> d_dark(device, field.dark.size(), "the flat-field constants");
+    DeviceBuffer<float> d_scale(device, field.scale.size(), "the flat-field constants");
+    DeviceBuffer<float> d_out(device, values, "the corrected sinograms");
+    DeviceBuffer<unsigned long long> d_stats(device, 2, "the preprocessing counters");
+    Stream stream = Stream::create();
+    TOMO_CUDA_CHECK(cudaMemcpy2DAsync(d_raw.get(), width, raw.values.data(), pitch * columns * sample, width,
+                                      static_cast<std::size_t>(raw.projections), cudaMemcpyHostToDevice, stream.get()));
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(d_dark.get(), field.dark.data(), d_dark.bytes(), cudaMemcpyHostToDevice,
+                                    stream.get()));
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(d_scale.get(), field.scale.data(), d_scale.bytes(), cudaMemcpyHostToDevice,
+                                    stream.get()));
+    TOMO_CUDA_CHECK(cudaMemsetAsync(d_stats.get(), 0, sizeof(unsigned long long), stream.get()));
+    TOMO_CUDA_CHECK(cudaMemsetAsync(d_stats.get() + 1, 0xff, sizeof(unsigned long long), stream.get()));
+    FlatFieldLaunch f;
+    f.d_raw = d_raw.get();
+    f.type = rawTypeOf(static_cast<int>(raw.type));
+    f.projections = raw.projections;
+    f.rows = raw.rows;
+    f.columns = raw.columns;
+    f.d_dark = d_dark.get();
+    f.d_scale = d_scale.get();
+    f.d_out = d_out.get();
+    f.d_clamped = d_stats.get();
+    f.d_firstBad = d_stats.get() + 1;
+    launchFlatField(f, stream.get());
+    std::vector<float> out(values);
+    unsigned long long counters[2] = {};
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(out.data(), d_out.get(), d_out.bytes(), cudaMemcpyDeviceToHost, stream.get()));
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(counters, d_stats.get(), sizeof counters, cudaMemcpyDeviceToHost, stream.get()));
+    TOMO_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    throwIfNotFinite(counters[1], raw.source, raw.firstRow, raw.projections, raw.columns);
+    if (stats) *stats = {static_cast<std::size_t>(counters[0])};
     return out;
 }
 

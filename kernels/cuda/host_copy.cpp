@@ -28,4 +28,18 @@ void HostCopier::copy(void* dst, const void* src, std::size_t bytes) {
     });
 }
 
+void HostCopier::copyRows(void* dst, std::size_t dstPitch, const void* src, std::size_t srcPitch, std::size_t width,
+                          std::size_t rows) {
+    const std::size_t parts = std::min<std::size_t>(
+        {static_cast<std::size_t>(m_pool.threads()), std::max<std::size_t>(1, width * rows / kMinPart), rows});
+    const std::size_t chunk = (rows + std::max<std::size_t>(parts, 1) - 1) / std::max<std::size_t>(parts, 1);
+    auto copyPart = [&](int index, int) {
+        const std::size_t end = std::min(rows, chunk * static_cast<std::size_t>(index + 1));
+        for (std::size_t r = chunk * static_cast<std::size_t>(index); r < end; ++r)
+            std::memcpy(static_cast<char*>(dst) + r * dstPitch, static_cast<const char*>(src) + r * srcPitch, width);
+    };
+    if (parts <= 1) copyPart(0, 0);
+    else m_pool.parallelFor(static_cast<int>(parts), copyPart);
+}
+
 } // namespace tomo::cuda

@@ -18,6 +18,11 @@ public:
     /// memcpy(dst, src, bytes) spread over the threads; returns when done.
     void copy(void* dst, const void* src, std::size_t bytes);
 
+    /// `rows` rows of `width` bytes from src (rows srcPitch bytes apart) to
+    /// dst (dstPitch apart), spread over the threads; returns when done.
+    void copyRows(void* dst, std::size_t dstPitch, const void* src, std::size_t srcPitch, std::size_t width,
+                  std::size_t rows);
+
 private:
     WorkerPool m_pool;
 };

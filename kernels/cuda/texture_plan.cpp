@@ -336,12 +336,79 @@ void TexturePlan::stageAndUpload(int chunk, const float* h_src, int slices) {
     TOMO_CUDA_CHECK(cudaEventRecord(s.uploaded.get(), m_copyIn.get()));
 }
 
-void TexturePlan::filterChunk(int chunk, int slices, int pass) {
+TexturePlan::RawLayout TexturePlan::rawLayout(int slices, std::size_t sample) const {
+    const std::size_t field = static_cast<std::size_t>(slices) * m_geometry.geometry.bins * sizeof(float);
+    RawLayout L;
+    L.dark = (static_cast<std::size_t>(slices) * sliceValues() * sample + kRowAlignment - 1) / kRowAlignment *
+             kRowAlignment;
+    L.scale = L.dark + field;
+    L.total = L.scale + field;
+    return L;
+}
+
+void TexturePlan::ensureRawBuffers(std::size_t sample) {
+    if (m_rawSample >= sample) return;
+    const std::size_t bytes = rawLayout(m_channels, sample).total;
+    for (Slot& s : m_slots) {
+        s.h_raw.reset();
+        s.d_raw.reset();
+        s.h_raw = PinnedBuffer<unsigned char>(bytes, "the raw input buffers");
+        s.d_raw = DeviceBuffer<unsigned char>(m_device, bytes, "the raw input buffers");
+    }
+    if (!d_rawStats.get()) {
+        d_rawStats = DeviceBuffer<unsigned long long>(m_device, 2, "the preprocessing counters");
+        h_rawStats = PinnedBuffer<unsigned long long>(2, "the preprocessing counters");
+    }
+    m_rawSample = sample;
+}
+
+void TexturePlan::stageAndUploadRaw(int chunk, const PassInput& input, int firstSlice, int slices) {
+    Slot& s = m_slots[chunk % 2];
+    const RawRows& raw = *input.raw;
+    const std::size_t sample = sampleBytes(raw.type);
+    const RawLayout layout = rawLayout(slices, sample);
+    const std::size_t columns = static_cast<std::size_t>(m_geometry.geometry.bins);
+    const std::size_t pitch = static_cast<std::size_t>(raw.rowPitch > 0 ? raw.rowPitch : raw.rows);
+    TOMO_CUDA_CHECK(cudaEventSynchronize(s.uploaded.get()));                  // the pinned half is free again
+    TOMO_CUDA_CHECK(cudaStreamWaitEvent(m_copyIn.get(), s.filtered.get(), 0)); // d_raw no longer read
+    const int span = beginSpan(kUpload, m_copyIn.get());
+    const auto start = Clock::now();
+    // Rows [firstSlice, firstSlice + slices) of every angle: one strided block.
+    const std::size_t width = static_cast<std::size_t>(slices) * columns * sample;
+    m_copier.copyRows(s.h_raw.get(), width, raw.values.data() + static_cast<std::size_t>(firstSlice) * columns * sample,
+                      pitch * columns * sample, width, static_cast<std::size_t>(raw.projections));
+    const std::size_t fieldBytes = static_cast<std::size_t>(slices) * columns * sizeof(float);
+    const std::size_t fieldOffset = static_cast<std::size_t>(firstSlice) * columns;
+    std::memcpy(s.h_raw.get() + layout.dark, input.field->dark.data() + fieldOffset, fieldBytes);
+    std::memcpy(s.h_raw.get() + layout.scale, input.field->scale.data() + fieldOffset, fieldBytes);
+    m_hostSeconds[kUpload] += std::chrono::duration<double>(Clock::now() - start).count();
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(s.d_raw.get(), s.h_raw.get(), layout.total, cudaMemcpyHostToDevice, m_copyIn.get()));
+    endSpan(span, m_copyIn.get());
+    TOMO_CUDA_CHECK(cudaEventRecord(s.uploaded.get(), m_copyIn.get()));
+}
+
+void TexturePlan::filterChunk(int chunk, int slices, int pass, const RawRows* raw, int firstSlice) {
     Slot& s = m_slots[chunk % 2];
     cudaStream_t stream = m_filterStream.get();
     const int projections = m_geometry.geometry.projections();
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, s.uploaded.get(), 0));
     const int span = beginSpan(kFilter, stream);
+    if (raw) {
+        const RawLayout layout = rawLayout(slices, sampleBytes(raw->type));
+        FlatFieldLaunch f;
+        f.d_raw = s.d_raw.get();
+        f.type = rawTypeOf(static_cast<int>(raw->type));
+        f.projections = projections;
+        f.rows = slices;
+        f.columns = m_geometry.geometry.bins;
+        f.d_dark = reinterpret_cast<const float*>(s.d_raw.get() + layout.dark);
+        f.d_scale = reinterpret_cast<const float*>(s.d_raw.get() + layout.scale);
+        f.d_out = s.d_in.get();
+        f.d_clamped = d_rawStats.get();
+        f.d_firstBad = d_rawStats.get() + 1;
+        f.rowOffset = firstSlice;
+        launchFlatField(f, stream);
+    }
     m_filter->filter(s.d_in.get(), slices * projections, stream);
     const FilterLayout layout = m_filter->layout(slices * projections);
 
@@ -625,19 +692,54 @@ void TexturePlan::reconstruct(std::span<const float> sinograms, int count, std::
     DeviceScope scope(m_device);
     m_count = 0;
     ensurePasses((count + m_channels - 1) / m_channels);
-    runPasses(count, sinograms.data(), slices);
+    const PassInput input{sinograms.data()};
+    runPasses(count, &input, slices);
     m_count = count;
 }
 
-void TexturePlan::runPasses(int count, const float* sinograms, std::span<float> slices) {
+PreprocessStats TexturePlan::reconstructRaw(const RawRows& raw, const FlatFieldRows& field, std::span<float> slices) {
+    const Geometry& g = m_geometry.geometry;
+    const int count = raw.rows;
+    const std::size_t sample = sampleBytes(raw.type);
+    const int pitch = raw.rowPitch > 0 ? raw.rowPitch : raw.rows;
+    if (count < 1 || count > m_maxSlices || raw.projections != g.projections() || raw.columns != g.bins ||
+        pitch < count || field.rows != count || field.columns != g.bins ||
+        raw.values.size() < ((static_cast<std::size_t>(raw.projections) - 1) * pitch + count) * g.bins * sample)
+        throw InvalidArgument("reconstructRaw: " + std::to_string(count) + " rows x " +
+                              std::to_string(raw.projections) + " projections x " + std::to_string(raw.columns) +
+                              " columns in " + std::to_string(raw.values.size()) + " bytes (expected 1 to " +
+                              std::to_string(m_maxSlices) + " rows of " + std::to_string(g.projections()) + " x " +
+                              std::to_string(g.bins) + ", and flat-field constants of the same rows)");
+    checkOutput(slices, count);
+    DeviceScope scope(m_device);
+    m_count = 0;
+    ensurePasses((count + m_channels - 1) / m_channels);
+    ensureRawBuffers(sample);
+    TOMO_CUDA_CHECK(cudaMemsetAsync(d_rawStats.get(), 0, sizeof(unsigned long long), m_filterStream.get()));
+    TOMO_CUDA_CHECK(cudaMemsetAsync(d_rawStats.get() + 1, 0xff, sizeof(unsigned long long), m_filterStream.get()));
+    const PassInput input{nullptr, &raw, &field};
+    runPasses(count, &input, slices);
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(h_rawStats.get(), d_rawStats.get(), 2 * sizeof(unsigned long long),
+                                    cudaMemcpyDeviceToHost, m_filterStream.get()));
+    TOMO_CUDA_CHECK(cudaStreamSynchronize(m_filterStream.get()));
+    throwIfNotFinite(h_rawStats.get()[1], raw.source, raw.firstRow, raw.projections, raw.columns);
+    m_count = count;
+    return {static_cast<std::size_t>(h_rawStats.get()[0])};
+}
+
+void TexturePlan::runPasses(int count, const PassInput* input, std::span<float> slices) {
     const int passes = (count + m_channels - 1) / m_channels;
     const std::size_t pixels = regionPixels();
     auto slicesOf = [&](int g) { return std::min(m_channels, count - g * m_channels); };
     resetSpans();
     try {
         for (int g = 0; g < passes; ++g) {
-            if (sinograms) {
-                stageAndUpload(g, sinograms + static_cast<std::size_t>(g) * m_channels * sliceValues(), slicesOf(g));
+            if (input && input->raw) {
+                stageAndUploadRaw(g, *input, g * m_channels, slicesOf(g));
+                filterChunk(g, slicesOf(g), g, input->raw, g * m_channels);
+            } else if (input) {
+                stageAndUpload(g, input->sinograms + static_cast<std::size_t>(g) * m_channels * sliceValues(),
+                               slicesOf(g));
                 filterChunk(g, slicesOf(g), g);
             }
             backprojectPass(g, slicesOf(g), g);
@@ -675,7 +777,7 @@ void TexturePlan::setRegion(const Region& region) {
 std::size_t TexturePlan::memoryBytes() const {
     std::size_t bytes = d_geometry.bytes() + d_geometryDouble.bytes() + (m_filter ? m_filter->bytes() : 0) + d_store.bytes() + d_scales.bytes() +
                         d_maxBits.bytes();
-    for (const Slot& s : m_slots) bytes += s.d_in.bytes() + s.d_out.bytes();
+    for (const Slot& s : m_slots) bytes += s.d_in.bytes() + s.d_out.bytes() + s.d_raw.bytes();
     for (const Pass& p : m_passes) bytes += p.array[0].bytes() + p.array[1].bytes();
     return bytes;
 }

@@ -42,6 +42,7 @@
 #pragma once
 
 #include "cuda_resources.h"
+#include "flat_field_kernels.h"
 #include "gpu_filter.h"
 #include "host_copy.h"
 #include "kernel_launch.h"
@@ -80,6 +81,11 @@ public:
     /// The whole pipeline at once: uploads of chunk i+1 and downloads of
     /// chunk i-1 overlap the back-projection of chunk i.
     void reconstruct(std::span<const float> sinograms, int count, std::span<float> slices) override;
+    /// Raw rows as stored are uploaded (half the bytes of float for uint16)
+    /// and corrected on the device (flat_field_kernels.h) before the filter;
+    /// the rest is reconstruct().
+    bool correctsRawRows() const override { return true; }
+    PreprocessStats reconstructRaw(const RawRows& raw, const FlatFieldRows& field, std::span<float> slices) override;
     void setAxis(double axis, std::span<const double> offsets) override;
     void setRegion(const Region& region) override;
     int maxSlices() const override { return m_maxSlices; }
@@ -98,6 +104,9 @@ private:
     struct Slot {
         PinnedBuffer<float> h_in;
         DeviceBuffer<float> d_in;
+        // Raw passes: [values][dark][scale] (rawLayout()), staged and uploaded.
+        PinnedBuffer<unsigned char> h_raw;
+        DeviceBuffer<unsigned char> d_raw;
         DeviceBuffer<float> d_out;
         PinnedBuffer<float> h_out;
         Event uploaded, filtered, computed, downloaded;
@@ -111,6 +120,18 @@ private:
         Stage stage;
         cudaEvent_t begin, end;
     };
+    /// What runPasses uploads: float sinograms, or raw rows with their
+    /// flat-field constants (then corrected on the device).
+    struct PassInput {
+        const float* sinograms = nullptr;
+        const RawRows* raw = nullptr;
+        const FlatFieldRows* field = nullptr;
+    };
+    /// Byte offsets in a slot's raw buffers for `slices` rows of `sample`-byte values.
+    struct RawLayout {
+        std::size_t dark = 0, scale = 0, total = 0;
+    };
+    RawLayout rawLayout(int slices, std::size_t sample) const;
 
     std::size_t sliceValues() const;   // projections x bins
     std::size_t passBytes() const;     // texels of one pass, all planes
@@ -124,14 +145,17 @@ private:
     /// The pass loop of backproject() and reconstruct(): per pass of up to
     /// m_channels slices, upload + filter (when `sinograms` is given), then
     /// back-project and download; pass g-1's host copy overlaps pass g.
-    void runPasses(int count, const float* sinograms, std::span<float> slices);
+    void runPasses(int count, const PassInput* input, std::span<float> slices);
+    void ensureRawBuffers(std::size_t sample);
     void ensurePasses(int passes);
     void ensureOutput(std::size_t pixels);
     void checkCount(std::span<const float> sinograms, int count) const;
     void checkOutput(std::span<float> slices, int count) const;
 
     void stageAndUpload(int chunk, const float* h_src, int slices);
-    void filterChunk(int chunk, int slices, int pass);
+    void stageAndUploadRaw(int chunk, const PassInput& input, int firstSlice, int slices);
+    /// raw: correct the slot's raw rows into d_in first (rows from firstSlice of the call).
+    void filterChunk(int chunk, int slices, int pass, const RawRows* raw = nullptr, int firstSlice = 0);
     void backprojectPass(int chunk, int slices, int pass);
     void download(int chunk, int slices);
     void finishDownload(int chunk, int slices, float* h_dst);
@@ -171,6 +195,9 @@ private:
     std::vector<Pass> m_passes;
     DeviceBuffer<float> d_scales;        // float16: {scale, 1/scale} per pass
     DeviceBuffer<unsigned> d_maxBits;    // float16: max |value| per pass
+    DeviceBuffer<unsigned long long> d_rawStats;   // raw passes: {clamped, first NaN/inf key}
+    PinnedBuffer<unsigned long long> h_rawStats;
+    std::size_t m_rawSample = 0;         // sample bytes the raw buffers are sized for
     HostCopier m_copier;
 
     std::vector<Event> m_timingEvents;

@@ -4,6 +4,7 @@
 
 #include "tomo/backend.h"
 #include "tomo/filter.h"
+#include "tomo/flat_field.h"
 
 #include <span>
 #include <vector>
@@ -17,6 +18,13 @@ namespace tomo::cuda {
 /// Throws InvalidArgument (sizes), DeviceError, OutOfMemory.
 std::vector<float> filterRowsOnGpu(std::span<const float> rows, int rowCount, int bins, const FilterOptions& options,
                                    std::span<const double> weights, int device = 0);
+
+/// flatFieldRawRows (tomo/flat_field.h) of `raw` on `device` with the
+/// plans' kernel, returning the sinograms [row][angle][column] and the
+/// clamped count; the GPU twin of the CPU's preprocessing. Throws as
+/// flatFieldRawRows, DeviceError, OutOfMemory.
+std::vector<float> flatFieldOnGpu(const RawRows& raw, const FlatFieldRows& field, PreprocessStats* stats = nullptr,
+                                  int device = 0);
 
 /// Texture fetches per second for one texel layout: `precision` float32 or
 /// float16 storage, `channels` 1, 2 or 4 (float, float2, float4 / half, half2,

@@ -1,0 +1,221 @@
+// Raw rows corrected on the GPU: the flat-field kernel equals the CPU's
+// flatFieldRawRows for every stored type (within the two logf's rounding),
+// reconstructRaw equals the CPU's correction followed by reconstruct(), and
+// the batch conveyor with a GPU strategy (which hands the plan the stored
+// values) equals one-shot reconstruction. Skips without a GPU.
+#include "cuda_test_util.h"
+
+#include "tomo/cuda/diagnostics.h"
+#include "tomo/flat_field.h"
+#include "tomo/pipeline.h"
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+namespace tomo::cudatest {
+namespace {
+
+constexpr float kFlat = 20000.0f, kDark = 100.0f;
+
+/// Counts of the phantom's line integrals, projection order, in type T.
+template <class T>
+std::vector<std::byte> countsOf(const Dataset& d, int rows, float flat = kFlat, float dark = kDark) {
+    const int projections = d.geometry.geometry.projections(), bins = d.geometry.geometry.bins;
+    std::vector<std::byte> out(static_cast<std::size_t>(rows) * projections * bins * sizeof(T));
+    T* v = reinterpret_cast<T*>(out.data());
+    for (int r = 0; r < rows; ++r)
+        for (int a = 0; a < projections; ++a)
+            for (int c = 0; c < bins; ++c) {
+                const float p = d.sinograms[(static_cast<std::size_t>(r) * projections + a) * bins + c];
+                const float count = dark + (flat - dark) * std::exp(-p);
+                v[(static_cast<std::size_t>(a) * rows + r) * bins + c] =
+                    static_cast<T>(std::is_integral_v<T> ? std::round(count) : count);
+            }
+    return out;
+}
+
+FlatFieldRows fieldFor(int rows, int bins, float flat = kFlat, float dark = kDark) {
+    std::vector<float> f(static_cast<std::size_t>(rows) * bins), k(f.size());
+    for (std::size_t i = 0; i < f.size(); ++i) {
+        f[i] = flat * (1.0f + 0.01f * static_cast<float>(i % 7)); // a little structure across pixels
+        k[i] = dark + static_cast<float>(i % 3);
+    }
+    return makeFlatFieldRows(f, k, rows, bins, "phantom", 0);
+}
+
+/// max |a - b| / max(1, |b|) over all values.
+double worstRelative(std::span<const float> a, std::span<const float> b) {
+    double worst = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]) / std::max(1.0, std::abs(double(b[i]))));
+    return worst;
+}
+
+template <class T>
+void expectKernelEqualsCpu(SampleType type, float flat) {
+    static const Dataset d = phantomDataset(128, 90, 3);
+    const int bins = d.geometry.geometry.bins, projections = d.geometry.geometry.projections();
+    auto bytes = countsOf<T>(d, 3, flat, kDark / 10);
+    // A value below the dark level and a dead pixel (flat <= dark): clamped.
+    reinterpret_cast<T*>(bytes.data())[(static_cast<std::size_t>(5) * 3 + 1) * bins + 7] = static_cast<T>(1);
+    FlatFieldRows field = fieldFor(3, bins, flat, kDark / 10);
+    field.scale[2 * bins + 40] = 0.0f;
+    const RawRows raw{type, bytes, projections, 3, bins, 0, "phantom", 0};
+    for (const RawRows& part : {raw, rowsOf(raw, 1, 2)}) {
+        const FlatFieldRows partField = part.rows == 3 ? field : rowsOf(field, 1, 2);
+        std::vector<float> cpu(static_cast<std::size_t>(part.rows) * projections * bins);
+        const PreprocessStats cpuStats = flatFieldRawRows(part, partField, cpu);
+        PreprocessStats gpuStats;
+        const std::vector<float> gpu = cuda::flatFieldOnGpu(part, partField, &gpuStats);
+        const double worst = worstRelative(gpu, cpu);
+        std::printf("MEASURED flat-field GPU vs CPU %-7s rows %d: worst relative difference %.2e, clamped %zu\n",
+                    sampleTypeName(type), part.rows, worst, cpuStats.clamped);
+        EXPECT_LE(worst, 1e-6) << sampleTypeName(type);
+        EXPECT_EQ(gpuStats.clamped, cpuStats.clamped);
+        EXPECT_GE(cpuStats.clamped, static_cast<std::size_t>(projections)); // the dead pixel, every angle
+    }
+}
+
+TEST(CudaRaw, FlatFieldKernelEqualsTheCpuForEveryStoredType) {
+    TOMO_REQUIRE_CUDA();
+    expectKernelEqualsCpu<std::uint8_t>(SampleType::UInt8, 250.0f);
+    expectKernelEqualsCpu<std::uint16_t>(SampleType::UInt16, kFlat);
+    expectKernelEqualsCpu<float>(SampleType::Float32, kFlat);
+    expectKernelEqualsCpu<double>(SampleType::Float64, kFlat);
+}
+
+TEST(CudaRaw, NotFiniteValuesAreNamed) {
+    TOMO_REQUIRE_CUDA();
+    std::vector<float> values(4 * 3 * 5, 100.0f); // 4 angles x 3 rows x 5 columns
+    values[(static_cast<std::size_t>(2) * 3 + 1) * 5 + 4] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<std::byte> bytes(values.size() * sizeof(float));
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    const RawRows raw{SampleType::Float32, bytes, 4, 3, 5, 0, "scan.h5", 20};
+    try {
+        cuda::flatFieldOnGpu(raw, makeFlatFieldRows({}, {}, 3, 5, "scan.h5", 20));
+        FAIL() << "no DataError";
+    } catch (const DataError& e) {
+        EXPECT_STREQ(e.what(), "scan.h5: value is not finite (NaN or inf) at row 21, angle 2, column 4; expected "
+                               "finite values");
+    }
+}
+
+TEST(CudaRaw, ReconstructRawEqualsCorrectionOnTheCpuThenReconstruct) {
+    TOMO_REQUIRE_CUDA();
+    static const Dataset d = phantomDataset(192, 180, 5);
+    const int bins = d.geometry.geometry.bins, projections = d.geometry.geometry.projections();
+    const auto bytes = countsOf<std::uint16_t>(d, 5);
+    const FlatFieldRows field = fieldFor(5, bins);
+    const RawRows block{SampleType::UInt16, bytes, projections, 5, bins, 0, "phantom", 0};
+    // Rows 1..4 of the block: a pitched part, as the conveyor's batches are.
+    const RawRows raw = rowsOf(block, 1, 4);
+    const FlatFieldRows partField = rowsOf(field, 1, 4);
+    std::vector<float> sinograms(static_cast<std::size_t>(4) * projections * bins);
+    const PreprocessStats cpuStats = flatFieldRawRows(raw, partField, sinograms);
+    for (const char* strategy : {"tex-standard", "tex-optimized"})
+        for (int spp : {1, 2, 4}) {
+            const auto options = optionsFor(strategy, Interpolation::Linear, Precision::Float32, spp);
+            auto onGpu = backendNamed(strategy).createPlan(d.geometry, options);
+            auto onCpu = backendNamed(strategy).createPlan(d.geometry, options);
+            ASSERT_TRUE(onGpu->correctsRawRows());
+            std::vector<float> a(4 * d.geometry.region.pixels(), -12345.0f), b(a.size(), -12345.0f);
+            const PreprocessStats stats = onGpu->reconstructRaw(raw, partField, a);
+            onCpu->reconstruct(sinograms, 4, b);
+            const Errors e = compare(a, b, 4);
+            report(std::string("reconstructRaw vs CPU correction + reconstruct ") + strategy + " x" +
+                       std::to_string(spp),
+                   e);
+            EXPECT_TRUE(e.allWritten);
+            EXPECT_LE(e.relative, 1e-6) << strategy << " x" << spp;
+            EXPECT_EQ(stats.clamped, cpuStats.clamped);
+            // The kept sinograms are the corrected ones: a back-projection again gives the same.
+            std::vector<float> again(a.size());
+            onGpu->backproject(again);
+            EXPECT_EQ(std::memcmp(again.data(), a.data(), a.size() * sizeof(float)), 0);
+        }
+}
+
+/// Raw uint16 counts of a phantom, with one flat and one dark level.
+class CountsReader final : public DatasetReader {
+public:
+    explicit CountsReader(const Dataset& d) {
+        m_info.path = "phantom-counts";
+        m_info.format = DatasetFormat::Raw;
+        m_info.sampleType = SampleType::UInt16;
+        m_info.projections = d.geometry.geometry.projections();
+        m_info.rows = d.slices;
+        m_info.columns = d.geometry.geometry.bins;
+        m_info.flats = 1;
+        m_info.flatPositions = {-1.0};
+        m_info.darks = 1;
+        m_info.angles = d.geometry.geometry.angles;
+        m_counts = countsOf<std::uint16_t>(d, d.slices);
+    }
+    void readSinograms(int, int, std::span<float>) override { throw InvalidArgument("raw rows only"); }
+    void readRawRows(int firstRow, int rowCount, std::span<std::byte> out) override {
+        const std::size_t line = static_cast<std::size_t>(m_info.columns) * sizeof(std::uint16_t);
+        for (int a = 0; a < m_info.projections; ++a)
+            std::memcpy(out.data() + static_cast<std::size_t>(a) * rowCount * line,
+                        m_counts.data() + (static_cast<std::size_t>(a) * m_info.rows + firstRow) * line,
+                        rowCount * line);
+    }
+    bool readMeanFlat(int, int, std::span<float> out) override {
+        std::fill(out.begin(), out.end(), kFlat);
+        return true;
+    }
+    bool readMeanDark(int, int, std::span<float> out) override {
+        std::fill(out.begin(), out.end(), kDark);
+        return true;
+    }
+
+private:
+    std::vector<std::byte> m_counts;
+};
+
+class MemoryWriter final : public VolumeWriter {
+public:
+    explicit MemoryWriter(std::size_t values) : volume(values, -12345.0f) {}
+    void writeSlices(int first, int count, std::span<const float> data) override {
+        std::copy(data.begin(), data.end(), volume.begin() + static_cast<std::ptrdiff_t>(first * data.size() / count));
+    }
+    void commit() override {}
+    std::vector<float> volume;
+};
+
+TEST(CudaRaw, ConveyorWithTheGpuCorrectingEqualsOneShot) {
+    TOMO_REQUIRE_CUDA();
+    static const Dataset d = phantomDataset(160, 150, 7);
+    CountsReader reader(d);
+    const auto options = optionsFor("tex-optimized", Interpolation::Linear, Precision::Float32, 2);
+    VolumeJob job;
+    job.geometry = d.geometry;
+    job.options = options;
+    job.chunkRows = 3; // 3 + 3 + 1: batches that are not whole passes
+    MemoryWriter writer(static_cast<std::size_t>(d.slices) * d.geometry.region.pixels());
+    const VolumeReport volume = reconstructVolume(reader, job, writer);
+    EXPECT_EQ(volume.strategy, "tex-optimized");
+    EXPECT_GT(volume.plan.upload, 0.0);
+    EXPECT_EQ(volume.preprocess.clamped, 0u);
+
+    // One shot: the CPU's correction of all rows, one reconstruct().
+    const auto bytes = countsOf<std::uint16_t>(d, d.slices);
+    const FlatFieldRows field =
+        makeFlatFieldRows(std::vector<float>(static_cast<std::size_t>(d.slices) * d.geometry.geometry.bins, kFlat),
+                          std::vector<float>(static_cast<std::size_t>(d.slices) * d.geometry.geometry.bins, kDark),
+                          d.slices, d.geometry.geometry.bins, "phantom-counts", 0);
+    std::vector<float> sinograms(d.sinograms.size());
+    flatFieldRawRows({SampleType::UInt16, bytes, d.geometry.geometry.projections(), d.slices,
+                      d.geometry.geometry.bins, 0, "phantom-counts", 0},
+                     field, sinograms);
+    auto plan = backendNamed("tex-optimized").createPlan(d.geometry, options);
+    std::vector<float> expected(writer.volume.size());
+    plan->reconstruct(sinograms, d.slices, expected);
+    const Errors e = compare(writer.volume, expected, d.slices);
+    report("conveyor (GPU correction) vs one shot (CPU correction) tex-optimized x2", e);
+    EXPECT_TRUE(e.allWritten);
+    EXPECT_LE(e.relative, 1e-6);
+}
+
+} // namespace
+} // namespace tomo::cudatest
