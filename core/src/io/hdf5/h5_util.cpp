@@ -114,19 +114,34 @@ SampleType Array::pixelType() const {
 }
 
 void Array::readAs(const std::vector<Block>& blocks, hid_t memoryType, void* out, std::size_t values) const {
-    Dataspace fileSpace(H5Dget_space(m_dataset.get()));
-    H5Sselect_none(fileSpace.get());
-    for (const Block& b : blocks)
-        if (H5Sselect_hyperslab(fileSpace.get(), H5S_SELECT_OR, b.start.data(), nullptr, b.count.data(), nullptr) < 0)
-            throw FormatError(where() + ": selection outside the shape " + shapeText() + errorDetail());
-    const hssize_t points = H5Sget_select_npoints(fileSpace.get());
-    if (points < 0 || static_cast<std::size_t>(points) != values)
-        throw FormatError(where() + ": selected " + std::to_string(points) + " values for a buffer of " +
+    // One H5Dread per block, each with a memory space of the block's own
+    // shape: HDF5 then copies whole rows. (A union selection read into a 1-D
+    // memory space takes its general element-mapping path: measured 100x
+    // slower on chunked detector files.)
+    std::size_t total = 0;
+    for (const Block& b : blocks) {
+        std::size_t n = 1;
+        for (hsize_t c : b.count) n *= c;
+        total += n;
+    }
+    if (total != values)
+        throw FormatError(where() + ": selected " + std::to_string(total) + " values for a buffer of " +
                           std::to_string(values));
-    const hsize_t memCount = values;
-    Dataspace memSpace(H5Screate_simple(1, &memCount, nullptr));
-    if (H5Dread(m_dataset.get(), memoryType, memSpace.get(), fileSpace.get(), H5P_DEFAULT, out) < 0)
-        throw IoError(where() + ": read failed" + errorDetail());
+    const std::size_t sample = H5Tget_size(memoryType);
+    auto* cursor = static_cast<unsigned char*>(out);
+    for (const Block& b : blocks) {
+        Dataspace fileSpace(H5Dget_space(m_dataset.get()));
+        if (b.start.size() != m_dims.size() || b.count.size() != m_dims.size() ||
+            H5Sselect_hyperslab(fileSpace.get(), H5S_SELECT_SET, b.start.data(), nullptr, b.count.data(), nullptr) < 0 ||
+            H5Sselect_valid(fileSpace.get()) <= 0)
+            throw FormatError(where() + ": selection outside the shape " + shapeText() + errorDetail());
+        Dataspace memSpace(H5Screate_simple(static_cast<int>(b.count.size()), b.count.data(), nullptr));
+        if (H5Dread(m_dataset.get(), memoryType, memSpace.get(), fileSpace.get(), H5P_DEFAULT, cursor) < 0)
+            throw IoError(where() + ": read failed" + errorDetail());
+        std::size_t n = 1;
+        for (hsize_t c : b.count) n *= c;
+        cursor += n * sample;
+    }
 }
 
 void Array::read(const std::vector<Block>& blocks, std::span<float> out) const {
