@@ -135,7 +135,12 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                               ")");
     const int rowCount = job.rowCount == 0 ? info.rows - job.firstRow : job.rowCount;
 
-    const ReconGeometry geometry = completeGeometry(job.geometry, info);
+    ReconGeometry geometry = completeGeometry(job.geometry, info);
+    if (job.axisLine) {
+        job.axisLine->validate();
+        geometry.geometry.axis = job.axisLine->at(job.firstRow);
+    }
+    const bool tilted = job.axisLine && job.axisLine->tilt != 0.0;
     std::unique_ptr<ReconstructionPlan> plan = createPlan(geometry, job.options);
 
     VolumeReport report;
@@ -173,7 +178,8 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
 
         auto t0 = Clock::now();
         for (int b = 0; b < rows;) {
-            const int n = std::min(batch.next(), rows - b);
+            const int n = tilted ? 1 : std::min(batch.next(), rows - b);
+            if (tilted) plan->setAxis(job.axisLine->at(job.firstRow + done + b), geometry.geometry.axisOffsets);
             const auto tBatch = Clock::now();
             plan->reconstruct(std::span<const float>(chunk.sinograms.data).subspan(b * sinogramSize, n * sinogramSize),
                               n, std::span<float>(slices).subspan(b * slicePixels, n * slicePixels));
