@@ -4,7 +4,8 @@
 // Rows with a doubtful estimate (an empty row above the sample, a row full
 // of noise) are left out; of the others, a row farther than kAgreePx from
 // the consensus of the rest is left out too, one at a time, worst first.
-// The consensus is weighted by each row's confidence.
+// The consensus is weighted by each row's confidence: the weighted median
+// for a constant axis, weighted least squares for a line.
 #include "tomo/axis_finder.h"
 
 #include "tomo/error.h"
@@ -38,7 +39,8 @@ double weightedMedian(std::vector<const Row*> rows) {
 }
 
 /// Weighted least squares axis = a + t (row - r0), r0 the weighted mean row
-/// (so a and t are uncorrelated). Constant when the rows do not differ.
+/// (so a and t are uncorrelated), given at the nearest whole row. Constant
+/// when the rows do not differ.
 AxisLine fitLine(const std::vector<const Row*>& rows) {
     double w = 0.0, rowMean = 0.0, axisMean = 0.0;
     for (const Row* r : rows) {
@@ -53,7 +55,9 @@ AxisLine fitLine(const std::vector<const Row*>& rows) {
         srr += r->estimate.confidence * (r->row - rowMean) * (r->row - rowMean);
         sra += r->estimate.confidence * (r->row - rowMean) * (r->estimate.axis - axisMean);
     }
-    return AxisLine{axisMean, srr > 0.0 ? sra / srr : 0.0, rowMean};
+    const AxisLine line{axisMean, srr > 0.0 ? sra / srr : 0.0, rowMean};
+    const double row = std::round(rowMean); // the same line, given at a whole row
+    return AxisLine{line.at(row), line.tilt, row};
 }
 
 /// Weighted RMS distance of the rows from the line.
@@ -112,25 +116,32 @@ AxisSearch findAxisOnRows(DatasetReader& reader, const std::vector<int>& rows, b
         return search;
     }
 
-    auto consensus = [&] {
-        const bool line = fitTilt && std::any_of(used.begin(), used.end(), [&](const Row* r) {
-            return r->row != used.front()->row;
+    auto consensus = [&](const std::vector<const Row*>& from) {
+        const bool line = fitTilt && std::any_of(from.begin(), from.end(), [&](const Row* r) {
+            return r->row != from.front()->row;
         });
-        return line ? fitLine(used) : AxisLine{weightedMedian(used), 0.0, static_cast<double>(used.front()->row)};
+        return line ? fitLine(from) : AxisLine{weightedMedian(from), 0.0, static_cast<double>(from.front()->row)};
     };
-    search.line = consensus();
     // A row is outvoted only by at least two others (three for a line: two
-    // rows always fit one exactly).
+    // rows always fit one exactly), by its distance from the consensus of
+    // the others (a line through all would bend towards a wrong row).
     const std::size_t outvote = fitTilt ? 4 : 3;
     while (used.size() >= outvote) {
-        const auto worst = std::max_element(used.begin(), used.end(), [&](const Row* a, const Row* b) {
-            return std::abs(a->estimate.axis - search.line.at(a->row)) <
-                   std::abs(b->estimate.axis - search.line.at(b->row));
-        });
-        if (std::abs((*worst)->estimate.axis - search.line.at((*worst)->row)) <= kAgreePx) break;
-        used.erase(worst);
-        search.line = consensus();
+        std::size_t worst = 0;
+        double worstDistance = 0.0;
+        for (std::size_t i = 0; i < used.size(); ++i) {
+            std::vector<const Row*> others = used;
+            others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
+            const double d = std::abs(used[i]->estimate.axis - consensus(others).at(used[i]->row));
+            if (d > worstDistance) {
+                worst = i;
+                worstDistance = d;
+            }
+        }
+        if (worstDistance <= kAgreePx) break;
+        used.erase(used.begin() + static_cast<std::ptrdiff_t>(worst));
     }
+    search.line = consensus(used);
 
     for (Row& r : search.rows) r.used = std::find(used.begin(), used.end(), &r) != used.end();
     search.residual = residualOf(used, search.line);
