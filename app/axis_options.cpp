@@ -181,9 +181,10 @@ AxisChoice chooseAxis(const CLI::App& app, const AxisCommandLine& c, RunConfig& 
         choice.line = AxisLine{*config.axis, config.axisTilt, config.axisRow};
         const bool onCommandLine = app.count("--center") || app.count("--center-rows");
         source = onCommandLine ? "given" : "given in --config";
-        checkLine(choice.line, rows, info,
-                  app.count("--center-rows") ? "--center-rows"
-                                             : (onCommandLine ? "--center " + number(*config.axis) : "axis of --config"));
+        const std::string what = app.count("--center-rows") ? "--center-rows"
+                                 : onCommandLine            ? "--center " + number(*config.axis)
+                                                            : "axis of --config";
+        checkLine(choice.line, rows, info, what);
         print = !quiet;
     } else {
         std::vector<int> searchRows = spreadRows(0, info.rows, kSearchRows);

@@ -45,8 +45,8 @@ TEST(AxisFinder, RecoversAMovedAxisOnThePhantom) {
         EXPECT_GE(e.confidence, kAxisReliable);
         EXPECT_TRUE(e.doubt.empty()) << e.doubt;
         EXPECT_FALSE(e.method.empty());
-        RecordProperty("axis_moved_" + std::to_string(tenths), std::to_string(e.axis - expected) +
-                                                                   " px error, confidence " + std::to_string(e.confidence));
+        RecordProperty("axis_moved_" + std::to_string(tenths),
+                       std::to_string(e.axis - expected) + " px error, confidence " + std::to_string(e.confidence));
     }
 }
 

@@ -7,6 +7,7 @@
 #include "tomo/pipeline.h"
 #include "tomo/preview.h"
 #include "tomo/registry.h"
+#include "tomo/run_config.h"
 #include "tomo/volume_io.h"
 
 #include "axis_test_phantom.h"
@@ -76,7 +77,8 @@ TEST(AxisTilt, EachSliceGetsTheAxisOfItsRow) {
     for (const char* strategy : {"cpu", "cpu-reference"}) {
         const ImageStack fromTilted = reconstruct(tilted, angles, 0.0, line, strategy);
         const ImageStack oneAxis = reconstruct(tilted, angles, line.at(3.5), std::nullopt, strategy);
-        const double straightError = errorAgainstPhantom(reconstruct(straight, angles, 47.5, std::nullopt, strategy).image(0));
+        const double straightError =
+            errorAgainstPhantom(reconstruct(straight, angles, 47.5, std::nullopt, strategy).image(0));
         for (int r = 0; r < kRows; ++r) {
             // Slice r equals a single reconstruction of row r at its axis...
             ReconGeometry g = ReconGeometry::fullSlice(Geometry{angles, kBins, line.at(r), {}});
@@ -114,6 +116,35 @@ TEST(AxisTilt, LinesFromTwoRowsAndTheirChecks) {
     job.options.strategy = "cpu";
     MemoryWriter writer(32, 32, 2);
     EXPECT_THROW(reconstructVolume(*reader, job, writer), InvalidArgument);
+}
+
+TEST(AxisTilt, RunConfigKeepsTheLine) {
+    RunConfig c;
+    c.axis = 1021.5;
+    c.axisTilt = -0.0025;
+    c.axisRow = 1024;
+    const RunConfig back = runConfigFromJson(toJson(c));
+    EXPECT_EQ(back.axis, 1021.5);
+    EXPECT_EQ(back.axisTilt, -0.0025);
+    EXPECT_EQ(back.axisRow, 1024.0);
+    // Without a tilt the keys stay out of the file.
+    RunConfig plain;
+    plain.axis = 3.0;
+    EXPECT_EQ(toJson(plain).find("axis_tilt"), std::string::npos);
+
+    auto message = [](const std::string& json) {
+        try {
+            runConfigFromJson(json);
+        } catch (const FormatError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_NE(message(R"({"axis_tilt": 0.1})").find("'axis_tilt' needs 'axis'"), std::string::npos);
+    EXPECT_NE(message(R"({"axis": 5, "axis_row": "top"})").find("'axis_row' must be a finite number"),
+              std::string::npos);
+    EXPECT_NE(message(R"({"axis": 5, "axis_tilt": null, "axis_tilts": 1})").find("unknown key 'axis_tilts'"),
+              std::string::npos);
 }
 
 } // namespace

@@ -124,7 +124,7 @@ RunConfig runConfigFromJson(const std::string& text) {
     for (const char* key : {"axis_tilt", "axis_row"})
         if (has(key) && !c.axis)
             throw FormatError(std::string("run config: key '") + key +
-                              "' needs 'axis' (the axis at row axis_row; axis(row) = axis + axis_tilt (row - axis_row))");
+                              "' needs 'axis' (axis(row) = axis + axis_tilt (row - axis_row))");
     if (has("axis_offsets_file")) c.axisOffsetsFile = getString(j["axis_offsets_file"], "axis_offsets_file");
     if (has("rows")) {
         auto rows =
