@@ -102,8 +102,15 @@ AxisSearch search(DatasetReader& reader, const std::vector<int>& searchRows, boo
         std::printf("axis finder: searching rows %s%s...\n", joinRows(searchRows).c_str(),
                     tilt ? " for a tilted axis" : "");
     std::fflush(stdout);
-    const AxisSearch s =
-        findAxisOnRows(reader, searchRows, tilt, -1.0, [](double, std::string_view) { throwIfInterrupted(); });
+    const int count = static_cast<int>(searchRows.size());
+    AxisSearch s;
+    {
+        ProgressBar bar(count, "rows searched", !quiet);
+        s = findAxisOnRows(reader, searchRows, tilt, -1.0, [&](double fraction, std::string_view) {
+            throwIfInterrupted();
+            bar.update(static_cast<int>(std::lround(fraction * count)));
+        });
+    }
     if (!quiet)
         for (const AxisSearch::Row& r : s.rows)
             std::printf("axis finder: row %d: %.3f, confidence %.2f%s%s\n", r.row, r.estimate.axis,
