@@ -1,8 +1,8 @@
 // tomo-recon: batch reconstruction of a dataset (or the built-in demo
 // phantom) into a volume file, with the same strategies as the workstation.
+#include "axis_options.h"
 #include "cli_support.h"
 
-#include "tomo/axis_finder.h"
 #include "tomo/dataset.h"
 #include "tomo/error.h"
 #include "tomo/metrics.h"
@@ -50,8 +50,7 @@ constexpr int kDemoAngles = 360;
 struct CommandLine {
     std::string input;
     std::string output;
-    double center = 0.0;
-    bool autoCenter = false;
+    AxisCommandLine axis;
     std::string axisOffsets;
     std::string rows;
     std::string region;
@@ -101,14 +100,7 @@ void addOptions(CLI::App& app, CommandLine& c) {
                    "Output volume: .h5/.hdf5/.nxs = HDF5 (/volume float32 [slice][row][column]); .tif/.tiff or a "
                    "folder = TIFF stack. Required, except with --demo (then a file in the demo's temporary folder)")
         ->type_name("FILE");
-    auto* center = app.add_option("--center", c.center,
-                                  "Rotation axis: the detector column it projects onto (sub-pixel, 0-based), "
-                                  "within [-columns/2, 1.5 columns]. Default: the detector centre (columns - 1) / 2")
-                       ->type_name("COLUMN");
-    auto* autoCenter = app.add_flag("--auto-center", c.autoCenter,
-                                    "Find the rotation axis from the middle row of the range (Vo et al. 2014, "
-                                    "Fourier double-wedge metric) and print it with its confidence");
-    center->excludes(autoCenter);
+    addAxisOptions(app, c.axis);
     app.add_option("--axis-offsets", c.axisOffsets,
                    "Text file of per-projection axis corrections in pixels, one per line (count = projections). "
                    "Default: none")
@@ -190,7 +182,8 @@ void addOptions(CLI::App& app, CommandLine& c) {
     app.add_flag("-q,--quiet", c.quiet, "No progress bar and no informational lines; results and the summary stay");
     app.footer("Examples:\n"
                "  tomo-recon --demo -o demo.h5\n"
-               "  tomo-recon scan.h5 -o volume.h5 --auto-center\n"
+               "  tomo-recon scan.h5 -o volume.h5 --auto-tilt\n"
+               "  tomo-recon scan.h5 -o sweep.h5 --center-sweep 1015:1025:0.5 --rows 1000\n"
                "  tomo-recon scan.h5 -o slices/ --rows 100:164 --center 1021.5 --tiff-bits 16 --range -0.001,0.01\n"
                "  tomo-recon scan.h5 -o fast.h5 --precision float16 --reference exact.h5\n"
                "  tomo-recon --config tuned.json -o volume.h5 --overwrite\n\n" +
@@ -201,7 +194,7 @@ RunConfig effectiveConfig(const CLI::App& app, const CommandLine& c) {
     RunConfig cfg = c.config.empty() ? RunConfig{} : loadRunConfig(c.config);
     auto given = [&](const char* name) { return app.count(name) > 0; };
     if (!c.input.empty()) cfg.input = c.input;
-    if (given("--center")) cfg.axis = c.center;
+    applyAxisOptions(app, c.axis, cfg);
     if (given("--axis-offsets")) cfg.axisOffsetsFile = c.axisOffsets;
     if (given("--rows")) {
         const RowRange r = parseRows(c.rows);
@@ -492,28 +485,12 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     Geometry geometry;
     geometry.angles = info.angles;
     geometry.bins = info.columns;
-    geometry.axis = cfg.axis.value_or(geometry.detectorCentre());
-    std::string axisSource = cfg.axis ? "given" : "detector centre";
-    // The workstation's axis control spans the same range.
-    if (cfg.axis && !(*cfg.axis >= -0.5 * info.columns && *cfg.axis <= 1.5 * info.columns))
-        throw InvalidArgument((app.count("--center") ? "--center " : "axis of --config ") + formatNumber(*cfg.axis) +
-                              ": expected a detector column in [" + formatNumber(-0.5 * info.columns) + ", " +
-                              formatNumber(1.5 * info.columns) + "] (the detector has columns 0.." +
-                              std::to_string(info.columns - 1) + ")");
+    const bool sweep = sweepRequested(c.axis);
+    const AxisChoice axis =
+        sweep ? AxisChoice{} : chooseAxis(app, c.axis, cfg, *reader, {rows.first, rowCount}, c.quiet);
+    geometry.axis = axis.line.at(rows.first);
     if (!cfg.axisOffsetsFile.empty()) geometry.axisOffsets = readAxisOffsetsFile(cfg.axisOffsetsFile, info.projections);
-    if (c.autoCenter) {
-        const int row = rows.first + rowCount / 2;
-        if (!c.quiet) std::printf("auto-center: searching row %d...\n", row);
-        const Image sinogram = loadSinograms(*reader, row, 1).slice(0);
-        const AxisEstimate estimate = findRotationAxis(sinogram, info.angles);
-        geometry.axis = estimate.axis;
-        axisSource = "auto-center (confidence " + formatNumber(estimate.confidence, 3) + ")";
-        std::printf("auto-center: axis %.2f (confidence %.2f%s; %s; detector centre %.1f)\n", estimate.axis,
-                    estimate.confidence, estimate.confidence < 0.2 ? ", doubtful: check it" : "",
-                    estimate.method.c_str(), geometry.detectorCentre());
-        throwIfInterrupted();
-    }
-    cfg.axis = geometry.axis;
+    throwIfInterrupted();
 
     ReconGeometry recon = ReconGeometry::fullSlice(geometry);
     if (cfg.region) recon.region = *cfg.region;
@@ -535,8 +512,6 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
         {"angles_file", c.angles},
         {"first_row", std::to_string(rows.first)},
         {"row_count", std::to_string(rowCount)},
-        {"axis", formatNumber(geometry.axis, 10)},
-        {"axis_source", axisSource},
         {"axis_offsets_file", cfg.axisOffsetsFile.string()},
         {"region", std::to_string(recon.region.x) + "," + std::to_string(recon.region.y) + "," +
                        std::to_string(recon.region.width) + "," + std::to_string(recon.region.height)},
@@ -553,6 +528,15 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
         {"units", "attenuation per pixel"},
         {"run_config", toJson(cfg)},
     };
+    write.attributes.insert(axis.attributes.begin(), axis.attributes.end());
+
+    if (sweep) {
+        if (!c.reference.empty()) throw InvalidArgument("--reference does not apply to --center-sweep");
+        writeAxisSweep(c.axis, cfg, *reader, {rows.first, rowCount}, recon.region, output, write, c.quiet);
+        if (resultInDemoFolder) demoFolder->keep();
+        std::printf("output: %s\n", fs::absolute(output).c_str());
+        return kExitOk;
+    }
 
     std::optional<Reference> reference;
     if (!c.reference.empty())
@@ -569,6 +553,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     job.firstRow = rows.first;
     job.rowCount = rowCount;
     job.geometry = recon;
+    job.axisLine = axis.line;
     job.options = cfg.options;
 
     VolumeReport report;

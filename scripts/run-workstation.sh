@@ -46,12 +46,7 @@ if [[ -z $input ]]; then
 else
   name=$(basename "${input%/}")
   name=${name%.*}
-  args=("$input")
-  # Real scans rarely have the axis at the detector centre: find it unless
-  # the caller gave one (directly or in a run config).
-  if [[ " $* " != *" --center"* && " $* " != *" --auto-center "* && " $* " != *" --config"* ]]; then
-    args+=(--auto-center)
-  fi
+  args=("$input") # without an axis option tomo-recon finds the axis itself
 fi
 output="$output_dir/$name.h5"
 "$build/app/tomo-recon" "${args[@]}" -o "$output" --overwrite "$@"

@@ -1,9 +1,14 @@
 // Running the built command-line programs from tests: exit code, stdout and
-// stderr of one run.
+// stderr of one run, and checks on what they print.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -53,6 +58,27 @@ inline ToolRun runTool(const std::string& exe, const std::string& args, const st
 /// "'path'" for pasting into runTool's args.
 inline std::string quoted(const std::filesystem::path& p) {
     return "'" + p.string() + "'";
+}
+
+/// The first floating-point number after `label` in `text`, or NaN.
+inline double numberAfter(const std::string& text, const std::string& label) {
+    const std::regex re(label + R"(\s*([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|inf))");
+    std::smatch m;
+    return std::regex_search(text, m, re) ? std::stod(m[1]) : std::nan("");
+}
+
+/// Runs `exe args` in `dir` and checks a refusal: exit `code`, exactly one
+/// stderr line "<program>: error: ..." containing `needle`, no new file in `dir`.
+inline void expectOneLineError(const std::string& exe, const std::string& program, const std::string& args,
+                               const std::filesystem::path& dir, int code, const std::string& needle) {
+    const auto before = std::distance(std::filesystem::directory_iterator(dir), {});
+    const ToolRun r = runTool(exe, args, dir);
+    EXPECT_EQ(r.exitCode, code) << args << "\nstderr: " << r.err;
+    const auto lines = r.errLines();
+    ASSERT_EQ(lines.size(), 1u) << args << "\nstderr: " << r.err;
+    EXPECT_EQ(lines[0].rfind(program + ": error: ", 0), 0u) << lines[0];
+    EXPECT_NE(lines[0].find(needle), std::string::npos) << "'" << needle << "' not in: " << lines[0];
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), before) << args << " left a file behind";
 }
 
 } // namespace tomo::test

@@ -22,6 +22,7 @@ namespace tomo {
 namespace {
 
 namespace fs = std::filesystem;
+using test::numberAfter;
 using test::quoted;
 using test::runTool;
 using test::ToolRun;
@@ -57,14 +58,7 @@ protected:
     /// Non-zero exit `code` and exactly one stderr line that starts with the
     /// program's prefix and contains `needle`; no output file appears.
     void expectOneLineError(const std::string& args, int code, const std::string& needle) {
-        const auto before = std::distance(fs::directory_iterator(m_dir.path()), {});
-        const ToolRun r = recon(args);
-        EXPECT_EQ(r.exitCode, code) << args << "\nstderr: " << r.err;
-        const auto lines = r.errLines();
-        ASSERT_EQ(lines.size(), 1u) << args << "\nstderr: " << r.err;
-        EXPECT_EQ(lines[0].rfind("tomo-recon: error: ", 0), 0u) << lines[0];
-        EXPECT_NE(lines[0].find(needle), std::string::npos) << "'" << needle << "' not in: " << lines[0];
-        EXPECT_EQ(std::distance(fs::directory_iterator(m_dir.path()), {}), before) << args << " left a file behind";
+        test::expectOneLineError(TOMO_RECON_EXE, "tomo-recon", args, m_dir.path(), code, needle);
     }
 
     test::TempDir m_dir;
@@ -72,13 +66,6 @@ protected:
 };
 
 test::TempDir* TomoRecon::s_data = nullptr;
-
-/// The first floating-point number after `label` in `text`, or NaN.
-double numberAfter(const std::string& text, const std::string& label) {
-    const std::regex re(label + R"(\s*([-+0-9.eE]+|inf))");
-    std::smatch m;
-    return std::regex_search(text, m, re) ? std::stod(m[1]) : std::nan("");
-}
 
 /// Relative error of the volume against the true phantom inside the object.
 QualityMetrics againstPhantom(const ImageStack& volume, int firstRow) {
@@ -166,7 +153,8 @@ TEST_F(TomoRecon, AutoCenterFindsTheAxisOfACentredScan) {
     const fs::path out = m_dir / "auto.h5";
     const ToolRun r = recon(quoted(scan()) + " -o " + quoted(out) + " --auto-center -q");
     ASSERT_EQ(r.exitCode, 0) << r.err;
-    EXPECT_NEAR(numberAfter(r.out, "auto-center: axis"), 31.5, 0.5) << r.out;
+    EXPECT_NEAR(numberAfter(r.out, "axis"), 31.5, 0.25) << r.out;
+    EXPECT_NE(r.out.find("found automatically on rows"), std::string::npos) << r.out;
     EXPECT_NEAR(numberAfter(r.out, "confidence"), 0.5, 0.5) << r.out; // printed, in 0..1
 }
 
@@ -195,7 +183,7 @@ TEST_F(TomoRecon, AutoCenterFindsAnOffCentreAxisInARawFile) {
         recon(quoted(file) + " --raw-shape " + std::to_string(angles) + "," + std::to_string(rows) + "," +
               std::to_string(columns) + " --raw-type float32 --auto-center -o " + quoted(m_dir / "c.h5") + " -q");
     ASSERT_EQ(r.exitCode, 0) << r.err;
-    EXPECT_NEAR(numberAfter(r.out, "auto-center: axis"), 47.5 - cut, 0.5) << r.out;
+    EXPECT_NEAR(numberAfter(r.out, "axis"), 47.5 - cut, 0.25) << r.out;
 }
 
 TEST_F(TomoRecon, ReferenceComparisonPrintsTheFiguresOfTheRowRange) {
@@ -348,10 +336,13 @@ TEST_F(TomoRecon, HelpDocumentsEveryOptionAndTheExitCodes) {
     ASSERT_EQ(r.exitCode, 0);
     for (
         const char* option :
-        {"--output",    "--center",          "--auto-center", "--axis-offsets", "--rows",   "--strategy", "--interp",
-         "--precision", "--slices-per-pass", "--filter",      "--padding",      "--region", "--angles",   "--raw-shape",
-         "--raw-type",  "--tiff-bits",       "--range",       "--reference",    "--config", "--device",   "--threads",
-         "--overwrite", "--list-strategies", "--demo",        "--quiet",        "130"})
+        {"--output",          "--center",       "--detector-center", "--auto-center", "--auto-tilt",
+         "--auto-center-rows", "--center-rows",  "--center-sweep",    "--axis-offsets", "--rows",
+         "--strategy",        "--interp",       "--precision",       "--slices-per-pass", "--filter",
+         "--padding",         "--region",       "--angles",          "--raw-shape",   "--raw-type",
+         "--tiff-bits",       "--range",        "--reference",       "--config",      "--device",
+         "--threads",         "--overwrite",    "--list-strategies", "--demo",        "--quiet",
+         "130"})
         EXPECT_NE(r.out.find(option), std::string::npos) << option;
 }
 

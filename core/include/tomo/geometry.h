@@ -52,6 +52,26 @@ struct Geometry {
     void validate() const;
 };
 
+/// A rotation axis that moves linearly with the detector row (an axis tilted
+/// in the detector plane): axis(row) = axis + tilt * (row - referenceRow).
+/// Each slice is reconstructed with the axis of its own row.
+struct AxisLine {
+    double axis = 0.0;         ///< detector column at referenceRow
+    double tilt = 0.0;         ///< columns per row (0 = the same axis on every row)
+    double referenceRow = 0.0;
+
+    double at(double row) const { return axis + tilt * (row - referenceRow); }
+    /// The tilt as an angle from the detector's vertical, in degrees
+    /// (square pixels): atan(tilt).
+    double tiltDegrees() const;
+
+    /// The line through (row1, axis1) and (row2, axis2). Throws
+    /// InvalidArgument if the rows are equal or a value is not finite.
+    static AxisLine through(int row1, double axis1, int row2, double axis2);
+    /// Throws InvalidArgument naming the field if a value is not finite.
+    void validate() const;
+};
+
 /// Checks a new rotation axis and per-projection offsets (empty, or one per
 /// projection) for ReconstructionPlan::setAxis. Throws InvalidArgument
 /// naming the bad value.

@@ -17,6 +17,7 @@
 #include "tomo/volume_io.h"
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace tomo {
@@ -27,6 +28,10 @@ struct VolumeJob {
     /// Geometry of one row (angles come from the dataset when empty); the
     /// region / grid are those of every slice.
     ReconGeometry geometry;
+    /// A tilted axis: slice r gets axisLine->at(r) (detector row r) in place
+    /// of geometry.geometry.axis; with a tilt, one slice per plan call, each
+    /// after setAxis. Unset = the same axis for every slice.
+    std::optional<AxisLine> axisLine;
     ReconOptions options;
     /// Rows read and reconstructed per chunk (0 = chosen from maxSlices()
     /// and a budget of about 1 GiB for the sinogram and slice buffers of

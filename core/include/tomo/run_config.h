@@ -14,7 +14,9 @@ namespace tomo {
 
 struct RunConfig {
     std::filesystem::path input;                 ///< dataset (may be empty)
-    std::optional<double> axis;                  ///< rotation axis; unset = detector centre
+    std::optional<double> axis;                  ///< rotation axis (at row axisRow); unset = found automatically
+    double axisTilt = 0.0;                       ///< columns per row: axis(row) = axis + axisTilt (row - axisRow)
+    double axisRow = 0.0;                        ///< the row `axis` is given for (with a tilt)
     std::filesystem::path axisOffsetsFile;       ///< per-projection offsets (may be empty)
     int firstRow = 0;
     int rowCount = 0;                            ///< 0 = to the last row
@@ -22,10 +24,11 @@ struct RunConfig {
     ReconOptions options;
 };
 
-/// JSON object with keys input, axis, axis_offsets_file, rows [first, count],
-/// region [x, y, width, height], strategy, interpolation, precision,
-/// slices_per_pass, filter, padding, device, threads; absent keys keep
-/// defaults. Unknown keys are an error (typos must not pass silently).
+/// JSON object with keys input, axis, axis_tilt, axis_row,
+/// axis_offsets_file, rows [first, count], region [x, y, width, height],
+/// strategy, interpolation, precision, slices_per_pass, filter, padding,
+/// device, threads; absent keys keep defaults. Unknown keys are an error
+/// (typos must not pass silently); axis_tilt and axis_row need axis.
 std::string toJson(const RunConfig& config);
 /// Throws FormatError naming the key and what was expected.
 RunConfig runConfigFromJson(const std::string& json);

@@ -44,6 +44,24 @@ void validateAxis(double axis, std::span<const double> offsets, int projections)
             throw InvalidArgument("setAxis: offsets[" + std::to_string(i) + "] is not finite");
 }
 
+double AxisLine::tiltDegrees() const {
+    return std::atan(tilt) * 180.0 / std::numbers::pi;
+}
+
+AxisLine AxisLine::through(int row1, double axis1, int row2, double axis2) {
+    if (!std::isfinite(axis1) || !std::isfinite(axis2)) throw InvalidArgument("axis line: an axis value is not finite");
+    if (row1 == row2)
+        throw InvalidArgument("axis line: both points are on row " + std::to_string(row1) +
+                              " (expected two different rows)");
+    return AxisLine{axis1, (axis2 - axis1) / (row2 - row1), static_cast<double>(row1)};
+}
+
+void AxisLine::validate() const {
+    if (!std::isfinite(axis)) throw InvalidArgument("axis line: axis is not finite");
+    if (!std::isfinite(tilt)) throw InvalidArgument("axis line: tilt is not finite");
+    if (!std::isfinite(referenceRow)) throw InvalidArgument("axis line: referenceRow is not finite");
+}
+
 void ReconGeometry::validate() const {
     geometry.validate();
     if (sliceWidth < 1 || sliceHeight < 1)

@@ -234,7 +234,12 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                               ")");
     const int rowCount = job.rowCount == 0 ? info.rows - job.firstRow : job.rowCount;
 
-    const ReconGeometry geometry = completeGeometry(job.geometry, info);
+    ReconGeometry geometry = completeGeometry(job.geometry, info);
+    if (job.axisLine) {
+        job.axisLine->validate();
+        geometry.geometry.axis = job.axisLine->at(job.firstRow);
+    }
+    const bool tilted = job.axisLine && job.axisLine->tilt != 0.0;
     std::unique_ptr<ReconstructionPlan> plan = createPlan(geometry, job.options);
 
     VolumeReport report;
@@ -349,7 +354,9 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
             resized(*chunk, [&] { chunk->slices.resize(slicePixels * static_cast<std::size_t>(chunk->rows)); });
             const RawRows raw = chunk->raw.empty() ? RawRows{} : rawRowsOf(*chunk, info, job.firstRow);
             for (int b = 0; b < chunk->rows && !stop.stopped();) {
-                const int n = std::min(batch.next(), chunk->rows - b);
+                const int n = tilted ? 1 : std::min(batch.next(), chunk->rows - b);
+                if (tilted)
+                    plan->setAxis(job.axisLine->at(job.firstRow + chunk->first + b), geometry.geometry.axisOffsets);
                 const auto tBatch = Clock::now();
                 const std::span<float> out = std::span<float>(chunk->slices).subspan(b * slicePixels, n * slicePixels);
                 if (chunk->raw.empty())

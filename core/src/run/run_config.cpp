@@ -20,9 +20,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array kKeys = {"input",         "axis",      "axis_offsets_file", "rows",   "region",  "strategy",
-                              "interpolation", "precision", "slices_per_pass",   "filter", "padding", "device",
-                              "threads"};
+constexpr std::array kKeys = {"input",           "axis",   "axis_tilt", "axis_row", "axis_offsets_file",
+                              "rows",            "region", "strategy",  "interpolation", "precision",
+                              "slices_per_pass", "filter", "padding",   "device",   "threads"};
 
 std::string knownKeys() {
     std::string out;
@@ -77,6 +77,10 @@ std::string toJson(const RunConfig& config) {
     json j = json::object();
     j["input"] = config.input.string();
     if (config.axis) j["axis"] = *config.axis;
+    if (config.axisTilt != 0.0) {
+        j["axis_tilt"] = config.axisTilt;
+        j["axis_row"] = config.axisRow;
+    }
     j["axis_offsets_file"] = config.axisOffsetsFile.string();
     j["rows"] = {config.firstRow, config.rowCount};
     if (config.region) j["region"] = {config.region->x, config.region->y, config.region->width, config.region->height};
@@ -110,11 +114,17 @@ RunConfig runConfigFromJson(const std::string& text) {
     RunConfig c;
     auto has = [&](const char* key) { return j.contains(key) && !j[key].is_null(); };
     if (has("input")) c.input = getString(j["input"], "input");
-    if (has("axis")) {
-        if (!j["axis"].is_number() || !std::isfinite(j["axis"].get<double>()))
-            wrongValue("axis", "a finite number (detector column)", j["axis"]);
-        c.axis = j["axis"].get<double>();
-    }
+    auto getFinite = [&](const char* key, const std::string& expected) {
+        if (!j[key].is_number() || !std::isfinite(j[key].get<double>())) wrongValue(key, expected, j[key]);
+        return j[key].get<double>();
+    };
+    if (has("axis")) c.axis = getFinite("axis", "a finite number (detector column)");
+    if (has("axis_tilt")) c.axisTilt = getFinite("axis_tilt", "a finite number (columns per row)");
+    if (has("axis_row")) c.axisRow = getFinite("axis_row", "a finite number (the detector row of 'axis')");
+    for (const char* key : {"axis_tilt", "axis_row"})
+        if (has(key) && !c.axis)
+            throw FormatError(std::string("run config: key '") + key +
+                              "' needs 'axis' (axis(row) = axis + axis_tilt (row - axis_row))");
     if (has("axis_offsets_file")) c.axisOffsetsFile = getString(j["axis_offsets_file"], "axis_offsets_file");
     if (has("rows")) {
         auto rows =
