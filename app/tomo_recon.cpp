@@ -62,6 +62,7 @@ struct CommandLine {
     std::string padding = "edge";
     int device = 0;
     int threads = 0;
+    double memoryBudget = 0.0; // GiB, 0 = default
     std::string angles;
     double angleRange = 180.0;
     std::string rawShape;
@@ -138,6 +139,10 @@ void addOptions(CLI::App& app, CommandLine& c) {
         ->type_name("N")
         ->check(CLI::Range(0, std::numeric_limits<int>::max()))
         ->capture_default_str();
+    app.add_option("--memory-budget", c.memoryBudget,
+                   "GiB of host memory for the chunks in flight (default: 1/8 of the machine's memory, 1 to 16 GiB)")
+        ->type_name("GIB")
+        ->check(CLI::Range(0.001, 1e6));
     app.add_option("--angles", c.angles,
                    "Text file of projection angles in degrees, one per line; overrides the file's angles "
                    "(TIFF and raw data carry none)")
@@ -555,6 +560,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     job.geometry = recon;
     job.axisLine = axis.line;
     job.options = cfg.options;
+    job.memoryBudget = static_cast<std::size_t>(c.memoryBudget * double(std::size_t{1} << 30));
 
     VolumeReport report;
     {

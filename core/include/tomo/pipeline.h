@@ -33,11 +33,14 @@ struct VolumeJob {
     /// after setAxis. Unset = the same axis for every slice.
     std::optional<AxisLine> axisLine;
     ReconOptions options;
-    /// Rows read and reconstructed per chunk (0 = chosen from maxSlices()
-    /// and a budget of about 1 GiB for the sinogram and slice buffers of
-    /// every chunk in flight; the plan's own memory,
-    /// ReconstructionPlan::memoryBytes(), comes on top).
+    /// Rows read and reconstructed per chunk (0 = as many as the memory
+    /// budget allows, a whole number of plan batches).
     int chunkRows = 0;
+    /// Host memory the conveyor's chunk buffers may take, all chunks in
+    /// flight together (0 = defaultMemoryBudget()). The plan's own memory
+    /// (ReconstructionPlan::memoryBytes()) and the file libraries' caches
+    /// come on top.
+    std::size_t memoryBudget = 0;
 };
 
 struct VolumeReport {
@@ -67,6 +70,10 @@ struct VolumeReport {
     /// "reconstruct" or "write".
     std::string bottleneck() const;
 };
+
+/// An eighth of the machine's physical memory, at least 1 GiB and at most
+/// 16 GiB.
+std::size_t defaultMemoryBudget();
 
 /// Runs the job, writing slice i of the range as slice i of `writer`, and
 /// commits the writer at the end. `progress` is called on the calling thread

@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 namespace tomo {
 
 namespace {
@@ -102,18 +104,47 @@ ReconGeometry completeGeometry(const ReconGeometry& given, const DatasetInfo& in
 /// three of the CPU path and the reader's scratch of the default
 /// readRawRows) and three slices (being reconstructed, queued, being
 /// written); see reconstructVolume.
-constexpr std::size_t kBudgetBytes = std::size_t{1} << 30;
-
 int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const DatasetInfo& info, int rowCount) {
     if (job.chunkRows > 0) return std::min(job.chunkRows, rowCount);
+    const std::size_t budget = job.memoryBudget > 0 ? job.memoryBudget : defaultMemoryBudget();
     const std::size_t values = static_cast<std::size_t>(info.projections) * info.columns;
     const std::size_t raw = values * sampleBytes(info.sampleType);
     const std::size_t slice = sizeof(float) * plan.geometry().region.pixels();
     const std::size_t rowBytes = 5 * raw + 4 * sizeof(float) * values + 3 * slice;
-    const int fit = static_cast<int>(std::clamp<std::size_t>(kBudgetBytes / rowBytes, 1, rowCount));
+    const int fit = static_cast<int>(std::clamp<std::size_t>(budget / rowBytes, 1, rowCount));
     const int batch = std::max(1, plan.maxSlices());
     return fit >= batch ? fit / batch * batch : fit;
 }
+
+/// Buffers handed back by a later stage for an earlier one to fill again:
+/// no allocation and no zero-filling per chunk (a 2048^2 slice is 16 MiB).
+template <class T>
+class BufferPool {
+public:
+    /// A vector of `size` values, recycled when one is free.
+    std::vector<T> take(std::size_t size) {
+        std::vector<T> out;
+        {
+            std::lock_guard lock(m_mutex);
+            if (!m_free.empty()) {
+                out = std::move(m_free.back());
+                m_free.pop_back();
+            }
+        }
+        out.resize(size);
+        return out;
+    }
+    void give(std::vector<T>&& v) {
+        if (v.capacity() == 0) return;
+        std::lock_guard lock(m_mutex);
+        m_free.push_back(std::move(v));
+        v = {};
+    }
+
+private:
+    std::mutex m_mutex;
+    std::vector<std::vector<T>> m_free;
+};
 
 /// Slices per plan call: as many as the plan takes, but few enough that
 /// progress (and so Ctrl-C / Cancel) comes about every kStepSeconds even on
@@ -212,6 +243,13 @@ private:
 
 } // namespace
 
+std::size_t defaultMemoryBudget() {
+    constexpr std::size_t kGiB = std::size_t{1} << 30;
+    const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+    const std::size_t physical = pages > 0 && pageSize > 0 ? static_cast<std::size_t>(pages) * pageSize : 8 * kGiB;
+    return std::clamp(physical / 8, kGiB, 16 * kGiB);
+}
+
 std::string VolumeReport::bottleneck() const {
     const std::pair<double, const char*> stages[] = {
         {secondsRead, "read"}, {secondsPreprocess, "preprocess"}, {secondsReconstruct, "reconstruct"},
@@ -259,6 +297,8 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     std::mutex fileLibrary;
     TimedReader timed(reader, fileLibrary);
     BufferMeter meter;
+    BufferPool<std::byte> rawPool;
+    BufferPool<float> floatPool, slicePool;
     std::atomic<int> slicesReconstructed{0}, slicesWritten{0};
     std::mutex progressMutex;
     std::condition_variable progressed;
@@ -303,7 +343,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                 secondsCheck += secondsSince(t0) - (timed.seconds() - before);
             } else {
                 const std::size_t perRow = static_cast<std::size_t>(info.projections) * info.columns;
-                chunk.raw.resize(perRow * chunk.rows * sampleBytes(info.sampleType));
+                chunk.raw = rawPool.take(perRow * chunk.rows * sampleBytes(info.sampleType));
                 timed.readRawRows(firstRow, chunk.rows, chunk.raw);
                 const std::size_t field = static_cast<std::size_t>(chunk.rows) * info.columns;
                 chunk.flat.resize(field);
@@ -334,9 +374,13 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                 if (!rawToPlan) {
                     if (!pool) pool = std::make_unique<WorkerPool>(hardwareThreads());
                     resized(*chunk, [&] {
-                        chunk->sinograms = ImageStack(info.columns, info.projections, chunk->rows);
-                        clampedOnCpu += flatFieldRawRows(raw, chunk->field, chunk->sinograms.data, pool.get()).clamped;
-                        chunk->raw = {};
+                        ImageStack& sinograms = chunk->sinograms;
+                        sinograms.width = info.columns;
+                        sinograms.height = info.projections;
+                        sinograms.depth = chunk->rows;
+                        sinograms.data = floatPool.take(sinogramSize * static_cast<std::size_t>(chunk->rows));
+                        clampedOnCpu += flatFieldRawRows(raw, chunk->field, sinograms.data, pool.get()).clamped;
+                        rawPool.give(std::move(chunk->raw));
                         chunk->field = {};
                     });
                 }
@@ -351,7 +395,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
         while (std::optional<Chunk> chunk = ready.pop()) {
             if (stop.stopped()) return;
             const auto t0 = Clock::now();
-            resized(*chunk, [&] { chunk->slices.resize(slicePixels * static_cast<std::size_t>(chunk->rows)); });
+            resized(*chunk, [&] { chunk->slices = slicePool.take(slicePixels * static_cast<std::size_t>(chunk->rows)); });
             const RawRows raw = chunk->raw.empty() ? RawRows{} : rawRowsOf(*chunk, info, job.firstRow);
             for (int b = 0; b < chunk->rows && !stop.stopped();) {
                 const int n = tilted ? 1 : std::min(batch.next(), chunk->rows - b);
@@ -376,8 +420,9 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                 notify();
             }
             resized(*chunk, [&] {
+                floatPool.give(std::move(chunk->sinograms.data));
                 chunk->sinograms = {};
-                chunk->raw = {};
+                rawPool.give(std::move(chunk->raw));
                 chunk->field = {};
             });
             report.secondsReconstruct += secondsSince(t0);
@@ -395,6 +440,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                 report.secondsWrite += secondsSince(t0);
             }
             meter.remove(chunk->bytes());
+            slicePool.give(std::move(chunk->slices));
             slicesWritten += chunk->rows;
             notify();
         }
