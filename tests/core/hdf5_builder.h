@@ -35,13 +35,25 @@ public:
     /// shape; missing parent groups are created.
     template <typename T>
     H5Builder& dataset(const std::string& name, const std::vector<hsize_t>& dims, const std::vector<T>& values) {
+        return stored(name, dims, values, type<T>());
+    }
+
+    /// The same stored as `fileType` (e.g. a big-endian type), in chunks of
+    /// `chunk` (empty: contiguous), deflated at `gzip` (0: not).
+    template <typename T>
+    H5Builder& stored(const std::string& name, const std::vector<hsize_t>& dims, const std::vector<T>& values,
+                      hid_t fileType, const std::vector<hsize_t>& chunk = {}, unsigned gzip = 0) {
         const hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
         const hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
         H5Pset_create_intermediate_group(lcpl, 1);
-        const hid_t set = H5Dcreate2(m_file, name.c_str(), type<T>(), space, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+        const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        if (!chunk.empty()) H5Pset_chunk(dcpl, static_cast<int>(chunk.size()), chunk.data());
+        if (gzip > 0) H5Pset_deflate(dcpl, gzip);
+        const hid_t set = H5Dcreate2(m_file, name.c_str(), fileType, space, lcpl, dcpl, H5P_DEFAULT);
         if (set < 0 || H5Dwrite(set, type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
             throw std::runtime_error("cannot write " + name);
         H5Dclose(set);
+        H5Pclose(dcpl);
         H5Pclose(lcpl);
         H5Sclose(space);
         return *this;

@@ -5,6 +5,8 @@
 #include "tomo/error.h"
 #include "tomo/scan_writer.h"
 
+#include "hdf5_builder.h"
+
 #include "test_support.h"
 
 #include <gtest/gtest.h>
@@ -57,6 +59,53 @@ TEST(RawRows, DXchangeUint16InProjectionOrder) {
     EXPECT_THROW(reader->readRawRows(0, 2, wrong), InvalidArgument);
     std::vector<std::byte> outside(6 * 2 * 7 * 2);
     EXPECT_THROW(reader->readRawRows(4, 2, outside), InvalidArgument);
+#endif
+}
+
+TEST(RawRows, EveryStorageLayoutReadsTheSameValues) {
+#if !TOMO_WITH_HDF5
+    GTEST_SKIP() << "writes HDF5 files; this build has no HDF5 support";
+#else
+    // Read without the library (contiguous, chunks of whole rows, a user
+    // block) or through it (gzip, big-endian, chunks that split rows): the
+    // same values in every case.
+    const int A = 9, R = 7, C = 11;
+    std::vector<std::uint16_t> data(static_cast<std::size_t>(A) * R * C);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint16_t>(1000 + (i * 7919) % 50000);
+    struct Layout {
+        const char* what;
+        std::vector<hsize_t> chunk;
+        unsigned gzip;
+        hid_t fileType;
+        hsize_t userBlock;
+    };
+    const Layout layouts[] = {
+        {"contiguous", {}, 0, H5T_STD_U16LE, 0},
+        {"one frame per chunk", {1, R, C}, 0, H5T_STD_U16LE, 0},
+        {"3 rows x 2 frames per chunk", {2, 3, C}, 0, H5T_STD_U16LE, 0},
+        {"user block", {1, R, C}, 0, H5T_STD_U16LE, 1024},
+        {"gzip", {1, R, C}, 3, H5T_STD_U16LE, 0},
+        {"big-endian", {}, 0, H5T_STD_U16BE, 0},
+        {"chunks splitting rows", {1, R, 4}, 0, H5T_STD_U16LE, 0},
+    };
+    for (const Layout& l : layouts) {
+        SCOPED_TRACE(l.what);
+        test::TempDir dir;
+        test::H5Builder(dir / "scan.h5", l.userBlock)
+            .stored("/exchange/data", {A, R, C}, data, l.fileType, l.chunk, l.gzip);
+        auto reader = openDataset(dir / "scan.h5");
+        for (auto [first, count] : {std::pair{0, R}, std::pair{2, 3}, std::pair{6, 1}}) {
+            std::vector<std::byte> raw(static_cast<std::size_t>(A) * count * C * 2);
+            reader->readRawRows(first, count, raw);
+            const auto* v = reinterpret_cast<const std::uint16_t*>(raw.data());
+            for (int a = 0; a < A; ++a)
+                for (int r = 0; r < count; ++r)
+                    for (int c = 0; c < C; ++c)
+                        ASSERT_EQ(v[(static_cast<std::size_t>(a) * count + r) * C + c],
+                                  data[(static_cast<std::size_t>(a) * R + first + r) * C + c])
+                            << "rows " << first << "+" << count << " angle " << a << " row " << r << " column " << c;
+        }
+    }
 #endif
 }
 

@@ -79,9 +79,10 @@ std::size_t defaultMemoryBudget();
 /// commits the writer at the end. `progress` is called on the calling thread
 /// as slices are reconstructed and written; a Cancelled thrown from it stops
 /// every stage and propagates (the caller drops the writer, so no partial
-/// file remains). The reader and the writer are never called at the same
-/// time (file libraries such as HDF5 are not thread-safe). Throws the first
-/// error of any stage, as the reader, plan and writer do.
+/// file remains). The reader and the writer are called from different
+/// threads, at the same time: they must allow that (the HDF5 ones serialise
+/// their library calls). Throws the first error of any stage, as the
+/// reader, plan and writer do.
 VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, VolumeWriter& writer,
                                const ProgressCallback& progress = {});
 

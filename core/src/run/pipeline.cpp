@@ -30,13 +30,11 @@ double secondsSince(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-/// Forwards to another reader under the file-library lock (the writer takes
-/// it too) and adds up the time spent in it, so the report can split
-/// loadSinograms() into reading and preprocessing.
+/// Forwards to another reader and adds up the time spent in it, so the
+/// report can name the read stage's busy time.
 class TimedReader : public DatasetReader {
     template <class Read>
     auto timed(Read read) {
-        std::lock_guard lock(m_fileLibrary);
         struct AddTime {
             double& total;
             Clock::time_point t0 = Clock::now();
@@ -46,7 +44,7 @@ class TimedReader : public DatasetReader {
     }
 
 public:
-    TimedReader(DatasetReader& inner, std::mutex& fileLibrary) : m_inner(inner), m_fileLibrary(fileLibrary) {
+    explicit TimedReader(DatasetReader& inner) : m_inner(inner) {
         m_info = inner.info();
     }
 
@@ -71,7 +69,6 @@ public:
 
 private:
     DatasetReader& m_inner;
-    std::mutex& m_fileLibrary;
     double m_seconds = 0.0;
 };
 
@@ -290,12 +287,11 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     // The conveyor: read -> [read] -> preprocess -> [ready] -> reconstruct ->
     // [reconstructed] -> write, each stage on its own thread. A queue holds
     // one chunk, so memory stays bounded whatever the dataset's size (see
-    // chooseChunkRows). The reader and the writer take turns on
-    // `fileLibrary`.
+    // chooseChunkRows). Reading and writing overlap: readers and writers of
+    // libraries that are not thread-safe (HDF5) serialise their own calls.
     detail::BoundedQueue<Chunk> readQueue(1), ready(1), reconstructed(1);
     Stop stop({[&] { readQueue.close(); }, [&] { ready.close(); }, [&] { reconstructed.close(); }});
-    std::mutex fileLibrary;
-    TimedReader timed(reader, fileLibrary);
+    TimedReader timed(reader);
     BufferMeter meter;
     BufferPool<std::byte> rawPool;
     BufferPool<float> floatPool, slicePool;
@@ -433,12 +429,9 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     std::jthread writeThread = runStage([&] {
         while (std::optional<Chunk> chunk = reconstructed.pop()) {
             if (stop.stopped()) return;
-            {
-                std::lock_guard lock(fileLibrary);
-                const auto t0 = Clock::now(); // busy time: not the wait for the reader
-                writer.writeSlices(chunk->first, chunk->rows, chunk->slices);
-                report.secondsWrite += secondsSince(t0);
-            }
+            const auto t0 = Clock::now();
+            writer.writeSlices(chunk->first, chunk->rows, chunk->slices);
+            report.secondsWrite += secondsSince(t0);
             meter.remove(chunk->bytes());
             slicePool.give(std::move(chunk->slices));
             slicesWritten += chunk->rows;

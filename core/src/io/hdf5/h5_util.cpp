@@ -10,6 +10,11 @@
 
 namespace tomo::h5 {
 
+std::recursive_mutex& libraryMutex() {
+    static std::recursive_mutex mutex;
+    return mutex;
+}
+
 QuietErrors::QuietErrors() {
     H5Eget_auto2(H5E_DEFAULT, &m_function, &m_data);
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);

@@ -9,12 +9,21 @@
 
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace tomo::h5 {
+
+/// The HDF5 library (Debian's serial build) must never run on two threads at
+/// once, and the batch conveyor reads and writes on different threads (the
+/// workstation previews while it exports). Every entry point of the HDF5
+/// readers and writers, and every handle's close, holds this lock; reads
+/// that bypass the library (direct_rows.h) do not need it.
+std::recursive_mutex& libraryMutex();
+using LibraryLock = std::lock_guard<std::recursive_mutex>;
 
 /// Owns one hid_t and closes it with Close.
 template <herr_t (*Close)(hid_t)>
@@ -40,6 +49,7 @@ public:
     /// Closes now; returns false if HDF5 reported an error while closing
     /// (for a file: data could not be flushed).
     bool close() {
+        LibraryLock lock(libraryMutex());
         const bool ok = m_id < 0 || Close(m_id) >= 0;
         m_id = H5I_INVALID_HID;
         return ok;
@@ -47,7 +57,10 @@ public:
 
 private:
     void reset() {
-        if (m_id >= 0) Close(m_id);
+        if (m_id >= 0) {
+            LibraryLock lock(libraryMutex());
+            Close(m_id);
+        }
         m_id = H5I_INVALID_HID;
     }
     hid_t m_id = H5I_INVALID_HID;
@@ -61,8 +74,9 @@ using Attribute = Handle<H5Aclose>;
 using PropertyList = Handle<H5Pclose>;
 using Group = Handle<H5Gclose>;
 
-/// Stops HDF5 from printing its error stack for the lifetime of the object
-/// (we report errors by exceptions); restores the previous handler after.
+/// Holds the library lock and stops HDF5 from printing its error stack for
+/// the lifetime of the object (we report errors by exceptions); restores the
+/// previous handler after. Every entry point that calls HDF5 starts with one.
 class QuietErrors {
 public:
     QuietErrors();
@@ -71,6 +85,7 @@ public:
     QuietErrors& operator=(const QuietErrors&) = delete;
 
 private:
+    LibraryLock m_lock{libraryMutex()};
     H5E_auto2_t m_function = nullptr;
     void* m_data = nullptr;
 };
@@ -92,6 +107,7 @@ public:
     Array(hid_t file, std::filesystem::path filePath, std::string name);
 
     const std::vector<hsize_t>& dims() const { return m_dims; }
+    hid_t id() const { return m_dataset.get(); }
     /// The sample type of pixel data; throws FormatError unless the dataset
     /// is uint8, uint16, float32 or float64.
     SampleType pixelType() const;
