@@ -1,6 +1,7 @@
 // tomo-recon: batch reconstruction of a dataset (or the built-in demo
 // phantom) into a volume file, with the same strategies as the workstation.
 #include "cli_support.h"
+#include "correction_options.h"
 
 #include "tomo/axis_finder.h"
 #include "tomo/dataset.h"
@@ -77,6 +78,7 @@ struct CommandLine {
     bool listStrategies = false;
     bool demo = false;
     bool quiet = false;
+    CorrectionCommandLine corrections;
 };
 
 std::string joinNames(const std::vector<std::string>& names) {
@@ -188,6 +190,7 @@ void addOptions(CLI::App& app, CommandLine& c) {
                  "noise) written as DXchange to a temporary folder and read back; prints its error against the "
                  "true phantom");
     app.add_flag("-q,--quiet", c.quiet, "No progress bar and no informational lines; results and the summary stay");
+    addCorrectionOptions(app, c.corrections);
     app.footer("Examples:\n"
                "  tomo-recon --demo -o demo.h5\n"
                "  tomo-recon scan.h5 -o volume.h5 --auto-center\n"
@@ -218,6 +221,7 @@ RunConfig effectiveConfig(const CLI::App& app, const CommandLine& c) {
     if (given("--padding")) o.filter.padding = parsePadding(c.padding);
     if (given("--device")) o.device = c.device;
     if (given("--threads")) o.threads = c.threads;
+    cfg.corrections = applyCorrectionOptions(app, c.corrections, cfg.corrections);
     return cfg;
 }
 
@@ -489,23 +493,29 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     checkRows(rows, info.rows, (c.config.empty() || app.count("--rows")) ? "--rows" : "rows of --config");
     const int rowCount = rows.count == 0 ? info.rows - rows.first : rows.count;
 
+    // The corrections decide the sinograms' shape (360-degree stitching
+    // doubles the width); a 360-degree axis found here is kept in cfg.
+    PreprocessingStage stage(*reader, cfg.corrections);
+    cfg.corrections = stage.options();
+    if (!c.quiet) std::printf("corrections: %s\n", cfg.corrections.summary().c_str());
+
     Geometry geometry;
-    geometry.angles = info.angles;
-    geometry.bins = info.columns;
-    geometry.axis = cfg.axis.value_or(geometry.detectorCentre());
-    std::string axisSource = cfg.axis ? "given" : "detector centre";
+    geometry.angles = stage.outputAngles();
+    geometry.bins = stage.outputColumns();
+    geometry.axis = cfg.axis.value_or(stage.outputAxis().value_or(geometry.detectorCentre()));
+    std::string axisSource = cfg.axis ? "given" : (stage.outputAxis() ? "stitched sinogram centre" : "detector centre");
     // The workstation's axis control spans the same range.
-    if (cfg.axis && !(*cfg.axis >= -0.5 * info.columns && *cfg.axis <= 1.5 * info.columns))
+    if (cfg.axis && !(*cfg.axis >= -0.5 * geometry.bins && *cfg.axis <= 1.5 * geometry.bins))
         throw InvalidArgument((app.count("--center") ? "--center " : "axis of --config ") + formatNumber(*cfg.axis) +
-                              ": expected a detector column in [" + formatNumber(-0.5 * info.columns) + ", " +
-                              formatNumber(1.5 * info.columns) + "] (the detector has columns 0.." +
-                              std::to_string(info.columns - 1) + ")");
+                              ": expected a detector column in [" + formatNumber(-0.5 * geometry.bins) + ", " +
+                              formatNumber(1.5 * geometry.bins) + "] (the detector has columns 0.." +
+                              std::to_string(geometry.bins - 1) + ")");
     if (!cfg.axisOffsetsFile.empty()) geometry.axisOffsets = readAxisOffsetsFile(cfg.axisOffsetsFile, info.projections);
     if (c.autoCenter) {
         const int row = rows.first + rowCount / 2;
         if (!c.quiet) std::printf("auto-center: searching row %d...\n", row);
-        const Image sinogram = loadSinograms(*reader, row, 1).slice(0);
-        const AxisEstimate estimate = findRotationAxis(sinogram, info.angles);
+        const Image sinogram = stage.load(row, 1).slice(0);
+        const AxisEstimate estimate = findRotationAxis(sinogram, geometry.angles);
         geometry.axis = estimate.axis;
         axisSource = "auto-center (confidence " + formatNumber(estimate.confidence, 3) + ")";
         std::printf("auto-center: axis %.2f (confidence %.2f%s; %s; detector centre %.1f)\n", estimate.axis,
@@ -553,6 +563,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
         {"units", "attenuation per pixel"},
         {"run_config", toJson(cfg)},
     };
+    addCorrectionAttributes(write.attributes, stage);
 
     std::optional<Reference> reference;
     if (!c.reference.empty())
@@ -570,6 +581,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     job.rowCount = rowCount;
     job.geometry = recon;
     job.options = cfg.options;
+    job.corrections = cfg.corrections;
 
     VolumeReport report;
     {
@@ -588,9 +600,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
                 formatSeconds(report.secondsTotal).c_str(), formatSeconds(report.secondsRead).c_str(),
                 formatSeconds(report.secondsPreprocess).c_str(), formatSeconds(report.secondsReconstruct).c_str(),
                 report.gups, report.strategy.c_str(), formatSeconds(report.secondsWrite).c_str());
-    if (report.preprocess.clamped > 0)
-        std::printf("warning: %zu values had a transmission <= 0 (raw <= dark or flat <= dark) and were clamped\n",
-                    report.preprocess.clamped);
+    printCorrectionReport(report.preprocess, report.warnings, c.corrections.listBadPixels);
 
     if (demo || reference) {
         const ImageStack result = readVolume(output);

@@ -1,9 +1,10 @@
 // Reconstructing a range of rows of a dataset into a volume, chunk by chunk,
-// with bounded memory: read -> flat/dark + log -> plan (filter, back-project)
-// -> writer.
+// with bounded memory: read -> corrections (PreprocessingStage: flat/dark,
+// ..., -log, ...) -> plan (filter, back-project) -> writer.
 #pragma once
 
 #include "tomo/backend.h"
+#include "tomo/corrections.h"
 #include "tomo/dataset.h"
 #include "tomo/preprocess.h"
 #include "tomo/progress.h"
@@ -11,19 +12,23 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace tomo {
 
 struct VolumeJob {
     int firstRow = 0;
     int rowCount = 0;       ///< 0 = to the last row
-    /// Geometry of one row (angles come from the dataset when empty); the
-    /// region / grid are those of every slice.
+    /// Geometry of one row (angles and bins come from the corrected
+    /// sinograms when empty / 0: the dataset's, or the stitched ones with
+    /// 360° half acquisition); the region / grid are those of every slice.
     ReconGeometry geometry;
     ReconOptions options;
+    CorrectionOptions corrections;
     /// Rows read and reconstructed per chunk (0 = chosen from maxSlices()
-    /// and a budget of about 1 GiB for the sinogram and slice buffers; the
-    /// plan's own memory, ReconstructionPlan::memoryBytes(), comes on top).
+    /// and a budget of about 1 GiB for the sinogram and slice buffers,
+    /// Paganin's margin rows included; the plan's own memory,
+    /// ReconstructionPlan::memoryBytes(), comes on top).
     int chunkRows = 0;
 };
 
@@ -31,8 +36,10 @@ struct VolumeReport {
     std::string strategy;        ///< resolved strategy name
     int slices = 0;
     PreprocessStats preprocess;
-    double secondsRead = 0.0;
-    double secondsPreprocess = 0.0;
+    /// The stage's warnings (e.g. raw counts without flats).
+    std::vector<std::string> warnings;
+    double secondsRead = 0.0;       ///< reading raw values (PreprocessingStage::read)
+    double secondsPreprocess = 0.0; ///< the corrections (PreprocessingStage::correct)
     double secondsReconstruct = 0.0;
     double secondsWrite = 0.0;
     double secondsTotal = 0.0;

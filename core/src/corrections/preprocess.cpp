@@ -1,165 +1,541 @@
-// Flat/dark correction and -log, in parallel over sinogram lines.
+// PreprocessingStage: the chain of corrections.h over chunks of detector rows.
 #include "tomo/preprocess.h"
 
+#include "corrections/correction_util.h"
+#include "corrections/flat_field.h"
 #include "io/readers.h"
 #include "tomo/error.h"
+#include "tomo/worker_pool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace tomo {
 
+void PreprocessStats::merge(const PreprocessStats& other) {
+    auto append = [](std::vector<PixelPosition>& to, const std::vector<PixelPosition>& from) {
+        for (const PixelPosition& p : from) {
+            if (to.size() >= kListLimit) break;
+            to.push_back(p);
+        }
+    };
+    clamped += other.clamped;
+    deadPixelCount += other.deadPixelCount;
+    append(deadPixels, other.deadPixels);
+    badValueCount += other.badValueCount;
+    append(badValues, other.badValues);
+    zingerCount += other.zingerCount;
+    append(zingers, other.zingers);
+    flatZingerCount += other.flatZingerCount;
+}
+
 namespace {
-
-/// Transmission given to values that have none (raw <= dark, flat <= dark,
-/// dead pixels): -ln(1e-5) = 11.5, just beyond what 16-bit counts can
-/// measure (1/65535), so a clamped value is an outlier but a bounded one.
-constexpr double kMinTransmission = 1e-5;
-
-/// Lines (one angle of one row) per worker below which threads do not pay.
-constexpr std::size_t kLinesPerThread = 256;
 
 constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
 
-std::string formatValue(float v) { return std::isnan(v) ? "NaN" : (v > 0 ? "+inf" : "-inf"); }
+/// The largest raw value of an integer sample type (saturation), 0 = none.
+double typeSaturation(SampleType t) {
+    switch (t) {
+    case SampleType::UInt8:
+        return 255.0;
+    case SampleType::UInt16:
+        return 65535.0;
+    case SampleType::Float32:
+    case SampleType::Float64:
+        break;
+    }
+    return 0.0;
+}
 
-/// Throws DataError if a [row][column] reference image holds NaN/inf.
+bool isInteger(SampleType t) { return t == SampleType::UInt8 || t == SampleType::UInt16; }
+
+/// Throws DataError if a [row][column] reference image of the chunk holds NaN/inf.
 void checkReference(std::span<const float> image, int columns, const std::string& source, const char* what,
-                    int rowOffset) {
+                    int firstRow, int detectorRows) {
     const auto bad = std::find_if(image.begin(), image.end(), [](float v) { return !std::isfinite(v); });
     if (bad == image.end()) return;
     const auto index = static_cast<std::size_t>(bad - image.begin());
-    throw DataError(source + ": " + what + " is " + formatValue(*bad) + " at row " +
-                    std::to_string(rowOffset + static_cast<long long>(index / columns)) + ", column " +
-                    std::to_string(index % columns) + "; expected finite values");
+    const int row = std::clamp(firstRow + static_cast<int>(index / columns), 0, detectorRows - 1);
+    throw DataError(source + ": " + what + " is " + detail::nonFiniteName(*bad) + " at row " + std::to_string(row) +
+                    ", column " + std::to_string(index % columns) + "; expected finite values");
 }
 
-/// Runs work(firstLine, lastLine) -> (clamped, first bad index or kNone)
-/// over `lines` lines, split across threads; returns the total clamped
-/// count and the smallest bad index.
-template <typename Work>
-std::pair<std::size_t, std::size_t> forLines(std::size_t lines, Work work) {
-    const std::size_t hardware = std::max(1u, std::thread::hardware_concurrency());
-    const std::size_t workers = std::clamp<std::size_t>(lines / kLinesPerThread, 1, hardware);
-    std::vector<std::pair<std::size_t, std::size_t>> results(workers, {0, kNone});
-    {
-        std::vector<std::jthread> threads;
-        for (std::size_t w = 1; w < workers; ++w)
-            threads.emplace_back([&, w] { results[w] = work(lines * w / workers, lines * (w + 1) / workers); });
-        results[0] = work(0, lines / workers);
+/// Copies block rows [from, from + count) of a [row][values] buffer onto the
+/// rows before / after it, so the block holds the detector's edge rows
+/// repeated beyond the detector.
+void replicateEdgeRows(std::span<float> block, std::size_t rowValues, int blockRows, int from, int count) {
+    for (int r = 0; r < blockRows; ++r) {
+        const int src = std::clamp(r, from, from + count - 1);
+        if (src != r)
+            std::copy_n(block.begin() + static_cast<std::ptrdiff_t>(src * rowValues), rowValues,
+                        block.begin() + static_cast<std::ptrdiff_t>(r * rowValues));
     }
-    std::pair<std::size_t, std::size_t> total{0, kNone};
-    for (const auto& [clamped, bad] : results) {
-        total.first += clamped;
-        total.second = std::min(total.second, bad);
-    }
-    return total;
 }
 
-/// What the data are (file name) and the absolute number of the first row,
-/// for error messages.
-struct Context {
-    std::string source;
-    int rowOffset = 0;
+/// What one range of lines (rows x projections) found.
+struct LineStats {
+    std::size_t clamped = 0;
+    std::size_t badValues = 0;
+    std::vector<PixelPosition> badList;
+    std::size_t firstNonFinite = kNone; // index into the chunk's data
 };
-
-[[noreturn]] void throwBadValue(const Context& context, std::span<const float> data, std::size_t index, int projections,
-                                int columns) {
-    const std::size_t line = index / static_cast<std::size_t>(columns);
-    throw DataError(context.source + ": value is " + formatValue(data[index]) + " at row " +
-                    std::to_string(context.rowOffset + static_cast<long long>(line / projections)) + ", angle " +
-                    std::to_string(line % projections) + ", column " + std::to_string(index % columns) +
-                    "; expected finite values");
-}
-
-PreprocessStats correctAndLog(std::span<float> sinograms, int rows, int projections, int columns,
-                              std::span<const float> flat, std::span<const float> dark, const Context& context) {
-    if (rows < 0 || projections < 0 || columns < 0)
-        throw InvalidArgument("normalizeAndLog: rows, projections and columns must be >= 0");
-    const std::size_t cols = static_cast<std::size_t>(columns);
-    const std::size_t lines = static_cast<std::size_t>(rows) * static_cast<std::size_t>(projections);
-    const std::size_t referenceSize = static_cast<std::size_t>(rows) * cols;
-    if (sinograms.size() != lines * cols)
-        throw InvalidArgument("normalizeAndLog: sinograms hold " + std::to_string(sinograms.size()) +
-                              " values; expected rows x projections x columns = " + std::to_string(lines * cols));
-    if (!flat.empty() && flat.size() != referenceSize)
-        throw InvalidArgument("normalizeAndLog: flat holds " + std::to_string(flat.size()) +
-                              " values; expected rows x columns = " + std::to_string(referenceSize) + " or none");
-    if (!dark.empty() && dark.size() != referenceSize)
-        throw InvalidArgument("normalizeAndLog: dark holds " + std::to_string(dark.size()) +
-                              " values; expected rows x columns = " + std::to_string(referenceSize) + " or none");
-    checkReference(flat, columns, context.source, "flat field", context.rowOffset);
-    checkReference(dark, columns, context.source, "dark field", context.rowOffset);
-
-    const auto [clamped, bad] = forLines(lines, [&](std::size_t first, std::size_t last) {
-        std::size_t count = 0;
-        for (std::size_t line = first; line < last; ++line) {
-            const std::size_t row = line / static_cast<std::size_t>(projections);
-            const float* f = flat.empty() ? nullptr : flat.data() + row * cols;
-            const float* d = dark.empty() ? nullptr : dark.data() + row * cols;
-            float* values = sinograms.data() + line * cols;
-            for (std::size_t c = 0; c < cols; ++c) {
-                if (!std::isfinite(values[c])) return std::pair{count, line * cols + c};
-                // In double: no float overflow for any finite inputs, so
-                // the log is always finite.
-                const double darkValue = d ? d[c] : 0.0;
-                const double numerator = values[c] - darkValue;
-                const double denominator = f ? f[c] - darkValue : 1.0;
-                double t = numerator / denominator;
-                if (!(denominator > 0.0) || !(t > 0.0)) {
-                    t = kMinTransmission;
-                    ++count;
-                }
-                values[c] = static_cast<float>(-std::log(t));
-            }
-        }
-        return std::pair{count, kNone};
-    });
-    if (bad != kNone) throwBadValue(context, sinograms, bad, projections, columns);
-    return {clamped};
-}
 
 } // namespace
 
-PreprocessStats normalizeAndLog(std::span<float> sinograms, int rows, int projections, int columns,
-                                std::span<const float> flat, std::span<const float> dark) {
-    return correctAndLog(sinograms, rows, projections, columns, flat, dark, {"sinograms", 0});
+struct PreprocessingStage::Impl {
+    explicit Impl(DatasetReader& r, CorrectionOptions o)
+        : reader(r), options(std::move(o)), pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
+
+    DatasetReader& reader;
+    CorrectionOptions options;
+    int margin = 0;
+    double saturation = 0.0; // 0 = none
+    /// Distinct positions of the flat groups and the reader's groups at each.
+    std::vector<double> flatPositions;
+    std::vector<std::vector<int>> flatGroups;
+    std::vector<FlatBlend> blends; // per projection, when there are several positions
+    std::optional<HalfAcquisitionLayout> layout;
+    std::optional<HalfAcquisitionAxis> foundAxis;
+    WorkerPool pool;
+
+    std::mutex paganinMutex;
+    std::map<int, std::unique_ptr<PaganinFilter>> paganin; // by block rows
+
+    mutable std::mutex warningMutex;
+    std::vector<std::string> warnings;
+    bool countsChecked = false;
+
+    const DatasetInfo& info() const { return reader.info(); }
+    std::string source() const { return info().path.string(); }
+    int detectorRow(int chunkFirst, int blockRow) const {
+        return std::clamp(chunkFirst - margin + blockRow, 0, info().rows - 1);
+    }
+
+    const PaganinFilter& paganinFor(int rows) {
+        std::lock_guard lock(paganinMutex);
+        auto& f = paganin[rows];
+        if (!f) f = std::make_unique<PaganinFilter>(rows, info().columns, options.paganin);
+        return *f;
+    }
+
+    void warn(std::string text) {
+        std::lock_guard lock(warningMutex);
+        if (std::find(warnings.begin(), warnings.end(), text) == warnings.end()) warnings.push_back(std::move(text));
+    }
+
+    void setUpFlats();
+    void checkAgainstDataset() const;
+    void checkRawCounts(const RawChunk& chunk);
+    void transmissions(RawChunk& chunk, PreprocessStats& stats);
+    void checkLineIntegrals(const RawChunk& chunk) const;
+};
+
+void PreprocessingStage::Impl::setUpFlats() {
+    const std::vector<double>& positions = info().flatPositions;
+    if (positions.size() <= 1) return; // one mean flat (or none), read by readMeanFlat
+    std::vector<int> order(positions.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return positions[a] < positions[b]; });
+    for (int g : order) {
+        if (flatPositions.empty() || positions[g] != flatPositions.back()) {
+            flatPositions.push_back(positions[g]);
+            flatGroups.emplace_back();
+        }
+        flatGroups.back().push_back(g);
+    }
+    for (int p = 0; p < info().projections; ++p) blends.push_back(flatBlend(flatPositions, p));
+}
+
+void PreprocessingStage::Impl::checkAgainstDataset() const {
+    const DatasetInfo& i = info();
+    if (i.projections < 1 || i.rows < 1 || i.columns < 1)
+        throw InvalidArgument("corrections: the dataset '" + source() + "' has no data");
+    const FlatFieldOptions& f = options.flatField;
+    if (f.backgroundCount > 0 && (f.backgroundFirst >= i.columns || f.backgroundCount > i.columns - f.backgroundFirst))
+        throw InvalidArgument("background columns " + std::to_string(f.backgroundFirst) + ":" +
+                              std::to_string(static_cast<long long>(f.backgroundFirst) + f.backgroundCount) +
+                              " (run-config corrections.flat_field.background_columns, --background-columns): "
+                              "expected a range inside the detector's columns 0:" + std::to_string(i.columns));
+    if (options.paganin.enabled && i.logCorrected)
+        throw InvalidArgument("Paganin phase retrieval (--paganin, corrections.paganin) needs intensities, but '" +
+                              source() + "' holds log-corrected values");
+    if (options.halfAcquisition.enabled && options.halfAcquisition.axis) {
+        const double axis = *options.halfAcquisition.axis;
+        if (!(axis >= 0.0 && axis <= i.columns - 1))
+            throw InvalidArgument("half-acquisition axis " + std::to_string(axis) +
+                                  " (run-config corrections.half_acquisition.axis, --half-acquisition): expected a "
+                                  "detector column in [0, " + std::to_string(i.columns - 1) + "]");
+    }
+}
+
+void PreprocessingStage::Impl::checkRawCounts(const RawChunk& chunk) {
+    {
+        std::lock_guard lock(warningMutex);
+        if (countsChecked) return;
+        countsChecked = true;
+    }
+    if (!chunk.flats.empty() || options.flatField.backgroundCount > 0) return;
+    const auto& v = chunk.data.data;
+    const double mean = v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+    if (!isInteger(info().sampleType) && mean <= 2.0) return;
+    std::ostringstream s;
+    s.precision(4);
+    s << "'" << source() << "' has no flat fields and its values look like raw counts (" << sampleTypeName(info().sampleType)
+      << ", mean " << mean << "): -log of counts is not a line integral; give flats, or normalise by an open-beam "
+      << "region with --background-columns (corrections.flat_field.background_columns)";
+    warn(s.str());
+}
+
+void PreprocessingStage::Impl::checkLineIntegrals(const RawChunk& chunk) const {
+    const auto& v = chunk.data.data;
+    const auto bad = std::find_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); });
+    if (bad == v.end()) return;
+    const std::size_t index = static_cast<std::size_t>(bad - v.begin());
+    const std::size_t cols = static_cast<std::size_t>(info().columns), P = static_cast<std::size_t>(info().projections);
+    const std::size_t line = index / cols;
+    throw DataError(source() + ": value is " + detail::nonFiniteName(*bad) + " at row " +
+                    std::to_string(detectorRow(chunk.firstRow, static_cast<int>(line / P))) + ", angle " +
+                    std::to_string(line % P) + ", column " + std::to_string(index % cols) + "; expected finite values");
+}
+
+/// Flat/dark correction of every line of the chunk, in place: raw counts ->
+/// transmissions, dead / bad values interpolated (or clamped). Fills the
+/// dead-pixel and bad-value figures of the output rows.
+void PreprocessingStage::Impl::transmissions(RawChunk& chunk, PreprocessStats& stats) {
+    const DatasetInfo& i = info();
+    const int N = i.columns, P = i.projections;
+    const int blockRows = chunk.data.depth;
+    const std::size_t cols = static_cast<std::size_t>(N);
+    const bool fixBad = options.badPixels.enabled;
+
+    // Dead pixels: no usable flat in some group (or a saturated flat).
+    std::vector<std::uint8_t> dead;
+    if (fixBad && !chunk.flats.empty()) {
+        dead.assign(static_cast<std::size_t>(blockRows) * cols, 0);
+        for (const auto& flat : chunk.flats)
+            for (std::size_t k = 0; k < dead.size(); ++k) {
+                const double d = chunk.dark.empty() ? 0.0 : chunk.dark[k];
+                if (!(flat[k] - d > 0.0) || (saturation > 0.0 && flat[k] >= saturation)) dead[k] = 1;
+            }
+        for (int r = chunk.margin; r < chunk.margin + chunk.rowCount; ++r)
+            for (int c = 0; c < N; ++c)
+                if (dead[static_cast<std::size_t>(r) * cols + c]) {
+                    ++stats.deadPixelCount;
+                    if (stats.deadPixels.size() < PreprocessStats::kListLimit)
+                        stats.deadPixels.push_back({detectorRow(chunk.firstRow, r), -1, c});
+                }
+    }
+
+    const int lines = blockRows * P;
+    const int ranges = 4 * pool.threads();
+    std::vector<LineStats> found(static_cast<std::size_t>(ranges));
+    pool.parallelFor(ranges, [&](int range, int) {
+        LineStats& f = found[range];
+        std::vector<std::uint8_t> bad(cols);
+        const int first = static_cast<int>(static_cast<long long>(lines) * range / ranges);
+        const int last = static_cast<int>(static_cast<long long>(lines) * (range + 1) / ranges);
+        for (int line = first; line < last; ++line) {
+            const int r = line / P, a = line % P;
+            const std::size_t rowOffset = static_cast<std::size_t>(r) * cols;
+            float* values = chunk.data.data.data() + static_cast<std::size_t>(line) * cols;
+            detail::FlatFieldLine in;
+            in.raw = values;
+            in.columns = N;
+            in.saturation = fixBad ? saturation : 0.0;
+            in.dark = chunk.dark.empty() ? nullptr : chunk.dark.data() + rowOffset;
+            in.dead = dead.empty() ? nullptr : dead.data() + rowOffset;
+            if (!chunk.flats.empty()) {
+                const FlatBlend b = blends.empty() ? FlatBlend{} : blends[a];
+                in.flatLower = chunk.flats[b.lower].data() + rowOffset;
+                if (b.upper != b.lower) {
+                    in.flatUpper = chunk.flats[b.upper].data() + rowOffset;
+                    in.weight = b.weight;
+                }
+            }
+            const long long badCount = detail::transmissionLine(in, values, bad.data());
+            if (badCount < 0) {
+                f.firstNonFinite = static_cast<std::size_t>(line) * cols + static_cast<std::size_t>(-1 - badCount);
+                return;
+            }
+            const bool output = r >= chunk.margin && r < chunk.margin + chunk.rowCount;
+            if (badCount == 0) continue;
+            if (fixBad && interpolateMasked({values, cols}, bad)) {
+                if (!output) continue;
+                for (int c = 0; c < N; ++c)
+                    if (bad[c] && !(in.dead && in.dead[c])) {
+                        ++f.badValues;
+                        if (f.badList.size() < PreprocessStats::kListLimit)
+                            f.badList.push_back({detectorRow(chunk.firstRow, r), a, c});
+                    }
+                continue;
+            }
+            for (int c = 0; c < N; ++c)
+                if (bad[c] || fixBad) values[c] = static_cast<float>(detail::kMinTransmission);
+            if (output) f.clamped += fixBad ? cols : static_cast<std::size_t>(badCount);
+        }
+    });
+    for (const LineStats& f : found) {
+        if (f.firstNonFinite != kNone) {
+            const std::size_t line = f.firstNonFinite / cols;
+            // The chunk now holds transmissions before this line: name the
+            // value from the reader's row, angle and column only.
+            throw DataError(source() + ": value is " + detail::nonFiniteName(chunk.data.data[f.firstNonFinite]) +
+                            " at row " + std::to_string(detectorRow(chunk.firstRow, static_cast<int>(line / P))) +
+                            ", angle " + std::to_string(line % P) + ", column " +
+                            std::to_string(f.firstNonFinite % cols) + "; expected finite values");
+        }
+    }
+    for (const LineStats& f : found) {
+        stats.clamped += f.clamped;
+        stats.badValueCount += f.badValues;
+        for (const PixelPosition& p : f.badList) {
+            if (stats.badValues.size() >= PreprocessStats::kListLimit) break;
+            stats.badValues.push_back(p);
+        }
+    }
+}
+
+PreprocessingStage::PreprocessingStage(DatasetReader& reader, CorrectionOptions options)
+    : m_impl(std::make_unique<Impl>(reader, std::move(options))) {
+    Impl& d = *m_impl;
+    d.options.validate();
+    d.checkAgainstDataset();
+    const DatasetInfo& i = d.info();
+    if (d.options.badPixels.enabled)
+        d.saturation = d.options.badPixels.saturation > 0.0 ? d.options.badPixels.saturation : typeSaturation(i.sampleType);
+    if (d.options.paganin.enabled) d.margin = PaganinFilter::margin(d.options.paganin);
+    d.setUpFlats();
+    HalfAcquisitionOptions& half = d.options.halfAcquisition;
+    if (half.enabled) {
+        // Checks the angles before anything is read.
+        HalfAcquisitionLayout layout = planHalfAcquisition(i.angles, i.columns, half.axis.value_or((i.columns - 1) / 2.0));
+        if (!half.axis) {
+            const ImageStack middle = load(i.rows / 2, 1);
+            d.foundAxis = findHalfAcquisitionAxis(middle.slice(0), i.angles, half.window);
+            half.axis = d.foundAxis->axis;
+            layout = planHalfAcquisition(i.angles, i.columns, *half.axis);
+        }
+        d.layout = std::move(layout);
+    }
+}
+
+PreprocessingStage::~PreprocessingStage() = default;
+
+const DatasetInfo& PreprocessingStage::info() const { return m_impl->info(); }
+const CorrectionOptions& PreprocessingStage::options() const { return m_impl->options; }
+int PreprocessingStage::rowMargin() const { return m_impl->margin; }
+
+int PreprocessingStage::outputColumns() const {
+    return m_impl->layout ? m_impl->layout->columns : m_impl->info().columns;
+}
+int PreprocessingStage::outputProjections() const { return static_cast<int>(outputAngles().size()); }
+const std::vector<double>& PreprocessingStage::outputAngles() const {
+    return m_impl->layout ? m_impl->layout->angles : m_impl->info().angles;
+}
+std::optional<double> PreprocessingStage::outputAxis() const {
+    if (!m_impl->layout) return std::nullopt;
+    return m_impl->layout->outputAxis;
+}
+const std::optional<HalfAcquisitionAxis>& PreprocessingStage::foundHalfAcquisitionAxis() const {
+    return m_impl->foundAxis;
+}
+
+std::vector<std::string> PreprocessingStage::warnings() const {
+    std::lock_guard lock(m_impl->warningMutex);
+    return m_impl->warnings;
+}
+
+RawChunk PreprocessingStage::read(int firstRow, int rowCount) {
+    Impl& d = *m_impl;
+    const DatasetInfo& i = d.info();
+    const std::size_t perRow = static_cast<std::size_t>(i.projections) * static_cast<std::size_t>(i.columns);
+    // Checked before allocating, so a bad range cannot ask for a huge buffer.
+    detail::checkRowRequest(i, firstRow, rowCount, static_cast<std::size_t>(std::max(rowCount, 0)) * perRow, perRow);
+    RawChunk chunk;
+    chunk.firstRow = firstRow;
+    chunk.rowCount = rowCount;
+    chunk.margin = d.margin;
+    const int blockRows = rowCount + 2 * d.margin;
+    // The detector rows that exist, and where they go in the block.
+    const int lo = std::max(0, firstRow - d.margin), hi = std::min(i.rows, firstRow + rowCount + d.margin);
+    const int offset = lo - (firstRow - d.margin);
+    chunk.data = ImageStack(i.columns, i.projections, blockRows);
+    std::span<float> data(chunk.data.data);
+    d.reader.readSinograms(lo, hi - lo, data.subspan(offset * perRow, (hi - lo) * perRow));
+    replicateEdgeRows(data, perRow, blockRows, offset, hi - lo);
+    if (i.logCorrected) return chunk;
+
+    const std::size_t cols = static_cast<std::size_t>(i.columns);
+    auto readImage = [&](auto readRows) {
+        std::vector<float> image(static_cast<std::size_t>(blockRows) * cols);
+        if (!readRows(std::span<float>(image).subspan(offset * cols, (hi - lo) * cols))) return std::vector<float>();
+        replicateEdgeRows(image, cols, blockRows, offset, hi - lo);
+        return image;
+    };
+    if (d.flatPositions.empty()) {
+        std::vector<float> flat = readImage([&](std::span<float> out) { return d.reader.readMeanFlat(lo, hi - lo, out); });
+        if (!flat.empty()) chunk.flats.push_back(std::move(flat));
+    } else {
+        for (const std::vector<int>& members : d.flatGroups) {
+            std::vector<float> mean;
+            for (int g : members) {
+                std::vector<float> one = readImage([&](std::span<float> out) {
+                    d.reader.readFlatGroup(g, lo, hi - lo, out);
+                    return true;
+                });
+                if (mean.empty())
+                    mean = std::move(one);
+                else
+                    std::transform(mean.begin(), mean.end(), one.begin(), mean.begin(), std::plus<>());
+            }
+            for (float& v : mean) v /= static_cast<float>(members.size());
+            chunk.flats.push_back(std::move(mean));
+        }
+    }
+    chunk.dark = readImage([&](std::span<float> out) { return d.reader.readMeanDark(lo, hi - lo, out); });
+    return chunk;
+}
+
+ImageStack PreprocessingStage::correct(RawChunk chunk, PreprocessStats* stats) {
+    Impl& d = *m_impl;
+    const DatasetInfo& i = d.info();
+    const int N = i.columns, P = i.projections;
+    const int blockRows = chunk.rowCount + 2 * chunk.margin;
+    if (chunk.margin != d.margin || chunk.rowCount < 1 || chunk.data.width != N || chunk.data.height != P ||
+        chunk.data.depth != blockRows)
+        throw InvalidArgument("corrections: a chunk of " + std::to_string(chunk.data.depth) + " rows x " +
+                              std::to_string(chunk.data.height) + " x " + std::to_string(chunk.data.width) +
+                              " with margin " + std::to_string(chunk.margin) + " does not come from this stage's read()");
+    const std::size_t cols = static_cast<std::size_t>(N);
+    const std::size_t sinogramSize = static_cast<std::size_t>(P) * cols;
+    const CorrectionOptions& o = d.options;
+    PreprocessStats found;
+    const ValueKind kind = i.logCorrected ? ValueKind::LineIntegral : ValueKind::Transmission;
+    auto sinogram = [&](int blockRow) { return std::span<float>(chunk.data.data).subspan(blockRow * sinogramSize, sinogramSize); };
+    auto isOutput = [&](int blockRow) { return blockRow >= chunk.margin && blockRow < chunk.margin + chunk.rowCount; };
+
+    if (i.logCorrected) {
+        d.checkLineIntegrals(chunk);
+    } else {
+        for (const auto& flat : chunk.flats) checkReference(flat, N, d.source(), "flat field", chunk.firstRow - chunk.margin, i.rows);
+        checkReference(chunk.dark, N, d.source(), "dark field", chunk.firstRow - chunk.margin, i.rows);
+        if (o.zingers.enabled) {
+            // Zingers of the flats and darks, row by row (so a chunk's result
+            // does not depend on the rows around it).
+            std::vector<std::vector<float>*> references;
+            for (auto& flat : chunk.flats) references.push_back(&flat);
+            if (!chunk.dark.empty()) references.push_back(&chunk.dark);
+            for (std::vector<float>* image : references)
+                for (int r = 0; r < blockRows; ++r) {
+                    const std::size_t n = removeZingers(std::span<float>(*image).subspan(r * cols, cols), 1, N,
+                                                        o.zingers, ValueKind::Transmission);
+                    if (isOutput(r)) found.flatZingerCount += n;
+                }
+        }
+        d.checkRawCounts(chunk);
+        d.transmissions(chunk, found);
+    }
+
+    if (o.zingers.enabled)
+        for (int r = 0; r < blockRows; ++r) {
+            std::vector<PixelPosition> positions;
+            const std::size_t n =
+                removeZingers(sinogram(r), P, N, o.zingers, kind, &positions,
+                              isOutput(r) ? PreprocessStats::kListLimit - std::min(found.zingers.size(), PreprocessStats::kListLimit) : 0,
+                              &d.pool);
+            if (!isOutput(r)) continue;
+            found.zingerCount += n;
+            for (PixelPosition& p : positions) {
+                p.row = d.detectorRow(chunk.firstRow, r);
+                found.zingers.push_back(p);
+            }
+        }
+
+    if (o.flatField.backgroundCount > 0) {
+        const int first = o.flatField.backgroundFirst, count = o.flatField.backgroundCount;
+        detail::forRanges(&d.pool, blockRows * P, [&](int l0, int l1) {
+            for (int line = l0; line < l1; ++line) {
+                float* v = chunk.data.data.data() + static_cast<std::size_t>(line) * cols;
+                const double mean = std::accumulate(v + first, v + first + count, 0.0) / count;
+                if (kind == ValueKind::LineIntegral)
+                    for (int c = 0; c < N; ++c) v[c] = static_cast<float>(v[c] - mean);
+                else if (mean > 0.0)
+                    for (int c = 0; c < N; ++c) v[c] = static_cast<float>(v[c] / mean);
+            }
+        });
+    }
+
+    if (o.paganin.enabled) {
+        // Whole projections: gather each one's block of rows, filter, scatter back.
+        const PaganinFilter& filter = d.paganinFor(blockRows);
+        detail::forRanges(&d.pool, P, [&](int a0, int a1) {
+            std::vector<float> block(static_cast<std::size_t>(blockRows) * cols);
+            for (int a = a0; a < a1; ++a) {
+                for (int r = 0; r < blockRows; ++r)
+                    std::copy_n(sinogram(r).begin() + static_cast<std::ptrdiff_t>(a * cols), cols, block.begin() + r * cols);
+                filter.apply(block);
+                for (int r = chunk.margin; r < chunk.margin + chunk.rowCount; ++r)
+                    std::copy_n(block.begin() + r * cols, cols, sinogram(r).begin() + static_cast<std::ptrdiff_t>(a * cols));
+            }
+        });
+    }
+
+    // The output rows, from here on one sinogram per row.
+    ImageStack out;
+    if (chunk.margin == 0) {
+        out = std::move(chunk.data);
+    } else {
+        out = ImageStack(N, P, chunk.rowCount);
+        std::copy_n(chunk.data.data.begin() + static_cast<std::ptrdiff_t>(chunk.margin * sinogramSize),
+                    out.data.size(), out.data.begin());
+    }
+    if (!i.logCorrected) {
+        std::atomic<std::size_t> clamped{0};
+        detail::forRanges(&d.pool, chunk.rowCount * P, [&](int l0, int l1) {
+            std::size_t n = 0;
+            for (std::size_t k = static_cast<std::size_t>(l0) * cols; k < static_cast<std::size_t>(l1) * cols; ++k) {
+                float t = out.data[k];
+                if (!(t > 0.0f)) { // Paganin of values near the clamp can dip to 0
+                    t = static_cast<float>(detail::kMinTransmission);
+                    ++n;
+                }
+                out.data[k] = -std::log(t);
+            }
+            clamped += n;
+        });
+        found.clamped += clamped;
+    }
+
+    if (o.rings.method != RingMethod::Off)
+        for (int r = 0; r < chunk.rowCount; ++r) removeStripes(out.image(r), P, N, o.rings, &d.pool);
+
+    if (d.layout) {
+        const HalfAcquisitionLayout& l = *d.layout;
+        ImageStack stitched(l.columns, static_cast<int>(l.views.size()), chunk.rowCount);
+        detail::forRanges(&d.pool, chunk.rowCount, [&](int r0, int r1) {
+            for (int r = r0; r < r1; ++r) stitchHalfAcquisition(out.image(r), l, stitched.image(r));
+        });
+        out = std::move(stitched);
+    }
+    if (stats) *stats = std::move(found);
+    return out;
+}
+
+ImageStack PreprocessingStage::load(int firstRow, int rowCount, PreprocessStats* stats) {
+    return correct(read(firstRow, rowCount), stats);
 }
 
 ImageStack loadSinograms(DatasetReader& reader, int firstRow, int rowCount, PreprocessStats* stats) {
-    const DatasetInfo& info = reader.info();
-    const std::size_t perRow = static_cast<std::size_t>(info.projections) * static_cast<std::size_t>(info.columns);
-    // Checked before allocating, so a bad range cannot ask for a huge buffer.
-    detail::checkRowRequest(info, firstRow, rowCount, static_cast<std::size_t>(std::max(rowCount, 0)) * perRow, perRow);
-    ImageStack out(info.columns, info.projections, rowCount);
-    reader.readSinograms(firstRow, rowCount, out.data);
-    const Context context{info.path.string(), firstRow};
-
-    PreprocessStats result;
-    if (info.logCorrected) {
-        const auto bad = forLines(static_cast<std::size_t>(rowCount) * static_cast<std::size_t>(info.projections),
-                                  [&](std::size_t first, std::size_t last) {
-                                      const auto begin = out.data.begin() + static_cast<std::ptrdiff_t>(first * info.columns);
-                                      const auto end = out.data.begin() + static_cast<std::ptrdiff_t>(last * info.columns);
-                                      const auto it = std::find_if(begin, end, [](float v) { return !std::isfinite(v); });
-                                      return std::pair<std::size_t, std::size_t>{
-                                          0, it == end ? kNone : static_cast<std::size_t>(it - out.data.begin())};
-                                  }).second;
-        if (bad != kNone) throwBadValue(context, out.data, bad, info.projections, info.columns);
-    } else {
-        const std::size_t referenceSize = static_cast<std::size_t>(rowCount) * static_cast<std::size_t>(info.columns);
-        std::vector<float> flat(referenceSize);
-        std::vector<float> dark(referenceSize);
-        if (!reader.readMeanFlat(firstRow, rowCount, flat)) flat.clear();
-        if (!reader.readMeanDark(firstRow, rowCount, dark)) dark.clear();
-        result = correctAndLog(out.data, rowCount, info.projections, info.columns, flat, dark, context);
-    }
-    if (stats) *stats = result;
-    return out;
+    return PreprocessingStage(reader, CorrectionOptions::none()).load(firstRow, rowCount, stats);
 }
 
 } // namespace tomo

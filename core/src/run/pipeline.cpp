@@ -18,49 +18,20 @@ double secondsSince(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-/// Forwards to another reader and adds up the time spent in it, so the
-/// report can split loadSinograms() into reading and preprocessing.
-class TimedReader : public DatasetReader {
-public:
-    explicit TimedReader(DatasetReader& inner) : m_inner(inner) { m_info = inner.info(); }
-
-    void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
-        auto t0 = Clock::now();
-        m_inner.readSinograms(firstRow, rowCount, out);
-        m_seconds += secondsSince(t0);
-    }
-    bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override {
-        auto t0 = Clock::now();
-        bool found = m_inner.readMeanFlat(firstRow, rowCount, out);
-        m_seconds += secondsSince(t0);
-        return found;
-    }
-    bool readMeanDark(int firstRow, int rowCount, std::span<float> out) override {
-        auto t0 = Clock::now();
-        bool found = m_inner.readMeanDark(firstRow, rowCount, out);
-        m_seconds += secondsSince(t0);
-        return found;
-    }
-
-    double seconds() const { return m_seconds; }
-
-private:
-    DatasetReader& m_inner;
-    double m_seconds = 0.0;
-};
-
-/// The job's geometry completed from the dataset: angles when none are
-/// given, detector width, and the full slice grid / region when unset.
-ReconGeometry completeGeometry(const ReconGeometry& given, const DatasetInfo& info) {
+/// The job's geometry completed from the corrected sinograms: angles when
+/// none are given, detector width, and the full slice grid / region when unset.
+ReconGeometry completeGeometry(const ReconGeometry& given, const PreprocessingStage& stage) {
+    const std::string path = stage.info().path.string();
+    const int projections = stage.outputProjections(), columns = stage.outputColumns();
     ReconGeometry g = given;
-    if (g.geometry.angles.empty()) g.geometry.angles = info.angles;
-    if (g.geometry.projections() != info.projections)
-        throw InvalidArgument("the geometry has " + std::to_string(g.geometry.projections()) + " angles but '" +
-                              info.path.string() + "' has " + std::to_string(info.projections) + " projections");
-    if (g.geometry.bins == 0) g.geometry.bins = info.columns;
-    if (g.geometry.bins != info.columns)
-        throw InvalidArgument("the geometry has " + std::to_string(g.geometry.bins) + " detector bins but '" +
-                              info.path.string() + "' has " + std::to_string(info.columns) + " columns");
+    if (g.geometry.angles.empty()) g.geometry.angles = stage.outputAngles();
+    if (g.geometry.projections() != projections)
+        throw InvalidArgument("the geometry has " + std::to_string(g.geometry.projections()) + " angles but '" + path +
+                              "' gives " + std::to_string(projections) + " projections");
+    if (g.geometry.bins == 0) g.geometry.bins = columns;
+    if (g.geometry.bins != columns)
+        throw InvalidArgument("the geometry has " + std::to_string(g.geometry.bins) + " detector bins but '" + path +
+                              "' gives " + std::to_string(columns) + " columns");
     if (g.sliceWidth == 0 && g.sliceHeight == 0) {
         g.sliceWidth = g.geometry.bins;
         g.sliceHeight = g.geometry.bins;
@@ -75,13 +46,17 @@ ReconGeometry completeGeometry(const ReconGeometry& given, const DatasetInfo& in
 /// budget, a whole number of plan batches. A row costs three sinograms (the
 /// chunk being reconstructed, the next one being read, and the reader's
 /// staging copy: the HDF5 readers read frames, then reorder them into it)
-/// and one slice.
-int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const DatasetInfo& info, int rowCount) {
+/// and one slice; each chunk also reads the stage's margin rows.
+int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const PreprocessingStage& stage,
+                    int rowCount) {
     if (job.chunkRows > 0) return std::min(job.chunkRows, rowCount);
     constexpr std::size_t kBudgetBytes = std::size_t{1} << 30;
-    const std::size_t rowBytes = sizeof(float) * (3 * static_cast<std::size_t>(info.projections) * info.columns +
-                                                  plan.geometry().region.pixels());
-    const int fit = static_cast<int>(std::clamp<std::size_t>(kBudgetBytes / rowBytes, 1, rowCount));
+    const DatasetInfo& info = stage.info();
+    const std::size_t sinogramBytes = sizeof(float) * static_cast<std::size_t>(info.projections) * info.columns;
+    const std::size_t rowBytes = 3 * sinogramBytes + sizeof(float) * plan.geometry().region.pixels();
+    const std::size_t marginBytes = 3 * sinogramBytes * 2 * static_cast<std::size_t>(stage.rowMargin());
+    const std::size_t budget = kBudgetBytes > marginBytes ? kBudgetBytes - marginBytes : 0;
+    const int fit = static_cast<int>(std::clamp<std::size_t>(budget / rowBytes, 1, rowCount));
     const int batch = std::max(1, plan.maxSlices());
     return fit >= batch ? fit / batch * batch : fit;
 }
@@ -110,7 +85,7 @@ private:
     int m_next;
 };
 
-/// One chunk of log-corrected sinograms and what it took to get them.
+/// One chunk of corrected sinograms and what it took to get them.
 struct LoadedChunk {
     ImageStack sinograms;
     PreprocessStats stats;
@@ -135,15 +110,17 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                               ")");
     const int rowCount = job.rowCount == 0 ? info.rows - job.firstRow : job.rowCount;
 
-    const ReconGeometry geometry = completeGeometry(job.geometry, info);
+    PreprocessingStage stage(reader, job.corrections);
+    const ReconGeometry geometry = completeGeometry(job.geometry, stage);
     std::unique_ptr<ReconstructionPlan> plan = createPlan(geometry, job.options);
 
     VolumeReport report;
     report.strategy = plan->options().strategy;
 
-    const int chunkRows = chooseChunkRows(job, *plan, info, rowCount);
+    const int chunkRows = chooseChunkRows(job, *plan, stage, rowCount);
     BatchSizer batch(*plan);
-    const std::size_t sinogramSize = static_cast<std::size_t>(info.projections) * info.columns;
+    const std::size_t sinogramSize =
+        static_cast<std::size_t>(stage.outputProjections()) * static_cast<std::size_t>(stage.outputColumns());
     const std::size_t slicePixels = geometry.region.pixels();
     std::vector<float> slices(slicePixels * static_cast<std::size_t>(chunkRows));
 
@@ -151,14 +128,14 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     // one is reconstructed (a GPU back-projects a row faster than a disk
     // delivers it). The reader and the writer are never used at the same
     // time: file libraries such as HDF5 are not thread-safe.
-    TimedReader timed(reader);
     auto load = [&](int done) {
         LoadedChunk chunk;
-        const double readBefore = timed.seconds();
-        const auto t0 = Clock::now();
-        chunk.sinograms = loadSinograms(timed, job.firstRow + done, std::min(chunkRows, rowCount - done), &chunk.stats);
-        chunk.secondsRead = timed.seconds() - readBefore;
-        chunk.secondsPreprocess = secondsSince(t0) - chunk.secondsRead;
+        auto t0 = Clock::now();
+        RawChunk raw = stage.read(job.firstRow + done, std::min(chunkRows, rowCount - done));
+        chunk.secondsRead = secondsSince(t0);
+        t0 = Clock::now();
+        chunk.sinograms = stage.correct(std::move(raw), &chunk.stats);
+        chunk.secondsPreprocess = secondsSince(t0);
         return chunk;
     };
     std::future<LoadedChunk> next = std::async(std::launch::async, load, 0);
@@ -166,7 +143,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     for (int done = 0; done < rowCount;) {
         const int rows = std::min(chunkRows, rowCount - done);
         const LoadedChunk chunk = next.get();
-        report.preprocess.clamped += chunk.stats.clamped;
+        report.preprocess.merge(chunk.stats);
         report.secondsRead += chunk.secondsRead;
         report.secondsPreprocess += chunk.secondsPreprocess;
         if (done + rows < rowCount) next = std::async(std::launch::async, load, done + rows);
@@ -197,10 +174,11 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     writer.commit();
     report.secondsWrite += secondsSince(t0);
 
+    report.warnings = stage.warnings();
     report.secondsTotal = secondsSince(tStart);
     if (report.secondsReconstruct > 0.0)
-        report.gups =
-            static_cast<double>(slicePixels) * report.slices * info.projections / report.secondsReconstruct / 1e9;
+        report.gups = static_cast<double>(slicePixels) * report.slices * geometry.geometry.projections() /
+                      report.secondsReconstruct / 1e9;
     return report;
 }
 
