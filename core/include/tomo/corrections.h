@@ -8,10 +8,14 @@
 //              ─► dead / zero / saturated values masked, interpolated along the row
 //              ─► zingers replaced by their local median
 //              ─► beam-intensity normalisation (optional background columns)
+//              ─► stripe (ring) removal on each sinogram of transmissions
 //              ─► Paganin phase retrieval (whole projections, transmission in and out)
 //              ─► -log
-//              ─► stripe (ring) removal on each sinogram
 //              ─► 360° half-acquisition stitching
+// Stripes are removed before the log, where Vo et al.'s methods work (as in
+// algotom's workflow: their stripe ratios and the large-stripe normalisation
+// model a detector gain, and air is 1, not 0); data that arrive
+// log-corrected get the same steps on their line integrals.
 //
 // Layouts: a sinogram is [projection][column] (value of projection a,
 // column c at a * columns + c); a projection block is [detector row][column].

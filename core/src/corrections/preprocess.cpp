@@ -474,6 +474,16 @@ ImageStack PreprocessingStage::correct(RawChunk chunk, PreprocessStats* stats) {
         });
     }
 
+    // Stripes: on each row's sinogram of transmissions (of line integrals
+    // for log-corrected input), margin rows included, before Paganin blurs
+    // them into the neighbouring rows. Vo et al.'s methods are made for the
+    // flat-corrected intensities (algotom removes stripes before the log):
+    // their ratios and the large-stripe normalisation model a detector
+    // gain, and air is 1 there, not 0 (ratios of noise around 0 would be
+    // taken for stripes).
+    if (o.rings.method != RingMethod::Off)
+        for (int r = 0; r < blockRows; ++r) removeStripes(sinogram(r), P, N, o.rings, &d.pool);
+
     if (o.paganin.enabled) {
         // Whole projections: gather each one's block of rows, filter, scatter back.
         const PaganinFilter& filter = d.paganinFor(blockRows);
@@ -514,9 +524,6 @@ ImageStack PreprocessingStage::correct(RawChunk chunk, PreprocessStats* stats) {
         });
         found.clamped += clamped;
     }
-
-    if (o.rings.method != RingMethod::Off)
-        for (int r = 0; r < chunk.rowCount; ++r) removeStripes(out.image(r), P, N, o.rings, &d.pool);
 
     if (d.layout) {
         const HalfAcquisitionLayout& l = *d.layout;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <string>
 
@@ -23,61 +24,98 @@ void checkSinogram(std::span<const float> sinogram, int projections, int columns
                               " columns");
 }
 
-/// Every column of a sinogram sorted along the projections, column-major:
-/// values[c * P + rank], and the projection each rank came from.
+/// out[c * rows + r] = in[r * cols + c], in tiles that stay in cache.
+void transpose(const float* in, int rows, int cols, float* out, WorkerPool* pool) {
+    constexpr int kTile = 64;
+    const int tileRows = (rows + kTile - 1) / kTile;
+    detail::forRanges(pool, tileRows, [&](int t0, int t1) {
+        for (int r0 = t0 * kTile; r0 < std::min(rows, t1 * kTile); r0 += kTile)
+            for (int c0 = 0; c0 < cols; c0 += kTile)
+                for (int c = c0; c < std::min(cols, c0 + kTile); ++c)
+                    for (int r = r0; r < std::min(rows, r0 + kTile); ++r)
+                        out[static_cast<std::size_t>(c) * rows + r] = in[static_cast<std::size_t>(r) * cols + c];
+    });
+}
+
+/// A sort key ordering floats as numbers, then by projection index (ties).
+std::uint64_t sortKey(float v, int index) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    bits = (bits & 0x80000000u) ? ~bits : bits | 0x80000000u; // monotonic in v
+    return (static_cast<std::uint64_t>(bits) << 32) | static_cast<std::uint32_t>(index);
+}
+
+float keyValue(std::uint64_t key) {
+    std::uint32_t bits = static_cast<std::uint32_t>(key >> 32);
+    bits = (bits & 0x80000000u) ? bits & 0x7fffffffu : ~bits;
+    float v;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+/// Every column of a sinogram sorted along the projections: values by rank
+/// as an image [rank][column], and the projection each came from
+/// (column-major, index[c * P + rank]).
 struct SortedColumns {
     int projections = 0;
     int columns = 0;
-    std::vector<float> values;
-    std::vector<int> index;
-
-    float* column(int c) { return values.data() + static_cast<std::size_t>(c) * projections; }
+    std::vector<float> values; // [rank][column]
+    std::vector<int> index;    // [column][rank]
 };
 
 SortedColumns sortColumns(std::span<const float> sinogram, int P, int N, WorkerPool* pool) {
     SortedColumns s{P, N, std::vector<float>(sinogram.size()), std::vector<int>(sinogram.size())};
+    std::vector<float> byColumn(sinogram.size()); // [column][projection], then [column][rank]
+    transpose(sinogram.data(), P, N, byColumn.data(), pool);
     detail::forRanges(pool, N, [&](int c0, int c1) {
-        std::vector<std::pair<float, int>> column(static_cast<std::size_t>(P));
+        std::vector<std::uint64_t> keys(static_cast<std::size_t>(P));
         for (int c = c0; c < c1; ++c) {
-            for (int a = 0; a < P; ++a) column[a] = {sinogram[static_cast<std::size_t>(a) * N + c], a};
-            // Ties by projection index: the pairs compare lexicographically.
-            std::sort(column.begin(), column.end());
-            const std::size_t base = static_cast<std::size_t>(c) * P;
+            float* column = byColumn.data() + static_cast<std::size_t>(c) * P;
+            for (int a = 0; a < P; ++a) keys[a] = sortKey(column[a], a);
+            std::sort(keys.begin(), keys.end());
+            int* index = s.index.data() + static_cast<std::size_t>(c) * P;
             for (int r = 0; r < P; ++r) {
-                s.values[base + r] = column[r].first;
-                s.index[base + r] = column[r].second;
+                column[r] = keyValue(keys[r]);
+                index[r] = static_cast<int>(keys[r] & 0xffffffffu);
             }
         }
     });
+    transpose(byColumn.data(), N, P, s.values.data(), pool);
     return s;
 }
 
 /// The median across columns (window w, reflected) of every rank of the
-/// sorted image, same layout.
+/// sorted image, [rank][column].
 std::vector<float> medianAcrossColumns(const SortedColumns& s, int w, WorkerPool* pool) {
     std::vector<float> out(s.values.size());
-    const int P = s.projections;
-    detail::forRanges(pool, P, [&](int r0, int r1) {
+    const int N = s.columns;
+    detail::forRanges(pool, s.projections, [&](int r0, int r1) {
         std::vector<float> window;
-        for (int r = r0; r < r1; ++r)
-            detail::slidingMedianReflect(s.values.data() + r, P, s.columns, w, out.data() + r, P, window);
+        for (int r = r0; r < r1; ++r) {
+            const std::size_t row = static_cast<std::size_t>(r) * N;
+            detail::slidingMedianReflect(s.values.data() + row, 1, N, w, out.data() + row, 1, window);
+        }
     });
     return out;
 }
 
-/// Writes column-major sorted values back to their projections, for the
-/// columns where `take(c)` is true.
+/// Writes sorted values ([rank][column]) back to their projections, for
+/// the columns where `take(c)` is true.
 template <typename Take>
 void sortBack(const SortedColumns& s, const std::vector<float>& values, std::span<float> sinogram, Take take,
               WorkerPool* pool) {
     const int P = s.projections, N = s.columns;
+    std::vector<float> byColumn(values.size()), placed(values.size());
+    transpose(values.data(), P, N, byColumn.data(), pool);
+    transpose(sinogram.data(), P, N, placed.data(), pool);
     detail::forRanges(pool, N, [&](int c0, int c1) {
         for (int c = c0; c < c1; ++c) {
             if (!take(c)) continue;
             const std::size_t base = static_cast<std::size_t>(c) * P;
-            for (int r = 0; r < P; ++r) sinogram[static_cast<std::size_t>(s.index[base + r]) * N + c] = values[base + r];
+            for (int r = 0; r < P; ++r) placed[base + s.index[base + r]] = byColumn[base + r];
         }
     });
+    transpose(placed.data(), N, P, sinogram.data(), pool);
 }
 
 std::vector<std::uint8_t> dilate(const std::vector<std::uint8_t>& mask) {
@@ -132,16 +170,15 @@ void removeLargeStripes(std::span<float> sinogram, int projections, int columns,
     const SortedColumns sorted = sortColumns(sinogram, P, N, pool);
     const std::vector<float> smoothed = medianAcrossColumns(sorted, window, pool);
     const int drop = static_cast<int>(0.5 * std::clamp(dropRatio, 0.0, 0.8) * P);
-    std::vector<float> ratio(static_cast<std::size_t>(N));
-    for (int c = 0; c < N; ++c) {
-        const std::size_t base = static_cast<std::size_t>(c) * P;
-        double a = 0.0, b = 0.0;
-        for (int r = drop; r < P - drop; ++r) {
-            a += sorted.values[base + r];
-            b += smoothed[base + r];
+    std::vector<double> sortedSum(static_cast<std::size_t>(N), 0.0), smoothedSum(sortedSum.size(), 0.0);
+    for (int r = drop; r < P - drop; ++r)
+        for (int c = 0; c < N; ++c) {
+            sortedSum[c] += sorted.values[static_cast<std::size_t>(r) * N + c];
+            smoothedSum[c] += smoothed[static_cast<std::size_t>(r) * N + c];
         }
-        ratio[c] = b != 0.0 ? static_cast<float>(a / b) : 1.0f;
-    }
+    std::vector<float> ratio(static_cast<std::size_t>(N));
+    for (int c = 0; c < N; ++c)
+        ratio[c] = smoothedSum[c] != 0.0 ? static_cast<float>(sortedSum[c] / smoothedSum[c]) : 1.0f;
     const std::vector<std::uint8_t> mask = dilate(detectStripes(ratio, snr));
     detail::forRanges(pool, P, [&](int a0, int a1) {
         for (int a = a0; a < a1; ++a) {
