@@ -317,7 +317,8 @@ private:
 ///  * views: the projections with angle < first angle + pi (minus 1e-6 rad);
 ///    each one's partner is the sinogram interpolated linearly in angle at
 ///    angle + pi (between the two projections around it; beyond the last
-///    projection, between it and the first at + 2 pi);
+///    projection, between it and the first at + 2 pi; a weight within 1e-6
+///    of 0 or 1 takes the nearer projection alone);
 ///  * R = max(axis, columns - 1 - axis), r = min(...): the output has
 ///    width 2 floor(R) + 1 and its axis at its centre floor(R); output
 ///    column j is at distance s = j - floor(R) from the axis;
@@ -357,18 +358,19 @@ struct HalfAcquisitionAxis {
     double confidence = 0.0;
 };
 
-/// Finds the axis of a 360° scan (algotom's find_center_360 / find_overlap,
-/// Vo et al. 2021): views V and mirrored partners M (partners flipped left
-/// to right), both smoothed by a Gaussian of sigma 2 px in both directions
-/// (radius 8, half-sample reflection at the edges). The window is clamped
-/// to columns / 2 - 1 and made even. For the axis on the left, the `window` rightmost
-/// columns of M are compared with the window of V centred on each column
-/// position; on the right, the leftmost columns of M. Metric = 1 - Pearson
-/// correlation over the window. The minimum is refined by a parabola through
-/// it and its neighbours; the side whose metric (divided by its minimum) has
-/// the larger curvature (5-point parabola fit) wins. Overlap = position +
-/// window/2 (left) or columns - position + window/2 (right); axis =
-/// overlap/2 - 0.5 (left) or columns - overlap/2 - 0.5 (right).
+/// Finds the axis of a 360° scan (after algotom's find_center_360 /
+/// find_overlap, Vo et al. 2021): views V and mirrored partners M (partners
+/// flipped left to right), both smoothed by a Gaussian of sigma 2 px in both
+/// directions (radius 8, half-sample reflection at the edges). For each
+/// overlap o = 6 ... columns (the columns both see) and w = min(window, o),
+/// window clamped to columns / 2 - 1: with the axis on the left, V's columns
+/// [o - w, o) are compared with M's last w columns; on the right, V's
+/// columns [n - o, n - o + w) with M's first w (algotom slides a fixed
+/// window, which cannot find overlaps narrower than it). Metric = 1 -
+/// Pearson correlation. The minimum is refined by a parabola through it and
+/// its neighbours; the side whose metric (divided by its minimum) has the
+/// larger curvature (5-point parabola fit) wins. Axis = o/2 - 0.5 (left) or
+/// columns - o/2 - 0.5 (right).
 /// Throws InvalidArgument as planHalfAcquisition, or for a window < 6 or
 /// wider than half the detector.
 HalfAcquisitionAxis findHalfAcquisitionAxis(const Image& sinogram, const std::vector<double>& angles, int window);

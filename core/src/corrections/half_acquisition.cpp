@@ -20,6 +20,9 @@ constexpr double kPi = std::numbers::pi;
 /// Views are those with angle < first + pi - kAngleTolerance (so the view
 /// at exactly 180° is a partner, not a view).
 constexpr double kAngleTolerance = 1e-6;
+/// Partner weights this close to 0 or 1 (rounding of angle + pi) take the
+/// nearer projection alone.
+constexpr double kSnap = 1e-6;
 
 /// Value of a line at a sub-pixel column, linear, the edge value beyond the ends.
 float sampleLinear(const float* line, int n, double x) {
@@ -147,10 +150,14 @@ HalfAcquisitionLayout planHalfAcquisition(const std::vector<double>& angles, int
         const int q = static_cast<int>(std::upper_bound(angles.begin(), angles.end(), target) - angles.begin()) - 1;
         const int upper = q + 1 < n ? q + 1 : 0;
         const double upperAngle = q + 1 < n ? angles[q + 1] : angles.front() + 2 * kPi;
+        double weight = std::clamp((target - angles[q]) / (upperAngle - angles[q]), 0.0, 1.0);
+        int lower = q;
+        if (weight > 1.0 - kSnap) lower = upper; // the partner is a projection: no blend
+        if (weight < kSnap || weight > 1.0 - kSnap) weight = 0.0;
         l.views.push_back(p);
-        l.partnerLower.push_back(q);
-        l.partnerUpper.push_back(upper);
-        l.partnerWeight.push_back(static_cast<float>(std::clamp((target - angles[q]) / (upperAngle - angles[q]), 0.0, 1.0)));
+        l.partnerLower.push_back(lower);
+        l.partnerUpper.push_back(weight > 0.0 ? upper : lower);
+        l.partnerWeight.push_back(static_cast<float>(weight));
         l.angles.push_back(angles[p]);
     }
     return l;
@@ -210,16 +217,23 @@ HalfAcquisitionAxis findHalfAcquisitionAxis(const Image& sinogram, const std::ve
     views = gaussianSmooth(views, h, n);
     mirrored = gaussianSmooth(mirrored, h, n);
 
-    const int offset = std::clamp(window, 6, n / 2 - 1) / 2;
-    const int win = 2 * offset;
+    // Candidate overlaps o (columns seen by both): with the axis on the
+    // left, view columns [o - w, o) meet the mirrored partner's last w
+    // columns [n - w, n); on the right, view columns [n - o, n - o + w) meet
+    // its first w. w = min(window, o), so narrow overlaps can be found too.
+    constexpr int kMinOverlap = 6;
+    const int win = std::clamp(window, kMinOverlap, n / 2 - 1);
     struct Side {
-        std::vector<double> metric;
+        std::vector<double> metric; // index o - kMinOverlap
         Minimum minimum;
-    } sides[2]; // 0: axis on the left (the mirrored partner's right edge), 1: on the right
+    } sides[2]; // 0: axis on the left, 1: on the right
     for (int side = 0; side < 2; ++side) {
-        const float* roi = mirrored.data() + (side == 0 ? n - win : 0);
-        for (int pos = offset; pos < n - offset; ++pos)
-            sides[side].metric.push_back(correlationMetric(views.data() + (pos - offset), roi, h, win, n, n));
+        for (int o = kMinOverlap; o <= n; ++o) {
+            const int w = std::min(win, o);
+            const float* v = views.data() + (side == 0 ? o - w : n - o);
+            const float* m = mirrored.data() + (side == 0 ? n - w : 0);
+            sides[side].metric.push_back(correlationMetric(v, m, h, w, n, n));
+        }
         std::vector<double> normalised = sides[side].metric;
         const double lowest = *std::min_element(normalised.begin(), normalised.end());
         if (lowest != 0.0)
@@ -227,10 +241,9 @@ HalfAcquisitionAxis findHalfAcquisitionAxis(const Image& sinogram, const std::ve
         sides[side].minimum = parabolicMinimum(normalised);
     }
     const int side = sides[0].minimum.curvature >= sides[1].minimum.curvature ? 0 : 1;
-    const double position = sides[side].minimum.position + offset;
     HalfAcquisitionAxis result;
     result.axisOnLeft = side == 0;
-    result.overlap = side == 0 ? position + offset : n - position + offset;
+    result.overlap = sides[side].minimum.position + kMinOverlap;
     result.axis = side == 0 ? result.overlap / 2.0 - 0.5 : n - result.overlap / 2.0 - 0.5;
     std::vector<double> sorted = sides[side].metric;
     std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
