@@ -208,6 +208,17 @@ CorrectionOptions applyCorrectionOptions(const CLI::App& app, const CorrectionCo
     return o;
 }
 
+void printCorrectionSetup(const PreprocessingStage& stage) {
+    std::printf("corrections: %s\n", stage.options().summary().c_str());
+    if (const auto& found = stage.foundHalfAcquisitionAxis())
+        std::printf("half acquisition: axis %.2f found automatically (overlap %.1f columns, confidence %.2f%s); the "
+                    "stitched sinogram is %d columns wide, its axis at %.0f\n",
+                    found->axis, found->overlap, found->confidence, found->confidence < 0.2 ? ", doubtful: check it" : "",
+                    stage.outputColumns(), *stage.outputAxis());
+    if (stage.rowMargin() > 0)
+        std::printf("Paganin: %d extra rows read above and below each chunk\n", stage.rowMargin());
+}
+
 void addCorrectionAttributes(std::map<std::string, std::string>& attributes, const PreprocessingStage& stage) {
     attributes["corrections"] = correctionsToJson(stage.options());
     attributes["corrections_summary"] = stage.options().summary();

@@ -46,6 +46,10 @@ void addCorrectionOptions(CLI::App& app, CorrectionCommandLine& c);
 /// values and for parameters of a correction that stays off.
 CorrectionOptions applyCorrectionOptions(const CLI::App& app, const CorrectionCommandLine& c, CorrectionOptions base);
 
+/// Prints the corrections that will run: the summary, the 360° axis when
+/// it was found, Paganin's row margin.
+void printCorrectionSetup(const PreprocessingStage& stage);
+
 /// Output attributes: "corrections" (the options as run-config JSON, with the
 /// 360° axis found), "corrections_summary", "row_margin".
 void addCorrectionAttributes(std::map<std::string, std::string>& attributes, const PreprocessingStage& stage);

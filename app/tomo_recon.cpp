@@ -497,7 +497,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     // doubles the width); a 360-degree axis found here is kept in cfg.
     PreprocessingStage stage(*reader, cfg.corrections);
     cfg.corrections = stage.options();
-    if (!c.quiet) std::printf("corrections: %s\n", cfg.corrections.summary().c_str());
+    if (!c.quiet) printCorrectionSetup(stage);
 
     Geometry geometry;
     geometry.angles = stage.outputAngles();

@@ -133,7 +133,8 @@ HalfAcquisitionLayout planHalfAcquisition(const std::vector<double>& angles, int
     const double step = span / (n - 1);
     if (span < 2 * kPi - 2.5 * step)
         throw InvalidArgument("360-degree half acquisition needs a 360-degree scan; the angles span " +
-                              std::to_string(span * 180 / kPi) + " deg");
+                              std::to_string(span * 180 / kPi) +
+                              " deg (data without angles: --angles FILE or --angle-range 360)");
     if (!(axis >= 0.0 && axis <= columns - 1))
         throw InvalidArgument("360-degree half acquisition: the axis " + std::to_string(axis) +
                               " is outside the detector (columns 0.." + std::to_string(columns - 1) + ")");
