@@ -135,7 +135,7 @@ struct PreprocessingStage::Impl {
     void setUpFlats();
     void checkAgainstDataset() const;
     void checkRawCounts(const RawChunk& chunk);
-    void transmissions(RawChunk& chunk, PreprocessStats& stats);
+    void transmissions(RawChunk& chunk, bool takeLog, PreprocessStats& stats);
     void checkLineIntegrals(const RawChunk& chunk) const;
 };
 
@@ -208,9 +208,10 @@ void PreprocessingStage::Impl::checkLineIntegrals(const RawChunk& chunk) const {
 }
 
 /// Flat/dark correction of every line of the chunk, in place: raw counts ->
-/// transmissions, dead / bad values interpolated (or clamped). Fills the
-/// dead-pixel and bad-value figures of the output rows.
-void PreprocessingStage::Impl::transmissions(RawChunk& chunk, PreprocessStats& stats) {
+/// transmissions, dead / bad values interpolated (or clamped), and -log
+/// when `takeLog` (nothing else comes between: one pass over the data).
+/// Fills the dead-pixel and bad-value figures of the output rows.
+void PreprocessingStage::Impl::transmissions(RawChunk& chunk, bool takeLog, PreprocessStats& stats) {
     const DatasetInfo& i = info();
     const int N = i.columns, P = i.projections;
     const int blockRows = chunk.data.depth;
@@ -267,20 +268,20 @@ void PreprocessingStage::Impl::transmissions(RawChunk& chunk, PreprocessStats& s
                 return;
             }
             const bool output = r >= chunk.margin && r < chunk.margin + chunk.rowCount;
-            if (badCount == 0) continue;
-            if (fixBad && interpolateMasked({values, cols}, bad)) {
-                if (!output) continue;
-                for (int c = 0; c < N; ++c)
+            if (badCount > 0 && fixBad && interpolateMasked({values, cols}, bad)) {
+                for (int c = 0; output && c < N; ++c)
                     if (bad[c] && !(in.dead && in.dead[c])) {
                         ++f.badValues;
                         if (f.badList.size() < PreprocessStats::kListLimit)
                             f.badList.push_back({detectorRow(chunk.firstRow, r), a, c});
                     }
-                continue;
+            } else if (badCount > 0) {
+                for (int c = 0; c < N; ++c)
+                    if (bad[c] || fixBad) values[c] = static_cast<float>(detail::kMinTransmission);
+                if (output) f.clamped += fixBad ? cols : static_cast<std::size_t>(badCount);
             }
-            for (int c = 0; c < N; ++c)
-                if (bad[c] || fixBad) values[c] = static_cast<float>(detail::kMinTransmission);
-            if (output) f.clamped += fixBad ? cols : static_cast<std::size_t>(badCount);
+            if (takeLog)
+                for (int c = 0; c < N; ++c) values[c] = -std::log(values[c]);
         }
     });
     for (const LineStats& f : found) {
@@ -423,6 +424,10 @@ ImageStack PreprocessingStage::correct(RawChunk chunk, PreprocessStats* stats) {
     auto sinogram = [&](int blockRow) { return std::span<float>(chunk.data.data).subspan(blockRow * sinogramSize, sinogramSize); };
     auto isOutput = [&](int blockRow) { return blockRow >= chunk.margin && blockRow < chunk.margin + chunk.rowCount; };
 
+    // Without corrections between the flat field and the log, the log is
+    // taken in the same pass (the live preview's common case).
+    const bool logNow = !i.logCorrected && !o.zingers.enabled && o.flatField.backgroundCount == 0 &&
+                        o.rings.method == RingMethod::Off && !o.paganin.enabled;
     if (i.logCorrected) {
         d.checkLineIntegrals(chunk);
     } else {
@@ -442,7 +447,7 @@ ImageStack PreprocessingStage::correct(RawChunk chunk, PreprocessStats* stats) {
                 }
         }
         d.checkRawCounts(chunk);
-        d.transmissions(chunk, found);
+        d.transmissions(chunk, logNow, found);
     }
 
     if (o.zingers.enabled)
@@ -508,7 +513,7 @@ ImageStack PreprocessingStage::correct(RawChunk chunk, PreprocessStats* stats) {
         std::copy_n(chunk.data.data.begin() + static_cast<std::ptrdiff_t>(chunk.margin * sinogramSize),
                     out.data.size(), out.data.begin());
     }
-    if (!i.logCorrected) {
+    if (!i.logCorrected && !logNow) {
         std::atomic<std::size_t> clamped{0};
         detail::forRanges(&d.pool, chunk.rowCount * P, [&](int l0, int l1) {
             std::size_t n = 0;
