@@ -42,7 +42,25 @@ long long transmissionLine(const FlatFieldLine& line, float* out, std::uint8_t* 
     return badCount;
 }
 
+namespace {
 std::string nonFiniteName(float v) { return std::isnan(v) ? "NaN" : (v > 0 ? "+inf" : "-inf"); }
+} // namespace
+
+void throwNonFiniteValue(const std::string& source, float value, long long row, std::size_t angle,
+                         std::size_t column) {
+    throw DataError(source + ": value is " + nonFiniteName(value) + " at row " + std::to_string(row) + ", angle " +
+                    std::to_string(angle) + ", column " + std::to_string(column) + "; expected finite values");
+}
+
+void checkReference(std::span<const float> image, int columns, const std::string& source, const char* what,
+                    int firstRow, int rows) {
+    const auto bad = std::find_if(image.begin(), image.end(), [](float v) { return !std::isfinite(v); });
+    if (bad == image.end()) return;
+    const auto index = static_cast<std::size_t>(bad - image.begin());
+    const int row = std::clamp(firstRow + static_cast<int>(index / columns), 0, rows - 1);
+    throw DataError(source + ": " + what + " is " + nonFiniteName(*bad) + " at row " + std::to_string(row) +
+                    ", column " + std::to_string(index % columns) + "; expected finite values");
+}
 
 } // namespace detail
 
@@ -66,16 +84,6 @@ constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
 /// Lines (one angle of one row) per worker below which threads do not pay.
 constexpr std::size_t kLinesPerThread = 256;
 
-/// Throws DataError if a [row][column] reference image holds NaN/inf.
-void checkReference(std::span<const float> image, int columns, const char* what) {
-    const auto bad = std::find_if(image.begin(), image.end(), [](float v) { return !std::isfinite(v); });
-    if (bad == image.end()) return;
-    const auto index = static_cast<std::size_t>(bad - image.begin());
-    throw DataError(std::string("sinograms: ") + what + " is " + detail::nonFiniteName(*bad) + " at row " +
-                    std::to_string(index / columns) + ", column " + std::to_string(index % columns) +
-                    "; expected finite values");
-}
-
 } // namespace
 
 PreprocessStats normalizeAndLog(std::span<float> sinograms, int rows, int projections, int columns,
@@ -94,8 +102,8 @@ PreprocessStats normalizeAndLog(std::span<float> sinograms, int rows, int projec
     if (!dark.empty() && dark.size() != referenceSize)
         throw InvalidArgument("normalizeAndLog: dark holds " + std::to_string(dark.size()) +
                               " values; expected rows x columns = " + std::to_string(referenceSize) + " or none");
-    checkReference(flat, columns, "flat field");
-    checkReference(dark, columns, "dark field");
+    detail::checkReference(flat, columns, "sinograms", "flat field", 0, rows);
+    detail::checkReference(dark, columns, "sinograms", "dark field", 0, rows);
 
     const std::size_t hardware = std::max(1u, std::thread::hardware_concurrency());
     const std::size_t workers = std::clamp<std::size_t>(lines / kLinesPerThread, 1, hardware);
@@ -132,9 +140,8 @@ PreprocessStats normalizeAndLog(std::span<float> sinograms, int rows, int projec
     const std::size_t bad = *std::min_element(firstBad.begin(), firstBad.end());
     if (bad != kNone) {
         const std::size_t line = bad / cols;
-        throw DataError("sinograms: value is " + detail::nonFiniteName(sinograms[bad]) + " at row " +
-                        std::to_string(line / projections) + ", angle " + std::to_string(line % projections) +
-                        ", column " + std::to_string(bad % cols) + "; expected finite values");
+        detail::throwNonFiniteValue("sinograms", sinograms[bad], static_cast<long long>(line / projections),
+                                    line % projections, bad % cols);
     }
     PreprocessStats stats;
     for (std::size_t c : clamped) stats.clamped += c;

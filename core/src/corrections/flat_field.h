@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 
 namespace tomo::detail {
@@ -35,7 +36,15 @@ struct FlatFieldLine {
 /// first column c whose raw value is NaN or inf.
 long long transmissionLine(const FlatFieldLine& line, float* out, std::uint8_t* bad);
 
-/// "NaN", "+inf" or "-inf".
-std::string nonFiniteName(float v);
+/// Throws DataError "<source>: value is NaN at row R, angle A, column C;
+/// expected finite values" (+inf / -inf likewise).
+[[noreturn]] void throwNonFiniteValue(const std::string& source, float value, long long row, std::size_t angle,
+                                      std::size_t column);
+
+/// Throws DataError naming `source`, `what` ("flat field", "dark field"), the
+/// row (firstRow + image row, clamped to [0, rows)) and the column when the
+/// [row][column] image holds NaN or inf.
+void checkReference(std::span<const float> image, int columns, const std::string& source, const char* what,
+                    int firstRow, int rows);
 
 } // namespace tomo::detail

@@ -170,9 +170,10 @@ void stitchHalfAcquisition(std::span<const float> sinogram, const HalfAcquisitio
     if (out.size() != views * W)
         throw InvalidArgument("half-acquisition stitching: output of " + std::to_string(out.size()) + " values; expected " +
                               std::to_string(views * W));
-    const std::size_t inputViews = l.partnerLower.empty() ? 0 : sinogram.size() / n;
-    if (sinogram.size() % n != 0 || inputViews <= static_cast<std::size_t>(
-                                                     *std::max_element(l.partnerLower.begin(), l.partnerLower.end())))
+    int highest = 0; // the last projection the layout reads
+    for (const auto* list : {&l.views, &l.partnerLower, &l.partnerUpper})
+        for (int p : *list) highest = std::max(highest, p);
+    if (sinogram.size() % n != 0 || sinogram.size() / n <= static_cast<std::size_t>(highest))
         throw InvalidArgument("half-acquisition stitching: the sinogram holds " + std::to_string(sinogram.size()) +
                               " values, not the 360-degree scan of " + std::to_string(n) + " columns it was planned for");
     // Per output column: where the view and the partner are read, and the view's weight.

@@ -58,17 +58,6 @@ double typeSaturation(SampleType t) {
 
 bool isInteger(SampleType t) { return t == SampleType::UInt8 || t == SampleType::UInt16; }
 
-/// Throws DataError if a [row][column] reference image of the chunk holds NaN/inf.
-void checkReference(std::span<const float> image, int columns, const std::string& source, const char* what,
-                    int firstRow, int detectorRows) {
-    const auto bad = std::find_if(image.begin(), image.end(), [](float v) { return !std::isfinite(v); });
-    if (bad == image.end()) return;
-    const auto index = static_cast<std::size_t>(bad - image.begin());
-    const int row = std::clamp(firstRow + static_cast<int>(index / columns), 0, detectorRows - 1);
-    throw DataError(source + ": " + what + " is " + detail::nonFiniteName(*bad) + " at row " + std::to_string(row) +
-                    ", column " + std::to_string(index % columns) + "; expected finite values");
-}
-
 /// Copies block rows [from, from + count) of a [row][values] buffer onto the
 /// rows before / after it, so the block holds the detector's edge rows
 /// repeated beyond the detector.
@@ -202,9 +191,8 @@ void PreprocessingStage::Impl::checkLineIntegrals(const RawChunk& chunk) const {
     const std::size_t index = static_cast<std::size_t>(bad - v.begin());
     const std::size_t cols = static_cast<std::size_t>(info().columns), P = static_cast<std::size_t>(info().projections);
     const std::size_t line = index / cols;
-    throw DataError(source() + ": value is " + detail::nonFiniteName(*bad) + " at row " +
-                    std::to_string(detectorRow(chunk.firstRow, static_cast<int>(line / P))) + ", angle " +
-                    std::to_string(line % P) + ", column " + std::to_string(index % cols) + "; expected finite values");
+    detail::throwNonFiniteValue(source(), *bad, detectorRow(chunk.firstRow, static_cast<int>(line / P)), line % P,
+                                index % cols);
 }
 
 /// Flat/dark correction of every line of the chunk, in place: raw counts ->
@@ -287,12 +275,9 @@ void PreprocessingStage::Impl::transmissions(RawChunk& chunk, bool takeLog, Prep
     for (const LineStats& f : found) {
         if (f.firstNonFinite != kNone) {
             const std::size_t line = f.firstNonFinite / cols;
-            // The chunk now holds transmissions before this line: name the
-            // value from the reader's row, angle and column only.
-            throw DataError(source() + ": value is " + detail::nonFiniteName(chunk.data.data[f.firstNonFinite]) +
-                            " at row " + std::to_string(detectorRow(chunk.firstRow, static_cast<int>(line / P))) +
-                            ", angle " + std::to_string(line % P) + ", column " +
-                            std::to_string(f.firstNonFinite % cols) + "; expected finite values");
+            detail::throwNonFiniteValue(source(), chunk.data.data[f.firstNonFinite],
+                                        detectorRow(chunk.firstRow, static_cast<int>(line / P)), line % P,
+                                        f.firstNonFinite % cols);
         }
     }
     for (const LineStats& f : found) {
@@ -431,8 +416,9 @@ ImageStack PreprocessingStage::correct(RawChunk chunk, PreprocessStats* stats) {
     if (i.logCorrected) {
         d.checkLineIntegrals(chunk);
     } else {
-        for (const auto& flat : chunk.flats) checkReference(flat, N, d.source(), "flat field", chunk.firstRow - chunk.margin, i.rows);
-        checkReference(chunk.dark, N, d.source(), "dark field", chunk.firstRow - chunk.margin, i.rows);
+        for (const auto& flat : chunk.flats)
+            detail::checkReference(flat, N, d.source(), "flat field", chunk.firstRow - chunk.margin, i.rows);
+        detail::checkReference(chunk.dark, N, d.source(), "dark field", chunk.firstRow - chunk.margin, i.rows);
         if (o.zingers.enabled) {
             // Zingers of the flats and darks, row by row (so a chunk's result
             // does not depend on the rows around it).
