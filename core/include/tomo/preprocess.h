@@ -16,6 +16,25 @@
 //
 // read() and correct() are separate so a conveyor can read the next chunk
 // while this one is corrected (or uploaded to a GPU and corrected there).
+//
+// correct() in detail (float32 values throughout; the order of corrections.h):
+//  1. NaN/inf in data, flats or dark: DataError. Zingers of each flat and dark
+//     row removed (removeZingers on the row as a 1-row image, Transmission).
+//  2. Per line (row, projection) of every block row, margin rows included:
+//     transmissionLine with the projection's flat blend (flatBlend); with
+//     dead-pixel correction the line's bad values are interpolated
+//     (interpolateMasked) or, when all are bad, set to 1e-5; without, bad
+//     values are set to 1e-5 (p = 11.5) and counted as clamped. Log-corrected
+//     input skips this step.
+//  3. Per block row: removeZingers on its sinogram (Transmission, or
+//     LineIntegral for log-corrected input).
+//  4. Per line: divided by the mean of the background columns (line
+//     integrals: that mean subtracted), when set.
+//  5. Per block row: removeStripes on its sinogram.
+//  6. Per projection: PaganinFilter over all block rows; the output rows kept.
+//  7. p = -log(T) of the output rows, T <= 0 set to 1e-5 first (counted).
+//     Without steps 3-6 the log is taken at the end of step 2, same values.
+//  8. Per output row: stitchHalfAcquisition.
 // Tests: tests/core/test_preprocess.cpp, tests/core/test_corrections*.cpp.
 #pragma once
 
