@@ -18,15 +18,16 @@
 // while this one is corrected (or uploaded to a GPU and corrected there).
 //
 // correct() in detail (float32 values throughout; the order of corrections.h):
-//  1. NaN/inf in data, flats or dark: DataError. Zingers of each flat and dark
-//     row removed (removeZingers on the row as a 1-row image, Transmission).
+//  1. NaN/inf in data, flats or dark: DataError. With zinger removal, the
+//     zingers of each flat and dark row (removeZingers on the row as a 1-row
+//     image, Transmission).
 //  2. Per line (row, projection) of every block row, margin rows included:
 //     transmissionLine with the projection's flat blend (flatBlend); with
 //     dead-pixel correction the line's bad values are interpolated
 //     (interpolateMasked) or, when all are bad, set to 1e-5; without, bad
-//     values are set to 1e-5 (p = 11.5) and counted as clamped. Log-corrected
-//     input skips this step.
-//  3. Per block row: removeZingers on its sinogram (Transmission, or
+//     values are set to 1e-5 (p = 11.5); both counted as clamped.
+//     Log-corrected input skips this step.
+//  3. Per block row, with zinger removal: removeZingers on its sinogram (Transmission, or
 //     LineIntegral for log-corrected input).
 //  4. Per line: divided by the mean of the background columns (line
 //     integrals: that mean subtracted), when set.
