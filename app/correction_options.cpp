@@ -125,7 +125,9 @@ void addCorrectionOptions(CLI::App& app, CorrectionCommandLine& c) {
         ->type_name("DELTA/BETA")
         ->group(kGroup);
     app.add_option("--energy", c.energy, "Photon energy for --paganin")->type_name("KEV")->group(kGroup);
-    app.add_option("--distance", c.distance, "Sample-detector distance for --paganin")->type_name("METRES")->group(kGroup);
+    app.add_option("--distance", c.distance, "Sample-detector distance for --paganin")
+        ->type_name("METRES")
+        ->group(kGroup);
     app.add_option("--pixel-size", c.pixelSize, "Detector pixel size (at the sample) for --paganin")
         ->type_name("METRES")
         ->group(kGroup);
@@ -189,8 +191,7 @@ CorrectionOptions applyCorrectionOptions(const CLI::App& app, const CorrectionCo
     // Parameters of a correction that stays off are a mistake worth saying.
     auto needs = [&](std::initializer_list<const char*> options, bool on, const char* enable) {
         for (const char* option : options)
-            if (given(option) && !on)
-                throw InvalidArgument(std::string(option) + " has no effect without " + enable);
+            if (given(option) && !on) throw InvalidArgument(std::string(option) + " has no effect without " + enable);
     };
     needs({"--zinger-threshold", "--zinger-window"}, o.zingers.enabled, "--zingers");
     needs({"--ring-snr", "--ring-window", "--ring-large-window", "--ring-drop-ratio", "--wavelet-level",
@@ -200,9 +201,9 @@ CorrectionOptions applyCorrectionOptions(const CLI::App& app, const CorrectionCo
     needs({"--overlap-window"}, o.halfAcquisition.enabled, "--half-acquisition");
     needs({"--saturation"}, o.badPixels.enabled, "--dead-pixels on");
     if (o.paganin.enabled)
-        for (const auto& [option, value] : {std::pair{"--energy", o.paganin.energyKeV},
-                                            std::pair{"--distance", o.paganin.distanceM},
-                                            std::pair{"--pixel-size", o.paganin.pixelSizeM}})
+        for (const auto& [option, value] :
+             {std::pair{"--energy", o.paganin.energyKeV}, std::pair{"--distance", o.paganin.distanceM},
+              std::pair{"--pixel-size", o.paganin.pixelSizeM}})
             if (!(value > 0.0)) throw InvalidArgument(std::string("--paganin needs ") + option + " (a value > 0)");
     o.validate();
     return o;
@@ -213,8 +214,8 @@ void printCorrectionSetup(const PreprocessingStage& stage) {
     if (const auto& found = stage.foundHalfAcquisitionAxis())
         std::printf("half acquisition: axis %.2f found automatically (overlap %.1f columns, confidence %.2f%s); the "
                     "stitched sinogram is %d columns wide, its axis at %.0f\n",
-                    found->axis, found->overlap, found->confidence, found->confidence < 0.2 ? ", doubtful: check it" : "",
-                    stage.outputColumns(), *stage.outputAxis());
+                    found->axis, found->overlap, found->confidence,
+                    found->confidence < 0.2 ? ", doubtful: check it" : "", stage.outputColumns(), *stage.outputAxis());
     if (stage.rowMargin() > 0)
         std::printf("Paganin: %d extra rows read above and below each chunk\n", stage.rowMargin());
 }

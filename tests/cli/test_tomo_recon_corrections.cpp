@@ -59,10 +59,11 @@ protected:
 
 TEST_F(TomoReconCorrections, ReportsAndStoresWhatTheCorrectionsDid) {
     // A zero value (row 1, projection 5, column 10) and a brighter column.
-    const fs::path in = writeRaw(m_dir / "faults.raw", uniformAngles(90), kBins, 0, kBins, [](int a, int r, int c, float& v) {
-        if (a == 5 && r == 1 && c == 10) v = 0.0f;
-        if (c == 40) v *= 1.05f;
-    });
+    const fs::path in =
+        writeRaw(m_dir / "faults.raw", uniformAngles(90), kBins, 0, kBins, [](int a, int r, int c, float& v) {
+            if (a == 5 && r == 1 && c == 10) v = 0.0f;
+            if (c == 40) v *= 1.05f;
+        });
     const fs::path out = m_dir / "fixed.h5";
     const ToolRun r = recon(quoted(in) + rawShape(90, kBins) + " -o " + quoted(out) +
                             " --rings all --zingers --zinger-threshold 0.5 --list-bad-pixels");
@@ -81,8 +82,8 @@ TEST_F(TomoReconCorrections, ReportsAndStoresWhatTheCorrectionsDid) {
         f << R"({"corrections": {"rings": {"method": "all"}, "zingers": {"enabled": true, "threshold": 0.5}}})";
     }
     const fs::path viaConfig = m_dir / "config.h5";
-    const ToolRun c = recon(quoted(in) + rawShape(90, kBins) + " --config " + quoted(config) + " -o " +
-                            quoted(viaConfig) + " -q");
+    const ToolRun c =
+        recon(quoted(in) + rawShape(90, kBins) + " --config " + quoted(config) + " -o " + quoted(viaConfig) + " -q");
     ASSERT_EQ(c.exitCode, 0) << c.err;
     EXPECT_EQ(readVolume(viaConfig).data, readVolume(out).data);
 }
@@ -116,8 +117,8 @@ TEST_F(TomoReconCorrections, HalfAcquisitionStitchesAndFindsTheAxis) {
     // 360 degrees, the detector sees columns 43 ... 126 of a 127-column
     // field: the axis (63) at its column 20.
     const int full = 127, first = 43, columns = full - first, projections = 360;
-    const fs::path in = writeRaw(m_dir / "half.raw", uniformAngles(projections, 2 * std::numbers::pi), full, first,
-                                 columns);
+    const fs::path in =
+        writeRaw(m_dir / "half.raw", uniformAngles(projections, 2 * std::numbers::pi), full, first, columns);
     const fs::path out = m_dir / "half.h5";
     const ToolRun r = recon(quoted(in) + rawShape(projections, columns) + " --angle-range 360 -o " + quoted(out) +
                             " --half-acquisition auto");
@@ -130,12 +131,14 @@ TEST_F(TomoReconCorrections, HalfAcquisitionStitchesAndFindsTheAxis) {
     EXPECT_EQ(v.width, full);
     EXPECT_EQ(v.depth, kRows);
     // The phantom's outer ellipse: bright where the full-field slice has it.
-    const Image truth = rasterizePhantom([] {
-        PhantomSpec s;
-        s.shapes = sheppLogan2D();
-        s.bins = 127;
-        return s;
-    }(), 0, full, full);
+    const Image truth = rasterizePhantom(
+        [] {
+            PhantomSpec s;
+            s.shapes = sheppLogan2D();
+            s.bins = 127;
+            return s;
+        }(),
+        0, full, full);
     double num = 0, den = 0;
     for (std::size_t i = 0; i < truth.data.size(); ++i) {
         num += (v.data[i] - truth.data[i]) * (v.data[i] - truth.data[i]);

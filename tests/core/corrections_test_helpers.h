@@ -24,8 +24,8 @@ namespace tomo::test {
 /// and flats are read.
 class CountsDataset final : public DatasetReader {
 public:
-    CountsDataset(ImageStack counts, std::vector<double> angles, SampleType type = SampleType::Float32)
-        : m_counts(std::move(counts)) {
+    CountsDataset(ImageStack counts, std::vector<double> angles, SampleType type = SampleType::Float32) :
+        m_counts(std::move(counts)) {
         m_info.path = "memory-counts";
         m_info.format = DatasetFormat::Raw;
         m_info.projections = m_counts.height;

@@ -56,18 +56,16 @@ TEST(HalfAcquisitionLayout, PairsEachViewWithItsPartnerHalfATurnLater) {
 }
 
 TEST(HalfAcquisitionLayout, RefusesWhatIsNotA360DegreeScan) {
-    EXPECT_TRUE(test::contains(test::messageOf<InvalidArgument>([] {
-                                   planHalfAcquisition(uniformAngles(180), 100, 10.0);
-                               }),
-                               "needs a 360-degree scan"));
+    EXPECT_TRUE(
+        test::contains(test::messageOf<InvalidArgument>([] { planHalfAcquisition(uniformAngles(180), 100, 10.0); }),
+                       "needs a 360-degree scan"));
     std::vector<double> back = uniformAngles(360, 2 * kPi);
     std::swap(back[3], back[4]);
     EXPECT_TRUE(test::contains(test::messageOf<InvalidArgument>([&] { planHalfAcquisition(back, 100, 10.0); }),
                                "increasing angles"));
-    EXPECT_TRUE(test::contains(test::messageOf<InvalidArgument>([] {
-                                   planHalfAcquisition(uniformAngles(360, 2 * kPi), 100, 120.0);
-                               }),
-                               "outside the detector"));
+    EXPECT_TRUE(test::contains(
+        test::messageOf<InvalidArgument>([] { planHalfAcquisition(uniformAngles(360, 2 * kPi), 100, 120.0); }),
+        "outside the detector"));
 }
 
 /// A half-acquisition scan of the phantom: the full field of 255 columns
@@ -77,8 +75,8 @@ struct HalfScan {
     static constexpr int kFull = 255, kFirst = 107, kAngles = 720;
     PhantomSpec spec = test::phantom2D(kFull);
     std::vector<double> angles = uniformAngles(kAngles, 2 * kPi);
-    Image full;  ///< the full-field 360° sinogram
-    Image half;  ///< what the half detector sees
+    Image full; ///< the full-field 360° sinogram
+    Image half; ///< what the half detector sees
 };
 
 HalfScan halfScan() {
@@ -98,7 +96,8 @@ TEST(HalfAcquisition, StitchedPhantomIsTheFullFieldSinogram) {
     stitchHalfAcquisition(s.half.data, l, stitched.data);
     double worst = 0.0;
     for (int v = 0; v < stitched.height; ++v)
-        for (int c = 0; c < stitched.width; ++c) worst = std::max(worst, double(std::abs(stitched.at(c, v) - s.full.at(c, v))));
+        for (int c = 0; c < stitched.width; ++c)
+            worst = std::max(worst, double(std::abs(stitched.at(c, v) - s.full.at(c, v))));
     EXPECT_LT(worst, 1e-5);
 
     // The reconstruction: as good as the full-field one over 180 degrees.

@@ -75,13 +75,15 @@ struct Sphere {
         for (int y = 0; y < kFine; ++y)
             for (int x = 0; x < kFine; ++x) {
                 double sum = 0.0;
-                for (int i = -kRadius; i <= kRadius; ++i) sum += g[i + kRadius] * e[static_cast<std::size_t>(y) * kFine + clampAt(x + i)];
+                for (int i = -kRadius; i <= kRadius; ++i)
+                    sum += g[i + kRadius] * e[static_cast<std::size_t>(y) * kFine + clampAt(x + i)];
                 tmp[static_cast<std::size_t>(y) * kFine + x] = sum / norm;
             }
         for (int y = 0; y < kFine; ++y)
             for (int x = 0; x < kFine; ++x) {
                 double sum = 0.0;
-                for (int i = -kRadius; i <= kRadius; ++i) sum += g[i + kRadius] * tmp[static_cast<std::size_t>(clampAt(y + i)) * kFine + x];
+                for (int i = -kRadius; i <= kRadius; ++i)
+                    sum += g[i + kRadius] * tmp[static_cast<std::size_t>(clampAt(y + i)) * kFine + x];
                 blurred[static_cast<std::size_t>(y) * kFine + x] = sum / norm;
             }
         const double k = kDistance * delta() / mu();
@@ -94,7 +96,8 @@ struct Sphere {
                     for (int sx = 0; sx < kSub; ++sx) {
                         const int fx = x * kSub + sx, fy = y * kSub + sy;
                         const double laplacian =
-                            (at(fx + 1, fy) + at(fx - 1, fy) + at(fx, fy + 1) + at(fx, fy - 1) - 4 * at(fx, fy)) / (h * h);
+                            (at(fx + 1, fy) + at(fx - 1, fy) + at(fx, fy + 1) + at(fx, fy - 1) - 4 * at(fx, fy)) /
+                            (h * h);
                         sum += at(fx, fy) - k * laplacian;
                     }
                 out.at(x, y) = static_cast<float>(sum / (kSub * kSub));
@@ -165,12 +168,13 @@ TEST(Paganin, ChunkedWithTheMarginEqualsOneShot) {
     // Without the margin the chunk's edge rows differ: the margin is what makes them equal.
     RawChunk raw = stage.read(40, 7);
     ImageStack block(n, 3, 7);
-    std::copy_n(raw.data.data.begin() + static_cast<std::ptrdiff_t>(margin * raw.data.imageSize()),
-                block.data.size(), block.data.begin());
+    std::copy_n(raw.data.data.begin() + static_cast<std::ptrdiff_t>(margin * raw.data.imageSize()), block.data.size(),
+                block.data.begin());
     PaganinFilter filter(7, n, o.paganin);
     std::vector<float> projection(static_cast<std::size_t>(7) * n);
     for (int r = 0; r < 7; ++r)
-        for (int c = 0; c < n; ++c) projection[r * n + c] = block.data[(static_cast<std::size_t>(r) * 3) * n + c] / 1e4f;
+        for (int c = 0; c < n; ++c)
+            projection[r * n + c] = block.data[(static_cast<std::size_t>(r) * 3) * n + c] / 1e4f;
     filter.apply(projection);
     double edge = 0.0;
     for (int c = 0; c < n; ++c)
@@ -185,8 +189,8 @@ TEST(Paganin, OptionsAreCheckedAndLogCorrectedDataRefused) {
     EXPECT_TRUE(test::contains(test::messageOf<InvalidArgument>([&] { o.validate(); }), "--energy"));
     o.paganin = Sphere::options();
     auto memory = makeMemoryDataset(ImageStack(8, 4, 2), uniformAngles(4));
-    EXPECT_TRUE(test::contains(test::messageOf<InvalidArgument>([&] { PreprocessingStage(*memory, o); }),
-                               "needs intensities"));
+    EXPECT_TRUE(
+        test::contains(test::messageOf<InvalidArgument>([&] { PreprocessingStage(*memory, o); }), "needs intensities"));
     EXPECT_THROW(PaganinFilter(0, 5, Sphere::options()), InvalidArgument);
     PaganinFilter f(3, 4, Sphere::options());
     std::vector<float> wrong(11);

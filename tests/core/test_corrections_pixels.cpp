@@ -266,7 +266,8 @@ TEST(FlatField, FlatsBeforeAndAfterAreInterpolatedByProjectionIndex) {
     const ImageStack blended = PreprocessingStage(d, {}).load(0, R);
     EXPECT_EQ(d.flatGroupReads, 2);
     double worst = 0.0;
-    for (std::size_t i = 0; i < p.data.size(); ++i) worst = std::max(worst, double(std::abs(blended.data[i] - p.data[i])));
+    for (std::size_t i = 0; i < p.data.size(); ++i)
+        worst = std::max(worst, double(std::abs(blended.data[i] - p.data[i])));
     EXPECT_LT(worst, 2e-6);
     // One mean flat (the readers' single group) is off by the drift.
     CountsDataset mean(counts, uniformAngles(P));
@@ -308,8 +309,8 @@ TEST(FlatField, BeamIntensityIsNormalisedFromBackgroundColumns) {
     EXPECT_TRUE(test::contains(raw.warnings()[0], "--background-columns"));
 
     o.flatField.backgroundFirst = 60; // 60 + 8 > 64
-    EXPECT_TRUE(test::contains(test::messageOf<InvalidArgument>([&] { PreprocessingStage(d, o); }),
-                               "--background-columns"));
+    EXPECT_TRUE(
+        test::contains(test::messageOf<InvalidArgument>([&] { PreprocessingStage(d, o); }), "--background-columns"));
 }
 
 TEST(FlatField, NonFiniteFlatNamesTheFileRowAndColumn) {

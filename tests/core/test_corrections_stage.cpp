@@ -95,9 +95,7 @@ TEST(CorrectionOptions, RunConfigRoundTripAndErrors) {
     expected.rings.method = RingMethod::All;
     EXPECT_EQ(partial.corrections, expected);
 
-    auto error = [](const std::string& json) {
-        return messageOf<FormatError>([&] { runConfigFromJson(json); });
-    };
+    auto error = [](const std::string& json) { return messageOf<FormatError>([&] { runConfigFromJson(json); }); };
     std::string m = error(R"({"corrections": {"zinger": {}}})");
     EXPECT_TRUE(contains(m, "unknown key 'corrections.zinger'"));
     EXPECT_TRUE(contains(m, "zingers"));

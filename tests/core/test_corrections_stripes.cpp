@@ -111,9 +111,15 @@ void checkRemoval(const StripedPhantom& s, RingMethod m, double residualBound) {
 
 // Bounds: measured stripe energy left 20 % (sorting: the 5-column stripe
 // sits on a slope of the object), 11 % (all), 7.5 % (wavelet).
-TEST(StripeRemoval, SortingRemovesNarrowStripes) { checkRemoval(stripedPhantom(), RingMethod::Sorting, 0.3); }
-TEST(StripeRemoval, AllRemovesNarrowStripes) { checkRemoval(stripedPhantom(), RingMethod::All, 0.2); }
-TEST(StripeRemoval, WaveletRemovesNarrowStripes) { checkRemoval(stripedPhantom(), RingMethod::Wavelet, 0.15); }
+TEST(StripeRemoval, SortingRemovesNarrowStripes) {
+    checkRemoval(stripedPhantom(), RingMethod::Sorting, 0.3);
+}
+TEST(StripeRemoval, AllRemovesNarrowStripes) {
+    checkRemoval(stripedPhantom(), RingMethod::All, 0.2);
+}
+TEST(StripeRemoval, WaveletRemovesNarrowStripes) {
+    checkRemoval(stripedPhantom(), RingMethod::Wavelet, 0.15);
+}
 
 TEST(StripeRemoval, WideStripesNeedTheLargeStripeStep) {
     // A 12-column stripe (10 % gain error) is wider than half the sorting
@@ -263,8 +269,12 @@ void checkRealStripes(const std::string& relative, double expectedFactor) {
     EXPECT_GT(eBefore, expectedFactor * eAfter);
 }
 
-TEST(StripeRemovalRealData, Dendrites) { checkRealStripes("dls_i12_dendrites/dendrites_sino.h5", 5.0); }
-TEST(StripeRemovalRealData, Basalt) { checkRealStripes("psi_neutron_basalt/basalt_sino.h5", 5.0); }
+TEST(StripeRemovalRealData, Dendrites) {
+    checkRealStripes("dls_i12_dendrites/dendrites_sino.h5", 5.0);
+}
+TEST(StripeRemovalRealData, Basalt) {
+    checkRealStripes("psi_neutron_basalt/basalt_sino.h5", 5.0);
+}
 
 TEST(StripeRemovalSpeed, RingsAndZingersOnA2048Row) {
     // A 2048 x 2048 row of transmissions: smooth sinusoids, 40 one-column

@@ -195,9 +195,9 @@ enum class ValueKind { Transmission, LineIntegral };
 /// zinger is replaced at once, none sees another's replacement). Returns the
 /// count; appends the (projection = image row, column) of each, in row-major
 /// order, to `positions` until it holds `maxPositions`.
-std::size_t removeZingers(std::span<float> image, int height, int width, const ZingerOptions& options,
-                          ValueKind kind, std::vector<PixelPosition>* positions = nullptr,
-                          std::size_t maxPositions = 0, WorkerPool* pool = nullptr);
+std::size_t removeZingers(std::span<float> image, int height, int width, const ZingerOptions& options, ValueKind kind,
+                          std::vector<PixelPosition>* positions = nullptr, std::size_t maxPositions = 0,
+                          WorkerPool* pool = nullptr);
 
 // ===================================================== stripes / rings
 //
@@ -329,14 +329,14 @@ private:
 ///    half (the view covers s >= -r), (r - s) / (2 r) otherwise (for r < 0.5
 ///    the view alone on its side of the axis); elsewhere the one that sees s.
 struct HalfAcquisitionLayout {
-    double axis = 0.0;          ///< the 360° scan's axis (input column)
+    double axis = 0.0; ///< the 360° scan's axis (input column)
     int inputColumns = 0;
-    int columns = 0;            ///< output width 2 floor(R) + 1
-    double outputAxis = 0.0;    ///< floor(R): the centre of the output
-    std::vector<int> views;     ///< input projection of each output row
+    int columns = 0;                             ///< output width 2 floor(R) + 1
+    double outputAxis = 0.0;                     ///< floor(R): the centre of the output
+    std::vector<int> views;                      ///< input projection of each output row
     std::vector<int> partnerLower, partnerUpper; ///< projections the partner is interpolated from
     std::vector<float> partnerWeight;            ///< weight of partnerUpper
-    std::vector<double> angles; ///< output angles (radians) = the views'
+    std::vector<double> angles;                  ///< output angles (radians) = the views'
 };
 
 /// Throws InvalidArgument when the angles do not increase, do not cover
@@ -347,13 +347,12 @@ HalfAcquisitionLayout planHalfAcquisition(const std::vector<double>& angles, int
 /// out = the stitched sinogram ([view][column], layout.views.size() x
 /// layout.columns) of `sinogram` ([projection][column] of the 360° scan).
 /// Throws InvalidArgument for spans of the wrong size.
-void stitchHalfAcquisition(std::span<const float> sinogram, const HalfAcquisitionLayout& layout,
-                           std::span<float> out);
+void stitchHalfAcquisition(std::span<const float> sinogram, const HalfAcquisitionLayout& layout, std::span<float> out);
 
 struct HalfAcquisitionAxis {
-    double axis = 0.0;       ///< detector column of the rotation axis
-    double overlap = 0.0;    ///< width of the overlap of view and mirrored partner
-    bool axisOnLeft = true;  ///< the axis is in the left half of the detector
+    double axis = 0.0;      ///< detector column of the rotation axis
+    double overlap = 0.0;   ///< width of the overlap of view and mirrored partner
+    bool axisOnLeft = true; ///< the axis is in the left half of the detector
     /// 0..1: how clearly the best match stands out (1 - best / median metric).
     double confidence = 0.0;
 };

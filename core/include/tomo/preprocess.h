@@ -90,9 +90,9 @@ PreprocessStats normalizeAndLog(std::span<float> sinograms, int rows, int projec
 
 /// The raw input of one chunk, as read: everything correct() needs.
 struct RawChunk {
-    int firstRow = 0;  ///< first row of the output
-    int rowCount = 0;  ///< rows of the output
-    int margin = 0;    ///< rows before and after them in `data`, flats and dark
+    int firstRow = 0; ///< first row of the output
+    int rowCount = 0; ///< rows of the output
+    int margin = 0;   ///< rows before and after them in `data`, flats and dark
     /// [row][projection][column], rowCount + 2 margin rows: rows firstRow -
     /// margin ... firstRow + rowCount + margin - 1, the detector's first and
     /// last row repeated beyond the detector.

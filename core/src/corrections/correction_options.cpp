@@ -101,8 +101,8 @@ void CorrectionOptions::validate() const {
             badOption("half-acquisition axis", *halfAcquisition.axis, "half_acquisition.axis", "--half-acquisition",
                       "a finite detector column");
         if (halfAcquisition.window < 6)
-            badOption("half-acquisition window", halfAcquisition.window, "half_acquisition.window",
-                      "--overlap-window", "at least 6 columns");
+            badOption("half-acquisition window", halfAcquisition.window, "half_acquisition.window", "--overlap-window",
+                      "at least 6 columns");
     }
 }
 
@@ -117,7 +117,8 @@ std::string CorrectionOptions::summary() const {
     if (flatField.backgroundCount > 0)
         item() << "beam normalisation (columns " << flatField.backgroundFirst << ":"
                << flatField.backgroundFirst + flatField.backgroundCount << ")";
-    if (zingers.enabled) item() << "zingers (" << zingers.threshold << ", " << zingers.window << "x" << zingers.window << ")";
+    if (zingers.enabled)
+        item() << "zingers (" << zingers.threshold << ", " << zingers.window << "x" << zingers.window << ")";
     if (paganin.enabled)
         item() << "Paganin (delta/beta " << paganin.deltaOverBeta << ", " << paganin.energyKeV << " keV, "
                << paganin.distanceM << " m, pixel " << paganin.pixelSizeM << " m)";

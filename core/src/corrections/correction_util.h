@@ -38,7 +38,9 @@ inline int reflectIndex(int i, int n) {
     return j < n ? j : period - 1 - j;
 }
 
-inline int clampIndex(int i, int n) { return std::clamp(i, 0, n - 1); }
+inline int clampIndex(int i, int n) {
+    return std::clamp(i, 0, n - 1);
+}
 
 /// out[i] = median of in[(i - w/2 ... i + w/2) * stride] (w odd), the line
 /// of n values extended by reflectIndex. A sorted window slides along the

@@ -34,8 +34,8 @@ long long transmissionLine(const FlatFieldLine& line, float* out, std::uint8_t* 
         const double t = (raw - dark) / flat;
         const bool isBad = !(flat > 0.0) || !(t > 0.0) || raw >= saturation || (line.dead && line.dead[c]);
         // Kept within float's normal range, so -log stays finite for any finite input.
-        out[c] = static_cast<float>(std::clamp(t, double{std::numeric_limits<float>::min()},
-                                               double{std::numeric_limits<float>::max()}));
+        out[c] = static_cast<float>(
+            std::clamp(t, double{std::numeric_limits<float>::min()}, double{std::numeric_limits<float>::max()}));
         bad[c] = isBad ? 1 : 0;
         badCount += isBad;
     }
@@ -43,11 +43,12 @@ long long transmissionLine(const FlatFieldLine& line, float* out, std::uint8_t* 
 }
 
 namespace {
-std::string nonFiniteName(float v) { return std::isnan(v) ? "NaN" : (v > 0 ? "+inf" : "-inf"); }
+std::string nonFiniteName(float v) {
+    return std::isnan(v) ? "NaN" : (v > 0 ? "+inf" : "-inf");
+}
 } // namespace
 
-void throwNonFiniteValue(const std::string& source, float value, long long row, std::size_t angle,
-                         std::size_t column) {
+void throwNonFiniteValue(const std::string& source, float value, long long row, std::size_t angle, std::size_t column) {
     throw DataError(source + ": value is " + nonFiniteName(value) + " at row " + std::to_string(row) + ", angle " +
                     std::to_string(angle) + ", column " + std::to_string(column) + "; expected finite values");
 }

@@ -23,7 +23,7 @@ struct FlatFieldLine {
     double weight = 0.0;              ///< weight of flatUpper
     const float* dark = nullptr;
     const std::uint8_t* dead = nullptr; ///< per column: no usable flat (may be null)
-    double saturation = 0.0;          ///< raw >= saturation is bad; 0 = no limit
+    double saturation = 0.0;            ///< raw >= saturation is bad; 0 = no limit
     int columns = 0;
 };
 

@@ -56,22 +56,22 @@ std::vector<float> gaussianSmooth(const std::vector<float>& in, int height, int 
     double sum = 0.0;
     for (int i = -kRadius; i <= kRadius; ++i) sum += kernel[i + kRadius] = std::exp(-0.5 * i * i / (kSigma * kSigma));
     for (double& k : kernel) k /= sum;
-    std::vector<float> tmp(in.size()), out(in.size());
-    for (int y = 0; y < height; ++y)
-        for (int x = 0; x < width; ++x) {
-            double s = 0.0;
-            for (int i = -kRadius; i <= kRadius; ++i)
-                s += kernel[i + kRadius] * in[static_cast<std::size_t>(y) * width + detail::reflectIndex(x + i, width)];
-            tmp[static_cast<std::size_t>(y) * width + x] = static_cast<float>(s);
-        }
-    for (int y = 0; y < height; ++y)
-        for (int x = 0; x < width; ++x) {
-            double s = 0.0;
-            for (int i = -kRadius; i <= kRadius; ++i)
-                s += kernel[i + kRadius] * tmp[static_cast<std::size_t>(detail::reflectIndex(y + i, height)) * width + x];
-            out[static_cast<std::size_t>(y) * width + x] = static_cast<float>(s);
-        }
-    return out;
+    // One pass along lines of n values, `step` apart within a line and
+    // `lineStep` from one line to the next.
+    auto pass = [&](const std::vector<float>& src, int lines, int n, int step, int lineStep) {
+        std::vector<float> dst(src.size());
+        for (int l = 0; l < lines; ++l)
+            for (int i = 0; i < n; ++i) {
+                double s = 0.0;
+                for (int k = -kRadius; k <= kRadius; ++k)
+                    s += kernel[k + kRadius] * src[static_cast<std::size_t>(l) * lineStep +
+                                                   static_cast<std::size_t>(detail::reflectIndex(i + k, n)) * step];
+                dst[static_cast<std::size_t>(l) * lineStep + static_cast<std::size_t>(i) * step] =
+                    static_cast<float>(s);
+            }
+        return dst;
+    };
+    return pass(pass(in, height, width, 1, width), width, height, width, 1);
 }
 
 /// 1 - Pearson correlation of two height x window blocks.
@@ -108,7 +108,8 @@ Minimum parabolicMinimum(const std::vector<double>& metric) {
     if (n < 5) return m;
     const int c = std::clamp(best, 2, n - 3);
     // Quadratic coefficient of the least-squares parabola through 5 points.
-    m.curvature = std::abs((2 * metric[c - 2] - metric[c - 1] - 2 * metric[c] - metric[c + 1] + 2 * metric[c + 2]) / 14.0);
+    m.curvature =
+        std::abs((2 * metric[c - 2] - metric[c - 1] - 2 * metric[c] - metric[c + 1] + 2 * metric[c + 2]) / 14.0);
     const double a = (metric[c - 1] + metric[c + 1] - 2 * metric[c]) / 2.0;
     const double b = (metric[c + 1] - metric[c - 1]) / 2.0;
     m.position = c;
@@ -123,12 +124,14 @@ Minimum parabolicMinimum(const std::vector<double>& metric) {
 
 HalfAcquisitionLayout planHalfAcquisition(const std::vector<double>& angles, int columns, double axis) {
     const int n = static_cast<int>(angles.size());
-    if (n < 4) throw InvalidArgument("360-degree half acquisition: " + std::to_string(n) + " projections; expected at least 4");
+    if (n < 4)
+        throw InvalidArgument("360-degree half acquisition: " + std::to_string(n) +
+                              " projections; expected at least 4");
     for (int p = 1; p < n; ++p)
         if (!(angles[p] > angles[p - 1]))
-            throw InvalidArgument("360-degree half acquisition needs increasing angles; projection " + std::to_string(p) +
-                                  " is at " + std::to_string(angles[p] * 180 / kPi) + " deg after " +
-                                  std::to_string(angles[p - 1] * 180 / kPi));
+            throw InvalidArgument("360-degree half acquisition needs increasing angles; projection " +
+                                  std::to_string(p) + " is at " + std::to_string(angles[p] * 180 / kPi) +
+                                  " deg after " + std::to_string(angles[p - 1] * 180 / kPi));
     const double span = angles.back() - angles.front();
     const double step = span / (n - 1);
     if (span < 2 * kPi - 2.5 * step)
@@ -168,14 +171,15 @@ void stitchHalfAcquisition(std::span<const float> sinogram, const HalfAcquisitio
     const int n = l.inputColumns, W = l.columns;
     const std::size_t views = l.views.size();
     if (out.size() != views * W)
-        throw InvalidArgument("half-acquisition stitching: output of " + std::to_string(out.size()) + " values; expected " +
-                              std::to_string(views * W));
+        throw InvalidArgument("half-acquisition stitching: output of " + std::to_string(out.size()) +
+                              " values; expected " + std::to_string(views * W));
     int highest = 0; // the last projection the layout reads
     for (const auto* list : {&l.views, &l.partnerLower, &l.partnerUpper})
         for (int p : *list) highest = std::max(highest, p);
     if (sinogram.size() % n != 0 || sinogram.size() / n <= static_cast<std::size_t>(highest))
         throw InvalidArgument("half-acquisition stitching: the sinogram holds " + std::to_string(sinogram.size()) +
-                              " values, not the 360-degree scan of " + std::to_string(n) + " columns it was planned for");
+                              " values, not the 360-degree scan of " + std::to_string(n) +
+                              " columns it was planned for");
     // Per output column: where the view and the partner are read, and the view's weight.
     const bool axisOnLeft = l.axis <= (n - 1) / 2.0;
     const double r = std::min(l.axis, n - 1 - l.axis);

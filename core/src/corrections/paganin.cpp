@@ -96,8 +96,10 @@ PaganinFilter::PaganinFilter(int rows, int columns, const PaganinOptions& option
     auto* spec = reinterpret_cast<fftwf_complex*>(out.get());
     {
         std::lock_guard lock(fftw::plannerMutex());
-        impl->forward.reset(fftwf_plan_dft_r2c_2d(impl->paddedRows, impl->paddedColumns, in.get(), spec, FFTW_ESTIMATE));
-        impl->inverse.reset(fftwf_plan_dft_c2r_2d(impl->paddedRows, impl->paddedColumns, spec, in.get(), FFTW_ESTIMATE));
+        impl->forward.reset(
+            fftwf_plan_dft_r2c_2d(impl->paddedRows, impl->paddedColumns, in.get(), spec, FFTW_ESTIMATE));
+        impl->inverse.reset(
+            fftwf_plan_dft_c2r_2d(impl->paddedRows, impl->paddedColumns, spec, in.get(), FFTW_ESTIMATE));
     }
     if (!impl->forward || !impl->inverse)
         throw Error("Paganin: FFTW could not plan a " + std::to_string(impl->paddedRows) + " x " +
@@ -105,10 +107,16 @@ PaganinFilter::PaganinFilter(int rows, int columns, const PaganinOptions& option
     m_impl = impl.release();
 }
 
-PaganinFilter::~PaganinFilter() { delete m_impl; }
+PaganinFilter::~PaganinFilter() {
+    delete m_impl;
+}
 
-int PaganinFilter::rows() const { return m_impl->rows; }
-int PaganinFilter::columns() const { return m_impl->columns; }
+int PaganinFilter::rows() const {
+    return m_impl->rows;
+}
+int PaganinFilter::columns() const {
+    return m_impl->columns;
+}
 
 void PaganinFilter::apply(std::span<float> block) const {
     const Impl& im = *m_impl;
@@ -130,8 +138,7 @@ void PaganinFilter::apply(std::span<float> block) const {
     const double norm = 1.0 / (static_cast<double>(Ny) * Nx);
     for (int y = 0; y < Ny; ++y) {
         std::complex<float>* row = spectrum.get() + static_cast<std::size_t>(y) * halfX;
-        for (int x = 0; x < halfX; ++x)
-            row[x] *= static_cast<float>(norm / (1.0 + im.alpha * (im.ky2[y] + im.kx2[x])));
+        for (int x = 0; x < halfX; ++x) row[x] *= static_cast<float>(norm / (1.0 + im.alpha * (im.ky2[y] + im.kx2[x])));
     }
     fftwf_execute_dft_c2r(im.inverse.get(), spec, buffer.get());
     for (int r = 0; r < im.rows; ++r) {

@@ -56,7 +56,9 @@ double typeSaturation(SampleType t) {
     return 0.0;
 }
 
-bool isInteger(SampleType t) { return t == SampleType::UInt8 || t == SampleType::UInt16; }
+bool isInteger(SampleType t) {
+    return t == SampleType::UInt8 || t == SampleType::UInt16;
+}
 
 /// Copies block rows [from, from + count) of a [row][values] buffer onto the
 /// rows before / after it, so the block holds the detector's edge rows
@@ -81,8 +83,8 @@ struct LineStats {
 } // namespace
 
 struct PreprocessingStage::Impl {
-    explicit Impl(DatasetReader& r, CorrectionOptions o)
-        : reader(r), options(std::move(o)), pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
+    explicit Impl(DatasetReader& r, CorrectionOptions o) :
+        reader(r), options(std::move(o)), pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
 
     DatasetReader& reader;
     CorrectionOptions options;
@@ -153,7 +155,8 @@ void PreprocessingStage::Impl::checkAgainstDataset() const {
         throw InvalidArgument("background columns " + std::to_string(f.backgroundFirst) + ":" +
                               std::to_string(static_cast<long long>(f.backgroundFirst) + f.backgroundCount) +
                               " (run-config corrections.flat_field.background_columns, --background-columns): "
-                              "expected a range inside the detector's columns 0:" + std::to_string(i.columns));
+                              "expected a range inside the detector's columns 0:" +
+                              std::to_string(i.columns));
     if (options.paganin.enabled && i.logCorrected)
         throw InvalidArgument("Paganin phase retrieval (--paganin, corrections.paganin) needs intensities, but '" +
                               source() + "' holds log-corrected values");
@@ -162,7 +165,8 @@ void PreprocessingStage::Impl::checkAgainstDataset() const {
         if (!(axis >= 0.0 && axis <= i.columns - 1))
             throw InvalidArgument("half-acquisition axis " + std::to_string(axis) +
                                   " (run-config corrections.half_acquisition.axis, --half-acquisition): expected a "
-                                  "detector column in [0, " + std::to_string(i.columns - 1) + "]");
+                                  "detector column in [0, " +
+                                  std::to_string(i.columns - 1) + "]");
     }
 }
 
@@ -178,8 +182,9 @@ void PreprocessingStage::Impl::checkRawCounts(const RawChunk& chunk) {
     if (!isInteger(info().sampleType) && mean <= 2.0) return;
     std::ostringstream s;
     s.precision(4);
-    s << "'" << source() << "' has no flat fields and its values look like raw counts (" << sampleTypeName(info().sampleType)
-      << ", mean " << mean << "): -log of counts is not a line integral; give flats, or normalise by an open-beam "
+    s << "'" << source() << "' has no flat fields and its values look like raw counts ("
+      << sampleTypeName(info().sampleType) << ", mean " << mean
+      << "): -log of counts is not a line integral; give flats, or normalise by an open-beam "
       << "region with --background-columns (corrections.flat_field.background_columns)";
     warn(s.str());
 }
@@ -290,20 +295,22 @@ void PreprocessingStage::Impl::transmissions(RawChunk& chunk, bool takeLog, Prep
     }
 }
 
-PreprocessingStage::PreprocessingStage(DatasetReader& reader, CorrectionOptions options)
-    : m_impl(std::make_unique<Impl>(reader, std::move(options))) {
+PreprocessingStage::PreprocessingStage(DatasetReader& reader, CorrectionOptions options) :
+    m_impl(std::make_unique<Impl>(reader, std::move(options))) {
     Impl& d = *m_impl;
     d.options.validate();
     d.checkAgainstDataset();
     const DatasetInfo& i = d.info();
     if (d.options.badPixels.enabled)
-        d.saturation = d.options.badPixels.saturation > 0.0 ? d.options.badPixels.saturation : typeSaturation(i.sampleType);
+        d.saturation =
+            d.options.badPixels.saturation > 0.0 ? d.options.badPixels.saturation : typeSaturation(i.sampleType);
     if (d.options.paganin.enabled) d.margin = PaganinFilter::margin(d.options.paganin);
     d.setUpFlats();
     HalfAcquisitionOptions& half = d.options.halfAcquisition;
     if (half.enabled) {
         // Checks the angles before anything is read.
-        HalfAcquisitionLayout layout = planHalfAcquisition(i.angles, i.columns, half.axis.value_or((i.columns - 1) / 2.0));
+        HalfAcquisitionLayout layout =
+            planHalfAcquisition(i.angles, i.columns, half.axis.value_or((i.columns - 1) / 2.0));
         if (!half.axis) {
             const ImageStack middle = load(i.rows / 2, 1);
             d.foundAxis = findHalfAcquisitionAxis(middle.slice(0), i.angles, half.window);
@@ -316,14 +323,22 @@ PreprocessingStage::PreprocessingStage(DatasetReader& reader, CorrectionOptions 
 
 PreprocessingStage::~PreprocessingStage() = default;
 
-const DatasetInfo& PreprocessingStage::info() const { return m_impl->info(); }
-const CorrectionOptions& PreprocessingStage::options() const { return m_impl->options; }
-int PreprocessingStage::rowMargin() const { return m_impl->margin; }
+const DatasetInfo& PreprocessingStage::info() const {
+    return m_impl->info();
+}
+const CorrectionOptions& PreprocessingStage::options() const {
+    return m_impl->options;
+}
+int PreprocessingStage::rowMargin() const {
+    return m_impl->margin;
+}
 
 int PreprocessingStage::outputColumns() const {
     return m_impl->layout ? m_impl->layout->columns : m_impl->info().columns;
 }
-int PreprocessingStage::outputProjections() const { return static_cast<int>(outputAngles().size()); }
+int PreprocessingStage::outputProjections() const {
+    return static_cast<int>(outputAngles().size());
+}
 const std::vector<double>& PreprocessingStage::outputAngles() const {
     return m_impl->layout ? m_impl->layout->angles : m_impl->info().angles;
 }
@@ -368,7 +383,8 @@ RawChunk PreprocessingStage::read(int firstRow, int rowCount) {
         return image;
     };
     if (d.flatPositions.empty()) {
-        std::vector<float> flat = readImage([&](std::span<float> out) { return d.reader.readMeanFlat(lo, hi - lo, out); });
+        std::vector<float> flat =
+            readImage([&](std::span<float> out) { return d.reader.readMeanFlat(lo, hi - lo, out); });
         if (!flat.empty()) chunk.flats.push_back(std::move(flat));
     } else {
         for (const std::vector<int>& members : d.flatGroups) {
@@ -400,13 +416,16 @@ ImageStack PreprocessingStage::correct(RawChunk chunk, PreprocessStats* stats) {
         chunk.data.depth != blockRows)
         throw InvalidArgument("corrections: a chunk of " + std::to_string(chunk.data.depth) + " rows x " +
                               std::to_string(chunk.data.height) + " x " + std::to_string(chunk.data.width) +
-                              " with margin " + std::to_string(chunk.margin) + " does not come from this stage's read()");
+                              " with margin " + std::to_string(chunk.margin) +
+                              " does not come from this stage's read()");
     const std::size_t cols = static_cast<std::size_t>(N);
     const std::size_t sinogramSize = static_cast<std::size_t>(P) * cols;
     const CorrectionOptions& o = d.options;
     PreprocessStats found;
     const ValueKind kind = i.logCorrected ? ValueKind::LineIntegral : ValueKind::Transmission;
-    auto sinogram = [&](int blockRow) { return std::span<float>(chunk.data.data).subspan(blockRow * sinogramSize, sinogramSize); };
+    auto sinogram = [&](int blockRow) {
+        return std::span<float>(chunk.data.data).subspan(blockRow * sinogramSize, sinogramSize);
+    };
     auto isOutput = [&](int blockRow) { return blockRow >= chunk.margin && blockRow < chunk.margin + chunk.rowCount; };
 
     // Without corrections between the flat field and the log, the log is
@@ -439,10 +458,11 @@ ImageStack PreprocessingStage::correct(RawChunk chunk, PreprocessStats* stats) {
     if (o.zingers.enabled)
         for (int r = 0; r < blockRows; ++r) {
             std::vector<PixelPosition> positions;
-            const std::size_t n =
-                removeZingers(sinogram(r), P, N, o.zingers, kind, &positions,
-                              isOutput(r) ? PreprocessStats::kListLimit - std::min(found.zingers.size(), PreprocessStats::kListLimit) : 0,
-                              &d.pool);
+            const std::size_t n = removeZingers(
+                sinogram(r), P, N, o.zingers, kind, &positions,
+                isOutput(r) ? PreprocessStats::kListLimit - std::min(found.zingers.size(), PreprocessStats::kListLimit)
+                            : 0,
+                &d.pool);
             if (!isOutput(r)) continue;
             found.zingerCount += n;
             for (PixelPosition& p : positions) {
@@ -482,10 +502,12 @@ ImageStack PreprocessingStage::correct(RawChunk chunk, PreprocessStats* stats) {
             std::vector<float> block(static_cast<std::size_t>(blockRows) * cols);
             for (int a = a0; a < a1; ++a) {
                 for (int r = 0; r < blockRows; ++r)
-                    std::copy_n(sinogram(r).begin() + static_cast<std::ptrdiff_t>(a * cols), cols, block.begin() + r * cols);
+                    std::copy_n(sinogram(r).begin() + static_cast<std::ptrdiff_t>(a * cols), cols,
+                                block.begin() + r * cols);
                 filter.apply(block);
                 for (int r = chunk.margin; r < chunk.margin + chunk.rowCount; ++r)
-                    std::copy_n(block.begin() + r * cols, cols, sinogram(r).begin() + static_cast<std::ptrdiff_t>(a * cols));
+                    std::copy_n(block.begin() + r * cols, cols,
+                                sinogram(r).begin() + static_cast<std::ptrdiff_t>(a * cols));
             }
         });
     }
@@ -496,8 +518,8 @@ ImageStack PreprocessingStage::correct(RawChunk chunk, PreprocessStats* stats) {
         out = std::move(chunk.data);
     } else {
         out = ImageStack(N, P, chunk.rowCount);
-        std::copy_n(chunk.data.data.begin() + static_cast<std::ptrdiff_t>(chunk.margin * sinogramSize),
-                    out.data.size(), out.data.begin());
+        std::copy_n(chunk.data.data.begin() + static_cast<std::ptrdiff_t>(chunk.margin * sinogramSize), out.data.size(),
+                    out.data.begin());
     }
     if (!i.logCorrected && !logNow) {
         std::atomic<std::size_t> clamped{0};

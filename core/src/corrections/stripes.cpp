@@ -20,8 +20,7 @@ void checkSinogram(std::span<const float> sinogram, int projections, int columns
     if (projections < 1 || columns < 1 ||
         sinogram.size() != static_cast<std::size_t>(projections) * static_cast<std::size_t>(columns))
         throw InvalidArgument(std::string(what) + ": " + std::to_string(sinogram.size()) + " values for " +
-                              std::to_string(projections) + " projections x " + std::to_string(columns) +
-                              " columns");
+                              std::to_string(projections) + " projections x " + std::to_string(columns) + " columns");
 }
 
 /// out[c * rows + r] = in[r * cols + c], in tiles that stay in cache.
@@ -151,8 +150,7 @@ std::vector<std::uint8_t> detectStripes(std::span<const float> ratios, double sn
     const bool high = std::abs(sorted[n - 1] - yEnd) / noise >= snr;
     const bool low = std::abs(intercept - sorted[0]) / noise >= snr;
     const double upper = yEnd + noise * snr * 0.5, lower = intercept - noise * snr * 0.5;
-    for (int i = 0; i < n; ++i)
-        mask[i] = (high && ratios[i] > upper) || (low && ratios[i] <= lower);
+    for (int i = 0; i < n; ++i) mask[i] = (high && ratios[i] > upper) || (low && ratios[i] <= lower);
     return mask;
 }
 
@@ -160,7 +158,8 @@ void removeStripesSorting(std::span<float> sinogram, int projections, int column
     checkSinogram(sinogram, projections, columns, "sorting stripe removal");
     const SortedColumns sorted = sortColumns(sinogram, projections, columns, pool);
     const std::vector<float> smoothed = medianAcrossColumns(sorted, window, pool);
-    sortBack(sorted, smoothed, sinogram, [](int) { return true; }, pool);
+    sortBack(
+        sorted, smoothed, sinogram, [](int) { return true; }, pool);
 }
 
 void removeLargeStripes(std::span<float> sinogram, int projections, int columns, double snr, int window,
@@ -186,7 +185,8 @@ void removeLargeStripes(std::span<float> sinogram, int projections, int columns,
             for (int c = 0; c < N; ++c) row[c] /= ratio[c];
         }
     });
-    sortBack(sorted, smoothed, sinogram, [&](int c) { return mask[c] != 0; }, pool);
+    sortBack(
+        sorted, smoothed, sinogram, [&](int c) { return mask[c] != 0; }, pool);
 }
 
 void removeDeadStripes(std::span<float> sinogram, int projections, int columns, double snr, int window,
@@ -200,7 +200,9 @@ void removeDeadStripes(std::span<float> sinogram, int projections, int columns, 
     std::vector<float> diff(static_cast<std::size_t>(N));
     detail::forRanges(pool, N, [&](int c0, int c1) {
         for (int c = c0; c < c1; ++c) {
-            auto at = [&](int a) { return static_cast<double>(sinogram[static_cast<std::size_t>(detail::reflectIndex(a, P)) * N + c]); };
+            auto at = [&](int a) {
+                return static_cast<double>(sinogram[static_cast<std::size_t>(detail::reflectIndex(a, P)) * N + c]);
+            };
             double windowSum = 0.0;
             for (int a = -kBefore; a <= kAfter; ++a) windowSum += at(a);
             double sum = 0.0;

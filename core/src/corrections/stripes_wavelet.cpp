@@ -21,9 +21,8 @@ namespace {
 constexpr int kTaps = 10;
 /// Daubechies 5 decomposition low-pass (pywt "db5" dec_lo).
 constexpr std::array<double, kTaps> kDb5DecLo = {
-    0.0033357252854737712, -0.012580751999081999, -0.006241490212798274, 0.07757149384004571,
-    -0.03224486958463838,  -0.24229488706638203,  0.13842814590132074,   0.7243085284377729,
-    0.6038292697971896,    0.16010239797419293};
+    0.0033357252854737712, -0.012580751999081999, -0.006241490212798274, 0.07757149384004571, -0.03224486958463838,
+    -0.24229488706638203,  0.13842814590132074,   0.7243085284377729,    0.6038292697971896,  0.16010239797419293};
 
 /// The four filters by the quadrature-mirror relations of an orthogonal
 /// wavelet: rec_lo[k] = dec_lo[F-1-k], rec_hi[k] = (-1)^k dec_lo[k],
@@ -45,7 +44,9 @@ const Filters& filters() {
 }
 
 /// Coefficients of a line of n values: (n + F - 1) / 2.
-int coefficientCount(int n) { return (n + kTaps - 1) / 2; }
+int coefficientCount(int n) {
+    return (n + kTaps - 1) / 2;
+}
 
 /// lo[k], hi[k] = sum_j filter[j] x[2k + 1 - j], x extended by half-sample
 /// reflection (pywt's downsampling convolution in "symmetric" mode).
@@ -167,15 +168,16 @@ void dampColumns(Plane& p, double sigma, WorkerPool* pool) {
 
 } // namespace
 
-std::span<const double> daubechies5() { return kDb5DecLo; }
+std::span<const double> daubechies5() {
+    return kDb5DecLo;
+}
 
 void removeStripesWavelet(std::span<float> sinogram, int projections, int columns, int level, double sigma,
                           WorkerPool* pool) {
     if (projections < 1 || columns < 1 ||
         sinogram.size() != static_cast<std::size_t>(projections) * static_cast<std::size_t>(columns))
         throw InvalidArgument("wavelet stripe removal: " + std::to_string(sinogram.size()) + " values for " +
-                              std::to_string(projections) + " projections x " + std::to_string(columns) +
-                              " columns");
+                              std::to_string(projections) + " projections x " + std::to_string(columns) + " columns");
     if (!(sigma > 0.0)) throw InvalidArgument("wavelet stripe removal: sigma must be > 0");
     if (level < 1 || level > 20) throw InvalidArgument("wavelet stripe removal: level must be 1 ... 20");
     // Rows repeated beyond the first and last projection, so the angular
@@ -183,7 +185,8 @@ void removeStripesWavelet(std::span<float> sinogram, int projections, int column
     const int extra = projections / 8, top = extra / 2;
     Plane a(projections + extra, columns);
     for (int y = 0; y < a.height; ++y) {
-        const float* src = sinogram.data() + static_cast<std::size_t>(std::clamp(y - top, 0, projections - 1)) * columns;
+        const float* src =
+            sinogram.data() + static_cast<std::size_t>(std::clamp(y - top, 0, projections - 1)) * columns;
         std::copy(src, src + columns, a.at(y, 0));
     }
     std::vector<Level> levels;
@@ -193,7 +196,8 @@ void removeStripesWavelet(std::span<float> sinogram, int projections, int column
     }
     for (int n = level - 1; n >= 0; --n) a = reconstruct(a, levels[n], pool);
     for (int y = 0; y < projections; ++y)
-        std::copy(a.at(y + top, 0), a.at(y + top, 0) + columns, sinogram.data() + static_cast<std::size_t>(y) * columns);
+        std::copy(a.at(y + top, 0), a.at(y + top, 0) + columns,
+                  sinogram.data() + static_cast<std::size_t>(y) * columns);
 }
 
 } // namespace tomo

@@ -130,10 +130,20 @@ CorrectionOptions correctionsFromJson(const json& j) {
         checkKeys(j[name], where + ".", keys);
         read(j[name], where + ".");
     };
-    auto has = [](const json& o, const char* key) { return o.contains(key) && !o[key].is_null(); };
+    // Each reads key `k` of `o` (at path `w`) into `field` when present.
+    auto has = [](const json& o, const char* k) { return o.contains(k) && !o[k].is_null(); };
+    auto flag = [&](const json& o, const std::string& w, const char* k, bool& field) {
+        if (has(o, k)) field = getBool(o[k], w + k);
+    };
+    auto number = [&](const json& o, const std::string& w, const char* k, double& field) {
+        if (has(o, k)) field = getNumber(o[k], w + k);
+    };
+    auto integer = [&](const json& o, const std::string& w, const char* k, int min, int& field) {
+        if (has(o, k)) field = getInt(o[k], w + k, min);
+    };
     section("dead_pixels", std::array{"enabled", "saturation"}, [&](const json& o, const std::string& w) {
-        if (has(o, "enabled")) c.badPixels.enabled = getBool(o["enabled"], w + "enabled");
-        if (has(o, "saturation")) c.badPixels.saturation = getNumber(o["saturation"], w + "saturation");
+        flag(o, w, "enabled", c.badPixels.enabled);
+        number(o, w, "saturation", c.badPixels.saturation);
     });
     section("flat_field", std::array{"background_columns"}, [&](const json& o, const std::string& w) {
         if (!has(o, "background_columns")) return;
@@ -143,34 +153,34 @@ CorrectionOptions correctionsFromJson(const json& j) {
         c.flatField.backgroundCount = r[1];
     });
     section("zingers", std::array{"enabled", "threshold", "window"}, [&](const json& o, const std::string& w) {
-        if (has(o, "enabled")) c.zingers.enabled = getBool(o["enabled"], w + "enabled");
-        if (has(o, "threshold")) c.zingers.threshold = getNumber(o["threshold"], w + "threshold");
-        if (has(o, "window")) c.zingers.window = getInt(o["window"], w + "window", 3);
+        flag(o, w, "enabled", c.zingers.enabled);
+        number(o, w, "threshold", c.zingers.threshold);
+        integer(o, w, "window", 3, c.zingers.window);
     });
     section("rings",
             std::array{"method", "snr", "sorting_window", "large_window", "drop_ratio", "wavelet_level",
                        "wavelet_sigma"},
             [&](const json& o, const std::string& w) {
                 if (has(o, "method")) c.rings.method = parseNamed(o["method"], w + "method", parseRingMethod);
-                if (has(o, "snr")) c.rings.snr = getNumber(o["snr"], w + "snr");
-                if (has(o, "sorting_window")) c.rings.sortingWindow = getInt(o["sorting_window"], w + "sorting_window", 3);
-                if (has(o, "large_window")) c.rings.largeWindow = getInt(o["large_window"], w + "large_window", 3);
-                if (has(o, "drop_ratio")) c.rings.dropRatio = getNumber(o["drop_ratio"], w + "drop_ratio");
-                if (has(o, "wavelet_level")) c.rings.waveletLevel = getInt(o["wavelet_level"], w + "wavelet_level", 1);
-                if (has(o, "wavelet_sigma")) c.rings.waveletSigma = getNumber(o["wavelet_sigma"], w + "wavelet_sigma");
+                number(o, w, "snr", c.rings.snr);
+                integer(o, w, "sorting_window", 3, c.rings.sortingWindow);
+                integer(o, w, "large_window", 3, c.rings.largeWindow);
+                number(o, w, "drop_ratio", c.rings.dropRatio);
+                integer(o, w, "wavelet_level", 1, c.rings.waveletLevel);
+                number(o, w, "wavelet_sigma", c.rings.waveletSigma);
             });
     section("paganin", std::array{"enabled", "delta_over_beta", "energy_kev", "distance_m", "pixel_size_m"},
             [&](const json& o, const std::string& w) {
-                if (has(o, "enabled")) c.paganin.enabled = getBool(o["enabled"], w + "enabled");
-                if (has(o, "delta_over_beta")) c.paganin.deltaOverBeta = getNumber(o["delta_over_beta"], w + "delta_over_beta");
-                if (has(o, "energy_kev")) c.paganin.energyKeV = getNumber(o["energy_kev"], w + "energy_kev");
-                if (has(o, "distance_m")) c.paganin.distanceM = getNumber(o["distance_m"], w + "distance_m");
-                if (has(o, "pixel_size_m")) c.paganin.pixelSizeM = getNumber(o["pixel_size_m"], w + "pixel_size_m");
+                flag(o, w, "enabled", c.paganin.enabled);
+                number(o, w, "delta_over_beta", c.paganin.deltaOverBeta);
+                number(o, w, "energy_kev", c.paganin.energyKeV);
+                number(o, w, "distance_m", c.paganin.distanceM);
+                number(o, w, "pixel_size_m", c.paganin.pixelSizeM);
             });
     section("half_acquisition", std::array{"enabled", "axis", "window"}, [&](const json& o, const std::string& w) {
-        if (has(o, "enabled")) c.halfAcquisition.enabled = getBool(o["enabled"], w + "enabled");
+        flag(o, w, "enabled", c.halfAcquisition.enabled);
         if (has(o, "axis")) c.halfAcquisition.axis = getNumber(o["axis"], w + "axis");
-        if (has(o, "window")) c.halfAcquisition.window = getInt(o["window"], w + "window", 6);
+        integer(o, w, "window", 6, c.halfAcquisition.window);
     });
     try {
         c.validate();
