@@ -2,7 +2,7 @@
 #include "tomo/preprocess.h"
 
 #include "corrections/correction_util.h"
-#include "corrections/flat_field.h"
+#include "corrections/transmission.h"
 #include "io/readers.h"
 #include "tomo/error.h"
 #include "tomo/worker_pool.h"

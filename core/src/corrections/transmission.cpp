@@ -1,6 +1,6 @@
 // Flat/dark correction: the line kernel, flat groups blended by projection
 // index, and normalizeAndLog (flat/dark + clamping + -log).
-#include "corrections/flat_field.h"
+#include "corrections/transmission.h"
 
 #include "corrections/correction_util.h"
 #include "tomo/corrections.h"
