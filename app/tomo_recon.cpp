@@ -2,6 +2,7 @@
 // phantom) into a volume file, with the same strategies as the workstation.
 #include "axis_options.h"
 #include "cli_support.h"
+#include "correction_options.h"
 
 #include "tomo/dataset.h"
 #include "tomo/error.h"
@@ -77,6 +78,7 @@ struct CommandLine {
     bool listStrategies = false;
     bool demo = false;
     bool quiet = false;
+    CorrectionCommandLine corrections;
 };
 
 std::string joinNames(const std::vector<std::string>& names) {
@@ -185,6 +187,7 @@ void addOptions(CLI::App& app, CommandLine& c) {
                  "noise) written as DXchange to a temporary folder and read back; prints its error against the "
                  "true phantom");
     app.add_flag("-q,--quiet", c.quiet, "No progress bar and no informational lines; results and the summary stay");
+    addCorrectionOptions(app, c.corrections);
     app.footer("Examples:\n"
                "  tomo-recon --demo -o demo.h5\n"
                "  tomo-recon scan.h5 -o volume.h5 --auto-tilt\n"
@@ -216,6 +219,7 @@ RunConfig effectiveConfig(const CLI::App& app, const CommandLine& c) {
     if (given("--padding")) o.filter.padding = parsePadding(c.padding);
     if (given("--device")) o.device = c.device;
     if (given("--threads")) o.threads = c.threads;
+    cfg.corrections = applyCorrectionOptions(app, c.corrections, cfg.corrections);
     return cfg;
 }
 
@@ -487,12 +491,25 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     checkRows(rows, info.rows, (c.config.empty() || app.count("--rows")) ? "--rows" : "rows of --config");
     const int rowCount = rows.count == 0 ? info.rows - rows.first : rows.count;
 
+    // The corrections decide the sinograms' shape (360-degree stitching
+    // doubles the width); a 360-degree axis found here is kept in cfg.
+    PreprocessingStage stage(*reader, cfg.corrections);
+    cfg.corrections = stage.options();
+    if (!c.quiet) printCorrectionSetup(stage);
+
     Geometry geometry;
-    geometry.angles = info.angles;
-    geometry.bins = info.columns;
+    geometry.angles = stage.outputAngles();
+    geometry.bins = stage.outputColumns();
     const bool sweep = sweepRequested(c.axis);
-    const AxisChoice axis =
-        sweep ? AxisChoice{} : chooseAxis(app, c.axis, cfg, *reader, {rows.first, rowCount}, c.quiet);
+    AxisChoice axis;
+    if (stage.outputAxis() && !cfg.axis) {
+        // 360-degree stitching puts the rotation axis at the stitched sinogram's centre.
+        axis.line.axis = *stage.outputAxis();
+        axis.attributes = {{"axis", formatNumber(axis.line.axis)}, {"axis_source", "stitched sinogram centre"}};
+        cfg.axis = axis.line.axis;
+    } else if (!sweep) {
+        axis = chooseAxis(app, c.axis, cfg, *reader, {rows.first, rowCount}, c.quiet);
+    }
     geometry.axis = axis.line.at(rows.first);
     if (!cfg.axisOffsetsFile.empty()) geometry.axisOffsets = readAxisOffsetsFile(cfg.axisOffsetsFile, info.projections);
     throwIfInterrupted();
@@ -534,6 +551,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
         {"run_config", toJson(cfg)},
     };
     write.attributes.insert(axis.attributes.begin(), axis.attributes.end());
+    addCorrectionAttributes(write.attributes, stage);
 
     if (sweep) {
         if (!c.reference.empty()) throw InvalidArgument("--reference does not apply to --center-sweep");
@@ -561,6 +579,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     job.axisLine = axis.line;
     job.options = cfg.options;
     job.memoryBudget = static_cast<std::size_t>(c.memoryBudget * double(std::size_t{1} << 30));
+    job.corrections = cfg.corrections;
 
     VolumeReport report;
     {
@@ -585,9 +604,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
                 busy(report.secondsPreprocess).c_str(), busy(report.secondsReconstruct).c_str(), report.gups,
                 report.strategy.c_str(), busy(report.secondsWrite).c_str(), report.bottleneck().c_str(),
                 static_cast<double>(report.peakBufferBytes) / (1 << 20));
-    if (report.preprocess.clamped > 0)
-        std::printf("warning: %zu values had a transmission <= 0 (raw <= dark or flat <= dark) and were clamped\n",
-                    report.preprocess.clamped);
+    printCorrectionReport(report.preprocess, report.warnings, c.corrections.listBadPixels);
 
     if (demo || reference) {
         const ImageStack result = readVolume(output);

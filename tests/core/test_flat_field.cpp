@@ -3,7 +3,7 @@
 // double-precision formula within float rounding; clamping counted; NaN/inf
 // named; threads change nothing.
 #include "tomo/error.h"
-#include "tomo/flat_field.h"
+#include "tomo/preprocess.h"
 #include "tomo/preprocess.h"
 #include "tomo/worker_pool.h"
 

@@ -287,7 +287,8 @@ TEST(Pipeline, CancelledAtTheLastProgressCallStillLeavesNoOutput) {
 TEST(Pipeline, ReportFieldsAddUp) {
     Scan scan = makeScan();
     CountsReader reader(scan.lineIntegrals, scan.angles);
-    // Three counts at or below the dark level: clamped, and counted once each.
+    // Three counts at or below the dark level, in different chunks: counted
+    // once each, interpolated by default, clamped with the corrections off.
     reader.setCount(0, 0, 0, kDark);
     reader.setCount(3, 10, 7, kDark - 10.0f);
     reader.setCount(6, 59, 47, 0.0f);
@@ -295,12 +296,24 @@ TEST(Pipeline, ReportFieldsAddUp) {
     job.geometry = scan.geometry;
     job.options.strategy = "auto";
     job.chunkRows = 3;
+    {
+        job.corrections = CorrectionOptions::none();
+        MemoryWriter clampedWriter(kBins, kBins, kRows);
+        const VolumeReport c = reconstructVolume(reader, job, clampedWriter);
+        EXPECT_EQ(c.preprocess.clamped, 3u);
+        EXPECT_EQ(c.preprocess.badValueCount, 0u);
+        job.corrections = {};
+        reader.rowsRead = 0;
+    }
     MemoryWriter writer(kBins, kBins, kRows);
     const VolumeReport r = reconstructVolume(reader, job, writer);
 
     EXPECT_NE(BackendRegistry::instance().find(r.strategy), nullptr) << "'" << r.strategy << "' is not a strategy";
     EXPECT_EQ(r.slices, kRows);
-    EXPECT_EQ(r.preprocess.clamped, 3u);
+    EXPECT_EQ(r.preprocess.clamped, 0u);
+    EXPECT_EQ(r.preprocess.badValueCount, 3u);
+    EXPECT_EQ(r.preprocess.badValues,
+              (std::vector<PixelPosition>{{0, 0, 0}, {3, 10, 7}, {6, 59, 47}}));
     for (double s : {r.secondsRead, r.secondsPreprocess, r.secondsWrite}) EXPECT_GE(s, 0.0);
     EXPECT_GT(r.secondsReconstruct, 0.0);
     // Reading overlaps the reconstruction, so only these add up for sure.

@@ -1,5 +1,5 @@
-// loadSinograms over real readers: flat/dark + -log (its arithmetic is
-// tested in test_flat_field.cpp), NaN/inf reporting, log-corrected data.
+// Flat/dark correction and -log: exact values, clamping of impossible
+// transmissions, NaN/inf reporting, loadSinograms over real readers.
 #include "hdf5_builder.h"
 #include "io_test_helpers.h"
 #include "test_support.h"
@@ -21,6 +21,9 @@ using test::TempDir;
 
 const float kClampedValue = static_cast<float>(-std::log(1e-5)); // documented minimum transmission
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+float expected(double raw, double flat, double dark) { return static_cast<float>(-std::log((raw - dark) / (flat - dark))); }
 
 /// A float32 raw file, projection-major, value(a, r, c) from `f`.
 template <typename F>

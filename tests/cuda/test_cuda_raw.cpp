@@ -6,7 +6,7 @@
 #include "cuda_test_util.h"
 
 #include "tomo/cuda/diagnostics.h"
-#include "tomo/flat_field.h"
+#include "tomo/preprocess.h"
 #include "tomo/pipeline.h"
 
 #include <cstdint>

@@ -13,7 +13,7 @@
 #pragma once
 
 #include "tomo/filter.h"
-#include "tomo/flat_field.h"
+#include "tomo/preprocess.h"
 #include "tomo/geometry.h"
 
 #include <cstddef>

@@ -2,15 +2,17 @@
 // memory, as a conveyor of stages on their own threads, each a bounded queue
 // apart, so reading, preprocessing, reconstruction and writing overlap:
 //
-//   read (stored values) -> preprocess (flat/dark + log on the CPU, or left
-//   to a plan that corrects raw rows on the GPU) -> reconstruct (plan: filter,
-//   back-project) -> write
+//   read (PreprocessingStage::read: stored values, flats, dark) ->
+//   preprocess (PreprocessingStage::correct: flat/dark, ..., -log, ...; or
+//   left to a plan that corrects raw rows on the GPU) -> reconstruct (plan:
+//   filter, back-project) -> write
 //
 // Each stage's busy time is reported, so the slowest one (the bottleneck)
 // has a name.
 #pragma once
 
 #include "tomo/backend.h"
+#include "tomo/corrections.h"
 #include "tomo/dataset.h"
 #include "tomo/preprocess.h"
 #include "tomo/progress.h"
@@ -19,20 +21,23 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tomo {
 
 struct VolumeJob {
     int firstRow = 0;
     int rowCount = 0;       ///< 0 = to the last row
-    /// Geometry of one row (angles come from the dataset when empty); the
-    /// region / grid are those of every slice.
+    /// Geometry of one row (angles and bins come from the corrected
+    /// sinograms when empty / 0: the dataset's, or the stitched ones with
+    /// 360° half acquisition); the region / grid are those of every slice.
     ReconGeometry geometry;
     /// A tilted axis: slice r gets axisLine->at(r) (detector row r) in place
     /// of geometry.geometry.axis; with a tilt, one slice per plan call, each
     /// after setAxis. Unset = the same axis for every slice.
     std::optional<AxisLine> axisLine;
     ReconOptions options;
+    CorrectionOptions corrections;
     /// Rows read and reconstructed per chunk (0 = as many as the memory
     /// budget allows, a whole number of plan batches).
     int chunkRows = 0;
@@ -48,9 +53,12 @@ struct VolumeReport {
     int slices = 0;
     int chunkRows = 0;           ///< rows per chunk of the conveyor
     PreprocessStats preprocess;
+    /// The stage's warnings (e.g. raw counts without flats).
+    std::vector<std::string> warnings;
     /// Busy time of each stage (they overlap, so their sum exceeds the
-    /// total): reading the file, flat/dark + log, the plan's reconstruct()
-    /// calls, writing the slices.
+    /// total): reading the file (PreprocessingStage::read), the corrections
+    /// (PreprocessingStage::correct), the plan's reconstruct() calls,
+    /// writing the slices.
     double secondsRead = 0.0;
     double secondsPreprocess = 0.0;
     double secondsReconstruct = 0.0;

@@ -1,25 +1,239 @@
-// Flat/dark correction and the log transform: raw counts -> line integrals.
+// The preprocessing stage: raw detector values -> corrected line integrals,
+// one object for a dataset and its CorrectionOptions, used by the live
+// preview (PreviewSession, one row, cached) and the batch pipeline
+// (reconstructVolume, chunks of rows).
+//
+//   PreprocessingStage(reader, options)   validates the options against the
+//                                         dataset, finds a 360° axis if asked
+//     read(firstRow, rowCount) -> RawChunk      I/O only: the rows, rowMargin()
+//                                               rows above and below (detector
+//                                               edge rows repeated), flats, dark
+//     correct(chunk) -> ImageStack              compute only: the chain of
+//                                               corrections.h, in its order
+//     load(firstRow, rowCount)                  correct(read(...))
+//   output geometry: outputColumns(), outputAngles(), outputAxis() (360°
+//   stitching doubles the width and halves the projections)
+//
+// read() and correct() are separate so a conveyor can read the next chunk
+// while this one is corrected (or uploaded to a GPU and corrected there).
+//
+// correct() in detail (float32 values throughout; the order of corrections.h):
+//  1. NaN/inf in data, flats or dark: DataError. With zinger removal, the
+//     zingers of each flat and dark row (removeZingers on the row as a 1-row
+//     image, Transmission).
+//  2. Per line (row, projection) of every block row, margin rows included:
+//     transmissionLine with the projection's flat blend (flatBlend); with
+//     dead-pixel correction the line's bad values are interpolated
+//     (interpolateMasked) or, when all are bad, set to 1e-5; without, bad
+//     values are set to 1e-5 (p = 11.5); both counted as clamped.
+//     Log-corrected input skips this step.
+//  3. Per block row, with zinger removal: removeZingers on its sinogram (Transmission, or
+//     LineIntegral for log-corrected input).
+//  4. Per line: divided by the mean of the background columns (line
+//     integrals: that mean subtracted), when set.
+//  5. Per block row: removeStripes on its sinogram.
+//  6. Per projection: PaganinFilter over all block rows; the output rows kept.
+//  7. p = -log(T) of the output rows, T <= 0 set to 1e-5 first (counted).
+//     Without steps 3-6 the log is taken at the end of step 2, same values.
+//  8. Per output row: stitchHalfAcquisition.
+// Tests: tests/core/test_preprocess.cpp, tests/core/test_corrections*.cpp.
 #pragma once
 
+#include "tomo/corrections.h"
 #include "tomo/dataset.h"
 #include "tomo/image.h"
 
 #include <cstddef>
+#include <memory>
+#include <optional>
 #include <span>
+#include <string>
+#include <vector>
 
 namespace tomo {
 
+/// What the corrections found and did (over the rows loaded). Position lists
+/// keep the first kListLimit entries in row, projection, column order; the
+/// counts are complete.
 struct PreprocessStats {
-    /// Values where (raw - dark) / (flat - dark) was <= 0 (or flat <= dark):
-    /// clamped to a small positive transmission so the log stays finite.
+    static constexpr std::size_t kListLimit = 1000;
+
+    /// Values where (raw - dark) / (flat - dark) was <= 0 (or flat <= dark)
+    /// that could not be interpolated (dead-pixel correction off, or every
+    /// value of the line bad): clamped to a transmission of 1e-5 (p = 11.5)
+    /// so the log stays finite.
     std::size_t clamped = 0;
+    /// Detector pixels without a usable flat (flat <= dark in a flat group,
+    /// or flat >= saturation), interpolated along the row in every projection.
+    std::size_t deadPixelCount = 0;
+    std::vector<PixelPosition> deadPixels; ///< projection = -1
+    /// Single values with a transmission <= 0 or a saturated raw value
+    /// (dead pixels excluded), interpolated along the row.
+    std::size_t badValueCount = 0;
+    std::vector<PixelPosition> badValues;
+    /// Zingers replaced in the projections.
+    std::size_t zingerCount = 0;
+    std::vector<PixelPosition> zingers;
+    /// Zingers replaced in the flats and darks (per flat group and row).
+    std::size_t flatZingerCount = 0;
+
+    /// Adds another chunk's figures (lists stay capped).
+    void merge(const PreprocessStats& other);
 };
 
-/// Reads rows [firstRow, firstRow + rowCount) from the reader and returns
-/// log-corrected sinograms (flatFieldRawRows of readRawRows with the mean
-/// flat and dark fields) (width = columns, height = projections,
-/// depth = rowCount). Data already log-corrected are only checked for NaN/inf.
-ImageStack loadSinograms(DatasetReader& reader, int firstRow, int rowCount,
-                         PreprocessStats* stats = nullptr);
+// ---------------------------------------------------------- flat field
+// Flat/dark correction and -log of raw detector values as a reader stores
+// them (DatasetReader::readRawRows: uint8/uint16/float32/float64 in
+// projection order) into float sinograms [row][angle][column]: the stage's
+// plain case, on the CPU here and on the GPU in the CUDA plans (the same
+// arithmetic, see FlatFieldRows).
+
+class WorkerPool;
+
+/// Transmission given to values that have none (raw <= dark, flat <= dark):
+/// -ln(1e-5) = 11.5, just beyond what 16-bit counts can measure (1/65535),
+/// so a clamped value is an outlier but a bounded one.
+inline constexpr float kMinTransmission = 1e-5f;
+
+/// Raw rows as readRawRows delivers them: value (angle a, row r, column c)
+/// at (a * rowPitch + r) * columns + c, in `type`. A part of a larger block
+/// (some of its rows) keeps the block's rowPitch.
+struct RawRows {
+    SampleType type = SampleType::UInt16;
+    std::span<const std::byte> values; ///< from the first row's first value to the end of the block
+    int projections = 0;
+    int rows = 0;
+    int columns = 0;
+    int rowPitch = 0; ///< rows between two angles in `values`; 0 = rows
+    /// For messages: where the values come from and the absolute number of
+    /// the first row.
+    std::string source;
+    int firstRow = 0;
+};
+
+/// The per-pixel constants of the correction for a set of rows, [row][column]:
+///   t = (raw - dark) * scale,  scale = 1 / (flat - dark), or 0 where
+///   flat <= dark (no signal: every value there is clamped);
+///   p = -log(t), and t <= 0 is clamped to kMinTransmission (counted).
+/// Without flats scale = 1 (only -log); without darks dark = 0. Computed
+/// once on the host, so the CPU and the GPU multiply the same floats.
+struct FlatFieldRows {
+    int rows = 0;
+    int columns = 0;
+    std::vector<float> dark;
+    std::vector<float> scale;
+};
+
+/// From mean flat and dark fields [row][column] (either may be empty).
+/// Throws DataError naming `source` and the pixel if a field holds NaN/inf,
+/// InvalidArgument for wrong sizes.
+FlatFieldRows makeFlatFieldRows(std::span<const float> flat, std::span<const float> dark, int rows, int columns,
+                                const std::string& source, int firstRow);
+
+/// Rows [first, first + count) of `raw`, with the same pitch; the field's
+/// rows likewise (`field` rows must equal raw's).
+RawRows rowsOf(const RawRows& raw, int first, int count);
+FlatFieldRows rowsOf(const FlatFieldRows& field, int first, int count);
+
+/// Corrects `raw` into `out` (rows x projections x columns floats, sinogram
+/// order), spread over `pool`'s threads (nullptr: the calling thread). Never
+/// produces NaN or inf. Throws DataError naming the file, row, angle and
+/// column of the first NaN/inf of float input, InvalidArgument for sizes
+/// that do not match.
+PreprocessStats flatFieldRawRows(const RawRows& raw, const FlatFieldRows& field, std::span<float> out,
+                                 WorkerPool* pool = nullptr);
+
+// ---------------------------------------------------------- the stage
+
+/// The raw input of one chunk, as read: everything correct() needs. The
+/// block's rows are rows firstRow - margin ... firstRow + rowCount + margin
+/// - 1, the detector's first and last row repeated beyond the detector.
+struct RawChunk {
+    int firstRow = 0; ///< first row of the output
+    int rowCount = 0; ///< rows of the output
+    int margin = 0;   ///< rows before and after them in the block, flats and dark
+    /// Intensities as stored (DatasetReader::readRawRows, no conversion), in
+    /// projection order: [projection][block row][column] of `type`.
+    SampleType type = SampleType::Float32;
+    std::vector<std::byte> values;
+    /// Log-corrected data only (no `values`): [block row][projection][column].
+    ImageStack data;
+    /// Mean flat of each group ([row][column], same rows); empty without flats.
+    std::vector<std::vector<float>> flats;
+    /// Mean dark ([row][column]); empty without darks.
+    std::vector<float> dark;
+};
+
+class PreprocessingStage {
+public:
+    /// Validates `options` (CorrectionOptions::validate) and against the
+    /// dataset (column ranges, Paganin needs intensities, 360° needs a 360°
+    /// scan); with half acquisition on and no axis, finds it on the middle
+    /// detector row. The reader must outlive the stage; the stage reads from
+    /// it only in its constructor, read() and load(). Throws InvalidArgument
+    /// naming the option; reading errors as the reader throws them.
+    PreprocessingStage(DatasetReader& reader, CorrectionOptions options);
+    ~PreprocessingStage();
+    PreprocessingStage(const PreprocessingStage&) = delete;
+    PreprocessingStage& operator=(const PreprocessingStage&) = delete;
+
+    const DatasetInfo& info() const;
+    /// The options with what was found filled in (the 360° axis).
+    const CorrectionOptions& options() const;
+
+    /// Rows read above and below a chunk (Paganin's margin; 0 without).
+    int rowMargin() const;
+    /// Width, projections and angles of the corrected sinograms: the
+    /// dataset's, or the stitched ones with half acquisition.
+    int outputColumns() const;
+    int outputProjections() const;
+    const std::vector<double>& outputAngles() const;
+    /// The axis of the stitched sinograms (their centre) with half
+    /// acquisition; unset otherwise.
+    std::optional<double> outputAxis() const;
+
+    /// The 360° axis search's result, when the stage searched (half
+    /// acquisition on without an axis); options() holds the axis too.
+    const std::optional<HalfAcquisitionAxis>& foundHalfAcquisitionAxis() const;
+
+    /// Things the user should know about the data (e.g. raw counts without
+    /// flats), found when the stage was made or on the first load().
+    std::vector<std::string> warnings() const;
+
+    /// True when the chain is the flat/dark + log alone (log-corrected data,
+    /// every correction off, at most one flat group): a GPU plan may then
+    /// correct the chunk's stored values itself (flatFieldRows, rawRows,
+    /// ReconstructionPlan::reconstructRaw), equal to correct() within the
+    /// two logs' rounding.
+    bool flatFieldOnly() const;
+    /// For flatFieldOnly() chunks: the flat-field constants of the chunk's
+    /// rows, and its stored values as RawRows.
+    FlatFieldRows flatFieldRows(const RawChunk& chunk) const;
+    RawRows rawRows(const RawChunk& chunk) const;
+
+    /// Reads rows [firstRow, firstRow + rowCount) with the margin.
+    /// Throws InvalidArgument for rows outside the dataset, and as the reader.
+    RawChunk read(int firstRow, int rowCount);
+
+    /// The corrected sinograms of the chunk's output rows (width =
+    /// outputColumns(), height = outputProjections(), depth = rowCount);
+    /// `stats` receives what the corrections found in the output rows.
+    /// Consumes the chunk's buffers.
+    /// Throws DataError for NaN/inf input (naming the file, row, projection
+    /// and column), InvalidArgument for a chunk of another shape.
+    ImageStack correct(RawChunk chunk, PreprocessStats* stats = nullptr);
+
+    /// correct(read(firstRow, rowCount), stats).
+    ImageStack load(int firstRow, int rowCount, PreprocessStats* stats = nullptr);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+};
+
+/// Flat/dark + log only (CorrectionOptions::none()), for callers that want
+/// the data as measured: PreprocessingStage(reader, none).load(...).
+/// Data already log-corrected are only checked for NaN/inf.
+ImageStack loadSinograms(DatasetReader& reader, int firstRow, int rowCount, PreprocessStats* stats = nullptr);
 
 } // namespace tomo

@@ -4,7 +4,8 @@
 // and `tomo-bench --preview` are thin wrappers around PreviewSession.
 //
 //   PreviewSession::run(request)
-//     row changed ─────────────► loadSinograms(row)        read + flat/dark + log
+//     corrections changed ─────► new PreprocessingStage    (drops the kept row)
+//     row changed ─────────────► stage.load(row)           read + the corrections
 //     row / options changed ───► createPlan, setSinograms  ramp filter (counted)
 //     axis / offsets changed ──► plan->setAxis             no filtering
 //     region changed ──────────► plan->setRegion           no filtering
@@ -15,9 +16,11 @@
 #pragma once
 
 #include "tomo/backend.h"
+#include "tomo/corrections.h"
 #include "tomo/dataset.h"
 #include "tomo/geometry.h"
 #include "tomo/image.h"
+#include "tomo/preprocess.h"
 
 #include <atomic>
 #include <filesystem>
@@ -45,13 +48,18 @@ private:
 /// What to preview: one detector row with one set of parameters.
 struct PreviewRequest {
     int row = 0;
-    /// Rotation axis (detector column); unset = the detector centre.
+    /// Rotation axis (column of the corrected sinogram); unset = its centre
+    /// (with 360° stitching: the stitched sinogram's axis).
     std::optional<double> axis;
     /// Per-projection axis corrections: empty, or one per projection.
     std::vector<double> axisOffsets;
     /// Part of the bins x bins slice grid to compute; unset = all of it.
     std::optional<Region> region;
     ReconOptions options;
+    /// Applied when the row is loaded; the corrected row is kept, so moving
+    /// the axis costs no correction (except with 360° stitching, whose
+    /// axis lives in corrections.halfAcquisition).
+    CorrectionOptions corrections;
 };
 
 /// One finished preview slice and how it was made.
@@ -64,7 +72,7 @@ struct PreviewResult {
     int projections = 0;
     std::string strategy;     ///< the strategy that ran ("auto" resolved)
     bool filtered = false;    ///< this run (re)filtered the sinogram
-    double secondsLoad = 0.0; ///< read + flat/dark + log (0 when the row was cached)
+    double secondsLoad = 0.0; ///< read + corrections (0 when the row was cached)
     double secondsFilter = 0.0;      ///< plan creation + setSinograms (0 when kept)
     double secondsBackproject = 0.0; ///< backproject() only
     double secondsTotal = 0.0;       ///< the whole run() call
@@ -74,9 +82,12 @@ struct PreviewResult {
     /// Bands of rows the back-projection ran in (1 = one call; > 1 only
     /// for a cancellable run estimated slower than ~0.025 s, see run()).
     int bands = 1;
+    /// What the corrections found in the row (when it was loaded by an
+    /// earlier run: the figures of that load).
+    PreprocessStats corrections;
 };
 
-/// Holds one dataset row's log-corrected sinogram and a ReconstructionPlan
+/// Holds one dataset row's corrected sinogram and a ReconstructionPlan
 /// with its filtered sinogram, and recomputes only what a request changes.
 /// Not thread-safe: one thread calls run() at a time; the CancelToken passed
 /// to run() may be cancelled from any thread.
@@ -101,16 +112,23 @@ public:
     /// guess on a plan's first run; the image is the same; see
     /// PreviewResult::bands) and the token is checked between stages and bands.
     /// Throws InvalidArgument (row outside the dataset, offsets count !=
-    /// projections, region outside the grid, options the strategy rejects),
+    /// projections, region outside the grid, options the strategy rejects,
+    /// corrections the dataset does not allow),
     /// DeviceError / OutOfMemory (from the backend), IoError / FormatError /
     /// DataError (reading the row), Cancelled (token cancelled; the session
     /// stays usable and keeps what was completed, e.g. the filtered sinogram).
     PreviewResult run(const PreviewRequest& request, const CancelToken* cancel = nullptr);
 
-    /// The log-corrected sinogram of `row` (height = projections, width =
-    /// bins), loaded once and kept until another row is asked for.
+    /// The corrected sinogram of `row` with the corrections of the last run
+    /// (defaults before any run): height = stage().outputProjections(),
+    /// width = stage().outputColumns(); loaded once and kept until another
+    /// row or other corrections are asked for.
     /// Throws as run() does for reading; InvalidArgument for a bad row.
     const Image& sinogram(int row);
+
+    /// The preprocessing stage of the last run (its output angles, columns,
+    /// warnings); made with default corrections before the first run.
+    const PreprocessingStage& stage();
 
     /// How many times run() filtered a sinogram (setSinograms calls) and
     /// loaded a row, since construction; for tests and benchmarks.

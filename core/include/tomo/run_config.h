@@ -4,6 +4,7 @@
 #pragma once
 
 #include "tomo/backend.h"
+#include "tomo/corrections.h"
 #include "tomo/geometry.h"
 
 #include <filesystem>
@@ -22,16 +23,30 @@ struct RunConfig {
     int rowCount = 0;                            ///< 0 = to the last row
     std::optional<Region> region;                ///< unset = whole slice
     ReconOptions options;
+    CorrectionOptions corrections;
 };
 
 /// JSON object with keys input, axis, axis_tilt, axis_row,
 /// axis_offsets_file, rows [first, count], region [x, y, width, height],
 /// strategy, interpolation, precision, slices_per_pass, filter, padding,
-/// device, threads; absent keys keep defaults. Unknown keys are an error
+/// device, threads, corrections (an object: dead_pixels, flat_field, zingers,
+/// rings, paganin, half_acquisition, each an object of its own; see
+/// correctionsToJson); absent keys keep defaults. Unknown keys are an error
 /// (typos must not pass silently); axis_tilt and axis_row need axis.
 std::string toJson(const RunConfig& config);
 /// Throws FormatError naming the key and what was expected.
 RunConfig runConfigFromJson(const std::string& json);
+
+/// The "corrections" object alone, every field written:
+/// {"dead_pixels": {"enabled", "saturation"},
+///  "flat_field": {"background_columns": [first, count]},
+///  "zingers": {"enabled", "threshold", "window"},
+///  "rings": {"method", "snr", "sorting_window", "large_window", "drop_ratio",
+///            "wavelet_level", "wavelet_sigma"},
+///  "paganin": {"enabled", "delta_over_beta", "energy_kev", "distance_m", "pixel_size_m"},
+///  "half_acquisition": {"enabled", "axis" (null = automatic), "window"}}.
+/// Also stored in the output's attributes.
+std::string correctionsToJson(const CorrectionOptions& corrections);
 
 /// File versions; save writes a temporary then renames. Throw IoError /
 /// FormatError naming the file.

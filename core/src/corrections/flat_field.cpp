@@ -4,8 +4,9 @@
 // vector logf and the loop runs in AVX2/AVX-512 registers (about 1 G values/s
 // per core); NaN/inf are therefore found by their bits, not by isfinite,
 // which fast-math may fold away.
-#include "tomo/flat_field.h"
+#include "tomo/preprocess.h"
 
+#include "corrections/flat_field_lines.h"
 #include "cpu_clones.h"
 #include "tomo/error.h"
 #include "tomo/worker_pool.h"
@@ -131,13 +132,13 @@ FlatFieldRows makeFlatFieldRows(std::span<const float> flat, std::span<const flo
     f.columns = columns;
     f.dark.assign(n, 0.0f);
     f.scale.assign(n, 1.0f);
-    for (std::size_t i = 0; i < n; ++i) {
-        if (!dark.empty()) f.dark[i] = dark[i];
-        if (!flat.empty()) {
-            const float range = flat[i] - f.dark[i];
-            f.scale[i] = range > 0.0f ? 1.0f / range : 0.0f;
+    if (!dark.empty()) std::copy(dark.begin(), dark.end(), f.dark.begin());
+    if (!flat.empty())
+        for (int r = 0; r < rows; ++r) {
+            const std::size_t offset = static_cast<std::size_t>(r) * columns;
+            detail::flatScales(flat.data() + offset, nullptr, 0.0f, f.dark.data() + offset, columns,
+                               f.scale.data() + offset);
         }
-    }
     return f;
 }
 
@@ -196,3 +197,49 @@ PreprocessStats flatFieldRawRows(const RawRows& raw, const FlatFieldRows& field,
 }
 
 } // namespace tomo
+
+namespace tomo::detail {
+
+template <class T>
+TOMO_CPU_CLONES long long transmissionLine(const T* __restrict raw, const float* __restrict dark,
+                                           const float* __restrict scale, const std::uint8_t* __restrict dead,
+                                           float saturation, int columns, float* __restrict out,
+                                           std::uint8_t* __restrict bad) {
+    if (const std::size_t c = firstNotFinite(raw, static_cast<std::size_t>(columns)); c != kNone)
+        return -1 - static_cast<long long>(c);
+    const float limit = saturation > 0.0f ? saturation : std::numeric_limits<float>::max();
+    long long count = 0;
+    for (int c = 0; c < columns; ++c) {
+        const float value = static_cast<float>(raw[c]);
+        const float t = std::min((value - dark[c]) * scale[c], std::numeric_limits<float>::max());
+        const bool isBad = !(t > 0.0f) || value >= limit || (dead && dead[c]);
+        out[c] = t;
+        bad[c] = isBad;
+        count += isBad;
+    }
+    return count;
+}
+
+template long long transmissionLine(const std::uint8_t*, const float*, const float*, const std::uint8_t*, float, int,
+                                    float*, std::uint8_t*);
+template long long transmissionLine(const std::uint16_t*, const float*, const float*, const std::uint8_t*, float, int,
+                                    float*, std::uint8_t*);
+template long long transmissionLine(const float*, const float*, const float*, const std::uint8_t*, float, int, float*,
+                                    std::uint8_t*);
+template long long transmissionLine(const double*, const float*, const float*, const std::uint8_t*, float, int, float*,
+                                    std::uint8_t*);
+
+TOMO_CPU_CLONES void minusLog(float* __restrict values, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) values[i] = -std::log(values[i]);
+}
+
+TOMO_CPU_CLONES void flatScales(const float* __restrict lower, const float* __restrict upper, float weight,
+                                const float* __restrict dark, int columns, float* __restrict scale) {
+    for (int c = 0; c < columns; ++c) {
+        const float flat = upper ? (1.0f - weight) * lower[c] + weight * upper[c] : lower[c];
+        const float range = flat - (dark ? dark[c] : 0.0f);
+        scale[c] = range > 0.0f ? 1.0f / range : 0.0f;
+    }
+}
+
+} // namespace tomo::detail

@@ -1,112 +1,648 @@
-// Reading rows as log-corrected sinograms: flat/dark + -log of the raw
-// values (tomo/flat_field.h), or a NaN/inf check of data already corrected.
+// PreprocessingStage: the chain of corrections.h over chunks of detector rows.
 #include "tomo/preprocess.h"
 
+#include "corrections/correction_util.h"
+#include "corrections/flat_field_lines.h"
+#include "corrections/transmission.h"
 #include "io/readers.h"
 #include "tomo/error.h"
-#include "tomo/flat_field.h"
 #include "tomo/worker_pool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace tomo {
 
+void PreprocessStats::merge(const PreprocessStats& other) {
+    auto append = [](std::vector<PixelPosition>& to, const std::vector<PixelPosition>& from) {
+        for (const PixelPosition& p : from) {
+            if (to.size() >= kListLimit) break;
+            to.push_back(p);
+        }
+    };
+    clamped += other.clamped;
+    deadPixelCount += other.deadPixelCount;
+    append(deadPixels, other.deadPixels);
+    badValueCount += other.badValueCount;
+    append(badValues, other.badValues);
+    zingerCount += other.zingerCount;
+    append(zingers, other.zingers);
+    flatZingerCount += other.flatZingerCount;
+}
+
 namespace {
-
-/// Lines (one angle of one row) per worker below which threads do not pay.
-constexpr std::size_t kLinesPerThread = 256;
-/// Raw bytes from which the flat-field correction is spread over threads.
-constexpr std::size_t kThreadedBytes = std::size_t{1} << 20;
-
-int hardwareThreads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
 
-std::string formatValue(float v) { return std::isnan(v) ? "NaN" : (v > 0 ? "+inf" : "-inf"); }
-
-/// Runs work(firstLine, lastLine) -> (clamped, first bad index or kNone)
-/// over `lines` lines, split across threads; returns the total clamped
-/// count and the smallest bad index.
-template <typename Work>
-std::pair<std::size_t, std::size_t> forLines(std::size_t lines, Work work) {
-    const std::size_t hardware = std::max(1u, std::thread::hardware_concurrency());
-    const std::size_t workers = std::clamp<std::size_t>(lines / kLinesPerThread, 1, hardware);
-    std::vector<std::pair<std::size_t, std::size_t>> results(workers, {0, kNone});
-    {
-        std::vector<std::jthread> threads;
-        for (std::size_t w = 1; w < workers; ++w)
-            threads.emplace_back([&, w] { results[w] = work(lines * w / workers, lines * (w + 1) / workers); });
-        results[0] = work(0, lines / workers);
+/// The largest raw value of an integer sample type (saturation), 0 = none.
+double typeSaturation(SampleType t) {
+    switch (t) {
+    case SampleType::UInt8:
+        return 255.0;
+    case SampleType::UInt16:
+        return 65535.0;
+    case SampleType::Float32:
+    case SampleType::Float64:
+        break;
     }
-    std::pair<std::size_t, std::size_t> total{0, kNone};
-    for (const auto& [clamped, bad] : results) {
-        total.first += clamped;
-        total.second = std::min(total.second, bad);
-    }
-    return total;
+    return 0.0;
 }
 
-/// What the data are (file name) and the absolute number of the first row,
-/// for error messages.
-struct Context {
-    std::string source;
-    int rowOffset = 0;
+bool isInteger(SampleType t) {
+    return t == SampleType::UInt8 || t == SampleType::UInt16;
+}
+
+/// Mean of a chunk's stored values.
+double meanOf(const RawChunk& chunk) {
+    auto mean = [&](const auto* v) {
+        const std::size_t n = chunk.values.size() / sizeof(*v);
+        return n == 0 ? 0.0 : std::accumulate(v, v + n, 0.0) / static_cast<double>(n);
+    };
+    const std::byte* b = chunk.values.data();
+    switch (chunk.type) {
+    case SampleType::UInt8: return mean(reinterpret_cast<const std::uint8_t*>(b));
+    case SampleType::UInt16: return mean(reinterpret_cast<const std::uint16_t*>(b));
+    case SampleType::Float32: return mean(reinterpret_cast<const float*>(b));
+    case SampleType::Float64: return mean(reinterpret_cast<const double*>(b));
+    }
+    return 0.0;
+}
+
+/// Copies block rows [from, from + count) of a [row][values] buffer onto the
+/// rows before / after it, so the block holds the detector's edge rows
+/// repeated beyond the detector.
+template <class T>
+void replicateEdgeRows(std::span<T> block, std::size_t rowValues, int blockRows, int from, int count) {
+    for (int r = 0; r < blockRows; ++r) {
+        const int src = std::clamp(r, from, from + count - 1);
+        if (src != r)
+            std::copy_n(block.begin() + static_cast<std::ptrdiff_t>(src * rowValues), rowValues,
+                        block.begin() + static_cast<std::ptrdiff_t>(r * rowValues));
+    }
+}
+
+/// What one range of lines (rows x projections) found.
+struct LineStats {
+    std::size_t clamped = 0;
+    std::size_t badValues = 0;
+    std::vector<PixelPosition> badList;
+    std::size_t firstNonFinite = kNone; // index into the chunk's data
 };
-
-[[noreturn]] void throwBadValue(const Context& context, std::span<const float> data, std::size_t index, int projections,
-                                int columns) {
-    const std::size_t line = index / static_cast<std::size_t>(columns);
-    throw DataError(context.source + ": value is " + formatValue(data[index]) + " at row " +
-                    std::to_string(context.rowOffset + static_cast<long long>(line / projections)) + ", angle " +
-                    std::to_string(line % projections) + ", column " + std::to_string(index % columns) +
-                    "; expected finite values");
-}
 
 } // namespace
 
-ImageStack loadSinograms(DatasetReader& reader, int firstRow, int rowCount, PreprocessStats* stats) {
-    const DatasetInfo& info = reader.info();
-    const std::size_t perRow = static_cast<std::size_t>(info.projections) * static_cast<std::size_t>(info.columns);
-    // Checked before allocating, so a bad range cannot ask for a huge buffer.
-    detail::checkRowRequest(info, firstRow, rowCount, static_cast<std::size_t>(std::max(rowCount, 0)) * perRow, perRow);
-    ImageStack out(info.columns, info.projections, rowCount);
-    const Context context{info.path.string(), firstRow};
+struct PreprocessingStage::Impl {
+    explicit Impl(DatasetReader& r, CorrectionOptions o) :
+        reader(r), options(std::move(o)), pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
 
-    PreprocessStats result;
-    if (info.logCorrected) {
-        reader.readSinograms(firstRow, rowCount, out.data);
-        const auto bad = forLines(static_cast<std::size_t>(rowCount) * static_cast<std::size_t>(info.projections),
-                                  [&](std::size_t first, std::size_t last) {
-                                      const auto begin = out.data.begin() + static_cast<std::ptrdiff_t>(first * info.columns);
-                                      const auto end = out.data.begin() + static_cast<std::ptrdiff_t>(last * info.columns);
-                                      const auto it = std::find_if(begin, end, [](float v) { return !std::isfinite(v); });
-                                      return std::pair<std::size_t, std::size_t>{
-                                          0, it == end ? kNone : static_cast<std::size_t>(it - out.data.begin())};
-                                  }).second;
-        if (bad != kNone) throwBadValue(context, out.data, bad, info.projections, info.columns);
-    } else {
-        // The conveyor's flat/dark + log (tomo/flat_field.h), so a row
-        // previewed and the same row reconstructed in batch are equal.
-        std::vector<std::byte> raw(perRow * static_cast<std::size_t>(rowCount) * sampleBytes(info.sampleType));
-        reader.readRawRows(firstRow, rowCount, raw);
-        const std::size_t fieldSize = static_cast<std::size_t>(rowCount) * static_cast<std::size_t>(info.columns);
-        std::vector<float> flat(fieldSize);
-        std::vector<float> dark(fieldSize);
-        if (!reader.readMeanFlat(firstRow, rowCount, flat)) flat.clear();
-        if (!reader.readMeanDark(firstRow, rowCount, dark)) dark.clear();
-        const FlatFieldRows field = makeFlatFieldRows(flat, dark, rowCount, info.columns, context.source, firstRow);
-        const RawRows rows{info.sampleType, raw, info.projections, rowCount, info.columns, 0, context.source, firstRow};
-        std::unique_ptr<WorkerPool> pool;
-        if (raw.size() >= kThreadedBytes) pool = std::make_unique<WorkerPool>(hardwareThreads());
-        result = flatFieldRawRows(rows, field, out.data, pool.get());
+    DatasetReader& reader;
+    CorrectionOptions options;
+    int margin = 0;
+    double saturation = 0.0; // 0 = none
+    /// Distinct positions of the flat groups and the reader's groups at each.
+    std::vector<double> flatPositions;
+    std::vector<std::vector<int>> flatGroups;
+    std::vector<FlatBlend> blends; // per projection, when there are several positions
+    std::optional<HalfAcquisitionLayout> layout;
+    std::optional<HalfAcquisitionAxis> foundAxis;
+    WorkerPool pool;
+
+    std::mutex paganinMutex;
+    std::map<int, std::unique_ptr<PaganinFilter>> paganin; // by block rows
+
+    mutable std::mutex warningMutex;
+    std::vector<std::string> warnings;
+    bool countsChecked = false;
+
+    const DatasetInfo& info() const { return reader.info(); }
+    std::string source() const { return info().path.string(); }
+    int detectorRow(int chunkFirst, int blockRow) const {
+        return std::clamp(chunkFirst - margin + blockRow, 0, info().rows - 1);
     }
-    if (stats) *stats = result;
+
+    const PaganinFilter& paganinFor(int rows) {
+        std::lock_guard lock(paganinMutex);
+        auto& f = paganin[rows];
+        if (!f) f = std::make_unique<PaganinFilter>(rows, info().columns, options.paganin);
+        return *f;
+    }
+
+    void warn(std::string text) {
+        std::lock_guard lock(warningMutex);
+        if (std::find(warnings.begin(), warnings.end(), text) == warnings.end()) warnings.push_back(std::move(text));
+    }
+
+    void setUpFlats();
+    void checkAgainstDataset() const;
+    void checkRawCounts(const RawChunk& chunk);
+    void transmissions(RawChunk& chunk, bool takeLog, PreprocessStats& stats);
+    template <class T>
+    void transmissionsOf(RawChunk& chunk, bool takeLog, PreprocessStats& stats);
+    void checkLineIntegrals(const RawChunk& chunk) const;
+};
+
+void PreprocessingStage::Impl::setUpFlats() {
+    const std::vector<double>& positions = info().flatPositions;
+    if (positions.size() <= 1) return; // one mean flat (or none), read by readMeanFlat
+    std::vector<int> order(positions.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return positions[a] < positions[b]; });
+    for (int g : order) {
+        if (flatPositions.empty() || positions[g] != flatPositions.back()) {
+            flatPositions.push_back(positions[g]);
+            flatGroups.emplace_back();
+        }
+        flatGroups.back().push_back(g);
+    }
+    for (int p = 0; p < info().projections; ++p) blends.push_back(flatBlend(flatPositions, p));
+}
+
+void PreprocessingStage::Impl::checkAgainstDataset() const {
+    const DatasetInfo& i = info();
+    if (i.projections < 1 || i.rows < 1 || i.columns < 1)
+        throw InvalidArgument("corrections: the dataset '" + source() + "' has no data");
+    const FlatFieldOptions& f = options.flatField;
+    if (f.backgroundCount > 0 && (f.backgroundFirst >= i.columns || f.backgroundCount > i.columns - f.backgroundFirst))
+        throw InvalidArgument("background columns " + std::to_string(f.backgroundFirst) + ":" +
+                              std::to_string(static_cast<long long>(f.backgroundFirst) + f.backgroundCount) +
+                              " (run-config corrections.flat_field.background_columns, --background-columns): "
+                              "expected a range inside the detector's columns 0:" +
+                              std::to_string(i.columns));
+    if (options.paganin.enabled && i.logCorrected)
+        throw InvalidArgument("Paganin phase retrieval (--paganin, corrections.paganin) needs intensities, but '" +
+                              source() + "' holds log-corrected values");
+    if (options.halfAcquisition.enabled && options.halfAcquisition.axis) {
+        const double axis = *options.halfAcquisition.axis;
+        if (!(axis >= 0.0 && axis <= i.columns - 1))
+            throw InvalidArgument("half-acquisition axis " + std::to_string(axis) +
+                                  " (run-config corrections.half_acquisition.axis, --half-acquisition): expected a "
+                                  "detector column in [0, " +
+                                  std::to_string(i.columns - 1) + "]");
+    }
+}
+
+void PreprocessingStage::Impl::checkRawCounts(const RawChunk& chunk) {
+    {
+        std::lock_guard lock(warningMutex);
+        if (countsChecked) return;
+        countsChecked = true;
+    }
+    if (!chunk.flats.empty() || options.flatField.backgroundCount > 0) return;
+    const double mean = meanOf(chunk);
+    if (!isInteger(info().sampleType) && mean <= 2.0) return;
+    std::ostringstream s;
+    s.precision(4);
+    s << "'" << source() << "' has no flat fields and its values look like raw counts ("
+      << sampleTypeName(info().sampleType) << ", mean " << mean
+      << "): -log of counts is not a line integral; give flats, or normalise by an open-beam "
+      << "region with --background-columns (corrections.flat_field.background_columns)";
+    warn(s.str());
+}
+
+void PreprocessingStage::Impl::checkLineIntegrals(const RawChunk& chunk) const {
+    const auto& v = chunk.data.data;
+    const auto bad = std::find_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); });
+    if (bad == v.end()) return;
+    const std::size_t index = static_cast<std::size_t>(bad - v.begin());
+    const std::size_t cols = static_cast<std::size_t>(info().columns), P = static_cast<std::size_t>(info().projections);
+    const std::size_t line = index / cols;
+    detail::throwNonFiniteValue(source(), *bad, detectorRow(chunk.firstRow, static_cast<int>(line / P)), line % P,
+                                index % cols);
+}
+
+/// Flat/dark correction of every line of the chunk: the stored values ->
+/// transmissions in chunk.data ([block row][projection][column]), dead / bad
+/// values interpolated (or clamped), and -log when `takeLog` (nothing else
+/// comes between: one pass over the data). The arithmetic of the line
+/// kernels (flat_field_lines.h), which the GPU repeats. Fills the dead-pixel
+/// and bad-value figures of the output rows.
+void PreprocessingStage::Impl::transmissions(RawChunk& chunk, bool takeLog, PreprocessStats& stats) {
+    switch (chunk.type) {
+    case SampleType::UInt8: transmissionsOf<std::uint8_t>(chunk, takeLog, stats); break;
+    case SampleType::UInt16: transmissionsOf<std::uint16_t>(chunk, takeLog, stats); break;
+    case SampleType::Float32: transmissionsOf<float>(chunk, takeLog, stats); break;
+    case SampleType::Float64: transmissionsOf<double>(chunk, takeLog, stats); break;
+    }
+}
+
+template <class T>
+void PreprocessingStage::Impl::transmissionsOf(RawChunk& chunk, bool takeLog, PreprocessStats& stats) {
+    const DatasetInfo& i = info();
+    const int N = i.columns, P = i.projections;
+    const int blockRows = chunk.rowCount + 2 * chunk.margin;
+    const std::size_t cols = static_cast<std::size_t>(N);
+    const bool fixBad = options.badPixels.enabled;
+    if (chunk.values.size() != static_cast<std::size_t>(P) * blockRows * cols * sizeof(T))
+        throw InvalidArgument("corrections: a chunk of " + std::to_string(chunk.values.size()) + " bytes for " +
+                              std::to_string(blockRows) + " rows does not come from this stage's read()");
+    const T* raw = reinterpret_cast<const T*>(chunk.values.data());
+
+    // Dead pixels: no usable flat in some group (or a saturated flat).
+    std::vector<std::uint8_t> dead;
+    if (fixBad && !chunk.flats.empty()) {
+        dead.assign(static_cast<std::size_t>(blockRows) * cols, 0);
+        for (const auto& flat : chunk.flats)
+            for (std::size_t k = 0; k < dead.size(); ++k) {
+                const double dk = chunk.dark.empty() ? 0.0 : chunk.dark[k];
+                if (!(flat[k] - dk > 0.0) || (saturation > 0.0 && flat[k] >= saturation)) dead[k] = 1;
+            }
+        for (int r = chunk.margin; r < chunk.margin + chunk.rowCount; ++r)
+            for (int c = 0; c < N; ++c)
+                if (dead[static_cast<std::size_t>(r) * cols + c]) {
+                    ++stats.deadPixelCount;
+                    if (stats.deadPixels.size() < PreprocessStats::kListLimit)
+                        stats.deadPixels.push_back({detectorRow(chunk.firstRow, r), -1, c});
+                }
+    }
+    // The per-pixel constants of each flat group (or of none: scale 1).
+    const std::vector<float> noDark(chunk.dark.empty() ? static_cast<std::size_t>(blockRows) * cols : 0, 0.0f);
+    const std::vector<float>& dark = chunk.dark.empty() ? noDark : chunk.dark;
+    std::vector<std::vector<float>> scales;
+    if (chunk.flats.empty()) scales.emplace_back(static_cast<std::size_t>(blockRows) * cols, 1.0f);
+    for (const auto& flat : chunk.flats) {
+        std::vector<float>& scale = scales.emplace_back(flat.size());
+        for (int r = 0; r < blockRows; ++r)
+            detail::flatScales(flat.data() + r * cols, nullptr, 0.0f, dark.data() + r * cols, N,
+                               scale.data() + r * cols);
+    }
+
+    chunk.data = ImageStack(N, P, blockRows);
+    const int lines = blockRows * P;
+    const int ranges = 4 * pool.threads();
+    std::vector<LineStats> found(static_cast<std::size_t>(ranges));
+    pool.parallelFor(ranges, [&](int range, int) {
+        LineStats& f = found[range];
+        std::vector<std::uint8_t> bad(cols);
+        std::vector<float> blended(cols);
+        const int first = static_cast<int>(static_cast<long long>(lines) * range / ranges);
+        const int last = static_cast<int>(static_cast<long long>(lines) * (range + 1) / ranges);
+        for (int line = first; line < last; ++line) {
+            const int r = line / P, a = line % P;
+            const std::size_t rowOffset = static_cast<std::size_t>(r) * cols;
+            float* values = chunk.data.data.data() + static_cast<std::size_t>(line) * cols;
+            const T* stored = raw + (static_cast<std::size_t>(a) * blockRows + r) * cols;
+            const float* scale = scales[0].data() + rowOffset;
+            if (!blends.empty() && chunk.flats.size() > 1) {
+                const FlatBlend b = blends[a];
+                if (b.upper != b.lower) {
+                    detail::flatScales(chunk.flats[b.lower].data() + rowOffset, chunk.flats[b.upper].data() + rowOffset,
+                                       static_cast<float>(b.weight), dark.data() + rowOffset, N, blended.data());
+                    scale = blended.data();
+                } else {
+                    scale = scales[b.lower].data() + rowOffset;
+                }
+            }
+            const long long badCount =
+                detail::transmissionLine(stored, dark.data() + rowOffset, scale, dead.empty() ? nullptr : dead.data() + rowOffset,
+                                         fixBad ? static_cast<float>(saturation) : 0.0f, N, values, bad.data());
+            if (badCount < 0) {
+                f.firstNonFinite = (static_cast<std::size_t>(a) * blockRows + r) * cols +
+                                   static_cast<std::size_t>(-1 - badCount);
+                return;
+            }
+            const bool output = r >= chunk.margin && r < chunk.margin + chunk.rowCount;
+            if (badCount > 0 && fixBad && interpolateMasked({values, cols}, bad)) {
+                for (int c = 0; output && c < N; ++c)
+                    if (bad[c] && !(!dead.empty() && dead[rowOffset + c])) {
+                        ++f.badValues;
+                        if (f.badList.size() < PreprocessStats::kListLimit)
+                            f.badList.push_back({detectorRow(chunk.firstRow, r), a, c});
+                    }
+            } else if (badCount > 0) {
+                for (int c = 0; c < N; ++c)
+                    if (bad[c] || fixBad) values[c] = kMinTransmission;
+                if (output) f.clamped += fixBad ? cols : static_cast<std::size_t>(badCount);
+            }
+            if (takeLog) detail::minusLog(values, cols);
+        }
+    });
+    for (const LineStats& f : found) {
+        if (f.firstNonFinite != kNone) {
+            const std::size_t line = f.firstNonFinite / cols; // projection order
+            detail::throwNonFiniteValue(source(), static_cast<float>(raw[f.firstNonFinite]),
+                                        detectorRow(chunk.firstRow, static_cast<int>(line % blockRows)),
+                                        line / blockRows, f.firstNonFinite % cols);
+        }
+    }
+    for (const LineStats& f : found) {
+        stats.clamped += f.clamped;
+        stats.badValueCount += f.badValues;
+        for (const PixelPosition& p : f.badList) {
+            if (stats.badValues.size() >= PreprocessStats::kListLimit) break;
+            stats.badValues.push_back(p);
+        }
+    }
+    chunk.values = {};
+}
+
+PreprocessingStage::PreprocessingStage(DatasetReader& reader, CorrectionOptions options) :
+    m_impl(std::make_unique<Impl>(reader, std::move(options))) {
+    Impl& d = *m_impl;
+    d.options.validate();
+    d.checkAgainstDataset();
+    const DatasetInfo& i = d.info();
+    if (d.options.badPixels.enabled)
+        d.saturation =
+            d.options.badPixels.saturation > 0.0 ? d.options.badPixels.saturation : typeSaturation(i.sampleType);
+    if (d.options.paganin.enabled) d.margin = PaganinFilter::margin(d.options.paganin);
+    d.setUpFlats();
+    HalfAcquisitionOptions& half = d.options.halfAcquisition;
+    if (half.enabled) {
+        // Checks the angles before anything is read.
+        HalfAcquisitionLayout layout =
+            planHalfAcquisition(i.angles, i.columns, half.axis.value_or((i.columns - 1) / 2.0));
+        if (!half.axis) {
+            const ImageStack middle = load(i.rows / 2, 1);
+            d.foundAxis = findHalfAcquisitionAxis(middle.slice(0), i.angles, half.window);
+            half.axis = d.foundAxis->axis;
+            layout = planHalfAcquisition(i.angles, i.columns, *half.axis);
+        }
+        d.layout = std::move(layout);
+    }
+}
+
+PreprocessingStage::~PreprocessingStage() = default;
+
+const DatasetInfo& PreprocessingStage::info() const {
+    return m_impl->info();
+}
+const CorrectionOptions& PreprocessingStage::options() const {
+    return m_impl->options;
+}
+int PreprocessingStage::rowMargin() const {
+    return m_impl->margin;
+}
+
+int PreprocessingStage::outputColumns() const {
+    return m_impl->layout ? m_impl->layout->columns : m_impl->info().columns;
+}
+int PreprocessingStage::outputProjections() const {
+    return static_cast<int>(outputAngles().size());
+}
+const std::vector<double>& PreprocessingStage::outputAngles() const {
+    return m_impl->layout ? m_impl->layout->angles : m_impl->info().angles;
+}
+std::optional<double> PreprocessingStage::outputAxis() const {
+    if (!m_impl->layout) return std::nullopt;
+    return m_impl->layout->outputAxis;
+}
+const std::optional<HalfAcquisitionAxis>& PreprocessingStage::foundHalfAcquisitionAxis() const {
+    return m_impl->foundAxis;
+}
+
+std::vector<std::string> PreprocessingStage::warnings() const {
+    std::lock_guard lock(m_impl->warningMutex);
+    return m_impl->warnings;
+}
+
+bool PreprocessingStage::flatFieldOnly() const {
+    const Impl& d = *m_impl;
+    const CorrectionOptions& o = d.options;
+    return !d.info().logCorrected && !o.badPixels.enabled && !o.zingers.enabled && o.flatField.backgroundCount == 0 &&
+           o.rings.method == RingMethod::Off && !o.paganin.enabled && !o.halfAcquisition.enabled &&
+           d.flatPositions.size() <= 1;
+}
+
+FlatFieldRows PreprocessingStage::flatFieldRows(const RawChunk& chunk) const {
+    if (!flatFieldOnly() || chunk.margin != 0)
+        throw InvalidArgument("flatFieldRows: the stage does more than the flat/dark + log");
+    return makeFlatFieldRows(chunk.flats.empty() ? std::span<const float>() : chunk.flats.front(), chunk.dark,
+                             chunk.rowCount, m_impl->info().columns, m_impl->source(), chunk.firstRow);
+}
+
+RawRows PreprocessingStage::rawRows(const RawChunk& chunk) const {
+    const DatasetInfo& i = m_impl->info();
+    return {chunk.type, chunk.values, i.projections, chunk.rowCount, i.columns, chunk.rowCount + 2 * chunk.margin,
+            m_impl->source(), chunk.firstRow};
+}
+
+RawChunk PreprocessingStage::read(int firstRow, int rowCount) {
+    Impl& d = *m_impl;
+    const DatasetInfo& i = d.info();
+    const std::size_t perRow = static_cast<std::size_t>(i.projections) * static_cast<std::size_t>(i.columns);
+    // Checked before allocating, so a bad range cannot ask for a huge buffer.
+    detail::checkRowRequest(i, firstRow, rowCount, static_cast<std::size_t>(std::max(rowCount, 0)) * perRow, perRow);
+    RawChunk chunk;
+    chunk.firstRow = firstRow;
+    chunk.rowCount = rowCount;
+    chunk.margin = d.margin;
+    const int blockRows = rowCount + 2 * d.margin;
+    // The detector rows that exist, and where they go in the block.
+    const int lo = std::max(0, firstRow - d.margin), hi = std::min(i.rows, firstRow + rowCount + d.margin);
+    const int offset = lo - (firstRow - d.margin);
+    if (i.logCorrected) {
+        chunk.data = ImageStack(i.columns, i.projections, blockRows);
+        std::span<float> data(chunk.data.data);
+        d.reader.readSinograms(lo, hi - lo, data.subspan(offset * perRow, (hi - lo) * perRow));
+        replicateEdgeRows(data, perRow, blockRows, offset, hi - lo);
+        return chunk;
+    }
+    // Stored values, projection order: [projection][block row][column].
+    chunk.type = i.sampleType;
+    const std::size_t line = static_cast<std::size_t>(i.columns) * sampleBytes(i.sampleType);
+    chunk.values.resize(static_cast<std::size_t>(i.projections) * blockRows * line);
+    if (blockRows == hi - lo) {
+        d.reader.readRawRows(lo, hi - lo, chunk.values);
+    } else {
+        std::vector<std::byte> rows(static_cast<std::size_t>(i.projections) * (hi - lo) * line);
+        d.reader.readRawRows(lo, hi - lo, rows);
+        for (int a = 0; a < i.projections; ++a) {
+            std::byte* block = chunk.values.data() + static_cast<std::size_t>(a) * blockRows * line;
+            std::copy_n(rows.data() + static_cast<std::size_t>(a) * (hi - lo) * line, (hi - lo) * line,
+                        block + offset * line);
+            replicateEdgeRows(std::span<std::byte>(block, blockRows * line), line, blockRows, offset, hi - lo);
+        }
+    }
+
+    const std::size_t cols = static_cast<std::size_t>(i.columns);
+    auto readImage = [&](auto readRows) {
+        std::vector<float> image(static_cast<std::size_t>(blockRows) * cols);
+        if (!readRows(std::span<float>(image).subspan(offset * cols, (hi - lo) * cols))) return std::vector<float>();
+        replicateEdgeRows(std::span<float>(image), cols, blockRows, offset, hi - lo);
+        return image;
+    };
+    if (d.flatPositions.empty()) {
+        std::vector<float> flat =
+            readImage([&](std::span<float> out) { return d.reader.readMeanFlat(lo, hi - lo, out); });
+        if (!flat.empty()) chunk.flats.push_back(std::move(flat));
+    } else {
+        for (const std::vector<int>& members : d.flatGroups) {
+            std::vector<float> mean;
+            for (int g : members) {
+                std::vector<float> one = readImage([&](std::span<float> out) {
+                    d.reader.readFlatGroup(g, lo, hi - lo, out);
+                    return true;
+                });
+                if (mean.empty())
+                    mean = std::move(one);
+                else
+                    std::transform(mean.begin(), mean.end(), one.begin(), mean.begin(), std::plus<>());
+            }
+            for (float& v : mean) v /= static_cast<float>(members.size());
+            chunk.flats.push_back(std::move(mean));
+        }
+    }
+    chunk.dark = readImage([&](std::span<float> out) { return d.reader.readMeanDark(lo, hi - lo, out); });
+    return chunk;
+}
+
+ImageStack PreprocessingStage::correct(RawChunk chunk, PreprocessStats* stats) {
+    Impl& d = *m_impl;
+    const DatasetInfo& i = d.info();
+    const int N = i.columns, P = i.projections;
+    const int blockRows = chunk.rowCount + 2 * chunk.margin;
+    const bool shapeOk = i.logCorrected ? chunk.data.width == N && chunk.data.height == P && chunk.data.depth == blockRows
+                                        : chunk.type == i.sampleType;
+    if (chunk.margin != d.margin || chunk.rowCount < 1 || !shapeOk)
+        throw InvalidArgument("corrections: a chunk of " + std::to_string(chunk.rowCount) + " rows with margin " +
+                              std::to_string(chunk.margin) + " does not come from this stage's read()");
+    const std::size_t cols = static_cast<std::size_t>(N);
+    const std::size_t sinogramSize = static_cast<std::size_t>(P) * cols;
+    const CorrectionOptions& o = d.options;
+    PreprocessStats found;
+    const ValueKind kind = i.logCorrected ? ValueKind::LineIntegral : ValueKind::Transmission;
+    auto sinogram = [&](int blockRow) {
+        return std::span<float>(chunk.data.data).subspan(blockRow * sinogramSize, sinogramSize);
+    };
+    auto isOutput = [&](int blockRow) { return blockRow >= chunk.margin && blockRow < chunk.margin + chunk.rowCount; };
+
+    // Without corrections between the flat field and the log, the log is
+    // taken in the same pass (the live preview's common case).
+    const bool logNow = !i.logCorrected && !o.zingers.enabled && o.flatField.backgroundCount == 0 &&
+                        o.rings.method == RingMethod::Off && !o.paganin.enabled;
+    if (i.logCorrected) {
+        d.checkLineIntegrals(chunk);
+    } else {
+        for (const auto& flat : chunk.flats)
+            detail::checkReference(flat, N, d.source(), "flat field", chunk.firstRow - chunk.margin, i.rows);
+        detail::checkReference(chunk.dark, N, d.source(), "dark field", chunk.firstRow - chunk.margin, i.rows);
+        if (o.zingers.enabled) {
+            // Zingers of the flats and darks, row by row (so a chunk's result
+            // does not depend on the rows around it).
+            std::vector<std::vector<float>*> references;
+            for (auto& flat : chunk.flats) references.push_back(&flat);
+            if (!chunk.dark.empty()) references.push_back(&chunk.dark);
+            for (std::vector<float>* image : references)
+                for (int r = 0; r < blockRows; ++r) {
+                    const std::size_t n = removeZingers(std::span<float>(*image).subspan(r * cols, cols), 1, N,
+                                                        o.zingers, ValueKind::Transmission);
+                    if (isOutput(r)) found.flatZingerCount += n;
+                }
+        }
+        d.checkRawCounts(chunk);
+        d.transmissions(chunk, logNow, found);
+    }
+
+    if (o.zingers.enabled)
+        for (int r = 0; r < blockRows; ++r) {
+            std::vector<PixelPosition> positions;
+            const std::size_t n = removeZingers(
+                sinogram(r), P, N, o.zingers, kind, &positions,
+                isOutput(r) ? PreprocessStats::kListLimit - std::min(found.zingers.size(), PreprocessStats::kListLimit)
+                            : 0,
+                &d.pool);
+            if (!isOutput(r)) continue;
+            found.zingerCount += n;
+            for (PixelPosition& p : positions) {
+                p.row = d.detectorRow(chunk.firstRow, r);
+                found.zingers.push_back(p);
+            }
+        }
+
+    if (o.flatField.backgroundCount > 0) {
+        const int first = o.flatField.backgroundFirst, count = o.flatField.backgroundCount;
+        detail::forRanges(&d.pool, blockRows * P, [&](int l0, int l1) {
+            for (int line = l0; line < l1; ++line) {
+                float* v = chunk.data.data.data() + static_cast<std::size_t>(line) * cols;
+                const double mean = std::accumulate(v + first, v + first + count, 0.0) / count;
+                if (kind == ValueKind::LineIntegral)
+                    for (int c = 0; c < N; ++c) v[c] = static_cast<float>(v[c] - mean);
+                else if (mean > 0.0)
+                    for (int c = 0; c < N; ++c) v[c] = static_cast<float>(v[c] / mean);
+            }
+        });
+    }
+
+    // Stripes: on each row's sinogram of transmissions (of line integrals
+    // for log-corrected input), margin rows included, before Paganin blurs
+    // them into the neighbouring rows. Vo et al.'s methods are made for the
+    // flat-corrected intensities (algotom removes stripes before the log):
+    // their ratios and the large-stripe normalisation model a detector
+    // gain, and air is 1 there, not 0 (ratios of noise around 0 would be
+    // taken for stripes).
+    if (o.rings.method != RingMethod::Off)
+        for (int r = 0; r < blockRows; ++r) removeStripes(sinogram(r), P, N, o.rings, &d.pool);
+
+    if (o.paganin.enabled) {
+        // Whole projections: gather each one's block of rows, filter, scatter back.
+        const PaganinFilter& filter = d.paganinFor(blockRows);
+        detail::forRanges(&d.pool, P, [&](int a0, int a1) {
+            std::vector<float> block(static_cast<std::size_t>(blockRows) * cols);
+            for (int a = a0; a < a1; ++a) {
+                for (int r = 0; r < blockRows; ++r)
+                    std::copy_n(sinogram(r).begin() + static_cast<std::ptrdiff_t>(a * cols), cols,
+                                block.begin() + r * cols);
+                filter.apply(block);
+                for (int r = chunk.margin; r < chunk.margin + chunk.rowCount; ++r)
+                    std::copy_n(block.begin() + r * cols, cols,
+                                sinogram(r).begin() + static_cast<std::ptrdiff_t>(a * cols));
+            }
+        });
+    }
+
+    // The output rows, from here on one sinogram per row.
+    ImageStack out;
+    if (chunk.margin == 0) {
+        out = std::move(chunk.data);
+    } else {
+        out = ImageStack(N, P, chunk.rowCount);
+        std::copy_n(chunk.data.data.begin() + static_cast<std::ptrdiff_t>(chunk.margin * sinogramSize), out.data.size(),
+                    out.data.begin());
+    }
+    if (!i.logCorrected && !logNow) {
+        std::atomic<std::size_t> clamped{0};
+        detail::forRanges(&d.pool, chunk.rowCount * P, [&](int l0, int l1) {
+            std::size_t n = 0;
+            for (std::size_t k = static_cast<std::size_t>(l0) * cols; k < static_cast<std::size_t>(l1) * cols; ++k) {
+                float t = out.data[k];
+                if (!(t > 0.0f)) { // Paganin of values near the clamp can dip to 0
+                    t = kMinTransmission;
+                    ++n;
+                }
+                out.data[k] = -std::log(t);
+            }
+            clamped += n;
+        });
+        found.clamped += clamped;
+    }
+
+    if (d.layout) {
+        const HalfAcquisitionLayout& l = *d.layout;
+        ImageStack stitched(l.columns, static_cast<int>(l.views.size()), chunk.rowCount);
+        detail::forRanges(&d.pool, chunk.rowCount, [&](int r0, int r1) {
+            for (int r = r0; r < r1; ++r) stitchHalfAcquisition(out.image(r), l, stitched.image(r));
+        });
+        out = std::move(stitched);
+    }
+    if (stats) *stats = std::move(found);
     return out;
+}
+
+ImageStack PreprocessingStage::load(int firstRow, int rowCount, PreprocessStats* stats) {
+    return correct(read(firstRow, rowCount), stats);
+}
+
+ImageStack loadSinograms(DatasetReader& reader, int firstRow, int rowCount, PreprocessStats* stats) {
+    return PreprocessingStage(reader, CorrectionOptions::none()).load(firstRow, rowCount, stats);
 }
 
 } // namespace tomo

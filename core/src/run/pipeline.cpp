@@ -1,11 +1,9 @@
 #include "tomo/pipeline.h"
 
-#include "tomo/error.h"
-#include "tomo/flat_field.h"
-#include "tomo/registry.h"
-#include "tomo/worker_pool.h"
-
 #include "run/bounded_queue.h"
+#include "tomo/error.h"
+#include "tomo/preprocess.h"
+#include "tomo/registry.h"
 
 #include <algorithm>
 #include <atomic>
@@ -30,60 +28,20 @@ double secondsSince(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-/// Forwards to another reader and adds up the time spent in it, so the
-/// report can name the read stage's busy time.
-class TimedReader : public DatasetReader {
-    template <class Read>
-    auto timed(Read read) {
-        struct AddTime {
-            double& total;
-            Clock::time_point t0 = Clock::now();
-            ~AddTime() { total += secondsSince(t0); }
-        } add{m_seconds};
-        return read();
-    }
-
-public:
-    explicit TimedReader(DatasetReader& inner) : m_inner(inner) {
-        m_info = inner.info();
-    }
-
-    void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
-        timed([&] { m_inner.readSinograms(firstRow, rowCount, out); });
-    }
-    bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override {
-        return timed([&] { return m_inner.readMeanFlat(firstRow, rowCount, out); });
-    }
-    bool readMeanDark(int firstRow, int rowCount, std::span<float> out) override {
-        return timed([&] { return m_inner.readMeanDark(firstRow, rowCount, out); });
-    }
-    void readRawRows(int firstRow, int rowCount, std::span<std::byte> out) override {
-        timed([&] { m_inner.readRawRows(firstRow, rowCount, out); });
-    }
-    void readFlatGroup(int group, int firstRow, int rowCount, std::span<float> out) override {
-        timed([&] { m_inner.readFlatGroup(group, firstRow, rowCount, out); });
-    }
-
-    /// Time spent in the reader (not waiting for the lock).
-    double seconds() const { return m_seconds; }
-
-private:
-    DatasetReader& m_inner;
-    double m_seconds = 0.0;
-};
-
-/// The job's geometry completed from the dataset: angles when none are
-/// given, detector width, and the full slice grid / region when unset.
-ReconGeometry completeGeometry(const ReconGeometry& given, const DatasetInfo& info) {
+/// The job's geometry completed from the corrected sinograms: angles when
+/// none are given, detector width, and the full slice grid / region when unset.
+ReconGeometry completeGeometry(const ReconGeometry& given, const PreprocessingStage& stage) {
+    const std::string path = stage.info().path.string();
+    const int projections = stage.outputProjections(), columns = stage.outputColumns();
     ReconGeometry g = given;
-    if (g.geometry.angles.empty()) g.geometry.angles = info.angles;
-    if (g.geometry.projections() != info.projections)
-        throw InvalidArgument("the geometry has " + std::to_string(g.geometry.projections()) + " angles but '" +
-                              info.path.string() + "' has " + std::to_string(info.projections) + " projections");
-    if (g.geometry.bins == 0) g.geometry.bins = info.columns;
-    if (g.geometry.bins != info.columns)
-        throw InvalidArgument("the geometry has " + std::to_string(g.geometry.bins) + " detector bins but '" +
-                              info.path.string() + "' has " + std::to_string(info.columns) + " columns");
+    if (g.geometry.angles.empty()) g.geometry.angles = stage.outputAngles();
+    if (g.geometry.projections() != projections)
+        throw InvalidArgument("the geometry has " + std::to_string(g.geometry.projections()) + " angles but '" + path +
+                              "' gives " + std::to_string(projections) + " projections");
+    if (g.geometry.bins == 0) g.geometry.bins = columns;
+    if (g.geometry.bins != columns)
+        throw InvalidArgument("the geometry has " + std::to_string(g.geometry.bins) + " detector bins but '" + path +
+                              "' gives " + std::to_string(columns) + " columns");
     if (g.sliceWidth == 0 && g.sliceHeight == 0) {
         g.sliceWidth = g.geometry.bins;
         g.sliceHeight = g.geometry.bins;
@@ -97,51 +55,25 @@ ReconGeometry completeGeometry(const ReconGeometry& given, const DatasetInfo& in
 /// Rows per chunk: what the job asks for, else as many as fit in the memory
 /// budget, a whole number of plan batches. The conveyor holds at most, per
 /// chunk row: five raw rows (being read, queued, being corrected, and on the
-/// GPU path queued and being reconstructed), four float sinogram rows (the
-/// three of the CPU path and the reader's scratch of the default
-/// readRawRows) and three slices (being reconstructed, queued, being
-/// written); see reconstructVolume.
-int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const DatasetInfo& info, int rowCount) {
+/// GPU path queued and being reconstructed), four float sinogram rows (being
+/// corrected, queued, being reconstructed, and the stage's block of
+/// transmissions) and three slices (being reconstructed, queued, being
+/// written); each chunk also carries the stage's margin rows.
+int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const PreprocessingStage& stage,
+                    int rowCount) {
     if (job.chunkRows > 0) return std::min(job.chunkRows, rowCount);
     const std::size_t budget = job.memoryBudget > 0 ? job.memoryBudget : defaultMemoryBudget();
+    const DatasetInfo& info = stage.info();
     const std::size_t values = static_cast<std::size_t>(info.projections) * info.columns;
     const std::size_t raw = values * sampleBytes(info.sampleType);
     const std::size_t slice = sizeof(float) * plan.geometry().region.pixels();
     const std::size_t rowBytes = 5 * raw + 4 * sizeof(float) * values + 3 * slice;
-    const int fit = static_cast<int>(std::clamp<std::size_t>(budget / rowBytes, 1, rowCount));
+    const std::size_t marginBytes = (5 * raw + 2 * sizeof(float) * values) * 2 * stage.rowMargin();
+    const std::size_t room = budget > marginBytes ? budget - marginBytes : 0;
+    const int fit = static_cast<int>(std::clamp<std::size_t>(room / rowBytes, 1, rowCount));
     const int batch = std::max(1, plan.maxSlices());
     return fit >= batch ? fit / batch * batch : fit;
 }
-
-/// Buffers handed back by a later stage for an earlier one to fill again:
-/// no allocation and no zero-filling per chunk (a 2048^2 slice is 16 MiB).
-template <class T>
-class BufferPool {
-public:
-    /// A vector of `size` values, recycled when one is free.
-    std::vector<T> take(std::size_t size) {
-        std::vector<T> out;
-        {
-            std::lock_guard lock(m_mutex);
-            if (!m_free.empty()) {
-                out = std::move(m_free.back());
-                m_free.pop_back();
-            }
-        }
-        out.resize(size);
-        return out;
-    }
-    void give(std::vector<T>&& v) {
-        if (v.capacity() == 0) return;
-        std::lock_guard lock(m_mutex);
-        m_free.push_back(std::move(v));
-        v = {};
-    }
-
-private:
-    std::mutex m_mutex;
-    std::vector<std::vector<T>> m_free;
-};
 
 /// Slices per plan call: as many as the plan takes, but few enough that
 /// progress (and so Ctrl-C / Cancel) comes about every kStepSeconds even on
@@ -167,31 +99,24 @@ private:
     int m_next;
 };
 
-/// One chunk of rows on its way through the conveyor: raw values with their
-/// flat and dark fields (read), then sinograms (preprocessed on the CPU; a
-/// plan that corrects raw rows itself keeps the raw values), then slices.
+/// One chunk of rows on its way through the conveyor: the stage's raw chunk
+/// (read), then corrected sinograms (or, for a plan that corrects raw rows on
+/// the device, the raw values with their flat-field constants), then slices.
 struct Chunk {
     int first = 0; ///< index in the job's range of the chunk's first row
     int rows = 0;
-    std::vector<std::byte> raw; ///< readRawRows: projection order, stored type
-    std::vector<float> flat, dark;
+    RawChunk raw;
     FlatFieldRows field;
     ImageStack sinograms;
     std::vector<float> slices;
 
     std::size_t bytes() const {
-        return raw.size() + (flat.size() + dark.size() + field.dark.size() + field.scale.size() +
-                             sinograms.data.size() + slices.size()) * sizeof(float);
+        std::size_t floats = raw.data.data.size() + raw.dark.size() + field.dark.size() + field.scale.size() +
+                             sinograms.data.size() + slices.size();
+        for (const auto& f : raw.flats) floats += f.size();
+        return raw.values.size() + floats * sizeof(float);
     }
 };
-
-/// The chunk's raw values as RawRows (rows of the job's range from `firstRow`).
-RawRows rawRowsOf(const Chunk& chunk, const DatasetInfo& info, int firstRow) {
-    return {info.sampleType, chunk.raw,  info.projections, chunk.rows, info.columns,
-            chunk.rows,      info.path.string(), firstRow + chunk.first};
-}
-
-int hardwareThreads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 /// Host memory of the chunks alive now and at the peak.
 class BufferMeter {
@@ -206,6 +131,33 @@ public:
 
 private:
     std::atomic<std::size_t> m_now{0}, m_peak{0};
+};
+
+/// Slice buffers handed back by the writer for the reconstruct stage to fill
+/// again: no allocation and no zero-filling per chunk (a 2048^2 slice is
+/// 16 MiB).
+class SlicePool {
+public:
+    std::vector<float> take(std::size_t size) {
+        std::vector<float> out;
+        {
+            std::lock_guard lock(m_mutex);
+            if (!m_free.empty()) {
+                out = std::move(m_free.back());
+                m_free.pop_back();
+            }
+        }
+        out.resize(size);
+        return out;
+    }
+    void give(std::vector<float>&& v) {
+        std::lock_guard lock(m_mutex);
+        m_free.push_back(std::move(v));
+    }
+
+private:
+    std::mutex m_mutex;
+    std::vector<std::vector<float>> m_free;
 };
 
 /// The conveyor's shared state: the first error of any stage stops them all.
@@ -269,19 +221,24 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                               ")");
     const int rowCount = job.rowCount == 0 ? info.rows - job.firstRow : job.rowCount;
 
-    ReconGeometry geometry = completeGeometry(job.geometry, info);
+    PreprocessingStage stage(reader, job.corrections);
+    ReconGeometry geometry = completeGeometry(job.geometry, stage);
     if (job.axisLine) {
         job.axisLine->validate();
         geometry.geometry.axis = job.axisLine->at(job.firstRow);
     }
     const bool tilted = job.axisLine && job.axisLine->tilt != 0.0;
     std::unique_ptr<ReconstructionPlan> plan = createPlan(geometry, job.options);
+    // The GPU corrects the stored values itself when the flat/dark + log is
+    // all there is to do (it uploads half the bytes of float for uint16).
+    const bool rawToPlan = plan->correctsRawRows() && stage.flatFieldOnly();
 
     VolumeReport report;
     report.strategy = plan->options().strategy;
-    const int chunkRows = chooseChunkRows(job, *plan, info, rowCount);
+    const int chunkRows = chooseChunkRows(job, *plan, stage, rowCount);
     report.chunkRows = chunkRows;
-    const std::size_t sinogramSize = static_cast<std::size_t>(info.projections) * info.columns;
+    const std::size_t sinogramSize =
+        static_cast<std::size_t>(stage.outputProjections()) * static_cast<std::size_t>(stage.outputColumns());
     const std::size_t slicePixels = geometry.region.pixels();
 
     // The conveyor: read -> [read] -> preprocess -> [ready] -> reconstruct ->
@@ -291,10 +248,8 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     // libraries that are not thread-safe (HDF5) serialise their own calls.
     detail::BoundedQueue<Chunk> readQueue(1), ready(1), reconstructed(1);
     Stop stop({[&] { readQueue.close(); }, [&] { ready.close(); }, [&] { reconstructed.close(); }});
-    TimedReader timed(reader);
     BufferMeter meter;
-    BufferPool<std::byte> rawPool;
-    BufferPool<float> floatPool, slicePool;
+    SlicePool slicePool;
     std::atomic<int> slicesReconstructed{0}, slicesWritten{0};
     std::mutex progressMutex;
     std::condition_variable progressed;
@@ -302,11 +257,10 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
         { std::lock_guard lock(progressMutex); }
         progressed.notify_one();
     };
-    // Busy times and counts, each written by its own stage's thread only.
-    double secondsCheck = 0.0; // NaN check of log-corrected data (in the read stage)
+    // Busy times and figures, each written by its own stage's thread only.
     StageTimes planTimes;
-    std::size_t clampedOnCpu = 0, clampedOnPlan = 0;
-    const bool rawToPlan = plan->correctsRawRows();
+    PreprocessStats onCpu;
+    std::size_t clampedOnPlan = 0;
 
     auto runStage = [&](auto body) {
         return std::jthread([&, body] {
@@ -318,7 +272,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
             notify();
         });
     };
-    // Pass a chunk on, keeping the memory meter right.
+    // Changes a chunk, keeping the memory meter right.
     auto resized = [&](Chunk& chunk, auto change) {
         const std::size_t before = chunk.bytes();
         change();
@@ -330,58 +284,30 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
             Chunk chunk;
             chunk.first = done;
             chunk.rows = std::min(chunkRows, rowCount - done);
-            const int firstRow = job.firstRow + done;
-            if (info.logCorrected) {
-                // Already line integrals: read as sinograms, checked for NaN/inf.
-                const double before = timed.seconds();
-                const auto t0 = Clock::now();
-                chunk.sinograms = loadSinograms(timed, firstRow, chunk.rows);
-                secondsCheck += secondsSince(t0) - (timed.seconds() - before);
-            } else {
-                const std::size_t perRow = static_cast<std::size_t>(info.projections) * info.columns;
-                chunk.raw = rawPool.take(perRow * chunk.rows * sampleBytes(info.sampleType));
-                timed.readRawRows(firstRow, chunk.rows, chunk.raw);
-                const std::size_t field = static_cast<std::size_t>(chunk.rows) * info.columns;
-                chunk.flat.resize(field);
-                chunk.dark.resize(field);
-                if (!timed.readMeanFlat(firstRow, chunk.rows, chunk.flat)) chunk.flat.clear();
-                if (!timed.readMeanDark(firstRow, chunk.rows, chunk.dark)) chunk.dark.clear();
-            }
+            const auto t0 = Clock::now();
+            chunk.raw = stage.read(job.firstRow + done, chunk.rows);
+            report.secondsRead += secondsSince(t0);
             meter.add(chunk.bytes());
             done += chunk.rows;
             if (!readQueue.push(std::move(chunk))) return;
         }
         readQueue.close();
     });
-    double secondsPreprocessStage = 0.0;
     std::jthread preprocessThread = runStage([&] {
-        std::unique_ptr<WorkerPool> pool;
         while (std::optional<Chunk> chunk = readQueue.pop()) {
             if (stop.stopped()) return;
             const auto t0 = Clock::now();
-            if (!chunk->raw.empty()) {
-                const RawRows raw = rawRowsOf(*chunk, info, job.firstRow);
-                resized(*chunk, [&] {
-                    chunk->field = makeFlatFieldRows(chunk->flat, chunk->dark, chunk->rows, info.columns,
-                                                     info.path.string(), raw.firstRow);
-                    chunk->flat = {};
-                    chunk->dark = {};
-                });
-                if (!rawToPlan) {
-                    if (!pool) pool = std::make_unique<WorkerPool>(hardwareThreads());
-                    resized(*chunk, [&] {
-                        ImageStack& sinograms = chunk->sinograms;
-                        sinograms.width = info.columns;
-                        sinograms.height = info.projections;
-                        sinograms.depth = chunk->rows;
-                        sinograms.data = floatPool.take(sinogramSize * static_cast<std::size_t>(chunk->rows));
-                        clampedOnCpu += flatFieldRawRows(raw, chunk->field, sinograms.data, pool.get()).clamped;
-                        rawPool.give(std::move(chunk->raw));
-                        chunk->field = {};
-                    });
+            resized(*chunk, [&] {
+                if (rawToPlan) {
+                    chunk->field = stage.flatFieldRows(chunk->raw);
+                } else {
+                    PreprocessStats stats;
+                    chunk->sinograms = stage.correct(std::move(chunk->raw), &stats);
+                    chunk->raw = {};
+                    onCpu.merge(stats);
                 }
-            }
-            secondsPreprocessStage += secondsSince(t0);
+            });
+            report.secondsPreprocess += secondsSince(t0);
             if (!ready.push(std::move(*chunk))) return;
         }
         ready.close();
@@ -392,19 +318,19 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
             if (stop.stopped()) return;
             const auto t0 = Clock::now();
             resized(*chunk, [&] { chunk->slices = slicePool.take(slicePixels * static_cast<std::size_t>(chunk->rows)); });
-            const RawRows raw = chunk->raw.empty() ? RawRows{} : rawRowsOf(*chunk, info, job.firstRow);
+            const RawRows raw = rawToPlan ? stage.rawRows(chunk->raw) : RawRows{};
             for (int b = 0; b < chunk->rows && !stop.stopped();) {
                 const int n = tilted ? 1 : std::min(batch.next(), chunk->rows - b);
                 if (tilted)
                     plan->setAxis(job.axisLine->at(job.firstRow + chunk->first + b), geometry.geometry.axisOffsets);
                 const auto tBatch = Clock::now();
                 const std::span<float> out = std::span<float>(chunk->slices).subspan(b * slicePixels, n * slicePixels);
-                if (chunk->raw.empty())
+                if (rawToPlan)
+                    clampedOnPlan += plan->reconstructRaw(rowsOf(raw, b, n), rowsOf(chunk->field, b, n), out).clamped;
+                else
                     plan->reconstruct(
                         std::span<const float>(chunk->sinograms.data).subspan(b * sinogramSize, n * sinogramSize), n,
                         out);
-                else
-                    clampedOnPlan += plan->reconstructRaw(rowsOf(raw, b, n), rowsOf(chunk->field, b, n), out).clamped;
                 batch.record(n, secondsSince(tBatch));
                 const StageTimes t = plan->lastStageTimes();
                 planTimes.upload += t.upload;
@@ -416,9 +342,8 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                 notify();
             }
             resized(*chunk, [&] {
-                floatPool.give(std::move(chunk->sinograms.data));
                 chunk->sinograms = {};
-                rawPool.give(std::move(chunk->raw));
+                chunk->raw = {};
                 chunk->field = {};
             });
             report.secondsReconstruct += secondsSince(t0);
@@ -466,15 +391,15 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     report.secondsWrite += secondsSince(t0);
 
     report.slices = rowCount;
-    report.secondsRead = timed.seconds();
-    report.secondsPreprocess = secondsPreprocessStage + secondsCheck;
-    report.preprocess.clamped = clampedOnCpu + clampedOnPlan;
+    report.preprocess = std::move(onCpu);
+    report.preprocess.clamped += clampedOnPlan;
+    report.warnings = stage.warnings();
     report.plan = planTimes;
     report.peakBufferBytes = meter.peak();
     report.secondsTotal = secondsSince(tStart);
     if (report.secondsReconstruct > 0.0)
-        report.gups =
-            static_cast<double>(slicePixels) * report.slices * info.projections / report.secondsReconstruct / 1e9;
+        report.gups = static_cast<double>(slicePixels) * report.slices * geometry.geometry.projections() /
+                      report.secondsReconstruct / 1e9;
     return report;
 }
 

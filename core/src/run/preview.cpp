@@ -157,10 +157,14 @@ private:
 
 struct PreviewSession::Impl {
     std::shared_ptr<DatasetReader> reader;
+    // The corrections as requested (the stage's options() have found values filled in).
+    CorrectionOptions corrections;
+    std::unique_ptr<PreprocessingStage> stage;
 
-    // The kept row (log-corrected).
+    // The kept row (corrected) and what its corrections found.
     int loadedRow = -1;
     Image sinogram;
+    PreprocessStats loadedStats;
 
     // The plan and what it was made / fed with.
     std::unique_ptr<ReconstructionPlan> plan;
@@ -173,17 +177,33 @@ struct PreviewSession::Impl {
 
     SliceBufferPrefetcher sliceBuffers; // the next run's result memory
 
+    /// The stage for `wanted`, made anew (dropping the kept row) when they change.
+    PreprocessingStage& stageFor(const CorrectionOptions& wanted) {
+        if (!stage || !(corrections == wanted)) {
+            stage.reset();
+            loadedRow = -1;
+            sinogram = Image();
+            filteredRow = -1;
+            stage = std::make_unique<PreprocessingStage>(*reader, wanted);
+            corrections = wanted;
+        }
+        return *stage;
+    }
+
     const Image& load(int row, double* seconds) {
         const DatasetInfo& info = reader->info();
         if (row < 0 || row >= info.rows)
             throw InvalidArgument("preview: row " + std::to_string(row) + " is outside the dataset (0.." +
                                   std::to_string(info.rows - 1) + ")");
+        PreprocessingStage& s = stageFor(corrections);
         if (row != loadedRow) {
             auto start = Clock::now();
             loadedRow = -1;
-            ImageStack stack = loadSinograms(*reader, row, 1);
+            PreprocessStats stats;
+            ImageStack stack = s.load(row, 1, &stats);
             sinogram = Image(stack.width, stack.height);
             sinogram.data = std::move(stack.data);
+            loadedStats = std::move(stats);
             loadedRow = row;
             ++loadRuns;
             if (seconds) *seconds = secondsSince(start);
@@ -204,10 +224,13 @@ const DatasetInfo& PreviewSession::info() const { return m_impl->reader->info();
 
 const Image& PreviewSession::sinogram(int row) { return m_impl->load(row, nullptr); }
 
+const PreprocessingStage& PreviewSession::stage() { return m_impl->stageFor(m_impl->corrections); }
+
 int PreviewSession::filterRuns() const { return m_impl->filterRuns; }
 int PreviewSession::loadRuns() const { return m_impl->loadRuns; }
 
 void PreviewSession::reset() {
+    m_impl->stage.reset();
     m_impl->plan.reset();
     m_impl->filteredRow = -1;
     m_impl->loadedRow = -1;
@@ -218,15 +241,15 @@ void PreviewSession::reset() {
 PreviewResult PreviewSession::run(const PreviewRequest& request, const CancelToken* cancel) {
     const auto start = Clock::now();
     Impl& d = *m_impl;
-    const DatasetInfo& info = d.reader->info();
     auto checkCancel = [cancel] {
         if (cancel) cancel->throwIfCancelled();
     };
 
     // Validate the cheap parts first, so a bad request fails before any work.
-    const int bins = info.columns;
-    const int projections = info.projections;
-    const double axis = request.axis.value_or((bins - 1) / 2.0);
+    const PreprocessingStage& stage = d.stageFor(request.corrections);
+    const int bins = stage.outputColumns();
+    const int projections = stage.outputProjections();
+    const double axis = request.axis.value_or(stage.outputAxis().value_or((bins - 1) / 2.0));
     validateAxis(axis, request.axisOffsets, projections);
     const Region region = request.region.value_or(Region{0, 0, bins, bins});
     validateRegion(region, bins, bins);
@@ -240,18 +263,21 @@ PreviewResult PreviewSession::run(const PreviewRequest& request, const CancelTok
 
     checkCancel();
     const Image& sino = d.load(request.row, &result.secondsLoad);
+    result.corrections = d.loadedStats;
     checkCancel();
 
-    // A new plan when the options change; a new filtering when the plan is new
-    // or holds another row.
-    const bool newPlan = !d.plan || !samePlanOptions(d.planRequestOptions, request.options);
+    // A new plan when the options or the corrected sinogram's shape change; a
+    // new filtering when the plan is new or holds another row.
+    const bool newPlan = !d.plan || !samePlanOptions(d.planRequestOptions, request.options) ||
+                         d.plan->geometry().geometry.bins != bins ||
+                         d.plan->geometry().geometry.angles != stage.outputAngles();
     if (newPlan || d.filteredRow != request.row) {
         auto filterStart = Clock::now();
         if (newPlan) {
             d.plan.reset();
             d.filteredRow = -1;
             Geometry g;
-            g.angles = info.angles;
+            g.angles = stage.outputAngles();
             g.bins = bins;
             g.axis = axis;
             g.axisOffsets = request.axisOffsets;

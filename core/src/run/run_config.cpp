@@ -20,14 +20,26 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array kKeys = {"input",           "axis",   "axis_tilt", "axis_row", "axis_offsets_file",
+constexpr std::array kKeys = {"input",           "axis",   "axis_tilt", "axis_row",      "axis_offsets_file",
                               "rows",            "region", "strategy",  "interpolation", "precision",
-                              "slices_per_pass", "filter", "padding",   "device",   "threads"};
+                              "slices_per_pass", "filter", "padding",   "device",        "threads",
+                              "corrections"};
 
-std::string knownKeys() {
+template <std::size_t N>
+std::string knownKeys(const std::array<const char*, N>& keys) {
     std::string out;
-    for (const char* k : kKeys) out += (out.empty() ? "" : ", ") + std::string(k);
+    for (const char* k : keys) out += (out.empty() ? "" : ", ") + std::string(k);
     return out;
+}
+
+/// Throws for a key of `object` (named `where`) not in `keys`.
+template <std::size_t N>
+void checkKeys(const json& object, const std::string& where, const std::array<const char*, N>& keys) {
+    for (const auto& [key, value] : object.items())
+        if (std::find_if(keys.begin(), keys.end(), [&](const char* k) { return key == k; }) == keys.end())
+            throw FormatError("run config: unknown key '" + where + key + "' (known keys" +
+                              (where.empty() ? std::string() : " of " + where.substr(0, where.size() - 1)) + ": " +
+                              knownKeys(keys) + ")");
 }
 
 [[noreturn]] void wrongValue(const std::string& key, const std::string& expected, const json& got) {
@@ -43,6 +55,16 @@ int getInt(const json& j, const std::string& key, int min) {
     if (!j.is_number_integer() || j.get<long long>() < min || j.get<long long>() > INT32_MAX)
         wrongValue(key, "an integer >= " + std::to_string(min), j);
     return j.get<int>();
+}
+
+double getNumber(const json& j, const std::string& key) {
+    if (!j.is_number() || !std::isfinite(j.get<double>())) wrongValue(key, "a finite number", j);
+    return j.get<double>();
+}
+
+bool getBool(const json& j, const std::string& key) {
+    if (!j.is_boolean()) wrongValue(key, "true or false", j);
+    return j.get<bool>();
 }
 
 /// An array of `n` integers, each >= the matching minimum.
@@ -71,7 +93,109 @@ auto parseNamed(const json& j, const std::string& key, Parse parse) {
     }
 }
 
+json correctionsObject(const CorrectionOptions& c) {
+    json j = json::object();
+    j["dead_pixels"] = {{"enabled", c.badPixels.enabled}, {"saturation", c.badPixels.saturation}};
+    j["flat_field"] = {{"background_columns", {c.flatField.backgroundFirst, c.flatField.backgroundCount}}};
+    j["zingers"] = {{"enabled", c.zingers.enabled}, {"threshold", c.zingers.threshold}, {"window", c.zingers.window}};
+    j["rings"] = {{"method", ringMethodName(c.rings.method)},
+                  {"snr", c.rings.snr},
+                  {"sorting_window", c.rings.sortingWindow},
+                  {"large_window", c.rings.largeWindow},
+                  {"drop_ratio", c.rings.dropRatio},
+                  {"wavelet_level", c.rings.waveletLevel},
+                  {"wavelet_sigma", c.rings.waveletSigma}};
+    j["paganin"] = {{"enabled", c.paganin.enabled},
+                    {"delta_over_beta", c.paganin.deltaOverBeta},
+                    {"energy_kev", c.paganin.energyKeV},
+                    {"distance_m", c.paganin.distanceM},
+                    {"pixel_size_m", c.paganin.pixelSizeM}};
+    j["half_acquisition"] = {{"enabled", c.halfAcquisition.enabled},
+                             {"axis", c.halfAcquisition.axis ? json(*c.halfAcquisition.axis) : json(nullptr)},
+                             {"window", c.halfAcquisition.window}};
+    return j;
+}
+
+/// Reads the "corrections" object; absent keys keep the defaults. The
+/// values are then checked as a whole (CorrectionOptions::validate).
+CorrectionOptions correctionsFromJson(const json& j) {
+    if (!j.is_object()) wrongValue("corrections", "an object", j);
+    checkKeys(j, "corrections.",
+              std::array{"dead_pixels", "flat_field", "zingers", "rings", "paganin", "half_acquisition"});
+    CorrectionOptions c;
+    // Visits the sub-object `name` (when present) with a getter for its keys.
+    auto section = [&](const char* name, auto keys, auto read) {
+        if (!j.contains(name) || j[name].is_null()) return;
+        const std::string where = std::string("corrections.") + name;
+        if (!j[name].is_object()) wrongValue(where, "an object", j[name]);
+        checkKeys(j[name], where + ".", keys);
+        read(j[name], where + ".");
+    };
+    // Each reads key `k` of `o` (at path `w`) into `field` when present.
+    auto has = [](const json& o, const char* k) { return o.contains(k) && !o[k].is_null(); };
+    auto flag = [&](const json& o, const std::string& w, const char* k, bool& field) {
+        if (has(o, k)) field = getBool(o[k], w + k);
+    };
+    auto number = [&](const json& o, const std::string& w, const char* k, double& field) {
+        if (has(o, k)) field = getNumber(o[k], w + k);
+    };
+    auto integer = [&](const json& o, const std::string& w, const char* k, int min, int& field) {
+        if (has(o, k)) field = getInt(o[k], w + k, min);
+    };
+    section("dead_pixels", std::array{"enabled", "saturation"}, [&](const json& o, const std::string& w) {
+        flag(o, w, "enabled", c.badPixels.enabled);
+        number(o, w, "saturation", c.badPixels.saturation);
+    });
+    section("flat_field", std::array{"background_columns"}, [&](const json& o, const std::string& w) {
+        if (!has(o, "background_columns")) return;
+        const auto r = getInts<2>(o["background_columns"], w + "background_columns", {0, 0},
+                                  "[first, count] with first >= 0 and count >= 0 (0 = off)");
+        c.flatField.backgroundFirst = r[0];
+        c.flatField.backgroundCount = r[1];
+    });
+    section("zingers", std::array{"enabled", "threshold", "window"}, [&](const json& o, const std::string& w) {
+        flag(o, w, "enabled", c.zingers.enabled);
+        number(o, w, "threshold", c.zingers.threshold);
+        integer(o, w, "window", 3, c.zingers.window);
+    });
+    section("rings",
+            std::array{"method", "snr", "sorting_window", "large_window", "drop_ratio", "wavelet_level",
+                       "wavelet_sigma"},
+            [&](const json& o, const std::string& w) {
+                if (has(o, "method")) c.rings.method = parseNamed(o["method"], w + "method", parseRingMethod);
+                number(o, w, "snr", c.rings.snr);
+                integer(o, w, "sorting_window", 3, c.rings.sortingWindow);
+                integer(o, w, "large_window", 3, c.rings.largeWindow);
+                number(o, w, "drop_ratio", c.rings.dropRatio);
+                integer(o, w, "wavelet_level", 1, c.rings.waveletLevel);
+                number(o, w, "wavelet_sigma", c.rings.waveletSigma);
+            });
+    section("paganin", std::array{"enabled", "delta_over_beta", "energy_kev", "distance_m", "pixel_size_m"},
+            [&](const json& o, const std::string& w) {
+                flag(o, w, "enabled", c.paganin.enabled);
+                number(o, w, "delta_over_beta", c.paganin.deltaOverBeta);
+                number(o, w, "energy_kev", c.paganin.energyKeV);
+                number(o, w, "distance_m", c.paganin.distanceM);
+                number(o, w, "pixel_size_m", c.paganin.pixelSizeM);
+            });
+    section("half_acquisition", std::array{"enabled", "axis", "window"}, [&](const json& o, const std::string& w) {
+        flag(o, w, "enabled", c.halfAcquisition.enabled);
+        if (has(o, "axis")) c.halfAcquisition.axis = getNumber(o["axis"], w + "axis");
+        integer(o, w, "window", 6, c.halfAcquisition.window);
+    });
+    try {
+        c.validate();
+    } catch (const InvalidArgument& e) {
+        throw FormatError(std::string("run config: ") + e.what());
+    }
+    return c;
+}
+
 } // namespace
+
+std::string correctionsToJson(const CorrectionOptions& corrections) {
+    return correctionsObject(corrections).dump(2) + "\n";
+}
 
 std::string toJson(const RunConfig& config) {
     json j = json::object();
@@ -93,6 +217,7 @@ std::string toJson(const RunConfig& config) {
     j["padding"] = paddingName(o.filter.padding);
     j["device"] = o.device;
     j["threads"] = o.threads;
+    j["corrections"] = correctionsObject(config.corrections);
     return j.dump(2) + "\n";
 }
 
@@ -106,10 +231,7 @@ RunConfig runConfigFromJson(const std::string& text) {
     if (!j.is_object())
         throw FormatError("run config: expected a JSON object at the top level, got " + std::string(j.type_name()));
 
-    for (const auto& [key, value] : j.items()) {
-        if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end())
-            throw FormatError("run config: unknown key '" + key + "' (known keys: " + knownKeys() + ")");
-    }
+    checkKeys(j, "", kKeys);
 
     RunConfig c;
     auto has = [&](const char* key) { return j.contains(key) && !j[key].is_null(); };
@@ -154,6 +276,7 @@ RunConfig runConfigFromJson(const std::string& text) {
     if (has("padding")) o.filter.padding = parseNamed(j["padding"], "padding", parsePadding);
     if (has("device")) o.device = getInt(j["device"], "device", 0);
     if (has("threads")) o.threads = getInt(j["threads"], "threads", 0);
+    if (has("corrections")) c.corrections = correctionsFromJson(j["corrections"]);
     return c;
 }
 

@@ -4,7 +4,7 @@
 
 #include "tomo/backend.h"
 #include "tomo/filter.h"
-#include "tomo/flat_field.h"
+#include "tomo/preprocess.h"
 
 #include <span>
 #include <vector>

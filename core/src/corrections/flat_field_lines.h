@@ -1,0 +1,28 @@
+// Internal: the flat-field line kernels (flat_field.cpp, built for AVX2 and
+// AVX-512 with glibc's vector logf), shared by flatFieldRawRows and the
+// PreprocessingStage. The arithmetic is the one the GPU kernel repeats
+// (kernels/cuda/flat_field_kernels.cu):
+//   t = min((raw - dark) * scale, FLT_MAX),  scale = 1 / (flat - dark) or 0.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tomo::detail {
+
+/// out[c] = t of column c; bad[c] = 1 where t is not > 0, the raw value is
+/// >= saturation (when saturation > 0) or dead[c] (when dead is not null).
+/// Returns the number of bad values, or -1 - c for the first column c whose
+/// raw value is NaN or inf (float types; nothing is written then).
+template <class T>
+long long transmissionLine(const T* raw, const float* dark, const float* scale, const std::uint8_t* dead,
+                           float saturation, int columns, float* out, std::uint8_t* bad);
+
+/// values[i] = -log(values[i]) (values > 0).
+void minusLog(float* values, std::size_t n);
+
+/// scale[c] = 1 / (flat - dark) where flat - dark > 0, else 0, with flat =
+/// (1 - weight) lower + weight upper (upper null: lower), dark null: 0.
+void flatScales(const float* lower, const float* upper, float weight, const float* dark, int columns, float* scale);
+
+} // namespace tomo::detail
