@@ -193,6 +193,7 @@ RunResult runOnce(const PipelineBenchSettings& s, const fs::path& scan, const fs
     const DatasetInfo& info = reader->info();
     VolumeJob job;
     job.options = s.options;
+    job.corrections = s.corrections;
     Geometry g;
     g.angles = info.angles;
     g.bins = info.columns;

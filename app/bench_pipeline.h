@@ -4,6 +4,7 @@
 #pragma once
 
 #include "tomo/backend.h"
+#include "tomo/corrections.h"
 
 #include <filesystem>
 #include <string>
@@ -20,6 +21,7 @@ struct PipelineBenchSettings {
     int gzipLevel = 0;
     bool keep = false;               ///< keep the scan (and reuse it when it matches) and the output
     ReconOptions options;
+    CorrectionOptions corrections;
     std::string json;                ///< also write the results here
 };
 

@@ -3,6 +3,7 @@
 // the live-preview latency (--preview).
 #include "bench_pipeline.h"
 #include "cli_support.h"
+#include "correction_options.h"
 
 #include "tomo/error.h"
 #include "tomo/phantom.h"
@@ -51,7 +52,8 @@ struct Settings {
     bool list = false;
     bool preview = false;
     bool pipeline = false;
-    PipelineBenchSettings pipe; // --pipeline: the scan, the folder, the output
+    PipelineBenchSettings pipe;          // --pipeline: the scan, the folder, the output
+    CorrectionCommandLine corrections;   // --preview and --pipeline
 };
 
 using Clock = std::chrono::steady_clock;
@@ -484,6 +486,7 @@ int runPreview(const Settings& s, const CLI::App& app) {
             request.options.slicesPerPass = combo.slicesPerPass;
             request.options.threads = s.threads;
             request.options.device = s.device;
+            request.corrections = applyCorrectionOptions(app, s.corrections, CorrectionOptions{});
             const double centre = problem.geometry.geometry.detectorCentre();
             std::vector<double> totals, bps;
             PreviewResult first;
@@ -569,6 +572,7 @@ int runPipeline(Settings s, const CLI::App& app) {
     o.slicesPerPass = parseInts(one(s.slicesPerPass, "--slices-per-pass", "1"), 1, 1, "--slices-per-pass").front();
     o.threads = s.threads;
     o.device = s.device;
+    s.pipe.corrections = applyCorrectionOptions(app, s.corrections, CorrectionOptions{});
     return runPipelineBenchmark(s.pipe);
 }
 
@@ -642,6 +646,7 @@ void addOptions(CLI::App& app, Settings& s) {
     app.add_flag("--keep", s.pipe.keep,
                  "--pipeline: keep the scan (reused by the next run when it matches) and the output")
         ->needs(pipeline);
+    addCorrectionOptions(app, s.corrections); // the preview's and the pipeline's corrections
     app.footer("Columns:\n"
                "  bp ms      back-projection time per run: the plan's own timing (GPU: kernel time) when it reports\n"
                "             one, else the wall time of backproject()\n"
