@@ -142,7 +142,7 @@ void addOptions(CLI::App& app, CommandLine& c) {
         ->check(CLI::Range(0, std::numeric_limits<int>::max()))
         ->capture_default_str();
     app.add_option("--memory-budget", c.memoryBudget,
-                   "GiB of host memory for the chunks in flight (default: 1/8 of the machine's memory, 1 to 16 GiB)")
+                   "GiB of host memory for the chunks in flight (default: 1/16 of the machine's memory, 1 to 4 GiB)")
         ->type_name("GIB")
         ->check(CLI::Range(0.001, 1e6));
     app.add_option("--angles", c.angles,

@@ -231,7 +231,10 @@ std::vector<float> flatFieldOnGpu(const RawRows& raw, const FlatFieldRows& field
     TOMO_CUDA_CHECK(cudaMemcpyAsync(counters, d_stats.get(), sizeof counters, cudaMemcpyDeviceToHost, stream.get()));
     TOMO_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     throwIfNotFinite(counters[1], raw.source, raw.firstRow, raw.projections, raw.columns);
-    if (stats) *stats = {static_cast<std::size_t>(counters[0])};
+    if (stats) {
+        *stats = {};
+        stats->clamped = static_cast<std::size_t>(counters[0]);
+    }
     return out;
 }
 

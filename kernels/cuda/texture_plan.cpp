@@ -724,7 +724,9 @@ PreprocessStats TexturePlan::reconstructRaw(const RawRows& raw, const FlatFieldR
     TOMO_CUDA_CHECK(cudaStreamSynchronize(m_filterStream.get()));
     throwIfNotFinite(h_rawStats.get()[1], raw.source, raw.firstRow, raw.projections, raw.columns);
     m_count = count;
-    return {static_cast<std::size_t>(h_rawStats.get()[0])};
+    PreprocessStats stats;
+    stats.clamped = static_cast<std::size_t>(h_rawStats.get()[0]);
+    return stats;
 }
 
 void TexturePlan::runPasses(int count, const PassInput* input, std::span<float> slices) {

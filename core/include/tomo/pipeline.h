@@ -79,8 +79,9 @@ struct VolumeReport {
     std::string bottleneck() const;
 };
 
-/// An eighth of the machine's physical memory, at least 1 GiB and at most
-/// 16 GiB.
+/// A sixteenth of the machine's physical memory, at least 1 GiB and at most
+/// 4 GiB: chunks large enough that per-chunk costs vanish, small enough that
+/// the buffers' first touch (page faults) stays a small share of the run.
 std::size_t defaultMemoryBudget();
 
 /// Runs the job, writing slice i of the range as slice i of `writer`, and

@@ -223,6 +223,13 @@ public:
     /// and column), InvalidArgument for a chunk of another shape.
     ImageStack correct(RawChunk chunk, PreprocessStats* stats = nullptr);
 
+    /// Hands the buffers of a chunk or of corrected sinograms that are done
+    /// with back to the stage, which reuses them for later reads and
+    /// corrections (a batch conveyor's chunks are gigabytes: no allocation,
+    /// page faults or zero-filling per chunk). Thread-safe.
+    void recycle(RawChunk&& chunk);
+    void recycle(ImageStack&& sinograms);
+
     /// correct(read(firstRow, rowCount), stats).
     ImageStack load(int firstRow, int rowCount, PreprocessStats* stats = nullptr);
 

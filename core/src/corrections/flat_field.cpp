@@ -109,7 +109,9 @@ PreprocessStats correctAll(const RawRows& raw, const FlatFieldRows& field, std::
                         std::to_string(line / pitch) + ", column " + std::to_string(bad % columns) +
                         "; expected finite values");
     }
-    return {clamped.load()};
+    PreprocessStats stats;
+    stats.clamped = clamped.load();
+    return stats;
 }
 
 } // namespace

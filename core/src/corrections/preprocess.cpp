@@ -1,6 +1,7 @@
 // PreprocessingStage: the chain of corrections.h over chunks of detector rows.
 #include "tomo/preprocess.h"
 
+#include "buffer_pool.h"
 #include "corrections/correction_util.h"
 #include "corrections/flat_field_lines.h"
 #include "corrections/transmission.h"
@@ -115,6 +116,9 @@ struct PreprocessingStage::Impl {
     std::optional<HalfAcquisitionLayout> layout;
     std::optional<HalfAcquisitionAxis> foundAxis;
     WorkerPool pool;
+    /// Buffers of finished chunks, reused by later ones (recycle()).
+    detail::BufferPool<std::byte> bytes;
+    detail::BufferPool<float> floats;
 
     std::mutex paganinMutex;
     std::map<int, std::unique_ptr<PaganinFilter>> paganin; // by block rows
@@ -275,7 +279,10 @@ void PreprocessingStage::Impl::transmissionsOf(RawChunk& chunk, bool takeLog, Pr
                                scale.data() + r * cols);
     }
 
-    chunk.data = ImageStack(N, P, blockRows);
+    chunk.data.width = N;
+    chunk.data.height = P;
+    chunk.data.depth = blockRows;
+    chunk.data.data = floats.take(static_cast<std::size_t>(N) * P * blockRows);
     const int lines = blockRows * P;
     const int ranges = 4 * pool.threads();
     std::vector<LineStats> found(static_cast<std::size_t>(ranges));
@@ -341,7 +348,7 @@ void PreprocessingStage::Impl::transmissionsOf(RawChunk& chunk, bool takeLog, Pr
             stats.badValues.push_back(p);
         }
     }
-    chunk.values = {};
+    bytes.give(std::move(chunk.values));
 }
 
 PreprocessingStage::PreprocessingStage(DatasetReader& reader, CorrectionOptions options) :
@@ -440,7 +447,10 @@ RawChunk PreprocessingStage::read(int firstRow, int rowCount) {
     const int lo = std::max(0, firstRow - d.margin), hi = std::min(i.rows, firstRow + rowCount + d.margin);
     const int offset = lo - (firstRow - d.margin);
     if (i.logCorrected) {
-        chunk.data = ImageStack(i.columns, i.projections, blockRows);
+        chunk.data.width = i.columns;
+        chunk.data.height = i.projections;
+        chunk.data.depth = blockRows;
+        chunk.data.data = d.floats.take(perRow * blockRows);
         std::span<float> data(chunk.data.data);
         d.reader.readSinograms(lo, hi - lo, data.subspan(offset * perRow, (hi - lo) * perRow));
         replicateEdgeRows(data, perRow, blockRows, offset, hi - lo);
@@ -449,7 +459,7 @@ RawChunk PreprocessingStage::read(int firstRow, int rowCount) {
     // Stored values, projection order: [projection][block row][column].
     chunk.type = i.sampleType;
     const std::size_t line = static_cast<std::size_t>(i.columns) * sampleBytes(i.sampleType);
-    chunk.values.resize(static_cast<std::size_t>(i.projections) * blockRows * line);
+    chunk.values = d.bytes.take(static_cast<std::size_t>(i.projections) * blockRows * line);
     if (blockRows == hi - lo) {
         d.reader.readRawRows(lo, hi - lo, chunk.values);
     } else {
@@ -635,6 +645,17 @@ ImageStack PreprocessingStage::correct(RawChunk chunk, PreprocessStats* stats) {
     }
     if (stats) *stats = std::move(found);
     return out;
+}
+
+void PreprocessingStage::recycle(RawChunk&& chunk) {
+    m_impl->bytes.give(std::move(chunk.values));
+    m_impl->floats.give(std::move(chunk.data.data));
+    chunk = {};
+}
+
+void PreprocessingStage::recycle(ImageStack&& sinograms) {
+    m_impl->floats.give(std::move(sinograms.data));
+    sinograms = {};
 }
 
 ImageStack PreprocessingStage::load(int firstRow, int rowCount, PreprocessStats* stats) {

@@ -1,5 +1,6 @@
 #include "tomo/pipeline.h"
 
+#include "buffer_pool.h"
 #include "run/bounded_queue.h"
 #include "tomo/error.h"
 #include "tomo/preprocess.h"
@@ -133,33 +134,6 @@ private:
     std::atomic<std::size_t> m_now{0}, m_peak{0};
 };
 
-/// Slice buffers handed back by the writer for the reconstruct stage to fill
-/// again: no allocation and no zero-filling per chunk (a 2048^2 slice is
-/// 16 MiB).
-class SlicePool {
-public:
-    std::vector<float> take(std::size_t size) {
-        std::vector<float> out;
-        {
-            std::lock_guard lock(m_mutex);
-            if (!m_free.empty()) {
-                out = std::move(m_free.back());
-                m_free.pop_back();
-            }
-        }
-        out.resize(size);
-        return out;
-    }
-    void give(std::vector<float>&& v) {
-        std::lock_guard lock(m_mutex);
-        m_free.push_back(std::move(v));
-    }
-
-private:
-    std::mutex m_mutex;
-    std::vector<std::vector<float>> m_free;
-};
-
 /// The conveyor's shared state: the first error of any stage stops them all.
 class Stop {
 public:
@@ -196,7 +170,7 @@ std::size_t defaultMemoryBudget() {
     constexpr std::size_t kGiB = std::size_t{1} << 30;
     const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
     const std::size_t physical = pages > 0 && pageSize > 0 ? static_cast<std::size_t>(pages) * pageSize : 8 * kGiB;
-    return std::clamp(physical / 8, kGiB, 16 * kGiB);
+    return std::clamp(physical / 16, kGiB, 4 * kGiB);
 }
 
 std::string VolumeReport::bottleneck() const {
@@ -249,7 +223,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     detail::BoundedQueue<Chunk> readQueue(1), ready(1), reconstructed(1);
     Stop stop({[&] { readQueue.close(); }, [&] { ready.close(); }, [&] { reconstructed.close(); }});
     BufferMeter meter;
-    SlicePool slicePool;
+    detail::BufferPool<float> slicePool; // the writer hands slices back to the reconstruct stage
     std::atomic<int> slicesReconstructed{0}, slicesWritten{0};
     std::mutex progressMutex;
     std::condition_variable progressed;
@@ -342,8 +316,8 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                 notify();
             }
             resized(*chunk, [&] {
-                chunk->sinograms = {};
-                chunk->raw = {};
+                stage.recycle(std::move(chunk->sinograms));
+                stage.recycle(std::move(chunk->raw));
                 chunk->field = {};
             });
             report.secondsReconstruct += secondsSince(t0);
