@@ -214,7 +214,8 @@ TOMO_CPU_CLONES long long transmissionLine(const T* __restrict raw, const float*
     for (int c = 0; c < columns; ++c) {
         const float value = static_cast<float>(raw[c]);
         const float t = std::min((value - dark[c]) * scale[c], std::numeric_limits<float>::max());
-        const bool isBad = !(t > 0.0f) || value >= limit || (dead && dead[c]);
+        const std::uint8_t isBad = static_cast<std::uint8_t>(!(t > 0.0f)) | static_cast<std::uint8_t>(value >= limit) |
+                                   dead[c]; // no branch: the loop stays vectorised
         out[c] = t;
         bad[c] = isBad;
         count += isBad;

@@ -11,7 +11,8 @@
 namespace tomo::detail {
 
 /// out[c] = t of column c; bad[c] = 1 where t is not > 0, the raw value is
-/// >= saturation (when saturation > 0) or dead[c] (when dead is not null).
+/// >= saturation (when saturation > 0) or dead[c] is not 0 (dead: one byte
+/// per column, 0 or 1).
 /// Returns the number of bad values, or -1 - c for the first column c whose
 /// raw value is NaN or inf (float types; nothing is written then).
 template <class T>

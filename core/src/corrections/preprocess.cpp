@@ -251,9 +251,8 @@ void PreprocessingStage::Impl::transmissionsOf(RawChunk& chunk, bool takeLog, Pr
     const T* raw = reinterpret_cast<const T*>(chunk.values.data());
 
     // Dead pixels: no usable flat in some group (or a saturated flat).
-    std::vector<std::uint8_t> dead;
+    std::vector<std::uint8_t> dead(static_cast<std::size_t>(blockRows) * cols, 0);
     if (fixBad && !chunk.flats.empty()) {
-        dead.assign(static_cast<std::size_t>(blockRows) * cols, 0);
         for (const auto& flat : chunk.flats)
             for (std::size_t k = 0; k < dead.size(); ++k) {
                 const double dk = chunk.dark.empty() ? 0.0 : chunk.dark[k];
@@ -309,7 +308,7 @@ void PreprocessingStage::Impl::transmissionsOf(RawChunk& chunk, bool takeLog, Pr
                 }
             }
             const long long badCount =
-                detail::transmissionLine(stored, dark.data() + rowOffset, scale, dead.empty() ? nullptr : dead.data() + rowOffset,
+                detail::transmissionLine(stored, dark.data() + rowOffset, scale, dead.data() + rowOffset,
                                          fixBad ? static_cast<float>(saturation) : 0.0f, N, values, bad.data());
             if (badCount < 0) {
                 f.firstNonFinite = (static_cast<std::size_t>(a) * blockRows + r) * cols +
@@ -319,7 +318,7 @@ void PreprocessingStage::Impl::transmissionsOf(RawChunk& chunk, bool takeLog, Pr
             const bool output = r >= chunk.margin && r < chunk.margin + chunk.rowCount;
             if (badCount > 0 && fixBad && interpolateMasked({values, cols}, bad)) {
                 for (int c = 0; output && c < N; ++c)
-                    if (bad[c] && !(!dead.empty() && dead[rowOffset + c])) {
+                    if (bad[c] && !dead[rowOffset + c]) {
                         ++f.badValues;
                         if (f.badList.size() < PreprocessStats::kListLimit)
                             f.badList.push_back({detectorRow(chunk.firstRow, r), a, c});
