@@ -27,6 +27,8 @@
 #include <optional>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace fs = std::filesystem;
 using namespace tomo;
 using namespace tomo::cli;
@@ -34,6 +36,7 @@ using namespace tomo::cli;
 namespace {
 
 constexpr const char* kProgram = "tomo-recon";
+
 
 /// The built-in demo scan: a 3D Shepp-Logan phantom, 16 rows of 256 bins,
 /// 360 views over 180 degrees, with flats, darks and Poisson noise.
@@ -65,6 +68,10 @@ struct CommandLine {
     int threads = 0;
     std::string angles;
     double angleRange = 180.0;
+    std::string angleUnits = "auto";
+    std::string variable;
+    bool logCorrected = false;
+    double maxClampedPercent = 1.0;
     std::string rawShape;
     std::string rawType = "float32";
     std::size_t rawHeader = 0;
@@ -104,7 +111,8 @@ void addOptions(CLI::App& app, CommandLine& c) {
     auto* center = app.add_option("--center", c.center,
                                   "Rotation axis: the detector column it projects onto (sub-pixel, 0-based), "
                                   "within [-columns/2, 1.5 columns]. Default: the detector centre (columns - 1) / 2")
-                       ->type_name("COLUMN");
+                       ->type_name("COLUMN")
+                       ->check(numberIn(-1e9, 1e9));
     auto* autoCenter = app.add_flag("--auto-center", c.autoCenter,
                                     "Find the rotation axis from the middle row of the range (Vo et al. 2014, "
                                     "Fourier double-wedge metric) and print it with its confidence");
@@ -138,13 +146,15 @@ void addOptions(CLI::App& app, CommandLine& c) {
                    "exceeds the field of view)")
         ->check(CLI::IsMember({"zero", "edge"}))
         ->capture_default_str();
-    app.add_option("--device", c.device, "GPU index for GPU strategies")
+    app.add_option("--device", c.device, "GPU index for GPU strategies (0..1023)")
         ->type_name("N")
-        ->check(CLI::Range(0, std::numeric_limits<int>::max()))
+        ->check(integerIn(0, kMaxDevice))
         ->capture_default_str();
-    app.add_option("--threads", c.threads, "Worker threads of CPU strategies (0 = all hardware threads)")
+    app.add_option("--threads", c.threads,
+                   "Worker threads of CPU strategies (0 = all hardware threads; at most " +
+                       std::to_string(kMaxThreads) + ")")
         ->type_name("N")
-        ->check(CLI::Range(0, std::numeric_limits<int>::max()))
+        ->check(integerIn(0, kMaxThreads))
         ->capture_default_str();
     app.add_option("--angles", c.angles,
                    "Text file of projection angles in degrees, one per line; overrides the file's angles "
@@ -152,8 +162,28 @@ void addOptions(CLI::App& app, CommandLine& c) {
         ->type_name("FILE");
     app.add_option("--angle-range", c.angleRange,
                    "When the data carry no angles and no --angles is given: angles spread uniformly over "
-                   "[0, DEG) degrees")
+                   "[0, DEG) degrees, DEG in (0, 3600]")
         ->type_name("DEG")
+        ->check(numberIn(1e-9, 3600))
+        ->capture_default_str();
+    app.add_option("--angle-units", c.angleUnits,
+                   "Units of the file's angles and of --angles: auto = what the file says, else degrees, refusing "
+                   "angles that look like radians (all within 6.28 degrees); degrees or radians = use these units")
+        ->check(CLI::IsMember({"auto", "degrees", "radians"}))
+        ->capture_default_str();
+    app.add_option("--variable", c.variable,
+                   "MATLAB v7.3 (.mat) input: the variable holding the projections, size [angles, rows, columns] "
+                   "in MATLAB, or one sinogram, [angles, columns]; NAME,ANGLES also names a vector of angles")
+        ->type_name("NAME[,ANGLES]");
+    app.add_flag("--log-corrected", c.logCorrected,
+                 "The values of a TIFF, raw or MATLAB input are already line integrals (flat-field corrected and "
+                 "-log'ed): reconstruct them as they are");
+    app.add_option("--max-clamped", c.maxClampedPercent,
+                   "Percentage of values without a positive transmission (raw <= dark or flat <= dark, clamped) "
+                   "beyond which the run stops with exit code 5: flats all zero or equal to the darks, data never "
+                   "written. Raise it (up to 100) to accept such data")
+        ->type_name("PERCENT")
+        ->check(numberIn(0, 100))
         ->capture_default_str();
     app.add_option("--raw-shape", c.rawShape,
                    "Read INPUT as a headerless raw file of PROJECTIONS,ROWS,COLUMNS samples "
@@ -164,6 +194,7 @@ void addOptions(CLI::App& app, CommandLine& c) {
         ->capture_default_str();
     app.add_option("--raw-header", c.rawHeader, "Bytes to skip at the start of a raw file")
         ->type_name("BYTES")
+        ->check(integerIn(0, std::numeric_limits<std::int64_t>::max()))
         ->capture_default_str();
     app.add_flag("--raw-big-endian", c.rawBigEndian, "Raw samples are big-endian (default: little-endian)");
     app.add_option("--tiff-bits", c.tiffBits,
@@ -229,8 +260,16 @@ SampleType parseSampleType(const std::string& s) {
 
 OpenOptions openOptions(const CLI::App& app, const CommandLine& c) {
     OpenOptions o;
-    if (!c.angles.empty()) o.anglesFile = c.angles;
+    if (app.count("--angles")) {
+        if (c.angles.empty()) throw InvalidArgument("--angles '': expected a file of angles");
+        o.anglesFile = c.angles;
+    }
     o.angleRangeDegrees = c.angleRange;
+    o.angleUnits = c.angleUnits == "degrees"   ? AngleUnits::Degrees
+                   : c.angleUnits == "radians" ? AngleUnits::Radians
+                                               : AngleUnits::Auto;
+    o.variable = c.variable;
+    o.logCorrected = c.logCorrected;
     if (!c.rawShape.empty()) {
         const auto shape = parseInts(c.rawShape, 3, 1, "--raw-shape");
         o.raw = RawLayout{shape[0], shape[1], shape[2], parseSampleType(c.rawType), c.rawHeader, c.rawBigEndian};
@@ -254,9 +293,11 @@ WriteOptions writeOptions(const CLI::App& app, const CommandLine& c, const fs::p
                               " needs --range MIN,MAX (the values mapped to the integer range)");
     if (!c.range.empty()) {
         const auto r = parseDoubles(c.range, 2, "--range");
-        if (!(r[0] < r[1])) throw InvalidArgument("--range " + c.range + ": MIN must be less than MAX");
+        // The mapping is done in float: the bounds must stay apart there.
         w.rangeMin = static_cast<float>(r[0]);
         w.rangeMax = static_cast<float>(r[1]);
+        if (!std::isfinite(w.rangeMin) || !std::isfinite(w.rangeMax) || !(w.rangeMin < w.rangeMax))
+            throw InvalidArgument("--range " + c.range + ": expected MIN < MAX, both within float32's range (+-3.4e38)");
     }
     return w;
 }
@@ -269,10 +310,11 @@ fs::path normalised(const fs::path& p) {
     return n.has_filename() ? n : n.parent_path();
 }
 
-/// Refuses an output that exists (without --overwrite), is the input, or
-/// lies inside an input directory (a TIFF stack: the new files would join
-/// the dataset).
+/// Refuses an output that exists (without --overwrite; a symbolic link to
+/// nothing counts), is the input, or lies inside an input directory (a TIFF
+/// stack: the new files would join the dataset).
 void checkOutput(const fs::path& output, const fs::path& input, bool overwrite) {
+    if (output.empty()) throw InvalidArgument("-o '': expected an output file or folder");
     volumeFormatFor(output); // throws InvalidArgument for an unknown extension
     std::error_code ec;
     if (!input.empty() && fs::is_directory(input, ec)) {
@@ -281,10 +323,14 @@ void checkOutput(const fs::path& output, const fs::path& input, bool overwrite) 
             throw InvalidArgument("the output '" + output.string() + "' is inside the input directory '" +
                                   input.string() + "'; choose another -o");
     }
-    if (!fs::exists(output, ec)) return;
+    const fs::path target = output.has_filename() ? output : output.parent_path();
+    if (!fs::exists(fs::symlink_status(target, ec))) return;
     if (!input.empty() && fs::exists(input, ec) && fs::equivalent(output, input, ec))
         throw InvalidArgument("the output '" + output.string() + "' is the input; choose another -o");
-    if (!overwrite) throw InvalidArgument("the output '" + output.string() + "' exists; add --overwrite to replace it");
+    if (!overwrite)
+        throw InvalidArgument("the output '" + output.string() + "' exists" +
+                              (fs::exists(target, ec) ? "" : " (a symbolic link to nothing)") +
+                              "; add --overwrite to replace it");
 }
 
 void printStrategies() {
@@ -419,6 +465,17 @@ struct Reference {
 Reference loadReference(const fs::path& path, int width, int height, int firstRow, int rowCount, int datasetRows) {
     Reference ref{path, readVolume(path), 0};
     const ImageStack& v = ref.volume;
+    // Checked now: a comparison that fails after the run would come after
+    // the output was written.
+    if (const auto bad = std::find_if(v.data.begin(), v.data.end(), [](float x) { return !std::isfinite(x); });
+        bad != v.data.end()) {
+        const auto index = static_cast<std::size_t>(bad - v.data.begin());
+        throw DataError("--reference '" + path.string() + "' holds " + (std::isnan(*bad) ? "NaN" : "inf") +
+                        " at slice " + std::to_string(index / v.imageSize()) + ", row " +
+                        std::to_string(index % v.imageSize() / static_cast<std::size_t>(v.width)) + ", column " +
+                        std::to_string(index % static_cast<std::size_t>(v.width)) +
+                        "; expected a volume of finite values");
+    }
     if (v.width != width || v.height != height)
         throw FormatError("--reference '" + path.string() + "' has slices of " + std::to_string(v.width) + "x" +
                           std::to_string(v.height) + " pixels, the output " + std::to_string(width) + "x" +
@@ -437,6 +494,23 @@ void compareWithReference(const Reference& ref, const ImageStack& result, int fi
     printComparison("vs reference " + ref.path.string() + " (rows " + std::to_string(firstRow) + ".." +
                         std::to_string(firstRow + result.depth - 1) + ")",
                     c, firstRow);
+}
+
+/// Throws OutOfMemory naming the dataset when one row cannot be held: the
+/// reconstruction keeps three sinograms of a row (the one reconstructed,
+/// the next being read, the reader's staging copy) and its slice. Found
+/// before anything is allocated, not after minutes of swapping.
+void requireRowFitsInMemory(const DatasetInfo& info, const Region& region) {
+    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+    const double sinogram = 4.0 * info.projections * info.columns;
+    const double needed = 3.0 * sinogram + 4.0 * static_cast<double>(region.pixels());
+    const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+    if (memory > 0 && needed > memory)
+        throw OutOfMemory(info.path.string() + " declares " + std::to_string(info.projections) + " projections x " +
+                          std::to_string(info.columns) + " columns: one row needs " +
+                          formatNumber(needed / kGiB, 3) + " GiB (three sinograms and a " +
+                          std::to_string(region.width) + "x" + std::to_string(region.height) +
+                          " slice) but this machine has " + formatNumber(memory / kGiB, 3) + " GiB");
 }
 
 std::string commandLineText(int argc, char** argv) {
@@ -484,6 +558,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     std::unique_ptr<DatasetReader> reader = openDataset(cfg.input, open);
     const DatasetInfo& info = reader->info();
     if (!c.quiet) std::printf("input: %s\n", describeDataset(info).c_str());
+    for (const std::string& warning : info.warnings) std::printf("warning: %s\n", warning.c_str());
 
     RowRange rows{cfg.firstRow, cfg.rowCount};
     checkRows(rows, info.rows, (c.config.empty() || app.count("--rows")) ? "--rows" : "rows of --config");
@@ -500,7 +575,8 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
                               ": expected a detector column in [" + formatNumber(-0.5 * info.columns) + ", " +
                               formatNumber(1.5 * info.columns) + "] (the detector has columns 0.." +
                               std::to_string(info.columns - 1) + ")");
-    if (!cfg.axisOffsetsFile.empty()) geometry.axisOffsets = readAxisOffsetsFile(cfg.axisOffsetsFile, info.projections);
+    if (!cfg.axisOffsetsFile.empty())
+        geometry.axisOffsets = readAxisOffsetsFile(cfg.axisOffsetsFile, info.projections, info.columns);
     if (c.autoCenter) {
         const int row = rows.first + rowCount / 2;
         if (!c.quiet) std::printf("auto-center: searching row %d...\n", row);
@@ -519,6 +595,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     if (cfg.region) recon.region = *cfg.region;
     geometry.validate();
     recon.validate();
+    requireRowFitsInMemory(info, recon.region);
 
     // Resolve the strategy now, so a bad one fails before any output exists
     // and the record names the one that ran.
@@ -570,15 +647,19 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     job.rowCount = rowCount;
     job.geometry = recon;
     job.options = cfg.options;
+    job.maxClampedFraction = c.maxClampedPercent / 100.0;
 
     VolumeReport report;
-    {
+    try {
         auto writer = createVolumeWriter(output, recon.region.width, recon.region.height, rowCount, write);
         ProgressBar bar(rowCount, "rows", !c.quiet);
         report = reconstructVolume(*reader, job, *writer, [&](double fraction, std::string_view) {
             throwIfInterrupted();
             bar.update(static_cast<int>(std::lround(fraction * rowCount)));
         });
+    } catch (const TooManyClampedValues& e) {
+        throw TooManyClampedValues(std::string(e.what()) + "; --max-clamped " + formatNumber(c.maxClampedPercent) +
+                                   " is the limit in percent");
     }
     if (resultInDemoFolder) demoFolder->keep(); // removed with the scan when the run fails
 

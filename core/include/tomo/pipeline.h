@@ -5,6 +5,7 @@
 
 #include "tomo/backend.h"
 #include "tomo/dataset.h"
+#include "tomo/error.h"
 #include "tomo/preprocess.h"
 #include "tomo/progress.h"
 #include "tomo/volume_io.h"
@@ -25,6 +26,18 @@ struct VolumeJob {
     /// and a budget of about 1 GiB for the sinogram and slice buffers; the
     /// plan's own memory, ReconstructionPlan::memoryBytes(), comes on top).
     int chunkRows = 0;
+    /// Largest share (0..1) of a chunk's values that may have no positive
+    /// transmission (raw <= dark, flat <= dark) and be clamped: beyond it the
+    /// data are broken (flats all zero or equal to the darks, a missing
+    /// source) and the run stops with TooManyClampedValues before anything
+    /// is committed. 1 accepts everything.
+    double maxClampedFraction = 0.01;
+};
+
+/// More than VolumeJob::maxClampedFraction of a chunk's values were clamped.
+class TooManyClampedValues : public DataError {
+public:
+    using DataError::DataError;
 };
 
 struct VolumeReport {
@@ -44,7 +57,10 @@ struct VolumeReport {
 /// Runs the job, writing slice i of the range as slice i of `writer`, and
 /// commits the writer at the end. `progress` is called after every chunk;
 /// a Cancelled thrown from it propagates (the caller drops the writer, so
-/// no partial file remains). Throws as the reader, plan and writer do.
+/// no partial file remains). Throws as the reader, plan and writer do,
+/// InvalidArgument for a maxClampedFraction outside [0, 1], and
+/// TooManyClampedValues (naming the file and rows) when a chunk has too many
+/// clamped values.
 VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, VolumeWriter& writer,
                                const ProgressCallback& progress = {});
 

@@ -22,16 +22,23 @@ struct RunConfig {
     ReconOptions options;
 };
 
+/// Bounds of RunConfig's threads and device (ReconOptions).
+constexpr int kMaxThreads = 1024;
+constexpr int kMaxDevice = 1023;
+
 /// JSON object with keys input, axis, axis_offsets_file, rows [first, count],
 /// region [x, y, width, height], strategy, interpolation, precision,
 /// slices_per_pass, filter, padding, device, threads; absent keys keep
 /// defaults. Unknown keys are an error (typos must not pass silently).
 std::string toJson(const RunConfig& config);
-/// Throws FormatError naming the key and what was expected.
+/// Throws FormatError naming the key and what was expected (the offending
+/// value shown in a few words, whatever its size), or when values are
+/// nested more than 16 levels deep.
 RunConfig runConfigFromJson(const std::string& json);
 
 /// File versions; save writes a temporary then renames. Throw IoError /
-/// FormatError naming the file.
+/// FormatError naming the file; load refuses anything but a regular file
+/// (a FIFO would block) and files over 1 MiB.
 void saveRunConfig(const std::filesystem::path& path, const RunConfig& config);
 RunConfig loadRunConfig(const std::filesystem::path& path);
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <future>
 #include <vector>
 
@@ -118,6 +119,23 @@ struct LoadedChunk {
     double secondsPreprocess = 0.0;
 };
 
+/// Throws TooManyClampedValues when more than `limit` of the values of rows
+/// [firstRow, firstRow + rows) were clamped.
+void checkClamped(const PreprocessStats& stats, const DatasetInfo& info, int firstRow, int rows, double limit) {
+    const double values = static_cast<double>(rows) * info.projections * info.columns;
+    const double fraction = static_cast<double>(stats.clamped) / values;
+    if (fraction <= limit) return;
+    char text[160];
+    std::snprintf(text, sizeof text, "%.3g %% of the values (%zu of %.0f) have no positive transmission", 100.0 * fraction,
+                  stats.clamped, values);
+    char allowed[48];
+    std::snprintf(allowed, sizeof allowed, "%.3g %%", 100.0 * limit);
+    throw TooManyClampedValues("rows " + std::to_string(firstRow) + ".." + std::to_string(firstRow + rows - 1) + " of " +
+                               info.path.string() + ": " + text +
+                               " (raw <= dark or flat <= dark) and would be clamped; expected at most " + allowed +
+                               " (flat fields all zero or equal to the darks, or data never written?)");
+}
+
 } // namespace
 
 VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, VolumeWriter& writer,
@@ -134,6 +152,8 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                               " are outside '" + info.path.string() + "' (rows 0.." + std::to_string(info.rows - 1) +
                               ")");
     const int rowCount = job.rowCount == 0 ? info.rows - job.firstRow : job.rowCount;
+    if (!(job.maxClampedFraction >= 0.0 && job.maxClampedFraction <= 1.0))
+        throw InvalidArgument("maxClampedFraction " + std::to_string(job.maxClampedFraction) + ": expected 0..1");
 
     const ReconGeometry geometry = completeGeometry(job.geometry, info);
     std::unique_ptr<ReconstructionPlan> plan = createPlan(geometry, job.options);
@@ -166,6 +186,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     for (int done = 0; done < rowCount;) {
         const int rows = std::min(chunkRows, rowCount - done);
         const LoadedChunk chunk = next.get();
+        checkClamped(chunk.stats, info, job.firstRow + done, rows, job.maxClampedFraction);
         report.preprocess.clamped += chunk.stats.clamped;
         report.secondsRead += chunk.secondsRead;
         report.secondsPreprocess += chunk.secondsPreprocess;

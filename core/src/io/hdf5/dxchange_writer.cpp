@@ -25,7 +25,7 @@ void writeStack(hid_t group, const char* name, int images, int rows, int columns
 } // namespace
 
 void writeDXchangeFile(const std::filesystem::path& file, const DXchangeScan& scan) {
-    h5::QuietErrors quiet;
+    h5::prepareThread();
     h5::File out(H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT));
     if (!out.valid()) throw IoError(file.string() + ": cannot create the HDF5 file" + h5::errorDetail());
     h5::Group exchange(H5Gcreate2(out.get(), "/exchange", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));

@@ -1,21 +1,31 @@
 #include "io/hdf5/h5_util.h"
 
+#include "io/file_checks.h"
 #include "tomo/error.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
-#include <numbers>
+#include <mutex>
+
+#include <unistd.h>
 
 namespace tomo::h5 {
 
-QuietErrors::QuietErrors() {
-    H5Eget_auto2(H5E_DEFAULT, &m_function, &m_data);
+void prepareThread() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        // Only possible before HDF5 initialises itself; harmless after.
+        H5dont_atexit();
+    });
+    thread_local bool prepared = false;
+    if (prepared) return;
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    prepared = true;
 }
-
-QuietErrors::~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, m_function, m_data); }
 
 std::string errorDetail() {
     std::string message;
@@ -27,20 +37,38 @@ std::string errorDetail() {
             return 0;
         },
         &message);
-    return message.empty() ? std::string() : " (HDF5: " + message + ")";
+    if (message.empty()) return {};
+    // Failed system calls: "file write failed: time = ..., errno = 28, error
+    // message = 'No space left on device', buf = ..." -> the first clause and
+    // the system's reason.
+    const std::string marker = "error message = '";
+    if (const auto at = message.find(marker); at != std::string::npos) {
+        const auto end = message.find('\'', at + marker.size());
+        message = message.substr(0, message.find(':')) + ": " + message.substr(at + marker.size(), end - at - marker.size());
+    }
+    constexpr std::size_t kMaxLength = 200;
+    if (message.size() > kMaxLength) message = message.substr(0, kMaxLength) + "...";
+    for (char& c : message)
+        if (c == '\n' || c == '\r') c = ' ';
+    return " (HDF5: " + message + ")";
 }
 
 File openReadOnly(const std::filesystem::path& path) {
+    prepareThread();
     PropertyList fapl(H5Pcreate(H5P_FILE_ACCESS));
     // Lock when the file system supports it, but read-only mounts without
     // locking must still open.
     H5Pset_file_locking(fapl.get(), true, true);
     File file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()));
+    // A readable file that HDF5 cannot open is damaged; otherwise the system refused it.
+    if (!file.valid() && ::access(path.c_str(), R_OK) == 0)
+        throw FormatError(path.string() + ": not a readable HDF5 file (truncated or corrupt?)" + errorDetail());
     if (!file.valid()) throw IoError(path.string() + ": cannot open the HDF5 file" + errorDetail());
     return file;
 }
 
 bool exists(hid_t file, const std::string& objectPath) {
+    prepareThread();
     for (std::size_t slash = objectPath.find('/', 1);; slash = objectPath.find('/', slash + 1)) {
         const std::string prefix = objectPath.substr(0, slash);
         if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
@@ -65,6 +93,7 @@ std::string typeText(hid_t type) {
 
 Array::Array(hid_t file, std::filesystem::path filePath, std::string name)
     : m_filePath(std::move(filePath)), m_name(std::move(name)) {
+    prepareThread();
     if (!exists(file, m_name)) throw FormatError(m_filePath.string() + ": dataset " + m_name + " is missing");
     m_dataset = Dataset(H5Dopen2(file, m_name.c_str(), H5P_DEFAULT));
     if (!m_dataset.valid()) throw FormatError(m_filePath.string() + ": " + m_name + " is not a dataset" + errorDetail());
@@ -114,6 +143,7 @@ SampleType Array::pixelType() const {
 }
 
 void Array::read(const std::vector<Block>& blocks, std::span<float> out) const {
+    prepareThread();
     Dataspace fileSpace(H5Dget_space(m_dataset.get()));
     H5Sselect_none(fileSpace.get());
     for (const Block& b : blocks)
@@ -134,57 +164,152 @@ void Array::read(std::vector<hsize_t> start, std::vector<hsize_t> count, std::sp
 }
 
 std::vector<double> Array::readAllDouble() const {
+    prepareThread();
+    requireStoredData();
+    // Metadata (angles, keys) only: a few million values at most.
+    constexpr hsize_t kMaxValues = hsize_t{1} << 26;
     hsize_t n = 1;
-    for (hsize_t d : m_dims) n *= d;
+    for (hsize_t d : m_dims) n = d == 0 || n <= kMaxValues / d ? n * d : kMaxValues + 1;
+    if (n > kMaxValues)
+        throw FormatError(where() + " has shape " + shapeText() + "; expected at most " + std::to_string(kMaxValues) +
+                          " values of metadata");
     std::vector<double> values(n);
     if (n > 0 && H5Dread(m_dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
         throw IoError(where() + ": read failed" + errorDetail());
     return values;
 }
 
-std::optional<std::string> Array::stringAttribute(const char* name) const {
-    if (H5Aexists(m_dataset.get(), name) <= 0) return std::nullopt;
-    Attribute attribute(H5Aopen(m_dataset.get(), name, H5P_DEFAULT));
-    Datatype type(H5Aget_type(attribute.get()));
-    if (H5Tget_class(type.get()) != H5T_STRING) return std::nullopt;
+namespace {
+
+/// The one string of an open attribute of string type; nullopt when it
+/// holds several values or cannot be read.
+std::optional<std::string> readOneString(hid_t attribute, hid_t type) {
     // H5Aread fills one element per point of the attribute's dataspace: the
     // buffers below hold exactly one string.
-    Dataspace space(H5Aget_space(attribute.get()));
-    if (H5Sget_simple_extent_npoints(space.get()) != 1)
-        throw FormatError(where() + ": attribute " + name + " holds several values; expected one string");
+    Dataspace space(H5Aget_space(attribute));
+    if (H5Sget_simple_extent_npoints(space.get()) != 1) return std::nullopt;
     std::string value;
-    if (H5Tis_variable_str(type.get()) > 0) {
+    if (H5Tis_variable_str(type) > 0) {
         Datatype memType(H5Tcopy(H5T_C_S1));
         H5Tset_size(memType.get(), H5T_VARIABLE);
         // h5py writes UTF-8 strings; HDF5 will not convert between character sets.
-        H5Tset_cset(memType.get(), H5Tget_cset(type.get()));
+        H5Tset_cset(memType.get(), H5Tget_cset(type));
         char* text = nullptr;
-        if (H5Aread(attribute.get(), memType.get(), &text) < 0)
-            throw IoError(where() + ": cannot read attribute " + name + errorDetail());
+        if (H5Aread(attribute, memType.get(), &text) < 0) return std::nullopt;
         if (text) value = text;
         H5free_memory(text);
     } else {
-        value.resize(H5Tget_size(type.get()));
-        if (H5Aread(attribute.get(), type.get(), value.data()) < 0)
-            throw IoError(where() + ": cannot read attribute " + name + errorDetail());
+        value.resize(H5Tget_size(type));
+        if (H5Aread(attribute, type, value.data()) < 0) return std::nullopt;
         value.erase(std::find(value.begin(), value.end(), '\0'), value.end());
     }
     return value;
 }
 
-std::vector<double> readAnglesRadians(const Array& angles) {
+} // namespace
+
+std::optional<std::string> attributeText(hid_t object, const char* name) {
+    prepareThread();
+    if (H5Aexists(object, name) <= 0) return std::nullopt;
+    Attribute attribute(H5Aopen(object, name, H5P_DEFAULT));
+    Datatype type(H5Aget_type(attribute.get()));
+    const H5T_class_t cls = H5Tget_class(type.get());
+    if (cls == H5T_STRING) return readOneString(attribute.get(), type.get());
+    if (cls != H5T_INTEGER && cls != H5T_FLOAT) return std::nullopt;
+    Dataspace space(H5Aget_space(attribute.get()));
+    if (H5Sget_simple_extent_npoints(space.get()) != 1) return std::nullopt;
+    double value = 0.0;
+    if (H5Aread(attribute.get(), H5T_NATIVE_DOUBLE, &value) < 0) return std::nullopt;
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", value);
+    return text;
+}
+
+std::optional<std::string> Array::stringAttribute(const char* name) const {
+    prepareThread();
+    if (H5Aexists(m_dataset.get(), name) <= 0) return std::nullopt;
+    Attribute attribute(H5Aopen(m_dataset.get(), name, H5P_DEFAULT));
+    Datatype type(H5Aget_type(attribute.get()));
+    if (H5Tget_class(type.get()) != H5T_STRING) return std::nullopt;
+    Dataspace space(H5Aget_space(attribute.get()));
+    if (H5Sget_simple_extent_npoints(space.get()) != 1)
+        throw FormatError(where() + ": attribute " + name + " holds several values; expected one string");
+    auto value = readOneString(attribute.get(), type.get());
+    if (!value) throw IoError(where() + ": cannot read attribute " + name + errorDetail());
+    return value;
+}
+
+void Array::requireStoredData() const {
+    prepareThread();
+    PropertyList create(H5Dget_create_plist(m_dataset.get()));
+    const H5D_layout_t layout = H5Pget_layout(create.get());
+    if (layout == H5D_VIRTUAL) {
+        requireVirtualSources(create.get());
+        return;
+    }
+    // Data in external raw files, or inside the object header: HDF5 checks
+    // those when reading.
+    if (layout == H5D_COMPACT || H5Pget_external_count(create.get()) > 0) return;
+    double declared = static_cast<double>(H5Tget_size(Datatype(H5Dget_type(m_dataset.get())).get()));
+    for (hsize_t d : m_dims) declared *= static_cast<double>(d);
+    const hsize_t stored = H5Dget_storage_size(m_dataset.get());
+    if (stored == 0 && declared > 0)
+        throw FormatError(where() + " declares " + shapeText() + " " + m_typeText + " (" +
+                          detail::formatBytes(declared) + ") but holds no data: it was never written");
+    if (layout != H5D_CONTIGUOUS) return;
+    // Contiguous data lie in one block: it must end inside the file.
+    const haddr_t offset = H5Dget_offset(m_dataset.get());
+    std::error_code ec;
+    const auto fileBytes = std::filesystem::file_size(m_filePath, ec);
+    if (offset != HADDR_UNDEF && !ec && static_cast<double>(offset) + static_cast<double>(stored) > static_cast<double>(fileBytes))
+        throw FormatError(where() + " declares " + shapeText() + " " + m_typeText + " (" +
+                          detail::formatBytes(declared) + ") from byte " + std::to_string(offset) + ", but the file has " +
+                          std::to_string(fileBytes) + " bytes: it is truncated");
+}
+
+void Array::requireVirtualSources(hid_t create) const {
+    std::size_t mappings = 0;
+    if (H5Pget_virtual_count(create, &mappings) < 0) return;
+    const std::filesystem::path beside = m_filePath.parent_path();
+    for (std::size_t i = 0; i < mappings; ++i) {
+        const ssize_t length = H5Pget_virtual_filename(create, i, nullptr, 0);
+        if (length <= 0) continue;
+        std::string name(static_cast<std::size_t>(length) + 1, '\0');
+        H5Pget_virtual_filename(create, i, name.data(), name.size());
+        name.resize(static_cast<std::size_t>(length));
+        // "." is this file; printf-style patterns name many files.
+        if (name == "." || name.find('%') != std::string::npos) continue;
+        // Where HDF5 looks (1.10): the name as given, HDF5_VDS_PREFIX, then
+        // beside this file.
+        std::error_code ec;
+        const std::filesystem::path source(name);
+        bool found = std::filesystem::exists(source, ec) ||
+                     (source.is_relative() && std::filesystem::exists(beside / source, ec));
+        if (const char* prefix = std::getenv("HDF5_VDS_PREFIX"); !found && prefix && *prefix)
+            found = std::filesystem::exists(std::filesystem::path(prefix) / source, ec);
+        if (!found)
+            throw FormatError(where() + " is a virtual dataset whose source file '" + name +
+                              "' is missing (looked for it as given and beside " + m_filePath.filename().string() +
+                              "); its values would read as zeros");
+    }
+}
+
+detail::StoredAngles readStoredAngles(const Array& angles) {
     angles.requireRank({1}, "one angle per projection (1D)");
-    std::vector<double> values = angles.readAllDouble();
-    std::string units = angles.stringAttribute("units").value_or("degrees");
+    detail::StoredAngles stored{angles.readAllDouble(), angles.where(), std::nullopt};
+    const auto attribute = angles.stringAttribute("units");
+    if (!attribute) return stored;
+    std::string units = *attribute;
     std::transform(units.begin(), units.end(), units.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (units == "rad" || units == "radian" || units == "radians") return values;
-    if (units != "deg" && units != "degree" && units != "degrees")
-        throw FormatError(angles.where() + " has units '" + units + "'; expected degrees or radians");
-    for (double& v : values) v *= std::numbers::pi / 180.0;
-    return values;
+    if (units == "rad" || units == "radian" || units == "radians") stored.statedUnits = AngleUnits::Radians;
+    else if (units == "deg" || units == "degree" || units == "degrees") stored.statedUnits = AngleUnits::Degrees;
+    else
+        throw FormatError(angles.where() + " has units '" + units.substr(0, 40) + "'; expected degrees or radians");
+    return stored;
 }
 
 void writeStringAttribute(hid_t object, const std::string& name, const std::string& value, const std::string& where) {
+    prepareThread();
     Datatype type(H5Tcopy(H5T_C_S1));
     H5Tset_size(type.get(), H5T_VARIABLE);
     H5Tset_cset(type.get(), H5T_CSET_UTF8);

@@ -1,8 +1,10 @@
 // Internal: RAII over HDF5 C API identifiers, and the few read/write helpers
 // the readers and writers share. Every failure becomes a tomo exception that
-// names the file and the dataset, with HDF5's own message appended.
+// names the file and the dataset, with HDF5's own message appended; HDF5
+// never prints.
 #pragma once
 
+#include "io/readers.h"
 #include "tomo/dataset.h"
 
 #include <hdf5.h>
@@ -15,6 +17,15 @@
 #include <vector>
 
 namespace tomo::h5 {
+
+/// Prepares HDF5 for use on the calling thread; every function here calls
+/// it first, so callers need not. Error stacks are per thread in HDF5's
+/// thread-safe build: automatic printing is switched off for this thread
+/// (errors become exceptions carrying HDF5's message). Process-wide, on the
+/// first call, HDF5's clean-up at exit is switched off: HDF5 1.10 keeps a
+/// file whose close failed (disk full) half-destroyed and crashes when it
+/// tries to close it again at exit. Files are always closed explicitly.
+void prepareThread();
 
 /// Owns one hid_t and closes it with Close.
 template <herr_t (*Close)(hid_t)>
@@ -39,17 +50,17 @@ public:
     bool valid() const { return m_id >= 0; }
     /// Closes now; returns false if HDF5 reported an error while closing
     /// (for a file: data could not be flushed).
+    /// The identifier is never used again, even when closing fails: HDF5
+    /// may already have destroyed what it referred to.
     bool close() {
+        prepareThread();
         const bool ok = m_id < 0 || Close(m_id) >= 0;
         m_id = H5I_INVALID_HID;
         return ok;
     }
 
 private:
-    void reset() {
-        if (m_id >= 0) Close(m_id);
-        m_id = H5I_INVALID_HID;
-    }
+    void reset() { close(); }
     hid_t m_id = H5I_INVALID_HID;
 };
 
@@ -61,21 +72,9 @@ using Attribute = Handle<H5Aclose>;
 using PropertyList = Handle<H5Pclose>;
 using Group = Handle<H5Gclose>;
 
-/// Stops HDF5 from printing its error stack for the lifetime of the object
-/// (we report errors by exceptions); restores the previous handler after.
-class QuietErrors {
-public:
-    QuietErrors();
-    ~QuietErrors();
-    QuietErrors(const QuietErrors&) = delete;
-    QuietErrors& operator=(const QuietErrors&) = delete;
-
-private:
-    H5E_auto2_t m_function = nullptr;
-    void* m_data = nullptr;
-};
-
-/// " (HDF5: <innermost message>)" for the current error stack, or "".
+/// " (HDF5: <innermost message>)" for the current error stack, or "":
+/// one short line (a failed write says "file write failed: No space left
+/// on device", not HDF5's twenty fields).
 std::string errorDetail();
 
 /// Opens a file read-only. Throws IoError naming it.
@@ -83,6 +82,11 @@ File openReadOnly(const std::filesystem::path& path);
 
 /// Whether every link of an absolute path like "/a/b/c" exists.
 bool exists(hid_t file, const std::string& objectPath);
+
+/// A string or numeric attribute of an object as text (numbers printed with
+/// %g), or nullopt when absent or of another kind. For messages and simple
+/// checks; never throws for a malformed attribute.
+std::optional<std::string> attributeText(hid_t object, const char* name);
 
 /// An open numeric dataset, with the file and name kept for messages.
 class Array {
@@ -97,6 +101,7 @@ public:
     SampleType pixelType() const;
     /// "/exchange/data in /data/scan.h5", for error messages.
     std::string where() const;
+    const std::filesystem::path& filePath() const { return m_filePath; }
     /// "(181, 2, 640)".
     std::string shapeText() const;
     /// Throws FormatError unless the rank is one of `ranks` (the text says
@@ -118,8 +123,16 @@ public:
     /// A string attribute of the dataset, if present. Throws FormatError if
     /// it holds more than one string.
     std::optional<std::string> stringAttribute(const char* name) const;
+    /// Throws FormatError naming the dataset when its declared size cannot
+    /// be in the file: nothing ever written (a 100000^3 dataset of a few
+    /// kilobytes), contiguous data reaching past the end of the file
+    /// (truncated), or a virtual dataset whose source file is missing.
+    void requireStoredData() const;
+    hid_t id() const { return m_dataset.get(); }
 
 private:
+    void requireVirtualSources(hid_t create) const;
+
     std::filesystem::path m_filePath;
     std::string m_name;
     Dataset m_dataset;
@@ -128,10 +141,11 @@ private:
     std::string m_typeText;
 };
 
-/// An angle dataset converted to radians, by its "units" attribute
-/// ("rad"/"radians" or "deg"/"degrees"; degrees when absent, as DXchange and
-/// NXtomo default to). Throws FormatError for other units or a rank != 1.
-std::vector<double> readAnglesRadians(const Array& angles);
+/// An angle dataset as stored, with the units its "units" attribute states
+/// ("rad"/"radians" or "deg"/"degrees"; none when absent: DXchange and
+/// NXtomo then mean degrees). Throws FormatError for other units or a
+/// rank != 1.
+detail::StoredAngles readStoredAngles(const Array& angles);
 
 /// Writes a variable-length UTF-8 string attribute on an object. Throws
 /// IoError naming `where`.
