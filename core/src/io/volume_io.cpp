@@ -152,6 +152,12 @@ void requireFreeSpace(const std::filesystem::path& target, double bytes) {
 
 StagedOutput::StagedOutput(std::filesystem::path target, bool overwrite)
     : m_target(withoutTrailingSlash(target)), m_overwrite(overwrite) {
+    const auto dir = m_target.has_parent_path() ? m_target.parent_path() : std::filesystem::path(".");
+    const std::string name = m_target.filename().string();
+    const std::size_t limit = nameMax(dir);
+    if (name.size() > limit)
+        throw IoError(m_target.string() + ": the name has " + std::to_string(name.size()) +
+                      " bytes; the file system takes at most " + std::to_string(limit));
     if (entryExists(m_target)) {
         if (!overwrite) {
             const bool dangling = fileType(m_target) == std::filesystem::file_type::not_found;
@@ -160,7 +166,6 @@ StagedOutput::StagedOutput(std::filesystem::path target, bool overwrite)
         }
         requireReplaceableDirectory(m_target);
     }
-    const auto dir = m_target.has_parent_path() ? m_target.parent_path() : std::filesystem::path(".");
     const auto dirType = fileType(dir);
     if (dirType != std::filesystem::file_type::directory)
         throw IoError(m_target.string() + ": the directory " + dir.string() +
@@ -170,11 +175,6 @@ StagedOutput::StagedOutput(std::filesystem::path target, bool overwrite)
     // name is shortened so that the temporary (and the ".old" name used
     // when replacing a directory) still fits the file system's limit.
     static std::atomic<unsigned> counter{0};
-    const std::string name = m_target.filename().string();
-    const std::size_t limit = nameMax(dir);
-    if (name.size() > limit)
-        throw IoError(m_target.string() + ": the name has " + std::to_string(name.size()) +
-                      " bytes; the file system takes at most " + std::to_string(limit));
     const std::string suffix = ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
     constexpr std::size_t kAsideSuffix = 4; // ".old"
     m_temporary = dir / ("." + utf8Prefix(name, limit - 1 - suffix.size() - kAsideSuffix) + suffix);

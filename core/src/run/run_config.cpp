@@ -97,7 +97,7 @@ auto parseNamed(const json& j, const std::string& key, Parse parse) {
     try {
         return parse(text);
     } catch (const InvalidArgument& e) {
-        throw FormatError("run config: key '" + key + "': " + e.what());
+        throw FormatError("run config: key '" + key + "': " + shortText(e.what(), 200));
     }
 }
 

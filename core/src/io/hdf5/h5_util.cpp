@@ -9,18 +9,20 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
-#include <mutex>
 
 #include <unistd.h>
 
 namespace tomo::h5 {
 
+namespace {
+
+// HDF5 takes this only before it initialises itself, so it is done when the
+// program loads, before main() and before any other code can call HDF5.
+const bool g_noCleanupAtExit = H5dont_atexit() >= 0;
+
+} // namespace
+
 void prepareThread() {
-    static std::once_flag once;
-    std::call_once(once, [] {
-        // Only possible before HDF5 initialises itself; harmless after.
-        H5dont_atexit();
-    });
     thread_local bool prepared = false;
     if (prepared) return;
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);

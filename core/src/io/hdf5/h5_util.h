@@ -21,10 +21,11 @@ namespace tomo::h5 {
 /// Prepares HDF5 for use on the calling thread; every function here calls
 /// it first, so callers need not. Error stacks are per thread in HDF5's
 /// thread-safe build: automatic printing is switched off for this thread
-/// (errors become exceptions carrying HDF5's message). Process-wide, on the
-/// first call, HDF5's clean-up at exit is switched off: HDF5 1.10 keeps a
-/// file whose close failed (disk full) half-destroyed and crashes when it
-/// tries to close it again at exit. Files are always closed explicitly.
+/// (errors become exceptions carrying HDF5's message).
+/// Process-wide, when the program loads, HDF5's clean-up at exit is
+/// switched off: HDF5 1.10 leaves the identifier of a file whose close
+/// failed (disk full) pointing at freed memory and crashes when it closes
+/// it again at exit. Files are always closed explicitly, so nothing is lost.
 void prepareThread();
 
 /// Owns one hid_t and closes it with Close.
