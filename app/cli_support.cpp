@@ -44,8 +44,10 @@ std::string exitCodeHelp() {
 
 namespace {
 
-/// The first cancelling signal, 0 before.
-volatile std::sig_atomic_t g_signal = 0;
+/// The first cancelling signal, 0 before. Lock-free atomic: handlers may run
+/// on several threads at once, and exactly one of them is the first.
+std::atomic<int> g_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
 
 const char* signalName(int signal) {
     switch (signal) {
@@ -57,10 +59,8 @@ const char* signalName(int signal) {
 }
 
 extern "C" void onCancelSignal(int signal) {
-    if (g_signal == 0) {
-        g_signal = signal;
-        return;
-    }
+    int none = 0;
+    if (g_signal.compare_exchange_strong(none, signal)) return;
     // The second signal: no waiting for the run to notice. Only
     // async-signal-safe calls from here on.
     removeUncommittedOutputs();
@@ -81,10 +81,10 @@ int reportError(std::string_view program, const std::exception& e) {
     constexpr std::size_t kMaxMessage = 2000;
     if (message.size() > kMaxMessage) message = message.substr(0, kMaxMessage) + "...";
     int code = exitCodeFor(e);
-    if (g_signal != 0) {
+    if (const int signal = g_signal.load(); signal != 0) {
         if (code != kExitCancelled) message = "cancelled by the user";
-        message += std::string(" (") + signalName(g_signal) + "; no output written)";
-        code = 128 + g_signal;
+        message += std::string(" (") + signalName(signal) + "; no output written)";
+        code = 128 + signal;
     }
     std::cerr << program << ": error: " << message << std::endl;
     return code;
@@ -101,7 +101,7 @@ void installInterruptHandler() {
 }
 
 bool interrupted() {
-    return g_signal != 0;
+    return g_signal.load() != 0;
 }
 
 void throwIfInterrupted() {

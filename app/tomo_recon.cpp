@@ -136,6 +136,7 @@ void addOptions(CLI::App& app, CommandLine& c) {
         ->check(CLI::IsMember({"float32", "float16"}))
         ->capture_default_str();
     app.add_option("--slices-per-pass", c.slicesPerPass, "Slices back-projected together in one pass")
+        ->check(integerIn(1, 4))
         ->check(CLI::IsMember({1, 2, 4}))
         ->capture_default_str();
     app.add_option("--filter", c.filter, "Ramp filter window")
@@ -199,6 +200,7 @@ void addOptions(CLI::App& app, CommandLine& c) {
     app.add_flag("--raw-big-endian", c.rawBigEndian, "Raw samples are big-endian (default: little-endian)");
     app.add_option("--tiff-bits", c.tiffBits,
                    "TIFF output sample size: 32 = float32; 16 or 8 = unsigned integers mapped from --range")
+        ->check(integerIn(8, 32))
         ->check(CLI::IsMember({32, 16, 8}))
         ->capture_default_str();
     app.add_option("--range", c.range, "MIN,MAX: the values mapped to 0 and the largest integer for --tiff-bits 16/8")
