@@ -23,8 +23,8 @@ struct VolumeJob {
     ReconGeometry geometry;
     ReconOptions options;
     /// Rows read and reconstructed per chunk (0 = chosen from maxSlices()
-    /// and a budget of about 1 GiB for the sinogram and slice buffers; the
-    /// plan's own memory, ReconstructionPlan::memoryBytes(), comes on top).
+    /// and a budget of about 1 GiB for the sinogram and slice buffers and
+    /// the plan's working copies of a batch, whatever the region).
     int chunkRows = 0;
     /// Largest share (0..1) of a chunk's values that may have no positive
     /// transmission (raw <= dark, flat <= dark) and be clamped: beyond it the

@@ -72,16 +72,24 @@ ReconGeometry completeGeometry(const ReconGeometry& given, const DatasetInfo& in
     return g;
 }
 
+/// Host memory for the chunk buffers and a CPU plan's working copies.
+constexpr std::size_t kBudgetBytes = std::size_t{1} << 30;
+
+/// Bytes of the chunk buffers per row: three sinograms (the chunk being
+/// reconstructed, the next one being read, and the reader's staging copy:
+/// the HDF5 readers read frames, then reorder them into it) and one slice.
+std::size_t chunkRowBytes(const DatasetInfo& info, const Region& region) {
+    return sizeof(float) * (3 * static_cast<std::size_t>(info.projections) * info.columns + region.pixels());
+}
+
 /// Rows per chunk: what the job asks for, else as many as fit in the memory
-/// budget, a whole number of plan batches. A row costs three sinograms (the
-/// chunk being reconstructed, the next one being read, and the reader's
-/// staging copy: the HDF5 readers read frames, then reorder them into it)
-/// and one slice.
+/// budget with room for two more sinograms per row (a CPU plan's filtered
+/// and packed copies of a batch, which never exceeds a chunk), a whole
+/// number of plan batches.
 int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const DatasetInfo& info, int rowCount) {
     if (job.chunkRows > 0) return std::min(job.chunkRows, rowCount);
-    constexpr std::size_t kBudgetBytes = std::size_t{1} << 30;
-    const std::size_t rowBytes = sizeof(float) * (3 * static_cast<std::size_t>(info.projections) * info.columns +
-                                                  plan.geometry().region.pixels());
+    const std::size_t rowBytes = chunkRowBytes(info, plan.geometry().region) +
+                                 2 * sizeof(float) * static_cast<std::size_t>(info.projections) * info.columns;
     const int fit = static_cast<int>(std::clamp<std::size_t>(kBudgetBytes / rowBytes, 1, rowCount));
     const int batch = std::max(1, plan.maxSlices());
     return fit >= batch ? fit / batch * batch : fit;
@@ -103,6 +111,15 @@ public:
         const double perSlice = seconds / slices;
         const int fit = perSlice > 0.0 ? static_cast<int>(std::min<double>(kStepSeconds / perSlice, m_max)) : m_max;
         m_next = std::clamp(fit / m_multiple * m_multiple, m_multiple, m_max);
+    }
+
+    /// Caps batches so that `bytesPerSlice` each stay within `bytes` (at
+    /// least one pass). A small region back-projects fast, so without it its
+    /// batches, and the plan's copies of them, would grow to maxSlices().
+    void limitMemory(std::size_t bytesPerSlice, std::size_t bytes) {
+        const auto fit = static_cast<int>(std::min<std::size_t>(bytes / std::max<std::size_t>(bytesPerSlice, 1), m_max));
+        m_max = std::max(m_multiple, fit / m_multiple * m_multiple);
+        m_next = std::min(m_next, m_max);
     }
 
 private:
@@ -163,6 +180,12 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
 
     const int chunkRows = chooseChunkRows(job, *plan, info, rowCount);
     BatchSizer batch(*plan);
+    // A CPU plan's memory is host memory: what the chunks leave of the
+    // budget bounds its batches, measured after the first one.
+    const Backend* backend = BackendRegistry::instance().find(report.strategy);
+    bool limitPlanMemory = backend && backend->family() == "cpu";
+    const std::size_t chunkBytes = static_cast<std::size_t>(chunkRows) * chunkRowBytes(info, geometry.region);
+    const std::size_t planBudget = chunkBytes < kBudgetBytes ? kBudgetBytes - chunkBytes : 0;
     const std::size_t sinogramSize = static_cast<std::size_t>(info.projections) * info.columns;
     const std::size_t slicePixels = geometry.region.pixels();
     std::vector<float> slices(slicePixels * static_cast<std::size_t>(chunkRows));
@@ -199,6 +222,10 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
             plan->reconstruct(std::span<const float>(chunk.sinograms.data).subspan(b * sinogramSize, n * sinogramSize),
                               n, std::span<float>(slices).subspan(b * slicePixels, n * slicePixels));
             batch.record(n, secondsSince(tBatch));
+            if (limitPlanMemory) {
+                batch.limitMemory(plan->memoryBytes() / static_cast<std::size_t>(n), planBudget);
+                limitPlanMemory = false;
+            }
             b += n;
             if (progress && b < rows) progress(static_cast<double>(done + b) / rowCount, "reconstructing");
         }
