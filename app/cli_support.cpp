@@ -8,10 +8,12 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <new>
 #include <sstream>
+#include <vector>
 
 #include <unistd.h>
 
@@ -98,6 +100,47 @@ void installInterruptHandler() {
     action.sa_flags = 0; // no restart: a blocking read returns at once
     for (const int signal : {SIGINT, SIGTERM, SIGHUP}) sigaction(signal, &action, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
+}
+
+namespace {
+
+/// The crash message, composed before any crash: the handler may only
+/// write it (write(2) is async-signal-safe, formatting is not).
+char g_crashPrefix[256];
+char g_crashSuffix[4096];
+
+extern "C" void onFault(int signal) {
+    const char* name = signal == SIGSEGV ? "SIGSEGV" : signal == SIGBUS ? "SIGBUS" : signal == SIGFPE ? "SIGFPE" : "SIGILL";
+    (void)!::write(STDERR_FILENO, g_crashPrefix, std::strlen(g_crashPrefix));
+    (void)!::write(STDERR_FILENO, name, std::strlen(name));
+    (void)!::write(STDERR_FILENO, g_crashSuffix, std::strlen(g_crashSuffix));
+    removeUncommittedOutputs();
+    ::_exit(kExitInternal);
+}
+
+} // namespace
+
+void installCrashHandler(std::string_view program, std::string_view subject) {
+    std::snprintf(g_crashPrefix, sizeof g_crashPrefix, "%.*s: error: crashed (", static_cast<int>(program.size()),
+                  program.data());
+    std::string what(subject.substr(0, 2000));
+    for (char& c : what)
+        if (static_cast<unsigned char>(c) < 0x20) c = '?';
+    std::snprintf(g_crashSuffix, sizeof g_crashSuffix,
+                  ") while working on '%s': a bug here, or in a file library meeting damaged data; please report it "
+                  "with the file (no output written)\n",
+                  what.c_str());
+    // A stack overflow leaves no stack for the handler: give it its own.
+    static std::vector<char> stack(std::max<std::size_t>(SIGSTKSZ, 65536));
+    stack_t alternate{};
+    alternate.ss_sp = stack.data();
+    alternate.ss_size = stack.size();
+    sigaltstack(&alternate, nullptr);
+    struct sigaction action {};
+    action.sa_handler = onFault;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_ONSTACK | SA_RESETHAND; // a fault in the handler ends the process the usual way
+    for (const int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) sigaction(signal, &action, nullptr);
 }
 
 bool interrupted() {

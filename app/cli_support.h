@@ -44,6 +44,14 @@ int reportError(std::string_view program, const std::exception& e);
 /// at once with the signal's default action. SIGPIPE is ignored, so a
 /// closed output pipe cannot kill the process before it cleans up.
 void installInterruptHandler();
+/// The last line of defence: a fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL) in
+/// this program or in a file library on damaged data (HDF5 1.10 has such
+/// faults) ends the run with one line on stderr naming `subject` (the
+/// input), the temporary outputs deleted (removeUncommittedOutputs), and
+/// exit code 1 (a bug: please report it) instead of a core dump. Runs on an
+/// alternate stack, so a stack overflow is caught too.
+void installCrashHandler(std::string_view program, std::string_view subject);
+
 /// True once a cancelling signal arrived.
 bool interrupted();
 /// Throws tomo::Cancelled when a cancelling signal arrived.

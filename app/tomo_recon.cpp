@@ -527,12 +527,14 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
         return kExitOk;
     }
     installInterruptHandler();
+    installCrashHandler(kProgram, c.input.empty() ? c.config : c.input);
 
     std::error_code ec;
     const bool demo = c.demo || (c.input == "demo" && !fs::exists("demo", ec));
     if (c.demo && !c.input.empty()) throw InvalidArgument("--demo takes no INPUT (got '" + c.input + "')");
     RunConfig cfg = effectiveConfig(app, c);
     if (demo) cfg.input.clear();
+    installCrashHandler(kProgram, demo ? "the demo" : cfg.input.string());
     if (!demo && cfg.input.empty()) throw InvalidArgument("no INPUT given (a dataset, or --demo)");
     if (!demo && c.output.empty()) throw InvalidArgument("no output given: add -o OUTPUT (e.g. -o volume.h5)");
     if (!c.output.empty()) checkOutput(c.output, cfg.input, c.overwrite);

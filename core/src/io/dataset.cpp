@@ -18,6 +18,8 @@
 #include <sstream>
 #include <system_error>
 
+#include <unistd.h>
+
 namespace tomo {
 
 const char* sampleTypeName(SampleType t) {
@@ -95,6 +97,13 @@ std::size_t sampleBytes(SampleType t) {
     case SampleType::Float64: return 8;
     }
     return 0;
+}
+
+void requireMemory(double bytes, const std::filesystem::path& path, const std::string& what) {
+    const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+    if (memory > 0 && bytes > memory)
+        throw OutOfMemory(path.string() + ": " + what + " needs " + formatBytes(bytes) + " but this machine has " +
+                          formatBytes(memory) + " of memory");
 }
 
 FileKind sniffFile(const std::filesystem::path& path) {

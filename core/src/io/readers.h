@@ -17,6 +17,11 @@ namespace tomo::detail {
 /// Bytes of one sample of type `t`.
 std::size_t sampleBytes(SampleType t);
 
+/// Throws OutOfMemory naming `path` when `bytes` (what reading `what` whole
+/// needs) exceed the machine's physical memory: refused at once rather
+/// than after minutes of swapping.
+void requireMemory(double bytes, const std::filesystem::path& path, const std::string& what);
+
 /// What the first bytes of a regular file say it is.
 enum class FileKind {
     Hdf5,

@@ -8,8 +8,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 #include <limits>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace tomo::h5 {
@@ -183,6 +186,38 @@ std::vector<double> Array::readAllDouble() const {
 
 namespace {
 
+/// While it lives, allocations beyond `extraBytes` more than the process
+/// uses now fail (RLIMIT_DATA, which covers malloc's mmaps). HDF5 1.10
+/// sizes the buffer of a variable-length string from the length stored in
+/// the file and zeroes it before reading: a damaged length made it take
+/// 16 GB and a minute; with the ceiling the read fails at once. The window
+/// is one attribute read, the margin far above what anything else in the
+/// process asks for meanwhile.
+class MemoryCeiling {
+public:
+    explicit MemoryCeiling(std::size_t extraBytes) {
+        if (::getrlimit(RLIMIT_DATA, &m_saved) != 0) return;
+        std::ifstream status("/proc/self/status");
+        std::string line;
+        std::size_t dataKiB = 0;
+        while (std::getline(status, line))
+            if (line.rfind("VmData:", 0) == 0) dataKiB = std::strtoull(line.c_str() + 7, nullptr, 10);
+        if (dataKiB == 0) return;
+        rlimit ceiling = m_saved;
+        ceiling.rlim_cur = std::min<rlim_t>(m_saved.rlim_cur, dataKiB * rlim_t{1024} + extraBytes);
+        m_active = ::setrlimit(RLIMIT_DATA, &ceiling) == 0;
+    }
+    ~MemoryCeiling() {
+        if (m_active) ::setrlimit(RLIMIT_DATA, &m_saved);
+    }
+    MemoryCeiling(const MemoryCeiling&) = delete;
+    MemoryCeiling& operator=(const MemoryCeiling&) = delete;
+
+private:
+    rlimit m_saved{};
+    bool m_active = false;
+};
+
 /// The one string of an open attribute of string type; nullopt when it
 /// holds several values or cannot be read.
 std::optional<std::string> readOneString(hid_t attribute, hid_t type) {
@@ -197,6 +232,7 @@ std::optional<std::string> readOneString(hid_t attribute, hid_t type) {
         // h5py writes UTF-8 strings; HDF5 will not convert between character sets.
         H5Tset_cset(memType.get(), H5Tget_cset(type));
         char* text = nullptr;
+        const MemoryCeiling ceiling(std::size_t{1} << 30);
         if (H5Aread(attribute, memType.get(), &text) < 0) return std::nullopt;
         if (text) value = text;
         H5free_memory(text);
@@ -249,23 +285,35 @@ void Array::requireStoredData() const {
         requireVirtualSources(create.get());
         return;
     }
-    // Data in external raw files, or inside the object header: HDF5 checks
-    // those when reading.
-    if (layout == H5D_COMPACT || H5Pget_external_count(create.get()) > 0) return;
+    // Raw data in external files: HDF5 checks those when reading.
+    if (H5Pget_external_count(create.get()) > 0) return;
     double declared = static_cast<double>(H5Tget_size(Datatype(H5Dget_type(m_dataset.get())).get()));
     for (hsize_t d : m_dims) declared *= static_cast<double>(d);
-    const hsize_t stored = H5Dget_storage_size(m_dataset.get());
-    if (stored == 0 && declared > 0)
-        throw FormatError(where() + " declares " + shapeText() + " " + m_typeText + " (" +
-                          detail::formatBytes(declared) + ") but holds no data: it was never written");
+    const auto stored = static_cast<double>(H5Dget_storage_size(m_dataset.get()));
+    const std::string declaration = where() + " declares " + shapeText() + " " + m_typeText + " (" +
+                                    detail::formatBytes(declared) + ")";
+    if (stored == 0 && declared > 0) throw FormatError(declaration + " but holds no data: it was never written");
+    if (layout == H5D_CHUNKED) {
+        // Compression of detector data or volumes stays far below 1000:1
+        // (deflate cannot exceed about 1032:1); more means chunks never
+        // written, which would read as zeros.
+        constexpr double kMaxCompression = 1000.0;
+        if (stored * kMaxCompression < declared)
+            throw FormatError(declaration + " but stores only " + detail::formatBytes(stored) +
+                              ": most of it was never written");
+        return;
+    }
+    // Contiguous and compact data are stored whole, uncompressed: less
+    // storage than the shape is damage (HDF5 1.10 reads past its buffer).
+    if (stored < declared)
+        throw FormatError(declaration + " but its storage holds " + detail::formatBytes(stored) + ": damaged");
     if (layout != H5D_CONTIGUOUS) return;
     // Contiguous data lie in one block: it must end inside the file.
     const haddr_t offset = H5Dget_offset(m_dataset.get());
     std::error_code ec;
     const auto fileBytes = std::filesystem::file_size(m_filePath, ec);
-    if (offset != HADDR_UNDEF && !ec && static_cast<double>(offset) + static_cast<double>(stored) > static_cast<double>(fileBytes))
-        throw FormatError(where() + " declares " + shapeText() + " " + m_typeText + " (" +
-                          detail::formatBytes(declared) + ") from byte " + std::to_string(offset) + ", but the file has " +
+    if (offset != HADDR_UNDEF && !ec && static_cast<double>(offset) + stored > static_cast<double>(fileBytes))
+        throw FormatError(declaration + " from byte " + std::to_string(offset) + ", but the file has " +
                           std::to_string(fileBytes) + " bytes: it is truncated");
 }
 

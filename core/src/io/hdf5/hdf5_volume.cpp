@@ -87,6 +87,9 @@ ImageStack readHdf5Volume(const std::filesystem::path& path) {
     (void)volume.pixelType(); // refuses types we cannot convert
     volume.requireStoredData();
     const auto& dims = volume.dims();
+    double values = 1.0;
+    for (hsize_t d : dims) values *= static_cast<double>(d);
+    requireMemory(4.0 * values, path, "the volume " + volume.shapeText());
     const bool is3d = dims.size() == 3;
     ImageStack stack(static_cast<int>(dims.back()), static_cast<int>(dims[dims.size() - 2]),
                      is3d ? static_cast<int>(dims[0]) : 1);

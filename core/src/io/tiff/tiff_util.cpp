@@ -49,6 +49,27 @@ void toFloat(const unsigned char* in, SampleType type, std::size_t count, float*
     }
 }
 
+/// Throws FormatError when the page's strips or tiles hold far less than
+/// its declared size: a damaged header (a width of 2^31 in a 1 kB file) must
+/// be refused before anything of that size is allocated. Compression of
+/// detector images stays far below 1000:1.
+void requirePlausibleStorage(const File& file, const PageLayout& layout, const std::string& where) {
+    TIFF* t = file.get();
+    const bool tiled = TIFFIsTiled(t) != 0;
+    const std::uint32_t blocks = tiled ? TIFFNumberOfTiles(t) : TIFFNumberOfStrips(t);
+    std::uint64_t* counts = nullptr;
+    if (blocks == 0 || !TIFFGetField(t, tiled ? TIFFTAG_TILEBYTECOUNTS : TIFFTAG_STRIPBYTECOUNTS, &counts) || !counts)
+        throw FormatError(where + ": no " + (tiled ? "tile" : "strip") + " sizes" + file.errorDetail());
+    double stored = 0.0;
+    for (std::uint32_t i = 0; i < blocks; ++i) stored += static_cast<double>(counts[i]);
+    const double declared = static_cast<double>(layout.width) * layout.height * detail::sampleBytes(layout.type);
+    constexpr double kMaxCompression = 1000.0;
+    if (stored * kMaxCompression < declared)
+        throw FormatError(where + " declares " + describe(layout) + " (" + detail::formatBytes(declared) +
+                          ") but its " + (tiled ? "tiles" : "strips") + " hold only " + detail::formatBytes(stored) +
+                          ": damaged or truncated");
+}
+
 } // namespace
 
 File::File(std::filesystem::path path, const char* mode) : m_path(std::move(path)), m_writing(mode[0] != 'r') {
@@ -105,6 +126,7 @@ PageLayout pageLayout(const File& file, int page) {
         throw FormatError(where + " has " + std::to_string(bits) + "-bit " +
                           (format == SAMPLEFORMAT_IEEEFP ? "float" : format == SAMPLEFORMAT_INT ? "signed" : "unsigned") +
                           " samples; expected uint8, uint16, float32 or float64");
+    requirePlausibleStorage(file, layout, where);
     return layout;
 }
 

@@ -148,6 +148,8 @@ ImageStack readTiffVolume(const std::filesystem::path& path) {
                               "; expected " + std::to_string(stack.width) + " x " + std::to_string(stack.height) +
                               " like the first slice");
         if (slice == 0) {
+            requireMemory(4.0 * layout.width * layout.height * stack.depth, path,
+                          std::to_string(stack.depth) + " slices of " + tiff::describe(layout));
             stack.width = layout.width;
             stack.height = layout.height;
             stack.data.resize(stack.imageSize() * static_cast<std::size_t>(stack.depth));
