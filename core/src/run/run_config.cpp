@@ -132,8 +132,9 @@ RunConfig runConfigFromJson(const std::string& text) {
                                   " levels; expected a flat object of settings");
             return true;
         });
-    } catch (const json::parse_error& e) {
-        // Its "last read" may quote a huge token.
+    } catch (const json::exception& e) {
+        // A syntax error, or a number beyond double (out_of_range); the
+        // message's "last read" may quote a huge token.
         throw FormatError("run config: not valid JSON: " + shortText(e.what(), 200));
     }
     if (!j.is_object())

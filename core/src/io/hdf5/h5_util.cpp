@@ -301,6 +301,7 @@ void Array::requireStoredData() const {
         if (stored * kMaxCompression < declared)
             throw FormatError(declaration + " but stores only " + detail::formatBytes(stored) +
                               ": most of it was never written");
+        requireChunkIndex(create.get(), declaration);
         return;
     }
     // Contiguous and compact data are stored whole, uncompressed: less
@@ -315,6 +316,58 @@ void Array::requireStoredData() const {
     if (offset != HADDR_UNDEF && !ec && static_cast<double>(offset) + stored > static_cast<double>(fileBytes))
         throw FormatError(declaration + " from byte " + std::to_string(offset) + ", but the file has " +
                           std::to_string(fileBytes) + " bytes: it is truncated");
+}
+
+void Array::requireChunkIndex(hid_t create, const std::string& declaration) const {
+    // One lookup per chunk of the grid: skipped for grids of over a million
+    // chunks, where it would cost seconds.
+    constexpr double kMaxChunks = 1 << 20;
+    const auto rank = static_cast<int>(m_dims.size());
+    std::vector<hsize_t> chunk(m_dims.size());
+    if (H5Pget_chunk(create, rank, chunk.data()) != rank) return;
+    double gridChunks = 1.0;
+    for (int d = 0; d < rank; ++d) {
+        if (chunk[d] == 0) throw FormatError(declaration + " with an empty chunk shape: damaged");
+        gridChunks *= static_cast<double>((m_dims[d] + chunk[d] - 1) / chunk[d]);
+    }
+    if (gridChunks > kMaxChunks) return;
+    Dataspace space(H5Dget_space(m_dataset.get()));
+    hsize_t allocated = 0;
+    if (H5Dget_num_chunks(m_dataset.get(), space.get(), &allocated) < 0)
+        throw FormatError(declaration + " but its chunk index cannot be read: damaged" + errorDetail());
+    double chunkBytes = static_cast<double>(H5Tget_size(Datatype(H5Dget_type(m_dataset.get())).get()));
+    for (hsize_t c : chunk) chunkBytes *= static_cast<double>(c);
+    const bool filtered = H5Pget_nfilters(create) > 0;
+    std::error_code ec;
+    const auto fileBytes = static_cast<double>(std::filesystem::file_size(m_filePath, ec));
+    // Every allocated chunk must lie on the grid, inside the file, and
+    // without filters have exactly a chunk's size: HDF5 1.10 copies a chunk
+    // whose index entry is damaged past its buffers.
+    std::vector<hsize_t> offset(m_dims.size(), 0);
+    hsize_t found = 0;
+    for (;;) {
+        unsigned mask = 0;
+        haddr_t address = HADDR_UNDEF;
+        hsize_t size = 0;
+        if (H5Dget_chunk_info_by_coord(m_dataset.get(), offset.data(), &mask, &address, &size) >= 0 &&
+            address != HADDR_UNDEF) {
+            ++found;
+            if (address == 0 || size == 0 || (!ec && static_cast<double>(address) + static_cast<double>(size) > fileBytes) ||
+                (!filtered && static_cast<double>(size) != chunkBytes))
+                throw FormatError(declaration + " but its chunk at " + std::to_string(address) + " (" +
+                                  std::to_string(size) + " bytes) lies outside the file or has the wrong size: damaged");
+        }
+        int d = rank - 1;
+        for (; d >= 0; --d) {
+            offset[d] += chunk[d];
+            if (offset[d] < m_dims[d]) break;
+            offset[d] = 0;
+        }
+        if (d < 0) break;
+    }
+    if (found != allocated)
+        throw FormatError(declaration + " but " + std::to_string(allocated - std::min(found, allocated)) +
+                          " of its chunks lie off the chunk grid: damaged");
 }
 
 void Array::requireVirtualSources(hid_t create) const {

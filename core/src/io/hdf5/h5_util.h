@@ -133,6 +133,7 @@ public:
 
 private:
     void requireVirtualSources(hid_t create) const;
+    void requireChunkIndex(hid_t create, const std::string& declaration) const;
 
     std::filesystem::path m_filePath;
     std::string m_name;
