@@ -27,6 +27,12 @@
 #include <optional>
 #include <sstream>
 
+#include <chrono>
+#include <csignal>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -515,6 +521,49 @@ void requireRowFitsInMemory(const DatasetInfo& info, const Region& region) {
                           " slice) but this machine has " + formatNumber(memory / kGiB, 3) + " GiB");
 }
 
+/// libhdf5 1.10 crashes or loops for ever on some damaged files (its global
+/// and local heaps; found by fuzzing). So a file's metadata is read once in
+/// a child process first: a crash or a hang there is reported as a damaged
+/// file, and this process never meets it. Errors the child meets are left
+/// for the real open to report. Runs before any thread exists (fork-safe).
+void probeInChildProcess(const fs::path& input, const OpenOptions& options) {
+    // TOMO_METADATA_TIMEOUT: seconds allowed (default 60; slow file systems may need more).
+    const char* setting = std::getenv("TOMO_METADATA_TIMEOUT");
+    const int kTimeoutSeconds = setting && std::atoi(setting) > 0 ? std::atoi(setting) : 60;
+    std::error_code ec;
+    if (fs::is_directory(input, ec)) return; // TIFF folders: libtiff, file by file
+    std::fflush(stdout);
+    const pid_t pid = ::fork();
+    if (pid < 0) return; // no probe, no protection: the open below still works
+    if (pid == 0) {
+        for (const int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(signal, SIG_DFL);
+        const int devnull = ::open("/dev/null", O_WRONLY);
+        ::dup2(devnull, STDERR_FILENO);
+        ::dup2(devnull, STDOUT_FILENO);
+        try {
+            (void)openDataset(input, options);
+        } catch (...) {
+        }
+        ::_exit(0);
+    }
+    int status = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kTimeoutSeconds);
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+        if (interrupted() || std::chrono::steady_clock::now() > deadline) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, &status, 0);
+            throwIfInterrupted();
+            throw FormatError(input.string() + ": its metadata could not be read within " +
+                              std::to_string(kTimeoutSeconds) +
+                              " s (the HDF5 library loops on some damaged files; or a stalled file system)");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    if (WIFSIGNALED(status))
+        throw FormatError(input.string() + ": the file library crashed reading its metadata (signal " +
+                          std::to_string(WTERMSIG(status)) + "): the file is damaged");
+}
+
 std::string commandLineText(int argc, char** argv) {
     std::string s;
     for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
@@ -559,6 +608,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     }
     throwIfInterrupted();
 
+    if (!open.raw) probeInChildProcess(cfg.input, open);
     std::unique_ptr<DatasetReader> reader = openDataset(cfg.input, open);
     const DatasetInfo& info = reader->info();
     if (!c.quiet) std::printf("input: %s\n", describeDataset(info).c_str());
