@@ -171,7 +171,7 @@ void addOptions(CLI::App& app, CommandLine& c) {
                    "When the data carry no angles and no --angles is given: angles spread uniformly over "
                    "[0, DEG) degrees, DEG in (0, 3600]")
         ->type_name("DEG")
-        ->check(numberIn(1e-9, 3600))
+        ->check(numberIn(0, 3600))
         ->capture_default_str();
     app.add_option("--angle-units", c.angleUnits,
                    "Units of the file's angles and of --angles: auto = what the file says, else degrees, refusing "
@@ -272,6 +272,7 @@ OpenOptions openOptions(const CLI::App& app, const CommandLine& c) {
         if (c.angles.empty()) throw InvalidArgument("--angles '': expected a file of angles");
         o.anglesFile = c.angles;
     }
+    if (!(c.angleRange > 0.0)) throw InvalidArgument("--angle-range 0: expected a number in (0, 3600]");
     o.angleRangeDegrees = c.angleRange;
     o.angleUnits = c.angleUnits == "degrees"   ? AngleUnits::Degrees
                    : c.angleUnits == "radians" ? AngleUnits::Radians
