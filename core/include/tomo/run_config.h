@@ -22,7 +22,9 @@ struct RunConfig {
     ReconOptions options;
 };
 
-/// Bounds of RunConfig's threads and device (ReconOptions).
+/// Bounds of RunConfig's threads and device (ReconOptions), also those of
+/// tomo-recon's --threads and --device: more threads than any machine has
+/// cores only spend seconds starting them (100000 took 11 s).
 constexpr int kMaxThreads = 1024;
 constexpr int kMaxDevice = 1023;
 
