@@ -125,7 +125,8 @@ void addAxisOptions(CLI::App& app, AxisCommandLine& c) {
     auto* center = app.add_option("--center", c.center,
                                   "Rotation axis: the detector column it projects onto (sub-pixel, 0-based), "
                                   "within [-columns/2, 1.5 columns]. Default: found automatically (--auto-center)")
-                       ->type_name("COLUMN");
+                       ->type_name("COLUMN")
+                       ->check(numberIn(-1e9, 1e9));
     auto* detector = app.add_flag("--detector-center", c.detectorCenter,
                                   "Rotation axis at the detector centre (columns - 1) / 2, without searching");
     auto* autoCenter =
@@ -263,7 +264,7 @@ void writeAxisSweep(const AxisCommandLine& c, const RunConfig& config, DatasetRe
     checkLine(AxisLine{job.axes.front()}, {0, 1}, info, "--center-sweep " + c.centerSweep);
     checkLine(AxisLine{job.axes.back()}, {0, 1}, info, "--center-sweep " + c.centerSweep);
     if (!config.axisOffsetsFile.empty())
-        job.axisOffsets = readAxisOffsetsFile(config.axisOffsetsFile, info.projections);
+        job.axisOffsets = readAxisOffsetsFile(config.axisOffsetsFile, info.projections, info.columns);
     job.region = region;
     job.options = config.options;
     const int row = rows.first + rows.count / 2;

@@ -1,15 +1,19 @@
 #include "cli_support.h"
 
 #include "tomo/error.h"
+#include "tomo/volume_io.h"
 
 #include <atomic>
 #include <charconv>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <new>
 #include <sstream>
+#include <vector>
 
 #include <unistd.h>
 
@@ -18,7 +22,10 @@ namespace tomo::cli {
 int exitCodeFor(const std::exception& e) {
     if (dynamic_cast<const Cancelled*>(&e)) return kExitCancelled;
     if (dynamic_cast<const InvalidArgument*>(&e)) return kExitUsage;
-    if (dynamic_cast<const IoError*>(&e) || dynamic_cast<const FormatError*>(&e)) return kExitIo;
+    // A file-system failure that escaped the checks still names its paths.
+    if (dynamic_cast<const IoError*>(&e) || dynamic_cast<const FormatError*>(&e) ||
+        dynamic_cast<const std::filesystem::filesystem_error*>(&e))
+        return kExitIo;
     if (dynamic_cast<const DeviceError*>(&e) || dynamic_cast<const OutOfMemory*>(&e) ||
         dynamic_cast<const std::bad_alloc*>(&e))
         return kExitDevice;
@@ -33,39 +40,111 @@ std::string exitCodeHelp() {
            "  2    invalid command line or parameter\n"
            "  3    file missing, unreadable, unwritable, or not in the expected format\n"
            "  4    GPU missing or failed, or out of (host or GPU) memory\n"
-           "  5    the data contain NaN or inf\n"
-           "  130  cancelled with Ctrl-C (no output is left behind)\n";
-}
-
-int reportError(std::string_view program, const std::exception& e) {
-    std::string message = dynamic_cast<const std::bad_alloc*>(&e) ? "out of host memory" : e.what();
-    for (std::size_t pos; (pos = message.find('\n')) != std::string::npos;) message.replace(pos, 1, "; ");
-    const int code = exitCodeFor(e);
-    if (code == kExitCancelled) message += " (no output written)";
-    std::cerr << program << ": error: " << message << std::endl;
-    return code;
+           "  5    the data contain NaN or inf, or too many values without a positive transmission\n"
+           "  130  cancelled with Ctrl-C (no output is left behind); 143 with SIGTERM, 129 with SIGHUP\n";
 }
 
 namespace {
 
-volatile std::sig_atomic_t g_interrupted = 0;
+/// The first cancelling signal, 0 before. Lock-free atomic: handlers may run
+/// on several threads at once, and exactly one of them is the first.
+std::atomic<int> g_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
 
-extern "C" void onSigint(int) {
-    g_interrupted = 1;
+const char* signalName(int signal) {
+    switch (signal) {
+    case SIGINT: return "Ctrl-C";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    default: return "a signal";
+    }
+}
+
+extern "C" void onCancelSignal(int signal) {
+    int none = 0;
+    if (g_signal.compare_exchange_strong(none, signal)) return;
+    // The second signal: no waiting for the run to notice. Only
+    // async-signal-safe calls from here on.
+    removeUncommittedOutputs();
+    struct sigaction action {};
+    action.sa_handler = SIG_DFL;
+    sigemptyset(&action.sa_mask);
+    sigaction(signal, &action, nullptr);
+    ::raise(signal);
 }
 
 } // namespace
 
+int reportError(std::string_view program, const std::exception& e) {
+    std::string message = dynamic_cast<const std::bad_alloc*>(&e) ? "out of host memory" : e.what();
+    for (std::size_t pos; (pos = message.find('\n')) != std::string::npos;) message.replace(pos, 1, "; ");
+    for (char& c : message)
+        if (static_cast<unsigned char>(c) < 0x20) c = '?';
+    constexpr std::size_t kMaxMessage = 2000;
+    if (message.size() > kMaxMessage) message = message.substr(0, kMaxMessage) + "...";
+    int code = exitCodeFor(e);
+    if (const int signal = g_signal.load(); signal != 0) {
+        if (code != kExitCancelled) message = "cancelled by the user";
+        message += std::string(" (") + signalName(signal) + "; no output written)";
+        code = 128 + signal;
+    }
+    std::cerr << program << ": error: " << message << std::endl;
+    return code;
+}
+
 void installInterruptHandler() {
     struct sigaction action {};
-    action.sa_handler = onSigint;
+    action.sa_handler = onCancelSignal;
     sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESETHAND; // a second Ctrl-C ends the process at once
-    sigaction(SIGINT, &action, nullptr);
+    for (const int signal : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&action.sa_mask, signal);
+    action.sa_flags = 0; // no restart: a blocking read returns at once
+    for (const int signal : {SIGINT, SIGTERM, SIGHUP}) sigaction(signal, &action, nullptr);
+    std::signal(SIGPIPE, SIG_IGN);
+}
+
+namespace {
+
+/// The crash message, composed before any crash: the handler may only
+/// write it (write(2) is async-signal-safe, formatting is not).
+char g_crashPrefix[256];
+char g_crashSuffix[4096];
+
+extern "C" void onFault(int signal) {
+    const char* name = signal == SIGSEGV ? "SIGSEGV" : signal == SIGBUS ? "SIGBUS" : signal == SIGFPE ? "SIGFPE" : "SIGILL";
+    (void)!::write(STDERR_FILENO, g_crashPrefix, std::strlen(g_crashPrefix));
+    (void)!::write(STDERR_FILENO, name, std::strlen(name));
+    (void)!::write(STDERR_FILENO, g_crashSuffix, std::strlen(g_crashSuffix));
+    removeUncommittedOutputs();
+    ::_exit(kExitInternal);
+}
+
+} // namespace
+
+void installCrashHandler(std::string_view program, std::string_view subject) {
+    std::snprintf(g_crashPrefix, sizeof g_crashPrefix, "%.*s: error: crashed (", static_cast<int>(program.size()),
+                  program.data());
+    std::string what(subject.substr(0, 2000));
+    for (char& c : what)
+        if (static_cast<unsigned char>(c) < 0x20) c = '?';
+    std::snprintf(g_crashSuffix, sizeof g_crashSuffix,
+                  ") while working on '%s': a bug here, or in a file library meeting damaged data; please report it "
+                  "with the file (no output written)\n",
+                  what.c_str());
+    // A stack overflow leaves no stack for the handler: give it its own.
+    static std::vector<char> stack(std::max<std::size_t>(SIGSTKSZ, 65536));
+    stack_t alternate{};
+    alternate.ss_sp = stack.data();
+    alternate.ss_size = stack.size();
+    sigaltstack(&alternate, nullptr);
+    struct sigaction action {};
+    action.sa_handler = onFault;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_ONSTACK | SA_RESETHAND; // a fault in the handler ends the process the usual way
+    for (const int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) sigaction(signal, &action, nullptr);
 }
 
 bool interrupted() {
-    return g_interrupted != 0;
+    return g_signal.load() != 0;
 }
 
 void throwIfInterrupted() {
@@ -225,6 +304,42 @@ std::vector<double> parseDoubles(std::string_view text, std::size_t n, std::stri
         out.push_back(v);
     }
     return out;
+}
+
+CLI::Validator numberIn(double min, double max) {
+    return CLI::Validator(
+        [min, max](std::string& text) -> std::string {
+            const std::string t = trim(text);
+            const char* first = t.data() + (!t.empty() && t[0] == '+' ? 1 : 0);
+            double v = 0.0;
+            const auto [end, ec] = std::from_chars(first, t.data() + t.size(), v);
+            if (t.empty() || ec != std::errc() || end != t.data() + t.size() || !std::isfinite(v))
+                return "'" + text.substr(0, 40) + "' is not a finite number";
+            if (v < min || v > max) {
+                std::ostringstream s;
+                s << "'" << text.substr(0, 40) << "' is outside [" << min << ", " << max << "]";
+                return s.str();
+            }
+            return {};
+        },
+        "NUMBER");
+}
+
+CLI::Validator integerIn(long long min, long long max) {
+    return CLI::Validator(
+        [min, max](std::string& text) -> std::string {
+            const std::string t = trim(text);
+            const char* first = t.data() + (!t.empty() && t[0] == '+' ? 1 : 0);
+            long long v = 0;
+            const auto [end, ec] = std::from_chars(first, t.data() + t.size(), v);
+            if (t.empty() || ec != std::errc() || end != t.data() + t.size())
+                return "'" + text.substr(0, 40) + "' is not an integer";
+            if (v < min || v > max)
+                return "'" + text.substr(0, 40) + "' is outside [" + std::to_string(min) + ", " + std::to_string(max) +
+                       "]";
+            return {};
+        },
+        "INTEGER");
 }
 
 Region parseRegion(std::string_view text, std::string_view option) {

@@ -4,6 +4,8 @@
 
 #include "tomo/geometry.h"
 
+#include <CLI/CLI.hpp>
+
 #include <chrono>
 #include <exception>
 #include <string>
@@ -20,7 +22,7 @@ enum ExitCode : int {
     kExitIo = 3,          ///< file missing, unreadable, unwritable or malformed (IoError, FormatError)
     kExitDevice = 4,      ///< GPU missing/failed or out of memory (DeviceError, OutOfMemory)
     kExitData = 5,        ///< NaN or inf in the data (DataError)
-    kExitCancelled = 130, ///< Ctrl-C (SIGINT), the shell's convention 128 + 2
+    kExitCancelled = 130, ///< Ctrl-C (SIGINT), the shell's convention 128 + 2; SIGTERM 143, SIGHUP 129
 };
 
 /// The exit code for an exception caught in main().
@@ -29,17 +31,38 @@ int exitCodeFor(const std::exception& e);
 /// The --help footer listing the exit codes.
 std::string exitCodeHelp();
 
-/// Prints "<program>: error: <message>" as one line on stderr (newlines in
-/// the message become "; ") and returns the exit code for `e`.
+/// Prints "<program>: error: <message>" as one line on stderr (newlines and
+/// other control characters in the message become "; " or "?", and a
+/// message beyond 2000 characters is cut) and returns the exit code for `e`.
+/// After a cancelling signal any failure is reported as the cancel (a
+/// system call it interrupted fails as a side effect): 128 + the signal.
 int reportError(std::string_view program, const std::exception& e);
 
-/// Installs a SIGINT handler that only raises a flag; a second Ctrl-C kills
-/// the process the usual way (the handler resets itself).
+/// Handles SIGINT, SIGTERM and SIGHUP: the first only raises a flag (the run
+/// stops at the next check and cleans up); a second one deletes the hidden
+/// temporary outputs (tomo::removeUncommittedOutputs) and ends the process
+/// at once with the signal's default action. SIGPIPE is ignored, so a
+/// closed output pipe cannot kill the process before it cleans up.
 void installInterruptHandler();
-/// True once Ctrl-C was pressed.
+/// The last line of defence: a fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL) in
+/// this program or in a file library on damaged data (HDF5 1.10 has such
+/// faults) ends the run with one line on stderr naming `subject` (the
+/// input), the temporary outputs deleted (removeUncommittedOutputs), and
+/// exit code 1 (a bug: please report it) instead of a core dump. Runs on an
+/// alternate stack, so a stack overflow is caught too.
+void installCrashHandler(std::string_view program, std::string_view subject);
+
+/// True once a cancelling signal arrived.
 bool interrupted();
-/// Throws tomo::Cancelled when Ctrl-C was pressed.
+/// Throws tomo::Cancelled when a cancelling signal arrived.
 void throwIfInterrupted();
+
+/// CLI11 check: one finite number in [min, max] (refuses '', "nan",
+/// "1e999", "12abc", which CLI11 alone converts or wraps).
+CLI::Validator numberIn(double min, double max);
+/// CLI11 check: one integer in [min, max] ("-4" is refused for an
+/// unsigned option instead of wrapping to 2^64 - 4).
+CLI::Validator integerIn(long long min, long long max);
 
 /// A one-line progress bar on stderr: "[####----] 12/64 rows 3.1 rows/s ETA 0:15".
 /// Draws only when enabled and stderr is a terminal.

@@ -28,6 +28,14 @@
 #include <optional>
 #include <sstream>
 
+#include <chrono>
+#include <csignal>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 namespace fs = std::filesystem;
 using namespace tomo;
 using namespace tomo::cli;
@@ -35,6 +43,7 @@ using namespace tomo::cli;
 namespace {
 
 constexpr const char* kProgram = "tomo-recon";
+
 
 /// The built-in demo scan: a 3D Shepp-Logan phantom, 16 rows of 256 bins,
 /// 360 views over 180 degrees, with flats, darks and Poisson noise.
@@ -66,6 +75,10 @@ struct CommandLine {
     double memoryBudget = 0.0; // GiB, 0 = default
     std::string angles;
     double angleRange = 180.0;
+    std::string angleUnits = "auto";
+    std::string variable;
+    bool logCorrected = false;
+    double maxClampedPercent = 1.0;
     std::string rawShape;
     std::string rawType = "float32";
     std::size_t rawHeader = 0;
@@ -123,6 +136,7 @@ void addOptions(CLI::App& app, CommandLine& c) {
         ->check(CLI::IsMember({"float32", "float16"}))
         ->capture_default_str();
     app.add_option("--slices-per-pass", c.slicesPerPass, "Slices back-projected together in one pass")
+        ->check(integerIn(1, 4))
         ->check(CLI::IsMember({1, 2, 4}))
         ->capture_default_str();
     app.add_option("--filter", c.filter, "Ramp filter window")
@@ -133,13 +147,15 @@ void addOptions(CLI::App& app, CommandLine& c) {
                    "exceeds the field of view)")
         ->check(CLI::IsMember({"zero", "edge"}))
         ->capture_default_str();
-    app.add_option("--device", c.device, "GPU index for GPU strategies")
+    app.add_option("--device", c.device, "GPU index for GPU strategies (0..1023)")
         ->type_name("N")
-        ->check(CLI::Range(0, std::numeric_limits<int>::max()))
+        ->check(integerIn(0, kMaxDevice))
         ->capture_default_str();
-    app.add_option("--threads", c.threads, "Worker threads of CPU strategies (0 = all hardware threads)")
+    app.add_option("--threads", c.threads,
+                   "Worker threads of CPU strategies (0 = all hardware threads; at most " +
+                       std::to_string(kMaxThreads) + ")")
         ->type_name("N")
-        ->check(CLI::Range(0, std::numeric_limits<int>::max()))
+        ->check(integerIn(0, kMaxThreads))
         ->capture_default_str();
     app.add_option("--memory-budget", c.memoryBudget,
                    "GiB of host memory for the chunks in flight (default: 1/16 of the machine's memory, 1 to 4 GiB)")
@@ -151,8 +167,28 @@ void addOptions(CLI::App& app, CommandLine& c) {
         ->type_name("FILE");
     app.add_option("--angle-range", c.angleRange,
                    "When the data carry no angles and no --angles is given: angles spread uniformly over "
-                   "[0, DEG) degrees")
+                   "[0, DEG) degrees, DEG in (0, 3600]")
         ->type_name("DEG")
+        ->check(numberIn(0, 3600))
+        ->capture_default_str();
+    app.add_option("--angle-units", c.angleUnits,
+                   "Units of the file's angles and of --angles: auto = what the file says, else degrees, refusing "
+                   "angles that look like radians (all within 6.28 degrees); degrees or radians = use these units")
+        ->check(CLI::IsMember({"auto", "degrees", "radians"}))
+        ->capture_default_str();
+    app.add_option("--variable", c.variable,
+                   "MATLAB v7.3 (.mat) input: the variable holding the projections, size [angles, rows, columns] "
+                   "in MATLAB, or one sinogram, [angles, columns]; NAME,ANGLES also names a vector of angles")
+        ->type_name("NAME[,ANGLES]");
+    app.add_flag("--log-corrected", c.logCorrected,
+                 "The values of a TIFF, raw or MATLAB input are already line integrals (flat-field corrected and "
+                 "-log'ed): reconstruct them as they are");
+    app.add_option("--max-clamped", c.maxClampedPercent,
+                   "Percentage of values without a positive transmission (raw <= dark or flat <= dark, clamped) "
+                   "beyond which the run stops with exit code 5: flats all zero or equal to the darks, data never "
+                   "written. Raise it (up to 100) to accept such data")
+        ->type_name("PERCENT")
+        ->check(numberIn(0, 100))
         ->capture_default_str();
     app.add_option("--raw-shape", c.rawShape,
                    "Read INPUT as a headerless raw file of PROJECTIONS,ROWS,COLUMNS samples "
@@ -163,10 +199,12 @@ void addOptions(CLI::App& app, CommandLine& c) {
         ->capture_default_str();
     app.add_option("--raw-header", c.rawHeader, "Bytes to skip at the start of a raw file")
         ->type_name("BYTES")
+        ->check(integerIn(0, std::numeric_limits<std::int64_t>::max()))
         ->capture_default_str();
     app.add_flag("--raw-big-endian", c.rawBigEndian, "Raw samples are big-endian (default: little-endian)");
     app.add_option("--tiff-bits", c.tiffBits,
                    "TIFF output sample size: 32 = float32; 16 or 8 = unsigned integers mapped from --range")
+        ->check(integerIn(8, 32))
         ->check(CLI::IsMember({32, 16, 8}))
         ->capture_default_str();
     app.add_option("--range", c.range, "MIN,MAX: the values mapped to 0 and the largest integer for --tiff-bits 16/8")
@@ -231,8 +269,17 @@ SampleType parseSampleType(const std::string& s) {
 
 OpenOptions openOptions(const CLI::App& app, const CommandLine& c) {
     OpenOptions o;
-    if (!c.angles.empty()) o.anglesFile = c.angles;
+    if (app.count("--angles")) {
+        if (c.angles.empty()) throw InvalidArgument("--angles '': expected a file of angles");
+        o.anglesFile = c.angles;
+    }
+    if (!(c.angleRange > 0.0)) throw InvalidArgument("--angle-range 0: expected a number in (0, 3600]");
     o.angleRangeDegrees = c.angleRange;
+    o.angleUnits = c.angleUnits == "degrees"   ? AngleUnits::Degrees
+                   : c.angleUnits == "radians" ? AngleUnits::Radians
+                                               : AngleUnits::Auto;
+    o.variable = c.variable;
+    o.logCorrected = c.logCorrected;
     if (!c.rawShape.empty()) {
         const auto shape = parseInts(c.rawShape, 3, 1, "--raw-shape");
         o.raw = RawLayout{shape[0], shape[1], shape[2], parseSampleType(c.rawType), c.rawHeader, c.rawBigEndian};
@@ -256,9 +303,11 @@ WriteOptions writeOptions(const CLI::App& app, const CommandLine& c, const fs::p
                               " needs --range MIN,MAX (the values mapped to the integer range)");
     if (!c.range.empty()) {
         const auto r = parseDoubles(c.range, 2, "--range");
-        if (!(r[0] < r[1])) throw InvalidArgument("--range " + c.range + ": MIN must be less than MAX");
+        // The mapping is done in float: the bounds must stay apart there.
         w.rangeMin = static_cast<float>(r[0]);
         w.rangeMax = static_cast<float>(r[1]);
+        if (!std::isfinite(w.rangeMin) || !std::isfinite(w.rangeMax) || !(w.rangeMin < w.rangeMax))
+            throw InvalidArgument("--range " + c.range + ": expected MIN < MAX, both within float32's range (+-3.4e38)");
     }
     return w;
 }
@@ -271,10 +320,11 @@ fs::path normalised(const fs::path& p) {
     return n.has_filename() ? n : n.parent_path();
 }
 
-/// Refuses an output that exists (without --overwrite), is the input, or
-/// lies inside an input directory (a TIFF stack: the new files would join
-/// the dataset).
+/// Refuses an output that exists (without --overwrite; a symbolic link to
+/// nothing counts), is the input, or lies inside an input directory (a TIFF
+/// stack: the new files would join the dataset).
 void checkOutput(const fs::path& output, const fs::path& input, bool overwrite) {
+    if (output.empty()) throw InvalidArgument("-o '': expected an output file or folder");
     volumeFormatFor(output); // throws InvalidArgument for an unknown extension
     std::error_code ec;
     if (!input.empty() && fs::is_directory(input, ec)) {
@@ -283,10 +333,14 @@ void checkOutput(const fs::path& output, const fs::path& input, bool overwrite) 
             throw InvalidArgument("the output '" + output.string() + "' is inside the input directory '" +
                                   input.string() + "'; choose another -o");
     }
-    if (!fs::exists(output, ec)) return;
+    const fs::path target = output.has_filename() ? output : output.parent_path();
+    if (!fs::exists(fs::symlink_status(target, ec))) return;
     if (!input.empty() && fs::exists(input, ec) && fs::equivalent(output, input, ec))
         throw InvalidArgument("the output '" + output.string() + "' is the input; choose another -o");
-    if (!overwrite) throw InvalidArgument("the output '" + output.string() + "' exists; add --overwrite to replace it");
+    if (!overwrite)
+        throw InvalidArgument("the output '" + output.string() + "' exists" +
+                              (fs::exists(target, ec) ? "" : " (a symbolic link to nothing)") +
+                              "; add --overwrite to replace it");
 }
 
 void printStrategies() {
@@ -421,6 +475,17 @@ struct Reference {
 Reference loadReference(const fs::path& path, int width, int height, int firstRow, int rowCount, int datasetRows) {
     Reference ref{path, readVolume(path), 0};
     const ImageStack& v = ref.volume;
+    // Checked now: a comparison that fails after the run would come after
+    // the output was written.
+    if (const auto bad = std::find_if(v.data.begin(), v.data.end(), [](float x) { return !std::isfinite(x); });
+        bad != v.data.end()) {
+        const auto index = static_cast<std::size_t>(bad - v.data.begin());
+        throw DataError("--reference '" + path.string() + "' holds " + (std::isnan(*bad) ? "NaN" : "inf") +
+                        " at slice " + std::to_string(index / v.imageSize()) + ", row " +
+                        std::to_string(index % v.imageSize() / static_cast<std::size_t>(v.width)) + ", column " +
+                        std::to_string(index % static_cast<std::size_t>(v.width)) +
+                        "; expected a volume of finite values");
+    }
     if (v.width != width || v.height != height)
         throw FormatError("--reference '" + path.string() + "' has slices of " + std::to_string(v.width) + "x" +
                           std::to_string(v.height) + " pixels, the output " + std::to_string(width) + "x" +
@@ -441,6 +506,66 @@ void compareWithReference(const Reference& ref, const ImageStack& result, int fi
                     c, firstRow);
 }
 
+/// Throws OutOfMemory naming the dataset when one row cannot be held: the
+/// reconstruction keeps three sinograms of a row (the one reconstructed,
+/// the next being read, the reader's staging copy) and its slice. Found
+/// before anything is allocated, not after minutes of swapping.
+void requireRowFitsInMemory(const DatasetInfo& info, const Region& region) {
+    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+    const double sinogram = 4.0 * info.projections * info.columns;
+    const double needed = 3.0 * sinogram + 4.0 * static_cast<double>(region.pixels());
+    const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+    if (memory > 0 && needed > memory)
+        throw OutOfMemory(info.path.string() + " declares " + std::to_string(info.projections) + " projections x " +
+                          std::to_string(info.columns) + " columns: one row needs " +
+                          formatNumber(needed / kGiB, 3) + " GiB (three sinograms and a " +
+                          std::to_string(region.width) + "x" + std::to_string(region.height) +
+                          " slice) but this machine has " + formatNumber(memory / kGiB, 3) + " GiB");
+}
+
+/// libhdf5 1.10 crashes or loops for ever on some damaged files (its global
+/// and local heaps; found by fuzzing). So a file's metadata is read once in
+/// a child process first: a crash or a hang there is reported as a damaged
+/// file, and this process never meets it. Errors the child meets are left
+/// for the real open to report. Runs before any thread exists (fork-safe).
+void probeInChildProcess(const fs::path& input, const OpenOptions& options) {
+    // TOMO_METADATA_TIMEOUT: seconds allowed (default 60; slow file systems may need more).
+    const char* setting = std::getenv("TOMO_METADATA_TIMEOUT");
+    const int kTimeoutSeconds = setting && std::atoi(setting) > 0 ? std::atoi(setting) : 60;
+    std::error_code ec;
+    if (fs::is_directory(input, ec)) return; // TIFF folders: libtiff, file by file
+    std::fflush(stdout);
+    const pid_t pid = ::fork();
+    if (pid < 0) return; // no probe, no protection: the open below still works
+    if (pid == 0) {
+        for (const int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(signal, SIG_DFL);
+        const int devnull = ::open("/dev/null", O_WRONLY);
+        ::dup2(devnull, STDERR_FILENO);
+        ::dup2(devnull, STDOUT_FILENO);
+        try {
+            (void)openDataset(input, options);
+        } catch (...) {
+        }
+        ::_exit(0);
+    }
+    int status = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kTimeoutSeconds);
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+        if (interrupted() || std::chrono::steady_clock::now() > deadline) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, &status, 0);
+            throwIfInterrupted();
+            throw FormatError(input.string() + ": its metadata could not be read within " +
+                              std::to_string(kTimeoutSeconds) +
+                              " s (the HDF5 library loops on some damaged files; or a stalled file system)");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    if (WIFSIGNALED(status))
+        throw FormatError(input.string() + ": the file library crashed reading its metadata (signal " +
+                          std::to_string(WTERMSIG(status)) + "): the file is damaged");
+}
+
 std::string commandLineText(int argc, char** argv) {
     std::string s;
     for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
@@ -453,12 +578,14 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
         return kExitOk;
     }
     installInterruptHandler();
+    installCrashHandler(kProgram, c.input.empty() ? c.config : c.input);
 
     std::error_code ec;
     const bool demo = c.demo || (c.input == "demo" && !fs::exists("demo", ec));
     if (c.demo && !c.input.empty()) throw InvalidArgument("--demo takes no INPUT (got '" + c.input + "')");
     RunConfig cfg = effectiveConfig(app, c);
     if (demo) cfg.input.clear();
+    installCrashHandler(kProgram, demo ? "the demo" : cfg.input.string());
     if (!demo && cfg.input.empty()) throw InvalidArgument("no INPUT given (a dataset, or --demo)");
     if (!demo && c.output.empty()) throw InvalidArgument("no output given: add -o OUTPUT (e.g. -o volume.h5)");
     if (!c.output.empty()) checkOutput(c.output, cfg.input, c.overwrite);
@@ -483,9 +610,11 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     }
     throwIfInterrupted();
 
+    if (!open.raw) probeInChildProcess(cfg.input, open);
     std::unique_ptr<DatasetReader> reader = openDataset(cfg.input, open);
     const DatasetInfo& info = reader->info();
     if (!c.quiet) std::printf("input: %s\n", describeDataset(info).c_str());
+    for (const std::string& warning : info.warnings) std::printf("warning: %s\n", warning.c_str());
 
     RowRange rows{cfg.firstRow, cfg.rowCount};
     checkRows(rows, info.rows, (c.config.empty() || app.count("--rows")) ? "--rows" : "rows of --config");
@@ -511,13 +640,14 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
         axis = chooseAxis(app, c.axis, cfg, *reader, {rows.first, rowCount}, c.quiet);
     }
     geometry.axis = axis.line.at(rows.first);
-    if (!cfg.axisOffsetsFile.empty()) geometry.axisOffsets = readAxisOffsetsFile(cfg.axisOffsetsFile, info.projections);
+    if (!cfg.axisOffsetsFile.empty()) geometry.axisOffsets = readAxisOffsetsFile(cfg.axisOffsetsFile, info.projections, info.columns);
     throwIfInterrupted();
 
     ReconGeometry recon = ReconGeometry::fullSlice(geometry);
     if (cfg.region) recon.region = *cfg.region;
     geometry.validate();
     recon.validate();
+    requireRowFitsInMemory(info, recon.region);
 
     // Resolve the strategy now, so a bad one fails before any output exists
     // and the record names the one that ran.
@@ -580,15 +710,19 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     job.options = cfg.options;
     job.memoryBudget = static_cast<std::size_t>(c.memoryBudget * double(std::size_t{1} << 30));
     job.corrections = cfg.corrections;
+    job.maxClampedFraction = c.maxClampedPercent / 100.0;
 
     VolumeReport report;
-    {
+    try {
         auto writer = createVolumeWriter(output, recon.region.width, recon.region.height, rowCount, write);
         ProgressBar bar(rowCount, "rows", !c.quiet);
         report = reconstructVolume(*reader, job, *writer, [&](double fraction, std::string_view) {
             throwIfInterrupted();
             bar.update(static_cast<int>(std::lround(fraction * rowCount)));
         });
+    } catch (const TooManyClampedValues& e) {
+        throw TooManyClampedValues(std::string(e.what()) + "; --max-clamped " + formatNumber(c.maxClampedPercent) +
+                                   " is the limit in percent");
     }
     if (resultInDemoFolder) demoFolder->keep(); // removed with the scan when the run fails
 

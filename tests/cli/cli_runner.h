@@ -40,11 +40,13 @@ inline std::string readText(const std::filesystem::path& path) {
 
 /// Runs `exe args` through the shell with stdout and stderr captured in
 /// files of `dir` (args are pasted as they are: quote where needed).
-inline ToolRun runTool(const std::string& exe, const std::string& args, const std::filesystem::path& dir) {
+/// `shellPrefix` runs first in the same shell (e.g. "ulimit -f 100; ").
+inline ToolRun runTool(const std::string& exe, const std::string& args, const std::filesystem::path& dir,
+                       const std::string& shellPrefix = {}) {
     const auto out = dir / "tool-stdout.txt";
     const auto err = dir / "tool-stderr.txt";
-    const std::string command =
-        "'" + exe + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "' </dev/null";
+    const std::string command = shellPrefix + "'" + exe + "' " + args + " >'" + out.string() + "' 2>'" +
+                                err.string() + "' </dev/null";
     const int status = std::system(command.c_str());
     ToolRun run;
     run.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -77,6 +77,57 @@ public:
         return *this;
     }
 
+    /// A scalar float64 attribute on an existing object.
+    H5Builder& numberAttribute(const std::string& object, const std::string& name, double value) {
+        const hid_t space = H5Screate(H5S_SCALAR);
+        const hid_t attr = H5Acreate_by_name(m_file, object.c_str(), name.c_str(), H5T_NATIVE_DOUBLE, space,
+                                             H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        if (attr < 0 || H5Awrite(attr, H5T_NATIVE_DOUBLE, &value) < 0)
+            throw std::runtime_error("cannot write attribute " + name);
+        H5Aclose(attr);
+        H5Sclose(space);
+        return *this;
+    }
+
+    /// A uint16 dataset of the given shape that is declared but never
+    /// written (no storage), chunked or contiguous.
+    H5Builder& unwrittenDataset(const std::string& name, const std::vector<hsize_t>& dims, bool chunked) {
+        const hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+        const hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+        H5Pset_create_intermediate_group(lcpl, 1);
+        const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        if (chunked) {
+            std::vector<hsize_t> chunk(dims.size(), 1);
+            chunk.back() = std::min<hsize_t>(dims.back(), 64);
+            H5Pset_chunk(dcpl, static_cast<int>(chunk.size()), chunk.data());
+        }
+        const hid_t set = H5Dcreate2(m_file, name.c_str(), H5T_NATIVE_UINT16, space, lcpl, dcpl, H5P_DEFAULT);
+        if (set < 0) throw std::runtime_error("cannot create " + name);
+        H5Dclose(set);
+        H5Pclose(dcpl);
+        H5Pclose(lcpl);
+        H5Sclose(space);
+        return *this;
+    }
+
+    /// A float32 virtual dataset of the given shape mapped whole onto
+    /// `sourceName` in `sourceFile` (which need not exist).
+    H5Builder& virtualDataset(const std::string& name, const std::vector<hsize_t>& dims, const std::string& sourceFile,
+                              const std::string& sourceName) {
+        const hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+        const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        H5Pset_virtual(dcpl, space, sourceFile.c_str(), sourceName.c_str(), space);
+        const hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+        H5Pset_create_intermediate_group(lcpl, 1);
+        const hid_t set = H5Dcreate2(m_file, name.c_str(), H5T_NATIVE_FLOAT, space, lcpl, dcpl, H5P_DEFAULT);
+        if (set < 0) throw std::runtime_error("cannot create virtual " + name);
+        H5Dclose(set);
+        H5Pclose(lcpl);
+        H5Pclose(dcpl);
+        H5Sclose(space);
+        return *this;
+    }
+
     void close() {
         if (m_file >= 0) H5Fclose(m_file);
         m_file = H5I_INVALID_HID;

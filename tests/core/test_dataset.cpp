@@ -1,6 +1,7 @@
 // Dataset readers: format detection, raw/HDF5/TIFF readers on hand-built
 // files with known values, the real scans of shared/data/real, bad inputs.
 #include "hdf5_builder.h"
+#include "tiff_builder.h"
 #include "io_test_helpers.h"
 #include "test_support.h"
 #include "tomo/dataset.h"
@@ -11,13 +12,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <fstream>
 #include <numbers>
 #include <numeric>
 #include <sstream>
+
+#include <sys/stat.h>
 
 #if TOMO_WITH_TIFF
 #include <tiffio.h>
@@ -30,6 +35,9 @@ using test::TempDir;
 using test::contains;
 using test::messageOf;
 using test::writeText;
+#if TOMO_WITH_TIFF
+using test::writeTiff;
+#endif
 
 constexpr double kDeg = std::numbers::pi / 180.0;
 
@@ -102,10 +110,13 @@ TEST(DetectFormat, FromContentNotName) {
     EXPECT_TRUE(contains(messageOf<IoError>([&] { detectFormat(dir / "none.h5"); }), "none.h5"));
     writeText(dir / "scan.h5", "just some text, not HDF5");
     EXPECT_TRUE(contains(messageOf<FormatError>([&] { detectFormat(dir / "scan.h5"); }), "is not a dataset"));
+#if TOMO_WITH_TIFF
+    // The TIFF magic alone: recognised, then refused as damaged, by name.
     writeText(dir / "data.bin", std::string("II*\0rest", 8));
-    EXPECT_EQ(detectFormat(dir / "data.bin"), DatasetFormat::MultiPageTiff);
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { detectFormat(dir / "data.bin"); }), "data.bin: not a readable TIFF"));
     writeText(dir / "big.bin", std::string("MM\0*rest", 8));
-    EXPECT_EQ(detectFormat(dir / "big.bin"), DatasetFormat::MultiPageTiff);
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { detectFormat(dir / "big.bin"); }), "big.bin"));
+#endif
     OpenOptions raw;
     raw.raw = RawLayout{1, 1, 1};
     EXPECT_EQ(detectFormat(dir / "scan.h5", raw), DatasetFormat::Raw);
@@ -122,7 +133,7 @@ TEST(DetectFormat, HdfSignatureWithoutSupportOrLayout) {
     TempDir dir;
     writeText(dir / "fake.h5", std::string("\x89HDF\r\n\x1a\n", 8) + std::string(100, '\0'));
 #if TOMO_WITH_HDF5
-    EXPECT_THROW(detectFormat(dir / "fake.h5"), IoError); // the signature only, not a readable file
+    EXPECT_THROW(detectFormat(dir / "fake.h5"), FormatError); // the signature only: damaged content
 #else
     EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "fake.h5"); }),
                 "is an HDF5 file but this build has no HDF5 support"));
@@ -476,56 +487,6 @@ TEST(Hdf5Reader, SinogramFileIsOneLogCorrectedRow) {
 
 #if TOMO_WITH_TIFF
 
-/// Writes one page per entry of `pages` (each w x h values) with the given
-/// sample format; tiled (16 x 16 tiles) or in strips of `rowsPerStrip`.
-void writeTiff(const std::filesystem::path& path, int w, int h, const std::vector<std::vector<float>>& pages,
-               SampleType type, bool tiled = false, int rowsPerStrip = 2) {
-    TIFF* t = TIFFOpen(path.c_str(), "w");
-    ASSERT_NE(t, nullptr);
-    const int bits = type == SampleType::UInt8 ? 8 : type == SampleType::UInt16 ? 16 : 32;
-    for (const auto& page : pages) {
-        TIFFSetField(t, TIFFTAG_IMAGEWIDTH, w);
-        TIFFSetField(t, TIFFTAG_IMAGELENGTH, h);
-        TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
-        TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, bits);
-        TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, type == SampleType::Float32 ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT);
-        TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
-        TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
-        TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_ADOBE_DEFLATE);
-        const std::size_t bytes = static_cast<std::size_t>(bits / 8);
-        const auto pack = [&](float v, unsigned char* dst) {
-            if (type == SampleType::UInt8) *dst = static_cast<std::uint8_t>(v);
-            else if (type == SampleType::UInt16) {
-                const auto u = static_cast<std::uint16_t>(v);
-                std::memcpy(dst, &u, 2);
-            } else std::memcpy(dst, &v, 4);
-        };
-        if (tiled) {
-            const int tile = 16;
-            TIFFSetField(t, TIFFTAG_TILEWIDTH, tile);
-            TIFFSetField(t, TIFFTAG_TILELENGTH, tile);
-            std::vector<unsigned char> buffer(tile * tile * bytes);
-            for (int ty = 0; ty < h; ty += tile)
-                for (int tx = 0; tx < w; tx += tile) {
-                    std::fill(buffer.begin(), buffer.end(), 0);
-                    for (int y = ty; y < std::min(ty + tile, h); ++y)
-                        for (int x = tx; x < std::min(tx + tile, w); ++x)
-                            pack(page[y * w + x], &buffer[((y - ty) * tile + (x - tx)) * bytes]);
-                    ASSERT_GE(TIFFWriteTile(t, buffer.data(), tx, ty, 0, 0), 0);
-                }
-        } else {
-            TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, rowsPerStrip);
-            std::vector<unsigned char> row(w * bytes);
-            for (int y = 0; y < h; ++y) {
-                for (int x = 0; x < w; ++x) pack(page[y * w + x], &row[x * bytes]);
-                ASSERT_GE(TIFFWriteScanline(t, row.data(), y, 0), 0);
-            }
-        }
-        TIFFWriteDirectory(t);
-    }
-    TIFFClose(t);
-}
-
 std::vector<float> image(int a, int w, int h) {
     std::vector<float> v;
     for (int r = 0; r < h; ++r)
@@ -586,8 +547,36 @@ TEST(TiffReader, MultiPageOnePagePerProjection) {
             for (int a = 0; a < A; ++a)
                 for (int c = 0; c < W; ++c) ASSERT_EQ(out[(r * A + a) * W + c], sample(a, 3 + r, c));
     }
-    writeTiff(dir / "single.tif", W, H, {pages[0]}, SampleType::Float32);
-    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "single.tif"); }), "single-page"));
+}
+
+TEST(TiffReader, SinglePageIsOneSinogramOfAnglesByColumns) {
+    TempDir dir;
+    const int W = 7, H = 5; // 5 angles x 7 columns
+    writeTiff(dir / "sino.tif", W, H, {image(0, W, H)}, SampleType::UInt16);
+    EXPECT_EQ(detectFormat(dir / "sino.tif"), DatasetFormat::SinogramTiff);
+    OpenOptions options;
+    options.angleRangeDegrees = 360.0;
+    auto reader = openDataset(dir / "sino.tif", options);
+    const auto& info = reader->info();
+    EXPECT_EQ(info.format, DatasetFormat::SinogramTiff);
+    EXPECT_EQ(info.projections, H);
+    EXPECT_EQ(info.rows, 1);
+    EXPECT_EQ(info.columns, W);
+    EXPECT_FALSE(info.logCorrected);
+    EXPECT_NEAR(info.angles[4], 4 * 72 * kDeg, 1e-12);
+    // uint16 counts without flats: the user is told they are -log'ed as they are.
+    ASSERT_EQ(info.warnings.size(), 1u);
+    EXPECT_TRUE(contains(info.warnings[0], "no flat fields"));
+    const auto out = sinograms(*reader, 0, 1);
+    for (int a = 0; a < H; ++a)
+        for (int c = 0; c < W; ++c) ASSERT_EQ(out[a * W + c], sample(0, a, c));
+    EXPECT_THROW(sinograms(*reader, 1, 1), InvalidArgument);
+
+    // Already line integrals: no warning, no -log.
+    options.logCorrected = true;
+    auto logged = openDataset(dir / "sino.tif", options);
+    EXPECT_TRUE(logged->info().logCorrected);
+    EXPECT_TRUE(logged->info().warnings.empty());
 }
 
 TEST(TiffReader, BadDirectoriesNameTheFile) {
@@ -787,13 +776,422 @@ TEST(RealData, DiamondI13TiffDirectoryNeedsAnAnglesFile) {
 #endif
 }
 
-TEST(RealData, SinogramTiffIsNotAProjectionStack) {
+TEST(RealData, SarepySinogramTiffWithItsAnglesFile) {
     const auto path = test::realData("sarepy_neutron_360/sinogram_360_neutron_image.tif");
     TOMO_REQUIRE_FILE(path);
-    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(path); }), "single-page TIFF"));
+    OpenOptions options;
+    options.anglesFile = test::realData("sarepy_neutron_360/angles_deg.txt");
+    auto reader = openDataset(path, options);
+    const auto& info = reader->info();
+    EXPECT_EQ(info.format, DatasetFormat::SinogramTiff);
+    EXPECT_EQ(info.projections, 459);
+    EXPECT_EQ(info.columns, 503);
+    EXPECT_EQ(info.rows, 1);
+    EXPECT_EQ(info.sampleType, SampleType::UInt16);
+    EXPECT_NEAR(info.angles.back(), 2 * std::numbers::pi, 1e-9); // linspace(0, 360, 459)
+    ASSERT_EQ(info.warnings.size(), 1u);
+    EXPECT_TRUE(contains(info.warnings[0], "no flat fields"));
+    // The documented counts: 0 ... 53711, 214 pixels <= 0.
+    const auto values = sinograms(*reader, 0, 1);
+    EXPECT_EQ(*std::max_element(values.begin(), values.end()), 53711.0f);
+    EXPECT_EQ(std::count_if(values.begin(), values.end(), [](float v) { return v <= 0.0f; }), 214);
 }
 
 #endif // TOMO_WITH_TIFF
+
+// ---------------------------------------------------------------- hostile inputs
+//
+// What a careless or hostile user can hand over: objects that are not
+// files, broken series, sizes the file cannot hold, ambiguous angles,
+// divergent-beam geometries. Each is refused by name, never read as data.
+
+TEST(HostileInput, NonRegularFilesAreRefusedBeforeOpening) {
+    TempDir dir;
+    ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+    // Opening a FIFO for reading would block for ever: refused by type.
+    EXPECT_TRUE(contains(messageOf<IoError>([&] { openDataset(dir / "fifo"); }), "is a FIFO"));
+    EXPECT_TRUE(contains(messageOf<IoError>([&] { readAnglesFile(dir / "fifo"); }), "is a FIFO"));
+    EXPECT_TRUE(contains(messageOf<IoError>([&] { readAxisOffsetsFile(dir / "fifo"); }), "is a FIFO"));
+    OpenOptions raw;
+    raw.raw = RawLayout{2, 1, 1};
+    EXPECT_TRUE(contains(messageOf<IoError>([&] { openDataset(dir / "fifo", raw); }), "is a FIFO"));
+    EXPECT_TRUE(contains(messageOf<IoError>([&] { openDataset("/dev/null"); }), "/dev/null is a character device"));
+    EXPECT_TRUE(contains(messageOf<IoError>([&] { readAnglesFile(dir.path()); }), "is a directory"));
+
+    // A loop of links is said as such, not "no such file".
+    std::filesystem::create_symlink(dir / "loop_b", dir / "loop_a");
+    std::filesystem::create_symlink(dir / "loop_a", dir / "loop_b");
+    EXPECT_TRUE(contains(messageOf<IoError>([&] { openDataset(dir / "loop_a"); }), "a loop of symbolic links"));
+    std::filesystem::create_symlink(dir / "gone", dir / "dangling");
+    EXPECT_TRUE(contains(messageOf<IoError>([&] { openDataset(dir / "dangling"); }), "a symbolic link to nothing"));
+    // A file larger than any list of angles is not read into memory.
+    writeText(dir / "huge.txt", "0\n");
+    std::filesystem::resize_file(dir / "huge.txt", std::uintmax_t{65} << 20);
+    EXPECT_TRUE(contains(messageOf<IoError>([&] { readAnglesFile(dir / "huge.txt"); }), "at most 64.0 MiB"));
+}
+
+TEST(HostileInput, NumbersFilesNameTheLineAndBoundTheMagnitude) {
+    TempDir dir;
+    writeText(dir / "binary.txt", std::string("0\n\x01\x02\xff garbage that goes on and on and on and on and on\n", 52));
+    const auto message = messageOf<FormatError>([&] { readAnglesFile(dir / "binary.txt"); });
+    EXPECT_TRUE(contains(message, "binary.txt:2:"));
+    EXPECT_LT(message.size(), 250u) << message;
+    EXPECT_EQ(message.find('\x01'), std::string::npos);
+    writeText(dir / "huge.txt", "0\n2e6\n");
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { readAnglesFile(dir / "huge.txt"); }), "angle 1 is 2e+06 degrees"));
+    writeText(dir / "rad.txt", "0\n3.14159265358979\n");
+    EXPECT_NEAR(readAnglesFile(dir / "rad.txt", AngleUnits::Radians)[1], 3.14159265358979, 1e-12);
+
+    writeText(dir / "offsets.txt", "0.5\n-1e6\n0\n");
+    const auto offsets = messageOf<InvalidArgument>([&] { readAxisOffsetsFile(dir / "offsets.txt", 3, 64.0); });
+    EXPECT_TRUE(contains(offsets, "offsets.txt: axis offset 1 is -1e+06 pixels; expected at most 64"));
+    EXPECT_EQ(readAxisOffsetsFile(dir / "offsets.txt", 3).size(), 3u); // unchecked without a width
+}
+
+TEST(HostileInput, RawLayoutThatOverflowsIsRefusedBySize) {
+    TempDir dir;
+    writeText(dir / "small.raw", std::string(16, '\0'));
+    OpenOptions options;
+    options.raw = RawLayout{2000000000, 2000000000, 2000000000, SampleType::Float64};
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { openDataset(dir / "small.raw", options); }),
+                         "larger than any file can be"));
+    // A header "of -4 bytes" (2^64 - 4) overflows the sum, not wraps to 0.
+    options.raw = RawLayout{1, 1, 1, SampleType::Float32, std::numeric_limits<std::size_t>::max() - 3};
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { openDataset(dir / "small.raw", options); }),
+                         "larger than any file can be"));
+    // One projection cannot be reconstructed: said with the file's name.
+    writeText(dir / "one.raw", std::string(4, '\0'));
+    options.raw = RawLayout{1, 1, 1};
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "one.raw", options); }),
+                         "one.raw has 1 projection; expected at least 2"));
+    // Uniform angles need a sensible range.
+    writeText(dir / "two.raw", std::string(8, '\0'));
+    options.raw = RawLayout{2, 1, 1};
+    options.angleRangeDegrees = 1e300;
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { openDataset(dir / "two.raw", options); }), "(0, 3600]"));
+    // Raw integer counts without flats: the user is warned.
+    options.angleRangeDegrees = 180;
+    options.raw = RawLayout{2, 1, 2, SampleType::UInt16};
+    EXPECT_TRUE(contains(openDataset(dir / "two.raw", options)->info().warnings.at(0), "no flat fields"));
+}
+
+#if TOMO_WITH_TIFF
+
+TEST(HostileInput, TiffSeriesWithGapsDamagedFilesOrMixedTypesIsRefused) {
+    TempDir dir;
+    const auto series = [&](const std::string& name, std::initializer_list<int> numbers) {
+        std::filesystem::create_directories(dir / name);
+        for (int n : numbers) writeTiff(dir / name / ("p_" + std::to_string(n) + ".tif"), 4, 4, {image(n, 4, 4)}, SampleType::UInt16);
+        return dir / name;
+    };
+    // A constant step is a series; a missing number is not.
+    EXPECT_EQ(openDataset(series("even", {0, 2, 4, 6}))->info().projections, 4);
+    auto message = messageOf<FormatError>([&] { openDataset(series("gap", {0, 1, 2, 4, 5, 7})); });
+    EXPECT_TRUE(contains(message, "misses numbers 3, 6 (2 files)")) << message;
+    EXPECT_TRUE(contains(message, "p_0.tif ... p_7.tif"));
+
+    // A *.tif that is not a TIFF (empty, truncated, another format) is an
+    // error, not a silently dropped projection.
+    const auto damaged = series("damaged", {0, 1, 2});
+    std::filesystem::resize_file(damaged / "p_1.tif", 0);
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(damaged); }), "p_1.tif is named like a TIFF"));
+    std::filesystem::remove(damaged / "p_1.tif");
+    std::filesystem::create_directory(damaged / "p_1.tif");
+    EXPECT_TRUE(contains(messageOf<IoError>([&] { openDataset(damaged); }), "p_1.tif is a directory"));
+
+    // A link loop inside the folder names the entry.
+    const auto looped = series("looped", {0, 1});
+    std::filesystem::create_symlink(looped / "x_b", looped / "x_a");
+    std::filesystem::create_symlink(looped / "x_a", looped / "x_b");
+    EXPECT_TRUE(contains(messageOf<IoError>([&] { openDataset(looped); }), "a loop of symbolic links"));
+
+    // Mixed sample types in one series.
+    const auto mixed = series("mixed", {0, 1});
+    writeTiff(mixed / "p_2.tif", 4, 4, {image(2, 4, 4)}, SampleType::Float32);
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(mixed); }),
+                         "p_2.tif is 4 x 4 float32; expected 4 x 4 uint16 like p_0.tif"));
+    // Flats of another type than the projections are fine (pre-averaged
+    // float flats with integer counts), but not mixed among themselves.
+    writeTiff(mixed / "p_2.tif", 4, 4, {image(2, 4, 4)}, SampleType::UInt16);
+    writeTiff(mixed / "flat_0.tif", 4, 4, {std::vector<float>(16, 9000.0f)}, SampleType::Float32);
+    EXPECT_EQ(openDataset(mixed)->info().flats, 1);
+    writeTiff(mixed / "flat_1.tif", 4, 4, {std::vector<float>(16, 9000.0f)}, SampleType::UInt16);
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(mixed); }), "flat_1.tif is 4 x 4 uint16"));
+}
+
+TEST(HostileInput, TruncatedOrMixedMultiPageTiff) {
+    TempDir dir;
+    std::vector<std::vector<float>> pages;
+    for (int a = 0; a < 5; ++a) pages.push_back(image(a, 6, 4));
+    writeTiff(dir / "stack.tif", 6, 4, pages, SampleType::UInt16);
+    // Cut inside the chain of pages: not a single page, not a sinogram.
+    std::filesystem::copy_file(dir / "stack.tif", dir / "cut.tif");
+    std::filesystem::resize_file(dir / "cut.tif", std::filesystem::file_size(dir / "stack.tif") * 2 / 5);
+    const auto message = messageOf<FormatError>([&] { openDataset(dir / "cut.tif"); });
+    EXPECT_TRUE(contains(message, "cut.tif")) << message;
+    EXPECT_EQ(message.find("sinogram"), std::string::npos) << message;
+
+    TIFF* t = TIFFOpen((dir / "mixed.tif").c_str(), "w");
+    ASSERT_NE(t, nullptr);
+    TIFFClose(t);
+    writeTiff(dir / "mixed.tif", 6, 4, {pages[0], pages[1]}, SampleType::UInt16);
+    // Append a float page with libtiff's append mode.
+    t = TIFFOpen((dir / "mixed.tif").c_str(), "a");
+    ASSERT_NE(t, nullptr);
+    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, 6);
+    TIFFSetField(t, TIFFTAG_IMAGELENGTH, 4);
+    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
+    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 32);
+    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_IEEEFP);
+    TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, 4);
+    std::vector<float> row(6, 1.0f);
+    for (int y = 0; y < 4; ++y) TIFFWriteScanline(t, row.data(), y, 0);
+    TIFFWriteDirectory(t);
+    TIFFClose(t);
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "mixed.tif"); }),
+                         "page 2 is 6 x 4 float32; expected 6 x 4 uint16 like page 0"));
+}
+
+TEST(HostileInput, TiffDeclaringAWidthBeyondIntIsRefusedByName) {
+    TempDir dir;
+    // A hand-made little-endian TIFF: one IFD, width 2.2e9 x 1 uint16.
+    std::string bytes("II*\0\x08\0\0\0", 8);
+    const auto put16 = [&](std::uint16_t v) { bytes.append(reinterpret_cast<const char*>(&v), 2); };
+    const auto put32 = [&](std::uint32_t v) { bytes.append(reinterpret_cast<const char*>(&v), 4); };
+    const std::uint32_t width = 2200000000u;
+    const std::vector<std::array<std::uint32_t, 3>> entries{
+        {256, 4, width}, {257, 4, 1}, {258, 3, 16}, {259, 3, 1}, {262, 3, 1},
+        {273, 4, 200},   {277, 3, 1}, {278, 4, 1},  {279, 4, 16}};
+    put16(static_cast<std::uint16_t>(entries.size()));
+    for (const auto& [tag, type, value] : entries) {
+        put16(static_cast<std::uint16_t>(tag));
+        put16(static_cast<std::uint16_t>(type));
+        put32(1);
+        if (type == 3) {
+            put16(static_cast<std::uint16_t>(value));
+            put16(0);
+        } else {
+            put32(value);
+        }
+    }
+    put32(0);
+    bytes.resize(216, '\0');
+    writeText(dir / "wide.tif", bytes);
+    const auto message = messageOf<FormatError>([&] { openDataset(dir / "wide.tif"); });
+    EXPECT_TRUE(contains(message, "wide.tif")) << message;
+    EXPECT_EQ(message.find("-2094967296"), std::string::npos) << "a wrapped, negative size: " << message;
+}
+
+#endif // TOMO_WITH_TIFF
+
+#if TOMO_WITH_HDF5
+
+TEST(HostileInput, DeclaredSizesTheFileCannotHoldFailFastByName) {
+    TempDir dir;
+    // 100000^3 uint16 declared in a file of a few kilobytes, never written.
+    for (const bool chunked : {false, true}) {
+        const auto file = dir / (chunked ? "chunked.h5" : "contiguous.h5");
+        test::H5Builder(file).unwrittenDataset("/exchange/data", {100000, 100000, 100000}, chunked);
+        const auto message = messageOf<FormatError>([&] { openDataset(file); });
+        EXPECT_TRUE(contains(message, "/exchange/data in " + file.string())) << message;
+        EXPECT_TRUE(contains(message, "(100000, 100000, 100000)"));
+        EXPECT_TRUE(contains(message, "never written"));
+    }
+    // A truncated copy: damaged content, not a missing file.
+    std::vector<std::uint16_t> values(40 * 64 * 64, 1000);
+    test::H5Builder(dir / "whole.h5").dataset("/exchange/data", {40, 64, 64}, values);
+    std::filesystem::copy_file(dir / "whole.h5", dir / "cut.h5");
+    std::filesystem::resize_file(dir / "cut.h5", std::filesystem::file_size(dir / "whole.h5") - 4096);
+    const auto message = messageOf<FormatError>([&] { openDataset(dir / "cut.h5"); });
+    EXPECT_TRUE(contains(message, "cut.h5: not a readable HDF5 file")) << message;
+}
+
+TEST(HostileInput, VirtualDatasetWithAMissingSourceIsRefused) {
+    TempDir dir;
+    test::H5Builder(dir / "vds.nxs")
+        .virtualDataset("/entry/instrument/detector/data", {4, 2, 3}, "frames_0001.h5", "/data");
+    const auto message = messageOf<FormatError>([&] { openDataset(dir / "vds.nxs"); });
+    EXPECT_TRUE(contains(message, "virtual dataset whose source file 'frames_0001.h5' is missing")) << message;
+    // With the source beside it, it reads.
+    test::H5Builder(dir / "frames_0001.h5").dataset("/data", {4, 2, 3}, stack<float>(4, 2, 3));
+    auto reader = openDataset(dir / "vds.nxs");
+    EXPECT_EQ(sinograms(*reader, 1, 1)[2 * 3 + 1], sample(2, 1, 1));
+}
+
+TEST(HostileInput, AnglesInRadiansWithoutUnitsAreAmbiguous) {
+    TempDir dir;
+    const int A = 6;
+    std::vector<double> radians;
+    for (int a = 0; a < A; ++a) radians.push_back(a * std::numbers::pi / A);
+    test::H5Builder(dir / "rad.h5")
+        .dataset("/exchange/data", {hsize_t(A), 2, 3}, stack<std::uint16_t>(A, 2, 3))
+        .dataset("/exchange/theta", {hsize_t(A)}, radians);
+    const auto message = messageOf<FormatError>([&] { openDataset(dir / "rad.h5"); });
+    EXPECT_TRUE(contains(message, "/exchange/theta in " + (dir / "rad.h5").string())) << message;
+    EXPECT_TRUE(contains(message, "look like radians"));
+    EXPECT_TRUE(contains(message, "--angle-units"));
+    OpenOptions options;
+    options.angleUnits = AngleUnits::Radians;
+    EXPECT_NEAR(openDataset(dir / "rad.h5", options)->info().angles[3], std::numbers::pi / 2, 1e-12);
+    options.angleUnits = AngleUnits::Degrees; // the user insists: a 2.6-degree scan
+    EXPECT_NEAR(openDataset(dir / "rad.h5", options)->info().angles[3], std::numbers::pi / 2 * kDeg, 1e-12);
+
+    // All angles equal cannot be a scan, whatever the units.
+    test::H5Builder(dir / "same.h5")
+        .dataset("/exchange/data", {hsize_t(A), 2, 3}, stack<std::uint16_t>(A, 2, 3))
+        .dataset("/exchange/theta", {hsize_t(A)}, std::vector<double>(A, 90.0));
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "same.h5"); }), "all 6 angles are 90 degrees"));
+    // An angles file is checked the same way.
+    writeText(dir / "angles.txt", "0\n0.5\n1\n1.5\n2\n2.5\n");
+    options = {};
+    options.anglesFile = dir / "angles.txt";
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "same.h5", options); }), "look like radians"));
+}
+
+TEST(HostileInput, FanAndConeBeamFilesAreRefusedNamingTheGeometry) {
+    TempDir dir;
+    const std::vector<double> angles{0, 45, 90, 135};
+    test::H5Builder(dir / "cone.h5")
+        .dataset("/sinogram", {4, 3}, stack<float>(1, 4, 3))
+        .dataset("/angles_deg", {4}, angles)
+        .attribute("/", "geometryType", "Cone");
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "cone.h5"); }),
+                         "declares a Cone-beam geometry (attribute geometryType of /)"));
+    test::H5Builder(dir / "fan.h5")
+        .dataset("/sinogram", {4, 3}, stack<float>(1, 4, 3))
+        .dataset("/angles_deg", {4}, angles)
+        .numberAttribute("/", "distanceSourceOrigin", 410.66);
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "fan.h5"); }), "distanceSourceOrigin = 410.66"));
+    test::H5Builder(dir / "parallel.h5")
+        .dataset("/sinogram", {4, 3}, stack<float>(1, 4, 3))
+        .dataset("/angles_deg", {4}, angles)
+        .attribute("/", "geometryType", "parallel");
+    EXPECT_EQ(openDataset(dir / "parallel.h5")->info().projections, 4);
+
+    // NeXus: a lab source 0.4 m away diverges, a synchrotron 30 m away does not.
+    for (const double metres : {0.4, 30.0}) {
+        const auto file = dir / ("nx" + std::to_string(static_cast<int>(metres)) + ".nxs");
+        test::H5Builder(file)
+            .dataset("/entry/instrument/detector/data", {4, 2, 3}, stack<float>(4, 2, 3))
+            .dataset("/entry/instrument/source/distance", {1}, std::vector<double>{-metres * 1000})
+            .attribute("/entry/instrument/source/distance", "units", "mm");
+        if (metres < 5) EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(file); }), "a divergent beam"));
+        else EXPECT_EQ(openDataset(file)->info().projections, 4);
+    }
+}
+
+/// Puts MATLAB's 128-byte text header into the user block of an HDF5 file
+/// (as MATLAB does for -v7.3 files).
+void addMatlabHeader(const std::filesystem::path& file) {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    std::string header = "MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: Mon Jan  1 00:00:00 2024 HDF5 schema 1.00 .";
+    header.resize(128, ' ');
+    f.write(header.data(), static_cast<std::streamsize>(header.size()));
+}
+
+TEST(MatlabReader, NamedVariablesInMatlabOrder) {
+    TempDir dir;
+    const int A = 6, R = 2, C = 5;
+    // MATLAB [angles, rows, columns] is stored reversed: HDF5 [column][row][angle].
+    std::vector<float> projections, sinogram;
+    for (int c = 0; c < C; ++c)
+        for (int r = 0; r < R; ++r)
+            for (int a = 0; a < A; ++a) projections.push_back(sample(a, r, c));
+    for (int c = 0; c < C; ++c)
+        for (int a = 0; a < A; ++a) sinogram.push_back(sample(a, 0, c));
+    std::vector<double> angles;
+    for (int a = 0; a < A; ++a) angles.push_back(30.0 * a);
+    test::H5Builder(dir / "scan.mat", 512)
+        .dataset("/proj", {hsize_t(C), hsize_t(R), hsize_t(A)}, projections)
+        .dataset("/sino", {hsize_t(C), hsize_t(A)}, sinogram)
+        .dataset("/theta", {1, hsize_t(A)}, angles)
+        .attribute("/proj", "MATLAB_class", "single");
+    addMatlabHeader(dir / "scan.mat");
+    EXPECT_EQ(detectFormat(dir / "scan.mat"), DatasetFormat::Matlab);
+
+    // No variable named: the message lists them.
+    const auto message = messageOf<InvalidArgument>([&] { openDataset(dir / "scan.mat"); });
+    EXPECT_TRUE(contains(message, "name the variable")) << message;
+    EXPECT_TRUE(contains(message, "proj, sino, theta"));
+
+    OpenOptions options;
+    options.variable = "proj,theta";
+    auto reader = openDataset(dir / "scan.mat", options);
+    const auto& info = reader->info();
+    EXPECT_EQ(info.format, DatasetFormat::Matlab);
+    EXPECT_EQ(info.projections, A);
+    EXPECT_EQ(info.rows, R);
+    EXPECT_EQ(info.columns, C);
+    EXPECT_NEAR(info.angles[5], 150 * kDeg, 1e-12);
+    const auto out = sinograms(*reader, 1, 1);
+    for (int a = 0; a < A; ++a)
+        for (int c = 0; c < C; ++c) ASSERT_EQ(out[a * C + c], sample(a, 1, c));
+
+    options.variable = "sino";
+    options.logCorrected = true;
+    reader = openDataset(dir / "scan.mat", options);
+    EXPECT_EQ(reader->info().rows, 1);
+    EXPECT_TRUE(reader->info().logCorrected);
+    const auto row = sinograms(*reader, 0, 1);
+    for (int a = 0; a < A; ++a)
+        for (int c = 0; c < C; ++c) ASSERT_EQ(row[a * C + c], sample(a, 0, c));
+
+    options.variable = "nothing";
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "scan.mat", options); }), "no variable 'nothing'"));
+    // A variable for a file that is not MATLAB's.
+    writeDXchange(dir / "dx.h5");
+    options.variable = "proj";
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { openDataset(dir / "dx.h5", options); }), "not a MATLAB v7.3 file"));
+}
+
+TEST(FlatGroups, NXtomoFlatsBeforeAndAfterByImageKey) {
+    TempDir dir;
+    // dark, flat, flat, proj x4, flat, dark, flat, proj x2, flat: three groups.
+    const std::vector<std::int32_t> keys{2, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0, 0, 1};
+    const int F = static_cast<int>(keys.size()), R = 2, C = 3;
+    test::H5Builder(dir / "nx.nxs")
+        .dataset("/entry/instrument/detector/data", {hsize_t(F), 2, 3}, stack<float>(F, R, C))
+        .dataset("/entry/instrument/detector/image_key", {hsize_t(F)}, keys);
+    auto reader = openDataset(dir / "nx.nxs");
+    const auto& info = reader->info();
+    EXPECT_EQ(info.projections, 6);
+    EXPECT_EQ(info.flats, 5);
+    EXPECT_EQ(info.darks, 2);
+    // Before projection 0; between 3 and 4 (the dark between the flats does
+    // not split the group); after the last.
+    EXPECT_EQ(info.flatPositions, (std::vector<double>{-1.0, 3.5, 6.0}));
+    std::vector<float> group(C), all(C);
+    reader->readFlatGroup(1, 1, 1, group);
+    EXPECT_EQ(group[2], (sample(7, 1, 2) + sample(9, 1, 2)) / 2);
+    reader->readFlatGroup(2, 1, 1, group);
+    EXPECT_EQ(group[2], sample(12, 1, 2));
+    ASSERT_TRUE(reader->readMeanFlat(1, 1, all));
+    EXPECT_FLOAT_EQ(all[2], (sample(1, 1, 2) + sample(2, 1, 2) + sample(7, 1, 2) + sample(9, 1, 2) + sample(12, 1, 2)) / 5);
+    EXPECT_THROW(reader->readFlatGroup(3, 1, 1, group), InvalidArgument);
+}
+
+TEST(FlatGroups, DXchangeFlatsBeforeAndAfter) {
+    TempDir dir;
+    const int A = 4, R = 2, C = 3;
+    test::H5Builder(dir / "dx.h5")
+        .dataset("/exchange/data", {hsize_t(A), 2, 3}, stack<std::uint16_t>(A, R, C))
+        .dataset("/exchange/data_white_pre", {2, 2, 3}, std::vector<float>(12, 100.0f))
+        .dataset("/exchange/data_white_post", {1, 2, 3}, std::vector<float>(6, 130.0f))
+        .dataset("/exchange/data_dark", {1, 2, 3}, std::vector<float>(6, 4.0f));
+    auto reader = openDataset(dir / "dx.h5");
+    EXPECT_EQ(reader->info().flats, 3);
+    EXPECT_EQ(reader->info().flatPositions, (std::vector<double>{-1.0, double(A)}));
+    std::vector<float> out(C);
+    reader->readFlatGroup(1, 0, 1, out);
+    EXPECT_EQ(out[1], 130.0f);
+    ASSERT_TRUE(reader->readMeanFlat(0, 1, out));
+    EXPECT_EQ(out[1], 110.0f);
+    // One data_white: one group whose time is not known.
+    writeDXchange(dir / "plain.h5");
+    EXPECT_EQ(openDataset(dir / "plain.h5")->info().flatPositions, (std::vector<double>{-1.0}));
+}
+
+#endif // TOMO_WITH_HDF5
 
 // ---------------------------------------------------------------- phantom scan
 

@@ -47,7 +47,7 @@ TEST(RawRows, DXchangeUint16InProjectionOrder) {
     const ScanLayout layout{6, 5, 7, 1, 1, true, 0};
     std::vector<std::uint16_t> data(6 * 5 * 7);
     for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint16_t>(40000 + 37 * i % 9000);
-    auto writer = createDXchangeScanWriter(dir / "scan.h5", layout, std::vector<double>(6, 0.0), false);
+    auto writer = createDXchangeScanWriter(dir / "scan.h5", layout, {0, 30, 60, 90, 120, 150}, false);
     writer->writeProjections(0, 6, data);
     writer->writeFlats(std::vector<std::uint16_t>(35, 1));
     writer->writeDarks(std::vector<std::uint16_t>(35, 0));
@@ -92,7 +92,8 @@ TEST(RawRows, EveryStorageLayoutReadsTheSameValues) {
         SCOPED_TRACE(l.what);
         test::TempDir dir;
         test::H5Builder(dir / "scan.h5", l.userBlock)
-            .stored("/exchange/data", {A, R, C}, data, l.fileType, l.chunk, l.gzip);
+            .stored("/exchange/data", {A, R, C}, data, l.fileType, l.chunk, l.gzip)
+            .dataset("/exchange/theta", {A}, std::vector<double>{0, 20, 40, 60, 80, 100, 120, 140, 160});
         auto reader = openDataset(dir / "scan.h5");
         for (auto [first, count] : {std::pair{0, R}, std::pair{2, 3}, std::pair{6, 1}}) {
             std::vector<std::byte> raw(static_cast<std::size_t>(A) * count * C * 2);

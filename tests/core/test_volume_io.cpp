@@ -9,7 +9,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <csignal>
+#include <cstdlib>
 #include <limits>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #if TOMO_WITH_TIFF
 #include <tiffio.h>
@@ -81,6 +87,112 @@ TEST(VolumeWriter, RefusesBadSizesBitsAndRanges) {
                          "does not exist"));
 #endif
     EXPECT_EQ(entriesIn(dir.path()), 0u);
+}
+
+/// Runs `write` in a child process whose files may not grow beyond
+/// `limitBytes` (RLIMIT_FSIZE, SIGXFSZ ignored: writes fail with EFBIG as
+/// on a full disk), then lets the child exit normally, running the exit
+/// handlers. Returns the message of the IoError it caught ("" when none)
+/// and whether the child ended cleanly.
+struct ChildResult {
+    std::string message;
+    bool exitedCleanly = false;
+};
+
+template <typename Write>
+ChildResult withFileSizeLimit(std::size_t limitBytes, Write write) {
+    int fds[2];
+    if (::pipe(fds) != 0) return {};
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::close(fds[0]);
+        std::signal(SIGXFSZ, SIG_IGN);
+        const rlimit limit{limitBytes, limitBytes};
+        ::setrlimit(RLIMIT_FSIZE, &limit);
+        std::string message = "no IoError";
+        try {
+            write();
+        } catch (const IoError& e) {
+            message = e.what();
+        } catch (const std::exception& e) {
+            message = std::string("wrong exception: ") + e.what();
+        }
+        (void)!::write(fds[1], message.data(), message.size());
+        ::close(fds[1]);
+        std::exit(0); // the exit handlers run: a library crashing there shows
+    }
+    ::close(fds[1]);
+    ChildResult result;
+    char buffer[4096];
+    for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) result.message.append(buffer, static_cast<std::size_t>(n));
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    result.exitedCleanly = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    return result;
+}
+
+TEST(VolumeWriter, DanglingSymbolicLinkTargetNeedsOverwrite) {
+    TempDir dir;
+    std::filesystem::create_symlink(dir / "nowhere" / "x.h5", dir / "link.tif");
+    const auto message = messageOf<IoError>([&] { createVolumeWriter(dir / "link.tif", 2, 2, 1, {}); });
+    EXPECT_TRUE(contains(message, "link.tif is a symbolic link (to nothing)")) << message;
+#if TOMO_WITH_TIFF
+    WriteOptions overwrite;
+    overwrite.overwrite = true;
+    writeWhole(dir / "link.tif", testVolume(2, 2, 1), overwrite); // the link itself is replaced
+    EXPECT_FALSE(std::filesystem::is_symlink(dir / "link.tif"));
+    EXPECT_EQ(readVolume(dir / "link.tif").data, testVolume(2, 2, 1).data);
+#endif
+}
+
+TEST(VolumeWriter, LongNamesFitTheirTemporary) {
+    TempDir dir;
+    // 255 bytes is the usual limit; the hidden temporary adds ".", ".tmp-PID-N"
+    // and, when a folder is replaced, ".old".
+    const std::string longName = std::string(250, 'v') + ".tif";
+#if TOMO_WITH_TIFF
+    writeWhole(dir / longName, testVolume(3, 2, 2));
+    EXPECT_EQ(readVolume(dir / longName).depth, 2);
+    // UTF-8 characters are not cut in half: 2-byte letters up to the limit.
+    std::string accented;
+    while (accented.size() < 250) accented += "\xC3\xA9";
+    writeWhole(dir / (accented + ".tif"), testVolume(3, 2, 1));
+    EXPECT_TRUE(std::filesystem::exists(dir / (accented + ".tif")));
+#endif
+    const auto message = messageOf<IoError>([&] { createVolumeWriter(dir / (std::string(260, 'x') + ".h5"), 2, 2, 1, {}); });
+    EXPECT_TRUE(contains(message, "the file system takes at most")) << message;
+}
+
+TEST(VolumeWriter, MissingRoomIsFoundBeforeAnythingIsWritten) {
+    TempDir dir;
+    // 1e5 x 1e5 x 1e5 float32 = 4e15 bytes: no disk here has them free.
+    const auto message = messageOf<IoError>([&] { createVolumeWriter(dir / "huge.h5", 100000, 100000, 100000, {}); });
+    EXPECT_TRUE(contains(message, "huge.h5: the volume needs")) << message;
+    EXPECT_TRUE(contains(message, "are free in"));
+    EXPECT_EQ(entriesIn(dir.path()), 0u);
+}
+
+TEST(VolumeWriter, SignalHandlerRemovalDeletesOnlyUncommittedTemporaries) {
+    TempDir dir;
+    const ImageStack v = testVolume(4, 3, 2);
+#if TOMO_WITH_TIFF
+    writeWhole(dir / "done.tif", v);
+    auto folder = createVolumeWriter(dir / "stack", 4, 3, 2, {});
+    folder->writeSlices(0, 1, slices(v, 0, 1)); // a temporary folder with a file in it
+#endif
+#if TOMO_WITH_HDF5
+    auto file = createVolumeWriter(dir / "vol.h5", 4, 3, 2, {});
+    file->writeSlices(0, 1, slices(v, 0, 1));
+#endif
+    removeUncommittedOutputs();
+    std::vector<std::string> left;
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path())) left.push_back(entry.path().filename());
+#if TOMO_WITH_TIFF
+    EXPECT_EQ(left, std::vector<std::string>{"done.tif"});
+#else
+    EXPECT_TRUE(left.empty());
+#endif
 }
 
 TEST(ReadVolume, MissingAndUnknownFiles) {
@@ -174,6 +286,33 @@ TEST(Hdf5Volume, UncommittedOrIncompleteWritersLeaveNothing) {
     EXPECT_TRUE(contains(message, "slice 2 of 3 was never written"));
     writer.reset();
     EXPECT_EQ(entriesIn(dir.path()), 0u);
+}
+
+TEST(Hdf5Volume, FullDiskIsOneShortIoErrorAndNoCrash) {
+    TempDir dir;
+    // Slices larger than HDF5's chunk cache: the write itself fails.
+    const ImageStack big = testVolume(512, 512, 2);
+    ChildResult r = withFileSizeLimit(100000, [&] {
+        auto writer = createVolumeWriter(dir / "big.h5", 512, 512, 2, {});
+        writer->writeSlices(0, 2, big.data);
+        writer->commit();
+    });
+    EXPECT_TRUE(r.exitedCleanly) << "the child crashed after: " << r.message;
+    EXPECT_TRUE(contains(r.message, "big.h5: writing slices 0..1 failed (HDF5: file write failed: File too large)"));
+    EXPECT_EQ(r.message.find('\n'), std::string::npos);
+    EXPECT_LT(r.message.size(), 300u) << r.message;
+
+    // Small slices stay in the cache: only the final flush fails.
+    const ImageStack small = testVolume(32, 32, 64);
+    r = withFileSizeLimit(40000, [&] {
+        auto writer = createVolumeWriter(dir / "small.h5", 32, 32, 64, {});
+        writer->writeSlices(0, 64, small.data);
+        writer->commit();
+    });
+    EXPECT_TRUE(r.exitedCleanly) << "the child crashed after: " << r.message;
+    EXPECT_TRUE(contains(r.message, "small.h5: cannot flush")) << r.message;
+    EXPECT_TRUE(contains(r.message, "File too large")) << r.message;
+    EXPECT_EQ(entriesIn(dir.path()), 0u) << "a temporary was left behind";
 }
 
 TEST(Hdf5Volume, WriteSlicesChecksRangeAndSize) {
@@ -293,6 +432,23 @@ TEST(TiffStack, OverwriteReplacesOnlyATiffStack) {
     std::filesystem::rename(dir / "home", dir / "home.tif"); // a file target naming that directory
     EXPECT_THROW(createVolumeWriter(dir / "home.tif", 4, 4, 2, overwrite), IoError);
     EXPECT_TRUE(std::filesystem::exists(dir / "home.tif" / "thesis.txt"));
+}
+
+TEST(TiffStack, FullDiskIsOneIoError) {
+    TempDir dir;
+    // The limit is per file: a slice file of the folder must exceed it.
+    const ImageStack v = testVolume(200, 200, 3);
+    for (const char* name : {"stack", "pages.tif"}) {
+        const ChildResult r = withFileSizeLimit(100000, [&] {
+            auto writer = createVolumeWriter(dir / name, 200, 200, 3, {});
+            writer->writeSlices(0, 3, v.data);
+            writer->commit();
+        });
+        EXPECT_TRUE(r.exitedCleanly) << r.message;
+        EXPECT_TRUE(contains(r.message, name)) << r.message;
+        EXPECT_EQ(r.message.find('\n'), std::string::npos);
+    }
+    EXPECT_EQ(entriesIn(dir.path()), 0u) << "a temporary was left behind";
 }
 
 TEST(TiffStack, UncommittedWritersLeaveNothing) {

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -29,6 +30,8 @@ enum class DatasetFormat {
     TiffDirectory, ///< a directory of single-image TIFFs, one per projection (flat*/dark* files recognised)
     MultiPageTiff, ///< one TIFF file, one page per projection
     Raw,           ///< headerless binary with a layout given by the user
+    SinogramTiff,  ///< one single-page TIFF holding one sinogram [angle][column] (raw values, no flats)
+    Matlab,        ///< MATLAB v7.3 .mat (HDF5 inside): a named variable, 3D projections or a 2D sinogram
 };
 
 /// Human-readable name, e.g. "DXchange (HDF5)".
@@ -44,15 +47,42 @@ struct RawLayout {
     bool bigEndian = false;
 };
 
+/// Units of stored angles and of angle files.
+enum class AngleUnits {
+    /// What the source says (a units attribute, a dataset named *_rad or
+    /// *_deg); degrees when it says nothing. Angles that read as degrees
+    /// span less than 2*pi (6.28 degrees: numbers that look like radians)
+    /// are refused as ambiguous.
+    Auto,
+    Degrees, ///< degrees, whatever the file says (no plausibility check)
+    Radians, ///< radians, whatever the file says (no plausibility check)
+};
+
+/// "auto", "degrees", "radians".
+const char* angleUnitsName(AngleUnits units);
+
 struct OpenOptions {
     /// Required for raw files; ignored otherwise.
     std::optional<RawLayout> raw;
-    /// Text file of angles in degrees, one per line, overriding or supplying
-    /// the angles (TIFF and raw data carry none).
+    /// Text file of angles (degrees unless angleUnits says radians), one per
+    /// line, overriding or supplying the angles (TIFF and raw data carry none).
     std::optional<std::filesystem::path> anglesFile;
+    /// Units of the file's stored angles and of anglesFile.
+    AngleUnits angleUnits = AngleUnits::Auto;
     /// When the file carries no angles and no anglesFile is given: angles are
     /// spread uniformly over [0, angleRangeDegrees) (end point excluded).
+    /// Must lie in (0, 3600].
     double angleRangeDegrees = 180.0;
+    /// MATLAB v7.3 files: "DATA" or "DATA,ANGLES", the variable holding the
+    /// projections, size(DATA) = [angles, rows, columns] in MATLAB, or one
+    /// sinogram, [angles, columns]; optionally the vector of angles (units
+    /// as angleUnits). Required for .mat files, refused for others.
+    std::string variable;
+    /// The values of a TIFF, raw or MATLAB file are already line integrals
+    /// (flat-field corrected and -log'ed): they are reconstructed as they
+    /// are. Refused for files with flats (DXchange, NXtomo, TIFF folders
+    /// with flat images).
+    bool logCorrected = false;
 };
 
 /// What a reader knows about a dataset before reading any pixel data.
@@ -74,6 +104,10 @@ struct DatasetInfo {
     std::vector<double> flatPositions;
     std::vector<double> angles; ///< radians, one per projection
     bool logCorrected = false; ///< values are already line integrals: no flat/dark, no log
+    /// What a front end should tell the user before using the data, one
+    /// sentence each (e.g. raw counts without flat fields will be -log'ed
+    /// as they are).
+    std::vector<std::string> warnings;
 };
 
 class DatasetReader {
@@ -117,26 +151,36 @@ protected:
 };
 
 /// Detects the format from the file's content (HDF5 signature and layout,
-/// TIFF magic, directory of TIFFs), not from its name; raw only when
-/// options.raw is given. Throws IoError if the path does not exist or cannot
-/// be read, FormatError naming the file and what was expected when the
-/// content is not a dataset this program reads.
+/// TIFF magic and page count, directory of TIFFs, MATLAB header), not from
+/// its name; raw only when options.raw is given. Throws IoError if the path
+/// does not exist, cannot be read, or is not a regular file or a directory
+/// (a FIFO or a device is refused before it is opened), FormatError naming
+/// the file and what was expected when the content is not a dataset this
+/// program reads.
 DatasetFormat detectFormat(const std::filesystem::path& path, const OpenOptions& options = {});
 
 /// Opens a dataset for reading; never modifies the file.
 /// Throws as detectFormat, and FormatError for missing datasets, wrong
-/// ranks/shapes/dtypes, or an angle count that does not match the data.
+/// ranks/shapes/dtypes, sizes the file cannot hold (never written,
+/// truncated), a gap or mixed sample types in a series of files, a missing
+/// source of an HDF5 virtual dataset, a fan- or cone-beam geometry, fewer
+/// than 2 projections, or angles that are miscounted, not finite, all
+/// equal, or ambiguous in units (see AngleUnits).
 std::unique_ptr<DatasetReader> openDataset(const std::filesystem::path& path,
                                            const OpenOptions& options = {});
 
-/// Reads angles in degrees from a text file (one per line, '#' comments,
-/// blank lines ignored) and returns them in radians. Throws IoError /
-/// FormatError naming the file and line.
-std::vector<double> readAnglesFile(const std::filesystem::path& path);
+/// Reads angles from a text file (one per line, '#' comments, blank lines
+/// ignored; degrees unless `units` is Radians) and returns them in radians.
+/// Throws IoError (not a regular file, over 64 MiB) / FormatError (not a
+/// finite number, beyond +-1e6 degrees) naming the file and line.
+std::vector<double> readAnglesFile(const std::filesystem::path& path, AngleUnits units = AngleUnits::Degrees);
 
 /// Reads per-projection axis offsets (pixels, one per line). Throws as
-/// readAnglesFile, and InvalidArgument if the count differs from
-/// expectedCount (when expectedCount >= 0).
-std::vector<double> readAxisOffsetsFile(const std::filesystem::path& path, int expectedCount = -1);
+/// readAnglesFile, InvalidArgument if the count differs from expectedCount
+/// (when expectedCount >= 0) or an offset's magnitude exceeds maxMagnitude
+/// (pass the detector width: a larger shift moves every ray off the
+/// detector), naming the file and line.
+std::vector<double> readAxisOffsetsFile(const std::filesystem::path& path, int expectedCount = -1,
+                                        double maxMagnitude = std::numeric_limits<double>::infinity());
 
 } // namespace tomo

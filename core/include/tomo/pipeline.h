@@ -14,6 +14,7 @@
 #include "tomo/backend.h"
 #include "tomo/corrections.h"
 #include "tomo/dataset.h"
+#include "tomo/error.h"
 #include "tomo/preprocess.h"
 #include "tomo/progress.h"
 #include "tomo/volume_io.h"
@@ -46,6 +47,18 @@ struct VolumeJob {
     /// (ReconstructionPlan::memoryBytes()) and the file libraries' caches
     /// come on top.
     std::size_t memoryBudget = 0;
+    /// Largest share (0..1) of a chunk's values that may have no positive
+    /// transmission (raw <= dark, flat <= dark) and be clamped: beyond it the
+    /// data are broken (flats all zero or equal to the darks, a missing
+    /// source) and the run stops with TooManyClampedValues before anything
+    /// is committed. 1 accepts everything.
+    double maxClampedFraction = 0.01;
+};
+
+/// More than VolumeJob::maxClampedFraction of a chunk's values were clamped.
+class TooManyClampedValues : public DataError {
+public:
+    using DataError::DataError;
 };
 
 struct VolumeReport {
@@ -91,7 +104,9 @@ std::size_t defaultMemoryBudget();
 /// file remains). The reader and the writer are called from different
 /// threads, at the same time: they must allow that (the HDF5 ones serialise
 /// their library calls). Throws the first error of any stage, as the
-/// reader, plan and writer do.
+/// reader, plan and writer do, InvalidArgument for a maxClampedFraction
+/// outside [0, 1], and TooManyClampedValues (naming the file and rows) when
+/// a chunk has too many clamped values.
 VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, VolumeWriter& writer,
                                const ProgressCallback& progress = {});
 

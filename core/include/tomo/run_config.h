@@ -26,6 +26,12 @@ struct RunConfig {
     CorrectionOptions corrections;
 };
 
+/// Bounds of RunConfig's threads and device (ReconOptions), also those of
+/// tomo-recon's --threads and --device: more threads than any machine has
+/// cores only spend seconds starting them (100000 took 11 s).
+constexpr int kMaxThreads = 1024;
+constexpr int kMaxDevice = 1023;
+
 /// JSON object with keys input, axis, axis_tilt, axis_row,
 /// axis_offsets_file, rows [first, count], region [x, y, width, height],
 /// strategy, interpolation, precision, slices_per_pass, filter, padding,
@@ -34,7 +40,9 @@ struct RunConfig {
 /// correctionsToJson); absent keys keep defaults. Unknown keys are an error
 /// (typos must not pass silently); axis_tilt and axis_row need axis.
 std::string toJson(const RunConfig& config);
-/// Throws FormatError naming the key and what was expected.
+/// Throws FormatError naming the key and what was expected (the offending
+/// value shown in a few words, whatever its size), or when values are
+/// nested more than 16 levels deep.
 RunConfig runConfigFromJson(const std::string& json);
 
 /// The "corrections" object alone, every field written:
@@ -49,7 +57,8 @@ RunConfig runConfigFromJson(const std::string& json);
 std::string correctionsToJson(const CorrectionOptions& corrections);
 
 /// File versions; save writes a temporary then renames. Throw IoError /
-/// FormatError naming the file.
+/// FormatError naming the file; load refuses anything but a regular file
+/// (a FIFO would block) and files over 1 MiB.
 void saveRunConfig(const std::filesystem::path& path, const RunConfig& config);
 RunConfig loadRunConfig(const std::filesystem::path& path);
 

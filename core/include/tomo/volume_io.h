@@ -48,14 +48,23 @@ public:
     virtual void commit() = 0;
 };
 
-/// Throws IoError if the target exists and !options.overwrite, or the
-/// directory cannot be written; InvalidArgument for bad sizes or range.
+/// Throws IoError if anything is at the target (a dangling symbolic link
+/// included) and !options.overwrite, the directory cannot be written, or its
+/// file system has not the room for the whole volume; InvalidArgument for
+/// bad sizes or range.
 std::unique_ptr<VolumeWriter> createVolumeWriter(const std::filesystem::path& target, int width,
                                                  int height, int slices, const WriteOptions& options);
 
+/// For a signal handler that ends the process at once (a second Ctrl-C,
+/// SIGTERM): deletes the hidden temporary of every writer of this process
+/// that has not committed. Async-signal-safe; the process must not use
+/// those writers afterwards.
+void removeUncommittedOutputs() noexcept;
+
 /// Reads a volume written by createVolumeWriter (or any HDF5 file with a 3D
 /// or 2D float dataset "/volume", or a TIFF / directory of TIFFs).
-/// Throws IoError / FormatError naming the file.
+/// Throws IoError (missing, not a regular file or directory) / FormatError
+/// naming the file.
 ImageStack readVolume(const std::filesystem::path& path);
 
 } // namespace tomo

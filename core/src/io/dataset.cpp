@@ -2,18 +2,24 @@
 // every reader shares.
 #include "tomo/dataset.h"
 
+#include "io/file_checks.h"
 #include "io/readers.h"
 #include "tomo/error.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <numbers>
+#include <sstream>
 #include <system_error>
+
+#include <unistd.h>
 
 namespace tomo {
 
@@ -35,9 +41,52 @@ const char* formatName(DatasetFormat f) {
     case DatasetFormat::TiffDirectory: return "directory of TIFFs";
     case DatasetFormat::MultiPageTiff: return "multi-page TIFF";
     case DatasetFormat::Raw: return "raw";
+    case DatasetFormat::SinogramTiff: return "sinogram (TIFF)";
+    case DatasetFormat::Matlab: return "MATLAB v7.3 (HDF5)";
     }
     return "unknown";
 }
+
+const char* angleUnitsName(AngleUnits units) {
+    switch (units) {
+    case AngleUnits::Auto: return "auto";
+    case AngleUnits::Degrees: return "degrees";
+    case AngleUnits::Radians: return "radians";
+    }
+    return "unknown";
+}
+
+namespace {
+
+constexpr double kDegree = std::numbers::pi / 180.0;
+/// Angles beyond this many degrees (about 2800 turns) are not a scan: their
+/// double values would have lost the precision a rotation needs.
+constexpr double kMaxAbsDegrees = 1e6;
+
+std::string formatDegrees(double radians) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6g", radians / kDegree);
+    return text;
+}
+
+/// Throws FormatError naming `source` when the angles cannot be a scan:
+/// all equal, or (when `checkUnits`) numbers that look like radians read as
+/// degrees.
+void checkAngleSpan(const std::vector<double>& angles, const std::string& source, bool checkUnits) {
+    const auto [lo, hi] = std::minmax_element(angles.begin(), angles.end());
+    if (*lo == *hi)
+        throw FormatError(source + ": all " + std::to_string(angles.size()) + " angles are " + formatDegrees(*lo) +
+                          " degrees; expected angles spread over the rotation");
+    // Read as degrees, radians of a half or full turn span at most 2 pi
+    // "degrees": a scan that turned 3 or 6 degrees does not exist.
+    if (checkUnits && *hi - *lo <= 2.0 * std::numbers::pi * kDegree * (1.0 + 1e-9))
+        throw FormatError(source + ": the " + std::to_string(angles.size()) + " angles span only " +
+                          formatDegrees(*lo) + ".." + formatDegrees(*hi) +
+                          " degrees, which look like radians; state their units (--angle-units radians, or "
+                          "--angle-units degrees to use them as they are)");
+}
+
+} // namespace
 
 std::size_t sampleBytes(SampleType t) {
     switch (t) {
@@ -51,10 +100,17 @@ std::size_t sampleBytes(SampleType t) {
 
 namespace detail {
 
+void requireMemory(double bytes, const std::filesystem::path& path, const std::string& what) {
+    const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+    if (memory > 0 && bytes > memory)
+        throw OutOfMemory(path.string() + ": " + what + " needs " + formatBytes(bytes) + " but this machine has " +
+                          formatBytes(memory) + " of memory");
+}
+
 FileKind sniffFile(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw IoError(path.string() + ": cannot open for reading: " + std::strerror(errno));
-    std::array<char, 8> head{};
+    std::array<char, 128> head{};
     in.read(head.data(), head.size());
     const auto got = in.gcount();
     if (got >= 4) {
@@ -63,34 +119,57 @@ FileKind sniffFile(const std::filesystem::path& path) {
             std::memcmp(head.data(), "II+\0", 4) == 0 || std::memcmp(head.data(), "MM\0+", 4) == 0)
             return FileKind::Tiff;
     }
+    // MATLAB writes a 128-byte text header; v7.3 files are HDF5 after a
+    // 512-byte user block, v4/v5 files are MATLAB's own format.
+    const bool matlab = got >= 10 && std::memcmp(head.data(), "MATLAB ", 7) == 0;
     // The HDF5 superblock sits at 0 or, after a user block, at 512, 1024, 2048, ...
     static constexpr char signature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
     std::error_code ec;
     const auto size = std::filesystem::file_size(path, ec);
     if (ec) return FileKind::Other;
+    std::array<char, 8> probe{};
     for (std::uintmax_t offset = 0; offset + 8 <= size; offset = offset == 0 ? 512 : offset * 2) {
         in.clear();
         in.seekg(static_cast<std::streamoff>(offset));
-        in.read(head.data(), head.size());
-        if (in.gcount() == 8 && std::memcmp(head.data(), signature, 8) == 0) return FileKind::Hdf5;
+        in.read(probe.data(), probe.size());
+        if (in.gcount() == 8 && std::memcmp(probe.data(), signature, 8) == 0)
+            return matlab ? FileKind::MatlabHdf5 : FileKind::Hdf5;
     }
-    return FileKind::Other;
+    return matlab ? FileKind::MatlabOld : FileKind::Other;
 }
 
-std::vector<double> resolveAngles(const DatasetInfo& info, const std::vector<double>& stored,
-                                  const std::string& storedSource, const OpenOptions& options) {
+std::vector<double> resolveAngles(const DatasetInfo& info, const StoredAngles& stored, const OpenOptions& options) {
+    if (info.projections < 2)
+        throw FormatError(info.path.string() + " has " + std::to_string(info.projections) +
+                          " projection; expected at least 2 to reconstruct");
     std::vector<double> angles;
-    std::string source = storedSource;
+    std::string source;
+    bool checkUnits = options.angleUnits == AngleUnits::Auto;
     if (options.anglesFile) {
-        angles = readAnglesFile(*options.anglesFile);
+        angles = readAnglesFile(*options.anglesFile,
+                                options.angleUnits == AngleUnits::Radians ? AngleUnits::Radians : AngleUnits::Degrees);
         source = options.anglesFile->string();
-    } else if (!stored.empty()) {
-        angles = stored;
+    } else if (!stored.values.empty()) {
+        const AngleUnits units = options.angleUnits != AngleUnits::Auto ? options.angleUnits
+                                                                       : stored.statedUnits.value_or(AngleUnits::Degrees);
+        checkUnits = checkUnits && units == AngleUnits::Degrees;
+        source = stored.source;
+        angles = stored.values;
+        for (std::size_t i = 0; i < angles.size(); ++i) {
+            if (!std::isfinite(angles[i]))
+                throw FormatError(source + ": angle " + std::to_string(i) + " is not a finite number");
+            if (units == AngleUnits::Degrees) angles[i] *= kDegree;
+            if (!(std::abs(angles[i]) <= kMaxAbsDegrees * kDegree))
+                throw FormatError(source + ": angle " + std::to_string(i) + " is " + formatDegrees(angles[i]) +
+                                  " degrees; expected at most " + formatDegrees(kMaxAbsDegrees * kDegree) +
+                                  " in magnitude");
+        }
     } else {
-        if (!std::isfinite(options.angleRangeDegrees) || options.angleRangeDegrees <= 0.0)
-            throw InvalidArgument("angle range " + std::to_string(options.angleRangeDegrees) +
-                                  " degrees: expected a positive number");
-        const double step = options.angleRangeDegrees / info.projections * std::numbers::pi / 180.0;
+        if (!std::isfinite(options.angleRangeDegrees) || options.angleRangeDegrees <= 0.0 ||
+            options.angleRangeDegrees > 3600.0)
+            throw InvalidArgument("angle range " + formatDegrees(options.angleRangeDegrees * kDegree) +
+                                  " degrees: expected a number in (0, 3600]");
+        const double step = options.angleRangeDegrees / info.projections * kDegree;
         angles.resize(static_cast<std::size_t>(info.projections));
         for (std::size_t i = 0; i < angles.size(); ++i) angles[i] = static_cast<double>(i) * step;
         return angles;
@@ -99,10 +178,85 @@ std::vector<double> resolveAngles(const DatasetInfo& info, const std::vector<dou
         throw FormatError(source + " holds " + std::to_string(angles.size()) + " angles but " +
                           info.path.string() + " has " + std::to_string(info.projections) +
                           " projections: expected one angle per projection");
-    for (std::size_t i = 0; i < angles.size(); ++i)
-        if (!std::isfinite(angles[i]))
-            throw FormatError(source + ": angle " + std::to_string(i) + " is not a finite number");
+    checkAngleSpan(angles, source, checkUnits);
     return angles;
+}
+
+std::vector<std::filesystem::path> tiffFilesIn(const std::filesystem::path& dir) {
+    std::vector<std::filesystem::path> files;
+    std::error_code ec;
+    std::filesystem::directory_iterator it(dir, ec);
+    if (ec) throw IoError(dir.string() + ": cannot list the directory: " + ec.message());
+    for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
+        const std::filesystem::path& entry = it->path();
+        std::string extension = entry.extension().string();
+        std::transform(extension.begin(), extension.end(), extension.begin(),
+                       [](unsigned char c) { return std::tolower(c); });
+        const bool tiffName = extension == ".tif" || extension == ".tiff";
+        const std::filesystem::file_type type = fileType(entry);
+        if (type != std::filesystem::file_type::regular) {
+            if (tiffName)
+                throw IoError(entry.string() + " is " + fileTypeName(type) + "; expected a TIFF image of the series");
+            continue; // sub-folders, notes, sockets... are not part of the dataset
+        }
+        if (sniffFile(entry) == FileKind::Tiff) files.push_back(entry);
+        else if (tiffName)
+            throw FormatError(entry.string() + " is named like a TIFF but does not start like one (empty, "
+                                               "truncated or another format); expected a TIFF image of the series");
+    }
+    if (ec) throw IoError(dir.string() + ": cannot list the directory: " + ec.message());
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+/// Largest angles or offsets file read: 64 MiB is millions of lines.
+constexpr std::uintmax_t kMaxNumberFileBytes = 64u << 20;
+
+/// One number per line, '#' starts a comment, blank lines ignored.
+std::vector<double> readNumbersFile(const std::filesystem::path& path, const std::string& what) {
+    const std::string text =
+        readSmallFile(path, "a text file of one " + what + " per line", kMaxNumberFileBytes);
+    std::vector<double> values;
+    std::istringstream in(text);
+    std::string line;
+    for (int lineNo = 1; std::getline(in, line); ++lineNo) {
+        if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+        const auto begin = line.find_first_not_of(" \t\r");
+        if (begin == std::string::npos) continue;
+        const auto end = line.find_last_not_of(" \t\r") + 1;
+        const char* first = line.data() + begin;
+        const char* last = line.data() + end;
+        if (*first == '+') ++first; // from_chars rejects a leading '+'
+        double value = 0.0;
+        const auto [ptr, err] = std::from_chars(first, last, value);
+        if (err != std::errc() || ptr != last || !std::isfinite(value)) {
+            // A binary file or a huge line must not make a huge message.
+            std::string shown = line.substr(begin, std::min<std::size_t>(end - begin, 40));
+            for (char& c : shown)
+                if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7F) c = '?';
+            throw FormatError(path.string() + ":" + std::to_string(lineNo) + ": '" + shown +
+                              (end - begin > 40 ? "..." : "") + "' is not a finite number (expected one " + what +
+                              " per line)");
+        }
+        values.push_back(value);
+    }
+    if (values.empty())
+        throw FormatError(path.string() + ": holds no values (expected one " + what + " per line)");
+    return values;
+}
+
+void finishInfo(DatasetInfo& info, const OpenOptions& options) {
+    if (options.logCorrected && !info.logCorrected) {
+        if (info.flats > 0 || info.darks > 0)
+            throw InvalidArgument(info.path.string() + " has flat or dark images, so its values are raw; the option "
+                                                       "that declares values already log-corrected does not apply");
+        info.logCorrected = true;
+    }
+    if (info.logCorrected || info.flats > 0) return;
+    if (info.sampleType != SampleType::UInt8 && info.sampleType != SampleType::UInt16) return;
+    info.warnings.push_back(info.path.string() + " has no flat fields: its " + sampleTypeName(info.sampleType) +
+                            " counts are -log'ed as they are, as if they were transmissions (the reconstruction is "
+                            "offset by the log of the open-beam counts); normalise them first, or give flats");
 }
 
 void checkRowRequest(const DatasetInfo& info, int firstRow, int rowCount, std::size_t outSize,
@@ -154,60 +308,15 @@ void meanOfImages(std::span<const float> images, int imageCount, std::span<float
 
 } // namespace detail
 
-namespace {
-
-bool directoryHoldsTiff(const std::filesystem::path& dir) {
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-        if (entry.is_regular_file(ec) && detail::sniffFile(entry.path()) == detail::FileKind::Tiff) return true;
-    }
-    if (ec) throw IoError(dir.string() + ": cannot list the directory: " + ec.message());
-    return false;
-}
-
-/// One number per line, '#' starts a comment, blank lines ignored.
-std::vector<double> readNumberPerLine(const std::filesystem::path& path, const char* what) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-        throw IoError(path.string() + " is a directory; expected a text file of one " + what + " per line");
-    std::ifstream in(path);
-    if (!in) throw IoError(path.string() + ": cannot open " + what + " file: " + std::strerror(errno));
-    std::vector<double> values;
-    std::string line;
-    for (int lineNo = 1; std::getline(in, line); ++lineNo) {
-        if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
-        const auto begin = line.find_first_not_of(" \t\r");
-        if (begin == std::string::npos) continue;
-        const auto end = line.find_last_not_of(" \t\r") + 1;
-        const char* first = line.data() + begin;
-        const char* last = line.data() + end;
-        if (*first == '+') ++first; // from_chars rejects a leading '+'
-        double value = 0.0;
-        const auto [ptr, err] = std::from_chars(first, last, value);
-        if (err != std::errc() || ptr != last || !std::isfinite(value))
-            throw FormatError(path.string() + ":" + std::to_string(lineNo) + ": '" +
-                              line.substr(begin, end - begin) + "' is not a finite number (expected one " +
-                              what + " per line)");
-        values.push_back(value);
-    }
-    if (in.bad()) throw IoError(path.string() + ": read error");
-    if (values.empty())
-        throw FormatError(path.string() + ": holds no values (expected one " + std::string(what) + " per line)");
-    return values;
-}
-
-} // namespace
-
 DatasetFormat detectFormat(const std::filesystem::path& path, const OpenOptions& options) {
-    std::error_code ec;
-    const auto status = std::filesystem::status(path, ec);
-    if (!std::filesystem::exists(status))
-        throw IoError(path.string() + ": no such file or directory");
-    if (std::filesystem::is_directory(status)) {
-        if (!directoryHoldsTiff(path))
+    const std::filesystem::file_type type = detail::fileType(path);
+    if (type == std::filesystem::file_type::not_found) detail::requireRegularFile(path, "a dataset");
+    if (type == std::filesystem::file_type::directory) {
+        if (detail::tiffFilesIn(path).empty())
             throw FormatError(path.string() + " is a directory without TIFF files: expected one TIFF per projection");
         return DatasetFormat::TiffDirectory;
     }
+    detail::requireRegularFile(path, "a dataset (a file or a directory of TIFFs)");
     if (options.raw) return DatasetFormat::Raw;
     switch (detail::sniffFile(path)) {
     case detail::FileKind::Hdf5:
@@ -216,14 +325,28 @@ DatasetFormat detectFormat(const std::filesystem::path& path, const OpenOptions&
 #else
         throw FormatError(path.string() + " is an HDF5 file but this build has no HDF5 support");
 #endif
+    case detail::FileKind::MatlabHdf5:
+#if TOMO_WITH_HDF5
+        return DatasetFormat::Matlab;
+#else
+        throw FormatError(path.string() + " is a MATLAB v7.3 (HDF5) file but this build has no HDF5 support");
+#endif
+    case detail::FileKind::MatlabOld:
+        throw FormatError(path.string() + " is a MATLAB file older than v7.3 (MATLAB's own format); expected a v7.3 "
+                                          "file, which is HDF5 inside: in MATLAB, save(..., '-v7.3')");
     case detail::FileKind::Tiff:
-        return DatasetFormat::MultiPageTiff;
+#if TOMO_WITH_TIFF
+        return detail::detectTiffLayout(path);
+#else
+        throw FormatError(path.string() + " is a TIFF file but this build has no TIFF support");
+#endif
     case detail::FileKind::Other:
         break;
     }
     throw FormatError(path.string() +
                       " is not a dataset this program reads: expected an HDF5 file (DXchange, NXtomo or "
-                      "sinogram layout), a TIFF, a directory of TIFFs, or a raw file with its layout given");
+                      "sinogram layout), a MATLAB v7.3 file, a TIFF, a directory of TIFFs, or a raw file with its "
+                      "layout given");
 }
 
 namespace {
@@ -268,6 +391,9 @@ void DatasetReader::readFlatGroup(int group, int firstRow, int rowCount, std::sp
 
 std::unique_ptr<DatasetReader> openDataset(const std::filesystem::path& path, const OpenOptions& options) {
     const DatasetFormat format = detectFormat(path, options);
+    if (!options.variable.empty() && format != DatasetFormat::Matlab)
+        throw InvalidArgument("a MATLAB variable ('" + options.variable.substr(0, 64) + "') was named but " +
+                              path.string() + " is " + formatName(format) + ", not a MATLAB v7.3 file");
     switch (format) {
     case DatasetFormat::Raw:
         return detail::openRawDataset(path, options);
@@ -278,10 +404,13 @@ std::unique_ptr<DatasetReader> openDataset(const std::filesystem::path& path, co
         return detail::openNXtomo(path, options);
     case DatasetFormat::SinogramHdf5:
         return detail::openSinogramHdf5(path, options);
+    case DatasetFormat::Matlab:
+        return detail::openMatlab(path, options);
 #else
     case DatasetFormat::DXchange:
     case DatasetFormat::NXtomo:
     case DatasetFormat::SinogramHdf5:
+    case DatasetFormat::Matlab:
         break; // detectFormat already refused HDF5 files
 #endif
 #if TOMO_WITH_TIFF
@@ -289,27 +418,45 @@ std::unique_ptr<DatasetReader> openDataset(const std::filesystem::path& path, co
         return detail::openTiffDirectory(path, options);
     case DatasetFormat::MultiPageTiff:
         return detail::openMultiPageTiff(path, options);
+    case DatasetFormat::SinogramTiff:
+        return detail::openSinogramTiff(path, options);
 #else
     case DatasetFormat::TiffDirectory:
         throw FormatError(path.string() + " is a directory of TIFFs but this build has no TIFF support");
     case DatasetFormat::MultiPageTiff:
+    case DatasetFormat::SinogramTiff:
         throw FormatError(path.string() + " is a TIFF file but this build has no TIFF support");
 #endif
     }
     throw FormatError(path.string() + ": " + formatName(format) + " is not supported by this build");
 }
 
-std::vector<double> readAnglesFile(const std::filesystem::path& path) {
-    auto angles = readNumberPerLine(path, "angle in degrees");
-    for (double& a : angles) a *= std::numbers::pi / 180.0;
+std::vector<double> readAnglesFile(const std::filesystem::path& path, AngleUnits units) {
+    const bool radians = units == AngleUnits::Radians;
+    auto angles = detail::readNumbersFile(path, radians ? "angle in radians" : "angle in degrees");
+    for (std::size_t i = 0; i < angles.size(); ++i) {
+        if (!radians) angles[i] *= kDegree;
+        if (!(std::abs(angles[i]) <= kMaxAbsDegrees * kDegree))
+            throw FormatError(path.string() + ": angle " + std::to_string(i) + " is " + formatDegrees(angles[i]) +
+                              " degrees; expected at most " + formatDegrees(kMaxAbsDegrees * kDegree) +
+                              " in magnitude");
+    }
     return angles;
 }
 
-std::vector<double> readAxisOffsetsFile(const std::filesystem::path& path, int expectedCount) {
-    auto offsets = readNumberPerLine(path, "axis offset in pixels");
+std::vector<double> readAxisOffsetsFile(const std::filesystem::path& path, int expectedCount, double maxMagnitude) {
+    auto offsets = detail::readNumbersFile(path, "axis offset in pixels");
     if (expectedCount >= 0 && offsets.size() != static_cast<std::size_t>(expectedCount))
         throw InvalidArgument(path.string() + " holds " + std::to_string(offsets.size()) +
                               " axis offsets; expected one per projection (" + std::to_string(expectedCount) + ")");
+    for (std::size_t i = 0; i < offsets.size(); ++i)
+        if (std::abs(offsets[i]) > maxMagnitude) {
+            char text[96];
+            std::snprintf(text, sizeof text, "%.6g pixels; expected at most %.6g", offsets[i], maxMagnitude);
+            throw InvalidArgument(path.string() + ": axis offset " + std::to_string(i) + " is " + text +
+                                  " in magnitude (the detector width: a larger shift moves every ray off the "
+                                  "detector)");
+        }
     return offsets;
 }
 

@@ -1,5 +1,6 @@
 // Headerless raw projections, projection-major [angle][row][column], with a
 // layout the user gives (it cannot be detected).
+#include "io/file_checks.h"
 #include "io/readers.h"
 #include "tomo/error.h"
 
@@ -47,19 +48,24 @@ public:
         field("rows", layout.rows);
         field("columns", layout.columns);
 
-        const std::uintmax_t sample = sampleBytes(layout.type);
-        const std::uintmax_t expected = layout.headerBytes + static_cast<std::uintmax_t>(layout.projections) *
-                                                                 static_cast<std::uintmax_t>(layout.rows) *
-                                                                 static_cast<std::uintmax_t>(layout.columns) * sample;
-        std::error_code ec;
-        const std::uintmax_t actual = std::filesystem::file_size(path, ec);
-        if (ec) throw IoError(path.string() + ": cannot read the file size: " + ec.message());
+        // Overflow-checked: a layout of huge numbers must be refused by size,
+        // not wrap around to a small one.
+        std::uintmax_t expected = sampleBytes(layout.type);
+        bool overflow = false;
+        for (const int n : {layout.projections, layout.rows, layout.columns})
+            overflow = overflow || __builtin_mul_overflow(expected, static_cast<std::uintmax_t>(n), &expected);
+        overflow = overflow || __builtin_add_overflow(expected, static_cast<std::uintmax_t>(layout.headerBytes), &expected);
+        requireRegularFile(path, "a raw data file");
+        const std::uintmax_t actual = fileSize(path);
+        const std::string layoutText = std::to_string(layout.headerBytes) + " header bytes + " +
+                                       std::to_string(layout.projections) + " x " + std::to_string(layout.rows) +
+                                       " x " + std::to_string(layout.columns) + " " + sampleTypeName(layout.type);
+        if (overflow)
+            throw InvalidArgument("raw layout of " + path.string() + " (" + layoutText +
+                                  ") is larger than any file can be");
         if (actual != expected)
             throw FormatError(path.string() + " has " + std::to_string(actual) + " bytes; the raw layout (" +
-                              std::to_string(layout.headerBytes) + " header bytes + " +
-                              std::to_string(layout.projections) + " x " + std::to_string(layout.rows) + " x " +
-                              std::to_string(layout.columns) + " " + sampleTypeName(layout.type) +
-                              ") expects " + std::to_string(expected) + " bytes" +
+                              layoutText + ") expects " + std::to_string(expected) + " bytes" +
                               (actual < expected ? " (truncated file?)" : ""));
         m_in.open(path, std::ios::binary);
         if (!m_in) throw IoError(path.string() + ": cannot open for reading: " + std::strerror(errno));
@@ -70,7 +76,8 @@ public:
         m_info.rows = layout.rows;
         m_info.columns = layout.columns;
         m_info.sampleType = layout.type;
-        m_info.angles = resolveAngles(m_info, {}, {}, options);
+        m_info.angles = resolveAngles(m_info, {}, options);
+        finishInfo(m_info, options);
     }
 
     void readSinograms(int firstRow, int rowCount, std::span<float> out) override {

@@ -7,17 +7,30 @@
 #include <cstddef>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace tomo::detail {
 
+/// Throws OutOfMemory naming `path` when `bytes` (what reading `what` whole
+/// needs) exceed the machine's physical memory: refused at once rather
+/// than after minutes of swapping.
+void requireMemory(double bytes, const std::filesystem::path& path, const std::string& what);
+
 /// What the first bytes of a regular file say it is.
-enum class FileKind { Hdf5, Tiff, Other };
+enum class FileKind {
+    Hdf5,
+    Tiff,
+    MatlabHdf5, ///< MATLAB v7.3: a MATLAB text header in the user block of an HDF5 file
+    MatlabOld,  ///< MATLAB v4/v5: MATLAB's own format
+    Other,
+};
 
 /// Looks at the signature only (HDF5 at offset 0 or a user-block offset,
-/// TIFF/BigTIFF magic). Throws IoError naming the file if it cannot be read.
+/// TIFF/BigTIFF magic, MATLAB header). Throws IoError naming the file if it
+/// cannot be read.
 FileKind sniffFile(const std::filesystem::path& path);
 
 std::unique_ptr<DatasetReader> openRawDataset(const std::filesystem::path& path, const OpenOptions& options);
@@ -29,21 +42,56 @@ DatasetFormat detectHdf5Layout(const std::filesystem::path& path);
 std::unique_ptr<DatasetReader> openDXchange(const std::filesystem::path& path, const OpenOptions& options);
 std::unique_ptr<DatasetReader> openNXtomo(const std::filesystem::path& path, const OpenOptions& options);
 std::unique_ptr<DatasetReader> openSinogramHdf5(const std::filesystem::path& path, const OpenOptions& options);
+/// MATLAB v7.3: the variable options.variable. Throws InvalidArgument when
+/// no variable is named (the message lists the file's numeric variables).
+std::unique_ptr<DatasetReader> openMatlab(const std::filesystem::path& path, const OpenOptions& options);
 #endif
+
+/// The TIFF files of a directory in name order: regular files that are
+/// TIFFs by content, and every entry named *.tif / *.tiff, which must be
+/// one: a damaged or non-regular projection file is an error, never a
+/// silent gap in the series. Throws IoError naming the directory or the
+/// entry (unreadable, a link loop, a FIFO...), FormatError naming a *.tif
+/// entry that is not a TIFF.
+std::vector<std::filesystem::path> tiffFilesIn(const std::filesystem::path& dir);
 
 #if TOMO_WITH_TIFF
+/// MultiPageTiff (several pages) or SinogramTiff (one page). Throws
+/// FormatError naming the file when its list of pages cannot be read
+/// (truncated or corrupt), so a damaged multi-page file is never taken for a
+/// sinogram.
+DatasetFormat detectTiffLayout(const std::filesystem::path& path);
 std::unique_ptr<DatasetReader> openTiffDirectory(const std::filesystem::path& path, const OpenOptions& options);
 std::unique_ptr<DatasetReader> openMultiPageTiff(const std::filesystem::path& path, const OpenOptions& options);
+std::unique_ptr<DatasetReader> openSinogramTiff(const std::filesystem::path& path, const OpenOptions& options);
 #endif
 
+/// Angles as a file stores them, before units and checks are applied.
+struct StoredAngles {
+    std::vector<double> values;            ///< as stored (empty: the file has none)
+    std::string source;                    ///< e.g. "/exchange/theta in FILE", for messages
+    std::optional<AngleUnits> statedUnits; ///< Degrees or Radians when the file says
+};
+
 /// The angles (radians) of a dataset with info.projections projections:
-/// options.anglesFile when given, else `stored` (already in radians) when not
-/// empty, else uniform over options.angleRangeDegrees. `storedSource` names
-/// where `stored` came from, for the count-mismatch message. Throws
-/// FormatError when a count differs from info.projections or an angle is
-/// not finite.
-std::vector<double> resolveAngles(const DatasetInfo& info, const std::vector<double>& stored,
-                                  const std::string& storedSource, const OpenOptions& options);
+/// options.anglesFile when given, else `stored` when not empty (in
+/// options.angleUnits, else the stated units, else degrees), else uniform
+/// over options.angleRangeDegrees. Throws FormatError naming the source when
+/// there are fewer than 2 projections, a count differs from
+/// info.projections, an angle is not finite or absurdly large, all angles
+/// are equal, or (units neither stated nor given) degrees that span at most
+/// 2 pi; InvalidArgument for a range outside (0, 3600].
+std::vector<double> resolveAngles(const DatasetInfo& info, const StoredAngles& stored, const OpenOptions& options);
+
+/// The numbers of a text file, one per line ('#' comments and blank lines
+/// skipped), as written. Throws IoError / FormatError naming the file and
+/// line; `what` names one value in messages ("angle", "axis offset").
+std::vector<double> readNumbersFile(const std::filesystem::path& path, const std::string& what);
+
+/// Readers call it last: applies options.logCorrected (InvalidArgument
+/// naming the file when it has flats or darks) and adds to info.warnings
+/// what the user must know about the values (raw counts without flats).
+void finishInfo(DatasetInfo& info, const OpenOptions& options);
 
 /// Throws InvalidArgument naming info.path when [firstRow, firstRow +
 /// rowCount) is not inside the detector or `outSize` is not

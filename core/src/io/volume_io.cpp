@@ -2,16 +2,24 @@
 // staging both writers use, and readVolume dispatch.
 #include "tomo/volume_io.h"
 
+#include "io/file_checks.h"
 #include "io/readers.h"
-#include "tomo/error.h"
 #include "io/writers.h"
+#include "tomo/error.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
+#include <climits>
 #include <cmath>
+#include <cstring>
 #include <regex>
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 namespace tomo {
@@ -30,12 +38,13 @@ std::string lowerExtension(const std::filesystem::path& p) {
 /// stack this program writes: a mistyped target such as a home directory
 /// must never be deleted.
 void requireReplaceableDirectory(const std::filesystem::path& target) {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(target, ec)) return;
+    if (fileType(target) != std::filesystem::file_type::directory) return;
     static const std::regex slice(R"(slice_\d+\.tiff?)");
-    for (const auto& entry : std::filesystem::directory_iterator(target, ec)) {
-        const std::string name = entry.path().filename().string();
-        if (!entry.is_regular_file(ec) || !std::regex_match(name, slice))
+    std::error_code ec;
+    std::filesystem::directory_iterator it(target, ec);
+    for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (!it->is_regular_file(ec) || !std::regex_match(name, slice))
             throw IoError(target.string() + " is a directory holding " + name +
                           ", which is not a slice_*.tif of a TIFF stack; not replacing it even with the overwrite "
                           "option");
@@ -48,40 +57,145 @@ std::filesystem::path withoutTrailingSlash(const std::filesystem::path& p) {
     return p.has_filename() ? p : p.parent_path();
 }
 
+/// Whether anything is at `path`, a symbolic link (even to nothing) included.
+bool entryExists(const std::filesystem::path& path) {
+    std::error_code ec;
+    const auto status = std::filesystem::symlink_status(path, ec);
+    if (ec && status.type() != std::filesystem::file_type::not_found)
+        throw IoError(path.string() + ": cannot be examined: " + ec.message());
+    return std::filesystem::exists(status);
+}
+
+/// The longest file name the directory's file system takes.
+std::size_t nameMax(const std::filesystem::path& dir) {
+    const long max = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+    return max > 0 ? static_cast<std::size_t>(max) : 255;
+}
+
+/// The first `bytes` bytes of a UTF-8 name, not cutting a character.
+std::string utf8Prefix(const std::string& name, std::size_t bytes) {
+    if (name.size() <= bytes) return name;
+    std::size_t cut = bytes;
+    while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+    return name.substr(0, cut);
+}
+
+// ---- temporaries a signal handler can delete
+//
+// A process killed by a second Ctrl-C, SIGTERM or SIGHUP must not leave its
+// hidden temporary behind, but a signal handler may only make
+// async-signal-safe calls: the paths live in fixed slots, written before
+// the slot is published, and removeUncommittedOutputs() uses only unlink,
+// open, getdents64, unlinkat, rmdir and close.
+
+struct TemporarySlot {
+    std::atomic<bool> claimed{false};
+    std::atomic<bool> published{false};
+    char path[PATH_MAX] = {};
+};
+std::array<TemporarySlot, 64> g_temporaries;
+
+/// The slot now holding `path`, or -1 (path too long, all slots taken: the
+/// temporary is then only removed by the normal paths).
+int publishTemporary(const std::filesystem::path& path) {
+    const std::string text = path.string();
+    if (text.size() >= PATH_MAX) return -1;
+    for (std::size_t i = 0; i < g_temporaries.size(); ++i) {
+        bool expected = false;
+        if (!g_temporaries[i].claimed.compare_exchange_strong(expected, true)) continue;
+        std::memcpy(g_temporaries[i].path, text.c_str(), text.size() + 1);
+        g_temporaries[i].published.store(true);
+        return static_cast<int>(i);
+    }
+    return -1;
+}
+
+void withdrawTemporary(int slot) {
+    if (slot < 0) return;
+    g_temporaries[static_cast<std::size_t>(slot)].published.store(false);
+    g_temporaries[static_cast<std::size_t>(slot)].claimed.store(false);
+}
+
+/// Async-signal-safe removal of a file, or of a directory of files (what
+/// the writers make).
+void removeFileOrFlatDirectory(const char* path) {
+    if (::unlink(path) == 0 || errno == ENOENT) return;
+    const int dir = ::open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir < 0) return;
+    alignas(dirent64) char buffer[4096];
+    for (;;) {
+        const ssize_t got = ::getdents64(dir, buffer, sizeof buffer);
+        if (got <= 0) break;
+        for (ssize_t at = 0; at < got;) {
+            const auto* entry = reinterpret_cast<const dirent64*>(buffer + at);
+            at += entry->d_reclen;
+            const char* name = entry->d_name;
+            if (std::strcmp(name, ".") != 0 && std::strcmp(name, "..") != 0) ::unlinkat(dir, name, 0);
+        }
+    }
+    ::close(dir);
+    ::rmdir(path);
+}
+
 } // namespace
+
+void requireFreeSpace(const std::filesystem::path& target, double bytes) {
+    const std::filesystem::path t = withoutTrailingSlash(target);
+    const auto dir = t.has_parent_path() ? t.parent_path() : std::filesystem::path(".");
+    struct statvfs fs {};
+    if (::statvfs(dir.c_str(), &fs) != 0) return; // the writer reports the real failure
+    const double available = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+    if (available < bytes)
+        throw IoError(t.string() + ": the volume needs " + formatBytes(bytes) + " but only " + formatBytes(available) +
+                      " are free in " + dir.string());
+}
 
 StagedOutput::StagedOutput(std::filesystem::path target, bool overwrite)
     : m_target(withoutTrailingSlash(target)), m_overwrite(overwrite) {
-    std::error_code ec;
-    if (std::filesystem::exists(m_target, ec)) {
-        if (!overwrite)
-            throw IoError(m_target.string() + " already exists; not replacing it without the overwrite option");
+    const auto dir = m_target.has_parent_path() ? m_target.parent_path() : std::filesystem::path(".");
+    const std::string name = m_target.filename().string();
+    const std::size_t limit = nameMax(dir);
+    if (name.size() > limit)
+        throw IoError(m_target.string() + ": the name has " + std::to_string(name.size()) +
+                      " bytes; the file system takes at most " + std::to_string(limit));
+    if (entryExists(m_target)) {
+        if (!overwrite) {
+            const bool dangling = fileType(m_target) == std::filesystem::file_type::not_found;
+            throw IoError(m_target.string() + (dangling ? " is a symbolic link (to nothing)" : " already exists") +
+                          "; not replacing it without the overwrite option");
+        }
         requireReplaceableDirectory(m_target);
     }
-    const auto dir = m_target.has_parent_path() ? m_target.parent_path() : std::filesystem::path(".");
-    if (!std::filesystem::is_directory(dir, ec))
-        throw IoError(m_target.string() + ": the directory " + dir.string() + " does not exist");
+    const auto dirType = fileType(dir);
+    if (dirType != std::filesystem::file_type::directory)
+        throw IoError(m_target.string() + ": the directory " + dir.string() +
+                      (dirType == std::filesystem::file_type::not_found ? " does not exist" : " is " + fileTypeName(dirType)));
     // Hidden, unique per process and writer, in the same directory so that
-    // the final rename stays on one file system (atomic).
+    // the final rename stays on one file system (atomic). A long target
+    // name is shortened so that the temporary (and the ".old" name used
+    // when replacing a directory) still fits the file system's limit.
     static std::atomic<unsigned> counter{0};
-    std::string name = ".";
-    name += m_target.filename().string();
-    name += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-    m_temporary = dir / name;
+    const std::string suffix = ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    constexpr std::size_t kAsideSuffix = 4; // ".old"
+    m_temporary = dir / ("." + utf8Prefix(name, limit - 1 - suffix.size() - kAsideSuffix) + suffix);
+    m_slot = publishTemporary(m_temporary);
 }
 
 StagedOutput::~StagedOutput() {
+    withdrawTemporary(m_slot);
     if (m_committed) return;
     std::error_code ec;
     std::filesystem::remove_all(m_temporary, ec);
 }
 
 void StagedOutput::commit() {
-    std::error_code ec;
-    const bool targetExists = std::filesystem::exists(m_target, ec);
+    const bool targetExists = entryExists(m_target);
     if (targetExists && !m_overwrite)
         throw IoError(m_target.string() + " appeared while writing; not replacing it without the overwrite option");
-    if (targetExists && (std::filesystem::is_directory(m_target) || std::filesystem::is_directory(m_temporary))) {
+    std::error_code ec;
+    const bool replacingDirectory = targetExists && (fileType(m_target) == std::filesystem::file_type::directory ||
+                                                     fileType(m_temporary) == std::filesystem::file_type::directory);
+    if (replacingDirectory) {
         // rename() replaces a file atomically but not a directory: move the
         // old target aside, put the new one in place, then delete the old.
         const auto aside = m_temporary.string() + ".old";
@@ -100,6 +214,8 @@ void StagedOutput::commit() {
             throw IoError("cannot rename " + m_temporary.string() + " to " + m_target.string() + ": " + ec.message());
     }
     m_committed = true;
+    withdrawTemporary(m_slot);
+    m_slot = -1;
 }
 
 SliceTracker::SliceTracker(std::filesystem::path target, int width, int height, int slices)
@@ -142,6 +258,11 @@ VolumeFormat volumeFormatFor(const std::filesystem::path& target) {
                           "TIFF), or a directory (TIFF stack)");
 }
 
+void removeUncommittedOutputs() noexcept {
+    for (auto& slot : detail::g_temporaries)
+        if (slot.published.load()) detail::removeFileOrFlatDirectory(slot.path);
+}
+
 std::unique_ptr<VolumeWriter> createVolumeWriter(const std::filesystem::path& target, int width, int height,
                                                  int slices, const WriteOptions& options) {
     if (width < 1 || height < 1 || slices < 1)
@@ -149,6 +270,9 @@ std::unique_ptr<VolumeWriter> createVolumeWriter(const std::filesystem::path& ta
                               std::to_string(height) + " x " + std::to_string(slices) +
                               ": expected at least one pixel and one slice");
     const VolumeFormat format = volumeFormatFor(target);
+    // Known before any slice is computed; a margin for headers and metadata.
+    const int bits = format == VolumeFormat::Hdf5 ? 32 : options.tiffBits;
+    detail::requireFreeSpace(target, static_cast<double>(width) * height * slices * (bits / 8) + (1 << 20));
     if (format == VolumeFormat::Hdf5) {
 #if TOMO_WITH_HDF5
         return detail::createHdf5VolumeWriter(target, width, height, slices, options);
@@ -175,9 +299,8 @@ std::unique_ptr<VolumeWriter> createVolumeWriter(const std::filesystem::path& ta
 }
 
 ImageStack readVolume(const std::filesystem::path& path) {
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) throw IoError(path.string() + ": no such file or directory");
-    const bool isDirectory = std::filesystem::is_directory(path, ec);
+    const bool isDirectory = detail::fileType(path) == std::filesystem::file_type::directory;
+    if (!isDirectory) detail::requireRegularFile(path, "a volume (an HDF5 file, a TIFF or a directory of TIFFs)");
     const auto kind = isDirectory ? detail::FileKind::Tiff : detail::sniffFile(path);
     if (kind == detail::FileKind::Hdf5) {
 #if TOMO_WITH_HDF5

@@ -21,10 +21,12 @@ namespace tomo::detail {
 /// whether the writer made a file or a directory there.
 class StagedOutput {
 public:
-    /// Throws IoError naming the target if it exists and !overwrite, if it
-    /// is a directory holding anything but slice_*.tif files (never deleted,
-    /// even with overwrite), or if its parent directory does not exist.
-    /// Creates nothing: the writer creates temporary().
+    /// Throws IoError naming the target if anything is there (a symbolic
+    /// link to nothing included) and !overwrite, if it is a directory holding
+    /// anything but slice_*.tif files (never deleted, even with overwrite),
+    /// if its parent is not an existing directory, or if its name is longer
+    /// than the file system takes. Creates nothing: the writer creates
+    /// temporary(), whose name is shortened to fit when the target's is long.
     StagedOutput(std::filesystem::path target, bool overwrite);
     ~StagedOutput();
     StagedOutput(const StagedOutput&) = delete;
@@ -42,7 +44,12 @@ private:
     std::filesystem::path m_temporary;
     bool m_overwrite = false;
     bool m_committed = false;
+    int m_slot = -1; ///< where removeUncommittedOutputs() finds the temporary
 };
+
+/// Throws IoError naming the target when its file system has less than
+/// `bytes` free: a full disk is found before hours of computing, not after.
+void requireFreeSpace(const std::filesystem::path& target, double bytes);
 
 /// Checks writeSlices() arguments against the volume's size and remembers
 /// which slices were written, so commit() refuses an incomplete volume.

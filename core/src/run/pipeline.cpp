@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -59,16 +60,27 @@ ReconGeometry completeGeometry(const ReconGeometry& given, const PreprocessingSt
 /// GPU path queued and being reconstructed), four float sinogram rows (being
 /// corrected, queued, being reconstructed, and the stage's block of
 /// transmissions) and three slices (being reconstructed, queued, being
-/// written); each chunk also carries the stage's margin rows.
+/// written); each chunk also carries the stage's margin rows. Two more
+/// sinogram rows leave room for a CPU plan's filtered and packed copies of a
+/// batch (which never exceeds a chunk; see BatchSizer::limitMemory).
+std::size_t chunkRowBytes(const DatasetInfo& info, const Region& region) {
+    const std::size_t values = static_cast<std::size_t>(info.projections) * info.columns;
+    const std::size_t raw = values * sampleBytes(info.sampleType);
+    return 5 * raw + 4 * sizeof(float) * values + 3 * sizeof(float) * region.pixels();
+}
+
+std::size_t budgetOf(const VolumeJob& job) {
+    return job.memoryBudget > 0 ? job.memoryBudget : defaultMemoryBudget();
+}
+
 int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const PreprocessingStage& stage,
                     int rowCount) {
     if (job.chunkRows > 0) return std::min(job.chunkRows, rowCount);
-    const std::size_t budget = job.memoryBudget > 0 ? job.memoryBudget : defaultMemoryBudget();
+    const std::size_t budget = budgetOf(job);
     const DatasetInfo& info = stage.info();
     const std::size_t values = static_cast<std::size_t>(info.projections) * info.columns;
     const std::size_t raw = values * sampleBytes(info.sampleType);
-    const std::size_t slice = sizeof(float) * plan.geometry().region.pixels();
-    const std::size_t rowBytes = 5 * raw + 4 * sizeof(float) * values + 3 * slice;
+    const std::size_t rowBytes = chunkRowBytes(info, plan.geometry().region) + 2 * sizeof(float) * values;
     const std::size_t marginBytes = (5 * raw + 2 * sizeof(float) * values) * 2 * stage.rowMargin();
     const std::size_t room = budget > marginBytes ? budget - marginBytes : 0;
     const int fit = static_cast<int>(std::clamp<std::size_t>(room / rowBytes, 1, rowCount));
@@ -92,6 +104,15 @@ public:
         const double perSlice = seconds / slices;
         const int fit = perSlice > 0.0 ? static_cast<int>(std::min<double>(kStepSeconds / perSlice, m_max)) : m_max;
         m_next = std::clamp(fit / m_multiple * m_multiple, m_multiple, m_max);
+    }
+
+    /// Caps batches so that `bytesPerSlice` each stay within `bytes` (at
+    /// least one pass). A small region back-projects fast, so without it its
+    /// batches, and the plan's copies of them, would grow to maxSlices().
+    void limitMemory(std::size_t bytesPerSlice, std::size_t bytes) {
+        const auto fit = static_cast<int>(std::min<std::size_t>(bytes / std::max<std::size_t>(bytesPerSlice, 1), m_max));
+        m_max = std::max(m_multiple, fit / m_multiple * m_multiple);
+        m_next = std::min(m_next, m_max);
     }
 
 private:
@@ -188,6 +209,23 @@ private:
     std::atomic<bool> m_stopped{false};
 };
 
+/// Throws TooManyClampedValues when more than `limit` of the values of rows
+/// [firstRow, firstRow + rows) were clamped.
+void checkClamped(std::size_t clamped, const DatasetInfo& info, int firstRow, int rows, double limit) {
+    const double values = static_cast<double>(rows) * info.projections * info.columns;
+    const double fraction = static_cast<double>(clamped) / values;
+    if (fraction <= limit) return;
+    char text[160];
+    std::snprintf(text, sizeof text, "%.3g %% of the values (%zu of %.0f) have no positive transmission", 100.0 * fraction,
+                  clamped, values);
+    char allowed[48];
+    std::snprintf(allowed, sizeof allowed, "%.3g %%", 100.0 * limit);
+    throw TooManyClampedValues("rows " + std::to_string(firstRow) + ".." + std::to_string(firstRow + rows - 1) + " of " +
+                               info.path.string() + ": " + text +
+                               " (raw <= dark or flat <= dark) and would be clamped; expected at most " + allowed +
+                               " (flat fields all zero or equal to the darks, or data never written?)");
+}
+
 } // namespace
 
 std::size_t defaultMemoryBudget() {
@@ -218,6 +256,8 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                               " are outside '" + info.path.string() + "' (rows 0.." + std::to_string(info.rows - 1) +
                               ")");
     const int rowCount = job.rowCount == 0 ? info.rows - job.firstRow : job.rowCount;
+    if (!(job.maxClampedFraction >= 0.0 && job.maxClampedFraction <= 1.0))
+        throw InvalidArgument("maxClampedFraction " + std::to_string(job.maxClampedFraction) + ": expected 0..1");
 
     PreprocessingStage stage(reader, job.corrections);
     ReconGeometry geometry = completeGeometry(job.geometry, stage);
@@ -235,6 +275,12 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     report.strategy = plan->options().strategy;
     const int chunkRows = chooseChunkRows(job, *plan, stage, rowCount);
     report.chunkRows = chunkRows;
+    // A CPU plan's memory is host memory: what the chunks leave of the
+    // budget bounds its batches, measured after the first one.
+    const Backend* backend = BackendRegistry::instance().find(report.strategy);
+    bool limitPlanMemory = backend && backend->family() == "cpu";
+    const std::size_t chunkBytes = static_cast<std::size_t>(chunkRows) * chunkRowBytes(info, geometry.region);
+    const std::size_t planBudget = chunkBytes < budgetOf(job) ? budgetOf(job) - chunkBytes : 0;
     const std::size_t sinogramSize =
         static_cast<std::size_t>(stage.outputProjections()) * static_cast<std::size_t>(stage.outputColumns());
     const std::size_t slicePixels = geometry.region.pixels();
@@ -303,6 +349,8 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                     PreprocessStats stats;
                     chunk->sinograms = stage.correct(std::move(chunk->raw), &stats);
                     chunk->raw = {};
+                    checkClamped(stats.clamped, info, job.firstRow + chunk->first, chunk->rows,
+                                 job.maxClampedFraction);
                     onCpu.merge(stats);
                 }
             });
@@ -318,6 +366,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
             const auto t0 = Clock::now();
             resized(*chunk, [&] { chunk->slices = slicePool.take(slicePixels * static_cast<std::size_t>(chunk->rows)); });
             const RawRows raw = rawToPlan ? stage.rawRows(chunk->raw) : RawRows{};
+            std::size_t clampedInChunk = 0;
             // Transfers straight from and into the chunk's buffers (GPU plans).
             pinned.pin(chunk->slices);
             pinned.pin(rawToPlan ? chunk->raw.values : std::vector<std::byte>{});
@@ -329,12 +378,16 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                 const auto tBatch = Clock::now();
                 const std::span<float> out = std::span<float>(chunk->slices).subspan(b * slicePixels, n * slicePixels);
                 if (rawToPlan)
-                    clampedOnPlan += plan->reconstructRaw(rowsOf(raw, b, n), rowsOf(chunk->field, b, n), out).clamped;
+                    clampedInChunk += plan->reconstructRaw(rowsOf(raw, b, n), rowsOf(chunk->field, b, n), out).clamped;
                 else
                     plan->reconstruct(
                         std::span<const float>(chunk->sinograms.data).subspan(b * sinogramSize, n * sinogramSize), n,
                         out);
                 batch.record(n, secondsSince(tBatch));
+                if (limitPlanMemory) {
+                    batch.limitMemory(plan->memoryBytes() / static_cast<std::size_t>(n), planBudget);
+                    limitPlanMemory = false;
+                }
                 const StageTimes t = plan->lastStageTimes();
                 planTimes.upload += t.upload;
                 planTimes.filter += t.filter;
@@ -344,6 +397,9 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                 slicesReconstructed += n;
                 notify();
             }
+            // Before the writer sees the chunk: broken data never reach the output.
+            checkClamped(clampedInChunk, info, job.firstRow + chunk->first, chunk->rows, job.maxClampedFraction);
+            clampedOnPlan += clampedInChunk;
             resized(*chunk, [&] {
                 stage.recycle(std::move(chunk->sinograms));
                 stage.recycle(std::move(chunk->raw));

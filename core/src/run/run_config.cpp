@@ -1,5 +1,6 @@
 #include "tomo/run_config.h"
 
+#include "io/file_checks.h"
 #include "tomo/error.h"
 
 #include <nlohmann/json.hpp>
@@ -32,18 +33,41 @@ std::string knownKeys(const std::array<const char*, N>& keys) {
     return out;
 }
 
+/// Deepest nesting parsed: a run config's values are at most objects of
+/// objects, and a value nested 100000 deep would overflow the stack of any
+/// recursive code that meets it.
+constexpr int kMaxDepth = 16;
+/// Largest run-config file read.
+constexpr std::uintmax_t kMaxFileBytes = 1u << 20;
+
+/// At most `max` characters of `text`, control characters as '?'.
+std::string shortText(const std::string& text, std::size_t max = 40) {
+    std::string out = text.substr(0, max);
+    for (char& c : out)
+        if (static_cast<unsigned char>(c) < 0x20) c = '?';
+    return text.size() > max ? out + "..." : out;
+}
+
 /// Throws for a key of `object` (named `where`) not in `keys`.
 template <std::size_t N>
 void checkKeys(const json& object, const std::string& where, const std::array<const char*, N>& keys) {
     for (const auto& [key, value] : object.items())
         if (std::find_if(keys.begin(), keys.end(), [&](const char* k) { return key == k; }) == keys.end())
-            throw FormatError("run config: unknown key '" + where + key + "' (known keys" +
+            throw FormatError("run config: unknown key '" + where + shortText(key) + "' (known keys" +
                               (where.empty() ? std::string() : " of " + where.substr(0, where.size() - 1)) + ": " +
                               knownKeys(keys) + ")");
 }
 
+/// A value as a message shows it: short, whatever its size.
+std::string describe(const json& j) {
+    if (j.is_array()) return "an array of " + std::to_string(j.size()) + " value" + (j.size() == 1 ? "" : "s");
+    if (j.is_object()) return "an object of " + std::to_string(j.size()) + " key" + (j.size() == 1 ? "" : "s");
+    if (j.is_string()) return "\"" + shortText(j.get<std::string>()) + "\"";
+    return j.dump(); // numbers, booleans, null: short
+}
+
 [[noreturn]] void wrongValue(const std::string& key, const std::string& expected, const json& got) {
-    throw FormatError("run config: key '" + key + "' must be " + expected + ", got " + got.dump());
+    throw FormatError("run config: key '" + key + "' must be " + expected + ", got " + describe(got));
 }
 
 std::string getString(const json& j, const std::string& key) {
@@ -51,9 +75,16 @@ std::string getString(const json& j, const std::string& key) {
     return j.get<std::string>();
 }
 
-int getInt(const json& j, const std::string& key, int min) {
-    if (!j.is_number_integer() || j.get<long long>() < min || j.get<long long>() > INT32_MAX)
-        wrongValue(key, "an integer >= " + std::to_string(min), j);
+/// A file name: a string without NUL (which no path may hold).
+std::filesystem::path getPath(const json& j, const std::string& key) {
+    std::string text = getString(j, key);
+    if (text.find('\0') != std::string::npos) wrongValue(key, "a file name (no NUL character)", j);
+    return text;
+}
+
+int getInt(const json& j, const std::string& key, int min, int max = INT32_MAX) {
+    if (!j.is_number_integer() || j.get<long long>() < min || j.get<long long>() > max)
+        wrongValue(key, "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]", j);
     return j.get<int>();
 }
 
@@ -89,7 +120,7 @@ auto parseNamed(const json& j, const std::string& key, Parse parse) {
     try {
         return parse(text);
     } catch (const InvalidArgument& e) {
-        throw FormatError("run config: key '" + key + "': " + e.what());
+        throw FormatError("run config: key '" + key + "': " + shortText(e.what(), 200));
     }
 }
 
@@ -224,9 +255,17 @@ std::string toJson(const RunConfig& config) {
 RunConfig runConfigFromJson(const std::string& text) {
     json j;
     try {
-        j = json::parse(text);
-    } catch (const json::parse_error& e) {
-        throw FormatError(std::string("run config: not valid JSON: ") + e.what());
+        // The callback sees every value as it is parsed, before it is nested further.
+        j = json::parse(text, [](int depth, json::parse_event_t, json&) {
+            if (depth > kMaxDepth)
+                throw FormatError("run config: values nested deeper than " + std::to_string(kMaxDepth) +
+                                  " levels; expected a flat object of settings");
+            return true;
+        });
+    } catch (const json::exception& e) {
+        // A syntax error, or a number beyond double (out_of_range); the
+        // message's "last read" may quote a huge token.
+        throw FormatError("run config: not valid JSON: " + shortText(e.what(), 200));
     }
     if (!j.is_object())
         throw FormatError("run config: expected a JSON object at the top level, got " + std::string(j.type_name()));
@@ -235,19 +274,21 @@ RunConfig runConfigFromJson(const std::string& text) {
 
     RunConfig c;
     auto has = [&](const char* key) { return j.contains(key) && !j[key].is_null(); };
-    if (has("input")) c.input = getString(j["input"], "input");
-    auto getFinite = [&](const char* key, const std::string& expected) {
-        if (!j[key].is_number() || !std::isfinite(j[key].get<double>())) wrongValue(key, expected, j[key]);
+    if (has("input")) c.input = getPath(j["input"], "input");
+    // Axis values beyond 1e9 columns are nonsense (and would lose all precision).
+    auto getAxisValue = [&](const char* key, const std::string& expected) {
+        if (!j[key].is_number() || !std::isfinite(j[key].get<double>()) || std::abs(j[key].get<double>()) > 1e9)
+            wrongValue(key, expected, j[key]);
         return j[key].get<double>();
     };
-    if (has("axis")) c.axis = getFinite("axis", "a finite number (detector column)");
-    if (has("axis_tilt")) c.axisTilt = getFinite("axis_tilt", "a finite number (columns per row)");
-    if (has("axis_row")) c.axisRow = getFinite("axis_row", "a finite number (the detector row of 'axis')");
+    if (has("axis")) c.axis = getAxisValue("axis", "a finite number (detector column)");
+    if (has("axis_tilt")) c.axisTilt = getAxisValue("axis_tilt", "a finite number (columns per row)");
+    if (has("axis_row")) c.axisRow = getAxisValue("axis_row", "a finite number (the detector row of 'axis')");
     for (const char* key : {"axis_tilt", "axis_row"})
         if (has(key) && !c.axis)
             throw FormatError(std::string("run config: key '") + key +
                               "' needs 'axis' (axis(row) = axis + axis_tilt (row - axis_row))");
-    if (has("axis_offsets_file")) c.axisOffsetsFile = getString(j["axis_offsets_file"], "axis_offsets_file");
+    if (has("axis_offsets_file")) c.axisOffsetsFile = getPath(j["axis_offsets_file"], "axis_offsets_file");
     if (has("rows")) {
         auto rows =
             getInts<2>(j["rows"], "rows", {0, 0}, "[first, count] with first >= 0 and count >= 0 (0 = to the end)");
@@ -274,8 +315,8 @@ RunConfig runConfigFromJson(const std::string& text) {
     }
     if (has("filter")) o.filter.window = parseNamed(j["filter"], "filter", parseFilterWindow);
     if (has("padding")) o.filter.padding = parseNamed(j["padding"], "padding", parsePadding);
-    if (has("device")) o.device = getInt(j["device"], "device", 0);
-    if (has("threads")) o.threads = getInt(j["threads"], "threads", 0);
+    if (has("device")) o.device = getInt(j["device"], "device", 0, kMaxDevice);
+    if (has("threads")) o.threads = getInt(j["threads"], "threads", 0, kMaxThreads);
     if (has("corrections")) c.corrections = correctionsFromJson(j["corrections"]);
     return c;
 }
@@ -306,13 +347,9 @@ void saveRunConfig(const std::filesystem::path& path, const RunConfig& config) {
 }
 
 RunConfig loadRunConfig(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw IoError("cannot read run config '" + path.string() + "': " + std::generic_category().message(errno));
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) throw IoError("cannot read run config '" + path.string() + "'");
+    const std::string text = detail::readSmallFile(path, "a run-config JSON file", kMaxFileBytes);
     try {
-        return runConfigFromJson(text.str());
+        return runConfigFromJson(text);
     } catch (const FormatError& e) {
         // "run config: ..." -> "run config 'FILE': ..."
         std::string msg = e.what();

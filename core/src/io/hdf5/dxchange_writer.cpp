@@ -36,7 +36,7 @@ public:
                        bool overwrite)
         : m_output(target, overwrite), m_layout(layout) {
         validate(target, layout, theta);
-        h5::QuietErrors quiet;
+        const h5::Session session;
         const std::filesystem::path& file = m_output.temporary();
         m_file = h5::File(H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT));
         if (!m_file.valid()) fail("cannot create the HDF5 file");
@@ -71,7 +71,7 @@ public:
     }
 
     void commit() override {
-        h5::QuietErrors quiet;
+        const h5::Session session;
         m_data.close();
         m_flats.close();
         m_darks.close();
@@ -110,7 +110,7 @@ private:
             throw InvalidArgument(m_output.target().string() + ": /exchange/" + name + " takes " +
                                   std::to_string(count) + " images of " + std::to_string(image) + " values; got " +
                                   std::to_string(values.size()) + " values");
-        h5::QuietErrors quiet;
+        const h5::Session session;
         const hsize_t start[3] = {static_cast<hsize_t>(first), 0, 0};
         const hsize_t size[3] = {static_cast<hsize_t>(count), static_cast<hsize_t>(m_layout.rows),
                                  static_cast<hsize_t>(m_layout.columns)};

@@ -1,26 +1,41 @@
 #include "io/hdf5/h5_util.h"
 
+#include "io/file_checks.h"
 #include "tomo/error.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 #include <limits>
-#include <numbers>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace tomo::h5 {
+
+namespace {
+
+// HDF5 takes this only before it initialises itself, so it is done when the
+// program loads, before main() and before any other code can call HDF5.
+const bool g_noCleanupAtExit = H5dont_atexit() >= 0;
+
+} // namespace
 
 std::recursive_mutex& libraryMutex() {
     static std::recursive_mutex mutex;
     return mutex;
 }
 
-QuietErrors::QuietErrors() {
-    H5Eget_auto2(H5E_DEFAULT, &m_function, &m_data);
+void prepareThread() {
+    thread_local bool prepared = false;
+    if (prepared) return;
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    prepared = true;
 }
-
-QuietErrors::~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, m_function, m_data); }
 
 std::string errorDetail() {
     std::string message;
@@ -32,20 +47,38 @@ std::string errorDetail() {
             return 0;
         },
         &message);
-    return message.empty() ? std::string() : " (HDF5: " + message + ")";
+    if (message.empty()) return {};
+    // Failed system calls: "file write failed: time = ..., errno = 28, error
+    // message = 'No space left on device', buf = ..." -> the first clause and
+    // the system's reason.
+    const std::string marker = "error message = '";
+    if (const auto at = message.find(marker); at != std::string::npos) {
+        const auto end = message.find('\'', at + marker.size());
+        message = message.substr(0, message.find(':')) + ": " + message.substr(at + marker.size(), end - at - marker.size());
+    }
+    constexpr std::size_t kMaxLength = 200;
+    if (message.size() > kMaxLength) message = message.substr(0, kMaxLength) + "...";
+    for (char& c : message)
+        if (c == '\n' || c == '\r') c = ' ';
+    return " (HDF5: " + message + ")";
 }
 
 File openReadOnly(const std::filesystem::path& path) {
+    const Session session;
     PropertyList fapl(H5Pcreate(H5P_FILE_ACCESS));
     // Lock when the file system supports it, but read-only mounts without
     // locking must still open.
     H5Pset_file_locking(fapl.get(), true, true);
     File file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()));
+    // A readable file that HDF5 cannot open is damaged; otherwise the system refused it.
+    if (!file.valid() && ::access(path.c_str(), R_OK) == 0)
+        throw FormatError(path.string() + ": not a readable HDF5 file (truncated or corrupt?)" + errorDetail());
     if (!file.valid()) throw IoError(path.string() + ": cannot open the HDF5 file" + errorDetail());
     return file;
 }
 
 bool exists(hid_t file, const std::string& objectPath) {
+    const Session session;
     for (std::size_t slash = objectPath.find('/', 1);; slash = objectPath.find('/', slash + 1)) {
         const std::string prefix = objectPath.substr(0, slash);
         if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
@@ -70,6 +103,7 @@ std::string typeText(hid_t type) {
 
 Array::Array(hid_t file, std::filesystem::path filePath, std::string name)
     : m_filePath(std::move(filePath)), m_name(std::move(name)) {
+    const Session session;
     if (!exists(file, m_name)) throw FormatError(m_filePath.string() + ": dataset " + m_name + " is missing");
     m_dataset = Dataset(H5Dopen2(file, m_name.c_str(), H5P_DEFAULT));
     if (!m_dataset.valid()) throw FormatError(m_filePath.string() + ": " + m_name + " is not a dataset" + errorDetail());
@@ -119,6 +153,7 @@ SampleType Array::pixelType() const {
 }
 
 void Array::readAs(const std::vector<Block>& blocks, hid_t memoryType, void* out, std::size_t values) const {
+    const Session session;
     // One H5Dread per block, each with a memory space of the block's own
     // shape: HDF5 then copies whole rows. (A union selection read into a 1-D
     // memory space takes its general element-mapping path: measured 100x
@@ -167,57 +202,250 @@ void Array::read(std::vector<hsize_t> start, std::vector<hsize_t> count, std::sp
 }
 
 std::vector<double> Array::readAllDouble() const {
+    const Session session;
+    requireStoredData();
+    // Metadata (angles, keys) only: a few million values at most.
+    constexpr hsize_t kMaxValues = hsize_t{1} << 26;
     hsize_t n = 1;
-    for (hsize_t d : m_dims) n *= d;
+    for (hsize_t d : m_dims) n = d == 0 || n <= kMaxValues / d ? n * d : kMaxValues + 1;
+    if (n > kMaxValues)
+        throw FormatError(where() + " has shape " + shapeText() + "; expected at most " + std::to_string(kMaxValues) +
+                          " values of metadata");
     std::vector<double> values(n);
     if (n > 0 && H5Dread(m_dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
         throw IoError(where() + ": read failed" + errorDetail());
     return values;
 }
 
-std::optional<std::string> Array::stringAttribute(const char* name) const {
-    if (H5Aexists(m_dataset.get(), name) <= 0) return std::nullopt;
-    Attribute attribute(H5Aopen(m_dataset.get(), name, H5P_DEFAULT));
-    Datatype type(H5Aget_type(attribute.get()));
-    if (H5Tget_class(type.get()) != H5T_STRING) return std::nullopt;
+namespace {
+
+/// While it lives, allocations beyond `extraBytes` more than the process
+/// uses now fail (RLIMIT_DATA, which covers malloc's mmaps). HDF5 1.10
+/// sizes the buffer of a variable-length string from the length stored in
+/// the file and zeroes it before reading: a damaged length made it take
+/// 16 GB and a minute; with the ceiling the read fails at once. The window
+/// is one attribute read, the margin far above what anything else in the
+/// process asks for meanwhile.
+class MemoryCeiling {
+public:
+    explicit MemoryCeiling(std::size_t extraBytes) {
+        if (::getrlimit(RLIMIT_DATA, &m_saved) != 0) return;
+        std::ifstream status("/proc/self/status");
+        std::string line;
+        std::size_t dataKiB = 0;
+        while (std::getline(status, line))
+            if (line.rfind("VmData:", 0) == 0) dataKiB = std::strtoull(line.c_str() + 7, nullptr, 10);
+        if (dataKiB == 0) return;
+        rlimit ceiling = m_saved;
+        ceiling.rlim_cur = std::min<rlim_t>(m_saved.rlim_cur, dataKiB * rlim_t{1024} + extraBytes);
+        m_active = ::setrlimit(RLIMIT_DATA, &ceiling) == 0;
+    }
+    ~MemoryCeiling() {
+        if (m_active) ::setrlimit(RLIMIT_DATA, &m_saved);
+    }
+    MemoryCeiling(const MemoryCeiling&) = delete;
+    MemoryCeiling& operator=(const MemoryCeiling&) = delete;
+
+private:
+    rlimit m_saved{};
+    bool m_active = false;
+};
+
+/// The one string of an open attribute of string type; nullopt when it
+/// holds several values or cannot be read.
+std::optional<std::string> readOneString(hid_t attribute, hid_t type) {
     // H5Aread fills one element per point of the attribute's dataspace: the
     // buffers below hold exactly one string.
-    Dataspace space(H5Aget_space(attribute.get()));
-    if (H5Sget_simple_extent_npoints(space.get()) != 1)
-        throw FormatError(where() + ": attribute " + name + " holds several values; expected one string");
+    Dataspace space(H5Aget_space(attribute));
+    if (H5Sget_simple_extent_npoints(space.get()) != 1) return std::nullopt;
     std::string value;
-    if (H5Tis_variable_str(type.get()) > 0) {
+    if (H5Tis_variable_str(type) > 0) {
         Datatype memType(H5Tcopy(H5T_C_S1));
         H5Tset_size(memType.get(), H5T_VARIABLE);
         // h5py writes UTF-8 strings; HDF5 will not convert between character sets.
-        H5Tset_cset(memType.get(), H5Tget_cset(type.get()));
+        H5Tset_cset(memType.get(), H5Tget_cset(type));
         char* text = nullptr;
-        if (H5Aread(attribute.get(), memType.get(), &text) < 0)
-            throw IoError(where() + ": cannot read attribute " + name + errorDetail());
+        const MemoryCeiling ceiling(std::size_t{1} << 30);
+        if (H5Aread(attribute, memType.get(), &text) < 0) return std::nullopt;
         if (text) value = text;
         H5free_memory(text);
     } else {
-        value.resize(H5Tget_size(type.get()));
-        if (H5Aread(attribute.get(), type.get(), value.data()) < 0)
-            throw IoError(where() + ": cannot read attribute " + name + errorDetail());
+        value.resize(H5Tget_size(type));
+        if (H5Aread(attribute, type, value.data()) < 0) return std::nullopt;
         value.erase(std::find(value.begin(), value.end(), '\0'), value.end());
     }
     return value;
 }
 
-std::vector<double> readAnglesRadians(const Array& angles) {
+} // namespace
+
+std::optional<std::string> attributeText(hid_t object, const char* name) {
+    const Session session;
+    if (H5Aexists(object, name) <= 0) return std::nullopt;
+    Attribute attribute(H5Aopen(object, name, H5P_DEFAULT));
+    Datatype type(H5Aget_type(attribute.get()));
+    const H5T_class_t cls = H5Tget_class(type.get());
+    if (cls == H5T_STRING) return readOneString(attribute.get(), type.get());
+    if (cls != H5T_INTEGER && cls != H5T_FLOAT) return std::nullopt;
+    Dataspace space(H5Aget_space(attribute.get()));
+    if (H5Sget_simple_extent_npoints(space.get()) != 1) return std::nullopt;
+    double value = 0.0;
+    if (H5Aread(attribute.get(), H5T_NATIVE_DOUBLE, &value) < 0) return std::nullopt;
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", value);
+    return text;
+}
+
+std::optional<std::string> Array::stringAttribute(const char* name) const {
+    const Session session;
+    if (H5Aexists(m_dataset.get(), name) <= 0) return std::nullopt;
+    Attribute attribute(H5Aopen(m_dataset.get(), name, H5P_DEFAULT));
+    Datatype type(H5Aget_type(attribute.get()));
+    if (H5Tget_class(type.get()) != H5T_STRING) return std::nullopt;
+    Dataspace space(H5Aget_space(attribute.get()));
+    if (H5Sget_simple_extent_npoints(space.get()) != 1)
+        throw FormatError(where() + ": attribute " + name + " holds several values; expected one string");
+    auto value = readOneString(attribute.get(), type.get());
+    if (!value) throw IoError(where() + ": cannot read attribute " + name + errorDetail());
+    return value;
+}
+
+void Array::requireStoredData() const {
+    const Session session;
+    PropertyList create(H5Dget_create_plist(m_dataset.get()));
+    const H5D_layout_t layout = H5Pget_layout(create.get());
+    if (layout == H5D_VIRTUAL) {
+        requireVirtualSources(create.get());
+        return;
+    }
+    // Raw data in external files: HDF5 checks those when reading.
+    if (H5Pget_external_count(create.get()) > 0) return;
+    double declared = static_cast<double>(H5Tget_size(Datatype(H5Dget_type(m_dataset.get())).get()));
+    for (hsize_t d : m_dims) declared *= static_cast<double>(d);
+    const auto stored = static_cast<double>(H5Dget_storage_size(m_dataset.get()));
+    const std::string declaration = where() + " declares " + shapeText() + " " + m_typeText + " (" +
+                                    detail::formatBytes(declared) + ")";
+    if (stored == 0 && declared > 0) throw FormatError(declaration + " but holds no data: it was never written");
+    if (layout == H5D_CHUNKED) {
+        // Compression of detector data or volumes stays far below 1000:1
+        // (deflate cannot exceed about 1032:1); more means chunks never
+        // written, which would read as zeros.
+        constexpr double kMaxCompression = 1000.0;
+        if (stored * kMaxCompression < declared)
+            throw FormatError(declaration + " but stores only " + detail::formatBytes(stored) +
+                              ": most of it was never written");
+        requireChunkIndex(create.get(), declaration);
+        return;
+    }
+    // Contiguous and compact data are stored whole, uncompressed: less
+    // storage than the shape is damage (HDF5 1.10 reads past its buffer).
+    if (stored < declared)
+        throw FormatError(declaration + " but its storage holds " + detail::formatBytes(stored) + ": damaged");
+    if (layout != H5D_CONTIGUOUS) return;
+    // Contiguous data lie in one block: it must end inside the file.
+    const haddr_t offset = H5Dget_offset(m_dataset.get());
+    std::error_code ec;
+    const auto fileBytes = std::filesystem::file_size(m_filePath, ec);
+    if (offset != HADDR_UNDEF && !ec && static_cast<double>(offset) + stored > static_cast<double>(fileBytes))
+        throw FormatError(declaration + " from byte " + std::to_string(offset) + ", but the file has " +
+                          std::to_string(fileBytes) + " bytes: it is truncated");
+}
+
+void Array::requireChunkIndex(hid_t create, const std::string& declaration) const {
+    // One lookup per chunk of the grid: skipped for grids of over a million
+    // chunks, where it would cost seconds.
+    constexpr double kMaxChunks = 1 << 20;
+    const auto rank = static_cast<int>(m_dims.size());
+    std::vector<hsize_t> chunk(m_dims.size());
+    if (H5Pget_chunk(create, rank, chunk.data()) != rank) return;
+    double gridChunks = 1.0;
+    for (int d = 0; d < rank; ++d) {
+        if (chunk[d] == 0) throw FormatError(declaration + " with an empty chunk shape: damaged");
+        gridChunks *= static_cast<double>((m_dims[d] + chunk[d] - 1) / chunk[d]);
+    }
+    if (gridChunks > kMaxChunks) return;
+    Dataspace space(H5Dget_space(m_dataset.get()));
+    hsize_t allocated = 0;
+    if (H5Dget_num_chunks(m_dataset.get(), space.get(), &allocated) < 0)
+        throw FormatError(declaration + " but its chunk index cannot be read: damaged" + errorDetail());
+    double chunkBytes = static_cast<double>(H5Tget_size(Datatype(H5Dget_type(m_dataset.get())).get()));
+    for (hsize_t c : chunk) chunkBytes *= static_cast<double>(c);
+    const bool filtered = H5Pget_nfilters(create) > 0;
+    std::error_code ec;
+    const auto fileBytes = static_cast<double>(std::filesystem::file_size(m_filePath, ec));
+    // Every allocated chunk must lie on the grid, inside the file, and
+    // without filters have exactly a chunk's size: HDF5 1.10 copies a chunk
+    // whose index entry is damaged past its buffers.
+    std::vector<hsize_t> offset(m_dims.size(), 0);
+    hsize_t found = 0;
+    for (;;) {
+        unsigned mask = 0;
+        haddr_t address = HADDR_UNDEF;
+        hsize_t size = 0;
+        if (H5Dget_chunk_info_by_coord(m_dataset.get(), offset.data(), &mask, &address, &size) >= 0 &&
+            address != HADDR_UNDEF) {
+            ++found;
+            if (address == 0 || size == 0 || (!ec && static_cast<double>(address) + static_cast<double>(size) > fileBytes) ||
+                (!filtered && static_cast<double>(size) != chunkBytes))
+                throw FormatError(declaration + " but its chunk at " + std::to_string(address) + " (" +
+                                  std::to_string(size) + " bytes) lies outside the file or has the wrong size: damaged");
+        }
+        int d = rank - 1;
+        for (; d >= 0; --d) {
+            offset[d] += chunk[d];
+            if (offset[d] < m_dims[d]) break;
+            offset[d] = 0;
+        }
+        if (d < 0) break;
+    }
+    if (found != allocated)
+        throw FormatError(declaration + " but " + std::to_string(allocated - std::min(found, allocated)) +
+                          " of its chunks lie off the chunk grid: damaged");
+}
+
+void Array::requireVirtualSources(hid_t create) const {
+    std::size_t mappings = 0;
+    if (H5Pget_virtual_count(create, &mappings) < 0) return;
+    const std::filesystem::path beside = m_filePath.parent_path();
+    for (std::size_t i = 0; i < mappings; ++i) {
+        const ssize_t length = H5Pget_virtual_filename(create, i, nullptr, 0);
+        if (length <= 0) continue;
+        std::string name(static_cast<std::size_t>(length) + 1, '\0');
+        H5Pget_virtual_filename(create, i, name.data(), name.size());
+        name.resize(static_cast<std::size_t>(length));
+        // "." is this file; printf-style patterns name many files.
+        if (name == "." || name.find('%') != std::string::npos) continue;
+        // Where HDF5 looks (1.10): the name as given, HDF5_VDS_PREFIX, then
+        // beside this file.
+        std::error_code ec;
+        const std::filesystem::path source(name);
+        bool found = std::filesystem::exists(source, ec) ||
+                     (source.is_relative() && std::filesystem::exists(beside / source, ec));
+        if (const char* prefix = std::getenv("HDF5_VDS_PREFIX"); !found && prefix && *prefix)
+            found = std::filesystem::exists(std::filesystem::path(prefix) / source, ec);
+        if (!found)
+            throw FormatError(where() + " is a virtual dataset whose source file '" + name +
+                              "' is missing (looked for it as given and beside " + m_filePath.filename().string() +
+                              "); its values would read as zeros");
+    }
+}
+
+detail::StoredAngles readStoredAngles(const Array& angles) {
     angles.requireRank({1}, "one angle per projection (1D)");
-    std::vector<double> values = angles.readAllDouble();
-    std::string units = angles.stringAttribute("units").value_or("degrees");
+    detail::StoredAngles stored{angles.readAllDouble(), angles.where(), std::nullopt};
+    const auto attribute = angles.stringAttribute("units");
+    if (!attribute) return stored;
+    std::string units = *attribute;
     std::transform(units.begin(), units.end(), units.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (units == "rad" || units == "radian" || units == "radians") return values;
-    if (units != "deg" && units != "degree" && units != "degrees")
-        throw FormatError(angles.where() + " has units '" + units + "'; expected degrees or radians");
-    for (double& v : values) v *= std::numbers::pi / 180.0;
-    return values;
+    if (units == "rad" || units == "radian" || units == "radians") stored.statedUnits = AngleUnits::Radians;
+    else if (units == "deg" || units == "degree" || units == "degrees") stored.statedUnits = AngleUnits::Degrees;
+    else
+        throw FormatError(angles.where() + " has units '" + units.substr(0, 40) + "'; expected degrees or radians");
+    return stored;
 }
 
 void writeStringAttribute(hid_t object, const std::string& name, const std::string& value, const std::string& where) {
+    const Session session;
     Datatype type(H5Tcopy(H5T_C_S1));
     H5Tset_size(type.get(), H5T_VARIABLE);
     H5Tset_cset(type.get(), H5T_CSET_UTF8);

@@ -1,8 +1,10 @@
 // Internal: RAII over HDF5 C API identifiers, and the few read/write helpers
 // the readers and writers share. Every failure becomes a tomo exception that
-// names the file and the dataset, with HDF5's own message appended.
+// names the file and the dataset, with HDF5's own message appended; HDF5
+// never prints.
 #pragma once
 
+#include "io/readers.h"
 #include "tomo/dataset.h"
 
 #include <hdf5.h>
@@ -17,13 +19,32 @@
 
 namespace tomo::h5 {
 
+/// Prepares HDF5 for use on the calling thread; every function here calls
+/// it first, so callers need not. Error stacks are per thread in HDF5's
+/// thread-safe build: automatic printing is switched off for this thread
+/// (errors become exceptions carrying HDF5's message).
+/// Process-wide, when the program loads, HDF5's clean-up at exit is
+/// switched off: HDF5 1.10 leaves the identifier of a file whose close
+/// failed (disk full) pointing at freed memory and crashes when it closes
+/// it again at exit. Files are always closed explicitly, so nothing is lost.
+void prepareThread();
+
 /// The HDF5 library (Debian's serial build) must never run on two threads at
 /// once, and the batch conveyor reads and writes on different threads (the
 /// workstation previews while it exports). Every entry point of the HDF5
-/// readers and writers, and every handle's close, holds this lock; reads
-/// that bypass the library (direct_rows.h) do not need it.
+/// readers and writers, and every handle's close, holds a Session: this
+/// lock (recursive: entry points call one another) and the thread prepared.
+/// Reads that bypass the library (direct_rows.h) do not need it.
 std::recursive_mutex& libraryMutex();
-using LibraryLock = std::lock_guard<std::recursive_mutex>;
+class Session {
+public:
+    Session() : m_lock(libraryMutex()) { prepareThread(); }
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+private:
+    std::lock_guard<std::recursive_mutex> m_lock;
+};
 
 /// Owns one hid_t and closes it with Close.
 template <herr_t (*Close)(hid_t)>
@@ -48,21 +69,17 @@ public:
     bool valid() const { return m_id >= 0; }
     /// Closes now; returns false if HDF5 reported an error while closing
     /// (for a file: data could not be flushed).
+    /// The identifier is never used again, even when closing fails: HDF5
+    /// may already have destroyed what it referred to.
     bool close() {
-        LibraryLock lock(libraryMutex());
+        const Session session;
         const bool ok = m_id < 0 || Close(m_id) >= 0;
         m_id = H5I_INVALID_HID;
         return ok;
     }
 
 private:
-    void reset() {
-        if (m_id >= 0) {
-            LibraryLock lock(libraryMutex());
-            Close(m_id);
-        }
-        m_id = H5I_INVALID_HID;
-    }
+    void reset() { close(); }
     hid_t m_id = H5I_INVALID_HID;
 };
 
@@ -74,23 +91,9 @@ using Attribute = Handle<H5Aclose>;
 using PropertyList = Handle<H5Pclose>;
 using Group = Handle<H5Gclose>;
 
-/// Holds the library lock and stops HDF5 from printing its error stack for
-/// the lifetime of the object (we report errors by exceptions); restores the
-/// previous handler after. Every entry point that calls HDF5 starts with one.
-class QuietErrors {
-public:
-    QuietErrors();
-    ~QuietErrors();
-    QuietErrors(const QuietErrors&) = delete;
-    QuietErrors& operator=(const QuietErrors&) = delete;
-
-private:
-    LibraryLock m_lock{libraryMutex()};
-    H5E_auto2_t m_function = nullptr;
-    void* m_data = nullptr;
-};
-
-/// " (HDF5: <innermost message>)" for the current error stack, or "".
+/// " (HDF5: <innermost message>)" for the current error stack, or "":
+/// one short line (a failed write says "file write failed: No space left
+/// on device", not HDF5's twenty fields).
 std::string errorDetail();
 
 /// Opens a file read-only. Throws IoError naming it.
@@ -98,6 +101,11 @@ File openReadOnly(const std::filesystem::path& path);
 
 /// Whether every link of an absolute path like "/a/b/c" exists.
 bool exists(hid_t file, const std::string& objectPath);
+
+/// A string or numeric attribute of an object as text (numbers printed with
+/// %g), or nullopt when absent or of another kind. For messages and simple
+/// checks; never throws for a malformed attribute.
+std::optional<std::string> attributeText(hid_t object, const char* name);
 
 /// An open numeric dataset, with the file and name kept for messages.
 class Array {
@@ -113,6 +121,7 @@ public:
     SampleType pixelType() const;
     /// "/exchange/data in /data/scan.h5", for error messages.
     std::string where() const;
+    const std::filesystem::path& filePath() const { return m_filePath; }
     /// "(181, 2, 640)".
     std::string shapeText() const;
     /// Throws FormatError unless the rank is one of `ranks` (the text says
@@ -137,9 +146,16 @@ public:
     /// A string attribute of the dataset, if present. Throws FormatError if
     /// it holds more than one string.
     std::optional<std::string> stringAttribute(const char* name) const;
+    /// Throws FormatError naming the dataset when its declared size cannot
+    /// be in the file: nothing ever written (a 100000^3 dataset of a few
+    /// kilobytes), contiguous data reaching past the end of the file
+    /// (truncated), or a virtual dataset whose source file is missing.
+    void requireStoredData() const;
 
 private:
     void readAs(const std::vector<Block>& blocks, hid_t memoryType, void* out, std::size_t values) const;
+    void requireVirtualSources(hid_t create) const;
+    void requireChunkIndex(hid_t create, const std::string& declaration) const;
 
     std::filesystem::path m_filePath;
     std::string m_name;
@@ -149,10 +165,11 @@ private:
     std::string m_typeText;
 };
 
-/// An angle dataset converted to radians, by its "units" attribute
-/// ("rad"/"radians" or "deg"/"degrees"; degrees when absent, as DXchange and
-/// NXtomo default to). Throws FormatError for other units or a rank != 1.
-std::vector<double> readAnglesRadians(const Array& angles);
+/// An angle dataset as stored, with the units its "units" attribute states
+/// ("rad"/"radians" or "deg"/"degrees"; none when absent: DXchange and
+/// NXtomo then mean degrees). Throws FormatError for other units or a
+/// rank != 1.
+detail::StoredAngles readStoredAngles(const Array& angles);
 
 /// Writes a variable-length UTF-8 string attribute on an object. Throws
 /// IoError naming `where`.

@@ -1,19 +1,22 @@
-// HDF5 dataset readers: DXchange, NXtomo and single-sinogram files. They
-// read only the hyperslab of the requested rows, so files far larger than
-// memory are fine; raw rows of uncompressed frames are read with pread
-// (direct_rows.h), the rest through H5Dread.
+// HDF5 dataset readers: DXchange, NXtomo, single-sinogram files and MATLAB
+// v7.3 variables. They read only the hyperslab of the requested rows, so
+// files far larger than memory are fine; raw rows of uncompressed frames are
+// read with pread (direct_rows.h), the rest through H5Dread.
 #include "io/hdf5/direct_rows.h"
 #include "io/hdf5/h5_util.h"
 #include "io/readers.h"
 #include "tomo/error.h"
 #include "tomo/worker_pool.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <mutex>
-#include <numbers>
 #include <utility>
 
 #include <fcntl.h>
@@ -46,40 +49,109 @@ constexpr const char* kNxDetectorData = "/entry/instrument/detector/data";
 constexpr const char* kNxDataData = "/entry/data/data";
 constexpr const char* kSinogram = "/sinogram";
 
+using Object = h5::Handle<H5Oclose>;
+
+std::string lower(std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+    return text;
+}
+
+/// Throws FormatError naming the file and what it declares when it says
+/// the beam diverges (fan or cone): only parallel-beam reconstruction exists,
+/// and a fan-beam sinogram reconstructed as parallel looks plausible but is
+/// wrong.
+void requireParallelBeam(hid_t file, const std::filesystem::path& path) {
+    const auto refuse = [&](const std::string& what) {
+        throw FormatError(path.string() + " declares " + what +
+                          "; this program reconstructs parallel-beam data only (a fan or cone beam needs "
+                          "another reconstruction)");
+    };
+    for (const char* objectName : {"/", "/entry", "/exchange", "/measurement"}) {
+        if (std::string(objectName) != "/" && !h5::exists(file, objectName)) continue;
+        const Object object(H5Oopen(file, objectName, H5P_DEFAULT));
+        if (!object.valid()) continue;
+        // A declared geometry (HTC2022's "geometryType": "Cone").
+        for (const char* name : {"geometryType", "geometry_type", "beam_geometry", "beamGeometry"})
+            if (const auto value = h5::attributeText(object.get(), name)) {
+                const std::string kind = lower(*value);
+                if (kind.find("cone") != std::string::npos || kind.find("fan") != std::string::npos)
+                    refuse("a " + value->substr(0, 40) + "-beam geometry (attribute " + name + " of " + objectName + ")");
+            }
+        // A point source at a finite distance: a laboratory scanner.
+        for (const char* name : {"distanceSourceOrigin", "distanceSourceDetector", "source_origin_distance",
+                                 "source_detector_distance", "sourceDistance"})
+            if (const auto value = h5::attributeText(object.get(), name))
+                refuse("a divergent beam from a point source (attribute " + std::string(name) + " = " +
+                       value->substr(0, 40) + " of " + objectName + ")");
+    }
+    // NeXus and DXchange source distances: a synchrotron source tens of
+    // metres away is parallel for tomography, a source within 5 m is not.
+    for (const char* name : {"/entry/instrument/source/distance", "/measurement/instrument/source/distance",
+                             "/measurement/instrument/source/source_sample_distance"}) {
+        if (!h5::exists(file, name)) continue;
+        const h5::Array distance(file, path, name);
+        if (distance.dims().size() > 1) continue;
+        const std::vector<double> values = distance.readAllDouble();
+        if (values.size() != 1 || !std::isfinite(values[0]) || values[0] == 0.0) continue;
+        const std::string units = lower(distance.stringAttribute("units").value_or("m"));
+        const double metres = std::abs(values[0]) * (units == "mm" ? 1e-3 : units == "cm" ? 1e-2 : units == "um" ? 1e-6 : 1.0);
+        if (metres < 5.0)
+            refuse("a point source " + std::to_string(values[0]) + " " + units + " from the sample (" + name +
+                   "): a divergent beam");
+    }
+}
+
 /// Some frames (along the first dimension) of a 3D [frame][row][column] array.
 struct FrameSet {
     const h5::Array* array = nullptr;
     std::vector<std::pair<hsize_t, hsize_t>> runs; ///< [first, count) of consecutive frames
     int frames = 0;
+
+    void add(hsize_t frame) {
+        if (!runs.empty() && runs.back().first + runs.back().second == frame) ++runs.back().second;
+        else runs.emplace_back(frame, 1);
+        ++frames;
+    }
 };
 
 FrameSet allFrames(const h5::Array& array) {
     return {&array, {{0, array.dims()[0]}}, static_cast<int>(array.dims()[0])};
 }
 
-/// Frames whose key equals `key`, as runs of consecutive indices.
-FrameSet framesWithKey(const h5::Array& array, const std::vector<int>& keys, int key) {
-    FrameSet set{&array, {}, 0};
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-        if (keys[i] != key) continue;
-        if (!set.runs.empty() && set.runs.back().first + set.runs.back().second == i) ++set.runs.back().second;
-        else set.runs.emplace_back(i, 1);
-        ++set.frames;
-    }
-    return set;
-}
-
 /// A DatasetReader over frame stacks [frame][row][column] (projections,
-/// flats, darks may be the same array with different frames, or three).
+/// flats, darks may be the same array with different frames, or several).
+/// Flats come in groups, each taken at one position of the scan.
 class FrameStackReader : public DatasetReader {
 public:
     void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
+        const h5::Session session;
         checkRowRequest(m_info, firstRow, rowCount, out.size(),
                         static_cast<std::size_t>(m_info.projections) * static_cast<std::size_t>(m_info.columns));
-        h5::QuietErrors quiet;
         m_buffer.resize(out.size());
         readFrames(m_projections, firstRow, rowCount, m_buffer);
         imagesToSinograms(m_buffer, m_info.projections, rowCount, m_info.columns, out);
+    }
+
+    bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override {
+        const h5::Session session;
+        if (m_flatGroups.empty()) return false;
+        readMean(m_flatGroups, firstRow, rowCount, out);
+        return true;
+    }
+
+    bool readMeanDark(int firstRow, int rowCount, std::span<float> out) override {
+        const h5::Session session;
+        if (m_darks.empty()) return false;
+        readMean(m_darks, firstRow, rowCount, out);
+        return true;
+    }
+
+    void readFlatGroup(int group, int firstRow, int rowCount, std::span<float> out) override {
+        const h5::Session session;
+        if (group < 0 || group >= static_cast<int>(m_flatGroups.size()))
+            throw InvalidArgument(m_info.path.string() + ": flat group " + std::to_string(group) + " does not exist (" +
+                                  std::to_string(m_flatGroups.size()) + " group(s))");
+        readMean({m_flatGroups[static_cast<std::size_t>(group)]}, firstRow, rowCount, out);
     }
 
     void readRawRows(int firstRow, int rowCount, std::span<std::byte> out) override {
@@ -88,7 +160,7 @@ public:
         // in the file are read by several threads without the library.
         std::vector<ReadPiece> pieces;
         {
-            h5::QuietErrors quiet;
+            const h5::Session session;
             if (!directPieces(firstRow, rowCount, out, pieces)) {
                 m_projections.array->readStored(blocksOf(m_projections, firstRow, rowCount), out);
                 return;
@@ -97,25 +169,27 @@ public:
         readInParallel(pieces);
     }
 
-    bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override {
-        return readMean(m_flats, firstRow, rowCount, out);
-    }
-
-    bool readMeanDark(int firstRow, int rowCount, std::span<float> out) override {
-        return readMean(m_darks, firstRow, rowCount, out);
-    }
-
 protected:
-    /// Prepares the reads that bypass the library (call after m_projections is set).
+    /// Prepares the reads that bypass the library (after m_projections is set).
     void enableDirectReads() {
         m_direct = h5::DirectRows::of(m_file.get(), *m_projections.array);
         if (m_direct) m_fd.emplace(m_info.path);
     }
 
+    /// Fills the counts of m_info from the frame sets; flatPositions must
+    /// already hold one position per flat group.
+    void countFrames() {
+        m_info.projections = m_projections.frames;
+        m_info.flats = 0;
+        for (const FrameSet& g : m_flatGroups) m_info.flats += g.frames;
+        m_info.darks = 0;
+        for (const FrameSet& d : m_darks) m_info.darks += d.frames;
+    }
+
     h5::File m_file;
     FrameSet m_projections;
-    FrameSet m_flats;
-    FrameSet m_darks;
+    std::vector<FrameSet> m_flatGroups; ///< in the order of m_info.flatPositions
+    std::vector<FrameSet> m_darks;      ///< averaged together
 
 private:
     struct ReadPiece {
@@ -123,6 +197,17 @@ private:
         std::size_t bytes;
         std::byte* destination;
     };
+
+    std::vector<h5::Array::Block> blocksOf(const FrameSet& set, int firstRow, int rowCount) const {
+        std::vector<h5::Array::Block> blocks;
+        for (const auto& [first, count] : set.runs)
+            blocks.push_back({{first, static_cast<hsize_t>(firstRow), 0},
+                              {count, static_cast<hsize_t>(rowCount), static_cast<hsize_t>(m_info.columns)}});
+        return blocks;
+    }
+    void readFrames(const FrameSet& set, int firstRow, int rowCount, std::span<float> out) const {
+        set.array->read(blocksOf(set, firstRow, rowCount), out);
+    }
 
     /// The file pieces of the requested rows of every projection and where
     /// they go in `out`; false when some rows are not plain bytes in the file.
@@ -177,25 +262,19 @@ private:
     std::optional<ReadOnlyFile> m_fd;
     std::unique_ptr<WorkerPool> m_pool;
 
-    std::vector<h5::Array::Block> blocksOf(const FrameSet& set, int firstRow, int rowCount) const {
-        std::vector<h5::Array::Block> blocks;
-        for (const auto& [first, count] : set.runs)
-            blocks.push_back({{first, static_cast<hsize_t>(firstRow), 0},
-                              {count, static_cast<hsize_t>(rowCount), static_cast<hsize_t>(m_info.columns)}});
-        return blocks;
-    }
-    void readFrames(const FrameSet& set, int firstRow, int rowCount, std::span<float> out) const {
-        set.array->read(blocksOf(set, firstRow, rowCount), out);
-    }
-
-    bool readMean(const FrameSet& set, int firstRow, int rowCount, std::span<float> out) {
-        if (set.frames == 0) return false;
+    /// Mean over every frame of `sets`.
+    void readMean(const std::vector<FrameSet>& sets, int firstRow, int rowCount, std::span<float> out) {
         checkRowRequest(m_info, firstRow, rowCount, out.size(), static_cast<std::size_t>(m_info.columns));
-        h5::QuietErrors quiet;
-        m_buffer.resize(out.size() * static_cast<std::size_t>(set.frames));
-        readFrames(set, firstRow, rowCount, m_buffer);
-        meanOfImages(m_buffer, set.frames, out);
-        return true;
+        std::vector<double> sum(out.size(), 0.0);
+        int frames = 0;
+        for (const FrameSet& set : sets) {
+            m_buffer.resize(out.size() * static_cast<std::size_t>(set.frames));
+            readFrames(set, firstRow, rowCount, m_buffer);
+            for (int f = 0; f < set.frames; ++f)
+                for (std::size_t k = 0; k < out.size(); ++k) sum[k] += m_buffer[static_cast<std::size_t>(f) * out.size() + k];
+            frames += set.frames;
+        }
+        for (std::size_t k = 0; k < out.size(); ++k) out[k] = static_cast<float>(sum[k] / frames);
     }
 
     std::vector<float> m_buffer;
@@ -204,53 +283,69 @@ private:
 class DXchangeReader final : public FrameStackReader {
 public:
     DXchangeReader(const std::filesystem::path& path, const OpenOptions& options) {
-        h5::QuietErrors quiet;
         m_file = h5::openReadOnly(path);
-        m_data.emplace(m_file.get(), path, kDxData);
-        m_data->requireRank({3}, "3D (angles, rows, columns)");
+        requireParallelBeam(m_file.get(), path);
         m_info.path = path;
+        const h5::Array& data = m_arrays.emplace_back(m_file.get(), path, kDxData);
+        data.requireRank({3}, "3D (angles, rows, columns)");
+        data.requireStoredData();
         m_info.format = DatasetFormat::DXchange;
-        m_info.sampleType = m_data->pixelType();
-        m_info.projections = static_cast<int>(m_data->dims()[0]);
-        m_info.rows = static_cast<int>(m_data->dims()[1]);
-        m_info.columns = static_cast<int>(m_data->dims()[2]);
-        m_projections = allFrames(*m_data);
-        enableDirectReads();
-        if (h5::exists(m_file.get(), kDxFlat)) m_flats = allFrames(openReference(m_white, kDxFlat));
-        if (h5::exists(m_file.get(), kDxDark)) m_darks = allFrames(openReference(m_dark, kDxDark));
-        m_info.flats = m_flats.frames;
-        if (m_info.flats > 0) m_info.flatPositions = {-1.0}; // order not known: one group
-        m_info.darks = m_darks.frames;
+        m_info.sampleType = data.pixelType();
+        m_info.rows = static_cast<int>(data.dims()[1]);
+        m_info.columns = static_cast<int>(data.dims()[2]);
+        m_projections = allFrames(data);
 
-        std::vector<double> theta;
+        // Flats before and after the scan (APS: _pre/_post or _start/_end),
+        // else one set whose time is not recorded.
+        const hsize_t projections = data.dims()[0];
+        for (const auto& [before, after] : {std::pair{"/exchange/data_white_pre", "/exchange/data_white_post"},
+                                            std::pair{"/exchange/data_white_start", "/exchange/data_white_end"}}) {
+            if (!m_flatGroups.empty()) break;
+            if (h5::exists(m_file.get(), before)) addFlatGroup(before, -1.0);
+            if (h5::exists(m_file.get(), after)) addFlatGroup(after, static_cast<double>(projections));
+        }
+        if (m_flatGroups.empty() && h5::exists(m_file.get(), kDxFlat)) addFlatGroup(kDxFlat, -1.0);
+        for (const char* name : {kDxDark, "/exchange/data_dark_pre", "/exchange/data_dark_post",
+                                 "/exchange/data_dark_start", "/exchange/data_dark_end"})
+            if (h5::exists(m_file.get(), name)) m_darks.push_back(allFrames(openReference(name)));
+        countFrames();
+        enableDirectReads();
+
+        StoredAngles theta;
         if (h5::exists(m_file.get(), kDxTheta) && !options.anglesFile)
-            theta = h5::readAnglesRadians(h5::Array(m_file.get(), path, kDxTheta));
-        m_info.angles = resolveAngles(m_info, theta, std::string(kDxTheta) + " in " + path.string(), options);
+            theta = h5::readStoredAngles(h5::Array(m_file.get(), path, kDxTheta));
+        m_info.angles = resolveAngles(m_info, theta, options);
+        finishInfo(m_info, options);
     }
 
 private:
     /// Opens a flat or dark stack; its rows and columns must match the data.
-    const h5::Array& openReference(std::optional<h5::Array>& slot, const char* name) {
-        slot.emplace(m_file.get(), m_info.path, name);
-        slot->requireRank({3}, "3D (images, rows, columns)");
-        (void)slot->pixelType(); // may differ from the data's type, but must be one we read
-        if (slot->dims()[1] != m_data->dims()[1] || slot->dims()[2] != m_data->dims()[2])
-            throw FormatError(slot->where() + " has shape " + slot->shapeText() + "; expected (images, " +
+    const h5::Array& openReference(const char* name) {
+        const h5::Array& data = m_arrays.front();
+        const h5::Array& reference = m_arrays.emplace_back(m_file.get(), m_info.path, name);
+        reference.requireRank({3}, "3D (images, rows, columns)");
+        (void)reference.pixelType(); // may differ from the data's type, but must be one we read
+        if (reference.dims()[1] != data.dims()[1] || reference.dims()[2] != data.dims()[2])
+            throw FormatError(reference.where() + " has shape " + reference.shapeText() + "; expected (images, " +
                               std::to_string(m_info.rows) + ", " + std::to_string(m_info.columns) + ") to match " +
                               kDxData);
-        return *slot;
+        reference.requireStoredData();
+        return reference;
     }
 
-    std::optional<h5::Array> m_data;
-    std::optional<h5::Array> m_white;
-    std::optional<h5::Array> m_dark;
+    void addFlatGroup(const char* name, double position) {
+        m_flatGroups.push_back(allFrames(openReference(name)));
+        m_info.flatPositions.push_back(position);
+    }
+
+    std::deque<h5::Array> m_arrays; ///< data first, then flats and darks (FrameSets point into it)
 };
 
 class NXtomoReader final : public FrameStackReader {
 public:
     NXtomoReader(const std::filesystem::path& path, const OpenOptions& options) {
-        h5::QuietErrors quiet;
         m_file = h5::openReadOnly(path);
+        requireParallelBeam(m_file.get(), path);
         const char* dataName = h5::exists(m_file.get(), kNxDetectorData) ? kNxDetectorData : kNxDataData;
         m_data.emplace(m_file.get(), path, dataName);
         m_data->requireRank({3}, "3D (frames, rows, columns)");
@@ -267,10 +362,10 @@ public:
         if (const char* keyName = firstExisting({"/entry/instrument/detector/image_key", "/entry/data/image_key"})) {
             h5::Array keyArray(m_file.get(), path, keyName);
             keyArray.requireRank({1}, "1D, one key per frame");
+            if (keyArray.dims()[0] != frames)
+                throw FormatError(keyArray.where() + " has " + std::to_string(keyArray.dims()[0]) +
+                                  " keys; expected " + std::to_string(frames) + ", one per frame of " + dataName);
             const auto values = keyArray.readAllDouble();
-            if (values.size() != frames)
-                throw FormatError(keyArray.where() + " has " + std::to_string(values.size()) + " keys; expected " +
-                                  std::to_string(frames) + ", one per frame of " + dataName);
             for (std::size_t i = 0; i < values.size(); ++i) {
                 const double v = values[i];
                 if (v != 0 && v != 1 && v != 2 && v != 3)
@@ -279,37 +374,58 @@ public:
                 keys[i] = static_cast<int>(v);
             }
         }
-        m_projections = framesWithKey(*m_data, keys, 0);
-        m_flats = framesWithKey(*m_data, keys, 1);
-        m_darks = framesWithKey(*m_data, keys, 2);
+        // Flats taken with no projection between them form one group, placed
+        // by the projections acquired before it.
+        m_projections = {&*m_data, {}, 0};
+        FrameSet darks{&*m_data, {}, 0};
+        int projectionsBefore = -1;
+        for (hsize_t i = 0; i < frames; ++i) {
+            if (keys[i] == 0) m_projections.add(i);
+            else if (keys[i] == 2) darks.add(i);
+            else if (keys[i] == 1) {
+                if (projectionsBefore != m_projections.frames) {
+                    m_flatGroups.push_back({&*m_data, {}, 0});
+                    projectionsBefore = m_projections.frames;
+                }
+                m_flatGroups.back().add(i);
+            }
+        }
         if (m_projections.frames == 0)
             throw FormatError(path.string() + ": image_key marks no frame of " + dataName +
                               " as a projection (key 0); expected at least one");
-        m_info.projections = m_projections.frames;
+        if (darks.frames > 0) m_darks.push_back(darks);
+        for (const FrameSet& group : m_flatGroups) {
+            const int before = projectionsBeforeFrame(keys, group.runs.front().first);
+            m_info.flatPositions.push_back(before == 0                     ? -1.0
+                                           : before == m_projections.frames ? static_cast<double>(before)
+                                                                            : before - 0.5);
+        }
+        countFrames();
         enableDirectReads();
-        m_info.flats = m_flats.frames;
-        if (m_info.flats > 0) m_info.flatPositions = {-1.0}; // order not known: one group
-        m_info.darks = m_darks.frames;
+        m_data->requireStoredData();
 
-        std::vector<double> angles;
-        std::string source;
+        StoredAngles angles;
         if (const char* angleName = firstExisting({"/entry/sample/rotation_angle", "/entry/data/rotation_angle"});
             angleName && !options.anglesFile) {
             h5::Array angleArray(m_file.get(), path, angleName);
-            const auto all = h5::readAnglesRadians(angleArray);
-            source = angleArray.where();
-            if (all.size() == frames) {
+            angles = h5::readStoredAngles(angleArray);
+            if (angles.values.size() == frames) {
                 // One angle per frame: keep those of the projections.
+                std::vector<double> projectionAngles;
                 for (std::size_t i = 0; i < frames; ++i)
-                    if (keys[i] == 0) angles.push_back(all[i]);
-            } else {
-                angles = all; // resolveAngles checks it has one per projection
-            }
+                    if (keys[i] == 0) projectionAngles.push_back(angles.values[i]);
+                angles.values = std::move(projectionAngles);
+            } // else resolveAngles checks there is one per projection
         }
-        m_info.angles = resolveAngles(m_info, angles, source, options);
+        m_info.angles = resolveAngles(m_info, angles, options);
+        finishInfo(m_info, options);
     }
 
 private:
+    static int projectionsBeforeFrame(const std::vector<int>& keys, hsize_t frame) {
+        return static_cast<int>(std::count(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(frame), 0));
+    }
+
     const char* firstExisting(std::initializer_list<const char*> names) const {
         for (const char* name : names)
             if (h5::exists(m_file.get(), name)) return name;
@@ -319,46 +435,116 @@ private:
     std::optional<h5::Array> m_data;
 };
 
-/// One detector row, already log-corrected: /sinogram [angle][bin].
+/// A 2D array as one detector row: stored [angle][bin], or transposed
+/// ([bin][angle], as MATLAB's column-major [angle, bin] appears in HDF5).
 class SinogramReader final : public DatasetReader {
 public:
+    /// The /sinogram layout: already log-corrected, angles from /angles_rad
+    /// or /angles_deg.
     SinogramReader(const std::filesystem::path& path, const OpenOptions& options) {
-        h5::QuietErrors quiet;
         m_file = h5::openReadOnly(path);
-        m_data.emplace(m_file.get(), path, kSinogram);
-        m_data->requireRank({2}, "2D (angles, bins)");
-        m_info.path = path;
-        m_info.format = DatasetFormat::SinogramHdf5;
-        m_info.sampleType = m_data->pixelType();
-        m_info.projections = static_cast<int>(m_data->dims()[0]);
-        m_info.rows = 1;
-        m_info.columns = static_cast<int>(m_data->dims()[1]);
+        requireParallelBeam(m_file.get(), path);
+        openData(path, kSinogram, false, DatasetFormat::SinogramHdf5);
+        m_data->requireStoredData();
         m_info.logCorrected = true;
 
-        std::vector<double> angles;
-        std::string source;
+        StoredAngles angles;
         if (!options.anglesFile) {
-            if (h5::exists(m_file.get(), "/angles_rad")) {
-                h5::Array a(m_file.get(), path, "/angles_rad");
-                a.requireRank({1}, "1D, one angle per projection");
-                angles = a.readAllDouble();
-                source = a.where();
-            } else if (h5::exists(m_file.get(), "/angles_deg")) {
-                h5::Array a(m_file.get(), path, "/angles_deg");
-                a.requireRank({1}, "1D, one angle per projection");
-                angles = a.readAllDouble();
-                for (double& v : angles) v *= std::numbers::pi / 180.0;
-                source = a.where();
-            }
+            for (const auto& [name, units] : {std::pair{"/angles_rad", AngleUnits::Radians},
+                                              std::pair{"/angles_deg", AngleUnits::Degrees}})
+                if (h5::exists(m_file.get(), name)) {
+                    h5::Array a(m_file.get(), path, name);
+                    a.requireRank({1}, "1D, one angle per projection");
+                    angles = {a.readAllDouble(), a.where(), units};
+                    break;
+                }
         }
-        m_info.angles = resolveAngles(m_info, angles, source, options);
+        m_info.angles = resolveAngles(m_info, angles, options);
+        finishInfo(m_info, options);
+    }
+
+    /// A 2D MATLAB variable [angle, bin] (HDF5 [bin][angle]); values raw
+    /// unless the options say log-corrected.
+    SinogramReader(h5::File file, h5::Array data, const OpenOptions& options, const StoredAngles& angles)
+        : m_file(std::move(file)) {
+        m_data.emplace(std::move(data));
+        m_transposed = true;
+        describe(DatasetFormat::Matlab);
+        m_info.angles = resolveAngles(m_info, angles, options);
+        finishInfo(m_info, options);
     }
 
     void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
+        const h5::Session session;
         checkRowRequest(m_info, firstRow, rowCount, out.size(),
                         static_cast<std::size_t>(m_info.projections) * static_cast<std::size_t>(m_info.columns));
-        h5::QuietErrors quiet;
-        m_data->read({0, 0}, {m_data->dims()[0], m_data->dims()[1]}, out);
+        if (!m_transposed) {
+            m_data->read({0, 0}, {m_data->dims()[0], m_data->dims()[1]}, out);
+            return;
+        }
+        std::vector<float> stored(out.size());
+        m_data->read({0, 0}, {m_data->dims()[0], m_data->dims()[1]}, stored);
+        const auto angles = static_cast<std::size_t>(m_info.projections), bins = static_cast<std::size_t>(m_info.columns);
+        for (std::size_t b = 0; b < bins; ++b)
+            for (std::size_t a = 0; a < angles; ++a) out[a * bins + b] = stored[b * angles + a];
+    }
+
+    bool readMeanFlat(int, int, std::span<float>) override { return false; }
+    bool readMeanDark(int, int, std::span<float>) override { return false; }
+
+private:
+    void openData(const std::filesystem::path& path, const char* name, bool transposed, DatasetFormat format) {
+        m_data.emplace(m_file.get(), path, name);
+        m_transposed = transposed;
+        describe(format);
+    }
+
+    void describe(DatasetFormat format) {
+        m_data->requireRank({2}, "2D (angles, bins)");
+        const auto& dims = m_data->dims();
+        m_info.path = m_data->filePath();
+        m_info.format = format;
+        m_info.sampleType = m_data->pixelType();
+        m_info.projections = static_cast<int>(dims[m_transposed ? 1 : 0]);
+        m_info.rows = 1;
+        m_info.columns = static_cast<int>(dims[m_transposed ? 0 : 1]);
+    }
+
+    h5::File m_file;
+    std::optional<h5::Array> m_data;
+    bool m_transposed = false;
+};
+
+/// A 3D MATLAB variable [angle, row, column]: HDF5 stores it reversed,
+/// [column][row][angle].
+class MatlabProjectionReader final : public DatasetReader {
+public:
+    MatlabProjectionReader(h5::File file, h5::Array data, const OpenOptions& options, const StoredAngles& angles)
+        : m_file(std::move(file)), m_data(std::move(data)) {
+        const auto& dims = m_data.dims();
+        m_info.path = m_data.filePath();
+        m_info.format = DatasetFormat::Matlab;
+        m_info.sampleType = m_data.pixelType();
+        m_info.projections = static_cast<int>(dims[2]);
+        m_info.rows = static_cast<int>(dims[1]);
+        m_info.columns = static_cast<int>(dims[0]);
+        m_info.angles = resolveAngles(m_info, angles, options);
+        finishInfo(m_info, options);
+    }
+
+    void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
+        const h5::Session session;
+        const auto angles = static_cast<std::size_t>(m_info.projections), bins = static_cast<std::size_t>(m_info.columns);
+        checkRowRequest(m_info, firstRow, rowCount, out.size(), angles * bins);
+        m_buffer.resize(out.size());
+        m_data.read({0, static_cast<hsize_t>(firstRow), 0},
+                    {m_data.dims()[0], static_cast<hsize_t>(rowCount), m_data.dims()[2]}, m_buffer);
+        // [bin][row][angle] -> [row][angle][bin]
+        const auto rows = static_cast<std::size_t>(rowCount);
+        for (std::size_t b = 0; b < bins; ++b)
+            for (std::size_t r = 0; r < rows; ++r)
+                for (std::size_t a = 0; a < angles; ++a)
+                    out[(r * angles + a) * bins + b] = m_buffer[(b * rows + r) * angles + a];
     }
 
     bool readMeanFlat(int, int, std::span<float>) override { return false; }
@@ -366,13 +552,32 @@ public:
 
 private:
     h5::File m_file;
-    std::optional<h5::Array> m_data;
+    h5::Array m_data;
+    std::vector<float> m_buffer;
 };
+
+/// The numeric datasets at the root of a MATLAB file, for messages.
+std::string matlabVariables(hid_t file) {
+    std::vector<std::string> names;
+    H5Literate(
+        file, H5_INDEX_NAME, H5_ITER_NATIVE, nullptr,
+        [](hid_t group, const char* name, const H5L_info_t*, void* data) -> herr_t {
+            H5O_info_t info;
+            if (H5Oget_info_by_name(group, name, &info, H5P_DEFAULT) >= 0 && info.type == H5O_TYPE_DATASET &&
+                name[0] != '#')
+                static_cast<std::vector<std::string>*>(data)->push_back(name);
+            return static_cast<std::vector<std::string>*>(data)->size() < 20 ? 0 : 1;
+        },
+        &names);
+    std::string text;
+    for (const auto& n : names) text += (text.empty() ? "" : ", ") + n;
+    return text.empty() ? "none" : text;
+}
 
 } // namespace
 
 DatasetFormat detectHdf5Layout(const std::filesystem::path& path) {
-    h5::QuietErrors quiet;
+    const h5::Session session;
     const h5::File file = h5::openReadOnly(path);
     if (h5::exists(file.get(), kDxData)) return DatasetFormat::DXchange;
     if (h5::exists(file.get(), kNxDetectorData) || h5::exists(file.get(), kNxDataData)) return DatasetFormat::NXtomo;
@@ -383,15 +588,51 @@ DatasetFormat detectHdf5Layout(const std::filesystem::path& path) {
 }
 
 std::unique_ptr<DatasetReader> openDXchange(const std::filesystem::path& path, const OpenOptions& options) {
+    const h5::Session session;
     return std::make_unique<DXchangeReader>(path, options);
 }
 
 std::unique_ptr<DatasetReader> openNXtomo(const std::filesystem::path& path, const OpenOptions& options) {
+    const h5::Session session;
     return std::make_unique<NXtomoReader>(path, options);
 }
 
 std::unique_ptr<DatasetReader> openSinogramHdf5(const std::filesystem::path& path, const OpenOptions& options) {
+    const h5::Session session;
     return std::make_unique<SinogramReader>(path, options);
+}
+
+std::unique_ptr<DatasetReader> openMatlab(const std::filesystem::path& path, const OpenOptions& options) {
+    const h5::Session session;
+    h5::File file = h5::openReadOnly(path);
+    requireParallelBeam(file.get(), path);
+    const std::string& spec = options.variable;
+    const auto comma = spec.find(',');
+    const std::string dataName = spec.substr(0, comma);
+    const std::string angleName = comma == std::string::npos ? std::string() : spec.substr(comma + 1);
+    if (dataName.empty())
+        throw InvalidArgument(path.string() + " is a MATLAB v7.3 file: name the variable that holds the projections "
+                                              "or the sinogram (its numeric variables: " +
+                              matlabVariables(file.get()) + ")");
+    for (const std::string& name : {dataName, angleName})
+        if (!name.empty() && (name.find('/') != std::string::npos || !h5::exists(file.get(), "/" + name)))
+            throw FormatError(path.string() + " has no variable '" + name.substr(0, 64) + "' (its numeric variables: " +
+                              matlabVariables(file.get()) + ")");
+    StoredAngles angles;
+    if (!angleName.empty() && !options.anglesFile) {
+        const h5::Array a(file.get(), path, "/" + angleName);
+        // A MATLAB vector is 1 x N or N x 1: 2D in HDF5.
+        a.requireRank({1, 2}, "a vector of angles");
+        if (a.dims().size() == 2 && a.dims()[0] != 1 && a.dims()[1] != 1)
+            throw FormatError(a.where() + " has shape " + a.shapeText() + "; expected a vector of angles");
+        angles = {a.readAllDouble(), a.where(), std::nullopt};
+    }
+    h5::Array data(file.get(), path, "/" + dataName);
+    data.requireRank({2, 3}, "[angles, columns] (a sinogram) or [angles, rows, columns] (projections) in MATLAB");
+    data.requireStoredData();
+    if (data.dims().size() == 2)
+        return std::make_unique<SinogramReader>(std::move(file), std::move(data), options, angles);
+    return std::make_unique<MatlabProjectionReader>(std::move(file), std::move(data), options, angles);
 }
 
 } // namespace tomo::detail

@@ -16,7 +16,7 @@ public:
     Hdf5VolumeWriter(const std::filesystem::path& target, int width, int height, int slices,
                      const WriteOptions& options)
         : m_output(target, options.overwrite), m_slices(m_output.target(), width, height, slices) {
-        h5::QuietErrors quiet;
+        const h5::Session session;
         m_file = h5::File(H5Fcreate(m_output.temporary().c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT));
         if (!m_file.valid())
             throw IoError(m_output.target().string() + ": cannot create " + m_output.temporary().string() +
@@ -42,14 +42,14 @@ public:
     void writeSlices(int first, int count, std::span<const float> data) override {
         m_slices.check(first, count, data.size());
         if (count == 0) return;
-        h5::QuietErrors quiet;
+        const h5::Session session;
         const hsize_t start[3] = {static_cast<hsize_t>(first), 0, 0};
         const hsize_t extent[3] = {static_cast<hsize_t>(count), static_cast<hsize_t>(m_slices.height()),
                                    static_cast<hsize_t>(m_slices.width())};
         h5::Dataspace fileSpace(H5Dget_space(m_dataset.get()));
-        H5Sselect_hyperslab(fileSpace.get(), H5S_SELECT_SET, start, nullptr, extent, nullptr);
         h5::Dataspace memSpace(H5Screate_simple(3, extent, nullptr));
-        if (H5Dwrite(m_dataset.get(), H5T_NATIVE_FLOAT, memSpace.get(), fileSpace.get(), H5P_DEFAULT, data.data()) < 0)
+        if (H5Sselect_hyperslab(fileSpace.get(), H5S_SELECT_SET, start, nullptr, extent, nullptr) < 0 ||
+            H5Dwrite(m_dataset.get(), H5T_NATIVE_FLOAT, memSpace.get(), fileSpace.get(), H5P_DEFAULT, data.data()) < 0)
             throw IoError(m_output.target().string() + ": writing slices " + std::to_string(first) + ".." +
                           std::to_string(first + count - 1) + " failed" + h5::errorDetail());
         m_slices.markWritten(first, count);
@@ -57,11 +57,14 @@ public:
 
     void commit() override {
         m_slices.requireComplete();
-        h5::QuietErrors quiet;
-        m_dataset.close();
-        if (!m_file.close())
+        // Both closes are tried: the file must be closed whatever happens
+        // to the dataset (its cached chunks are written here too).
+        const bool datasetClosed = m_dataset.close();
+        const std::string datasetError = h5::errorDetail();
+        const bool fileClosed = m_file.close();
+        if (!datasetClosed || !fileClosed)
             throw IoError(m_output.target().string() + ": cannot flush " + m_output.temporary().string() +
-                          h5::errorDetail());
+                          (datasetClosed ? h5::errorDetail() : datasetError));
         m_output.commit();
     }
 
@@ -82,12 +85,15 @@ std::unique_ptr<VolumeWriter> createHdf5VolumeWriter(const std::filesystem::path
 }
 
 ImageStack readHdf5Volume(const std::filesystem::path& path) {
-    h5::QuietErrors quiet;
     const h5::File file = h5::openReadOnly(path);
     const h5::Array volume(file.get(), path, kVolume);
     volume.requireRank({2, 3}, "3D (slices, rows, columns) or 2D (rows, columns)");
     (void)volume.pixelType(); // refuses types we cannot convert
+    volume.requireStoredData();
     const auto& dims = volume.dims();
+    double values = 1.0;
+    for (hsize_t d : dims) values *= static_cast<double>(d);
+    requireMemory(4.0 * values, path, "the volume " + volume.shapeText());
     const bool is3d = dims.size() == 3;
     ImageStack stack(static_cast<int>(dims.back()), static_cast<int>(dims[dims.size() - 2]),
                      is3d ? static_cast<int>(dims[0]) : 1);

@@ -1,5 +1,6 @@
 #include "io/tiff/tiff_util.h"
 
+#include "io/file_checks.h"
 #include "io/readers.h"
 #include "tomo/error.h"
 #include "io/writers.h"
@@ -8,8 +9,11 @@
 #include <charconv>
 #include <cstdarg>
 #include <cstdio>
+#include <cerrno>
 #include <cstring>
+#include <limits>
 #include <map>
+#include <numeric>
 
 namespace tomo::tiff {
 
@@ -23,6 +27,10 @@ int keepError(TIFF*, void* userData, const char* module, const char* format, va_
 }
 
 int dropWarning(TIFF*, void*, const char*, const char*, va_list) { return 1; }
+
+/// Largest strip or tile decoded at once: a damaged header must not make us
+/// allocate tens of gigabytes.
+constexpr tmsize_t kMaxDecodedBytes = tmsize_t{1} << 30;
 
 /// `count` samples of native byte order (libtiff swaps) to float.
 void toFloat(const unsigned char* in, SampleType type, std::size_t count, float* out) {
@@ -41,6 +49,27 @@ void toFloat(const unsigned char* in, SampleType type, std::size_t count, float*
     }
 }
 
+/// Throws FormatError when the page's strips or tiles hold far less than
+/// its declared size: a damaged header (a width of 2^31 in a 1 kB file) must
+/// be refused before anything of that size is allocated. Compression of
+/// detector images stays far below 1000:1.
+void requirePlausibleStorage(const File& file, const PageLayout& layout, const std::string& where) {
+    TIFF* t = file.get();
+    const bool tiled = TIFFIsTiled(t) != 0;
+    const std::uint32_t blocks = tiled ? TIFFNumberOfTiles(t) : TIFFNumberOfStrips(t);
+    std::uint64_t* counts = nullptr;
+    if (blocks == 0 || !TIFFGetField(t, tiled ? TIFFTAG_TILEBYTECOUNTS : TIFFTAG_STRIPBYTECOUNTS, &counts) || !counts)
+        throw FormatError(where + ": no " + (tiled ? "tile" : "strip") + " sizes" + file.errorDetail());
+    double stored = 0.0;
+    for (std::uint32_t i = 0; i < blocks; ++i) stored += static_cast<double>(counts[i]);
+    const double declared = static_cast<double>(layout.width) * layout.height * sampleBytes(layout.type);
+    constexpr double kMaxCompression = 1000.0;
+    if (stored * kMaxCompression < declared)
+        throw FormatError(where + " declares " + describe(layout) + " (" + detail::formatBytes(declared) +
+                          ") but its " + (tiled ? "tiles" : "strips") + " hold only " + detail::formatBytes(stored) +
+                          ": damaged or truncated");
+}
+
 } // namespace
 
 File::File(std::filesystem::path path, const char* mode) : m_path(std::move(path)), m_writing(mode[0] != 'r') {
@@ -49,9 +78,11 @@ File::File(std::filesystem::path path, const char* mode) : m_path(std::move(path
     TIFFOpenOptionsSetWarningHandlerExtR(options, dropWarning, nullptr);
     m_tiff = TIFFOpenExt(m_path.c_str(), mode, options);
     TIFFOpenOptionsFree(options);
-    if (!m_tiff)
-        throw IoError(m_path.string() + (m_writing ? ": cannot create the TIFF file" : ": cannot open the TIFF file") +
-                      errorDetail());
+    if (!m_tiff && m_writing) throw IoError(m_path.string() + ": cannot create the TIFF file" + errorDetail());
+    // libtiff says why when the content is at fault (the file was readable
+    // when sniffed); otherwise the system refused it.
+    if (!m_tiff && hadError()) throw FormatError(m_path.string() + ": not a readable TIFF" + errorDetail());
+    if (!m_tiff) throw IoError(m_path.string() + ": cannot open the TIFF file: " + std::strerror(errno));
 }
 
 File::~File() {
@@ -82,6 +113,10 @@ PageLayout pageLayout(const File& file, int page) {
     if (samplesPerPixel != 1)
         throw FormatError(where + " has " + std::to_string(samplesPerPixel) +
                           " samples per pixel; expected a grayscale image (1)");
+    if (width > static_cast<std::uint32_t>(std::numeric_limits<int>::max()) ||
+        height > static_cast<std::uint32_t>(std::numeric_limits<int>::max()))
+        throw FormatError(where + " declares " + std::to_string(width) + " x " + std::to_string(height) +
+                          " pixels; expected a width and height below 2^31");
     PageLayout layout{static_cast<int>(width), static_cast<int>(height), SampleType::UInt16};
     if (format == SAMPLEFORMAT_UINT && bits == 8) layout.type = SampleType::UInt8;
     else if (format == SAMPLEFORMAT_UINT && bits == 16) layout.type = SampleType::UInt16;
@@ -91,6 +126,7 @@ PageLayout pageLayout(const File& file, int page) {
         throw FormatError(where + " has " + std::to_string(bits) + "-bit " +
                           (format == SAMPLEFORMAT_IEEEFP ? "float" : format == SAMPLEFORMAT_INT ? "signed" : "unsigned") +
                           " samples; expected uint8, uint16, float32 or float64");
+    requirePlausibleStorage(file, layout, where);
     return layout;
 }
 
@@ -113,7 +149,7 @@ void readRows(const File& file, const PageLayout& layout, int firstRow, int rowC
         TIFFGetField(t, TIFFTAG_TILEWIDTH, &tileWidth);
         TIFFGetField(t, TIFFTAG_TILELENGTH, &tileHeight);
         const tmsize_t tileBytes = TIFFTileSize(t); // 0 when the tile size overflows
-        if (tileWidth == 0 || tileHeight == 0 || tileBytes <= 0) fail("tile size", 0);
+        if (tileWidth == 0 || tileHeight == 0 || tileBytes <= 0 || tileBytes > kMaxDecodedBytes) fail("tile size", 0);
         std::vector<unsigned char> tile(static_cast<std::size_t>(tileBytes));
         for (std::uint32_t ty = first / tileHeight * tileHeight; ty < rowEnd; ty += tileHeight)
             for (std::uint32_t tx = 0; tx < width; tx += tileWidth) {
@@ -129,7 +165,14 @@ void readRows(const File& file, const PageLayout& layout, int firstRow, int rowC
         std::uint32_t rowsPerStrip = 0;
         TIFFGetFieldDefaulted(t, TIFFTAG_ROWSPERSTRIP, &rowsPerStrip);
         rowsPerStrip = std::clamp<std::uint32_t>(rowsPerStrip, 1, static_cast<std::uint32_t>(layout.height));
-        std::vector<unsigned char> strip(static_cast<std::size_t>(TIFFStripSize(t)));
+        const tmsize_t stripBytes = TIFFStripSize(t); // 0 when the size overflows
+        if (stripBytes <= 0 || stripBytes > kMaxDecodedBytes)
+            throw FormatError(file.path().string() + ": strips of " + std::to_string(rowsPerStrip) + " rows x " +
+                              std::to_string(layout.width) + " columns are " +
+                              (stripBytes <= 0 ? std::string("too large to address")
+                                               : detail::formatBytes(static_cast<double>(stripBytes))) +
+                              " each; expected strips under " + detail::formatBytes(kMaxDecodedBytes));
+        std::vector<unsigned char> strip(static_cast<std::size_t>(stripBytes));
         for (std::uint32_t s = first / rowsPerStrip; s * rowsPerStrip < rowEnd; ++s) {
             const std::uint32_t stripFirst = s * rowsPerStrip;
             const std::uint32_t stripEnd = std::min(stripFirst + rowsPerStrip, static_cast<std::uint32_t>(layout.height));
@@ -179,15 +222,8 @@ void writePage(File& file, int width, int height, std::span<const float> values,
     if (!TIFFWriteDirectory(t)) throw IoError(file.path().string() + ": cannot write the page" + file.errorDetail());
 }
 
-std::vector<std::filesystem::path> tiffFilesIn(const std::filesystem::path& dir) {
-    std::vector<std::filesystem::path> files;
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
-        if (entry.is_regular_file() && detail::sniffFile(entry.path()) == detail::FileKind::Tiff)
-            files.push_back(entry.path());
-    if (ec) throw IoError(dir.string() + ": cannot list the directory: " + ec.message());
-    std::sort(files.begin(), files.end());
-    return files;
+bool sameLayout(const PageLayout& a, const PageLayout& b) {
+    return a.width == b.width && a.height == b.height && a.type == b.type;
 }
 
 std::vector<std::filesystem::path> numberedSeries(std::vector<std::filesystem::path> files,
@@ -211,6 +247,28 @@ std::vector<std::filesystem::path> numberedSeries(std::vector<std::filesystem::p
         if (!byNumber.emplace(number, file).second)
             throw FormatError(dir.string() + ": " + file.filename().string() + " and " +
                               byNumber[number].filename().string() + " have the same number " + std::to_string(number));
+    }
+    // The step is the greatest common divisor of the differences: 0, 2, 4
+    // is a series, 0, 1, 3 misses 2.
+    unsigned long long step = 0;
+    for (auto it = byNumber.begin(); std::next(it) != byNumber.end(); ++it)
+        step = std::gcd(step, std::next(it)->first - it->first);
+    if (step > 0) {
+        const unsigned long long first = byNumber.begin()->first, last = byNumber.rbegin()->first;
+        const unsigned long long expected = (last - first) / step + 1;
+        if (expected != byNumber.size()) {
+            std::string missing;
+            int shown = 0;
+            for (unsigned long long n = first; n <= last && shown < 5; n += step)
+                if (!byNumber.contains(n)) missing += (shown++ ? ", " : "") + std::to_string(n);
+            const unsigned long long count = expected - byNumber.size();
+            throw FormatError(dir.string() + ": the series " + byNumber.begin()->second.filename().string() + " ... " +
+                              byNumber.rbegin()->second.filename().string() + " misses number" +
+                              (count > 1 ? "s " : " ") + missing + (count > 5 ? ", ..." : "") + " (" +
+                              std::to_string(count) + " file" + (count > 1 ? "s" : "") +
+                              "); expected an unbroken numbered series (a missing projection would shift every "
+                              "later angle)");
+        }
     }
     std::vector<std::filesystem::path> sorted;
     for (auto& [number, file] : byNumber) sorted.push_back(std::move(file));

@@ -18,7 +18,8 @@ namespace tomo::tiff {
 /// exception messages) and its warnings dropped, per file, not globally.
 class File {
 public:
-    /// mode "r" or "w"/"w8" (BigTIFF). Throws IoError naming the file.
+    /// mode "r" or "w"/"w8" (BigTIFF). Throws IoError naming the file, or
+    /// FormatError when reading and libtiff finds the content damaged.
     File(std::filesystem::path path, const char* mode);
     ~File();
     File(const File&) = delete;
@@ -30,6 +31,8 @@ public:
     std::string errorDetail() const;
     /// Flushes and closes; returns false if libtiff reported an error.
     bool close();
+    /// Whether libtiff reported an error since the file was opened.
+    bool hadError() const { return !m_lastError.empty(); }
 
 private:
     std::filesystem::path m_path;
@@ -47,7 +50,7 @@ struct PageLayout {
 
 /// The layout of the current page. Throws FormatError naming the file and
 /// page unless it has one sample per pixel of uint8, uint16, float32 or
-/// float64.
+/// float64 and a width and height below 2^31.
 PageLayout pageLayout(const File& file, int page);
 
 /// "160 x 135 uint16", for messages.
@@ -63,13 +66,14 @@ void readRows(const File& file, const PageLayout& layout, int firstRow, int rowC
 void writePage(File& file, int width, int height, std::span<const float> values, int bits, float rangeMin,
                float rangeMax, const std::string& description);
 
-/// The regular files in `dir` that are TIFFs by content, in name order.
-/// Throws IoError naming the directory.
-std::vector<std::filesystem::path> tiffFilesIn(const std::filesystem::path& dir);
+/// Whether two pages have the same size and sample type.
+bool sameLayout(const PageLayout& a, const PageLayout& b);
 
 /// Files named <prefix><number>.<extension> sorted by number. Throws
 /// FormatError naming the directory when a name has no number, the prefixes
-/// differ, or a number repeats.
+/// differ, a number repeats, or numbers are missing from the series (the
+/// step between numbers may be more than 1 but must be the same
+/// everywhere): a lost file would otherwise shift every later angle.
 std::vector<std::filesystem::path> numberedSeries(std::vector<std::filesystem::path> files,
                                                   const std::filesystem::path& dir);
 

@@ -1,6 +1,8 @@
 // TIFF volume output (a directory of slice_00000.tif ... or one multi-page
 // file) and reading TIFF volumes back. The reconstruction parameters and,
 // for 8/16 bits, the value range go into each page's ImageDescription.
+#include "io/file_checks.h"
+#include "io/readers.h"
 #include "io/tiff/tiff_util.h"
 #include "tomo/error.h"
 #include "io/writers.h"
@@ -146,6 +148,8 @@ ImageStack readTiffVolume(const std::filesystem::path& path) {
                               "; expected " + std::to_string(stack.width) + " x " + std::to_string(stack.height) +
                               " like the first slice");
         if (slice == 0) {
+            requireMemory(4.0 * layout.width * layout.height * stack.depth, path,
+                          std::to_string(stack.depth) + " slices of " + tiff::describe(layout));
             stack.width = layout.width;
             stack.height = layout.height;
             stack.data.resize(stack.imageSize() * static_cast<std::size_t>(stack.depth));
@@ -153,8 +157,8 @@ ImageStack readTiffVolume(const std::filesystem::path& path) {
         tiff::readRows(file, layout, 0, layout.height, stack.image(slice));
     };
 
-    if (std::filesystem::is_directory(path)) {
-        const auto files = tiff::numberedSeries(tiff::tiffFilesIn(path), path);
+    if (fileType(path) == std::filesystem::file_type::directory) {
+        const auto files = tiff::numberedSeries(tiffFilesIn(path), path);
         if (files.empty()) throw FormatError(path.string() + " holds no TIFF files; expected one per slice");
         stack.depth = static_cast<int>(files.size());
         for (std::size_t z = 0; z < files.size(); ++z) readInto(tiff::File(files[z], "r"), 0, static_cast<int>(z));
@@ -162,6 +166,8 @@ ImageStack readTiffVolume(const std::filesystem::path& path) {
     }
     const tiff::File file(path, "r");
     stack.depth = TIFFNumberOfDirectories(file.get());
+    if (file.hadError() || stack.depth < 1)
+        throw FormatError(path.string() + ": cannot read its list of pages (truncated or corrupt?)" + file.errorDetail());
     for (int page = 0; page < stack.depth; ++page) {
         if (page > 0 && !TIFFReadDirectory(file.get()))
             throw FormatError(path.string() + ": cannot read page " + std::to_string(page) + file.errorDetail());
