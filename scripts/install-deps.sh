@@ -11,6 +11,8 @@ packages=(
   # GUI: Qt 6 widgets + charts, VTK for the 3D view, Xvfb for GUI tests
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev libxkbcommon-dev libvtk9-dev
   libqt6svg6 xvfb xauth
+  # Fuzzing (scripts/fuzz.sh, run by CI): clang with libFuzzer and the sanitizers
+  clang libclang-rt-14-dev
 )
 
 missing=()
