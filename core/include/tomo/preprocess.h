@@ -117,11 +117,18 @@ struct RawRows {
 ///   p = -log(t), and t <= 0 is clamped to kMinTransmission (counted).
 /// Without flats scale = 1 (only -log); without darks dark = 0. Computed
 /// once on the host, so the CPU and the GPU multiply the same floats.
+///
+/// With `interpolate` (the stage's dead-pixel correction), bad values -
+/// t <= 0, raw >= saturation (when > 0) or a dead pixel - are interpolated
+/// along the line from their good neighbours (interpolateMasked) instead.
 struct FlatFieldRows {
     int rows = 0;
     int columns = 0;
     std::vector<float> dark;
     std::vector<float> scale;
+    std::vector<std::uint8_t> dead; ///< 1 = no usable flat (every value bad)
+    float saturation = 0.0f;
+    bool interpolate = false;
 };
 
 /// From mean flat and dark fields [row][column] (either may be empty).
@@ -136,7 +143,8 @@ RawRows rowsOf(const RawRows& raw, int first, int count);
 FlatFieldRows rowsOf(const FlatFieldRows& field, int first, int count);
 
 /// Corrects `raw` into `out` (rows x projections x columns floats, sinogram
-/// order), spread over `pool`'s threads (nullptr: the calling thread). Never
+/// order), spread over `pool`'s threads (nullptr: the calling thread); the
+/// returned stats count the clamped and the interpolated values. Never
 /// produces NaN or inf. Throws DataError naming the file, row, angle and
 /// column of the first NaN/inf of float input, InvalidArgument for sizes
 /// that do not match.
@@ -200,15 +208,16 @@ public:
     /// flats), found when the stage was made or on the first load().
     std::vector<std::string> warnings() const;
 
-    /// True when the chain is the flat/dark + log alone (log-corrected data,
-    /// every correction off, at most one flat group): a GPU plan may then
-    /// correct the chunk's stored values itself (flatFieldRows, rawRows,
-    /// ReconstructionPlan::reconstructRaw), equal to correct() within the
-    /// two logs' rounding.
+    /// True when the chain is the flat/dark step (with the dead-pixel
+    /// interpolation when on, at most one flat group) and the log alone, on
+    /// intensities: a GPU plan may then correct the chunk's stored values
+    /// itself (flatFieldRows, rawRows, ReconstructionPlan::reconstructRaw),
+    /// equal to correct() within the two logs' rounding.
     bool flatFieldOnly() const;
     /// For flatFieldOnly() chunks: the flat-field constants of the chunk's
-    /// rows, and its stored values as RawRows.
-    FlatFieldRows flatFieldRows(const RawChunk& chunk) const;
+    /// rows (dead pixels counted and listed in `stats`), and its stored
+    /// values as RawRows. Throws DataError for NaN/inf flats or darks.
+    FlatFieldRows flatFieldRows(const RawChunk& chunk, PreprocessStats* stats = nullptr) const;
     RawRows rawRows(const RawChunk& chunk) const;
 
     /// Reads rows [firstRow, firstRow + rowCount) with the margin.

@@ -8,6 +8,7 @@
 
 #include "corrections/flat_field_lines.h"
 #include "cpu_clones.h"
+#include "tomo/corrections.h"
 #include "tomo/error.h"
 #include "tomo/worker_pool.h"
 
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 namespace tomo {
 
@@ -57,46 +59,37 @@ std::size_t firstNotFinite(const T* values, std::size_t n) {
 }
 
 template <class T>
-TOMO_CPU_CLONES std::size_t correctLine(const T* __restrict raw, const float* __restrict dark,
-                                        const float* __restrict scale, float* __restrict out, int columns) {
-    std::size_t clamped = 0;
-    for (int c = 0; c < columns; ++c) {
-        // min: a transmission beyond float's range (absurd flats) stays finite.
-        float t = std::min((static_cast<float>(raw[c]) - dark[c]) * scale[c], std::numeric_limits<float>::max());
-        const bool none = !(t > 0.0f);
-        t = none ? kMinTransmission : t;
-        clamped += none;
-        out[c] = -std::log(t);
-    }
-    return clamped;
-}
-
-template <class T>
 PreprocessStats correctAll(const RawRows& raw, const FlatFieldRows& field, std::span<float> out, WorkerPool* pool) {
     const T* values = reinterpret_cast<const T*>(raw.values.data());
     const std::size_t columns = static_cast<std::size_t>(raw.columns);
     const std::size_t pitch = static_cast<std::size_t>(raw.rowPitch > 0 ? raw.rowPitch : raw.rows);
     const int lines = raw.rows * raw.projections;
-    std::atomic<std::size_t> clamped{0};
+    std::atomic<std::size_t> clamped{0}, interpolated{0};
     std::atomic<std::size_t> firstBad{kNone}; // index into raw of the first NaN/inf found
     // Blocks of lines per task: few enough to spread, large enough to amortise the hand-out.
     const int perTask = std::max(1, 65536 / std::max(1, raw.columns));
     const int tasks = (lines + perTask - 1) / perTask;
     auto task = [&](int index, int) {
-        std::size_t count = 0;
+        std::vector<std::uint8_t> bad(columns);
+        detail::LineOutcome sum;
         for (int line = index * perTask; line < std::min(lines, (index + 1) * perTask); ++line) {
             const int r = line / raw.projections, a = line % raw.projections; // output order
             const T* src = values + (static_cast<std::size_t>(a) * pitch + r) * columns;
-            if (const std::size_t bad = firstNotFinite(src, columns); bad != kNone) {
-                const std::size_t where = static_cast<std::size_t>(src - values) + bad;
+            const std::size_t pixel = static_cast<std::size_t>(r) * columns;
+            const detail::LineOutcome o = detail::correctLine(
+                src, field.dark.data() + pixel, field.scale.data() + pixel, field.dead.data() + pixel,
+                field.saturation, field.interpolate, true, raw.columns, out.data() + line * columns, bad.data());
+            if (o.firstNonFinite >= 0) {
+                const std::size_t where = static_cast<std::size_t>(src - values) + o.firstNonFinite;
                 std::size_t seen = firstBad.load();
                 while (where < seen && !firstBad.compare_exchange_weak(seen, where)) {}
                 return;
             }
-            count += correctLine(src, field.dark.data() + r * columns, field.scale.data() + r * columns,
-                                 out.data() + static_cast<std::size_t>(line) * columns, raw.columns);
+            sum.clamped += o.clamped;
+            sum.interpolated += o.interpolated;
         }
-        clamped += count;
+        clamped += sum.clamped;
+        interpolated += sum.interpolated;
     };
     if (pool) pool->parallelFor(tasks, task);
     else
@@ -111,6 +104,7 @@ PreprocessStats correctAll(const RawRows& raw, const FlatFieldRows& field, std::
     }
     PreprocessStats stats;
     stats.clamped = clamped.load();
+    stats.badValueCount = interpolated.load();
     return stats;
 }
 
@@ -134,6 +128,7 @@ FlatFieldRows makeFlatFieldRows(std::span<const float> flat, std::span<const flo
     f.columns = columns;
     f.dark.assign(n, 0.0f);
     f.scale.assign(n, 1.0f);
+    f.dead.assign(n, 0);
     if (!dark.empty()) std::copy(dark.begin(), dark.end(), f.dark.begin());
     if (!flat.empty())
         for (int r = 0; r < rows; ++r) {
@@ -166,8 +161,12 @@ FlatFieldRows rowsOf(const FlatFieldRows& field, int first, int count) {
                               std::to_string(field.rows));
     const auto begin = static_cast<std::ptrdiff_t>(first) * field.columns;
     const auto end = begin + static_cast<std::ptrdiff_t>(count) * field.columns;
-    return {count, field.columns, std::vector<float>(field.dark.begin() + begin, field.dark.begin() + end),
-            std::vector<float>(field.scale.begin() + begin, field.scale.begin() + end)};
+    FlatFieldRows part = field;
+    part.rows = count;
+    part.dark.assign(field.dark.begin() + begin, field.dark.begin() + end);
+    part.scale.assign(field.scale.begin() + begin, field.scale.begin() + end);
+    part.dead.assign(field.dead.begin() + begin, field.dead.begin() + end);
+    return part;
 }
 
 PreprocessStats flatFieldRawRows(const RawRows& raw, const FlatFieldRows& field, std::span<float> out,
@@ -183,7 +182,7 @@ PreprocessStats flatFieldRawRows(const RawRows& raw, const FlatFieldRows& field,
                                                        static_cast<std::size_t>(std::max(raw.columns, 0));
     if (raw.rows < 1 || raw.projections < 1 || raw.columns < 1 || pitch < static_cast<std::size_t>(raw.rows) ||
         raw.values.size() < span * sampleBytes(raw.type) || out.size() != values || field.rows != raw.rows ||
-        field.columns != raw.columns)
+        field.columns != raw.columns || field.dead.size() != field.dark.size())
         throw InvalidArgument(raw.source + ": flat-field correction of " + std::to_string(raw.rows) + " rows x " +
                               std::to_string(raw.projections) + " projections x " + std::to_string(raw.columns) +
                               " columns got " + std::to_string(raw.values.size()) + " bytes of " +
@@ -209,12 +208,13 @@ TOMO_CPU_CLONES long long transmissionLine(const T* __restrict raw, const float*
                                            std::uint8_t* __restrict bad) {
     if (const std::size_t c = firstNotFinite(raw, static_cast<std::size_t>(columns)); c != kNone)
         return -1 - static_cast<long long>(c);
-    const float limit = saturation > 0.0f ? saturation : std::numeric_limits<float>::max();
+    const std::uint8_t saturates = saturation > 0.0f; // loop-invariant: no branch in the loop
     long long count = 0;
     for (int c = 0; c < columns; ++c) {
         const float value = static_cast<float>(raw[c]);
         const float t = std::min((value - dark[c]) * scale[c], std::numeric_limits<float>::max());
-        const std::uint8_t isBad = static_cast<std::uint8_t>(!(t > 0.0f)) | static_cast<std::uint8_t>(value >= limit) |
+        const std::uint8_t isBad = static_cast<std::uint8_t>(!(t > 0.0f)) |
+                                   (static_cast<std::uint8_t>(value >= saturation) & saturates) |
                                    dead[c]; // no branch: the loop stays vectorised
         out[c] = t;
         bad[c] = isBad;
@@ -231,6 +231,38 @@ template long long transmissionLine(const float*, const float*, const float*, co
                                     std::uint8_t*);
 template long long transmissionLine(const double*, const float*, const float*, const std::uint8_t*, float, int, float*,
                                     std::uint8_t*);
+
+template <class T>
+LineOutcome correctLine(const T* raw, const float* dark, const float* scale, const std::uint8_t* dead,
+                        float saturation, bool interpolate, bool takeLog, int columns, float* out, std::uint8_t* bad) {
+    LineOutcome o;
+    const long long badCount = transmissionLine(raw, dark, scale, dead, saturation, columns, out, bad);
+    if (badCount < 0) {
+        o.firstNonFinite = -1 - badCount;
+        return o;
+    }
+    const std::size_t n = static_cast<std::size_t>(columns);
+    if (badCount > 0 && interpolate && interpolateMasked({out, n}, {bad, n})) {
+        for (std::size_t c = 0; c < n; ++c) o.interpolated += bad[c] && !dead[c];
+    } else if (badCount > 0) {
+        // Without interpolation the bad values, with it (no good value in the
+        // line) the whole line, get the minimum transmission.
+        for (std::size_t c = 0; c < n; ++c)
+            if (bad[c] || interpolate) out[c] = kMinTransmission;
+        o.clamped = interpolate ? n : static_cast<std::size_t>(badCount);
+    }
+    if (takeLog) minusLog(out, n);
+    return o;
+}
+
+template LineOutcome correctLine(const std::uint8_t*, const float*, const float*, const std::uint8_t*, float, bool,
+                                 bool, int, float*, std::uint8_t*);
+template LineOutcome correctLine(const std::uint16_t*, const float*, const float*, const std::uint8_t*, float, bool,
+                                 bool, int, float*, std::uint8_t*);
+template LineOutcome correctLine(const float*, const float*, const float*, const std::uint8_t*, float, bool, bool,
+                                 int, float*, std::uint8_t*);
+template LineOutcome correctLine(const double*, const float*, const float*, const std::uint8_t*, float, bool, bool,
+                                 int, float*, std::uint8_t*);
 
 TOMO_CPU_CLONES void minusLog(float* __restrict values, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) values[i] = -std::log(values[i]);

@@ -19,6 +19,22 @@ template <class T>
 long long transmissionLine(const T* raw, const float* dark, const float* scale, const std::uint8_t* dead,
                            float saturation, int columns, float* out, std::uint8_t* bad);
 
+/// What correctLine did to a line.
+struct LineOutcome {
+    std::size_t clamped = 0;      ///< values set to the minimum transmission
+    std::size_t interpolated = 0; ///< bad values (not dead pixels) interpolated
+    long long firstNonFinite = -1; ///< column of the first NaN/inf raw value, or -1
+};
+
+/// The flat-field step of one line: transmissionLine, then the bad values
+/// interpolated along the line (`interpolate`, tomo::interpolateMasked) or
+/// set to kMinTransmission (with `interpolate`, a line without any good value
+/// gets it everywhere), then -log when `takeLog`. `bad` is left holding the
+/// bad mask. Nothing is written after a NaN/inf (firstNonFinite).
+template <class T>
+LineOutcome correctLine(const T* raw, const float* dark, const float* scale, const std::uint8_t* dead,
+                        float saturation, bool interpolate, bool takeLog, int columns, float* out, std::uint8_t* bad);
+
 /// values[i] = -log(values[i]) (values > 0).
 void minusLog(float* values, std::size_t n);
 

@@ -148,6 +148,10 @@ struct PreprocessingStage::Impl {
     void setUpFlats();
     void checkAgainstDataset() const;
     void checkRawCounts(const RawChunk& chunk);
+    /// Dead pixels of the chunk's block rows: no usable flat in some group
+    /// (flat <= dark) or a saturated flat, with dead-pixel correction on
+    /// (else none). Counted and listed in `stats` for the output rows.
+    std::vector<std::uint8_t> deadPixels(const RawChunk& chunk, PreprocessStats& stats) const;
     void transmissions(RawChunk& chunk, bool takeLog, PreprocessStats& stats);
     template <class T>
     void transmissionsOf(RawChunk& chunk, bool takeLog, PreprocessStats& stats);
@@ -238,6 +242,26 @@ void PreprocessingStage::Impl::transmissions(RawChunk& chunk, bool takeLog, Prep
     }
 }
 
+std::vector<std::uint8_t> PreprocessingStage::Impl::deadPixels(const RawChunk& chunk, PreprocessStats& stats) const {
+    const int N = info().columns;
+    const std::size_t cols = static_cast<std::size_t>(N);
+    std::vector<std::uint8_t> dead(static_cast<std::size_t>(chunk.rowCount + 2 * chunk.margin) * cols, 0);
+    if (!options.badPixels.enabled || chunk.flats.empty()) return dead;
+    for (const auto& flat : chunk.flats)
+        for (std::size_t k = 0; k < dead.size(); ++k) {
+            const double dk = chunk.dark.empty() ? 0.0 : chunk.dark[k];
+            if (!(flat[k] - dk > 0.0) || (saturation > 0.0 && flat[k] >= saturation)) dead[k] = 1;
+        }
+    for (int r = chunk.margin; r < chunk.margin + chunk.rowCount; ++r)
+        for (int c = 0; c < N; ++c)
+            if (dead[static_cast<std::size_t>(r) * cols + c]) {
+                ++stats.deadPixelCount;
+                if (stats.deadPixels.size() < PreprocessStats::kListLimit)
+                    stats.deadPixels.push_back({detectorRow(chunk.firstRow, r), -1, c});
+            }
+    return dead;
+}
+
 template <class T>
 void PreprocessingStage::Impl::transmissionsOf(RawChunk& chunk, bool takeLog, PreprocessStats& stats) {
     const DatasetInfo& i = info();
@@ -250,22 +274,7 @@ void PreprocessingStage::Impl::transmissionsOf(RawChunk& chunk, bool takeLog, Pr
                               std::to_string(blockRows) + " rows does not come from this stage's read()");
     const T* raw = reinterpret_cast<const T*>(chunk.values.data());
 
-    // Dead pixels: no usable flat in some group (or a saturated flat).
-    std::vector<std::uint8_t> dead(static_cast<std::size_t>(blockRows) * cols, 0);
-    if (fixBad && !chunk.flats.empty()) {
-        for (const auto& flat : chunk.flats)
-            for (std::size_t k = 0; k < dead.size(); ++k) {
-                const double dk = chunk.dark.empty() ? 0.0 : chunk.dark[k];
-                if (!(flat[k] - dk > 0.0) || (saturation > 0.0 && flat[k] >= saturation)) dead[k] = 1;
-            }
-        for (int r = chunk.margin; r < chunk.margin + chunk.rowCount; ++r)
-            for (int c = 0; c < N; ++c)
-                if (dead[static_cast<std::size_t>(r) * cols + c]) {
-                    ++stats.deadPixelCount;
-                    if (stats.deadPixels.size() < PreprocessStats::kListLimit)
-                        stats.deadPixels.push_back({detectorRow(chunk.firstRow, r), -1, c});
-                }
-    }
+    const std::vector<std::uint8_t> dead = deadPixels(chunk, stats);
     // The per-pixel constants of each flat group (or of none: scale 1).
     const std::vector<float> noDark(chunk.dark.empty() ? static_cast<std::size_t>(blockRows) * cols : 0, 0.0f);
     const std::vector<float>& dark = chunk.dark.empty() ? noDark : chunk.dark;
@@ -307,28 +316,20 @@ void PreprocessingStage::Impl::transmissionsOf(RawChunk& chunk, bool takeLog, Pr
                     scale = scales[b.lower].data() + rowOffset;
                 }
             }
-            const long long badCount =
-                detail::transmissionLine(stored, dark.data() + rowOffset, scale, dead.data() + rowOffset,
-                                         fixBad ? static_cast<float>(saturation) : 0.0f, N, values, bad.data());
-            if (badCount < 0) {
+            const detail::LineOutcome o =
+                detail::correctLine(stored, dark.data() + rowOffset, scale, dead.data() + rowOffset,
+                                    fixBad ? static_cast<float>(saturation) : 0.0f, fixBad, takeLog, N, values,
+                                    bad.data());
+            if (o.firstNonFinite >= 0) {
                 f.firstNonFinite = (static_cast<std::size_t>(a) * blockRows + r) * cols +
-                                   static_cast<std::size_t>(-1 - badCount);
+                                   static_cast<std::size_t>(o.firstNonFinite);
                 return;
             }
-            const bool output = r >= chunk.margin && r < chunk.margin + chunk.rowCount;
-            if (badCount > 0 && fixBad && interpolateMasked({values, cols}, bad)) {
-                for (int c = 0; output && c < N; ++c)
-                    if (bad[c] && !dead[rowOffset + c]) {
-                        ++f.badValues;
-                        if (f.badList.size() < PreprocessStats::kListLimit)
-                            f.badList.push_back({detectorRow(chunk.firstRow, r), a, c});
-                    }
-            } else if (badCount > 0) {
-                for (int c = 0; c < N; ++c)
-                    if (bad[c] || fixBad) values[c] = kMinTransmission;
-                if (output) f.clamped += fixBad ? cols : static_cast<std::size_t>(badCount);
-            }
-            if (takeLog) detail::minusLog(values, cols);
+            if (r < chunk.margin || r >= chunk.margin + chunk.rowCount) continue; // counted on the output rows
+            f.clamped += o.clamped;
+            f.badValues += o.interpolated;
+            for (int c = 0; o.interpolated > 0 && c < N && f.badList.size() < PreprocessStats::kListLimit; ++c)
+                if (bad[c] && !dead[rowOffset + c]) f.badList.push_back({detectorRow(chunk.firstRow, r), a, c});
         }
     });
     for (const LineStats& f : found) {
@@ -413,16 +414,26 @@ std::vector<std::string> PreprocessingStage::warnings() const {
 bool PreprocessingStage::flatFieldOnly() const {
     const Impl& d = *m_impl;
     const CorrectionOptions& o = d.options;
-    return !d.info().logCorrected && !o.badPixels.enabled && !o.zingers.enabled && o.flatField.backgroundCount == 0 &&
+    return !d.info().logCorrected && !o.zingers.enabled && o.flatField.backgroundCount == 0 &&
            o.rings.method == RingMethod::Off && !o.paganin.enabled && !o.halfAcquisition.enabled &&
            d.flatPositions.size() <= 1;
 }
 
-FlatFieldRows PreprocessingStage::flatFieldRows(const RawChunk& chunk) const {
+FlatFieldRows PreprocessingStage::flatFieldRows(const RawChunk& chunk, PreprocessStats* stats) const {
     if (!flatFieldOnly() || chunk.margin != 0)
-        throw InvalidArgument("flatFieldRows: the stage does more than the flat/dark + log");
-    return makeFlatFieldRows(chunk.flats.empty() ? std::span<const float>() : chunk.flats.front(), chunk.dark,
-                             chunk.rowCount, m_impl->info().columns, m_impl->source(), chunk.firstRow);
+        throw InvalidArgument("flatFieldRows: the stage does more than the flat/dark step and the log");
+    const Impl& d = *m_impl;
+    for (const auto& flat : chunk.flats)
+        detail::checkReference(flat, d.info().columns, d.source(), "flat field", chunk.firstRow, d.info().rows);
+    detail::checkReference(chunk.dark, d.info().columns, d.source(), "dark field", chunk.firstRow, d.info().rows);
+    FlatFieldRows field = makeFlatFieldRows(chunk.flats.empty() ? std::span<const float>() : chunk.flats.front(),
+                                            chunk.dark, chunk.rowCount, d.info().columns, d.source(), chunk.firstRow);
+    PreprocessStats found;
+    field.dead = d.deadPixels(chunk, found);
+    field.interpolate = d.options.badPixels.enabled;
+    field.saturation = field.interpolate ? static_cast<float>(d.saturation) : 0.0f;
+    if (stats) *stats = std::move(found);
+    return field;
 }
 
 RawRows PreprocessingStage::rawRows(const RawChunk& chunk) const {

@@ -304,8 +304,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     PinnedBuffers pinned(*plan); // after the pools: unlocked before they free the buffers
     // Busy times and figures, each written by its own stage's thread only.
     StageTimes planTimes;
-    PreprocessStats onCpu;
-    std::size_t clampedOnPlan = 0;
+    PreprocessStats onCpu, onPlan; // what the stage and the plan found
 
     auto runStage = [&](auto body) {
         return std::jthread([&, body] {
@@ -344,7 +343,9 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
             const auto t0 = Clock::now();
             resized(*chunk, [&] {
                 if (rawToPlan) {
-                    chunk->field = stage.flatFieldRows(chunk->raw);
+                    PreprocessStats deadPixels;
+                    chunk->field = stage.flatFieldRows(chunk->raw, &deadPixels);
+                    onCpu.merge(deadPixels);
                 } else {
                     PreprocessStats stats;
                     chunk->sinograms = stage.correct(std::move(chunk->raw), &stats);
@@ -366,7 +367,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
             const auto t0 = Clock::now();
             resized(*chunk, [&] { chunk->slices = slicePool.take(slicePixels * static_cast<std::size_t>(chunk->rows)); });
             const RawRows raw = rawToPlan ? stage.rawRows(chunk->raw) : RawRows{};
-            std::size_t clampedInChunk = 0;
+            PreprocessStats onPlanInChunk;
             // Transfers straight from and into the chunk's buffers (GPU plans).
             pinned.pin(chunk->slices);
             pinned.pin(rawToPlan ? chunk->raw.values : std::vector<std::byte>{});
@@ -378,7 +379,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                 const auto tBatch = Clock::now();
                 const std::span<float> out = std::span<float>(chunk->slices).subspan(b * slicePixels, n * slicePixels);
                 if (rawToPlan)
-                    clampedInChunk += plan->reconstructRaw(rowsOf(raw, b, n), rowsOf(chunk->field, b, n), out).clamped;
+                    onPlanInChunk.merge(plan->reconstructRaw(rowsOf(raw, b, n), rowsOf(chunk->field, b, n), out));
                 else
                     plan->reconstruct(
                         std::span<const float>(chunk->sinograms.data).subspan(b * sinogramSize, n * sinogramSize), n,
@@ -398,8 +399,9 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                 notify();
             }
             // Before the writer sees the chunk: broken data never reach the output.
-            checkClamped(clampedInChunk, info, job.firstRow + chunk->first, chunk->rows, job.maxClampedFraction);
-            clampedOnPlan += clampedInChunk;
+            checkClamped(onPlanInChunk.clamped, info, job.firstRow + chunk->first, chunk->rows,
+                         job.maxClampedFraction);
+            onPlan.merge(onPlanInChunk);
             resized(*chunk, [&] {
                 stage.recycle(std::move(chunk->sinograms));
                 stage.recycle(std::move(chunk->raw));
@@ -451,7 +453,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
 
     report.slices = rowCount;
     report.preprocess = std::move(onCpu);
-    report.preprocess.clamped += clampedOnPlan;
+    report.preprocess.merge(onPlan);
     report.warnings = stage.warnings();
     report.plan = planTimes;
     report.peakBufferBytes = meter.peak();
