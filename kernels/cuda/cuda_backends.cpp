@@ -191,7 +191,7 @@ std::vector<float> flatFieldOnGpu(const RawRows& raw, const FlatFieldRows& field
     const std::size_t columns = static_cast<std::size_t>(std::max(raw.columns, 0));
     if (raw.rows < 1 || raw.projections < 1 || raw.columns < 1 || pitch < static_cast<std::size_t>(raw.rows) ||
         raw.values.size() < ((static_cast<std::size_t>(raw.projections) - 1) * pitch + raw.rows) * columns * sample ||
-        field.rows != raw.rows || field.columns != raw.columns)
+        field.rows != raw.rows || field.columns != raw.columns || field.dead.size() != field.dark.size())
         throw InvalidArgument("flatFieldOnGpu: " + std::to_string(raw.rows) + " rows x " +
                               std::to_string(raw.projections) + " projections x " + std::to_string(raw.columns) +
                               " columns do not match the " + std::to_string(raw.values.size()) + " bytes or the " +
@@ -202,8 +202,9 @@ std::vector<float> flatFieldOnGpu(const RawRows& raw, const FlatFieldRows& field
     DeviceBuffer<unsigned char> d_raw(device, width * raw.projections, "the raw rows");
     DeviceBuffer<float> d_dark(device, field.dark.size(), "the flat-field constants");
     DeviceBuffer<float> d_scale(device, field.scale.size(), "the flat-field constants");
+    DeviceBuffer<unsigned char> d_dead(device, field.dead.size(), "the flat-field constants");
     DeviceBuffer<float> d_out(device, values, "the corrected sinograms");
-    DeviceBuffer<unsigned long long> d_stats(device, 2, "the preprocessing counters");
+    DeviceBuffer<unsigned long long> d_stats(device, 3, "the preprocessing counters");
     Stream stream = Stream::create();
     TOMO_CUDA_CHECK(cudaMemcpy2DAsync(d_raw.get(), width, raw.values.data(), pitch * columns * sample, width,
                                       static_cast<std::size_t>(raw.projections), cudaMemcpyHostToDevice, stream.get()));
@@ -211,8 +212,10 @@ std::vector<float> flatFieldOnGpu(const RawRows& raw, const FlatFieldRows& field
                                     stream.get()));
     TOMO_CUDA_CHECK(cudaMemcpyAsync(d_scale.get(), field.scale.data(), d_scale.bytes(), cudaMemcpyHostToDevice,
                                     stream.get()));
-    TOMO_CUDA_CHECK(cudaMemsetAsync(d_stats.get(), 0, sizeof(unsigned long long), stream.get()));
-    TOMO_CUDA_CHECK(cudaMemsetAsync(d_stats.get() + 1, 0xff, sizeof(unsigned long long), stream.get()));
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(d_dead.get(), field.dead.data(), d_dead.bytes(), cudaMemcpyHostToDevice,
+                                    stream.get()));
+    TOMO_CUDA_CHECK(cudaMemsetAsync(d_stats.get(), 0, 2 * sizeof(unsigned long long), stream.get()));
+    TOMO_CUDA_CHECK(cudaMemsetAsync(d_stats.get() + 2, 0xff, sizeof(unsigned long long), stream.get()));
     FlatFieldLaunch f;
     f.d_raw = d_raw.get();
     f.type = rawTypeOf(static_cast<int>(raw.type));
@@ -221,19 +224,24 @@ std::vector<float> flatFieldOnGpu(const RawRows& raw, const FlatFieldRows& field
     f.columns = raw.columns;
     f.d_dark = d_dark.get();
     f.d_scale = d_scale.get();
+    f.d_dead = d_dead.get();
+    f.saturation = field.saturation;
+    f.interpolate = field.interpolate;
     f.d_out = d_out.get();
     f.d_clamped = d_stats.get();
-    f.d_firstBad = d_stats.get() + 1;
+    f.d_interpolated = d_stats.get() + 1;
+    f.d_firstBad = d_stats.get() + 2;
     launchFlatField(f, stream.get());
     std::vector<float> out(values);
-    unsigned long long counters[2] = {};
+    unsigned long long counters[3] = {};
     TOMO_CUDA_CHECK(cudaMemcpyAsync(out.data(), d_out.get(), d_out.bytes(), cudaMemcpyDeviceToHost, stream.get()));
     TOMO_CUDA_CHECK(cudaMemcpyAsync(counters, d_stats.get(), sizeof counters, cudaMemcpyDeviceToHost, stream.get()));
     TOMO_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-    throwIfNotFinite(counters[1], raw.source, raw.firstRow, raw.projections, raw.columns);
+    throwIfNotFinite(counters[2], raw.source, raw.firstRow, raw.projections, raw.columns);
     if (stats) {
         *stats = {};
         stats->clamped = static_cast<std::size_t>(counters[0]);
+        stats->badValueCount = static_cast<std::size_t>(counters[1]);
     }
     return out;
 }

@@ -4,6 +4,8 @@
 
 #include "tomo/error.h"
 
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 #include <cuda_runtime.h>
 
 #include <cfloat>
@@ -15,57 +17,151 @@ namespace tomo::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr float kMinTransmission = 1e-5f; // tomo::kMinTransmission (tomo/flat_field.h)
+constexpr float kMinTransmission = 1e-5f; // tomo::kMinTransmission (tomo/preprocess.h)
 
 __device__ inline bool notFinite(float v) { return !isfinite(v); }
 __device__ inline bool notFinite(double v) { return !isfinite(v); }
 __device__ inline bool notFinite(unsigned char) { return false; }
 __device__ inline bool notFinite(unsigned short) { return false; }
 
-// blockIdx.x = angle x column blocks (column fastest), blockIdx.y = row;
-// reads and writes are contiguous along the column in both layouts.
+struct Minimum {
+    __device__ int operator()(int a, int b) const { return b < a ? b : a; }
+};
+struct Maximum {
+    __device__ int operator()(int a, int b) const { return b > a ? b : a; }
+};
+
+// One block per line (blockIdx.x = angle, blockIdx.y = row): the line's
+// transmissions and bad mask in shared memory, then, where it has bad
+// values, tomo::interpolateMasked's arithmetic (thread i owns a contiguous
+// segment of columns; block scans find each segment's nearest good columns
+// to the left and right), then -log. Products are rounded one by one
+// (__fmul_rn, __fadd_rn: no fused multiply-add), as the CPU computes them.
 template <class T>
 __global__ void __launch_bounds__(kThreads)
 flatFieldKernel(const T* __restrict__ raw, int projections, int rows, int columns, const float* __restrict__ dark,
-                const float* __restrict__ scale, float* __restrict__ out, unsigned long long* clamped,
-                unsigned long long* firstBad, int rowOffset) {
-    const int columnBlocks = (columns + kThreads - 1) / kThreads;
-    const int a = static_cast<int>(blockIdx.x / columnBlocks);
-    const int c = static_cast<int>(blockIdx.x % columnBlocks) * kThreads + threadIdx.x;
-    const int r = blockIdx.y;
-    bool none = false;
-    if (c < columns) {
-        const T value = raw[(static_cast<std::size_t>(a) * rows + r) * columns + c];
-        if (notFinite(value))
-            atomicMin(firstBad, (static_cast<unsigned long long>(rowOffset + r) * projections + a) * columns + c);
-        const std::size_t pixel = static_cast<std::size_t>(r) * columns + c;
-        float t = fminf((static_cast<float>(value) - dark[pixel]) * scale[pixel], FLT_MAX);
-        none = !(t > 0.0f);
-        t = none ? kMinTransmission : t;
-        out[(static_cast<std::size_t>(r) * projections + a) * columns + c] = -logf(t);
+                const float* __restrict__ scale, const unsigned char* __restrict__ dead, float saturation,
+                bool interpolate, float* __restrict__ out, unsigned long long* clamped,
+                unsigned long long* interpolated, unsigned long long* firstBad, int rowOffset) {
+    using Scan = cub::BlockScan<int, kThreads>;
+    using Reduce = cub::BlockReduce<int, kThreads>;
+    __shared__ union {
+        typename Scan::TempStorage scan;
+        typename Reduce::TempStorage reduce;
+    } temp;
+    __shared__ int lineBad, lineNonFinite;
+    extern __shared__ float shared[];
+    float* t = shared;                                               // columns
+    unsigned char* bad = reinterpret_cast<unsigned char*>(t + columns); // columns
+
+    const int a = blockIdx.x, r = blockIdx.y;
+    const T* line = raw + (static_cast<std::size_t>(a) * rows + r) * columns;
+    const std::size_t pixel0 = static_cast<std::size_t>(r) * columns;
+    if (threadIdx.x == 0) lineNonFinite = columns;
+    __syncthreads();
+    int myBad = 0, myInterpolated = 0;
+    for (int c = threadIdx.x; c < columns; c += kThreads) {
+        const T value = line[c];
+        if (notFinite(value)) atomicMin(&lineNonFinite, c);
+        const float v = static_cast<float>(value);
+        const float tc = fminf(__fmul_rn(__fsub_rn(v, dark[pixel0 + c]), scale[pixel0 + c]), FLT_MAX);
+        const bool isBad = !(tc > 0.0f) || (saturation > 0.0f && v >= saturation) || dead[pixel0 + c];
+        t[c] = tc;
+        bad[c] = isBad;
+        myBad += isBad;
+        myInterpolated += isBad && !dead[pixel0 + c];
     }
-    // One atomic per warp for its clamped values.
-    const unsigned ballot = __ballot_sync(0xffffffffu, none);
-    if ((threadIdx.x & 31) == 0 && ballot) atomicAdd(clamped, static_cast<unsigned long long>(__popc(ballot)));
+    const int totalBad = Reduce(temp.reduce).Sum(myBad);
+    if (threadIdx.x == 0) lineBad = totalBad;
+    __syncthreads();
+    if (lineNonFinite < columns) { // reported by the host; the line stays unwritten
+        if (threadIdx.x == 0)
+            atomicMin(firstBad, (static_cast<unsigned long long>(rowOffset + r) * projections + a) * columns +
+                                    lineNonFinite);
+        return;
+    }
+    const int nBad = lineBad;
+    if (nBad > 0 && nBad < columns && interpolate) {
+        const int segment = (columns + kThreads - 1) / kThreads;
+        const int begin = min(columns, static_cast<int>(threadIdx.x) * segment), end = min(columns, begin + segment);
+        int lastGood = -1, firstGood = columns;
+        for (int c = begin; c < end; ++c)
+            if (!bad[c]) {
+                if (firstGood == columns) firstGood = c;
+                lastGood = c;
+            }
+        int goodBefore; // last good column before this segment, -1 = none
+        Scan(temp.scan).ExclusiveScan(lastGood, goodBefore, -1, Maximum());
+        __syncthreads();
+        // The first good column after this segment: a scan over the threads in reverse order.
+        __shared__ int firstGoodOf[kThreads], goodAfterOf[kThreads];
+        firstGoodOf[threadIdx.x] = firstGood;
+        __syncthreads();
+        int goodAfterReversed;
+        Scan(temp.scan).ExclusiveScan(firstGoodOf[kThreads - 1 - threadIdx.x], goodAfterReversed, columns, Minimum());
+        goodAfterOf[kThreads - 1 - threadIdx.x] = goodAfterReversed;
+        __syncthreads();
+        int right = goodAfterOf[threadIdx.x];
+        // Each run of bad columns between its good neighbours.
+        int left = goodBefore;
+        for (int c = begin; c < end; ++c) {
+            if (!bad[c]) {
+                left = c;
+                continue;
+            }
+            int next = c + 1;
+            while (next < end && bad[next]) ++next;
+            const int rightGood = next < end ? next : right;
+            for (int k = c; k < (next < end ? next : end); ++k) {
+                float v;
+                if (left < 0) v = t[rightGood];
+                else if (rightGood >= columns) v = t[left];
+                else {
+                    const float w = __fdiv_rn(static_cast<float>(k - left), static_cast<float>(rightGood - left));
+                    v = __fadd_rn(__fmul_rn(__fsub_rn(1.0f, w), t[left]), __fmul_rn(w, t[rightGood]));
+                }
+                out[(static_cast<std::size_t>(r) * projections + a) * columns + k] = -logf(v);
+            }
+            c = (next < end ? next : end) - 1;
+        }
+        // The good values of the segment.
+        for (int c = begin; c < end; ++c)
+            if (!bad[c]) out[(static_cast<std::size_t>(r) * projections + a) * columns + c] = -logf(t[c]);
+        const int interpolatedHere = Reduce(temp.reduce).Sum(myInterpolated);
+        if (threadIdx.x == 0 && interpolatedHere > 0)
+            atomicAdd(interpolated, static_cast<unsigned long long>(interpolatedHere));
+        return;
+    }
+    // No interpolation: bad values (with interpolation on, a line without a
+    // good value: all of it) get the minimum transmission.
+    const bool all = interpolate && nBad > 0;
+    for (int c = threadIdx.x; c < columns; c += kThreads)
+        out[(static_cast<std::size_t>(r) * projections + a) * columns + c] =
+            -logf(bad[c] || all ? kMinTransmission : t[c]);
+    if (threadIdx.x == 0 && nBad > 0)
+        atomicAdd(clamped, static_cast<unsigned long long>(all ? columns : nBad));
 }
 
 template <class T>
 void launchT(const FlatFieldLaunch& L, cudaStream_t stream) {
-    const unsigned columnBlocks = (static_cast<unsigned>(L.columns) + kThreads - 1) / kThreads;
-    const dim3 grid(columnBlocks * static_cast<unsigned>(L.projections), static_cast<unsigned>(L.rows));
-    flatFieldKernel<T><<<grid, kThreads, 0, stream>>>(static_cast<const T*>(L.d_raw), L.projections, L.rows,
-                                                      L.columns, L.d_dark, L.d_scale, L.d_out, L.d_clamped,
-                                                      L.d_firstBad, L.rowOffset);
+    const std::size_t sharedBytes = static_cast<std::size_t>(L.columns) * (sizeof(float) + 1);
+    if (sharedBytes > 48 * 1024)
+        TOMO_CUDA_CHECK(cudaFuncSetAttribute(flatFieldKernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(sharedBytes)));
+    const dim3 grid(static_cast<unsigned>(L.projections), static_cast<unsigned>(L.rows));
+    flatFieldKernel<T><<<grid, kThreads, sharedBytes, stream>>>(
+        static_cast<const T*>(L.d_raw), L.projections, L.rows, L.columns, L.d_dark, L.d_scale, L.d_dead, L.saturation,
+        L.interpolate, L.d_out, L.d_clamped, L.d_interpolated, L.d_firstBad, L.rowOffset);
 }
 
 } // namespace
 
 void launchFlatField(const FlatFieldLaunch& L, StreamHandle stream) {
-    if (L.projections < 1 || L.rows < 1 || L.rows > 65535 || L.columns < 1 ||
-        (static_cast<long long>(L.columns) + kThreads - 1) / kThreads * L.projections > 0x7fffffffLL)
+    // Shared memory holds a line's transmissions and mask (227 KiB on sm_90).
+    if (L.projections < 1 || L.rows < 1 || L.rows > 65535 || L.columns < 1 || L.columns > 45000)
         throw InvalidArgument("flat-field kernel: " + std::to_string(L.projections) + " projections x " +
                               std::to_string(L.rows) + " rows x " + std::to_string(L.columns) +
-                              " columns is more than one launch covers");
+                              " columns (expected at most 65535 rows per launch and 45000 columns)");
     switch (L.type) {
     case RawType::UInt8: launchT<unsigned char>(L, stream); break;
     case RawType::UInt16: launchT<unsigned short>(L, stream); break;

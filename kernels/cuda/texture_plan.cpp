@@ -376,7 +376,8 @@ TexturePlan::RawLayout TexturePlan::rawLayout(int slices, std::size_t sample) co
     L.dark = (static_cast<std::size_t>(slices) * sliceValues() * sample + kRowAlignment - 1) / kRowAlignment *
              kRowAlignment;
     L.scale = L.dark + field;
-    L.total = L.scale + field;
+    L.dead = L.scale + field;
+    L.total = L.dead + field / sizeof(float);
     return L;
 }
 
@@ -390,8 +391,8 @@ void TexturePlan::ensureRawBuffers(std::size_t sample) {
         s.d_raw = DeviceBuffer<unsigned char>(m_device, bytes, "the raw input buffers");
     }
     if (!d_rawStats.get()) {
-        d_rawStats = DeviceBuffer<unsigned long long>(m_device, 2, "the preprocessing counters");
-        h_rawStats = PinnedBuffer<unsigned long long>(2, "the preprocessing counters");
+        d_rawStats = DeviceBuffer<unsigned long long>(m_device, 3, "the preprocessing counters");
+        h_rawStats = PinnedBuffer<unsigned long long>(3, "the preprocessing counters");
     }
     m_rawSample = sample;
 }
@@ -420,6 +421,7 @@ void TexturePlan::stageAndUploadRaw(int chunk, const PassInput& input, int first
     const std::size_t fieldOffset = static_cast<std::size_t>(firstSlice) * columns;
     std::memcpy(s.h_raw.get() + layout.dark, input.field->dark.data() + fieldOffset, fieldBytes);
     std::memcpy(s.h_raw.get() + layout.scale, input.field->scale.data() + fieldOffset, fieldBytes);
+    std::memcpy(s.h_raw.get() + layout.dead, input.field->dead.data() + fieldOffset, fieldBytes / sizeof(float));
     m_hostSeconds[kUpload] += std::chrono::duration<double>(Clock::now() - start).count();
     if (direct) {
         TOMO_CUDA_CHECK(cudaMemcpy2DAsync(s.d_raw.get(), width, source, sourcePitch, width,
@@ -435,7 +437,8 @@ void TexturePlan::stageAndUploadRaw(int chunk, const PassInput& input, int first
     TOMO_CUDA_CHECK(cudaEventRecord(s.uploaded.get(), m_copyIn.get()));
 }
 
-void TexturePlan::filterChunk(int chunk, int slices, int pass, const RawRows* raw, int firstSlice) {
+void TexturePlan::filterChunk(int chunk, int slices, int pass, const PassInput* rawInput, int firstSlice) {
+    const RawRows* raw = rawInput ? rawInput->raw : nullptr;
     Slot& s = m_slots[chunk % 2];
     cudaStream_t stream = m_filterStream.get();
     const int projections = m_geometry.geometry.projections();
@@ -451,9 +454,13 @@ void TexturePlan::filterChunk(int chunk, int slices, int pass, const RawRows* ra
         f.columns = m_geometry.geometry.bins;
         f.d_dark = reinterpret_cast<const float*>(s.d_raw.get() + layout.dark);
         f.d_scale = reinterpret_cast<const float*>(s.d_raw.get() + layout.scale);
+        f.d_dead = s.d_raw.get() + layout.dead;
+        f.saturation = rawInput->field->saturation;
+        f.interpolate = rawInput->field->interpolate;
         f.d_out = s.d_in.get();
         f.d_clamped = d_rawStats.get();
-        f.d_firstBad = d_rawStats.get() + 1;
+        f.d_interpolated = d_rawStats.get() + 1;
+        f.d_firstBad = d_rawStats.get() + 2;
         f.rowOffset = firstSlice;
         launchFlatField(f, stream);
     }
@@ -774,17 +781,18 @@ PreprocessStats TexturePlan::reconstructRaw(const RawRows& raw, const FlatFieldR
     m_count = 0;
     ensurePasses((count + m_channels - 1) / m_channels);
     ensureRawBuffers(sample);
-    TOMO_CUDA_CHECK(cudaMemsetAsync(d_rawStats.get(), 0, sizeof(unsigned long long), m_filterStream.get()));
-    TOMO_CUDA_CHECK(cudaMemsetAsync(d_rawStats.get() + 1, 0xff, sizeof(unsigned long long), m_filterStream.get()));
+    TOMO_CUDA_CHECK(cudaMemsetAsync(d_rawStats.get(), 0, 2 * sizeof(unsigned long long), m_filterStream.get()));
+    TOMO_CUDA_CHECK(cudaMemsetAsync(d_rawStats.get() + 2, 0xff, sizeof(unsigned long long), m_filterStream.get()));
     const PassInput input{nullptr, &raw, &field};
     runPasses(count, &input, slices);
-    TOMO_CUDA_CHECK(cudaMemcpyAsync(h_rawStats.get(), d_rawStats.get(), 2 * sizeof(unsigned long long),
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(h_rawStats.get(), d_rawStats.get(), 3 * sizeof(unsigned long long),
                                     cudaMemcpyDeviceToHost, m_filterStream.get()));
     TOMO_CUDA_CHECK(cudaStreamSynchronize(m_filterStream.get()));
-    throwIfNotFinite(h_rawStats.get()[1], raw.source, raw.firstRow, raw.projections, raw.columns);
+    throwIfNotFinite(h_rawStats.get()[2], raw.source, raw.firstRow, raw.projections, raw.columns);
     m_count = count;
     PreprocessStats stats;
     stats.clamped = static_cast<std::size_t>(h_rawStats.get()[0]);
+    stats.badValueCount = static_cast<std::size_t>(h_rawStats.get()[1]);
     return stats;
 }
 
@@ -797,7 +805,7 @@ void TexturePlan::runPasses(int count, const PassInput* input, std::span<float> 
         for (int g = 0; g < passes; ++g) {
             if (input && input->raw) {
                 stageAndUploadRaw(g, *input, g * m_channels, slicesOf(g));
-                filterChunk(g, slicesOf(g), g, input->raw, g * m_channels);
+                filterChunk(g, slicesOf(g), g, input, g * m_channels);
             } else if (input) {
                 stageAndUpload(g, input->sinograms + static_cast<std::size_t>(g) * m_channels * sliceValues(),
                                slicesOf(g));

@@ -108,7 +108,7 @@ private:
     struct Slot {
         PinnedBuffer<float> h_in;
         DeviceBuffer<float> d_in;
-        // Raw passes: [values][dark][scale] (rawLayout()), staged and uploaded.
+        // Raw passes: [values][dark][scale][dead] (rawLayout()), staged and uploaded.
         PinnedBuffer<unsigned char> h_raw;
         DeviceBuffer<unsigned char> d_raw;
         DeviceBuffer<float> d_out;
@@ -134,7 +134,7 @@ private:
     };
     /// Byte offsets in a slot's raw buffers for `slices` rows of `sample`-byte values.
     struct RawLayout {
-        std::size_t dark = 0, scale = 0, total = 0;
+        std::size_t dark = 0, scale = 0, dead = 0, total = 0;
     };
     RawLayout rawLayout(int slices, std::size_t sample) const;
 
@@ -159,8 +159,8 @@ private:
 
     void stageAndUpload(int chunk, const float* h_src, int slices);
     void stageAndUploadRaw(int chunk, const PassInput& input, int firstSlice, int slices);
-    /// raw: correct the slot's raw rows into d_in first (rows from firstSlice of the call).
-    void filterChunk(int chunk, int slices, int pass, const RawRows* raw = nullptr, int firstSlice = 0);
+    /// rawInput: correct the slot's raw rows into d_in first (rows from firstSlice of the call).
+    void filterChunk(int chunk, int slices, int pass, const PassInput* rawInput = nullptr, int firstSlice = 0);
     void backprojectPass(int chunk, int slices, int pass);
     /// True when [data, data + bytes) lies in memory given to pinHostMemory.
     bool pinned(const void* data, std::size_t bytes) const;
@@ -202,7 +202,7 @@ private:
     std::vector<Pass> m_passes;
     DeviceBuffer<float> d_scales;        // float16: {scale, 1/scale} per pass
     DeviceBuffer<unsigned> d_maxBits;    // float16: max |value| per pass
-    DeviceBuffer<unsigned long long> d_rawStats;   // raw passes: {clamped, first NaN/inf key}
+    DeviceBuffer<unsigned long long> d_rawStats;   // raw passes: {clamped, interpolated, first NaN/inf key}
     PinnedBuffer<unsigned long long> h_rawStats;
     std::size_t m_rawSample = 0;         // sample bytes the raw buffers are sized for
     struct PinnedRange {

@@ -154,6 +154,33 @@ TEST(PreprocessingStage, ReadThenCorrectIsLoadAndChunksAreChecked) {
     EXPECT_THROW(stage.read(4, 2), InvalidArgument);
 }
 
+TEST(PreprocessingStage, FlatFieldOnlyChunksGiveTheStageResultThroughFlatFieldRawRows) {
+    // What a GPU plan is handed (the stored values and the flat-field
+    // constants, dead pixels included) corrects to the stage's own result.
+    auto d = smallCounts();
+    d->counts().data[(static_cast<std::size_t>(1) * 90 + 7) * 64 + 40] = 90.0f; // below the dark: interpolated
+    for (bool deadPixels : {true, false}) {
+        CorrectionOptions o;
+        o.badPixels.enabled = deadPixels;
+        PreprocessingStage stage(*d, o);
+        ASSERT_TRUE(stage.flatFieldOnly());
+        PreprocessStats expectedStats;
+        const ImageStack expected = stage.load(0, 5, &expectedStats);
+        const RawChunk chunk = stage.read(0, 5);
+        PreprocessStats stats;
+        const FlatFieldRows field = stage.flatFieldRows(chunk, &stats);
+        std::vector<float> got(expected.data.size());
+        stats.merge(flatFieldRawRows(stage.rawRows(chunk), field, got));
+        EXPECT_EQ(got, expected.data) << "dead-pixel correction " << deadPixels;
+        EXPECT_EQ(stats.clamped, expectedStats.clamped);
+        EXPECT_EQ(stats.deadPixelCount, expectedStats.deadPixelCount);
+        EXPECT_EQ(stats.badValueCount, expectedStats.badValueCount);
+    }
+    CorrectionOptions rings;
+    rings.rings.method = RingMethod::Sorting;
+    EXPECT_FALSE(PreprocessingStage(*d, rings).flatFieldOnly());
+}
+
 TEST(PreprocessingStage, PreviewKeepsTheCorrectedRowWhileTheAxisMoves) {
     auto d = smallCounts();
     PreviewSession session(d);

@@ -57,23 +57,33 @@ void expectKernelEqualsCpu(SampleType type, float flat) {
     static const Dataset d = phantomDataset(128, 90, 3);
     const int bins = d.geometry.geometry.bins, projections = d.geometry.geometry.projections();
     auto bytes = countsOf<T>(d, 3, flat, kDark / 10);
-    // A value below the dark level and a dead pixel (flat <= dark): clamped.
-    reinterpret_cast<T*>(bytes.data())[(static_cast<std::size_t>(5) * 3 + 1) * bins + 7] = static_cast<T>(1);
-    FlatFieldRows field = fieldFor(3, bins, flat, kDark / 10);
-    field.scale[2 * bins + 40] = 0.0f;
-    const RawRows raw{type, bytes, projections, 3, bins, 0, "phantom", 0};
-    for (const RawRows& part : {raw, rowsOf(raw, 1, 2)}) {
-        const FlatFieldRows partField = part.rows == 3 ? field : rowsOf(field, 1, 2);
-        std::vector<float> cpu(static_cast<std::size_t>(part.rows) * projections * bins);
-        const PreprocessStats cpuStats = flatFieldRawRows(part, partField, cpu);
-        PreprocessStats gpuStats;
-        const std::vector<float> gpu = cuda::flatFieldOnGpu(part, partField, &gpuStats);
-        const double worst = worstRelative(gpu, cpu);
-        std::printf("MEASURED flat-field GPU vs CPU %-7s rows %d: worst relative difference %.2e, clamped %zu\n",
-                    sampleTypeName(type), part.rows, worst, cpuStats.clamped);
-        EXPECT_LE(worst, 1e-6) << sampleTypeName(type);
-        EXPECT_EQ(gpuStats.clamped, cpuStats.clamped);
-        EXPECT_GE(cpuStats.clamped, static_cast<std::size_t>(projections)); // the dead pixel, every angle
+    T* values = reinterpret_cast<T*>(bytes.data());
+    // A value below the dark level, and one at the saturation level.
+    values[(static_cast<std::size_t>(5) * 3 + 1) * bins + 7] = static_cast<T>(1);
+    values[(static_cast<std::size_t>(9) * 3 + 2) * bins + 70] = static_cast<T>(flat - 1);
+    for (bool interpolate : {false, true}) {
+        FlatFieldRows field = fieldFor(3, bins, flat, kDark / 10);
+        field.interpolate = interpolate;
+        field.saturation = interpolate ? flat - 1 : 0.0f;
+        field.dead[2 * bins + 40] = 1;                               // a dead pixel
+        if (interpolate) std::fill_n(field.dead.begin(), bins, 1);   // row 0 dead: lines without a good value
+        const RawRows raw{type, bytes, projections, 3, bins, 0, "phantom", 0};
+        for (const RawRows& part : {raw, rowsOf(raw, 1, 2)}) {
+            const FlatFieldRows partField = part.rows == 3 ? field : rowsOf(field, 1, 2);
+            std::vector<float> cpu(static_cast<std::size_t>(part.rows) * projections * bins);
+            const PreprocessStats cpuStats = flatFieldRawRows(part, partField, cpu);
+            PreprocessStats gpuStats;
+            const std::vector<float> gpu = cuda::flatFieldOnGpu(part, partField, &gpuStats);
+            const double worst = worstRelative(gpu, cpu);
+            std::printf("MEASURED flat-field GPU vs CPU %-7s %s rows %d: worst relative difference %.2e, clamped "
+                        "%zu, interpolated %zu\n",
+                        sampleTypeName(type), interpolate ? "interpolated" : "clamped     ", part.rows, worst,
+                        cpuStats.clamped, cpuStats.badValueCount);
+            EXPECT_LE(worst, 1e-6) << sampleTypeName(type) << " interpolate " << interpolate;
+            EXPECT_EQ(gpuStats.clamped, cpuStats.clamped);
+            EXPECT_EQ(gpuStats.badValueCount, cpuStats.badValueCount);
+            EXPECT_GT(cpuStats.clamped + cpuStats.badValueCount, 0u);
+        }
     }
 }
 
