@@ -178,36 +178,7 @@ TexturePlan::TexturePlan(const ReconGeometry& geometry, const ReconOptions& opti
         throwDeviceOutOfMemory(m_device, "the filtered sinograms of one pass (" + who + ")", perPass);
 }
 
-TexturePlan::~TexturePlan() {
-    drain();
-    for (const PinnedRange& r : m_pinnedRanges) (void)cudaHostUnregister(const_cast<unsigned char*>(r.begin));
-}
-
-void TexturePlan::pinHostMemory(const void* data, std::size_t bytes) {
-    if (!data || bytes == 0 || pinned(data, bytes)) return;
-    DeviceScope scope(m_device);
-    if (cudaHostRegister(const_cast<void*>(data), bytes, cudaHostRegisterDefault) != cudaSuccess) {
-        (void)cudaGetLastError(); // e.g. the locked-memory limit: staged as before
-        return;
-    }
-    m_pinnedRanges.push_back({static_cast<const unsigned char*>(data), bytes});
-}
-
-void TexturePlan::unpinHostMemory(const void* data) {
-    const auto it = std::find_if(m_pinnedRanges.begin(), m_pinnedRanges.end(),
-                                 [&](const PinnedRange& r) { return r.begin == data; });
-    if (it == m_pinnedRanges.end()) return;
-    DeviceScope scope(m_device);
-    drain(); // no transfer may still use it
-    (void)cudaHostUnregister(const_cast<void*>(data));
-    m_pinnedRanges.erase(it);
-}
-
-bool TexturePlan::pinned(const void* data, std::size_t bytes) const {
-    const auto* p = static_cast<const unsigned char*>(data);
-    return std::any_of(m_pinnedRanges.begin(), m_pinnedRanges.end(),
-                       [&](const PinnedRange& r) { return p >= r.begin && p + bytes <= r.begin + r.bytes; });
-}
+TexturePlan::~TexturePlan() { drain(); }
 
 void TexturePlan::drain() noexcept {
     for (const Stream* s : {&m_compute, &m_compute2, &m_filterStream, &m_copyIn, &m_copyOut})
@@ -351,20 +322,15 @@ void TexturePlan::stageAndUpload(int chunk, const float* h_src, int slices) {
     TOMO_CUDA_CHECK(cudaEventSynchronize(s.uploaded.get()));                  // the pinned half is free again
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(m_copyIn.get(), s.filtered.get(), 0)); // d_in no longer read
     const int span = beginSpan(kUpload, m_copyIn.get());
+    // Piece by piece: the DMA of one piece overlaps the host copy of the next.
+    const std::size_t piece = pieceBytes(bytes);
+    auto* pinned = reinterpret_cast<unsigned char*>(s.h_in.get());
     auto* device = reinterpret_cast<unsigned char*>(s.d_in.get());
     const auto* source = reinterpret_cast<const unsigned char*>(h_src);
-    if (pinned(h_src, bytes)) {
-        TOMO_CUDA_CHECK(cudaMemcpyAsync(device, source, bytes, cudaMemcpyHostToDevice, m_copyIn.get()));
-    } else {
-        // Piece by piece: the DMA of one piece overlaps the host copy of the next.
-        const std::size_t piece = pieceBytes(bytes);
-        auto* staging = reinterpret_cast<unsigned char*>(s.h_in.get());
-        for (std::size_t offset = 0; offset < bytes; offset += piece) {
-            const std::size_t n = std::min(piece, bytes - offset);
-            m_copier.copy(staging + offset, source + offset, n); // (inside the upload span)
-            TOMO_CUDA_CHECK(
-                cudaMemcpyAsync(device + offset, staging + offset, n, cudaMemcpyHostToDevice, m_copyIn.get()));
-        }
+    for (std::size_t offset = 0; offset < bytes; offset += piece) {
+        const std::size_t n = std::min(piece, bytes - offset);
+        m_copier.copy(pinned + offset, source + offset, n); // (inside the upload span)
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(device + offset, pinned + offset, n, cudaMemcpyHostToDevice, m_copyIn.get()));
     }
     endSpan(span, m_copyIn.get());
     TOMO_CUDA_CHECK(cudaEventRecord(s.uploaded.get(), m_copyIn.get()));
@@ -408,31 +374,17 @@ void TexturePlan::stageAndUploadRaw(int chunk, const PassInput& input, int first
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(m_copyIn.get(), s.filtered.get(), 0)); // d_raw no longer read
     const int span = beginSpan(kUpload, m_copyIn.get());
     const auto start = Clock::now();
-    // Rows [firstSlice, firstSlice + slices) of every angle: one strided
-    // block, straight from pinned caller memory or staged.
+    // Rows [firstSlice, firstSlice + slices) of every angle: one strided block.
     const std::size_t width = static_cast<std::size_t>(slices) * columns * sample;
-    const std::byte* source = raw.values.data() + static_cast<std::size_t>(firstSlice) * columns * sample;
-    const std::size_t sourcePitch = pitch * columns * sample;
-    const std::size_t span2D = (static_cast<std::size_t>(raw.projections) - 1) * sourcePitch + width;
-    const bool direct = pinned(source, span2D);
-    if (!direct)
-        m_copier.copyRows(s.h_raw.get(), width, source, sourcePitch, width, static_cast<std::size_t>(raw.projections));
+    m_copier.copyRows(s.h_raw.get(), width, raw.values.data() + static_cast<std::size_t>(firstSlice) * columns * sample,
+                      pitch * columns * sample, width, static_cast<std::size_t>(raw.projections));
     const std::size_t fieldBytes = static_cast<std::size_t>(slices) * columns * sizeof(float);
     const std::size_t fieldOffset = static_cast<std::size_t>(firstSlice) * columns;
     std::memcpy(s.h_raw.get() + layout.dark, input.field->dark.data() + fieldOffset, fieldBytes);
     std::memcpy(s.h_raw.get() + layout.scale, input.field->scale.data() + fieldOffset, fieldBytes);
     std::memcpy(s.h_raw.get() + layout.dead, input.field->dead.data() + fieldOffset, fieldBytes / sizeof(float));
     m_hostSeconds[kUpload] += std::chrono::duration<double>(Clock::now() - start).count();
-    if (direct) {
-        TOMO_CUDA_CHECK(cudaMemcpy2DAsync(s.d_raw.get(), width, source, sourcePitch, width,
-                                          static_cast<std::size_t>(raw.projections), cudaMemcpyHostToDevice,
-                                          m_copyIn.get()));
-        TOMO_CUDA_CHECK(cudaMemcpyAsync(s.d_raw.get() + layout.dark, s.h_raw.get() + layout.dark,
-                                        layout.total - layout.dark, cudaMemcpyHostToDevice, m_copyIn.get()));
-    } else {
-        TOMO_CUDA_CHECK(
-            cudaMemcpyAsync(s.d_raw.get(), s.h_raw.get(), layout.total, cudaMemcpyHostToDevice, m_copyIn.get()));
-    }
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(s.d_raw.get(), s.h_raw.get(), layout.total, cudaMemcpyHostToDevice, m_copyIn.get()));
     endSpan(span, m_copyIn.get());
     TOMO_CUDA_CHECK(cudaEventRecord(s.uploaded.get(), m_copyIn.get()));
 }
@@ -544,18 +496,11 @@ void TexturePlan::backprojectPass(int chunk, int slices, int pass) {
     TOMO_CUDA_CHECK(cudaEventRecord(s.computed.get(), stream));
 }
 
-void TexturePlan::download(int chunk, int slices, float* h_dst) {
+void TexturePlan::download(int chunk, int slices) {
     Slot& s = m_slots[chunk % 2];
     const std::size_t bytes = static_cast<std::size_t>(slices) * regionPixels() * sizeof(float);
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(m_copyOut.get(), s.computed.get(), 0));
     const int span = beginSpan(kDownload, m_copyOut.get());
-    s.directDownload = pinned(h_dst, bytes);
-    if (s.directDownload) {
-        TOMO_CUDA_CHECK(cudaMemcpyAsync(h_dst, s.d_out.get(), bytes, cudaMemcpyDeviceToHost, m_copyOut.get()));
-        endSpan(span, m_copyOut.get());
-        TOMO_CUDA_CHECK(cudaEventRecord(s.downloaded.get(), m_copyOut.get()));
-        return;
-    }
     const std::size_t piece = pieceBytes(bytes);
     int index = 0;
     for (std::size_t offset = 0; offset < bytes; offset += piece, ++index) {
@@ -571,10 +516,6 @@ void TexturePlan::download(int chunk, int slices, float* h_dst) {
 
 void TexturePlan::finishDownload(int chunk, int slices, float* h_dst) {
     Slot& s = m_slots[chunk % 2];
-    if (s.directDownload) {
-        TOMO_CUDA_CHECK(cudaEventSynchronize(s.downloaded.get()));
-        return;
-    }
     const std::size_t bytes = static_cast<std::size_t>(slices) * regionPixels() * sizeof(float);
     const std::size_t piece = pieceBytes(bytes);
     int index = 0;
@@ -812,7 +753,7 @@ void TexturePlan::runPasses(int count, const PassInput* input, std::span<float> 
                 filterChunk(g, slicesOf(g), g);
             }
             backprojectPass(g, slicesOf(g), g);
-            download(g, slicesOf(g), slices.data() + static_cast<std::size_t>(g) * m_channels * pixels);
+            download(g, slicesOf(g));
             if (g > 0)
                 finishDownload(g - 1, slicesOf(g - 1),
                                slices.data() + static_cast<std::size_t>(g - 1) * m_channels * pixels);

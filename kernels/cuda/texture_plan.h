@@ -85,10 +85,6 @@ public:
     /// and corrected on the device (flat_field_kernels.h) before the filter;
     /// the rest is reconstruct().
     bool correctsRawRows() const override { return true; }
-    /// cudaHostRegister: uploads from and downloads into such memory skip the
-    /// pinned staging buffers and their host copies.
-    void pinHostMemory(const void* data, std::size_t bytes) override;
-    void unpinHostMemory(const void* data) override;
     PreprocessStats reconstructRaw(const RawRows& raw, const FlatFieldRows& field, std::span<float> slices) override;
     void setAxis(double axis, std::span<const double> offsets) override;
     void setRegion(const Region& region) override;
@@ -114,7 +110,6 @@ private:
         DeviceBuffer<float> d_out;
         PinnedBuffer<float> h_out;
         Event uploaded, filtered, computed, downloaded;
-        bool directDownload = false; // the last download went straight to pinned caller memory
         Event downloadedPiece[kPieces];
     };
     struct Pass {
@@ -162,9 +157,7 @@ private:
     /// rawInput: correct the slot's raw rows into d_in first (rows from firstSlice of the call).
     void filterChunk(int chunk, int slices, int pass, const PassInput* rawInput = nullptr, int firstSlice = 0);
     void backprojectPass(int chunk, int slices, int pass);
-    /// True when [data, data + bytes) lies in memory given to pinHostMemory.
-    bool pinned(const void* data, std::size_t bytes) const;
-    void download(int chunk, int slices, float* h_dst);
+    void download(int chunk, int slices);
     void finishDownload(int chunk, int slices, float* h_dst);
     void drain() noexcept;
 
@@ -205,11 +198,6 @@ private:
     DeviceBuffer<unsigned long long> d_rawStats;   // raw passes: {clamped, interpolated, first NaN/inf key}
     PinnedBuffer<unsigned long long> h_rawStats;
     std::size_t m_rawSample = 0;         // sample bytes the raw buffers are sized for
-    struct PinnedRange {
-        const unsigned char* begin;
-        std::size_t bytes;
-    };
-    std::vector<PinnedRange> m_pinnedRanges; // pinHostMemory
     HostCopier m_copier;
 
     std::vector<Event> m_timingEvents;

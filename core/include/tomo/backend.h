@@ -100,19 +100,6 @@ public:
         backproject(slices);
     }
 
-    /// Host memory the caller hands to reconstruct() / reconstructRaw() again
-    /// and again (the batch conveyor's chunk buffers): GPU plans page-lock
-    /// it, so their transfers run straight from and into it without staging
-    /// copies. The memory must stay allocated, and not move, until
-    /// unpinHostMemory(), which the caller calls before freeing it. Best
-    /// effort: memory that cannot be locked is simply staged as before. No-op
-    /// for plans that do not transfer.
-    virtual void pinHostMemory(const void* data, std::size_t bytes) {
-        (void)data;
-        (void)bytes;
-    }
-    virtual void unpinHostMemory(const void* data) { (void)data; }
-
     /// True when reconstructRaw() corrects raw rows on the device (the CUDA
     /// plans): the batch conveyor then hands them the stored values and
     /// skips its CPU preprocessing.

@@ -155,30 +155,6 @@ private:
     std::atomic<std::size_t> m_now{0}, m_peak{0};
 };
 
-/// The chunk buffers a plan has page-locked (pinHostMemory), unlocked when the
-/// conveyor ends, before the buffers are freed. The pools recycle buffers of
-/// at most one chunk's size, so a locked buffer never moves.
-class PinnedBuffers {
-public:
-    explicit PinnedBuffers(ReconstructionPlan& plan) : m_plan(plan) {}
-    ~PinnedBuffers() {
-        for (const void* p : m_pinned) m_plan.unpinHostMemory(p);
-    }
-    PinnedBuffers(const PinnedBuffers&) = delete;
-    PinnedBuffers& operator=(const PinnedBuffers&) = delete;
-
-    template <class T>
-    void pin(const std::vector<T>& buffer) {
-        if (buffer.empty() || std::find(m_pinned.begin(), m_pinned.end(), buffer.data()) != m_pinned.end()) return;
-        m_plan.pinHostMemory(buffer.data(), buffer.capacity() * sizeof(T));
-        m_pinned.push_back(buffer.data());
-    }
-
-private:
-    ReconstructionPlan& m_plan;
-    std::vector<const void*> m_pinned;
-};
-
 /// The conveyor's shared state: the first error of any stage stops them all.
 class Stop {
 public:
@@ -301,7 +277,6 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
         { std::lock_guard lock(progressMutex); }
         progressed.notify_one();
     };
-    PinnedBuffers pinned(*plan); // after the pools: unlocked before they free the buffers
     // Busy times and figures, each written by its own stage's thread only.
     StageTimes planTimes;
     PreprocessStats onCpu, onPlan; // what the stage and the plan found
@@ -368,10 +343,6 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
             resized(*chunk, [&] { chunk->slices = slicePool.take(slicePixels * static_cast<std::size_t>(chunk->rows)); });
             const RawRows raw = rawToPlan ? stage.rawRows(chunk->raw) : RawRows{};
             PreprocessStats onPlanInChunk;
-            // Transfers straight from and into the chunk's buffers (GPU plans).
-            pinned.pin(chunk->slices);
-            pinned.pin(rawToPlan ? chunk->raw.values : std::vector<std::byte>{});
-            pinned.pin(chunk->sinograms.data);
             for (int b = 0; b < chunk->rows && !stop.stopped();) {
                 const int n = tilted ? 1 : std::min(batch.next(), chunk->rows - b);
                 if (tilted)
