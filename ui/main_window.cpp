@@ -94,7 +94,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_controller(new 
     createStatusBar();
     connectController();
     m_defaultState = saveState();
+    m_clock.start();
     readSettings();
+    syncDisplaySettings();
     updateTitle();
 }
 
@@ -218,17 +220,25 @@ void MainWindow::createDocks() {
     connect(m_params, &ParameterPanel::drawRegionRequested, this, [this] { m_regionAction->trigger(); });
     connect(m_params, &ParameterPanel::failed, this, &MainWindow::showError);
 
-    connect(m_quality, &QualityPanel::referenceKindChanged, this, [this] {
+    // Another reference or disc: the worker compares the slice on screen again.
+    auto compareAgain = [this] {
+        syncDisplaySettings();
+        m_comparison.reset();
+        m_controller->requestComparison();
         requestReferenceIfNeeded();
         refreshComparison();
         refreshProfile();
-    });
-    connect(m_quality, &QualityPanel::discOnlyChanged, this, &MainWindow::refreshComparison);
+    };
+    connect(m_quality, &QualityPanel::referenceKindChanged, this, compareAgain);
+    connect(m_quality, &QualityPanel::discOnlyChanged, this, compareAgain);
     connect(m_quality, &QualityPanel::pinRequested, this, &MainWindow::pinCurrent);
-    connect(m_qualityDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
-        if (!visible) return;
-        requestReferenceIfNeeded();
-        refreshComparison();
+    connect(m_quality, &QualityPanel::automaticReferenceChanged, this, [this](bool on) {
+        if (on) requestReferenceIfNeeded();
+    });
+    connect(m_quality, &QualityPanel::computeRequested, this, [this] { requestReferenceIfNeeded(true); });
+    connect(m_qualityDock, &QDockWidget::visibilityChanged, this, [this, compareAgain](bool visible) {
+        if (visible) compareAgain();
+        else syncDisplaySettings();
     });
 }
 
@@ -368,6 +378,7 @@ void MainWindow::createActions() {
     m_autoWindowAction = action(tr("&Automatic Window"), "auto-window", QKeySequence(Qt::Key_A),
                                 tr("Window from the 0.5 % and 99.5 % percentiles of each new slice"), [this](bool on) {
                                     if (on && m_result) applyWindow(m_result->stats.autoLow, m_result->stats.autoHigh, false);
+                                    syncDisplaySettings();
                                 });
     m_autoWindowAction->setCheckable(true);
     m_autoWindowAction->setChecked(true);
@@ -447,6 +458,8 @@ void MainWindow::createStatusBar() {
     m_timeLabel = new QLabel;
     m_gupsLabel = new QLabel;
     m_busyLabel = new QLabel;
+    m_latencyLabel = new QLabel;
+    m_latencyLabel->setObjectName(QStringLiteral("latencyLabel"));
     m_jobBar = new QProgressBar;
     m_jobBar->setMaximumWidth(220);
     m_jobBar->setRange(0, 100);
@@ -454,8 +467,11 @@ void MainWindow::createStatusBar() {
     m_backendLabel->setToolTip(tr("Backend family · strategy that ran (and the one asked for) · interpolation · precision"));
     m_timeLabel->setToolTip(tr("Time of the last slice: whole run (back-projection only; filtering when it was redone)"));
     m_gupsLabel->setToolTip(tr("Back-projection speed: giga-updates per second (pixels × projections / s / 1e9)"));
+    m_latencyLabel->setToolTip(tr("From the parameter change to the new slice on screen: waiting, reconstruction, "
+                                  "colours and comparison on the worker, and the paint"));
     statusBar()->addWidget(m_hoverLabel);
-    for (QWidget* w : std::initializer_list<QWidget*>{m_jobBar, m_busyLabel, m_backendLabel, m_timeLabel, m_gupsLabel})
+    for (QWidget* w : std::initializer_list<QWidget*>{m_jobBar, m_busyLabel, m_backendLabel, m_timeLabel, m_gupsLabel,
+                                                      m_latencyLabel})
         statusBar()->addPermanentWidget(w);
 }
 
@@ -463,6 +479,8 @@ void MainWindow::connectController() {
     connect(m_controller, &Controller::datasetOpened, this, &MainWindow::onDatasetOpened);
     connect(m_controller, &Controller::sliceReady, this, &MainWindow::onSliceReady);
     connect(m_controller, &Controller::referenceReady, this, &MainWindow::onReferenceReady);
+    connect(m_controller, &Controller::comparisonReady, this, &MainWindow::onComparisonReady);
+    connect(m_slice, &SliceView::imagePainted, this, &MainWindow::onSlicePainted);
     connect(m_controller, &Controller::failed, this, &MainWindow::showError);
     connect(m_controller, &Controller::axisFound, this, [this](const AxisResult& r) {
         m_params->setAxisEstimate(r);
@@ -491,6 +509,7 @@ void MainWindow::connectController() {
         m_busyLabel->setText(busy ? tr("● reconstructing…") : QString());
         m_params->setBusy(busy);
     });
+    connect(m_controller, &Controller::referenceBusyChanged, m_quality, &QualityPanel::setReferenceBusy);
 
     connect(m_controller, &Controller::jobStarted, this, [this](JobKind kind) {
         if (kind != JobKind::Export) {
@@ -567,8 +586,12 @@ void MainWindow::openDemo(const DemoSpec& spec) {
 void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
     m_dataset = summary;
     m_result.reset();
+    m_comparison.reset();
     m_reference.reset();
     m_pinned.reset();
+    m_controller->setPinned(nullptr);
+    m_requestedAt.clear();
+    m_awaitingPaint = 0;
     m_referenceRequested.reset();
     m_referenceError.clear();
     m_line.reset();
@@ -683,7 +706,8 @@ void MainWindow::requestSlice() {
         if (!m_slice->hasImage()) m_slice->setCaption(tr("Cannot reconstruct: %1").arg(error));
         return;
     }
-    m_controller->requestSlice(m_params->params());
+    const quint64 id = m_controller->requestSlice(m_params->params());
+    m_requestedAt[id] = m_clock.nsecsElapsed();
     requestReferenceIfNeeded();
 }
 
@@ -693,48 +717,43 @@ void MainWindow::cancelLive() {
     refreshComparison();
 }
 
-bool MainWindow::referenceMatches(const ReferenceResult& ref, const SliceResult& result) const {
-    const tomo::Image& img = result.preview.slice;
-    if (ref.image.width != img.width || ref.image.height != img.height) return false;
-    switch (ref.kind) {
-    case ReferenceKind::Exact:
-        return ref.params.sameGeometry(result.params);
-    case ReferenceKind::Truth:
-        return ref.params.row == result.params.row && ref.params.region == result.params.region;
-    case ReferenceKind::Pinned:
-        return true;
-    }
-    return false;
-}
-
 const ReferenceResult* MainWindow::activeReference() const {
     const ReferenceKind kind = m_quality->referenceKind();
-    const ReferenceResult* ref = kind == ReferenceKind::Pinned ? (m_pinned ? &*m_pinned : nullptr)
-                                                               : (m_reference && m_reference->kind == kind ? &*m_reference : nullptr);
-    if (!ref || !m_result || !referenceMatches(*ref, *m_result)) return nullptr;
+    const ReferenceResult* ref = kind == ReferenceKind::Pinned ? m_pinned.get()
+                                                               : (m_reference && m_reference->kind == kind ? m_reference.get() : nullptr);
+    if (!ref || !m_result || !referenceFits(*ref, *m_result)) return nullptr;
     return ref;
 }
 
-void MainWindow::requestReferenceIfNeeded() {
+void MainWindow::requestReferenceIfNeeded(bool asked) {
     if (!m_dataset) return;
     const ReferenceKind kind = m_quality->referenceKind();
     if (kind == ReferenceKind::Pinned) return;
     // Only while someone looks at it: the quality panel or a profile line.
-    if (!m_quality->isVisible() && !m_line) return;
-    SliceParams p = m_params->params();
-    auto same = [&](const SliceParams& a) {
-        return kind == ReferenceKind::Exact ? a.sameGeometry(p) : (a.row == p.row && a.region == p.region);
+    if (!asked && ((!m_quality->isVisible() && !m_line) || !m_quality->automaticReference())) return;
+    const SliceParams p = m_params->params();
+    const tomo::ReconOptions mode =
+        exactReferenceOptions(p.options, m_result ? m_result->family : QStringLiteral("cpu"));
+    auto same = [&](const SliceParams& a, const tomo::ReconOptions& o) {
+        return kind == ReferenceKind::Exact
+                   ? a.sameGeometry(p) && o.strategy == mode.strategy && o.interpolation == mode.interpolation
+                   : (a.row == p.row && a.region == p.region);
     };
-    if (m_reference && m_reference->kind == kind && same(m_reference->params)) return;
-    if (m_referenceRequested && m_referenceRequestedKind == kind && same(*m_referenceRequested)) return;
+    if (m_reference && m_reference->kind == kind && same(m_reference->params, m_reference->options)) return;
+    if (m_referenceRequested && m_referenceRequestedKind == kind &&
+        same(*m_referenceRequested, m_referenceRequestedOptions))
+        return;
     m_referenceRequested = p;
     m_referenceRequestedKind = kind;
+    m_referenceRequestedOptions = mode;
     m_referenceError.clear();
-    m_controller->requestReference(kind, p);
+    m_controller->requestReference(kind, p, mode);
 }
 
-void MainWindow::onSliceReady(const SliceResult& r) {
-    m_result = r;
+void MainWindow::onSliceReady(const SliceResultPtr& result) {
+    m_result = result;
+    const SliceResult& r = *result;
+    m_comparison = r.comparison;
     const tomo::Region& region = r.preview.region;
     if (m_line && (m_slice->image().width != region.width || m_slice->image().height != region.height)) {
         m_line.reset(); // the line belonged to another region
@@ -742,14 +761,22 @@ void MainWindow::onSliceReady(const SliceResult& r) {
         m_quality->view()->setLine(std::nullopt);
         m_profile->clear();
     }
-    m_slice->setImage(r.preview.slice, QPoint(region.x, region.y));
+    // Colours come ready from the worker; only a window or colormap the
+    // user changed while it worked is mapped again here.
+    const float userLow = m_slice->windowLow(), userHigh = m_slice->windowHigh();
+    const QString userColormap = m_slice->colormapName();
+    m_slice->setPreparedImage(r.preview.slice, QPoint(region.x, region.y), r.display.rendered, r.display.low,
+                              r.display.high, r.display.colormap);
+    m_awaitingPaint = r.id;
+    m_slice->setColormap(userColormap);
     m_histogram->setStats(r.stats);
-    if (m_autoWindowAction->isChecked()) applyWindow(r.stats.autoLow, r.stats.autoHigh, false);
+    if (m_autoWindowAction->isChecked()) applyWindow(r.display.low, r.display.high, false);
+    else m_slice->setWindow(userLow, userHigh);
     const QString requested = QString::fromStdString(r.params.options.strategy);
     const QString ran = QString::fromStdString(r.preview.strategy);
     m_slice->setCaption(tr("Row %1 · axis %2 · %3 · %4%5")
                             .arg(r.params.row)
-                            .arg(r.params.axis, 0, 'f', 2)
+                            .arg(r.params.axis, 0, 'f', 3)
                             .arg(ran)
                             .arg(modeText(r.params.options))
                             .arg(r.params.region ? tr(" · region %1×%2 at (%3, %4)")
@@ -773,7 +800,18 @@ void MainWindow::onSliceReady(const SliceResult& r) {
     emit resultShown(r.id);
 }
 
-void MainWindow::onReferenceReady(const ReferenceResult& ref) {
+void MainWindow::onSlicePainted() {
+    const quint64 id = std::exchange(m_awaitingPaint, 0);
+    if (id == 0) return;
+    const auto it = m_requestedAt.find(id);
+    if (it == m_requestedAt.end()) return;
+    m_lastLatency = (m_clock.nsecsElapsed() - it->second) / 1e9;
+    m_requestedAt.erase(m_requestedAt.begin(), std::next(it)); // older requests were coalesced into this one
+    m_latencyLabel->setText(tr("on screen %1").arg(formatSeconds(m_lastLatency)));
+    emit resultOnScreen(id, m_lastLatency);
+}
+
+void MainWindow::onReferenceReady(const ReferencePtr& ref) {
     m_reference = ref;
     m_referenceRequested.reset();
     m_referenceError.clear();
@@ -782,23 +820,51 @@ void MainWindow::onReferenceReady(const ReferenceResult& ref) {
     emit referenceShown();
 }
 
+void MainWindow::onComparisonReady(const Comparison& comparison) {
+    if (!m_result || comparison.resultId != m_result->id) return; // made for a slice no longer shown
+    m_comparison = comparison;
+    refreshComparison();
+}
+
+void MainWindow::syncDisplaySettings() {
+    DisplaySettings d;
+    d.autoWindow = m_autoWindowAction->isChecked();
+    d.low = m_slice->windowLow();
+    d.high = m_slice->windowHigh();
+    d.colormap = m_slice->colormapName();
+    d.compare = m_quality->isVisible() || m_line.has_value();
+    d.referenceKind = m_quality->referenceKind();
+    d.discOnly = m_quality->discOnly();
+    m_controller->setDisplaySettings(d);
+}
+
 void MainWindow::refreshComparison() {
     if (!m_result) return;
     const ReferenceKind kind = m_quality->referenceKind();
     const ReferenceResult* ref = activeReference();
-    QString waiting;
-    if (!ref) {
-        if (kind == ReferenceKind::Pinned)
+    if (ref && m_comparison && m_comparison->resultId == m_result->id && m_comparison->kind == kind) {
+        m_quality->showComparison(*m_comparison, *m_result);
+    } else {
+        QString waiting;
+        if (ref) {
+            waiting = tr("Comparing with the reference…");
+            // The worker compared before this reference was chosen or arrived.
+            if (std::exchange(m_comparisonAskedFor, m_result->id) != m_result->id) m_controller->requestComparison();
+        } else if (kind == ReferenceKind::Pinned) {
             waiting = tr("The pinned result has another size (region); pin again.");
-        else if (!m_referenceRequested)
-            waiting = tr("No reference computed for these parameters: press F5 to compute it.");
-        else if (!m_referenceError.isEmpty())
+        } else if (!m_referenceRequested) {
+            waiting = m_quality->automaticReference()
+                          ? tr("No reference computed for these parameters: press F5 to compute it.")
+                          : tr("The reference follows changes only when asked: press Compute.");
+        } else if (!m_referenceError.isEmpty()) {
             waiting = tr("The reference could not be computed: %1").arg(m_referenceError);
-        else
-            waiting = kind == ReferenceKind::Exact ? tr("Computing the cpu-reference result for these parameters…")
-                                                   : tr("Computing the true phantom image…");
+        } else {
+            waiting = kind == ReferenceKind::Exact
+                          ? tr("Computing the %1 result for these parameters…").arg(referenceModeLabel(m_referenceRequestedOptions))
+                          : tr("Computing the true phantom image…");
+        }
+        m_quality->showWaiting(waiting);
     }
-    m_quality->showComparison(*m_result, ref, waiting);
     m_quality->view()->setLine(m_line);
 }
 
@@ -807,6 +873,7 @@ void MainWindow::setProfileLine(const QLineF& line) {
     m_slice->setLine(line);
     m_quality->view()->setLine(line);
     m_profileDock->show();
+    syncDisplaySettings();
     requestReferenceIfNeeded();
     refreshProfile();
 }
@@ -828,20 +895,27 @@ void MainWindow::refreshProfile() {
 
 void MainWindow::pinCurrent() {
     if (!m_result) return;
-    ReferenceResult pinned;
-    pinned.kind = ReferenceKind::Pinned;
-    pinned.params = m_result->params;
-    pinned.image = m_result->preview.slice;
-    pinned.label = tr("%1 · %2 · axis %3 · row %4")
-                       .arg(QString::fromStdString(m_result->preview.strategy), modeText(m_result->params.options))
-                       .arg(m_result->params.axis, 0, 'f', 2)
-                       .arg(m_result->params.row);
+    auto pinned = std::make_shared<ReferenceResult>();
+    pinned->kind = ReferenceKind::Pinned;
+    pinned->params = m_result->params;
+    pinned->options = m_result->params.options;
+    pinned->image = m_result->preview.slice;
+    pinned->label = tr("%1 · %2 · axis %3 · row %4")
+                        .arg(QString::fromStdString(m_result->preview.strategy), modeText(m_result->params.options))
+                        .arg(m_result->params.axis, 0, 'f', 3)
+                        .arg(m_result->params.row);
     m_pinned = pinned;
-    m_quality->setPinnedLabel(pinned.label);
+    m_controller->setPinned(pinned);
+    m_quality->setPinnedLabel(pinned->label);
+    if (m_quality->referenceKind() == ReferenceKind::Pinned) { // the kind does not change: compare again here
+        m_comparison.reset();
+        m_controller->requestComparison();
+        refreshComparison();
+    }
     m_quality->setReferenceKind(ReferenceKind::Pinned);
     m_qualityDock->show();
     m_qualityDock->raise();
-    statusBar()->showMessage(tr("Pinned %1 as the reference").arg(pinned.label), 6000);
+    statusBar()->showMessage(tr("Pinned %1 as the reference").arg(pinned->label), 6000);
 }
 
 // ----------------------------------------------------------------- display
@@ -860,6 +934,7 @@ void MainWindow::applyWindow(float low, float high, bool fromUser) {
         m_highSpin->setValue(high);
     }
     if (m_volume) m_volume->setWindow(low, high, m_slice->colormapName());
+    syncDisplaySettings();
 }
 
 void MainWindow::setColormap(const QString& name) {
@@ -871,6 +946,7 @@ void MainWindow::setColormap(const QString& name) {
     }
     for (QAction* a : m_colormapGroup->actions()) a->setChecked(a->data().toString() == name);
     if (m_volume) m_volume->setWindow(m_slice->windowLow(), m_slice->windowHigh(), name);
+    syncDisplaySettings();
 }
 
 // ---------------------------------------------------------------- long jobs
@@ -1101,7 +1177,8 @@ void MainWindow::updateTitle() {
 }
 
 QString MainWindow::statusSummary() const {
-    return m_backendLabel->text() % QStringLiteral(" | ") % m_timeLabel->text() % QStringLiteral(" | ") % m_gupsLabel->text();
+    return m_backendLabel->text() % QStringLiteral(" | ") % m_timeLabel->text() % QStringLiteral(" | ") %
+           m_gupsLabel->text() % QStringLiteral(" | ") % m_latencyLabel->text();
 }
 
 void MainWindow::showShortcuts() {

@@ -6,10 +6,12 @@
 #include "controller.h"
 #include "recon_types.h"
 
+#include <QElapsedTimer>
 #include <QLineF>
 #include <QMainWindow>
 #include <QPointer>
 
+#include <map>
 #include <optional>
 
 QT_BEGIN_NAMESPACE
@@ -65,16 +67,22 @@ public:
     VolumeView* volumeView() const { return m_volume; }
     CompareModesDialog* compareDialog() const;
     QProgressDialog* exportProgress() const;
-    const std::optional<SliceResult>& currentResult() const { return m_result; }
+    /// The slice on screen (null before the first one).
+    const SliceResult* currentResult() const { return m_result.get(); }
     const std::optional<DatasetSummary>& dataset() const { return m_dataset; }
     /// The reference the quality panel compares with now (if it matches).
     const ReferenceResult* activeReference() const;
-    /// backend · strategy · time · GU/s as shown in the status bar.
+    /// backend · strategy · time · GU/s · on screen as shown in the status bar.
     QString statusSummary() const;
+    /// Seconds from the request of the slice on screen (a parameter change)
+    /// to its first paint; < 0 before the first one.
+    double lastLatency() const { return m_lastLatency; }
     void setProfileLine(const QLineF& line);
 
 signals:
     void resultShown(quint64 id);
+    /// The slice `id` was painted, `seconds` after it was requested.
+    void resultOnScreen(quint64 id, double seconds);
     void referenceShown();
     void errorShown(const QString& title, const QString& message);
 
@@ -96,14 +104,19 @@ private:
     void setLastDirectory(const QString& pathInside);
 
     void onDatasetOpened(const DatasetSummary& summary);
-    void onSliceReady(const SliceResult& result);
-    void onReferenceReady(const ReferenceResult& reference);
+    void onSliceReady(const SliceResultPtr& result);
+    void onReferenceReady(const ReferencePtr& reference);
+    void onComparisonReady(const Comparison& comparison);
+    void onSlicePainted();
+    /// Tells the worker how to colour and compare the next slices.
+    void syncDisplaySettings();
     void onParamsChanged();
     void requestSlice();
     /// Cancels the live slice and the reference being computed.
     void cancelLive();
-    void requestReferenceIfNeeded();
-    bool referenceMatches(const ReferenceResult& ref, const SliceResult& result) const;
+    /// Asks for the reference of the parameters on screen when someone looks
+    /// at the comparison and it is automatic (or `asked`, the Compute button).
+    void requestReferenceIfNeeded(bool asked = false);
     void refreshComparison();
     void refreshProfile();
     void applyWindow(float low, float high, bool fromUser);
@@ -142,6 +155,7 @@ private:
     QLabel* m_gupsLabel = nullptr;
     QLabel* m_hoverLabel = nullptr;
     QLabel* m_busyLabel = nullptr;
+    QLabel* m_latencyLabel = nullptr;
     QProgressBar* m_jobBar = nullptr;
 
     QAction* m_liveAction = nullptr;
@@ -154,15 +168,24 @@ private:
     QByteArray m_defaultState;
 
     std::optional<DatasetSummary> m_dataset;
-    std::optional<SliceResult> m_result;
-    std::optional<ReferenceResult> m_reference;   // exact or truth, from the controller
-    std::optional<ReferenceResult> m_pinned;
+    SliceResultPtr m_result;
+    std::optional<Comparison> m_comparison;       // for m_result, when a reference matched
+    ReferencePtr m_reference;                     // exact or truth, from the controller
+    ReferencePtr m_pinned;
     std::optional<SliceParams> m_referenceRequested;
+    tomo::ReconOptions m_referenceRequestedOptions;
     ReferenceKind m_referenceRequestedKind = ReferenceKind::Exact;
     QString m_referenceError;                     // why the requested reference failed
+    quint64 m_comparisonAskedFor = 0;             // result id a comparison was requested for
     std::optional<QLineF> m_line;
     QString m_pendingParameters;                  // run config waiting for its dataset
     double m_pixelSize = 0.0;
+
+    // Request -> screen timing (the status bar's "on screen" figure).
+    QElapsedTimer m_clock;
+    std::map<quint64, qint64> m_requestedAt;      // request id -> m_clock ns
+    quint64 m_awaitingPaint = 0;                  // id of the slice set on the view, not yet painted
+    double m_lastLatency = -1.0;
 };
 
 } // namespace tomo::ui

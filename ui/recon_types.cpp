@@ -1,7 +1,9 @@
 #include "recon_types.h"
 
 #include "tomo/dataset.h"
+#include "tomo/registry.h"
 
+#include <QObject>
 #include <QStringList>
 
 #include <cmath>
@@ -64,6 +66,45 @@ SliceParams fromRunConfig(const tomo::RunConfig& config, int projections) {
     p.region = config.region;
     p.options = config.options;
     return p;
+}
+
+bool referenceFits(const ReferenceResult& ref, const SliceResult& result) {
+    const tomo::Image& image = result.preview.slice;
+    if (ref.image.width != image.width || ref.image.height != image.height) return false;
+    switch (ref.kind) {
+    case ReferenceKind::Exact: {
+        const tomo::ReconOptions mode = exactReferenceOptions(result.params.options, result.family);
+        return ref.params.sameGeometry(result.params) && ref.options.strategy == mode.strategy &&
+               ref.options.interpolation == mode.interpolation;
+    }
+    case ReferenceKind::Truth:
+        return ref.params.row == result.params.row && ref.params.region == result.params.region;
+    case ReferenceKind::Pinned:
+        return true;
+    }
+    return false;
+}
+
+tomo::ReconOptions exactReferenceOptions(const tomo::ReconOptions& like, const QString& family) {
+    tomo::ReconOptions o;
+    o.filter = like.filter;
+    o.device = like.device;
+    o.threads = like.threads;
+    o.strategy = "cpu-reference";
+    if (family != QLatin1String("cpu")) {
+        const tomo::Backend* gpu = tomo::BackendRegistry::instance().find("tex-optimized");
+        if (gpu && gpu->unavailableReason().empty()) {
+            o.strategy = gpu->name();
+            o.interpolation = tomo::Interpolation::Nearest;
+        }
+    }
+    return o;
+}
+
+QString referenceModeLabel(const tomo::ReconOptions& o) {
+    if (o.strategy == "cpu-reference") return QObject::tr("cpu-reference (exact)");
+    return QObject::tr("%1 %2, double positions (GPU exact)")
+        .arg(QString::fromStdString(o.strategy), QString::fromUtf8(tomo::interpolationName(o.interpolation).data()));
 }
 
 std::vector<std::uint8_t> reconstructionDisc(const tomo::Region& region, int grid) {

@@ -14,11 +14,17 @@
 #include "tomo/run_config.h"
 #include "tomo/volume_io.h"
 
+#include <QImage>
 #include <QMetaType>
 #include <QString>
 
+#include <memory>
 #include <optional>
 #include <vector>
+
+QT_BEGIN_NAMESPACE
+class QThread;
+QT_END_NAMESPACE
 
 namespace tomo::ui {
 
@@ -56,28 +62,70 @@ struct SliceParams {
     tomo::Region effectiveRegion(int grid) const;
 };
 
-/// A finished live slice.
+enum class ReferenceKind {
+    Exact,  ///< the exact mode with the same geometry and filter (see exactReferenceOptions)
+    Truth,  ///< the true phantom image (demo only)
+    Pinned, ///< an earlier result the user pinned
+};
+
+/// How new slices are shown. The UI sets it; the worker that reconstructs
+/// reads it to colour each slice and compare it before the UI sees it.
+struct DisplaySettings {
+    bool autoWindow = true;             ///< window from each slice's percentiles
+    float low = 0.0f;                   ///< the window when not automatic
+    float high = 1.0f;
+    QString colormap = QStringLiteral("grey");
+    bool compare = true;                ///< someone looks at the comparison (quality panel, profile)
+    ReferenceKind referenceKind = ReferenceKind::Exact;
+    bool discOnly = true;               ///< quality figures inside the reconstruction disc only
+};
+
+/// A slice coloured for the screen, made on the worker thread.
+struct SliceDisplay {
+    QImage rendered;                    ///< the slice through the colormap, window [low, high]
+    float low = 0.0f;
+    float high = 1.0f;
+    QString colormap;
+    QThread* preparedOn = nullptr;      ///< the thread that coloured it
+};
+
+/// A reference to compare results with.
+struct ReferenceResult {
+    ReferenceKind kind = ReferenceKind::Exact;
+    SliceParams params;
+    tomo::ReconOptions options;         ///< the mode that made it (Exact); the result's (Pinned)
+    tomo::Image image;                  ///< the region of params
+    QString label;
+    double seconds = 0.0;
+};
+using ReferencePtr = std::shared_ptr<const ReferenceResult>;
+
+/// A result minus a reference, with the figures, made on the worker thread.
+struct Comparison {
+    quint64 resultId = 0;               ///< SliceResult::id it was made for
+    ReferenceKind kind = ReferenceKind::Exact;
+    QString referenceLabel;
+    double referenceSeconds = 0.0;
+    tomo::Image difference;             ///< result − reference
+    QImage rendered;                    ///< the difference in the diverging map, window [−range, range]
+    float range = 1.0f;
+    std::optional<tomo::QualityMetrics> metrics; ///< unset with `error`
+    QString error;
+    QThread* preparedOn = nullptr;      ///< the thread that compared
+};
+
+/// A finished live slice, ready for the screen.
 struct SliceResult {
     quint64 id = 0;
     SliceParams params;
     tomo::PreviewResult preview;
     ImageStats stats;
     QString family;                     ///< backend family: "cpu", "cuda", "opencl"
+    SliceDisplay display;
+    std::optional<Comparison> comparison; ///< against the reference chosen, when one matched
+    double secondsPrepare = 0.0;        ///< statistics, colours and comparison on the worker
 };
-
-enum class ReferenceKind {
-    Exact,  ///< cpu-reference with the same geometry and filter
-    Truth,  ///< the true phantom image (demo only)
-    Pinned, ///< an earlier result the user pinned
-};
-
-struct ReferenceResult {
-    ReferenceKind kind = ReferenceKind::Exact;
-    SliceParams params;
-    tomo::Image image;                  ///< the region of params
-    QString label;
-    double seconds = 0.0;
-};
+using SliceResultPtr = std::shared_ptr<const SliceResult>;
 
 /// One row of the "compare modes" table.
 struct ModeComparison {
@@ -136,6 +184,23 @@ tomo::RunConfig toRunConfig(const SliceParams& params, const QString& input, int
 /// Throws as tomo::readAxisOffsetsFile.
 SliceParams fromRunConfig(const tomo::RunConfig& config, int projections);
 
+/// Whether `reference` is a reference for `result`: the same image size,
+/// and for Exact the same geometry and filter (sameGeometry) made in the
+/// mode exactReferenceOptions gives for the result, for Truth the same row
+/// and region, for Pinned only the size.
+bool referenceFits(const ReferenceResult& reference, const SliceResult& result);
+
+/// The mode of the Exact reference for results of `family` ("cpu", "cuda"):
+/// on the CPU cpu-reference (positions and sums in double); after a GPU
+/// result the GPU's exact mode, tex-optimized with nearest interpolation
+/// (positions in double, equal to cpu-reference nearest to 1e-5), so that a
+/// large slice's reference does not cost the CPU seconds. Falls back to
+/// cpu-reference when tex-optimized is not available. Filter, device and
+/// threads come from `like`.
+tomo::ReconOptions exactReferenceOptions(const tomo::ReconOptions& like, const QString& family);
+/// "cpu-reference (exact)", "tex-optimized nearest, double positions (GPU exact)".
+QString referenceModeLabel(const tomo::ReconOptions& referenceOptions);
+
 /// Mask of the pixels of `region` (in a grid x grid slice) inside the disc the
 /// FBP covers (radius grid / 2): quality figures are computed there.
 std::vector<std::uint8_t> reconstructionDisc(const tomo::Region& region, int grid);
@@ -145,8 +210,9 @@ QString formatSeconds(double seconds);  ///< "87 ms", "3.2 s", "4 min 10 s"
 } // namespace tomo::ui
 
 Q_DECLARE_METATYPE(tomo::ui::DatasetSummary)
-Q_DECLARE_METATYPE(tomo::ui::SliceResult)
-Q_DECLARE_METATYPE(tomo::ui::ReferenceResult)
+Q_DECLARE_METATYPE(tomo::ui::SliceResultPtr)
+Q_DECLARE_METATYPE(tomo::ui::ReferencePtr)
+Q_DECLARE_METATYPE(tomo::ui::Comparison)
 Q_DECLARE_METATYPE(tomo::ui::ModeComparison)
 Q_DECLARE_METATYPE(tomo::ui::AxisResult)
 Q_DECLARE_METATYPE(tomo::ui::ExportReport)

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace tomo::ui {
 namespace {
@@ -49,6 +50,22 @@ void SliceView::setImage(const tomo::Image& image, QPoint origin) {
     m_image = image;
     m_origin = origin;
     m_renderPending = true;
+    m_newImage = true;
+    if (!sameSize || m_fitted) fitToWindow();
+    update();
+}
+
+void SliceView::setPreparedImage(const tomo::Image& image, QPoint origin, const QImage& rendered, float low,
+                                 float high, const QString& colormapName) {
+    const bool sameSize = image.width == m_image.width && image.height == m_image.height;
+    m_image = image;
+    m_origin = origin;
+    m_low = low;
+    m_high = high;
+    m_colormap = &colormap(colormapName);
+    m_rendered = rendered;
+    m_renderPending = rendered.size() != QSize(image.width, image.height);
+    m_newImage = true;
     if (!sameSize || m_fitted) fitToWindow();
     update();
 }
@@ -71,6 +88,7 @@ void SliceView::setWindow(float low, float high) {
 }
 
 void SliceView::setColormap(const QString& name) {
+    if (&colormap(name) == m_colormap) return;
     m_colormap = &colormap(name);
     m_renderPending = true;
     update();
@@ -78,6 +96,7 @@ void SliceView::setColormap(const QString& name) {
 
 void SliceView::setCaption(const QString& caption) {
     m_caption = caption;
+    setToolTip(caption);
     update();
 }
 
@@ -130,6 +149,7 @@ void SliceView::render() {
         return;
     }
     m_rendered = renderImage(m_image.data.data(), m_image.width, m_image.height, m_low, m_high, *m_colormap);
+    ++m_renderCount;
 }
 
 void SliceView::paintEvent(QPaintEvent*) {
@@ -164,9 +184,14 @@ void SliceView::paintEvent(QPaintEvent*) {
         p.setPen(QPen(QColor(80, 200, 255), 1.5, Qt::DashLine));
         p.drawRect(QRectF(toWidget(m_rubberBand->topLeft()), toWidget(m_rubberBand->bottomRight())).normalized());
     }
-    if (!m_caption.isEmpty()) drawLabel(p, QPointF(6, 6), m_caption);
+    if (!m_caption.isEmpty()) {
+        // A narrow view shows the start of the caption; the tooltip has all of it.
+        const QString caption = QFontMetrics(p.font()).elidedText(m_caption, Qt::ElideRight, std::max(40, width() - 24));
+        drawLabel(p, QPointF(6, 6), caption);
+    }
     drawScaleBar(p);
     drawLegend(p);
+    if (std::exchange(m_newImage, false)) emit imagePainted();
 }
 
 void SliceView::drawScaleBar(QPainter& p) {

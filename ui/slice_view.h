@@ -33,7 +33,14 @@ public:
     /// full slice (for coordinates shown to the user). Zoom and pan are kept
     /// when the size does not change, otherwise the image is fitted.
     void setImage(const tomo::Image& image, QPoint origin = {});
+    /// Shows `image` with its colours made elsewhere (the worker):
+    /// `rendered` is `image` through `colormap` with the window [low, high],
+    /// which becomes the view's window and colormap; nothing is mapped here.
+    void setPreparedImage(const tomo::Image& image, QPoint origin, const QImage& rendered, float low, float high,
+                          const QString& colormap);
     void clear();
+    /// Times this view mapped values to colours itself (the UI thread's share).
+    int renderCount() const { return m_renderCount; }
     const tomo::Image& image() const { return m_image; }
     QPoint origin() const { return m_origin; }
     bool hasImage() const { return m_image.width > 0; }
@@ -78,6 +85,8 @@ signals:
     void regionSelected(const QRect& fullSliceRegion);
     /// Zoom or pan changed by the user (for linking views).
     void viewChanged(double zoom, QPointF centre);
+    /// The image last set was painted for the first time (it is on screen).
+    void imagePainted();
 
 protected:
     void paintEvent(QPaintEvent*) override;
@@ -99,6 +108,8 @@ private:
     QPoint m_origin;
     QImage m_rendered;
     bool m_renderPending = false; // m_rendered is out of date: paintEvent maps again
+    bool m_newImage = false;      // set since the last paint: imagePainted() follows the next one
+    int m_renderCount = 0;
     float m_low = 0.0f;
     float m_high = 1.0f;
     const Colormap* m_colormap = nullptr;

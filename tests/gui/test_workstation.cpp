@@ -3,6 +3,7 @@
 // the background worker's results.
 #include "gui_test_support.h"
 
+#include "colormap.h"
 #include "compare_modes_dialog.h"
 #include "export_dialog.h"
 #include "open_dialog.h"
@@ -26,11 +27,11 @@
 #include <QDockWidget>
 #include <QStandardItemModel>
 #include <QDir>
-#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QMap>
 #include <QProcess>
 #include <QProgressDialog>
 #include <QSettings>
@@ -39,7 +40,6 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
-#include <QTimer>
 #include <QUrl>
 
 #include <algorithm>
@@ -89,12 +89,6 @@ bool registerUnavailableBackend() {
     return added;
 }
 
-double median(std::vector<double> v) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
 } // namespace
 
 class WorkstationTest : public QObject {
@@ -118,6 +112,7 @@ class WorkstationTest : public QObject {
 
 private slots:
     void init() {
+        QSettings().clear(); // each test starts from the defaults, whatever ran before in this process
         w = std::make_unique<MainWindow>();
         w->resize(1600, 1000);
         w->show();
@@ -727,83 +722,119 @@ private slots:
         saveScreenshot(&openDialog, QStringLiteral("18-open-dialog"));
     }
 
-    void uiThreadNeverStalls() {
-        // The performance case of issue 4: a 512^2 slice from 512 projections.
-        openDemo(512, 8);
-        setParams([](SliceParams& p) { p.options.strategy = "auto"; });
-        QVERIFY(waitForReference(*w, 120000));
+    void slicesArePreparedOffTheUiThread() {
+        // The UI thread only shows ready images: statistics, colours and the
+        // comparison with the reference are made on the worker that reconstructs.
+        openDemo(256, 8);
+        QVERIFY(waitForReference(*w));
+        const int rendersBefore = w->sliceView()->renderCount();
+        const int differenceRendersBefore = w->qualityPanel()->view()->renderCount();
+        QSignalSpy onScreen(w.get(), &MainWindow::resultOnScreen);
+        setParams([](SliceParams& p) { p.options.strategy = "cpu-reference"; });
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.strategy == "cpu-reference"; }));
+        QVERIFY(waitForReference(*w));
+        QVERIFY(waitUntil([&] { return !onScreen.isEmpty(); }));
 
-        QElapsedTimer clock;
-        clock.start();
-        qint64 last = clock.elapsed(), worst = 0;
-        QTimer heartbeat;
-        heartbeat.setInterval(2);
-        connect(&heartbeat, &QTimer::timeout, this, [&] {
-            const qint64 now = clock.elapsed();
-            worst = std::max(worst, now - last);
-            last = now;
-        });
-        heartbeat.start();
+        const SliceResult& r = *w->currentResult();
+        QThread* worker = w->controller()->previewThread();
+        QVERIFY(worker != QThread::currentThread());
+        QCOMPARE(r.display.preparedOn, worker);
+        QVERIFY(r.comparison.has_value());
+        QCOMPARE(r.comparison->preparedOn, worker);
+        // What the worker made is what a fresh computation gives.
+        const ImageStats expectedStats = computeStats(r.preview.slice.data);
+        QCOMPARE(r.stats.autoLow, expectedStats.autoLow);
+        QCOMPARE(r.stats.autoHigh, expectedStats.autoHigh);
+        QCOMPARE(r.display.low, expectedStats.autoLow);
+        const QImage expectedColours = renderImage(r.preview.slice.data.data(), r.preview.slice.width, r.preview.slice.height,
+                                                   expectedStats.autoLow, expectedStats.autoHigh, colormap(QStringLiteral("grey")));
+        QVERIFY(r.display.rendered == expectedColours);
+        const ReferenceResult* ref = w->activeReference();
+        QVERIFY(ref);
+        const auto expectedMetrics = tomo::compareImages(
+            r.preview.slice, ref->image, reconstructionDisc(r.preview.region, r.preview.gridSize));
+        QVERIFY(w->qualityPanel()->metrics().has_value());
+        QCOMPARE(w->qualityPanel()->metrics()->rmse, expectedMetrics.rmse);
+        QCOMPARE(w->qualityPanel()->metrics()->maxAbsError, expectedMetrics.maxAbsError); // exact vs exact: 0
+        // ... and the views on the UI thread did not map a single value.
+        QCOMPARE(w->sliceView()->renderCount(), rendersBefore);
+        QCOMPARE(w->qualityPanel()->view()->renderCount(), differenceRendersBefore);
+        // The status bar times request -> screen.
+        QVERIFY(w->lastLatency() > 0.0);
+        QVERIFY2(w->statusSummary().contains(QStringLiteral("on screen")), qPrintable(w->statusSummary()));
 
-        // 1) Axis steps, each waited for: the axis-change-to-slice latency.
-        std::vector<double> total, backproject, gups, latency;
-        QElapsedTimer sinceChange;
-        double shownAfter = 0.0;
-        auto stamp = connect(w.get(), &MainWindow::resultShown, this, [&] { shownAfter = sinceChange.nsecsElapsed() / 1e9; });
-        for (int i = 1; i <= 10; ++i) {
-            const double axis = 255.5 + 0.25 * i;
-            sinceChange.start();
-            setParams([axis](SliceParams& p) { p.axis = axis; });
-            QVERIFY(waitForResult(*w, [axis](const SliceResult& r) { return r.params.axis == axis; }));
-            latency.push_back(shownAfter);
-            const tomo::PreviewResult& pr = w->currentResult()->preview;
-            QVERIFY2(!pr.filtered, "an axis change must not filter again");
-            total.push_back(pr.secondsTotal);
-            backproject.push_back(pr.secondsBackproject);
-            gups.push_back(pr.gups);
-        }
-        disconnect(stamp);
-        // 2) A slider drag: 40 changes 10 ms apart, not waited for; they coalesce.
+        // A manual window made while the worker ran is kept: the view maps again.
+        const float low = r.display.low, high = r.display.high + (r.display.high - r.display.low);
+        w->histogram()->setWindow(low, high);
+        emit w->histogram()->windowChanged(low, high);
+        setParams([](SliceParams& p) { p.axis += 0.25; });
+        QVERIFY(waitForResult(*w, [](const SliceResult& res) { return res.params.axis == 127.75; }));
+        QCOMPARE(w->currentResult()->display.preparedOn, worker);
+        QCOMPARE(w->currentResult()->display.high, high); // coloured with the manual window
+        QCOMPARE(w->sliceView()->windowHigh(), high);
+        saveScreenshot(w.get(), QStringLiteral("13-prepared-on-worker"));
+    }
+
+    void changesCoalesceAndResultsArrive() {
+        // 40 changes made before the worker can answer (no events processed
+        // between them): the latest wins, at most the one already running
+        // comes first, and the last one always arrives.
+        openDemo(256, 8);
         QSignalSpy shown(w.get(), &MainWindow::resultShown);
         for (int i = 0; i < 40; ++i) {
-            const double axis = 250.0 + 0.1 * i;
+            const double axis = 120.0 + 0.25 * i;
             setParams([axis](SliceParams& p) { p.axis = axis; });
-            QTest::qWait(10);
         }
-        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return std::abs(r.params.axis - 253.9) < 1e-9; }));
-        const int slicesForDrag = static_cast<int>(shown.count());
-        // 3) Row changes (load + filter + back-projection) with the reference following.
-        for (int row : {2, 5}) {
-            setParams([row](SliceParams& p) { p.row = row; });
-            QVERIFY(waitForResult(*w, [row](const SliceResult& r) { return r.params.row == row; }));
-        }
-        QVERIFY(waitForReference(*w, 120000));
-        heartbeat.stop();
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.axis == 129.75; }));
+        QTest::qWait(100);
+        QVERIFY2(shown.count() <= 2, qPrintable(QStringLiteral("%1 slices for 40 changes").arg(shown.count())));
+        QCOMPARE(w->currentResult()->params.axis, 129.75);
+        QVERIFY(!w->currentResult()->preview.filtered); // axis changes only back-project
+        QVERIFY(waitUntil([&] { return !w->controller()->sliceBusy(); }));
+    }
 
-        const QString report =
-            QStringLiteral("512x512 slice, 512 projections, strategy %1, this machine (%2 threads)\n"
-                           "axis change to finished slice: median %3 ms in the worker (back-projection %4 ms, "
-                           "%5 GU/s); change to slice on screen: median %9 ms, worst %10 ms\n"
-                           "slider drag: 40 changes in %6 ms coalesced into %7 slices\n"
-                           "UI thread: longest gap between 2 ms heartbeats %8 ms\n")
-                .arg(QString::fromStdString(w->currentResult()->preview.strategy))
-                .arg(QThread::idealThreadCount())
-                .arg(median(total) * 1e3, 0, 'f', 1)
-                .arg(median(backproject) * 1e3, 0, 'f', 1)
-                .arg(median(gups), 0, 'f', 2)
-                .arg(40 * 10)
-                .arg(slicesForDrag)
-                .arg(worst)
-                .arg(median(latency) * 1e3, 0, 'f', 1)
-                .arg(*std::max_element(latency.begin(), latency.end()) * 1e3, 0, 'f', 1);
-        qInfo("%s", qPrintable(report));
-        QFile out(QDir(artefactDir()).filePath(QStringLiteral("ui-timings.txt")));
-        if (out.open(QIODevice::WriteOnly | QIODevice::Text)) out.write(report.toUtf8());
-        QVERIFY2(slicesForDrag < 40, "changes during a run must coalesce");
-        // Issue 4's target on a 2-core CPU: 512^2 from 512 projections <= 0.5 s.
-        QVERIFY2(median(latency) <= 0.5, "axis change to slice on screen took more than 0.5 s");
-        QVERIFY2(worst < 50, qPrintable(QStringLiteral("the UI thread stalled %1 ms").arg(worst)));
-        saveScreenshot(w.get(), QStringLiteral("13-512-preview"));
+    void measureLatencyPrintsOneLineAndExitsZero() {
+#ifndef TOMO_WORKSTATION_EXE
+        QSKIP("tomo-workstation is not built");
+#else
+        // The hook the GPU measurement runs: any strategy and dataset from the
+        // command line, one parseable line, exit status 0. Its figures depend
+        // on the machine: printed, not asserted.
+        QProcess run;
+        run.start(QStringLiteral(TOMO_WORKSTATION_EXE),
+                  {QStringLiteral("--demo"), QStringLiteral("--demo-size"), QStringLiteral("128"), QStringLiteral("--demo-rows"),
+                   QStringLiteral("4"), QStringLiteral("--strategy"), QStringLiteral("cpu"),
+                   QStringLiteral("--measure-latency"), QStringLiteral("4")});
+        QVERIFY(run.waitForFinished(240000));
+        const QString out = QString::fromUtf8(run.readAllStandardOutput());
+        QCOMPARE(run.exitStatus(), QProcess::NormalExit);
+        QVERIFY2(run.exitCode() == 0, qPrintable(out + QString::fromUtf8(run.readAllStandardError())));
+        const QStringList lines = out.split(QLatin1Char('\n'), Qt::SkipEmptyParts).filter(QStringLiteral("MEASURED "));
+        QCOMPARE(lines.size(), 1);
+        qInfo("%s", qPrintable(lines.first()));
+        QMap<QString, QString> values;
+        for (const QString& pair : lines.first().split(QLatin1Char(' '), Qt::SkipEmptyParts).mid(2))
+            values.insert(pair.section(QLatin1Char('='), 0, 0), pair.section(QLatin1Char('='), 1));
+        QCOMPARE(values.value(QStringLiteral("dataset")), QStringLiteral("demo-phantom"));
+        QCOMPARE(values.value(QStringLiteral("size")), QStringLiteral("128x128"));
+        QCOMPARE(values.value(QStringLiteral("strategy")), QStringLiteral("cpu"));
+        QCOMPARE(values.value(QStringLiteral("axis_changes")), QStringLiteral("4"));
+        QCOMPARE(values.value(QStringLiteral("reference")), QStringLiteral("cpu-reference-linear"));
+        QVERIFY(!values.contains(QStringLiteral("error")));
+        for (const char* key : {"first_slice_ms", "axis_median_ms", "axis_max_ms", "row_median_ms", "ui_stall_max_ms",
+                                "reference_ms"}) {
+            bool ok = false;
+            QVERIFY2(values.value(QLatin1String(key)).toDouble(&ok) >= 0.0 && ok, key);
+        }
+
+        // A strategy that does not exist: a clear error, no window left running.
+        QProcess bad;
+        bad.start(QStringLiteral(TOMO_WORKSTATION_EXE), {QStringLiteral("--strategy"), QStringLiteral("no-such"),
+                                                          QStringLiteral("--measure-latency"), QStringLiteral("2")});
+        QVERIFY(bad.waitForFinished(60000));
+        QCOMPARE(bad.exitCode(), 2);
+        QVERIFY(QString::fromUtf8(bad.readAllStandardError()).contains(QStringLiteral("--strategy: unknown strategy 'no-such'")));
+#endif
     }
 };
 
