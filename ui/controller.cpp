@@ -210,9 +210,21 @@ void Controller::reportError(const QString& what, const std::exception& e) {
 // ---------------------------------------------------------------- datasets
 
 void Controller::installDataset(std::shared_ptr<tomo::DatasetReader> reader, std::shared_ptr<const Source> source,
-                                DatasetSummary summary) {
+                                DatasetSummary summary, bool findAxis) {
     // Preview thread: replace the sessions, then tell the UI.
     auto session = std::make_unique<tomo::PreviewSession>(reader);
+    if (findAxis) {
+        // The row the first slice shows: the session keeps it loaded for that slice.
+        const int row = summary.info.rows / 2;
+        try {
+            AxisResult axis;
+            axis.row = row;
+            axis.estimate = tomo::findRotationAxis(session->sinogram(row), summary.info.angles);
+            summary.axis = axis;
+        } catch (const std::exception& e) {
+            summary.axisError = QString::fromUtf8(e.what());
+        }
+    }
     m_session = std::move(session);
     m_reader = std::move(reader);
     m_referenceSession.reset();
@@ -230,8 +242,8 @@ void Controller::installDataset(std::shared_ptr<tomo::DatasetReader> reader, std
     }, Qt::QueuedConnection);
 }
 
-void Controller::openFile(const QString& path, const tomo::OpenOptions& options) {
-    postPreview([this, path, options] {
+void Controller::openFile(const QString& path, const tomo::OpenOptions& options, bool findAxis) {
+    postPreview([this, path, options, findAxis] {
         QElapsedTimer timer;
         timer.start();
         try {
@@ -243,8 +255,9 @@ void Controller::openFile(const QString& path, const tomo::OpenOptions& options)
             summary.info = reader->info();
             summary.title = QFileInfo(path).fileName();
             summary.path = path;
+            summary.options = options;
             summary.secondsToOpen = timer.nsecsElapsed() / 1e9;
-            installDataset(std::move(reader), std::move(source), std::move(summary));
+            installDataset(std::move(reader), std::move(source), std::move(summary), findAxis);
         } catch (const std::exception& e) {
             reportError(tr("Cannot open %1").arg(QFileInfo(path).fileName()), e);
             QMetaObject::invokeMethod(this, [this, path] { emit openFailed(path); }, Qt::QueuedConnection);

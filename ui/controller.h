@@ -38,8 +38,10 @@ public:
     ~Controller() override;
 
     /// Opens a dataset on the preview thread; datasetOpened or failed follows.
-    /// The dataset on screen stays until the new one is open.
-    void openFile(const QString& path, const tomo::OpenOptions& options = {});
+    /// The dataset on screen stays until the new one is open. With
+    /// `findAxis` the rotation axis is found on the middle row before
+    /// datasetOpened (DatasetSummary::axis or axisError).
+    void openFile(const QString& path, const tomo::OpenOptions& options = {}, bool findAxis = false);
     void openDemo(const DemoSpec& spec = {});
 
     /// Generation of the dataset on screen (0 = none): requests are tagged
@@ -129,7 +131,7 @@ private:
     void reportError(const QString& what, const std::exception& e);
     std::shared_ptr<tomo::DatasetReader> openJobReader() const;
     void installDataset(std::shared_ptr<tomo::DatasetReader> reader, std::shared_ptr<const Source> source,
-                        DatasetSummary summary);
+                        DatasetSummary summary, bool findAxis = false);
 
     QThread m_previewThread;
     QThread m_jobThread;

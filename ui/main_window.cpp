@@ -484,7 +484,7 @@ void MainWindow::connectController() {
     connect(m_controller, &Controller::failed, this, &MainWindow::showError);
     connect(m_controller, &Controller::axisFound, this, [this](const AxisResult& r) {
         m_params->setAxisEstimate(r);
-        statusBar()->showMessage(tr("Rotation axis %1 px (confidence %2)").arg(r.estimate.axis, 0, 'f', 2)
+        statusBar()->showMessage(tr("Rotation axis %1 px (confidence %2)").arg(r.estimate.axis, 0, 'f', 3)
                                      .arg(r.estimate.confidence, 0, 'f', 2), 8000);
     });
     connect(m_controller, &Controller::openFailed, this, [this](const QString& path) {
@@ -493,7 +493,7 @@ void MainWindow::connectController() {
                                "phantom (Ctrl+D).")
                                 .arg(path.isEmpty() ? tr("the demo phantom") : QFileInfo(path).fileName()));
     });
-    connect(m_controller, &Controller::axisFailed, m_params, &ParameterPanel::setAxisSearchFailed);
+    connect(m_controller, &Controller::axisFailed, this, [this] { m_params->setAxisSearchFailed(); });
     connect(m_controller, &Controller::sliceCancelled, this, [this] {
         if (!m_slice->hasImage()) m_slice->setCaption(tr("Cancelled: press F5 to reconstruct"));
     });
@@ -512,6 +512,7 @@ void MainWindow::connectController() {
     connect(m_controller, &Controller::referenceBusyChanged, m_quality, &QualityPanel::setReferenceBusy);
 
     connect(m_controller, &Controller::jobStarted, this, [this](JobKind kind) {
+        m_runningJob = kind;
         if (kind != JobKind::Export) {
             m_jobBar->setValue(0);
             m_jobBar->setFormat(kind == JobKind::SubVolume ? tr("3D: %p %") : tr("modes: %p %"));
@@ -522,8 +523,9 @@ void MainWindow::connectController() {
     connect(m_controller, &Controller::jobProgress, this, [this](const JobProgress& p) {
         const int percent = static_cast<int>(std::lround(p.fraction * 100.0));
         m_jobBar->setValue(percent);
-        if (m_compareDialog) m_compareDialog->setProgress(p);
-        if (m_exportProgress) {
+        if (m_compareDialog && m_runningJob == JobKind::CompareModes) m_compareDialog->setProgress(p);
+        // Only an export's own progress: setValue() shows a hidden dialog again.
+        if (m_exportProgress && m_runningJob == JobKind::Export) {
             m_exportProgress->setLabelText(
                 p.secondsLeft >= 0.0 ? tr("Reconstructing… %1 done, about %2 left (%3 elapsed)")
                                            .arg(QStringLiteral("%1 %").arg(percent))
@@ -536,6 +538,7 @@ void MainWindow::connectController() {
         }
     });
     connect(m_controller, &Controller::jobFinished, this, [this](JobKind kind, JobStatus status, const QString& message) {
+        m_runningJob.reset();
         m_jobBar->hide();
         if (m_volume) m_volume->setBusy(false);
         if (kind == JobKind::Export && m_exportProgress) {
@@ -573,9 +576,13 @@ void MainWindow::connectController() {
 // ---------------------------------------------------------------- datasets
 
 void MainWindow::openPath(const QString& path, const tomo::OpenOptions& options) {
-    statusBar()->showMessage(tr("Opening %1…").arg(QFileInfo(path).fileName()));
+    // Without an axis remembered for this dataset (or one from a parameter
+    // file about to be applied) the finder runs before the first slice.
+    const bool findAxis = !QSettings().contains(axisKey(path)) && m_pendingParameters.isEmpty();
+    statusBar()->showMessage(findAxis ? tr("Opening %1 and finding its rotation axis…").arg(QFileInfo(path).fileName())
+                                      : tr("Opening %1…").arg(QFileInfo(path).fileName()));
     setLastDirectory(path);
-    m_controller->openFile(path, options);
+    m_controller->openFile(path, options, findAxis);
 }
 
 void MainWindow::openDemo(const DemoSpec& spec) {
@@ -617,12 +624,27 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
     p.axis = (summary.info.columns - 1) / 2.0;
     QSettings settings;
     if (!summary.path.isEmpty()) p.axis = settings.value(axisKey(summary.path), p.axis).toDouble();
-    statusBar()->showMessage(tr("Opened %1: %2 projections × %3 rows × %4 columns")
+    QString axisNote;
+    if (summary.axis) {
+        m_params->setAxisEstimate(*summary.axis, true);
+        p.axis = summary.axis->estimate.axis;
+        axisNote = tr("; rotation axis %1 px found automatically (confidence %2)")
+                       .arg(p.axis, 0, 'f', 3)
+                       .arg(summary.axis->estimate.confidence, 0, 'f', 2);
+    } else if (!summary.axisError.isEmpty()) {
+        m_params->setAxisSearchFailed(summary.axisError);
+        axisNote = tr("; the rotation axis could not be found automatically (%1): detector centre").arg(summary.axisError);
+    }
+    // A new dataset starts with the automatic window: the last one's values mean nothing here.
+    m_autoWindowAction->setChecked(true);
+    syncDisplaySettings();
+    statusBar()->showMessage(tr("Opened %1: %2 projections × %3 rows × %4 columns%5")
                                  .arg(summary.title)
                                  .arg(summary.info.projections)
                                  .arg(summary.info.rows)
-                                 .arg(summary.info.columns),
-                             8000);
+                                 .arg(summary.info.columns)
+                                 .arg(axisNote),
+                             12000);
     const QString pending = std::exchange(m_pendingParameters, QString());
     m_params->setParams(p); // emits paramsChanged -> first slice
     if (!pending.isEmpty()) {

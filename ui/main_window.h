@@ -179,6 +179,7 @@ private:
     quint64 m_comparisonAskedFor = 0;             // result id a comparison was requested for
     std::optional<QLineF> m_line;
     QString m_pendingParameters;                  // run config waiting for its dataset
+    std::optional<JobKind> m_runningJob;          // between jobStarted and jobFinished
     double m_pixelSize = 0.0;
 
     // Request -> screen timing (the status bar's "on screen" figure).

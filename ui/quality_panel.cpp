@@ -144,7 +144,8 @@ bool QualityPanel::automaticReference() const { return m_automatic->isChecked();
 void QualityPanel::setAutomaticReference(bool on) { m_automatic->setChecked(on); }
 
 void QualityPanel::setReferenceBusy(bool busy) {
-    m_busy->setText(busy ? tr("● computing the reference…") : QString());
+    m_busy->setText(busy ? tr("● computing…") : QString());
+    m_busy->setToolTip(busy ? tr("The reference is being computed (interrupted by every new slice)") : QString());
 }
 
 void QualityPanel::clear() {

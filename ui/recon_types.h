@@ -36,14 +36,23 @@ struct DemoSpec {
     tomo::PhantomSpec phantom() const;
 };
 
+struct AxisResult {
+    int row = 0;
+    tomo::AxisEstimate estimate;
+};
+
 /// The dataset on screen, as the views need it.
 struct DatasetSummary {
     tomo::DatasetInfo info;
     QString title;                      ///< file name, or "Demo phantom"
     QString path;                       ///< empty for the demo
+    tomo::OpenOptions options;          ///< how it was opened
     std::optional<DemoSpec> demo;       ///< set for the demo phantom
     double secondsToOpen = 0.0;
     int generation = 0;                 ///< counts datasets opened (Controller::generation)
+    /// The rotation axis found on open (when asked for), on the middle row.
+    std::optional<AxisResult> axis;
+    QString axisError;                  ///< why the axis could not be found on open
 };
 
 /// Everything the parameter panel sets: one preview request, in GUI terms.
@@ -136,11 +145,6 @@ struct ModeComparison {
     tomo::QualityMetrics metrics;       ///< against cpu-reference, inside the disc
     QString error;                      ///< non-empty when the mode failed
     QString label() const;              ///< "alu · nearest · float16"
-};
-
-struct AxisResult {
-    int row = 0;
-    tomo::AxisEstimate estimate;
 };
 
 struct ExportRequest {

@@ -25,6 +25,7 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QStandardItemModel>
 #include <QDir>
 #include <QFile>
@@ -37,6 +38,9 @@
 #include <QSettings>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QSlider>
+#include <QStyle>
+#include <QStyleOptionSlider>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
@@ -564,7 +568,7 @@ private slots:
         QCOMPARE(w->metadataPanel()->value(QStringLiteral("Flats")), QStringLiteral("10"));
         QCOMPARE(w->metadataPanel()->value(QStringLiteral("Darks")), QStringLiteral("10"));
         QCOMPARE(w->metadataPanel()->value(QStringLiteral("Projections")), QStringLiteral("181"));
-        saveScreenshot(w.get(), QStringLiteral("11-tooth-centre-axis"));
+        saveScreenshot(w.get(), QStringLiteral("11-tooth-opened"));
 
         QSignalSpy found(w->controller(), &Controller::axisFound);
         w->controller()->findAxis(w->parameterPanel()->params().row);
@@ -791,6 +795,124 @@ private slots:
         QCOMPARE(w->currentResult()->params.axis, 129.75);
         QVERIFY(!w->currentResult()->preview.filtered); // axis changes only back-project
         QVERIFY(waitUntil([&] { return !w->controller()->sliceBusy(); }));
+    }
+
+    void realScanOpensWithItsAxisFound() {
+        const QString tooth = realData(QStringLiteral("aps_tooth/tooth.h5"));
+        if (tooth.isEmpty()) QSKIP("shared/data/real/aps_tooth/tooth.h5 not found");
+        // No axis remembered for it: the finder runs before the first slice.
+        w->openPath(tooth);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 640; }));
+        const double found = w->currentResult()->params.axis;
+        qInfo("tooth opened with axis %.3f px; %s", found, qPrintable(w->parameterPanel()->axisNote()));
+        QVERIFY2(std::abs(found - 296.0) < 1.5, "the tooth's axis is about 296 px (SOURCES.md), not the centre 319.5");
+        QCOMPARE(found, 295.875); // the finder's 1/8 px, shown and used with all its digits
+        QVERIFY(w->parameterPanel()->axisIsFound());
+        QVERIFY(w->parameterPanel()->axisNote().contains(QStringLiteral("found automatically")));
+        QVERIFY(w->parameterPanel()->axisNote().contains(QStringLiteral("confidence")));
+        auto* spin = w->parameterPanel()->findChild<QDoubleSpinBox*>(QStringLiteral("axisSpin"));
+        QVERIFY(spin);
+        QCOMPARE(spin->text(), QStringLiteral("295.875"));
+        saveScreenshot(w.get(), QStringLiteral("22-tooth-axis-found-on-open"));
+
+        // Moved: the confidence belonged to the found axis and goes.
+        w->parameterPanel()->nudgeAxis(0.25);
+        QVERIFY(!w->parameterPanel()->axisIsFound());
+        QVERIFY(w->parameterPanel()->axisNote().isEmpty());
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.axis == 296.125; }));
+
+        // Opened again: the remembered axis, no search.
+        QSignalSpy opened(w->controller(), &Controller::datasetOpened);
+        w->openPath(tooth);
+        QVERIFY(waitUntil([&] { return opened.count() == 1; }));
+        QVERIFY(!opened.first().first().value<DatasetSummary>().axis.has_value());
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.axis == 296.125; }));
+        QVERIFY(w->parameterPanel()->axisNote().isEmpty());
+    }
+
+    void newDatasetStartsWithAutomaticWindow() {
+        openDemo(128, 4);
+        const float low = w->currentResult()->stats.autoLow;
+        emit w->histogram()->windowChanged(low, low + 10.0f); // a manual window: automatic goes off
+        QCOMPARE(w->sliceView()->windowHigh(), low + 10.0f);
+        openDemo(256, 4);
+        const SliceResult& r = *w->currentResult();
+        QCOMPARE(w->sliceView()->windowLow(), r.stats.autoLow);
+        QCOMPARE(w->sliceView()->windowHigh(), r.stats.autoHigh);
+        // ... and it stays automatic for the next slices of this dataset.
+        setParams([](SliceParams& p) { p.row = 1; });
+        QVERIFY(waitForResult(*w, [](const SliceResult& res) { return res.params.row == 1; }));
+        QCOMPARE(w->sliceView()->windowHigh(), w->currentResult()->stats.autoHigh);
+    }
+
+    void exportDialogStaysClosedAfterOtherJobs() {
+        openDemo(128, 16);
+        QTemporaryDir dir;
+        ExportRequest request;
+        request.target = dir.filePath(QStringLiteral("volume.h5"));
+        request.firstRow = 0;
+        request.rowCount = 16;
+        request.params = w->parameterPanel()->params();
+        QSignalSpy finished(w->controller(), &Controller::jobFinished);
+        QVERIFY(w->startExport(request));
+        QVERIFY(waitUntil([&] { return finished.count() == 1; }));
+        QVERIFY(waitUntil([&] { return !w->exportProgress() || !w->exportProgress()->isVisible(); }, 5000));
+        // A sub-volume for the 3D view, then a mode comparison: their progress
+        // must not bring the finished export's dialog back.
+        QSignalSpy progress(w->controller(), &Controller::jobProgress);
+        QVERIFY(w->controller()->reconstructSubVolume(w->parameterPanel()->params(), 0, 16));
+        QVERIFY(waitUntil([&] { return finished.count() == 2; }));
+        QVERIFY(progress.count() >= 2);
+        QTest::qWait(50);
+        for (QWidget* top : QApplication::topLevelWidgets())
+            QVERIFY2(!qobject_cast<QProgressDialog*>(top) || !top->isVisible(), "a progress dialog is still shown");
+        for (auto* dialog : w->findChildren<QProgressDialog*>()) QVERIFY(!dialog->isVisible());
+        QCOMPARE(finished.at(1).at(1).value<JobStatus>(), JobStatus::Done);
+        saveScreenshot(w.get(), QStringLiteral("23-after-export-and-subvolume"));
+    }
+
+    void fineAxisControl() {
+        openDemo(256, 4);
+        auto* fine = w->parameterPanel()->findChild<QSlider*>(QStringLiteral("fineAxisSlider"));
+        auto* coarse = w->parameterPanel()->findChild<QSlider*>(QStringLiteral("axisSlider"));
+        QVERIFY(fine && coarse);
+        auto dragHandle = [](QSlider* slider, int dx) {
+            QStyleOptionSlider option;
+            option.initFrom(slider);
+            option.orientation = slider->orientation();
+            option.minimum = slider->minimum();
+            option.maximum = slider->maximum();
+            option.sliderPosition = option.sliderValue = slider->value();
+            const QPoint handle =
+                slider->style()->subControlRect(QStyle::CC_Slider, &option, QStyle::SC_SliderHandle, slider).center();
+            QTest::mousePress(slider, Qt::LeftButton, {}, handle);
+            for (int step = 1; step <= 6; ++step) QTest::mouseMove(slider, handle + QPoint(dx * step / 6, 0));
+            QTest::mouseRelease(slider, Qt::LeftButton, {}, handle + QPoint(dx, 0));
+        };
+        // A 60 px drag of the fine slider moves the axis by less than 5 px ...
+        const double before = w->parameterPanel()->params().axis;
+        dragHandle(fine, 60);
+        const double fineMove = w->parameterPanel()->params().axis - before;
+        qInfo("60 px drag: fine slider %.2f px (slider %d px wide)", fineMove, fine->width());
+        QVERIFY2(fineMove > 0.0 && fineMove <= 5.0, qPrintable(QString::number(fineMove)));
+        QCOMPARE(fine->value(), 0); // centred on the new axis once released
+        QVERIFY(waitForResult(*w, [&](const SliceResult& r) { return r.params.axis == before + fineMove; }));
+        // ... in 0.01 px steps: one key step of the fine slider.
+        const double at = w->parameterPanel()->params().axis;
+        fine->setFocus();
+        QTest::keyClick(fine, Qt::Key_Right);
+        QVERIFY(std::abs(w->parameterPanel()->params().axis - (at + 0.01)) < 1e-9);
+        // The coarse slider spans the detector: the same drag moves much further.
+        const double beforeCoarse = w->parameterPanel()->params().axis;
+        dragHandle(coarse, 60);
+        qInfo("60 px drag: coarse slider %.2f px", w->parameterPanel()->params().axis - beforeCoarse);
+        QVERIFY(std::abs(w->parameterPanel()->params().axis - beforeCoarse) > 5.0);
+        // Three decimals: a finder's 1/8 px is kept.
+        setParams([](SliceParams& p) { p.axis = 127.875; });
+        QCOMPARE(w->parameterPanel()->params().axis, 127.875);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.axis == 127.875; }));
+        QVERIFY(w->sliceView()->caption().contains(QStringLiteral("axis 127.875")));
+        saveScreenshot(w->parameterPanel(), QStringLiteral("24-axis-controls"));
     }
 
     void measureLatencyPrintsOneLineAndExitsZero() {
