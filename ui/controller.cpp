@@ -255,7 +255,11 @@ void Controller::openFile(const QString& path, const tomo::OpenOptions& options,
             summary.info = reader->info();
             summary.title = QFileInfo(path).fileName();
             summary.path = path;
+            // As opened: with the angles file and entries the reader used (a
+            // TIFF folder's angles.txt, the projections' entries it found).
             summary.options = options;
+            if (!summary.info.anglesFile.empty()) summary.options.anglesFile = summary.info.anglesFile;
+            if (summary.info.anglesLines) summary.options.anglesLines = summary.info.anglesLines;
             summary.secondsToOpen = timer.nsecsElapsed() / 1e9;
             installDataset(std::move(reader), std::move(source), std::move(summary), findAxis);
         } catch (const std::exception& e) {

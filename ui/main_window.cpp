@@ -666,11 +666,13 @@ bool MainWindow::loadParameters(const QString& path) {
         const tomo::RunConfig config = tomo::loadRunConfig(path.toStdString());
         setLastDirectory(path);
         const QString input = QString::fromStdString(config.input.string());
-        const bool sameDataset = m_dataset && ((input.isEmpty() && m_dataset->demo) ||
-                                               (!input.isEmpty() && QFileInfo(input) == QFileInfo(m_dataset->path)));
+        const bool sameDataset =
+            m_dataset && ((input.isEmpty() && m_dataset->demo) ||
+                          (!input.isEmpty() && QFileInfo(input) == QFileInfo(m_dataset->path) &&
+                           sameOpenOptions(config.open, m_dataset->options)));
         if (!input.isEmpty() && !sameDataset) {
             m_pendingParameters = path; // applied when the dataset is open
-            openPath(input);
+            openPath(input, config.open);
             return true;
         }
         if (!m_dataset) {
@@ -695,7 +697,7 @@ bool MainWindow::loadParameters(const QString& path) {
 bool MainWindow::saveParameters(const QString& path) {
     try {
         const QString input = m_dataset ? m_dataset->path : QString();
-        tomo::saveRunConfig(path.toStdString(), toRunConfig(m_params->params(), input, 0, 0));
+        tomo::saveRunConfig(path.toStdString(), toRunConfig(m_params->params(), m_dataset.value_or(DatasetSummary{}), 0, 0));
         setLastDirectory(path);
         statusBar()->showMessage(
             input.isEmpty() ? tr("Saved %1 (demo phantom: no input file recorded)").arg(QFileInfo(path).fileName())
@@ -1057,7 +1059,7 @@ void MainWindow::saveSliceValues() {
         tomo::WriteOptions options;
         options.overwrite = true;
         options.attributes["tomo_run_config"] =
-            tomo::toJson(toRunConfig(m_result->params, m_dataset ? m_dataset->path : QString(), m_result->params.row, 1));
+            tomo::toJson(toRunConfig(m_result->params, m_dataset.value_or(DatasetSummary{}), m_result->params.row, 1));
         auto writer = tomo::createVolumeWriter(path.toStdString(), img.width, img.height, 1, options);
         writer->writeSlices(0, 1, img.data);
         writer->commit();

@@ -44,9 +44,10 @@ QString ModeComparison::label() const {
            (options.slicesPerPass > 1 ? QStringLiteral(" · %1 slices/pass").arg(options.slicesPerPass) : QString());
 }
 
-tomo::RunConfig toRunConfig(const SliceParams& params, const QString& input, int firstRow, int rowCount) {
+tomo::RunConfig toRunConfig(const SliceParams& params, const DatasetSummary& dataset, int firstRow, int rowCount) {
     tomo::RunConfig c;
-    c.input = input.toStdString();
+    c.input = dataset.path.toStdString();
+    c.open = dataset.options;
     c.axis = params.axis;
     c.axisOffsetsFile = params.axisOffsetsFile.toStdString();
     c.firstRow = firstRow;
@@ -54,6 +55,16 @@ tomo::RunConfig toRunConfig(const SliceParams& params, const QString& input, int
     c.region = params.region;
     c.options = params.options;
     return c;
+}
+
+bool sameOpenOptions(const tomo::OpenOptions& a, const tomo::OpenOptions& b) {
+    auto sameRaw = [](const tomo::RawLayout& x, const tomo::RawLayout& y) {
+        return x.projections == y.projections && x.rows == y.rows && x.columns == y.columns && x.type == y.type &&
+               x.headerBytes == y.headerBytes && x.bigEndian == y.bigEndian;
+    };
+    return a.anglesFile == b.anglesFile && a.anglesLines == b.anglesLines &&
+           a.angleRangeDegrees == b.angleRangeDegrees && a.raw.has_value() == b.raw.has_value() &&
+           (!a.raw || sameRaw(*a.raw, *b.raw));
 }
 
 SliceParams fromRunConfig(const tomo::RunConfig& config, int projections) {

@@ -182,8 +182,11 @@ struct JobProgress {
     double secondsLeft = -1.0;          ///< < 0 while unknown
 };
 
-/// The GUI parameters as the JSON run configuration tomo-recon accepts.
-tomo::RunConfig toRunConfig(const SliceParams& params, const QString& input, int firstRow, int rowCount);
+/// The GUI parameters as the JSON run configuration tomo-recon accepts: the
+/// dataset's path (none for the demo) and how it was opened, rows, and params.
+tomo::RunConfig toRunConfig(const SliceParams& params, const DatasetSummary& dataset, int firstRow, int rowCount);
+/// The same way of reading a dataset (angles file, entries, range, raw layout).
+bool sameOpenOptions(const tomo::OpenOptions& a, const tomo::OpenOptions& b);
 /// Panel parameters from a run configuration (axis offsets file read).
 /// Throws as tomo::readAxisOffsetsFile.
 SliceParams fromRunConfig(const tomo::RunConfig& config, int projections);

@@ -63,6 +63,40 @@ TEST(Dataset, NamesOfTypesAndFormats) {
     EXPECT_STREQ(formatName(DatasetFormat::TiffDirectory), "directory of TIFFs");
 }
 
+TEST(AnglesFile, EntriesAreSelectedByRange) {
+    TempDir dir;
+    writeText(dir / "a.txt", "# frame angles\n5\n5\n\n10\n20\n30\n30\n");
+    const auto some = readAnglesFile(dir / "a.txt", LineRange{1, 3}); // entries, not lines
+    ASSERT_EQ(some.size(), 3u);
+    EXPECT_DOUBLE_EQ(some[0], 5 * kDeg);
+    EXPECT_DOUBLE_EQ(some[2], 20 * kDeg);
+    EXPECT_EQ(readAnglesFile(dir / "a.txt", LineRange{4, 0}).size(), 2u); // 0 = to the end
+    const auto message = messageOf<FormatError>([&] { readAnglesFile(dir / "a.txt", LineRange{3, 4}); });
+    EXPECT_TRUE(contains(message, "entries 3 to 6 asked for"));
+    EXPECT_TRUE(contains(message, "entries 0 to 5"));
+    EXPECT_THROW(readAnglesFile(dir / "a.txt", LineRange{6, 0}), FormatError);
+}
+
+TEST(AnglesFile, FindsTheProjectionsAmongDarkAndFlatFrames) {
+    auto degrees = [](std::vector<double> v) {
+        for (double& a : v) a *= kDeg;
+        return v;
+    };
+    // Darks and flats at the first angle before, at the last one after; the
+    // file rounds the last projection (-78.2001) but not the frames after it.
+    const auto i13Like = degrees({-88.2, -88.2, -88.2, -88.2, -86.2, -84.2, -82.2, -80.2, -78.2001, -78.2, -78.2});
+    const auto found = findProjectionAngles(i13Like, 6);
+    ASSERT_TRUE(found.has_value());
+    EXPECT_EQ(*found, (LineRange{3, 6}));
+    // Frames only before, only after.
+    EXPECT_EQ(findProjectionAngles(degrees({0, 0, 0, 1, 2, 3}), 4), (LineRange{2, 4}));
+    EXPECT_EQ(findProjectionAngles(degrees({0, 1, 2, 3, 3, 3}), 4), (LineRange{0, 4}));
+    // Another layout (frames at other angles) or an ambiguous one: not guessed.
+    EXPECT_FALSE(findProjectionAngles(degrees({50, 50, 0, 1, 2, 3}), 4).has_value());
+    EXPECT_FALSE(findProjectionAngles(degrees({0, 0, 0, 0, 0, 0}), 4).has_value());
+    EXPECT_FALSE(findProjectionAngles(degrees({0, 1, 2, 3}), 4).has_value()); // not more entries than projections
+}
+
 TEST(AnglesFile, ReadsDegreesSkippingCommentsAndBlankLines) {
     TempDir dir;
     writeText(dir / "a.txt", "# angles\n0\n\n  90.5  # comment\n+180\r\n-45e0\n");
@@ -236,6 +270,18 @@ TEST(RawReader, AnglesFileCountMustMatch) {
     EXPECT_TRUE(contains(message, "3 projections"));
     writeText(dir / "angles.txt", "0\n60\n120\n");
     EXPECT_NEAR(openDataset(dir / "s.raw", options)->info().angles[2], 120 * kDeg, 1e-12);
+
+    // Entries of a longer file; the reader records which.
+    writeText(dir / "angles.txt", "-1\n0\n60\n120\n500\n");
+    options.anglesLines = LineRange{1, 3};
+    const auto reader = openDataset(dir / "s.raw", options);
+    EXPECT_NEAR(reader->info().angles[2], 120 * kDeg, 1e-12);
+    EXPECT_EQ(reader->info().anglesFile, dir / "angles.txt");
+    EXPECT_EQ(reader->info().anglesLines, (LineRange{1, 3}));
+    // Entries without a file to take them from.
+    options.anglesFile.reset();
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { openDataset(dir / "s.raw", options); }),
+                         "none is given"));
 }
 
 // ---------------------------------------------------------------- HDF5
@@ -743,15 +789,25 @@ TEST(RealData, HdfFileWithoutHdfSupportSaysSo) {
 
 #if TOMO_WITH_TIFF
 
-TEST(RealData, DiamondI13TiffDirectoryNeedsAnAnglesFile) {
+TEST(RealData, DiamondI13TiffDirectoryFindsItsProjectionAngles) {
     const auto dir = test::realData("dls_i13_24737/tiff");
     TOMO_REQUIRE_FILE(dir);
     EXPECT_EQ(detectFormat(dir), DatasetFormat::TiffDirectory);
-    // Its angles.txt has one line per frame of the original scan (111), not per projection (91).
-    const auto message = messageOf<FormatError>([&] { openDataset(dir); });
-    EXPECT_TRUE(contains(message, "angles.txt holds 111 angles"));
-    EXPECT_TRUE(contains(message, "91 projection files"));
-    EXPECT_TRUE(contains(message, "raw_00000.tiff ... raw_00090.tiff"));
+    // Its angles.txt has one line per frame of the original scan (111): 10
+    // dark/flat frames at -88.2, the 91 projections, 10 frames at 91.8.
+    const auto own = openDataset(dir);
+    EXPECT_EQ(own->info().anglesFile, dir / "angles.txt");
+    ASSERT_TRUE(own->info().anglesLines.has_value());
+    EXPECT_EQ(*own->info().anglesLines, (LineRange{10, 91}));
+    // Entries that do not give one angle per projection are named.
+    OpenOptions wrong;
+    wrong.anglesLines = LineRange{10, 90};
+    const auto message = messageOf<FormatError>([&] { openDataset(dir, wrong); });
+    EXPECT_TRUE(contains(message, "angles.txt (entries 10 to 99) holds 90 angles"));
+    EXPECT_TRUE(contains(message, "91 projections"));
+    OpenOptions given;
+    given.anglesLines = LineRange{10, 91};
+    EXPECT_EQ(openDataset(dir, given)->info().angles, own->info().angles);
 
     // Rows 10-100 of angles.txt are the projections (SOURCES.md).
     TempDir tmp;
@@ -784,6 +840,7 @@ TEST(RealData, DiamondI13TiffDirectoryNeedsAnAnglesFile) {
     ASSERT_TRUE(h5->readMeanFlat(60, 5, flatH5));
     EXPECT_EQ(flatTiff, flatH5);
     for (std::size_t i = 0; i < info.angles.size(); ++i) EXPECT_NEAR(info.angles[i], h5->info().angles[i], 1e-12);
+    for (std::size_t i = 0; i < info.angles.size(); ++i) EXPECT_NEAR(own->info().angles[i], h5->info().angles[i], 1e-12);
 #endif
 }
 

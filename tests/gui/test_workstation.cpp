@@ -32,6 +32,7 @@
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QLabel>
 #include <QMap>
 #include <QProcess>
 #include <QProgressDialog>
@@ -913,6 +914,92 @@ private slots:
         QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.axis == 127.875; }));
         QVERIFY(w->sliceView()->caption().contains(QStringLiteral("axis 127.875")));
         saveScreenshot(w->parameterPanel(), QStringLiteral("24-axis-controls"));
+    }
+
+    void anglesEntriesAreSavedAndReplayed() {
+        const QString folder = realData(QStringLiteral("dls_i13_24737/tiff"));
+        if (folder.isEmpty()) QSKIP("shared/data/real/dls_i13_24737/tiff not found");
+        // The folder's angles.txt lists 111 frames for 91 projections: it
+        // opens, with the projections' entries found.
+        w->openPath(folder);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 160; }));
+        QCOMPARE(w->metadataPanel()->value(QStringLiteral("Angles from")), QStringLiteral("angles.txt, entries 10–100"));
+        QVERIFY(w->dataset()->options.anglesLines == (tomo::LineRange{10, 91}));
+        qInfo("i13 opened with axis %.3f px (%s)", w->currentResult()->params.axis,
+              qPrintable(w->parameterPanel()->axisNote()));
+        saveScreenshot(w.get(), QStringLiteral("25-i13-tiff-folder"));
+
+        // Saved parameters carry the input options ...
+        QTemporaryDir dir;
+        const QString config = dir.filePath(QStringLiteral("i13.json"));
+        QVERIFY(w->saveParameters(config));
+        const tomo::RunConfig saved = tomo::loadRunConfig(config.toStdString());
+        QCOMPARE(QString::fromStdString(saved.input.string()), folder);
+        QVERIFY(saved.open.anglesFile.has_value());
+        QCOMPARE(QFileInfo(QString::fromStdString(saved.open.anglesFile->string())).fileName(), QStringLiteral("angles.txt"));
+        QVERIFY(saved.open.anglesLines == (tomo::LineRange{10, 91}));
+        // ... and so do exported files.
+        {
+            ExportDialog exportDialog(*w->dataset(), w->parameterPanel()->params(), 0.0f, 1.0f, dir.path(), w.get());
+            const tomo::RunConfig exported =
+                tomo::runConfigFromJson(exportDialog.request().write.attributes.at("tomo_run_config"));
+            QVERIFY(exported.open.anglesLines == (tomo::LineRange{10, 91}));
+        }
+
+#ifdef TOMO_RECON_EXE
+        // tomo-recon --config replays it: the same slice.
+        const QString volume = dir.filePath(QStringLiteral("i13.h5"));
+        const int row = w->currentResult()->params.row;
+        QProcess recon;
+        recon.start(QStringLiteral(TOMO_RECON_EXE), {QStringLiteral("--config"), config, QStringLiteral("-o"), volume,
+                                                     QStringLiteral("--rows"), QString::number(row)});
+        QVERIFY(recon.waitForFinished(120000));
+        QVERIFY2(recon.exitCode() == 0, recon.readAllStandardError().constData());
+        const tomo::ImageStack batch = tomo::readVolume(volume.toStdString());
+        const SliceResult& live = *w->currentResult();
+        const double difference = maxAbsDifference(batch.slice(0), live.preview.slice);
+        qInfo("tomo-recon --config vs the live slice: max abs difference %.3g", difference);
+        QVERIFY(difference < 1e-4 * (live.stats.max - live.stats.min));
+#endif
+
+        // Loading the parameters in a fresh window opens the folder the same way.
+        w = std::make_unique<MainWindow>();
+        w->show();
+        QVERIFY(w->loadParameters(config));
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 160; }));
+        QVERIFY(w->dataset()->options.anglesLines == (tomo::LineRange{10, 91}));
+        QCOMPARE(w->currentResult()->params.axis, *saved.axis);
+    }
+
+    void openDialogRemembersWhatWasTyped() {
+        QTemporaryDir dir;
+        const QString angles = dir.filePath(QStringLiteral("frames.txt"));
+        {
+            QFile f(angles);
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Text));
+            f.write("5\n5\n0\n1\n2\n3\n3\n");
+        }
+        {
+            OpenDialog first(dir.path(), w.get());
+            first.setPath(dir.path());
+            tomo::OpenOptions o;
+            o.anglesFile = angles.toStdString();
+            o.anglesLines = tomo::LineRange{2, 4};
+            o.angleRangeDegrees = 360.0;
+            first.setOptions(o);
+            first.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&first));
+            QVERIFY2(first.findChild<QLabel*>(QStringLiteral("anglesHint"))->text().contains(QStringLiteral("Entries 2–5: 4 angles")),
+                     qPrintable(first.findChild<QLabel*>(QStringLiteral("anglesHint"))->text()));
+            saveScreenshot(&first, QStringLiteral("26-open-dialog-entries"));
+            first.accept();
+        }
+        OpenDialog again(QString(), w.get());
+        QCOMPARE(again.path(), dir.path());
+        const tomo::OpenOptions back = again.options();
+        QVERIFY(back.anglesFile && QString::fromStdString(back.anglesFile->string()) == angles);
+        QVERIFY(back.anglesLines == (tomo::LineRange{2, 4}));
+        QCOMPARE(back.angleRangeDegrees, 360.0);
     }
 
     void measureLatencyPrintsOneLineAndExitsZero() {

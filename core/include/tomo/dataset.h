@@ -41,12 +41,26 @@ struct RawLayout {
     bool bigEndian = false;
 };
 
+/// Entries of a text file of numbers, counted without comments and blank
+/// lines (0-based): `count` entries from `first`; count 0 = to the end.
+struct LineRange {
+    int first = 0;
+    int count = 0;
+    friend bool operator==(const LineRange&, const LineRange&) = default;
+};
+
 struct OpenOptions {
     /// Required for raw files; ignored otherwise.
     std::optional<RawLayout> raw;
     /// Text file of angles in degrees, one per line, overriding or supplying
-    /// the angles (TIFF and raw data carry none).
+    /// the angles (TIFF and raw data carry none). A TIFF folder's own
+    /// angles.txt is used when none is given.
     std::optional<std::filesystem::path> anglesFile;
+    /// The entries of the angles file that belong to the projections, when
+    /// it also lists other frames (e.g. darks and flats). Unset: every entry,
+    /// or, when the file holds more angles than there are projections, the
+    /// run findProjectionAngles finds. Needs an angles file.
+    std::optional<LineRange> anglesLines;
     /// When the file carries no angles and no anglesFile is given: angles are
     /// spread uniformly over [0, angleRangeDegrees) (end point excluded).
     double angleRangeDegrees = 180.0;
@@ -70,6 +84,11 @@ struct DatasetInfo {
     /// correction interpolates between the groups by projection index.
     std::vector<double> flatPositions;
     std::vector<double> angles; ///< radians, one per projection
+    /// The text file the angles came from (empty: the dataset's own, or uniform).
+    std::filesystem::path anglesFile;
+    /// The entries of anglesFile used (given, or found by findProjectionAngles);
+    /// unset when all of them were.
+    std::optional<LineRange> anglesLines;
     bool logCorrected = false; ///< values are already line integrals: no flat/dark, no log
 };
 
@@ -116,9 +135,20 @@ std::unique_ptr<DatasetReader> openDataset(const std::filesystem::path& path,
                                            const OpenOptions& options = {});
 
 /// Reads angles in degrees from a text file (one per line, '#' comments,
-/// blank lines ignored) and returns them in radians. Throws IoError /
-/// FormatError naming the file and line.
-std::vector<double> readAnglesFile(const std::filesystem::path& path);
+/// blank lines ignored) and returns them in radians; `lines` selects some
+/// entries. Throws IoError / FormatError naming the file and line, and
+/// FormatError when `lines` reaches past the file's entries.
+std::vector<double> readAnglesFile(const std::filesystem::path& path, std::optional<LineRange> lines = {});
+
+/// The usual frame layout of a scan whose angles file lists every frame:
+/// dark and flat frames taken before and/or after the projections, at the
+/// first and the last projection angle. Among `angles` (one per frame, more
+/// than `projections`), returns the run of `projections` consecutive
+/// entries such that every entry before it equals its first angle and every
+/// entry after it equals its last (within a tenth of the median step between
+/// entries: files round); nullopt when no run or more than one fits (the
+/// layout is something else: give the entries explicitly).
+std::optional<LineRange> findProjectionAngles(const std::vector<double>& angles, int projections);
 
 /// Reads per-projection axis offsets (pixels, one per line). Throws as
 /// readAnglesFile, and InvalidArgument if the count differs from

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "tomo/backend.h"
+#include "tomo/dataset.h"
 #include "tomo/geometry.h"
 
 #include <filesystem>
@@ -14,6 +15,7 @@ namespace tomo {
 
 struct RunConfig {
     std::filesystem::path input;                 ///< dataset (may be empty)
+    OpenOptions open;                            ///< how to read it: angles file and entries, angle range, raw layout
     std::optional<double> axis;                  ///< rotation axis; unset = detector centre
     std::filesystem::path axisOffsetsFile;       ///< per-projection offsets (may be empty)
     int firstRow = 0;
@@ -22,7 +24,9 @@ struct RunConfig {
     ReconOptions options;
 };
 
-/// JSON object with keys input, axis, axis_offsets_file, rows [first, count],
+/// JSON object with keys input, angles_file, angles_lines [first, count],
+/// angle_range, raw_shape [projections, rows, columns], raw_type,
+/// raw_header, raw_big_endian, axis, axis_offsets_file, rows [first, count],
 /// region [x, y, width, height], strategy, interpolation, precision,
 /// slices_per_pass, filter, padding, device, threads; absent keys keep
 /// defaults. Unknown keys are an error (typos must not pass silently).

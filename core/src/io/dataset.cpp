@@ -76,13 +76,28 @@ FileKind sniffFile(const std::filesystem::path& path) {
     return FileKind::Other;
 }
 
-std::vector<double> resolveAngles(const DatasetInfo& info, const std::vector<double>& stored,
+std::vector<double> resolveAngles(DatasetInfo& info, const std::vector<double>& stored,
                                   const std::string& storedSource, const OpenOptions& options) {
     std::vector<double> angles;
     std::string source = storedSource;
+    if (options.anglesLines && !options.anglesFile)
+        throw InvalidArgument("angle entries " + std::to_string(options.anglesLines->first) + "+" +
+                              std::to_string(options.anglesLines->count) + " for " + info.path.string() +
+                              ": they select lines of an angles file, and none is given");
     if (options.anglesFile) {
-        angles = readAnglesFile(*options.anglesFile);
+        std::optional<LineRange> lines = options.anglesLines;
+        angles = readAnglesFile(*options.anglesFile, lines);
+        if (!lines && angles.size() > static_cast<std::size_t>(info.projections)) {
+            // The file lists every frame of the scan, darks and flats too.
+            lines = findProjectionAngles(angles, info.projections);
+            if (lines) angles = readAnglesFile(*options.anglesFile, lines);
+        }
         source = options.anglesFile->string();
+        if (lines)
+            source += " (entries " + std::to_string(lines->first) + " to " +
+                      std::to_string(lines->first + static_cast<int>(angles.size()) - 1) + ")";
+        info.anglesFile = *options.anglesFile;
+        info.anglesLines = lines;
     } else if (!stored.empty()) {
         angles = stored;
     } else {
@@ -97,7 +112,10 @@ std::vector<double> resolveAngles(const DatasetInfo& info, const std::vector<dou
     if (angles.size() != static_cast<std::size_t>(info.projections))
         throw FormatError(source + " holds " + std::to_string(angles.size()) + " angles but " +
                           info.path.string() + " has " + std::to_string(info.projections) +
-                          " projections: expected one angle per projection");
+                          " projections: expected one angle per projection" +
+                          (options.anglesFile && !options.anglesLines && angles.size() > static_cast<std::size_t>(info.projections)
+                               ? " (or the entries of the file that belong to the projections)"
+                               : ""));
     for (std::size_t i = 0; i < angles.size(); ++i)
         if (!std::isfinite(angles[i]))
             throw FormatError(source + ": angle " + std::to_string(i) + " is not a finite number");
@@ -258,10 +276,46 @@ std::unique_ptr<DatasetReader> openDataset(const std::filesystem::path& path, co
     throw FormatError(path.string() + ": " + formatName(format) + " is not supported by this build");
 }
 
-std::vector<double> readAnglesFile(const std::filesystem::path& path) {
+std::vector<double> readAnglesFile(const std::filesystem::path& path, std::optional<LineRange> lines) {
     auto angles = readNumberPerLine(path, "angle in degrees");
+    if (lines) {
+        const auto entries = static_cast<long long>(angles.size());
+        const long long first = lines->first;
+        const long long count = lines->count == 0 ? entries - first : lines->count;
+        if (first < 0 || count < 1 || lines->count < 0 || first + count > entries)
+            throw FormatError(path.string() + ": angle entries " + std::to_string(first) + " to " +
+                              std::to_string(first + count - 1) + " asked for, but it holds entries 0 to " +
+                              std::to_string(entries - 1) + " (comments and blank lines not counted)");
+        angles = std::vector<double>(angles.begin() + first, angles.begin() + first + count);
+    }
     for (double& a : angles) a *= std::numbers::pi / 180.0;
     return angles;
+}
+
+std::optional<LineRange> findProjectionAngles(const std::vector<double>& angles, int projections) {
+    const auto n = static_cast<int>(angles.size());
+    if (projections < 2 || n <= projections) return std::nullopt;
+    // "Equal" within a tenth of the median step between entries: files round
+    // (i13 stores 91.7999 for the last projection, 91.8 for the frames after).
+    std::vector<double> steps;
+    for (std::size_t i = 1; i < angles.size(); ++i)
+        if (angles[i] != angles[i - 1]) steps.push_back(std::abs(angles[i] - angles[i - 1]));
+    if (steps.empty()) return std::nullopt;
+    std::nth_element(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(steps.size() / 2), steps.end());
+    const double tolerance = 0.1 * steps[steps.size() / 2];
+    auto near = [&](double a, double b) { return std::abs(a - b) <= tolerance; };
+    std::optional<LineRange> found;
+    for (int first = 0; first + projections <= n; ++first) {
+        const double start = angles[static_cast<std::size_t>(first)];
+        const double end = angles[static_cast<std::size_t>(first + projections - 1)];
+        const bool before = std::all_of(angles.begin(), angles.begin() + first, [&](double a) { return near(a, start); });
+        const bool after =
+            std::all_of(angles.begin() + first + projections, angles.end(), [&](double a) { return near(a, end); });
+        if (!before || !after) continue;
+        if (found) return std::nullopt; // two runs fit: the layout is not the usual one
+        found = LineRange{first, projections};
+    }
+    return found;
 }
 
 std::vector<double> readAxisOffsetsFile(const std::filesystem::path& path, int expectedCount) {

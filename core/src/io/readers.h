@@ -40,12 +40,15 @@ std::unique_ptr<DatasetReader> openMultiPageTiff(const std::filesystem::path& pa
 #endif
 
 /// The angles (radians) of a dataset with info.projections projections:
-/// options.anglesFile when given, else `stored` (already in radians) when not
-/// empty, else uniform over options.angleRangeDegrees. `storedSource` names
-/// where `stored` came from, for the count-mismatch message. Throws
-/// FormatError when a count differs from info.projections or an angle is
-/// not finite.
-std::vector<double> resolveAngles(const DatasetInfo& info, const std::vector<double>& stored,
+/// options.anglesFile when given (the entries options.anglesLines selects,
+/// or those findProjectionAngles finds when the file holds more angles than
+/// projections; recorded in info.anglesFile / anglesLines), else `stored`
+/// (already in radians) when not empty, else uniform over
+/// options.angleRangeDegrees. `storedSource` names where `stored` came from,
+/// for the count-mismatch message. Throws FormatError when a count differs
+/// from info.projections or an angle is not finite, InvalidArgument for
+/// anglesLines without an angles file.
+std::vector<double> resolveAngles(DatasetInfo& info, const std::vector<double>& stored,
                                   const std::string& storedSource, const OpenOptions& options);
 
 /// Throws InvalidArgument naming info.path when [firstRow, firstRow +

@@ -51,19 +51,24 @@ public:
         if (m_info.flats > 0) m_info.flatPositions = {-1.0}; // order not known: one group
         m_info.darks = static_cast<int>(m_darkFiles.size());
 
-        std::vector<double> stored;
+        // The folder's own angles.txt, unless an angles file is given. It may
+        // list every frame of the scan (darks and flats too): the usual
+        // layout is recognised, anything else needs the entries given.
+        OpenOptions effective = options;
         const auto anglesTxt = dir / "angles.txt";
-        if (!options.anglesFile && std::filesystem::exists(anglesTxt)) {
-            stored = readAnglesFile(anglesTxt);
-            if (stored.size() != m_projectionFiles.size())
-                throw FormatError(anglesTxt.string() + " holds " + std::to_string(stored.size()) + " angles but " +
+        if (!effective.anglesFile && std::filesystem::exists(anglesTxt)) {
+            effective.anglesFile = anglesTxt;
+            const auto all = readAnglesFile(anglesTxt);
+            if (!options.anglesLines && all.size() != m_projectionFiles.size() &&
+                !findProjectionAngles(all, m_info.projections))
+                throw FormatError(anglesTxt.string() + " holds " + std::to_string(all.size()) + " angles but " +
                                   dir.string() + " has " + std::to_string(m_projectionFiles.size()) +
                                   " projection files (" + m_projectionFiles.front().filename().string() + " ... " +
                                   m_projectionFiles.back().filename().string() +
-                                  "); expected one angle per projection: give an angles file with the "
-                                  "projections' angles instead");
+                                  "); expected one angle per projection: give the entries that belong to the "
+                                  "projections, or an angles file with the projections' angles instead");
         }
-        m_info.angles = resolveAngles(m_info, stored, anglesTxt.string(), options);
+        m_info.angles = resolveAngles(m_info, {}, {}, effective);
     }
 
     void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
