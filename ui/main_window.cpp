@@ -30,6 +30,7 @@
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
@@ -41,6 +42,9 @@
 #include <QProgressDialog>
 #include <QScrollArea>
 #include <QSettings>
+#include <QScreen>
+#include <QStandardPaths>
+#include <QTimer>
 #include <QStatusBar>
 #include <QTableWidget>
 #include <QToolBar>
@@ -55,6 +59,9 @@ namespace tomo::ui {
 namespace {
 
 constexpr int kMaxRecentFiles = 10;
+/// Below this window width the default layout stacks every panel as tabs in
+/// one column, so the slice keeps about two thirds of the width.
+constexpr int kCompactWidth = 1280;
 
 QIcon icon(const char* name) {
     if (!name) return {};
@@ -151,11 +158,14 @@ void MainWindow::createDocks() {
     m_lowSpin->setToolTip(tr("Window low: values at or below are the first colour"));
     m_highSpin->setToolTip(tr("Window high: values at or above are the last colour"));
     auto* autoButton = new QToolButton;
-    auto* row = new QHBoxLayout;
-    row->addWidget(m_colormapCombo, 1);
-    row->addWidget(m_lowSpin);
-    row->addWidget(m_highSpin);
-    row->addWidget(autoButton);
+    // Two rows, so the panel also fits a narrow column of tabs.
+    auto* row = new QGridLayout;
+    row->addWidget(m_colormapCombo, 0, 0, 1, 3);
+    row->addWidget(m_lowSpin, 1, 0);
+    row->addWidget(m_highSpin, 1, 1);
+    row->addWidget(autoButton, 1, 2);
+    row->setColumnStretch(0, 1);
+    row->setColumnStretch(1, 1);
     auto* displayLayout = new QVBoxLayout(display);
     displayLayout->setContentsMargins(4, 4, 4, 4);
     displayLayout->addWidget(m_histogram, 1);
@@ -176,7 +186,12 @@ void MainWindow::createDocks() {
     tabifyDockWidget(m_qualityDock, m_volumeDock);
     m_qualityDock->raise();
     connect(m_volumeDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
-        if (visible && !m_volume) showVolumeView();
+        // Once the layout settles: a tab that only flashed up while docks
+        // were moved does not create the (costly) OpenGL view.
+        if (visible && !m_volume)
+            QTimer::singleShot(0, this, [this] {
+                if (m_volumeDock->isVisible() && !m_volumeDock->visibleRegion().isEmpty() && !m_volume) showVolumeView();
+            });
     });
 
     resizeDocks({m_paramsDock, m_displayDock}, {340, 430}, Qt::Horizontal);
@@ -285,7 +300,7 @@ void MainWindow::createActions() {
                                                               : QStringLiteral("demo_phantom");
                                      const QString path = QFileDialog::getSaveFileName(
                                          this, tr("Save parameters"),
-                                         QDir(lastDirectory()).filePath(base % QStringLiteral("_params.json")),
+                                         QDir(outputDirectory()).filePath(base % QStringLiteral("_params.json")),
                                          tr("Parameter files (*.json)"));
                                      if (!path.isEmpty()) saveParameters(path);
                                  });
@@ -293,7 +308,7 @@ void MainWindow::createActions() {
                                    tr("Reconstruct a range of rows into an HDF5 file or TIFF stack"), [this] {
                                        if (!m_dataset) return;
                                        ExportDialog dialog(*m_dataset, m_params->params(), m_slice->windowLow(),
-                                                           m_slice->windowHigh(), lastDirectory(), this);
+                                                           m_slice->windowHigh(), outputDirectory(), this);
                                        if (dialog.exec() == QDialog::Accepted) startExport(dialog.request());
                                    });
     QAction* saveValues = action(tr("Save Slice &Values…"), nullptr, QKeySequence(tr("Ctrl+Shift+S")),
@@ -301,6 +316,14 @@ void MainWindow::createActions() {
     QAction* saveImage = action(tr("Save Slice &Image…"), nullptr, QKeySequence(),
                                 tr("Save the current slice as a PNG with the display window and colormap"),
                                 [this] { saveSliceImage(); });
+    QAction* workFolder = action(tr("&Work Folder…"), nullptr, QKeySequence(),
+                                 tr("The folder that Reconstruct to File, Save Parameters and Save Slice propose"), [this] {
+                                     const QString dir = QFileDialog::getExistingDirectory(this, tr("Work folder for results"),
+                                                                                           outputDirectory());
+                                     if (dir.isEmpty()) return;
+                                     setOutputDirectory(dir);
+                                     statusBar()->showMessage(tr("Results are proposed in %1").arg(dir), 6000);
+                                 });
     QAction* quit = action(tr("&Quit"), nullptr, QKeySequence::Quit, tr("Quit"), [this] { close(); });
     file->addActions({open, openWith});
     file->addMenu(m_recentMenu);
@@ -308,7 +331,7 @@ void MainWindow::createActions() {
     file->addSeparator();
     file->addActions({loadParams, saveParams});
     file->addSeparator();
-    file->addActions({exportAction, saveValues, saveImage});
+    file->addActions({exportAction, saveValues, saveImage, workFolder});
     file->addSeparator();
     file->addAction(quit);
 
@@ -405,8 +428,9 @@ void MainWindow::createActions() {
     QAction* show3d = action(tr("&3D View"), "view3d", QKeySequence(tr("Ctrl+3")),
                              tr("Volume rendering of a reconstructed sub-volume with orthogonal planes"),
                              [this] { showVolumeView(); });
-    QAction* resetLayout = action(tr("Reset &Layout"), nullptr, QKeySequence(), tr("Put every panel back in its place"),
-                                  [this] { restoreState(m_defaultState); });
+    QAction* resetLayout = action(tr("Reset &Layout"), nullptr, QKeySequence(),
+                                  tr("Put every panel back in its place (as tabs in one column on a small window)"),
+                                  [this] { applyDefaultLayout(); });
     view->addActions({m_panAction, m_lineAction, m_regionAction});
     view->addSeparator();
     view->addActions({fit, oneToOne, m_autoWindowAction, pixelSize});
@@ -698,7 +722,7 @@ bool MainWindow::saveParameters(const QString& path) {
     try {
         const QString input = m_dataset ? m_dataset->path : QString();
         tomo::saveRunConfig(path.toStdString(), toRunConfig(m_params->params(), m_dataset.value_or(DatasetSummary{}), 0, 0));
-        setLastDirectory(path);
+        setOutputDirectory(path);
         statusBar()->showMessage(
             input.isEmpty() ? tr("Saved %1 (demo phantom: no input file recorded)").arg(QFileInfo(path).fileName())
                             : tr("Saved %1: tomo-recon --config %1 reproduces this reconstruction")
@@ -980,7 +1004,7 @@ bool MainWindow::startExport(const ExportRequest& request) {
         showBusy();
         return false;
     }
-    setLastDirectory(request.target);
+    setOutputDirectory(request.target);
     delete m_exportProgress; // the previous export's, hidden
     auto* progress = new QProgressDialog(tr("Reconstructing rows %1–%2 to %3…")
                                              .arg(request.firstRow)
@@ -1051,7 +1075,7 @@ void MainWindow::showVolumeView() {
 void MainWindow::saveSliceValues() {
     if (!m_result) return;
     const QString path = QFileDialog::getSaveFileName(this, tr("Save slice values"),
-                                                      QDir(lastDirectory()).filePath(QStringLiteral("slice.tif")),
+                                                      QDir(outputDirectory()).filePath(QStringLiteral("slice.tif")),
                                                       tr("TIFF float32 (*.tif);;HDF5 (*.h5)"));
     if (path.isEmpty()) return;
     try {
@@ -1063,7 +1087,7 @@ void MainWindow::saveSliceValues() {
         auto writer = tomo::createVolumeWriter(path.toStdString(), img.width, img.height, 1, options);
         writer->writeSlices(0, 1, img.data);
         writer->commit();
-        setLastDirectory(path);
+        setOutputDirectory(path);
         statusBar()->showMessage(tr("Saved %1").arg(path), 6000);
     } catch (const std::exception& e) {
         showError(tr("Cannot save the slice"), QString::fromUtf8(e.what()));
@@ -1073,14 +1097,14 @@ void MainWindow::saveSliceValues() {
 void MainWindow::saveSliceImage() {
     if (!m_result) return;
     const QString path = QFileDialog::getSaveFileName(this, tr("Save slice image"),
-                                                      QDir(lastDirectory()).filePath(QStringLiteral("slice.png")),
+                                                      QDir(outputDirectory()).filePath(QStringLiteral("slice.png")),
                                                       tr("PNG images (*.png)"));
     if (path.isEmpty()) return;
     const tomo::Image& img = m_result->preview.slice;
     const QImage image = renderImage(img.data.data(), img.width, img.height, m_slice->windowLow(), m_slice->windowHigh(),
                                      colormap(m_slice->colormapName()));
     if (!image.save(path)) showError(tr("Cannot save the image"), tr("Writing %1 failed.").arg(path));
-    else setLastDirectory(path);
+    else setOutputDirectory(path);
 }
 
 // ------------------------------------------------------------------ errors
@@ -1114,9 +1138,16 @@ void MainWindow::showError(const QString& title, const QString& message) {
 
 void MainWindow::readSettings() {
     QSettings s;
-    restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(s.value(QStringLiteral("window/state")).toByteArray());
-    if (!s.contains(QStringLiteral("window/geometry"))) resize(1600, 1000);
+    if (s.contains(QStringLiteral("window/geometry"))) {
+        restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
+        restoreState(s.value(QStringLiteral("window/state")).toByteArray());
+        m_compactLayout = width() < kCompactWidth;
+    } else {
+        // First start: as large as 1600 x 1000 fits on the screen, with the layout for that size.
+        const QSize available = screen() ? screen()->availableGeometry().size() : QSize(1600, 1000);
+        resize(std::min(1600, available.width()), std::min(1000, available.height()));
+        applyDefaultLayout();
+    }
     setColormap(s.value(QStringLiteral("view/colormap"), QStringLiteral("grey")).toString());
     m_pixelSize = s.value(QStringLiteral("view/pixelSizeUm"), 0.0).toDouble();
     m_slice->setPixelSize(m_pixelSize);
@@ -1160,6 +1191,18 @@ void MainWindow::writeSettings() {
 
 QString MainWindow::lastDirectory() const {
     return QSettings().value(QStringLiteral("files/lastDirectory"), QDir::homePath()).toString();
+}
+
+QString MainWindow::outputDirectory() const {
+    // Never the input's folder by default: raw data folders are often read-only or shared.
+    return QSettings()
+        .value(QStringLiteral("files/outputDirectory"), QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation))
+        .toString();
+}
+
+void MainWindow::setOutputDirectory(const QString& pathInside) {
+    const QFileInfo fi(pathInside);
+    QSettings().setValue(QStringLiteral("files/outputDirectory"), fi.isDir() ? fi.absoluteFilePath() : fi.absolutePath());
 }
 
 void MainWindow::setLastDirectory(const QString& pathInside) {
@@ -1238,6 +1281,28 @@ void MainWindow::showShortcuts() {
     layout->addWidget(buttons);
     dialog->resize(480, 560);
     dialog->show();
+}
+
+void MainWindow::applyDefaultLayout() {
+    restoreState(m_defaultState);
+    m_compactLayout = width() < kCompactWidth;
+    if (!m_compactLayout) return;
+    for (QDockWidget* d : {m_metadataDock, m_displayDock, m_qualityDock, m_volumeDock, m_profileDock}) {
+        addDockWidget(Qt::LeftDockWidgetArea, d);
+        tabifyDockWidget(m_paramsDock, d);
+    }
+    m_paramsDock->raise();
+    resizeDocks({m_paramsDock}, {std::max(m_paramsDock->minimumSizeHint().width(), width() / 3)}, Qt::Horizontal);
+}
+
+void MainWindow::resizeEvent(QResizeEvent* e) {
+    QMainWindow::resizeEvent(e);
+    // Crossing the compact width: the default layout for the new size
+    // (after the resize, so the docks are sized for it).
+    if ((width() < kCompactWidth) != m_compactLayout && isVisible())
+        QTimer::singleShot(0, this, [this] {
+            if ((width() < kCompactWidth) != m_compactLayout) applyDefaultLayout();
+        });
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {

@@ -78,6 +78,10 @@ public:
     /// to its first paint; < 0 before the first one.
     double lastLatency() const { return m_lastLatency; }
     void setProfileLine(const QLineF& line);
+    /// The work folder results are proposed in: the last folder a result
+    /// was saved to (or File ▸ Work Folder), else the documents folder;
+    /// never the input's folder by default.
+    QString outputDirectory() const;
 
 signals:
     void resultShown(quint64 id);
@@ -88,6 +92,7 @@ signals:
 
 protected:
     void closeEvent(QCloseEvent* e) override;
+    void resizeEvent(QResizeEvent* e) override;
     void dragEnterEvent(QDragEnterEvent* e) override;
     void dropEvent(QDropEvent* e) override;
 
@@ -95,13 +100,18 @@ private:
     void createActions();
     void createDocks();
     void createStatusBar();
+    /// The panels' default places: beside the slice on a wide window, as
+    /// tabs in one column below kCompactWidth (View ▸ Reset Layout).
+    void applyDefaultLayout();
     void connectController();
     void readSettings();
     void writeSettings();
     void addRecentFile(const QString& path);
     void rebuildRecentMenu();
+    /// Where datasets and parameter files were last opened from.
     QString lastDirectory() const;
     void setLastDirectory(const QString& pathInside);
+    void setOutputDirectory(const QString& pathInside);
 
     void onDatasetOpened(const DatasetSummary& summary);
     void onSliceReady(const SliceResultPtr& result);
@@ -166,6 +176,7 @@ private:
     QActionGroup* m_colormapGroup = nullptr;
     QMenu* m_recentMenu = nullptr;
     QByteArray m_defaultState;
+    bool m_compactLayout = false;
 
     std::optional<DatasetSummary> m_dataset;
     SliceResultPtr m_result;

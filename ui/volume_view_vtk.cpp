@@ -130,9 +130,11 @@ VolumeView::VolumeView(QWidget* parent) : QWidget(parent), d(std::make_unique<Im
     top->addWidget(d->last);
     top->addWidget(d->reconstruct);
     top->addStretch(1);
-    top->addWidget(d->showVolume);
-    top->addWidget(d->showPlanes);
-    top->addWidget(d->resetCamera);
+    auto* toggles = new QHBoxLayout;
+    toggles->addWidget(d->showVolume);
+    toggles->addWidget(d->showPlanes);
+    toggles->addStretch(1);
+    toggles->addWidget(d->resetCamera);
 
     auto* sliders = new QGridLayout;
     const QString names[3] = {tr("x plane"), tr("y plane"), tr("z plane")};
@@ -149,6 +151,7 @@ VolumeView::VolumeView(QWidget* parent) : QWidget(parent), d(std::make_unique<Im
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(top);
+    layout->addLayout(toggles);
     layout->addWidget(d->canvas, 1);
     layout->addLayout(sliders);
     layout->addWidget(d->status);

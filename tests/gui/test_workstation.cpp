@@ -1002,6 +1002,50 @@ private slots:
         QCOMPARE(back.angleRangeDegrees, 360.0);
     }
 
+    void resultsAreProposedInTheWorkFolder() {
+        const QString tooth = realData(QStringLiteral("aps_tooth/tooth.h5"));
+        if (tooth.isEmpty()) QSKIP("shared/data/real/aps_tooth/tooth.h5 not found");
+        w->openPath(tooth);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 640; }));
+        const QString inputFolder = QFileInfo(tooth).absolutePath();
+        auto proposedExport = [&] {
+            ExportDialog dialog(*w->dataset(), w->parameterPanel()->params(), 0.0f, 1.0f, w->outputDirectory(), w.get());
+            return QFileInfo(dialog.request().target).absolutePath();
+        };
+        // Never the raw data's folder by default.
+        QVERIFY(w->outputDirectory() != inputFolder);
+        QVERIFY2(proposedExport() != inputFolder, qPrintable(proposedExport()));
+        // The last folder a result went to is proposed next time.
+        QTemporaryDir work;
+        QVERIFY(w->saveParameters(QDir(work.path()).filePath(QStringLiteral("tooth.json"))));
+        QCOMPARE(w->outputDirectory(), QFileInfo(work.path()).absoluteFilePath());
+        QCOMPARE(proposedExport(), QFileInfo(work.path()).absoluteFilePath());
+        // Opening another dataset does not move it.
+        openDemo(64, 2);
+        QCOMPARE(w->outputDirectory(), QFileInfo(work.path()).absoluteFilePath());
+    }
+
+    void smallWindowKeepsTheSliceLarge() {
+        openDemo(256, 4);
+        w->resize(1024, 700);
+        QVERIFY(waitUntil([&] { return w->sliceView()->width() >= w->width() / 2; }, 5000));
+        qInfo("1024 x 700: slice view %d x %d px", w->sliceView()->width(), w->sliceView()->height());
+        QVERIFY(w->sliceView()->height() >= w->height() / 2);
+        saveScreenshot(w.get(), QStringLiteral("27-small-window"));
+        // Reset Layout keeps it that way at this size ...
+        for (QAction* a : w->findChildren<QAction*>())
+            if (a->text() == QLatin1String("Reset &Layout")) a->trigger();
+        QTest::qWait(50);
+        QVERIFY(w->sliceView()->width() >= w->width() / 2);
+        // ... and a wide window gets the panels beside the slice again.
+        w->resize(1600, 1000);
+        auto* quality = w->findChild<QDockWidget*>(QStringLiteral("qualityDock"));
+        auto* parameters = w->findChild<QDockWidget*>(QStringLiteral("parametersDock"));
+        QVERIFY(waitUntil([&] {
+            return quality->isVisible() && parameters->isVisible() && !w->tabifiedDockWidgets(parameters).contains(quality);
+        }, 5000));
+    }
+
     void measureLatencyPrintsOneLineAndExitsZero() {
 #ifndef TOMO_WORKSTATION_EXE
         QSKIP("tomo-workstation is not built");
