@@ -23,6 +23,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
@@ -1044,6 +1045,79 @@ private slots:
         QVERIFY(waitUntil([&] {
             return quality->isVisible() && parameters->isVisible() && !w->tabifiedDockWidgets(parameters).contains(quality);
         }, 5000));
+    }
+
+    void referenceNeverDelaysTheResult() {
+        openDemo(256, 4);
+        QVERIFY(waitForReference(*w));
+        // What arrives, in order: slices (S) and references (R), by axis.
+        QStringList log;
+        connect(w->controller(), &Controller::sliceReady, this,
+                [&](const SliceResultPtr& r) { log << QStringLiteral("S%1").arg(r->params.axis); });
+        connect(w->controller(), &Controller::referenceReady, this,
+                [&](const ReferencePtr& r) { log << QStringLiteral("R%1").arg(r->params.axis); });
+        bool sliceBusyWhenShown = false;
+        connect(w.get(), &MainWindow::resultShown, this, [&] { sliceBusyWhenShown |= w->controller()->sliceBusy(); });
+        // Changes, each waited for until the slice is shown, never for the reference.
+        for (int i = 1; i <= 5; ++i) {
+            const double axis = 127.5 + 0.25 * i;
+            setParams([axis](SliceParams& p) { p.axis = axis; });
+            QVERIFY(waitForResult(*w, [axis](const SliceResult& r) { return r.params.axis == axis; }));
+        }
+        QVERIFY(waitForReference(*w));
+        qInfo("arrival order: %s", qPrintable(log.join(QLatin1Char(' '))));
+        QVERIFY2(!sliceBusyWhenShown, "a shown slice must leave nothing reconstructing (the reference is apart)");
+        // A reference never comes before the slice of its parameters, and the
+        // last one is for the last parameters.
+        for (qsizetype i = 0; i < log.size(); ++i)
+            if (log[i].startsWith(QLatin1Char('R')))
+                QVERIFY2(log.mid(0, i).contains(QLatin1Char('S') + log[i].mid(1)), qPrintable(log.join(QLatin1Char(' '))));
+        QCOMPARE(log.last(), QStringLiteral("R128.75"));
+        // The busy indicator and Cancel follow only the live slice.
+        QVERIFY(waitUntil([&] { return !w->controller()->sliceBusy() && !w->controller()->referenceBusy(); }));
+        auto* cancel = w->parameterPanel()->findChild<QPushButton*>(QStringLiteral("cancelButton"));
+        QVERIFY(waitUntil([&] { return !cancel->isEnabled(); }, 5000));
+        QVERIFY(w->qualityPanel()->findChild<QLabel*>(QStringLiteral("referenceBusyLabel"))->text().isEmpty());
+
+        // "Follow changes" off: no reference until asked for.
+        auto* follow = w->qualityPanel()->findChild<QCheckBox*>(QStringLiteral("automaticReferenceCheck"));
+        QVERIFY(follow);
+        follow->setChecked(false);
+        QSignalSpy references(w->controller(), &Controller::referenceReady);
+        setParams([](SliceParams& p) { p.axis = 120.0; });
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.axis == 120.0; }));
+        QTest::qWait(300);
+        QCOMPARE(references.count(), 0);
+        QVERIFY(!w->controller()->referenceBusy());
+        QVERIFY(!w->activeReference());
+        QTest::mouseClick(w->qualityPanel()->findChild<QPushButton*>(QStringLiteral("computeReferenceButton")), Qt::LeftButton);
+        QVERIFY(waitForReference(*w));
+        QCOMPARE(references.count(), 1);
+        QVERIFY(w->qualityPanel()->metrics().has_value());
+        follow->setChecked(true);
+    }
+
+    void referenceModeFollowsTheResultsFamily() {
+        tomo::ReconOptions options;
+        options.filter.window = tomo::FilterWindow::Hann;
+        options.threads = 3;
+        const tomo::ReconOptions cpu = exactReferenceOptions(options, QStringLiteral("cpu"));
+        QCOMPARE(cpu.strategy, std::string("cpu-reference"));
+        QVERIFY(cpu.interpolation == tomo::Interpolation::Linear);
+        QVERIFY(cpu.filter.window == tomo::FilterWindow::Hann);
+        QCOMPARE(cpu.threads, 3);
+        QCOMPARE(referenceModeLabel(cpu), QStringLiteral("cpu-reference (exact)"));
+        // After a GPU result: the GPU's exact nearest mode when it can run, else cpu-reference.
+        const tomo::ReconOptions gpu = exactReferenceOptions(options, QStringLiteral("cuda"));
+        const tomo::Backend* tex = tomo::BackendRegistry::instance().find("tex-optimized");
+        if (tex && tex->unavailableReason().empty()) {
+            QCOMPARE(gpu.strategy, std::string("tex-optimized"));
+            QVERIFY(gpu.interpolation == tomo::Interpolation::Nearest);
+            QCOMPARE(referenceModeLabel(gpu), QStringLiteral("tex-optimized nearest, double positions (GPU exact)"));
+        } else {
+            QCOMPARE(gpu.strategy, std::string("cpu-reference"));
+        }
+        QVERIFY(gpu.filter.window == tomo::FilterWindow::Hann);
     }
 
     void measureLatencyPrintsOneLineAndExitsZero() {
