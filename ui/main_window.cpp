@@ -149,6 +149,8 @@ void MainWindow::createDocks() {
     m_colormapCombo->setToolTip(tr("Colormap of the slice view"));
     m_lowSpin = new QDoubleSpinBox;
     m_highSpin = new QDoubleSpinBox;
+    m_lowSpin->setObjectName(QStringLiteral("windowLowSpin"));
+    m_highSpin->setObjectName(QStringLiteral("windowHighSpin"));
     for (QDoubleSpinBox* s : {m_lowSpin, m_highSpin}) {
         s->setDecimals(5);
         s->setRange(-1e9, 1e9);
@@ -200,11 +202,12 @@ void MainWindow::createDocks() {
 
     connect(m_colormapCombo, &QComboBox::currentIndexChanged, this,
             [this] { setColormap(m_colormapCombo->currentData().toString()); });
+    // The spin boxes show the window in the value unit; the views keep stored values.
     connect(m_lowSpin, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-        applyWindow(static_cast<float>(v), m_slice->windowHigh(), true);
+        applyWindow(static_cast<float>(m_unit.stored(v)), m_slice->windowHigh(), true);
     });
     connect(m_highSpin, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-        applyWindow(m_slice->windowLow(), static_cast<float>(v), true);
+        applyWindow(m_slice->windowLow(), static_cast<float>(m_unit.stored(v)), true);
     });
     connect(m_histogram, &HistogramWidget::windowChanged, this, [this](float lo, float hi) { applyWindow(lo, hi, true); });
     connect(m_slice, &SliceView::windowChanged, this, [this](float lo, float hi) { applyWindow(lo, hi, true); });
@@ -214,7 +217,7 @@ void MainWindow::createDocks() {
         m_panAction->trigger();
     });
     connect(m_slice, &SliceView::hovered, this, [this](QPoint p, float v, bool inside) {
-        m_hoverLabel->setText(inside ? QStringLiteral("x %1  y %2  %3").arg(p.x()).arg(p.y()).arg(v, 0, 'g', 5)
+        m_hoverLabel->setText(inside ? QStringLiteral("x %1  y %2  %3").arg(p.x()).arg(p.y()).arg(m_unit.format(v, 5))
                                      : QString());
     });
     // Result and difference views move together.
@@ -222,7 +225,7 @@ void MainWindow::createDocks() {
     connect(m_quality->view(), &SliceView::viewChanged, m_slice, &SliceView::setView);
     connect(m_quality->view(), &SliceView::lineChanged, this, &MainWindow::setProfileLine);
     connect(m_quality->view(), &SliceView::hovered, this, [this](QPoint p, float v, bool inside) {
-        m_hoverLabel->setText(inside ? tr("x %1  y %2  Δ %3").arg(p.x()).arg(p.y()).arg(v, 0, 'g', 4) : QString());
+        m_hoverLabel->setText(inside ? tr("x %1  y %2  Δ %3").arg(p.x()).arg(p.y()).arg(m_unit.format(v)) : QString());
     });
 
     connect(m_params, &ParameterPanel::paramsChanged, this, &MainWindow::onParamsChanged);
@@ -420,11 +423,22 @@ void MainWindow::createActions() {
         bool ok = false;
         const double v = QInputDialog::getDouble(this, tr("Pixel size"), tr("Detector pixel size in µm (0 = count pixels):"),
                                                  m_pixelSize, 0.0, 1e6, 3, &ok);
-        if (!ok) return;
-        m_pixelSize = v;
-        m_slice->setPixelSize(v);
-        m_quality->view()->setPixelSize(v);
+        if (ok) setPixelSize(v);
     });
+    // Values per pixel (as reconstructed) or, with the pixel size, per mm / cm.
+    QMenu* units = new QMenu(tr("&Values"), this);
+    m_unitGroup = new QActionGroup(this);
+    const std::pair<ValueUnitKind, QString> kinds[] = {
+        {ValueUnitKind::PerPixel, tr("Attenuation per &pixel")},
+        {ValueUnitKind::PerMillimetre, tr("Attenuation per &mm")},
+        {ValueUnitKind::PerCentimetre, tr("Attenuation per &cm")}};
+    for (const auto& [kind, text] : kinds) {
+        QAction* a = units->addAction(text);
+        a->setCheckable(true);
+        a->setData(static_cast<int>(kind));
+        m_unitGroup->addAction(a);
+        connect(a, &QAction::triggered, this, [this, kind = kind] { setValueUnitKind(kind); });
+    }
     QAction* show3d = action(tr("&3D View"), "view3d", QKeySequence(tr("Ctrl+3")),
                              tr("Volume rendering of a reconstructed sub-volume with orthogonal planes"),
                              [this] { showVolumeView(); });
@@ -434,6 +448,7 @@ void MainWindow::createActions() {
     view->addActions({m_panAction, m_lineAction, m_regionAction});
     view->addSeparator();
     view->addActions({fit, oneToOne, m_autoWindowAction, pixelSize});
+    view->addMenu(units);
     view->addSeparator();
     for (QDockWidget* d : {m_paramsDock, m_metadataDock, m_displayDock, m_qualityDock, m_profileDock})
         view->addAction(d->toggleViewAction());
@@ -975,11 +990,11 @@ void MainWindow::applyWindow(float low, float high, bool fromUser) {
     m_histogram->setWindow(low, high);
     {
         QSignalBlocker a(m_lowSpin), b(m_highSpin);
-        const double step = std::max(1e-6, (high - low) / 100.0);
+        const double step = std::max(1e-6, m_unit.shown(high - low) / 100.0);
         m_lowSpin->setSingleStep(step);
         m_highSpin->setSingleStep(step);
-        m_lowSpin->setValue(low);
-        m_highSpin->setValue(high);
+        m_lowSpin->setValue(m_unit.shown(low));
+        m_highSpin->setValue(m_unit.shown(high));
     }
     if (m_volume) m_volume->setWindow(low, high, m_slice->colormapName());
     syncDisplaySettings();
@@ -1045,7 +1060,7 @@ void MainWindow::compareModes() {
                                .arg(r.width)
                                .arg(r.height)
                                .arg(QString::fromUtf8(tomo::filterWindowName(p.options.filter.window).data())),
-                           static_cast<int>(modes.size()));
+                           static_cast<int>(modes.size()), m_unit);
     m_compareDialog->show();
     m_compareDialog->raise();
 }
@@ -1152,6 +1167,8 @@ void MainWindow::readSettings() {
     m_pixelSize = s.value(QStringLiteral("view/pixelSizeUm"), 0.0).toDouble();
     m_slice->setPixelSize(m_pixelSize);
     m_quality->view()->setPixelSize(m_pixelSize);
+    m_unitKind = static_cast<ValueUnitKind>(std::clamp(s.value(QStringLiteral("view/valueUnit"), 0).toInt(), 0, 2));
+    updateValueUnit();
     m_autoWindowAction->setChecked(s.value(QStringLiteral("view/autoWindow"), true).toBool());
     const bool live = s.value(QStringLiteral("parameters/live"), true).toBool();
     m_params->setLiveUpdate(live);
@@ -1181,6 +1198,7 @@ void MainWindow::writeSettings() {
     s.setValue(QStringLiteral("window/state"), saveState());
     s.setValue(QStringLiteral("view/colormap"), m_slice->colormapName());
     s.setValue(QStringLiteral("view/pixelSizeUm"), m_pixelSize);
+    s.setValue(QStringLiteral("view/valueUnit"), static_cast<int>(m_unitKind));
     s.setValue(QStringLiteral("view/autoWindow"), m_autoWindowAction->isChecked());
     s.setValue(QStringLiteral("view/reference"), static_cast<int>(m_quality->referenceKind()));
     s.setValue(QStringLiteral("parameters/live"), m_params->liveUpdate());
@@ -1281,6 +1299,35 @@ void MainWindow::showShortcuts() {
     layout->addWidget(buttons);
     dialog->resize(480, 560);
     dialog->show();
+}
+
+void MainWindow::setPixelSize(double micrometres) {
+    m_pixelSize = std::max(0.0, micrometres);
+    m_slice->setPixelSize(m_pixelSize);
+    m_quality->view()->setPixelSize(m_pixelSize);
+    updateValueUnit();
+}
+
+void MainWindow::setValueUnitKind(ValueUnitKind kind) {
+    m_unitKind = kind;
+    updateValueUnit();
+}
+
+void MainWindow::updateValueUnit() {
+    m_unit = ValueUnit::make(m_unitKind, m_pixelSize);
+    for (QAction* a : m_unitGroup->actions()) {
+        const auto kind = static_cast<ValueUnitKind>(a->data().toInt());
+        a->setEnabled(kind == ValueUnitKind::PerPixel || m_pixelSize > 0.0);
+        a->setToolTip(a->isEnabled() ? QString() : tr("Set View ▸ Pixel Size first"));
+        a->setChecked(kind == m_unit.kind);
+    }
+    m_slice->setValueUnit(m_unit);
+    m_quality->setValueUnit(m_unit);
+    m_histogram->setValueUnit(m_unit);
+    m_profile->setValueUnit(m_unit);
+    for (QDoubleSpinBox* s : {m_lowSpin, m_highSpin}) s->setSuffix(QLatin1Char(' ') % m_unit.symbol);
+    applyWindow(m_slice->windowLow(), m_slice->windowHigh(), false);
+    refreshProfile();
 }
 
 void MainWindow::applyDefaultLayout() {

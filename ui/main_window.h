@@ -5,6 +5,7 @@
 
 #include "controller.h"
 #include "recon_types.h"
+#include "value_unit.h"
 
 #include <QElapsedTimer>
 #include <QLineF>
@@ -78,6 +79,11 @@ public:
     /// to its first paint; < 0 before the first one.
     double lastLatency() const { return m_lastLatency; }
     void setProfileLine(const QLineF& line);
+    /// Detector pixel size in micrometres (0 = unknown): scale bar and value units.
+    void setPixelSize(double micrometres);
+    /// Values per pixel, per mm or per cm (the last two need the pixel size).
+    void setValueUnitKind(ValueUnitKind kind);
+    const ValueUnit& valueUnit() const { return m_unit; }
     /// The work folder results are proposed in: the last folder a result
     /// was saved to (or File ▸ Work Folder), else the documents folder;
     /// never the input's folder by default.
@@ -103,6 +109,8 @@ private:
     /// The panels' default places: beside the slice on a wide window, as
     /// tabs in one column below kCompactWidth (View ▸ Reset Layout).
     void applyDefaultLayout();
+    /// The value unit from the choice and the pixel size, to every view.
+    void updateValueUnit();
     void connectController();
     void readSettings();
     void writeSettings();
@@ -192,6 +200,9 @@ private:
     QString m_pendingParameters;                  // run config waiting for its dataset
     std::optional<JobKind> m_runningJob;          // between jobStarted and jobFinished
     double m_pixelSize = 0.0;
+    ValueUnitKind m_unitKind = ValueUnitKind::PerPixel; // chosen (per mm / cm need the pixel size)
+    ValueUnit m_unit;                                   // in effect
+    QActionGroup* m_unitGroup = nullptr;
 
     // Request -> screen timing (the status bar's "on screen" figure).
     QElapsedTimer m_clock;

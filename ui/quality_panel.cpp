@@ -74,6 +74,9 @@ QualityPanel::QualityPanel(QWidget* parent) : QWidget(parent) {
     m_rmse = makeFigure();
     m_psnr = makeFigure();
     m_relative = makeFigure();
+    m_maxAbs->setObjectName(QStringLiteral("maxAbsFigure"));
+    m_rmse->setObjectName(QStringLiteral("rmseFigure"));
+    m_relative->setObjectName(QStringLiteral("relativeFigure"));
     m_pixels = makeFigure();
     auto* figures = new QGridLayout;
     figures->addWidget(new QLabel(tr("Max abs error")), 0, 0);
@@ -140,6 +143,12 @@ void QualityPanel::setPinnedLabel(const QString& label) {
 }
 
 bool QualityPanel::discOnly() const { return m_disc->isChecked(); }
+void QualityPanel::setValueUnit(const ValueUnit& unit) {
+    m_unit = unit;
+    m_view->setValueUnit(unit);
+    setFigures(m_metrics);
+}
+
 bool QualityPanel::automaticReference() const { return m_automatic->isChecked(); }
 void QualityPanel::setAutomaticReference(bool on) { m_automatic->setChecked(on); }
 
@@ -161,8 +170,8 @@ void QualityPanel::setFigures(const std::optional<tomo::QualityMetrics>& m) {
         for (QLabel* l : {m_maxAbs, m_rmse, m_psnr, m_relative, m_pixels}) l->setText(QStringLiteral("–"));
         return;
     }
-    m_maxAbs->setText(QString::number(m->maxAbsError, 'g', 4));
-    m_rmse->setText(QString::number(m->rmse, 'g', 4));
+    m_maxAbs->setText(m_unit.format(m->maxAbsError));
+    m_rmse->setText(m_unit.format(m->rmse));
     m_psnr->setText(std::isinf(m->psnr) ? QStringLiteral("∞ dB") : QStringLiteral("%1 dB").arg(m->psnr, 0, 'f', 2));
     m_relative->setText(QStringLiteral("%1 %").arg(m->relativeError * 100.0, 0, 'g', 4));
     m_pixels->setText(QString::number(m->pixels));

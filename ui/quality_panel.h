@@ -5,6 +5,7 @@
 #pragma once
 
 #include "recon_types.h"
+#include "value_unit.h"
 
 #include <QWidget>
 
@@ -38,6 +39,8 @@ public:
     void setAutomaticReference(bool on);
     /// A reference is being computed (shown next to the figures).
     void setReferenceBusy(bool busy);
+    /// The unit of max abs error and RMSE (and of the difference view's legend).
+    void setValueUnit(const ValueUnit& unit);
 
     /// Shows a comparison prepared on the worker for `result`.
     void showComparison(const Comparison& comparison, const SliceResult& result);
@@ -76,6 +79,7 @@ private:
     QLabel* m_pixels = nullptr;
     tomo::Image m_difference;
     std::optional<tomo::QualityMetrics> m_metrics;
+    ValueUnit m_unit;
 };
 
 } // namespace tomo::ui

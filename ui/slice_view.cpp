@@ -105,6 +105,11 @@ void SliceView::setPixelSize(double micrometres) {
     update();
 }
 
+void SliceView::setValueUnit(const ValueUnit& unit) {
+    m_unit = unit;
+    update();
+}
+
 void SliceView::setTool(Tool tool) {
     m_tool = tool;
     setCursor(tool == Tool::Pan ? Qt::OpenHandCursor : Qt::CrossCursor);
@@ -217,10 +222,11 @@ void SliceView::drawScaleBar(QPainter& p) {
 }
 
 void SliceView::drawLegend(QPainter& p) {
-    const int w = 150, h = 10;
     const QFontMetrics fm(p.font());
+    const QString lo = formatValue(m_unit.shown(m_low)), hi = formatValue(m_unit.shown(m_high)) % QLatin1Char(' ') % m_unit.symbol;
+    // Wide enough for both labels with a gap between them.
+    const int w = std::max(150, fm.horizontalAdvance(lo) + fm.horizontalAdvance(hi) + 16), h = 10;
     const QRect bar(width() - w - 14, height() - h - 14, w, h);
-    const QString lo = formatValue(m_low), hi = formatValue(m_high);
     const QRect box = bar.adjusted(-6, -fm.height() - 8, 6, 6);
     p.fillRect(box, QColor(0, 0, 0, 150));
     p.drawImage(bar, colorbarImage(*m_colormap, w, 1));

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "colormap.h"
+#include "value_unit.h"
 
 #include "tomo/image.h"
 
@@ -56,6 +57,8 @@ public:
     QString caption() const { return m_caption; }
     /// Physical size of one pixel in micrometres (0: the scale bar counts pixels).
     void setPixelSize(double micrometres);
+    /// How the legend shows values.
+    void setValueUnit(const ValueUnit& unit);
     void setTool(Tool tool);
     Tool tool() const { return m_tool; }
 
@@ -115,6 +118,7 @@ private:
     const Colormap* m_colormap = nullptr;
     QString m_caption;
     double m_pixelSize = 0.0;
+    ValueUnit m_unit;
     Tool m_tool = Tool::Pan;
 
     double m_scale = 1.0;   // screen pixels per image pixel

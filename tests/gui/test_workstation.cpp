@@ -43,6 +43,7 @@
 #include <QSlider>
 #include <QStyle>
 #include <QStyleOptionSlider>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
@@ -1118,6 +1119,43 @@ private slots:
             QCOMPARE(gpu.strategy, std::string("cpu-reference"));
         }
         QVERIFY(gpu.filter.window == tomo::FilterWindow::Hann);
+    }
+
+    void labelsSayTheirUnits() {
+        openDemo(128, 4);
+        QVERIFY(waitForReference(*w));
+        QCOMPARE(w->parameterPanel()->findChild<QLabel*>(QStringLiteral("rowsLabel"))->text(), QStringLiteral("(rows 0–3)"));
+        auto* maxAbs = w->qualityPanel()->findChild<QLabel*>(QStringLiteral("maxAbsFigure"));
+        auto* relative = w->qualityPanel()->findChild<QLabel*>(QStringLiteral("relativeFigure"));
+        QVERIFY(maxAbs->text().endsWith(QStringLiteral(" 1/px")));
+        QVERIFY(relative->text().endsWith(QStringLiteral(" %")));
+        w->setProfileLine(QLineF(10, 64, 118, 64));
+        const double stored = w->profilePlot()->resultPoints().at(20).y();
+
+        // With the pixel size, attenuation per mm: every view in the same unit.
+        w->setPixelSize(6.5);
+        w->setValueUnitKind(ValueUnitKind::PerMillimetre);
+        QCOMPARE(w->valueUnit().symbol, QStringLiteral("1/mm"));
+        QVERIFY(maxAbs->text().endsWith(QStringLiteral(" 1/mm")));
+        QVERIFY(std::abs(w->profilePlot()->resultPoints().at(20).y() - stored * 1000.0 / 6.5) < 1e-9 * std::abs(stored) * 1000.0);
+        auto* low = w->findChild<QDoubleSpinBox*>(QStringLiteral("windowLowSpin"));
+        QVERIFY(low);
+        QVERIFY(low->suffix().contains(QStringLiteral("1/mm")));
+        saveScreenshot(w.get(), QStringLiteral("28-values-per-mm"));
+        // Without a pixel size there is no per-mm value: back to per pixel.
+        w->setPixelSize(0.0);
+        QCOMPARE(w->valueUnit().symbol, QStringLiteral("1/px"));
+
+        // Compare Modes: the relative error in percent there too.
+        QSignalSpy finished(w->controller(), &Controller::jobFinished);
+        w->compareModes();
+        QVERIFY(waitUntil([&] { return finished.count() == 1; }, 180000));
+        auto* table = w->compareDialog()->findChild<QTableWidget*>();
+        QVERIFY(table && table->rowCount() > 0);
+        QCOMPARE(table->horizontalHeaderItem(4)->text(), QStringLiteral("Max abs error (1/px)"));
+        QVERIFY(table->item(0, 7)->text().endsWith(QStringLiteral(" %")));
+        QVERIFY(w->compareDialog()->toCsv().startsWith(QStringLiteral("strategy,interpolation,precision,exact,"
+                                                                       "seconds_backproject,gups,max_abs_error_per_px")));
     }
 
     void measureLatencyPrintsOneLineAndExitsZero() {
