@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <numbers>
 #include <numeric>
 #include <sstream>
@@ -49,6 +50,22 @@ std::vector<float> sinograms(DatasetReader& reader, int first, int count) {
     std::vector<float> out(static_cast<std::size_t>(count) * info.projections * info.columns);
     reader.readSinograms(first, count, out);
     return out;
+}
+
+/// readProjection(index) of `reader` against expected(row, column), and the
+/// errors for an index or buffer that does not fit.
+void expectProjection(DatasetReader& reader, int index, const std::function<float(int, int)>& expected) {
+    const auto& info = reader.info();
+    std::vector<float> image(static_cast<std::size_t>(info.rows) * info.columns);
+    reader.readProjection(index, image);
+    for (int r = 0; r < info.rows; ++r)
+        for (int c = 0; c < info.columns; ++c)
+            ASSERT_EQ(image[static_cast<std::size_t>(r) * info.columns + c], expected(r, c)) << index << " " << r << " " << c;
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { reader.readProjection(info.projections, image); }),
+                         "projection " + std::to_string(info.projections)));
+    EXPECT_THROW(reader.readProjection(-1, image), InvalidArgument);
+    image.pop_back();
+    EXPECT_THROW(reader.readProjection(0, image), InvalidArgument);
 }
 
 // ---------------------------------------------------------------- basics
@@ -205,6 +222,7 @@ TEST(RawReader, ReadsRowsInSinogramOrderAfterAHeader) {
     std::vector<float> flat(2 * C);
     EXPECT_FALSE(reader->readMeanFlat(1, 2, flat));
     EXPECT_FALSE(reader->readMeanDark(1, 2, flat));
+    expectProjection(*reader, 3, [](int r, int c) { return sample(3, r, c); });
 }
 
 TEST(RawReader, BigEndianUint16) {
@@ -226,6 +244,7 @@ TEST(RawReader, BigEndianUint16) {
     const auto out = sinograms(*reader, 0, 2);
     EXPECT_EQ(out[(1 * A + 1) * C + 1], sample(1, 1, 1) * 10);
     EXPECT_EQ(out[0], sample(0, 0, 0) * 10);
+    expectProjection(*reader, 1, [](int r, int c) { return sample(1, r, c) * 10; });
 }
 
 TEST(RawReader, TruncatedOrOversizedFileNamesBothSizes) {
@@ -350,6 +369,7 @@ TEST(Hdf5Reader, DXchangeRowsFlatsDarksAngles) {
                 EXPECT_EQ(dark[r * 5 + c], 11.0f);
             }
         EXPECT_THROW(reader->readMeanFlat(3, 2, flat), InvalidArgument);
+        expectProjection(*reader, 4, [](int r, int c) { return sample(4, r, c); });
     }
     // Never modifies its input.
     EXPECT_EQ(fileBytes(dir / "scan.h5"), before);
@@ -465,6 +485,8 @@ TEST(Hdf5Reader, NXtomoSelectsFramesByImageKey) {
     ASSERT_TRUE(reader->readMeanDark(2, 1, dark));
     EXPECT_EQ(flat[3], (sample(1, 2, 3) + sample(5, 2, 3)) / 2);
     EXPECT_EQ(dark[3], sample(0, 2, 3));
+    // The fourth projection is frame 6 (after the second flat).
+    expectProjection(*reader, 3, [](int r, int c) { return sample(6, r, c); });
 }
 
 TEST(Hdf5Reader, NXtomoDataGroupWithoutKeysAndBadKeys) {
@@ -511,6 +533,8 @@ TEST(Hdf5Reader, SinogramFileIsOneLogCorrectedRow) {
     EXPECT_EQ(out[2 * 3 + 1], sample(0, 2, 1));
     std::vector<float> one(4 * 3);
     EXPECT_THROW(reader->readSinograms(1, 1, one), InvalidArgument);
+    // One row: the projection at an angle is a row of the sinogram (the default readProjection).
+    expectProjection(*reader, 2, [](int, int c) { return sample(0, 2, c); });
 
     test::H5Builder(dir / "sino3d.h5").dataset("/sinogram", {1, 4, 3}, std::vector<float>(12));
     EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "sino3d.h5"); }), "expected 2D"));
@@ -614,6 +638,7 @@ TEST(TiffReader, DirectoryOfTiledAndStripTiffsSortedByNumber) {
     ASSERT_TRUE(reader->readMeanDark(4, 2, darkOut));
     EXPECT_EQ(flat[W + 3], 3001.0f);
     EXPECT_EQ(darkOut[5], 7.0f);
+    expectProjection(*reader, 7, [](int r, int c) { return sample(7, r, c); });
 }
 
 TEST(TiffReader, MultiPageOnePagePerProjection) {
@@ -631,6 +656,7 @@ TEST(TiffReader, MultiPageOnePagePerProjection) {
         for (int r = 0; r < 2; ++r)
             for (int a = 0; a < A; ++a)
                 for (int c = 0; c < W; ++c) ASSERT_EQ(out[(r * A + a) * W + c], sample(a, 3 + r, c));
+        expectProjection(*reader, 2, [](int r, int c) { return sample(2, r, c); });
     }
     writeTiff(dir / "single.tif", W, H, {pages[0]}, SampleType::Float32);
     EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "single.tif"); }), "single-page"));

@@ -111,6 +111,14 @@ public:
     /// Mean dark field, as readMeanFlat.
     virtual bool readMeanDark(int firstRow, int rowCount, std::span<float> out) = 0;
 
+    /// Raw values of one whole projection (every row), out[r * columns + c].
+    /// The file readers read only that image; the default goes through
+    /// readSinograms a row at a time (every projection of each row: meant
+    /// for data in memory and single-row files). Throws InvalidArgument for
+    /// an index outside [0, projections) or a span of the wrong size, and as
+    /// readSinograms for reading.
+    virtual void readProjection(int index, std::span<float> out);
+
     /// Mean flat of one group (an index into info().flatPositions) for the
     /// same rows, out[r * columns + c]. The default serves a dataset with a
     /// single group through readMeanFlat. Throws InvalidArgument for a group

@@ -135,6 +135,16 @@ void checkRowRequest(const DatasetInfo& info, int firstRow, int rowCount, std::s
                               " values; expected " + std::to_string(rowCount * valuesPerRow));
 }
 
+void checkProjectionRequest(const DatasetInfo& info, int index, std::size_t outSize) {
+    if (index < 0 || index >= info.projections)
+        throw InvalidArgument("projection " + std::to_string(index) + " of " + info.path.string() +
+                              ": expected 0 to " + std::to_string(info.projections - 1));
+    const std::size_t expected = static_cast<std::size_t>(info.rows) * static_cast<std::size_t>(info.columns);
+    if (outSize != expected)
+        throw InvalidArgument("output buffer for a projection of " + info.path.string() + " holds " +
+                              std::to_string(outSize) + " values; expected " + std::to_string(expected));
+}
+
 void imageToSinograms(std::span<const float> image, int index, int imageCount, int rows, int columns,
                       std::span<float> out) {
     const auto cols = static_cast<std::size_t>(columns);
@@ -241,6 +251,17 @@ void DatasetReader::readFlatGroup(int group, int firstRow, int rowCount, std::sp
                               std::to_string(groups) + " group(s))");
     if (groups > 1)
         throw InvalidArgument(m_info.path.string() + ": this reader does not read flat groups one by one");
+}
+
+void DatasetReader::readProjection(int index, std::span<float> out) {
+    detail::checkProjectionRequest(m_info, index, out.size());
+    const auto columns = static_cast<std::size_t>(m_info.columns);
+    std::vector<float> row(static_cast<std::size_t>(m_info.projections) * columns);
+    for (int r = 0; r < m_info.rows; ++r) {
+        readSinograms(r, 1, row);
+        std::copy_n(row.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(index) * columns), columns,
+                    out.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * columns));
+    }
 }
 
 std::unique_ptr<DatasetReader> openDataset(const std::filesystem::path& path, const OpenOptions& options) {

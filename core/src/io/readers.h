@@ -57,6 +57,10 @@ std::vector<double> resolveAngles(DatasetInfo& info, const std::vector<double>& 
 void checkRowRequest(const DatasetInfo& info, int firstRow, int rowCount, std::size_t outSize,
                      std::size_t valuesPerRow);
 
+/// Throws InvalidArgument naming info.path when `index` is not a projection
+/// or `outSize` is not rows * columns.
+void checkProjectionRequest(const DatasetInfo& info, int index, std::size_t outSize);
+
 /// Reorders a block read as [image][row][column] into [row][image][column].
 void imagesToSinograms(std::span<const float> images, int imageCount, int rows, int columns,
                        std::span<float> out);

@@ -64,6 +64,22 @@ public:
         return readMean(m_darks, firstRow, rowCount, out);
     }
 
+    void readProjection(int index, std::span<float> out) override {
+        checkProjectionRequest(m_info, index, out.size());
+        // The index-th frame of the projections' runs.
+        hsize_t frame = 0;
+        for (hsize_t left = static_cast<hsize_t>(index); const auto& [first, count] : m_projections.runs) {
+            if (left < count) {
+                frame = first + left;
+                break;
+            }
+            left -= count;
+        }
+        h5::QuietErrors quiet;
+        m_projections.array->read({frame, 0, 0},
+                                  {1, static_cast<hsize_t>(m_info.rows), static_cast<hsize_t>(m_info.columns)}, out);
+    }
+
 protected:
     h5::File m_file;
     FrameSet m_projections;

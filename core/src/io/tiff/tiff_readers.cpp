@@ -89,6 +89,13 @@ public:
         return readMean(m_darkFiles, firstRow, rowCount, out);
     }
 
+    void readProjection(int index, std::span<float> out) override {
+        checkProjectionRequest(m_info, index, out.size());
+        m_rows.resize(out.size());
+        readImageRows(m_projectionFiles[static_cast<std::size_t>(index)], 0, m_info.rows);
+        std::copy(m_rows.begin(), m_rows.end(), out.begin());
+    }
+
 private:
     void requireSize(const tiff::File& file, const tiff::PageLayout& layout) const {
         if (layout.width != m_layout.width || layout.height != m_layout.height)
@@ -161,6 +168,17 @@ public:
 
     bool readMeanFlat(int, int, std::span<float>) override { return false; }
     bool readMeanDark(int, int, std::span<float>) override { return false; }
+
+    void readProjection(int index, std::span<float> out) override {
+        checkProjectionRequest(m_info, index, out.size());
+        if (!TIFFSetDirectory(m_file.get(), static_cast<tdir_t>(index)))
+            throw FormatError(m_info.path.string() + ": cannot read page " + std::to_string(index) + m_file.errorDetail());
+        const tiff::PageLayout layout = tiff::pageLayout(m_file, index);
+        if (layout.width != m_layout.width || layout.height != m_layout.height)
+            throw FormatError(m_info.path.string() + ": page " + std::to_string(index) + " is " + tiff::describe(layout) +
+                              "; expected " + tiff::describe(m_layout) + " like page 0");
+        tiff::readRows(m_file, layout, 0, m_info.rows, out);
+    }
 
 private:
     tiff::File m_file;
