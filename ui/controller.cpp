@@ -160,6 +160,7 @@ Controller::Controller(QObject* parent) : QObject(parent), m_pending(std::make_u
         qRegisterMetaType<tomo::ui::JobProgress>();
         qRegisterMetaType<tomo::ui::JobKind>();
         qRegisterMetaType<tomo::ui::JobStatus>();
+        qRegisterMetaType<tomo::ui::DataView>();
         return true;
     }();
     (void)registered;
@@ -573,6 +574,46 @@ void Controller::findAxis(int row) {
                 if (generation == m_generation) emit axisFailed(row);
             }, Qt::QueuedConnection);
         }
+    });
+}
+
+void Controller::requestDataView(DataViewKind kind, int row, int angle) {
+    const int generation = m_generation;
+    postPreview([this, kind, row, angle, generation] {
+        if (generation != m_workerGeneration || !m_session) return;
+        DataView view;
+        view.kind = kind;
+        view.row = row;
+        view.angle = angle;
+        try {
+            const tomo::DatasetInfo& info = m_session->info();
+            if (kind == DataViewKind::Sinogram) {
+                view.image = m_session->sinogram(row);
+            } else if (info.logCorrected) {
+                view.error = tr("This dataset holds sinograms already log-corrected: no raw projections, flats or darks.");
+            } else {
+                tomo::Image image(info.columns, info.rows);
+                if (kind == DataViewKind::Projection) {
+                    m_reader->readProjection(angle, image.data);
+                    view.image = std::move(image);
+                } else if (kind == DataViewKind::Flat ? m_reader->readMeanFlat(0, info.rows, image.data)
+                                                      : m_reader->readMeanDark(0, info.rows, image.data)) {
+                    view.image = std::move(image);
+                } else {
+                    view.error = kind == DataViewKind::Flat ? tr("This dataset has no flat fields.")
+                                                            : tr("This dataset has no dark fields.");
+                }
+            }
+            if (view.error.isEmpty()) {
+                view.stats = computeStats(view.image.data);
+                view.display = prepareDisplay(view.image, view.stats, DisplaySettings{});
+            }
+        } catch (const std::exception& e) {
+            view.error = QString::fromUtf8(e.what());
+        }
+        QMetaObject::invokeMethod(this, [this, generation, view = std::move(view)] {
+            if (generation == m_generation) emit dataViewReady(view);
+        }, Qt::QueuedConnection);
     });
 }
 

@@ -74,6 +74,9 @@ public:
 
     /// Runs the automatic rotation-axis finder on `row`; axisFound follows.
     void findAxis(int row);
+    /// Reads what the Data panel shows (a row's sinogram, the projection at
+    /// `angle`, the mean flat or dark) and colours it; dataViewReady follows.
+    void requestDataView(DataViewKind kind, int row, int angle);
 
     /// Long jobs, one at a time on the job thread (returns false, doing
     /// nothing, while another one runs or before a dataset is open).
@@ -100,6 +103,7 @@ signals:
     void axisFound(const tomo::ui::AxisResult& result);
     /// The axis finder failed on `row` (failed() carries the message).
     void axisFailed(int row);
+    void dataViewReady(const tomo::ui::DataView& view);
     /// A live slice started waiting or running / finished (sliceBusy()).
     void busyChanged(bool busy);
     /// The reference started / finished (referenceBusy()).

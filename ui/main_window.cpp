@@ -2,6 +2,7 @@
 
 #include "application.h"
 #include "compare_modes_dialog.h"
+#include "data_panel.h"
 #include "export_dialog.h"
 #include "histogram_widget.h"
 #include "metadata_panel.h"
@@ -45,6 +46,7 @@
 #include <QScreen>
 #include <QStandardPaths>
 #include <QTimer>
+#include <QUndoStack>
 #include <QStatusBar>
 #include <QTableWidget>
 #include <QToolBar>
@@ -82,9 +84,56 @@ QString modeText(const tomo::ReconOptions& o) {
            QString::fromUtf8(tomo::precisionName(o.precision).data());
 }
 
+/// The run-config JSON of `p`: two parameter sets are the same when it is.
+std::string paramsKey(const SliceParams& p) { return tomo::toJson(toRunConfig(p, DatasetSummary{}, 0, 0)); }
+
+/// What changed, for the Undo / Redo menu entries.
+QString describeChange(const SliceParams& before, const SliceParams& after) {
+    if (before.row != after.row) return QObject::tr("row %1 → %2").arg(before.row).arg(after.row);
+    if (before.axis != after.axis)
+        return QObject::tr("axis %1 → %2 px").arg(before.axis, 0, 'f', 3).arg(after.axis, 0, 'f', 3);
+    if (before.region != after.region) return QObject::tr("region of interest");
+    if (before.axisOffsets != after.axisOffsets) return QObject::tr("axis offsets");
+    return QObject::tr("reconstruction options");
+}
+
+/// One parameter change; consecutive axis moves less than a second apart
+/// (a slider drag, a run of key presses) are one step.
+class ParamsCommand : public QUndoCommand {
+public:
+    ParamsCommand(SliceParams before, SliceParams after, qint64 atMs, std::function<void(const SliceParams&)> apply)
+        : QUndoCommand(describeChange(before, after)), m_before(std::move(before)), m_after(std::move(after)),
+          m_atMs(atMs), m_apply(std::move(apply)) {}
+    void undo() override { m_apply(m_before); }
+    void redo() override {
+        if (!std::exchange(m_pushed, true)) return; // pushed after the change was made
+        m_apply(m_after);
+    }
+    int id() const override { return 1; }
+    bool mergeWith(const QUndoCommand* other) override {
+        const auto* next = static_cast<const ParamsCommand*>(other);
+        if (!onlyAxis(m_before, m_after) || !onlyAxis(m_after, next->m_after) || next->m_atMs - m_atMs > 1000) return false;
+        m_after = next->m_after;
+        m_atMs = next->m_atMs;
+        setText(describeChange(m_before, m_after));
+        return true;
+    }
+
+private:
+    static bool onlyAxis(const SliceParams& a, SliceParams b) {
+        b.axis = a.axis;
+        return paramsKey(a) == paramsKey(b);
+    }
+    SliceParams m_before, m_after;
+    qint64 m_atMs;
+    std::function<void(const SliceParams&)> m_apply;
+    bool m_pushed = false;
+};
+
 } // namespace
 
-MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_controller(new Controller(this)) {
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent), m_controller(new Controller(this)), m_history(new QUndoStack(this)) {
     setObjectName(QStringLiteral("MainWindow"));
     setAcceptDrops(true);
     setDockNestingEnabled(true);
@@ -180,6 +229,17 @@ void MainWindow::createDocks() {
 
     m_profile = new ProfilePlot;
     m_profileDock = makeDock(tr("Profile"), QStringLiteral("profileDock"), m_profile, Qt::BottomDockWidgetArea);
+    m_data = new DataPanel;
+    m_dataDock = makeDock(tr("Data"), QStringLiteral("dataDock"), m_data, Qt::BottomDockWidgetArea);
+    tabifyDockWidget(m_profileDock, m_dataDock);
+    m_profileDock->raise();
+    // Read only while someone looks at it.
+    connect(m_data, &DataPanel::requested, this, [this](DataViewKind kind, int row, int angle) {
+        if (m_dataDock->isVisible()) m_controller->requestDataView(kind, row, angle);
+    });
+    connect(m_dataDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        if (visible) m_data->refresh();
+    });
 
     // The 3D view is created on first use (its OpenGL context is costly).
     auto* placeholder = new QLabel(tr("3D view: View ▸ 3D view (Ctrl+3)"));
@@ -339,6 +399,16 @@ void MainWindow::createActions() {
     file->addAction(quit);
 
     // Reconstruction
+    // Edit: undo / redo of parameter changes.
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    QAction* undo = m_history->createUndoAction(this, tr("&Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    undo->setObjectName(QStringLiteral("undoAction"));
+    QAction* redo = m_history->createRedoAction(this, tr("&Redo"));
+    redo->setShortcuts({QKeySequence::Redo, QKeySequence(tr("Ctrl+Y"))});
+    redo->setObjectName(QStringLiteral("redoAction"));
+    edit->addActions({undo, redo});
+
     QMenu* recon = menuBar()->addMenu(tr("&Reconstruction"));
     QAction* run = action(tr("&Reconstruct Slice"), "reconstruct", QKeySequence(Qt::Key_F5),
                           tr("Reconstruct the current slice now"), [this] { requestSlice(); });
@@ -450,7 +520,7 @@ void MainWindow::createActions() {
     view->addActions({fit, oneToOne, m_autoWindowAction, pixelSize});
     view->addMenu(units);
     view->addSeparator();
-    for (QDockWidget* d : {m_paramsDock, m_metadataDock, m_displayDock, m_qualityDock, m_profileDock})
+    for (QDockWidget* d : {m_paramsDock, m_metadataDock, m_displayDock, m_qualityDock, m_profileDock, m_dataDock})
         view->addAction(d->toggleViewAction());
     view->addAction(show3d);
     view->addAction(resetLayout);
@@ -519,6 +589,7 @@ void MainWindow::connectController() {
     connect(m_controller, &Controller::sliceReady, this, &MainWindow::onSliceReady);
     connect(m_controller, &Controller::referenceReady, this, &MainWindow::onReferenceReady);
     connect(m_controller, &Controller::comparisonReady, this, &MainWindow::onComparisonReady);
+    connect(m_controller, &Controller::dataViewReady, m_data, &DataPanel::setView);
     connect(m_slice, &SliceView::imagePainted, this, &MainWindow::onSlicePainted);
     connect(m_controller, &Controller::failed, this, &MainWindow::showError);
     connect(m_controller, &Controller::axisFound, this, [this](const AxisResult& r) {
@@ -648,6 +719,7 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
     m_quality->setPinnedLabel({});
     m_profile->clear();
     m_metadata->setDataset(summary);
+    m_data->setDataset(summary);
     if (m_volume) {
         m_volume->clearVolume(); // it showed the previous dataset
         m_volume->setDataset(summary.info.rows, summary.info.rows / 2);
@@ -685,6 +757,7 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
                                  .arg(axisNote),
                              12000);
     const QString pending = std::exchange(m_pendingParameters, QString());
+    m_recordHistory = false; // the history starts with this dataset's parameters
     m_params->setParams(p); // emits paramsChanged -> first slice
     if (!pending.isEmpty()) {
         // A parameter file opened its dataset: apply it now, but only to
@@ -697,6 +770,9 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
             loadParameters(pending); // reports the error
         }
     }
+    m_recordHistory = true;
+    m_history->clear();
+    m_lastParams = m_params->params();
     if (!m_params->liveUpdate()) requestSlice();
 }
 
@@ -754,11 +830,26 @@ bool MainWindow::saveParameters(const QString& path) {
 
 void MainWindow::onParamsChanged() {
     if (!m_dataset) return;
+    recordParamsChange();
     if (!m_params->liveUpdate()) {
         statusBar()->showMessage(tr("Parameters changed: press F5 to reconstruct"), 4000);
         return;
     }
     requestSlice();
+}
+
+void MainWindow::recordParamsChange() {
+    const SliceParams now = m_params->params();
+    if (!m_recordHistory || paramsKey(now) == paramsKey(m_lastParams)) {
+        m_lastParams = now;
+        return;
+    }
+    m_history->push(new ParamsCommand(m_lastParams, now, m_clock.elapsed(), [this](const SliceParams& p) {
+        m_recordHistory = false; // applying the history is not a new change
+        m_params->setParams(p);
+        m_recordHistory = true;
+    }));
+    m_lastParams = now;
 }
 
 void MainWindow::requestSlice() {
@@ -848,6 +939,7 @@ void MainWindow::onSliceReady(const SliceResultPtr& result) {
                                                        .arg(region.x)
                                                        .arg(region.y)
                                                  : QString()));
+    m_data->setSliceParams(r.params.row, r.params.axis);
     m_backendLabel->setText(r.family % QStringLiteral(" · ") % ran %
                             (requested == QLatin1String("auto") ? tr(" (auto)") : QString()) % QStringLiteral(" · ") %
                             modeText(r.params.options));
@@ -1334,7 +1426,7 @@ void MainWindow::applyDefaultLayout() {
     restoreState(m_defaultState);
     m_compactLayout = width() < kCompactWidth;
     if (!m_compactLayout) return;
-    for (QDockWidget* d : {m_metadataDock, m_displayDock, m_qualityDock, m_volumeDock, m_profileDock}) {
+    for (QDockWidget* d : {m_metadataDock, m_displayDock, m_qualityDock, m_volumeDock, m_profileDock, m_dataDock}) {
         addDockWidget(Qt::LeftDockWidgetArea, d);
         tabifyDockWidget(m_paramsDock, d);
     }

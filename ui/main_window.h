@@ -26,11 +26,13 @@ class QMenu;
 class QMessageBox;
 class QProgressBar;
 class QProgressDialog;
+class QUndoStack;
 QT_END_NAMESPACE
 
 namespace tomo::ui {
 
 class CompareModesDialog;
+class DataPanel;
 class HistogramWidget;
 class MetadataPanel;
 class ParameterPanel;
@@ -66,6 +68,9 @@ public:
     HistogramWidget* histogram() const { return m_histogram; }
     MetadataPanel* metadataPanel() const { return m_metadata; }
     VolumeView* volumeView() const { return m_volume; }
+    DataPanel* dataPanel() const { return m_data; }
+    /// Parameter changes, undoable (Edit ▸ Undo / Redo).
+    QUndoStack* history() const { return m_history; }
     CompareModesDialog* compareDialog() const;
     QProgressDialog* exportProgress() const;
     /// The slice on screen (null before the first one).
@@ -129,6 +134,8 @@ private:
     /// Tells the worker how to colour and compare the next slices.
     void syncDisplaySettings();
     void onParamsChanged();
+    /// Puts the change since the last one on the undo stack (unless undo or redo made it).
+    void recordParamsChange();
     void requestSlice();
     /// Cancels the live slice and the reference being computed.
     void cancelLive();
@@ -155,12 +162,17 @@ private:
     HistogramWidget* m_histogram = nullptr;
     MetadataPanel* m_metadata = nullptr;
     VolumeView* m_volume = nullptr;
+    DataPanel* m_data = nullptr;
+    QUndoStack* m_history = nullptr;
+    SliceParams m_lastParams;                     // as after the last change recorded
+    bool m_recordHistory = true;
     QDockWidget* m_paramsDock = nullptr;
     QDockWidget* m_metadataDock = nullptr;
     QDockWidget* m_displayDock = nullptr;
     QDockWidget* m_qualityDock = nullptr;
     QDockWidget* m_profileDock = nullptr;
     QDockWidget* m_volumeDock = nullptr;
+    QDockWidget* m_dataDock = nullptr;
     QComboBox* m_colormapCombo = nullptr;
     QDoubleSpinBox* m_lowSpin = nullptr;
     QDoubleSpinBox* m_highSpin = nullptr;

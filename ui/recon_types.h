@@ -136,6 +136,24 @@ struct SliceResult {
 };
 using SliceResultPtr = std::shared_ptr<const SliceResult>;
 
+/// What the Data panel shows: the raw material of the slice.
+enum class DataViewKind {
+    Sinogram,   ///< the log-corrected sinogram of a row (angles x columns)
+    Projection, ///< the raw projection image at one angle (rows x columns)
+    Flat,       ///< the mean flat field
+    Dark,       ///< the mean dark field
+};
+
+struct DataView {
+    DataViewKind kind = DataViewKind::Sinogram;
+    int row = 0;                        ///< Sinogram: its row
+    int angle = 0;                      ///< Projection: its index
+    tomo::Image image;                  ///< empty with `error`
+    ImageStats stats;
+    SliceDisplay display;               ///< coloured on the worker, automatic window
+    QString error;                      ///< why there is nothing to show
+};
+
 /// One row of the "compare modes" table.
 struct ModeComparison {
     tomo::ReconOptions options;         ///< strategy resolved
@@ -227,3 +245,4 @@ Q_DECLARE_METATYPE(tomo::ui::SubVolume)
 Q_DECLARE_METATYPE(tomo::ui::JobProgress)
 Q_DECLARE_METATYPE(tomo::ui::JobKind)
 Q_DECLARE_METATYPE(tomo::ui::JobStatus)
+Q_DECLARE_METATYPE(tomo::ui::DataView)

@@ -223,7 +223,8 @@ void SliceView::drawScaleBar(QPainter& p) {
 
 void SliceView::drawLegend(QPainter& p) {
     const QFontMetrics fm(p.font());
-    const QString lo = formatValue(m_unit.shown(m_low)), hi = formatValue(m_unit.shown(m_high)) % QLatin1Char(' ') % m_unit.symbol;
+    const QString lo = formatValue(m_unit.shown(m_low)), hi = formatValue(m_unit.shown(m_high)) %
+                         (m_unit.symbol.isEmpty() ? QString() : QLatin1Char(' ') % m_unit.symbol);
     // Wide enough for both labels with a gap between them.
     const int w = std::max(150, fm.horizontalAdvance(lo) + fm.horizontalAdvance(hi) + 16), h = 10;
     const QRect bar(width() - w - 14, height() - h - 14, w, h);

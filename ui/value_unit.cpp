@@ -14,8 +14,15 @@ ValueUnit ValueUnit::make(ValueUnitKind kind, double pixelSizeUm) {
     return u;
 }
 
+ValueUnit ValueUnit::none() {
+    ValueUnit u;
+    u.symbol.clear();
+    return u;
+}
+
 QString ValueUnit::format(double stored, int digits) const {
-    return QString::number(shown(stored), 'g', digits) % QLatin1Char(' ') % symbol;
+    const QString number = QString::number(shown(stored), 'g', digits);
+    return symbol.isEmpty() ? number : number % QLatin1Char(' ') % symbol;
 }
 
 QString ValueUnit::quantity() const {

@@ -12,7 +12,7 @@ enum class ValueUnitKind { PerPixel, PerMillimetre, PerCentimetre };
 struct ValueUnit {
     ValueUnitKind kind = ValueUnitKind::PerPixel;
     double scale = 1.0;                      ///< shown value = stored value × scale
-    QString symbol = QStringLiteral("1/px");
+    QString symbol = QStringLiteral("1/px");    ///< empty: values without a unit (raw counts, −log)
 
     /// The unit `kind` for pixels of `pixelSizeUm` micrometres; per pixel
     /// when the pixel size is not known (not > 0).
@@ -20,6 +20,8 @@ struct ValueUnit {
 
     double shown(double stored) const { return stored * scale; }
     double stored(double shownValue) const { return shownValue / scale; }
+    /// Raw detector values and line integrals: shown as they are, no unit.
+    static ValueUnit none();
     /// "0.01234 1/mm" (`digits` significant digits).
     QString format(double stored, int digits = 4) const;
     /// "atten. (1/mm)", for axis titles.

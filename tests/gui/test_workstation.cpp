@@ -5,6 +5,7 @@
 
 #include "colormap.h"
 #include "compare_modes_dialog.h"
+#include "data_panel.h"
 #include "export_dialog.h"
 #include "open_dialog.h"
 #include "histogram_widget.h"
@@ -17,6 +18,7 @@
 
 #include "tomo/error.h"
 #include "tomo/metrics.h"
+#include "tomo/preprocess.h"
 #include "tomo/registry.h"
 #include "tomo/run_config.h"
 #include "tomo/volume_io.h"
@@ -47,6 +49,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
+#include <QUndoStack>
 #include <QUrl>
 
 #include <algorithm>
@@ -1156,6 +1159,91 @@ private slots:
         QVERIFY(table->item(0, 7)->text().endsWith(QStringLiteral(" %")));
         QVERIFY(w->compareDialog()->toCsv().startsWith(QStringLiteral("strategy,interpolation,precision,exact,"
                                                                        "seconds_backproject,gups,max_abs_error_per_px")));
+    }
+
+    void dataPanelShowsWhatTheSliceIsMadeOf() {
+        const QString tooth = realData(QStringLiteral("aps_tooth/tooth.h5"));
+        if (tooth.isEmpty()) QSKIP("shared/data/real/aps_tooth/tooth.h5 not found");
+        w->openPath(tooth);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 640; }));
+        const SliceResult& shown = *w->currentResult();
+        auto reader = tomo::openDataset(tooth.toStdString());
+        auto* dock = w->findChild<QDockWidget*>(QStringLiteral("dataDock"));
+        QVERIFY(dock);
+        dock->show();
+        dock->raise();
+        DataPanel* data = w->dataPanel();
+        QSignalSpy views(w->controller(), &Controller::dataViewReady);
+
+        // The sinogram of the row on screen, log-corrected, the axis marked.
+        QVERIFY(waitUntil([&] { return data->caption().startsWith(QStringLiteral("Sinogram of row")); }));
+        const tomo::Image expected = tomo::loadSinograms(*reader, shown.params.row, 1).slice(0);
+        QVERIFY(data->view()->image().data == expected.data);
+        QCOMPARE(data->view()->line()->x1(), shown.params.axis);
+        QCOMPARE(data->view()->renderCount(), 0); // coloured on the worker
+        saveScreenshot(w.get(), QStringLiteral("29-data-sinogram"));
+
+        // The raw projection at a chosen angle.
+        data->setKind(DataViewKind::Projection);
+        data->setAngle(90);
+        QVERIFY(waitUntil([&] { return data->caption().startsWith(QStringLiteral("Projection 90")); }));
+        std::vector<float> projection(2 * 640);
+        reader->readProjection(90, projection);
+        QVERIFY(data->view()->image().data == projection);
+        QCOMPARE(data->view()->image().height, 2);
+        // Flat and dark fields.
+        data->setKind(DataViewKind::Flat);
+        QVERIFY(waitUntil([&] { return data->caption().startsWith(QStringLiteral("Mean flat field")); }));
+        std::vector<float> flat(2 * 640);
+        QVERIFY(reader->readMeanFlat(0, 2, flat));
+        QVERIFY(data->view()->image().data == flat);
+        data->setKind(DataViewKind::Dark);
+        QVERIFY(waitUntil([&] { return data->caption().startsWith(QStringLiteral("Mean dark field")); }));
+        saveScreenshot(w.get(), QStringLiteral("30-data-dark"));
+
+        // The demo holds sinograms only: it says so.
+        openDemo(64, 2);
+        data->setKind(DataViewKind::Flat);
+        QVERIFY(waitUntil([&] { return data->caption().contains(QStringLiteral("already log-corrected")); }));
+        QVERIFY(views.count() >= 4);
+    }
+
+    void parameterChangesCanBeUndone() {
+        openDemo(128, 4);
+        QUndoStack* history = w->history();
+        QCOMPARE(history->count(), 0);
+        const SliceParams start = w->parameterPanel()->params();
+        // Two quick axis steps are one undo step; then a filter change.
+        w->parameterPanel()->nudgeAxis(0.25);
+        w->parameterPanel()->nudgeAxis(0.25);
+        setParams([](SliceParams& p) { p.options.filter.window = tomo::FilterWindow::Hann; });
+        QCOMPARE(history->count(), 2);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) {
+            return r.params.axis == 64.0 && r.params.options.filter.window == tomo::FilterWindow::Hann;
+        }));
+        QCOMPARE(history->undoText(), QStringLiteral("reconstruction options"));
+
+        auto* undo = w->findChild<QAction*>(QStringLiteral("undoAction"));
+        auto* redo = w->findChild<QAction*>(QStringLiteral("redoAction"));
+        QVERIFY(undo && redo);
+        undo->trigger();
+        QVERIFY(w->parameterPanel()->params().options.filter.window == tomo::FilterWindow::RamLak);
+        QCOMPARE(w->parameterPanel()->params().axis, 64.0);
+        QCOMPARE(history->undoText(), QStringLiteral("axis 63.500 → 64.000 px"));
+        undo->trigger();
+        QCOMPARE(w->parameterPanel()->params().axis, start.axis);
+        QVERIFY(!undo->isEnabled());
+        // The slices follow the history.
+        QVERIFY(waitForResult(*w, [&](const SliceResult& r) {
+            return r.params.axis == start.axis && r.params.options.filter.window == tomo::FilterWindow::RamLak;
+        }));
+        redo->trigger();
+        QCOMPARE(w->parameterPanel()->params().axis, 64.0);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.axis == 64.0; }));
+        QCOMPARE(history->count(), 2); // undo and redo are not new changes
+        // A new dataset starts a new history.
+        openDemo(64, 2);
+        QCOMPARE(history->count(), 0);
     }
 
     void measureLatencyPrintsOneLineAndExitsZero() {
