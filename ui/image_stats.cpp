@@ -76,6 +76,27 @@ ImageStats computeStats(std::span<const float> values, int bins, double lowPerce
     return s;
 }
 
+float backgroundThreshold(const ImageStats& s) {
+    const auto n = static_cast<int>(s.histogram.size());
+    if (n == 0) return s.min;
+    std::vector<double> smooth(static_cast<std::size_t>(n), 0.0);
+    for (int i = 0; i < n; ++i) {
+        int count = 0;
+        for (int k = std::max(0, i - 2); k <= std::min(n - 1, i + 2); ++k, ++count) smooth[i] += s.histogram[k];
+        smooth[i] /= count;
+    }
+    const int peak = static_cast<int>(std::max_element(smooth.begin(), smooth.end()) - smooth.begin());
+    // Down the peak's right flank to the first real rise (20 % above the lowest so far).
+    int lowest = peak;
+    for (int i = peak + 1; i < n; ++i) {
+        if (smooth[i] < smooth[lowest]) lowest = i;
+        else if (smooth[i] > 1.2 * smooth[lowest] + 1.0) return static_cast<float>(s.binEdge(static_cast<std::size_t>(lowest)));
+    }
+    for (int i = peak + 1; i < n; ++i)
+        if (smooth[i] < 0.01 * smooth[peak]) return static_cast<float>(s.binEdge(static_cast<std::size_t>(i)));
+    return static_cast<float>(s.binEdge(static_cast<std::size_t>(std::min(n - 1, peak + 1))));
+}
+
 float percentile(std::span<const float> values, double p) {
     const Range r = rangeOf(values);
     return percentileFromHistogram(histogramOf(values, r.min, r.max, kFineBins), r.finite, r.min, r.max, p);

@@ -30,6 +30,12 @@ struct ImageStats {
 ImageStats computeStats(std::span<const float> values, int bins = 256,
                         double lowPercentile = 0.5, double highPercentile = 99.5);
 
+/// Where the background ends: the first minimum of the (5-bin smoothed)
+/// histogram after its highest peak, which in a CT volume is the air or
+/// background around the sample; without such a minimum, where the counts
+/// fall below 1 % of the peak. `min` for an empty histogram.
+float backgroundThreshold(const ImageStats& stats);
+
 /// Percentile (0..100) of the values from a fine histogram as computeStats does;
 /// NaN / inf ignored; 0 for no finite values.
 float percentile(std::span<const float> values, double p);

@@ -674,9 +674,7 @@ void MainWindow::connectController() {
     });
     connect(m_controller, &Controller::subVolumeReady, this, [this](const SubVolume& v) {
         if (!m_volume) return;
-        const float lo = m_autoWindowAction->isChecked() ? v.stats.autoLow : m_slice->windowLow();
-        const float hi = m_autoWindowAction->isChecked() ? v.stats.autoHigh : m_slice->windowHigh();
-        m_volume->setVolume(v, lo, hi, m_slice->colormapName());
+        m_volume->setVolume(v, m_slice->colormapName());
     });
     connect(m_controller, &Controller::modeCompared, this, [this](const ModeComparison& row) {
         if (m_compareDialog) m_compareDialog->addRow(row);
@@ -1088,7 +1086,6 @@ void MainWindow::applyWindow(float low, float high, bool fromUser) {
         m_lowSpin->setValue(m_unit.shown(low));
         m_highSpin->setValue(m_unit.shown(high));
     }
-    if (m_volume) m_volume->setWindow(low, high, m_slice->colormapName());
     syncDisplaySettings();
 }
 
@@ -1100,7 +1097,7 @@ void MainWindow::setColormap(const QString& name) {
         m_colormapCombo->setCurrentIndex(std::max(0, m_colormapCombo->findData(name)));
     }
     for (QAction* a : m_colormapGroup->actions()) a->setChecked(a->data().toString() == name);
-    if (m_volume) m_volume->setWindow(m_slice->windowLow(), m_slice->windowHigh(), name);
+    if (m_volume) m_volume->setColormap(name);
     syncDisplaySettings();
 }
 

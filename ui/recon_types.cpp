@@ -132,6 +132,13 @@ std::vector<std::uint8_t> reconstructionDisc(const tomo::Region& region, int gri
     return mask;
 }
 
+TransferFunction automaticTransferFunction(const ImageStats& stats) {
+    TransferFunction tf;
+    tf.threshold = backgroundThreshold(stats);
+    tf.high = std::max(stats.autoHigh, tf.threshold + std::max(1e-6f, (stats.max - stats.min) * 1e-3f));
+    return tf;
+}
+
 QString formatSeconds(double s) {
     if (!(s >= 0.0)) return QStringLiteral("–");
     if (s < 1.0) return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', s < 0.01 ? 2 : (s < 0.1 ? 1 : 0));

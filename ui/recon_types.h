@@ -190,6 +190,18 @@ struct SubVolume {
     double seconds = 0.0;
 };
 
+/// How the 3D view renders a volume: transparent up to `threshold`, then
+/// colours and opacity rising to `opacity` at `high`. Its own, apart from
+/// the 2D window.
+struct TransferFunction {
+    float threshold = 0.0f;
+    float high = 1.0f;
+    double opacity = 0.15;
+};
+/// The default for a volume: the threshold where the background ends
+/// (backgroundThreshold), the top at the 99.5 % percentile.
+TransferFunction automaticTransferFunction(const ImageStats& stats);
+
 enum class JobKind { Export, SubVolume, CompareModes };
 enum class JobStatus { Done, Cancelled, Failed };
 

@@ -1246,6 +1246,24 @@ private slots:
         QCOMPARE(history->count(), 0);
     }
 
+    void volumeThresholdEndsTheBackground() {
+        // A CT volume's histogram: background around 0 (most voxels), a
+        // tissue around 0.2 and a few dense voxels around 1.
+        // Each population: a triangular spread (two uniform steps added) of ±0.02.
+        auto spread = [](int i) { return 0.02f * ((i % 101) / 100.0f + ((i * 37) % 101) / 100.0f - 1.0f); };
+        std::vector<float> values;
+        for (int i = 0; i < 8000; ++i) values.push_back(spread(i));
+        for (int i = 0; i < 3000; ++i) values.push_back(0.2f + spread(i));
+        for (int i = 0; i < 500; ++i) values.push_back(1.0f + spread(i));
+        const ImageStats stats = computeStats(values);
+        const float t = backgroundThreshold(stats);
+        QVERIFY2(t > 0.02f && t < 0.18f, qPrintable(QString::number(t))); // between background and tissue
+        const TransferFunction tf = automaticTransferFunction(stats);
+        QCOMPARE(tf.threshold, t);
+        QCOMPARE(tf.high, stats.autoHigh);
+        QCOMPARE(backgroundThreshold(ImageStats{}), 0.0f);
+    }
+
     void measureLatencyPrintsOneLineAndExitsZero() {
 #ifndef TOMO_WORKSTATION_EXE
         QSKIP("tomo-workstation is not built");
