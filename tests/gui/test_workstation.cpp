@@ -18,6 +18,7 @@
 
 #include "tomo/error.h"
 #include "tomo/metrics.h"
+#include "tomo/phantom.h"
 #include "tomo/preprocess.h"
 #include "tomo/registry.h"
 #include "tomo/run_config.h"
@@ -1262,6 +1263,43 @@ private slots:
         QCOMPARE(tf.threshold, t);
         QCOMPARE(tf.high, stats.autoHigh);
         QCOMPARE(backgroundThreshold(ImageStats{}), 0.0f);
+    }
+
+    void openingReadsRowsNotTheWholeFile() {
+        // A scan whose projections are stored one per chunk of > 1 MiB (as a
+        // 2048^2 detector's are: HDF5 then reads the rows asked for, not
+        // whole chunks). Opening it, finding its axis and showing the first
+        // slice must read a few rows, not the file.
+        QFile io(QStringLiteral("/proc/self/io"));
+        if (!io.open(QIODevice::ReadOnly)) QSKIP("no /proc/self/io to count the bytes read");
+        io.close();
+        auto bytesRead = [] {
+            QFile f(QStringLiteral("/proc/self/io"));
+            if (!f.open(QIODevice::ReadOnly)) return qint64(-1);
+            for (const QByteArray& line : f.readAll().split('\n'))
+                if (line.startsWith("rchar:")) return line.mid(6).trimmed().toLongLong();
+            return qint64(-1);
+        };
+        QTemporaryDir dir;
+        const QString scan = dir.filePath(QStringLiteral("tall.h5"));
+        tomo::PhantomSpec spec;
+        spec.shapes = tomo::sheppLogan3D();
+        spec.bins = 1024;
+        spec.rows = 640;
+        tomo::ScanSimulation sim;
+        sim.flats = sim.darks = 2;
+        sim.poissonNoise = false;
+        tomo::writePhantomDXchange(scan.toStdString(), spec, tomo::uniformAngles(24), sim);
+        const qint64 fileSize = QFileInfo(scan).size();
+
+        const qint64 before = bytesRead();
+        w->openPath(scan);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 1024; }, 180000));
+        QVERIFY(w->dataset()->axis.has_value()); // the finder ran on opening
+        const qint64 read = bytesRead() - before;
+        qInfo("opening a %.1f MB scan (%d rows) and showing its first slice read %.2f MB", fileSize / 1e6, spec.rows,
+              read / 1e6);
+        QVERIFY2(read < fileSize / 10, qPrintable(QStringLiteral("read %1 of %2 bytes").arg(read).arg(fileSize)));
     }
 
     void measureLatencyPrintsOneLineAndExitsZero() {
