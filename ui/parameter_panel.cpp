@@ -286,11 +286,12 @@ void ParameterPanel::setAxisEstimate(const AxisResult& r, bool automatic) {
                                         .arg(r.row)
                                         .arg(QString::fromStdString(r.estimate.method))
                                         .arg(c, 0, 'f', 2));
-    ++m_blockSignals; // one change: the caller's (or the one below)
+    const double before = ui->axisSpin->value();
     setAxisControls(r.estimate.axis);
-    --m_blockSignals;
     m_foundAxis = ui->axisSpin->value();
-    if (!automatic) changed();
+    // On opening, setParams follows with this axis; a search from the button
+    // reconstructs only when the axis moved.
+    if (!automatic && *m_foundAxis != before) changed();
 }
 
 bool ParameterPanel::axisIsFound() const { return m_foundAxis.has_value(); }

@@ -619,6 +619,8 @@ private slots:
                                  << QStringLiteral("1") << 85.85;
         QTest::newRow("psi_basalt") << QStringLiteral("psi_neutron_basalt/basalt_sino.h5") << 530 << 627
                                     << QStringLiteral("none") << 312.0;
+        QTest::newRow("dls_i12_dendrites") << QStringLiteral("dls_i12_dendrites/dendrites_sino.h5") << 360 << 1260
+                                           << QStringLiteral("none") << 626.5;
     }
 
     /// What a beamline scientist does first with a scan: open it (File ▸
