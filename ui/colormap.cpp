@@ -111,6 +111,13 @@ QImage renderImage(const float* data, int width, int height, float low, float hi
     return image;
 }
 
+QImage shrinkForView(const QImage& rendered, double zoom) {
+    if (!(zoom > 0.0 && zoom < 1.0) || rendered.isNull()) return {};
+    const QSize size(std::max(1, static_cast<int>(std::lround(rendered.width() * zoom))),
+                     std::max(1, static_cast<int>(std::lround(rendered.height() * zoom))));
+    return rendered.scaled(size, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+}
+
 QImage colorbarImage(const Colormap& map, int width, int height) {
     QImage image(std::max(1, width), std::max(1, height), QImage::Format_RGB32);
     for (int y = 0; y < image.height(); ++y) {

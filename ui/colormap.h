@@ -30,6 +30,10 @@ const Colormap& colormap(const QString& name);
 /// clamped, NaN shows as the table's first entry). Returns an RGB32 image.
 QImage renderImage(const float* data, int width, int height, float low, float high, const Colormap& map);
 
+/// `rendered` smoothly scaled by `zoom` when 0 < zoom < 1 (what a view
+/// showing it at that zoom paints), else a null image.
+QImage shrinkForView(const QImage& rendered, double zoom);
+
 /// A horizontal strip of the table, for legends and menus.
 QImage colorbarImage(const Colormap& map, int width, int height);
 

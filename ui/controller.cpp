@@ -482,7 +482,8 @@ std::optional<Comparison> Controller::compareLastSlice(const SliceResult& slice,
         m_discGrid = slice.preview.gridSize;
     }
     return compareWithReference(slice, *reference,
-                                settings.discOnly ? std::span<const std::uint8_t>(m_disc) : std::span<const std::uint8_t>());
+                                settings.discOnly ? std::span<const std::uint8_t>(m_disc) : std::span<const std::uint8_t>(),
+                                settings.differenceZoom);
 }
 
 void Controller::runSlice(quint64 id, const SliceParams& params, int generation, const tomo::CancelToken& token) {

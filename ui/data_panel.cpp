@@ -106,8 +106,8 @@ void DataPanel::setView(const DataView& view) {
         m_view->setCaption(view.error);
         return;
     }
-    m_view->setPreparedImage(view.image, {}, view.display.rendered, view.display.low, view.display.high,
-                             view.display.colormap);
+    m_view->setPreparedImage(std::make_shared<const tomo::Image>(view.image), {}, view.display.rendered,
+                             view.display.low, view.display.high, view.display.colormap);
     updateMarker();
 }
 

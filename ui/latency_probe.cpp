@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 
 namespace tomo::ui {
 
@@ -22,6 +23,15 @@ double quantile(std::vector<double> values, double q) {
     std::sort(values.begin(), values.end());
     const auto i = static_cast<std::size_t>(std::lround(q * static_cast<double>(values.size() - 1)));
     return values[std::min(i, values.size() - 1)];
+}
+
+/// CPU time the calling thread has used, in milliseconds (-1 where unknown).
+double threadCpuMs() {
+#if defined(CLOCK_THREAD_CPUTIME_ID)
+    timespec t{};
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0) return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+#endif
+    return -1.0;
 }
 
 QString ms(double value) { return value < 0.0 ? QStringLiteral("-1") : QString::number(value, 'f', 2); }
@@ -78,6 +88,7 @@ bool LatencyProbe::waitFor(const std::function<bool()>& done) {
 }
 
 bool LatencyProbe::changeAndWait(const std::function<void()>& change, std::vector<double>& latencies) {
+    const double cpuBefore = threadCpuMs();
     change();
     const SliceParams wanted = m_window.parameterPanel()->params();
     quint64 shownId = 0;
@@ -92,6 +103,7 @@ bool LatencyProbe::changeAndWait(const std::function<void()>& change, std::vecto
     });
     disconnect(onScreen);
     if (!ok) return false;
+    if (&latencies == &m_axisMs && cpuBefore >= 0.0) m_uiCpuMs.push_back(threadCpuMs() - cpuBefore);
     latencies.push_back(seconds * 1e3);
     m_workerMs.push_back(m_window.currentResult()->preview.secondsTotal * 1e3);
     m_prepareMs.push_back(m_window.currentResult()->secondsPrepare * 1e3);
@@ -175,11 +187,11 @@ QString LatencyProbe::summary(const QString& error) const {
                                             QString::fromUtf8(tomo::interpolationName(ref->options.interpolation).data())
                                       : QString()));
     line += QStringLiteral(" first_slice_ms=%1 axis_changes=%2 axis_median_ms=%3 axis_max_ms=%4 worker_median_ms=%5 "
-                           "prepare_median_ms=%6")
+                           "prepare_median_ms=%6 ui_cpu_median_ms=%7")
                 .arg(ms(m_firstSliceMs))
                 .arg(m_axisMs.size())
                 .arg(ms(quantile(m_axisMs, 0.5)), ms(quantile(m_axisMs, 1.0)), ms(quantile(m_workerMs, 0.5)),
-                     ms(quantile(m_prepareMs, 0.5)));
+                     ms(quantile(m_prepareMs, 0.5)), ms(quantile(m_uiCpuMs, 0.5)));
     line += QStringLiteral(" row_changes=%1 row_median_ms=%2 row_max_ms=%3 drag_changes=%4 drag_slices=%5")
                 .arg(m_rowMs.size())
                 .arg(ms(quantile(m_rowMs, 0.5)), ms(quantile(m_rowMs, 1.0)))

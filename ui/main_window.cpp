@@ -151,6 +151,10 @@ MainWindow::MainWindow(QWidget* parent)
     connectController();
     m_defaultState = saveState();
     m_clock.start();
+    m_rememberAxis = new QTimer(this);
+    m_rememberAxis->setSingleShot(true);
+    m_rememberAxis->setInterval(1500);
+    connect(m_rememberAxis, &QTimer::timeout, this, &MainWindow::rememberAxis);
     readSettings();
     syncDisplaySettings();
     updateTitle();
@@ -686,6 +690,7 @@ void MainWindow::connectController() {
 void MainWindow::openPath(const QString& path, const tomo::OpenOptions& options) {
     // Without an axis remembered for this dataset (or one from a parameter
     // file about to be applied) the finder runs before the first slice.
+    rememberAxis();
     const bool findAxis = !QSettings().contains(axisKey(path)) && m_pendingParameters.isEmpty();
     statusBar()->showMessage(findAxis ? tr("Opening %1 and finding its rotation axis…").arg(QFileInfo(path).fileName())
                                       : tr("Opening %1…").arg(QFileInfo(path).fileName()));
@@ -698,7 +703,14 @@ void MainWindow::openDemo(const DemoSpec& spec) {
     m_controller->openDemo(spec);
 }
 
+void MainWindow::rememberAxis() {
+    m_rememberAxis->stop();
+    if (auto pending = std::exchange(m_axisToRemember, std::nullopt))
+        QSettings().setValue(axisKey(pending->first), pending->second);
+}
+
 void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
+    rememberAxis(); // the previous dataset's
     m_dataset = summary;
     m_result.reset();
     m_comparison.reset();
@@ -858,6 +870,7 @@ void MainWindow::requestSlice() {
         if (!m_slice->hasImage()) m_slice->setCaption(tr("Cannot reconstruct: %1").arg(error));
         return;
     }
+    syncDisplaySettings(); // the views' zoom now
     const quint64 id = m_controller->requestSlice(m_params->params());
     m_requestedAt[id] = m_clock.nsecsElapsed();
     requestReferenceIfNeeded();
@@ -917,8 +930,9 @@ void MainWindow::onSliceReady(const SliceResultPtr& result) {
     // user changed while it worked is mapped again here.
     const float userLow = m_slice->windowLow(), userHigh = m_slice->windowHigh();
     const QString userColormap = m_slice->colormapName();
-    m_slice->setPreparedImage(r.preview.slice, QPoint(region.x, region.y), r.display.rendered, r.display.low,
-                              r.display.high, r.display.colormap);
+    m_slice->setPreparedImage(std::shared_ptr<const tomo::Image>(result, &r.preview.slice), QPoint(region.x, region.y),
+                              r.display.rendered, r.display.low,
+                              r.display.high, r.display.colormap, r.display.scaled, r.display.zoom);
     m_awaitingPaint = r.id;
     m_slice->setColormap(userColormap);
     m_histogram->setStats(r.stats);
@@ -946,7 +960,11 @@ void MainWindow::onSliceReady(const SliceResultPtr& result) {
                              .arg(formatSeconds(r.preview.secondsBackproject))
                              .arg(r.preview.filtered ? tr(", filter %1").arg(formatSeconds(r.preview.secondsFilter)) : QString()));
     m_gupsLabel->setText(tr("%1 GU/s").arg(r.preview.gups, 0, 'f', 2));
-    if (m_dataset && !m_dataset->path.isEmpty()) QSettings().setValue(axisKey(m_dataset->path), r.params.axis);
+    if (m_dataset && !m_dataset->path.isEmpty()) {
+        // Remembered once the changes stop: a settings write costs the UI thread a file write.
+        m_axisToRemember = std::make_pair(m_dataset->path, r.params.axis);
+        m_rememberAxis->start();
+    }
     requestReferenceIfNeeded();
     refreshComparison();
     refreshProfile();
@@ -988,6 +1006,8 @@ void MainWindow::syncDisplaySettings() {
     d.compare = m_quality->isVisible() || m_line.has_value();
     d.referenceKind = m_quality->referenceKind();
     d.discOnly = m_quality->discOnly();
+    d.sliceZoom = m_slice->deviceZoom();
+    d.differenceZoom = m_quality->view()->deviceZoom();
     m_controller->setDisplaySettings(d);
 }
 
@@ -1282,6 +1302,7 @@ void MainWindow::readSettings() {
 }
 
 void MainWindow::writeSettings() {
+    rememberAxis();
     QSettings s;
     s.setValue(QStringLiteral("window/geometry"), saveGeometry());
     s.setValue(QStringLiteral("window/state"), saveState());

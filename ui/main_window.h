@@ -26,6 +26,7 @@ class QMenu;
 class QMessageBox;
 class QProgressBar;
 class QProgressDialog;
+class QTimer;
 class QUndoStack;
 QT_END_NAMESPACE
 
@@ -127,6 +128,8 @@ private:
     void setOutputDirectory(const QString& pathInside);
 
     void onDatasetOpened(const DatasetSummary& summary);
+    /// Writes the axis of the dataset on screen to the settings (per dataset).
+    void rememberAxis();
     void onSliceReady(const SliceResultPtr& result);
     void onReferenceReady(const ReferencePtr& reference);
     void onComparisonReady(const Comparison& comparison);
@@ -211,6 +214,8 @@ private:
     std::optional<QLineF> m_line;
     QString m_pendingParameters;                  // run config waiting for its dataset
     std::optional<JobKind> m_runningJob;          // between jobStarted and jobFinished
+    std::optional<std::pair<QString, double>> m_axisToRemember; // dataset path, axis: not written yet
+    QTimer* m_rememberAxis = nullptr;
     double m_pixelSize = 0.0;
     ValueUnitKind m_unitKind = ValueUnitKind::PerPixel; // chosen (per mm / cm need the pixel size)
     ValueUnit m_unit;                                   // in effect

@@ -143,6 +143,7 @@ void QualityPanel::setPinnedLabel(const QString& label) {
 }
 
 bool QualityPanel::discOnly() const { return m_disc->isChecked(); }
+const tomo::Image& QualityPanel::difference() const { return m_view->image(); }
 void QualityPanel::setValueUnit(const ValueUnit& unit) {
     m_unit = unit;
     m_view->setValueUnit(unit);
@@ -159,7 +160,6 @@ void QualityPanel::setReferenceBusy(bool busy) {
 
 void QualityPanel::clear() {
     m_view->clear();
-    m_difference = tomo::Image();
     m_status->setText(tr("No result yet."));
     setFigures(std::nullopt);
 }
@@ -189,10 +189,9 @@ void QualityPanel::showComparison(const Comparison& c, const SliceResult& result
         m_status->setText(c.error);
         return;
     }
-    m_difference = c.difference;
     setFigures(c.metrics);
     m_view->setPreparedImage(c.difference, QPoint(result.preview.region.x, result.preview.region.y), c.rendered,
-                             -c.range, c.range, m_view->colormapName());
+                             -c.range, c.range, m_view->colormapName(), c.scaled, c.zoom);
     m_view->setCaption(tr("Result − reference"));
     m_status->setText(tr("%1 vs %2 (reference made in %3)")
                           .arg(QString::fromStdString(result.preview.strategy), c.referenceLabel,

@@ -50,7 +50,8 @@ public:
     void clear();
 
     std::optional<tomo::QualityMetrics> metrics() const { return m_metrics; }
-    const tomo::Image& difference() const { return m_difference; }
+    /// The difference image shown (empty before the first comparison).
+    const tomo::Image& difference() const;
     SliceView* view() const { return m_view; }
 
 signals:
@@ -77,7 +78,6 @@ private:
     QLabel* m_psnr = nullptr;
     QLabel* m_relative = nullptr;
     QLabel* m_pixels = nullptr;
-    tomo::Image m_difference;
     std::optional<tomo::QualityMetrics> m_metrics;
     ValueUnit m_unit;
 };

@@ -87,11 +87,17 @@ struct DisplaySettings {
     bool compare = true;                ///< someone looks at the comparison (quality panel, profile)
     ReferenceKind referenceKind = ReferenceKind::Exact;
     bool discOnly = true;               ///< quality figures inside the reconstruction disc only
+    /// Device pixels per image pixel of the slice view and of the difference
+    /// view now: the worker also prepares the image at that size (< 1 only).
+    double sliceZoom = 1.0;
+    double differenceZoom = 1.0;
 };
 
 /// A slice coloured for the screen, made on the worker thread.
 struct SliceDisplay {
     QImage rendered;                    ///< the slice through the colormap, window [low, high]
+    QImage scaled;                      ///< `rendered` at `zoom` (smooth), when the view shrinks it
+    double zoom = 0.0;                  ///< device pixels per image pixel `scaled` was made for
     float low = 0.0f;
     float high = 1.0f;
     QString colormap;
@@ -115,8 +121,10 @@ struct Comparison {
     ReferenceKind kind = ReferenceKind::Exact;
     QString referenceLabel;
     double referenceSeconds = 0.0;
-    tomo::Image difference;             ///< result − reference
+    std::shared_ptr<const tomo::Image> difference; ///< result − reference (null with `error`)
     QImage rendered;                    ///< the difference in the diverging map, window [−range, range]
+    QImage scaled;                      ///< `rendered` at `zoom`, when the view shrinks it
+    double zoom = 0.0;
     float range = 1.0f;
     std::optional<tomo::QualityMetrics> metrics; ///< unset with `error`
     QString error;

@@ -35,12 +35,14 @@ SliceDisplay prepareDisplay(const tomo::Image& image, const ImageStats& stats, c
     d.high = settings.autoWindow ? stats.autoHigh : settings.high;
     d.colormap = colormap(settings.colormap).name;
     d.rendered = renderImage(image.data.data(), image.width, image.height, d.low, d.high, colormap(d.colormap));
+    d.scaled = shrinkForView(d.rendered, settings.sliceZoom);
+    d.zoom = d.scaled.isNull() ? 0.0 : settings.sliceZoom;
     d.preparedOn = QThread::currentThread();
     return d;
 }
 
 Comparison compareWithReference(const SliceResult& result, const ReferenceResult& reference,
-                                std::span<const std::uint8_t> mask) {
+                                std::span<const std::uint8_t> mask, double zoom) {
     Comparison c;
     c.resultId = result.id;
     c.kind = reference.kind;
@@ -54,11 +56,14 @@ Comparison compareWithReference(const SliceResult& result, const ReferenceResult
         c.error = QString::fromUtf8(e.what());
         return c;
     }
-    c.difference = tomo::Image(image.width, image.height);
-    for (std::size_t i = 0; i < image.data.size(); ++i) c.difference.data[i] = image.data[i] - reference.image.data[i];
-    c.range = differenceRange(c.difference, mask, c.metrics->maxAbsError);
-    c.rendered = renderImage(c.difference.data.data(), c.difference.width, c.difference.height, -c.range, c.range,
+    auto difference = std::make_shared<tomo::Image>(image.width, image.height);
+    for (std::size_t i = 0; i < image.data.size(); ++i) difference->data[i] = image.data[i] - reference.image.data[i];
+    c.range = differenceRange(*difference, mask, c.metrics->maxAbsError);
+    c.rendered = renderImage(difference->data.data(), difference->width, difference->height, -c.range, c.range,
                              colormap(kDifferenceColormap));
+    c.difference = std::move(difference);
+    c.scaled = shrinkForView(c.rendered, zoom);
+    c.zoom = c.scaled.isNull() ? 0.0 : zoom;
     return c;
 }
 

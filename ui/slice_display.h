@@ -11,15 +11,18 @@
 namespace tomo::ui {
 
 /// Colours `image` through the settings' colormap with their window, or
-/// with the automatic window of `stats` when settings.autoWindow is set.
+/// with the automatic window of `stats` when settings.autoWindow is set, and
+/// shrinks it for a view at settings.sliceZoom (< 1).
 SliceDisplay prepareDisplay(const tomo::Image& image, const ImageStats& stats, const DisplaySettings& settings);
+
 
 /// result − reference with the quality figures over the pixels where
 /// `mask` is non-zero (every pixel when `mask` is empty), and the
 /// difference coloured in the diverging map with a symmetric window: the
-/// 99.5th percentile of |difference| over those pixels. The reference must
-/// match the result's size (referenceMatches); a mismatch sets `error`.
+/// 99.5th percentile of |difference| over those pixels, shrunk for a view at
+/// `zoom` (shrinkForView). The reference must match the result's size
+/// (referenceFits); a mismatch sets `error`.
 Comparison compareWithReference(const SliceResult& result, const ReferenceResult& reference,
-                                std::span<const std::uint8_t> mask);
+                                std::span<const std::uint8_t> mask, double zoom = 1.0);
 
 } // namespace tomo::ui

@@ -38,7 +38,8 @@ void drawLabel(QPainter& p, const QPointF& topLeft, const QString& text) {
 
 } // namespace
 
-SliceView::SliceView(QWidget* parent) : QWidget(parent), m_colormap(&colormap(QStringLiteral("grey"))) {
+SliceView::SliceView(QWidget* parent)
+    : QWidget(parent), m_image(std::make_shared<const tomo::Image>()), m_colormap(&colormap(QStringLiteral("grey"))) {
     setMouseTracking(true);
     setMinimumSize(160, 160);
     setFocusPolicy(Qt::ClickFocus);
@@ -46,8 +47,8 @@ SliceView::SliceView(QWidget* parent) : QWidget(parent), m_colormap(&colormap(QS
 }
 
 void SliceView::setImage(const tomo::Image& image, QPoint origin) {
-    const bool sameSize = image.width == m_image.width && image.height == m_image.height;
-    m_image = image;
+    const bool sameSize = image.width == m_image->width && image.height == m_image->height;
+    m_image = std::make_shared<const tomo::Image>(image);
     m_origin = origin;
     m_renderPending = true;
     m_newImage = true;
@@ -55,23 +56,26 @@ void SliceView::setImage(const tomo::Image& image, QPoint origin) {
     update();
 }
 
-void SliceView::setPreparedImage(const tomo::Image& image, QPoint origin, const QImage& rendered, float low,
-                                 float high, const QString& colormapName) {
-    const bool sameSize = image.width == m_image.width && image.height == m_image.height;
-    m_image = image;
+void SliceView::setPreparedImage(std::shared_ptr<const tomo::Image> image, QPoint origin, const QImage& rendered,
+                                 float low, float high, const QString& colormapName, const QImage& scaled,
+                                 double scaledZoom) {
+    const bool sameSize = image->width == m_image->width && image->height == m_image->height;
+    m_image = std::move(image);
     m_origin = origin;
     m_low = low;
     m_high = high;
     m_colormap = &colormap(colormapName);
     m_rendered = rendered;
-    m_renderPending = rendered.size() != QSize(image.width, image.height);
+    m_scaled = scaled;
+    m_scaledZoom = scaled.isNull() ? 0.0 : scaledZoom;
+    m_renderPending = rendered.size() != QSize(m_image->width, m_image->height);
     m_newImage = true;
     if (!sameSize || m_fitted) fitToWindow();
     update();
 }
 
 void SliceView::clear() {
-    m_image = tomo::Image();
+    m_image = std::make_shared<const tomo::Image>();
     m_rendered = QImage();
     m_renderPending = false;
     m_line.reset();
@@ -120,6 +124,8 @@ void SliceView::setLine(const std::optional<QLineF>& line) {
     update();
 }
 
+double SliceView::deviceZoom() const { return m_scale * devicePixelRatioF(); }
+
 QPointF SliceView::centre() const { return toImage(QPointF(width() / 2.0, height() / 2.0)); }
 
 void SliceView::setView(double zoom, QPointF centre) {
@@ -130,11 +136,11 @@ void SliceView::setView(double zoom, QPointF centre) {
 }
 
 void SliceView::fitToWindow() {
-    if (m_image.width <= 0) return;
+    if (m_image->width <= 0) return;
     const double margin = 8.0;
-    m_scale = std::clamp(std::min((width() - 2 * margin) / m_image.width, (height() - 2 * margin) / m_image.height),
+    m_scale = std::clamp(std::min((width() - 2 * margin) / m_image->width, (height() - 2 * margin) / m_image->height),
                          kMinZoom, kMaxZoom);
-    m_offset = QPointF((width() - m_image.width * m_scale) / 2.0, (height() - m_image.height * m_scale) / 2.0);
+    m_offset = QPointF((width() - m_image->width * m_scale) / 2.0, (height() - m_image->height * m_scale) / 2.0);
     m_fitted = true;
     update();
 }
@@ -149,11 +155,13 @@ QPointF SliceView::toWidget(QPointF i) const { return m_offset + (i + QPointF(0.
 
 void SliceView::render() {
     m_renderPending = false;
-    if (m_image.width <= 0) {
+    if (m_image->width <= 0) {
         m_rendered = QImage();
         return;
     }
-    m_rendered = renderImage(m_image.data.data(), m_image.width, m_image.height, m_low, m_high, *m_colormap);
+    m_rendered = renderImage(m_image->data.data(), m_image->width, m_image->height, m_low, m_high, *m_colormap);
+    m_scaled = QImage(); // made for the colours before
+    m_scaledZoom = 0.0;
     ++m_renderCount;
 }
 
@@ -169,9 +177,21 @@ void SliceView::paintEvent(QPaintEvent*) {
                    m_caption.isEmpty() ? tr("No image") : m_caption);
         return;
     }
-    const QRectF target(m_offset, QSizeF(m_image.width * m_scale, m_image.height * m_scale));
-    p.setRenderHint(QPainter::SmoothPixmapTransform, m_scale < 1.0);
-    p.drawImage(target, m_rendered);
+    const QRectF target(m_offset, QSizeF(m_image->width * m_scale, m_image->height * m_scale));
+    if (m_scale < 1.0 && std::abs(deviceZoom() - m_scaledZoom) > 1e-9) {
+        // Not shrunk for this zoom yet (the worker made it for another one):
+        // once here, then kept for the next paints at this zoom.
+        m_scaled = shrinkForView(m_rendered, deviceZoom());
+        m_scaledZoom = deviceZoom();
+        ++m_scaleCount;
+    }
+    if (m_scale < 1.0) {
+        QImage scaled = m_scaled; // a plain copy at this zoom
+        scaled.setDevicePixelRatio(devicePixelRatioF());
+        p.drawImage(target.topLeft(), scaled);
+    } else {
+        p.drawImage(target, m_rendered);
+    }
     p.setRenderHint(QPainter::Antialiasing);
 
     if (m_line) {
@@ -251,13 +271,13 @@ void SliceView::zoomAbout(QPointF widgetPos, double factor) {
 
 void SliceView::wheelEvent(QWheelEvent* e) {
     const double steps = e->angleDelta().y() / 120.0;
-    if (steps == 0.0 || m_image.width <= 0) return;
+    if (steps == 0.0 || m_image->width <= 0) return;
     zoomAbout(e->position(), std::pow(1.25, steps));
     e->accept();
 }
 
 void SliceView::mousePressEvent(QMouseEvent* e) {
-    if (m_image.width <= 0) return;
+    if (m_image->width <= 0) return;
     m_dragStart = e->position();
     if (e->button() == Qt::MiddleButton || (e->button() == Qt::LeftButton && m_tool == Tool::Pan)) {
         m_drag = Drag::Pan;
@@ -311,12 +331,12 @@ void SliceView::mouseMoveEvent(QMouseEvent* e) {
     case Drag::None:
         break;
     }
-    if (m_image.width > 0) {
+    if (m_image->width > 0) {
         const QPointF ip = toImage(pos);
         const int x = static_cast<int>(std::lround(ip.x()));
         const int y = static_cast<int>(std::lround(ip.y()));
-        const bool inside = x >= 0 && y >= 0 && x < m_image.width && y < m_image.height;
-        emit hovered(QPoint(x, y) + m_origin, inside ? m_image.at(x, y) : 0.0f, inside);
+        const bool inside = x >= 0 && y >= 0 && x < m_image->width && y < m_image->height;
+        emit hovered(QPoint(x, y) + m_origin, inside ? m_image->at(x, y) : 0.0f, inside);
     }
 }
 
@@ -332,7 +352,7 @@ void SliceView::mouseReleaseEvent(QMouseEvent*) {
         m_rubberBand.reset();
         const QRect pixels = QRect(QPoint(static_cast<int>(std::ceil(r.left())), static_cast<int>(std::ceil(r.top()))),
                                    QPoint(static_cast<int>(std::floor(r.right())), static_cast<int>(std::floor(r.bottom()))))
-                                 .intersected(QRect(0, 0, m_image.width, m_image.height));
+                                 .intersected(QRect(0, 0, m_image->width, m_image->height));
         if (pixels.width() >= 4 && pixels.height() >= 4) emit regionSelected(pixels.translated(m_origin));
     }
     update();

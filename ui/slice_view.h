@@ -18,6 +18,7 @@
 #include <QPoint>
 #include <QWidget>
 
+#include <memory>
 #include <optional>
 
 namespace tomo::ui {
@@ -37,14 +38,22 @@ public:
     /// Shows `image` with its colours made elsewhere (the worker):
     /// `rendered` is `image` through `colormap` with the window [low, high],
     /// which becomes the view's window and colormap; nothing is mapped here.
-    void setPreparedImage(const tomo::Image& image, QPoint origin, const QImage& rendered, float low, float high,
-                          const QString& colormap);
+    /// `scaled` (may be null) is `rendered` already shrunk for a zoom of
+    /// `scaledZoom` device pixels per image pixel: painted as it is while the
+    /// view is at that zoom.
+    /// The view shares `image` (no copy of the values).
+    void setPreparedImage(std::shared_ptr<const tomo::Image> image, QPoint origin, const QImage& rendered, float low,
+                          float high, const QString& colormap, const QImage& scaled = {}, double scaledZoom = 0.0);
+    /// Device pixels per image pixel now (zoom × device pixel ratio).
+    double deviceZoom() const;
     void clear();
     /// Times this view mapped values to colours itself (the UI thread's share).
     int renderCount() const { return m_renderCount; }
-    const tomo::Image& image() const { return m_image; }
+    /// Times a paint scaled the image itself rather than showing one scaled on the worker.
+    int scaleCount() const { return m_scaleCount; }
+    const tomo::Image& image() const { return *m_image; }
     QPoint origin() const { return m_origin; }
-    bool hasImage() const { return m_image.width > 0; }
+    bool hasImage() const { return m_image->width > 0; }
 
     void setWindow(float low, float high);
     float windowLow() const { return m_low; }
@@ -107,12 +116,15 @@ private:
     void drawLegend(QPainter& p);
     void zoomAbout(QPointF widgetPos, double factor);
 
-    tomo::Image m_image;
+    std::shared_ptr<const tomo::Image> m_image; // never null
     QPoint m_origin;
     QImage m_rendered;
+    QImage m_scaled;              // m_rendered shrunk on the worker for m_scaledZoom
+    double m_scaledZoom = 0.0;
     bool m_renderPending = false; // m_rendered is out of date: paintEvent maps again
     bool m_newImage = false;      // set since the last paint: imagePainted() follows the next one
     int m_renderCount = 0;
+    int m_scaleCount = 0;
     float m_low = 0.0f;
     float m_high = 1.0f;
     const Colormap* m_colormap = nullptr;

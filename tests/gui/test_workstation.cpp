@@ -737,11 +737,13 @@ private slots:
 
     void slicesArePreparedOffTheUiThread() {
         // The UI thread only shows ready images: statistics, colours and the
-        // comparison with the reference are made on the worker that reconstructs.
-        openDemo(256, 8);
+        // comparison with the reference are made on the worker that reconstructs,
+        // and shrunk there to the views' zoom (640 px is shown below 1:1 here).
+        openDemo(640, 2);
         QVERIFY(waitForReference(*w));
         const int rendersBefore = w->sliceView()->renderCount();
         const int differenceRendersBefore = w->qualityPanel()->view()->renderCount();
+        const int sliceScalesBefore = w->sliceView()->scaleCount();
         QSignalSpy onScreen(w.get(), &MainWindow::resultOnScreen);
         setParams([](SliceParams& p) { p.options.strategy = "cpu-reference"; });
         QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.strategy == "cpu-reference"; }));
@@ -769,9 +771,16 @@ private slots:
         QVERIFY(w->qualityPanel()->metrics().has_value());
         QCOMPARE(w->qualityPanel()->metrics()->rmse, expectedMetrics.rmse);
         QCOMPARE(w->qualityPanel()->metrics()->maxAbsError, expectedMetrics.maxAbsError); // exact vs exact: 0
-        // ... and the views on the UI thread did not map a single value.
+        // ... and the views on the UI thread did not map a single value, nor
+        // scale the slice (the difference view may have been resized meanwhile).
+        QVERIFY(w->sliceView()->deviceZoom() < 1.0);
+        QCOMPARE(r.display.zoom, w->sliceView()->deviceZoom());
+        QCOMPARE(r.display.scaled.size(), r.display.rendered.size() * r.display.zoom);
+        QCOMPARE(r.comparison->zoom, w->qualityPanel()->view()->deviceZoom());
+        QTest::qWait(50); // painted
         QCOMPARE(w->sliceView()->renderCount(), rendersBefore);
         QCOMPARE(w->qualityPanel()->view()->renderCount(), differenceRendersBefore);
+        QCOMPARE(w->sliceView()->scaleCount(), sliceScalesBefore);
         // The status bar times request -> screen.
         QVERIFY(w->lastLatency() > 0.0);
         QVERIFY2(w->statusSummary().contains(QStringLiteral("on screen")), qPrintable(w->statusSummary()));
@@ -781,7 +790,7 @@ private slots:
         w->histogram()->setWindow(low, high);
         emit w->histogram()->windowChanged(low, high);
         setParams([](SliceParams& p) { p.axis += 0.25; });
-        QVERIFY(waitForResult(*w, [](const SliceResult& res) { return res.params.axis == 127.75; }));
+        QVERIFY(waitForResult(*w, [](const SliceResult& res) { return res.params.axis == 319.75; }));
         QCOMPARE(w->currentResult()->display.preparedOn, worker);
         QCOMPARE(w->currentResult()->display.high, high); // coloured with the manual window
         QCOMPARE(w->sliceView()->windowHigh(), high);
