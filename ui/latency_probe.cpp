@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 
 namespace tomo::ui {
 
@@ -23,15 +22,6 @@ double quantile(std::vector<double> values, double q) {
     std::sort(values.begin(), values.end());
     const auto i = static_cast<std::size_t>(std::lround(q * static_cast<double>(values.size() - 1)));
     return values[std::min(i, values.size() - 1)];
-}
-
-/// CPU time the calling thread has used, in milliseconds (-1 where unknown).
-double threadCpuMs() {
-#if defined(CLOCK_THREAD_CPUTIME_ID)
-    timespec t{};
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0) return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-#endif
-    return -1.0;
 }
 
 QString ms(double value) { return value < 0.0 ? QStringLiteral("-1") : QString::number(value, 'f', 2); }
@@ -88,7 +78,6 @@ bool LatencyProbe::waitFor(const std::function<bool()>& done) {
 }
 
 bool LatencyProbe::changeAndWait(const std::function<void()>& change, std::vector<double>& latencies) {
-    const double cpuBefore = threadCpuMs();
     change();
     const SliceParams wanted = m_window.parameterPanel()->params();
     quint64 shownId = 0;
@@ -103,7 +92,8 @@ bool LatencyProbe::changeAndWait(const std::function<void()>& change, std::vecto
     });
     disconnect(onScreen);
     if (!ok) return false;
-    if (&latencies == &m_axisMs && cpuBefore >= 0.0) m_uiCpuMs.push_back(threadCpuMs() - cpuBefore);
+    if (&latencies == &m_axisMs && m_window.lastShowCpuSeconds() >= 0.0)
+        m_uiCpuMs.push_back(m_window.lastShowCpuSeconds() * 1e3);
     latencies.push_back(seconds * 1e3);
     m_workerMs.push_back(m_window.currentResult()->preview.secondsTotal * 1e3);
     m_prepareMs.push_back(m_window.currentResult()->secondsPrepare * 1e3);

@@ -7,7 +7,7 @@
 //   MEASURED workstation-latency dataset=tooth.h5 size=640x640 projections=181
 //     strategy=cpu reference=cpu-reference first_slice_ms=... axis_changes=20
 //     axis_median_ms=... axis_max_ms=... worker_median_ms=... prepare_median_ms=...
-//     ui_cpu_median_ms=...
+//     ui_cpu_median_ms=... (UI-thread CPU time to show one slice)
 //     row_changes=4 row_median_ms=... row_max_ms=... drag_changes=30 drag_slices=...
 //     ui_stall_max_ms=... ui_stall_p99_ms=... reference_ms=... threads=...
 //
@@ -83,7 +83,7 @@ private:
     QString m_error;
     double m_firstSliceMs = -1.0;
     std::vector<double> m_axisMs, m_rowMs, m_workerMs, m_prepareMs;
-    std::vector<double> m_uiCpuMs; // CPU time of the UI thread per axis change (load-independent)
+    std::vector<double> m_uiCpuMs; // MainWindow::lastShowCpuSeconds per axis change
     int m_dragSlices = 0;
     double m_referenceMs = -1.0;
 };

@@ -55,6 +55,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <utility>
 
 namespace tomo::ui {
@@ -77,6 +78,15 @@ QString axisKey(const QString& path) {
                                                         QCryptographicHash::Sha1)
                                    .toHex()
                                    .left(16));
+}
+
+/// CPU time the calling thread has used, in seconds (-1 where unknown).
+double threadCpuSeconds() {
+#if defined(CLOCK_THREAD_CPUTIME_ID)
+    timespec t{};
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0) return static_cast<double>(t.tv_sec) + t.tv_nsec / 1e9;
+#endif
+    return -1.0;
 }
 
 QString modeText(const tomo::ReconOptions& o) {
@@ -916,6 +926,7 @@ void MainWindow::requestReferenceIfNeeded(bool asked) {
 }
 
 void MainWindow::onSliceReady(const SliceResultPtr& result) {
+    m_showCpuStart = threadCpuSeconds();
     m_result = result;
     const SliceResult& r = *result;
     m_comparison = r.comparison;
@@ -977,6 +988,7 @@ void MainWindow::onSlicePainted() {
     const auto it = m_requestedAt.find(id);
     if (it == m_requestedAt.end()) return;
     m_lastLatency = (m_clock.nsecsElapsed() - it->second) / 1e9;
+    if (m_showCpuStart >= 0.0) m_lastShowCpu = threadCpuSeconds() - m_showCpuStart;
     m_requestedAt.erase(m_requestedAt.begin(), std::next(it)); // older requests were coalesced into this one
     m_latencyLabel->setText(tr("on screen %1").arg(formatSeconds(m_lastLatency)));
     emit resultOnScreen(id, m_lastLatency);

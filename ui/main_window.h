@@ -84,6 +84,9 @@ public:
     /// Seconds from the request of the slice on screen (a parameter change)
     /// to its first paint; < 0 before the first one.
     double lastLatency() const { return m_lastLatency; }
+    /// CPU time the UI thread spent showing the slice on screen: handling
+    /// the result and its first paint (load-independent; < 0 where unknown).
+    double lastShowCpuSeconds() const { return m_lastShowCpu; }
     void setProfileLine(const QLineF& line);
     /// Detector pixel size in micrometres (0 = unknown): scale bar and value units.
     void setPixelSize(double micrometres);
@@ -226,6 +229,8 @@ private:
     std::map<quint64, qint64> m_requestedAt;      // request id -> m_clock ns
     quint64 m_awaitingPaint = 0;                  // id of the slice set on the view, not yet painted
     double m_lastLatency = -1.0;
+    double m_showCpuStart = -1.0;                 // UI-thread CPU time when the result on screen arrived
+    double m_lastShowCpu = -1.0;
 };
 
 } // namespace tomo::ui
