@@ -8,6 +8,7 @@
 #include "tomo/pipeline.h"
 #include "tomo/registry.h"
 #include "tomo/volume_io.h"
+#include "tomo/worker_pool.h"
 
 #include <QFileInfo>
 
@@ -465,8 +466,8 @@ void Controller::drain() {
     }
 }
 
-std::optional<Comparison> Controller::compareLastSlice(const SliceResult& slice, const DisplaySettings& settings) {
-    if (!settings.compare) return std::nullopt;
+ReferencePtr Controller::fittingReference(const SliceResult& slice, const DisplaySettings& settings) {
+    if (!settings.compare) return nullptr;
     ReferencePtr reference;
     if (settings.referenceKind == ReferenceKind::Pinned) {
         std::lock_guard lock(m_mutex);
@@ -474,7 +475,12 @@ std::optional<Comparison> Controller::compareLastSlice(const SliceResult& slice,
     } else if (m_computedReference && m_computedReference->kind == settings.referenceKind) {
         reference = m_computedReference;
     }
-    if (!reference || !referenceFits(*reference, slice)) return std::nullopt;
+    return reference && referenceFits(*reference, slice) ? reference : nullptr;
+}
+
+std::optional<Comparison> Controller::compareLastSlice(const SliceResult& slice, const DisplaySettings& settings) {
+    const ReferencePtr reference = fittingReference(slice, settings);
+    if (!reference) return std::nullopt;
     // The disc mask changes only with the region (kept between live slices).
     if (!(m_discRegion == slice.preview.region) || m_discGrid != slice.preview.gridSize) {
         m_disc = reconstructionDisc(slice.preview.region, slice.preview.gridSize);
@@ -492,19 +498,26 @@ void Controller::runSlice(quint64 id, const SliceParams& params, int generation,
         r->id = id;
         r->params = params;
         r->preview = m_session->run(r->params.request(), &token);
-        // Everything the screen needs, here rather than on the UI thread.
+        // What the screen needs, here rather than on the UI thread.
         QElapsedTimer timer;
         timer.start();
-        r->stats = computeStats(r->preview.slice.data);
+        if (!m_preparePool) m_preparePool = std::make_unique<tomo::WorkerPool>(std::max(1, QThread::idealThreadCount()));
+        r->stats = computeStats(r->preview.slice.data, 256, 0.5, 99.5, m_preparePool.get());
         r->family = familyOf(r->preview.strategy);
         const DisplaySettings settings = displaySettings();
-        r->display = prepareDisplay(r->preview.slice, r->stats, settings);
-        r->comparison = compareLastSlice(*r, settings);
+        r->display = prepareDisplay(r->preview.slice, r->stats, settings, m_preparePool.get());
+        r->comparisonFollows = fittingReference(*r, settings) != nullptr;
         r->secondsPrepare = timer.nsecsElapsed() / 1e9;
         m_lastSlice = r;
-        QMetaObject::invokeMethod(this, [this, generation, r = SliceResultPtr(std::move(r))] {
+        QMetaObject::invokeMethod(this, [this, generation, r = SliceResultPtr(r)] {
             if (generation == m_generation) emit sliceReady(r);
         }, Qt::QueuedConnection);
+        // The comparison after the slice: it never delays the image.
+        if (r->comparisonFollows)
+            if (auto c = compareLastSlice(*r, settings))
+                QMetaObject::invokeMethod(this, [this, generation, c = std::move(*c)] {
+                    if (generation == m_generation) emit comparisonReady(c);
+                }, Qt::QueuedConnection);
     } catch (const tomo::Cancelled&) {
         QMetaObject::invokeMethod(this, [this, id] { emit sliceCancelled(id); }, Qt::QueuedConnection);
     } catch (const std::exception& e) {

@@ -2,13 +2,15 @@
 // back plain structs through typed signals (STYLE.md, "hotspot").
 //
 //   UI thread ──requestSlice()──► [preview thread] PreviewSession::run
-//                                   + statistics, colours, comparison ──sliceReady──► views
+//                                   + statistics, colours ──sliceReady──► views
+//                                   + comparison ──comparisonReady──► quality panel
 //             ──requestReference(), requestComparison(), findAxis(), openFile(), openDemo() ──┘
 //             ──exportVolume(), reconstructSubVolume(), compareModes() ──► [job thread]
 //
-// The preview thread prepares each slice for the screen (statistics,
-// colours with the DisplaySettings, the difference against the chosen
-// reference and its figures), so the UI thread only shows ready images.
+// The preview thread prepares each slice for the screen (statistics and
+// colours with the DisplaySettings, on a pool of threads; then the
+// difference against the chosen reference and its figures, sent after the
+// slice), so the UI thread only shows ready images.
 // Live requests coalesce: while one runs, newer ones replace the pending one
 // (the latest wins) and a run older than 250 ms is cancelled in their favour.
 // References (the exact mode, the phantom) have the lowest priority: they
@@ -129,7 +131,9 @@ private:
     void runSlice(quint64 id, const SliceParams& params, int generation, const tomo::CancelToken& token);
     void runReference(ReferenceKind kind, const SliceParams& params, const tomo::ReconOptions& options,
                       int generation, const tomo::CancelToken& token);
-    /// The last slice against the reference of the display settings, if one matches.
+    /// The reference of the display settings, if it fits `slice`.
+    ReferencePtr fittingReference(const SliceResult& slice, const DisplaySettings& settings);
+    /// `slice` against the reference of the display settings, if one fits.
     std::optional<Comparison> compareLastSlice(const SliceResult& slice, const DisplaySettings& settings);
     void publishBusy();
     void reportError(const QString& what, const std::exception& e);
@@ -150,6 +154,7 @@ private:
     int m_workerGeneration = 0;
     SliceResultPtr m_lastSlice;             // the last slice prepared (for later comparisons)
     ReferencePtr m_computedReference;       // the last Exact / Truth reference made
+    std::unique_ptr<tomo::WorkerPool> m_preparePool; // statistics and colours of each slice
     std::vector<std::uint8_t> m_disc;       // reconstructionDisc(m_discRegion, m_discGrid)
     tomo::Region m_discRegion{};
     int m_discGrid = -1;

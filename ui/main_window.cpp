@@ -929,7 +929,7 @@ void MainWindow::onSliceReady(const SliceResultPtr& result) {
     m_showCpuStart = threadCpuSeconds();
     m_result = result;
     const SliceResult& r = *result;
-    m_comparison = r.comparison;
+    m_comparison.reset(); // follows (comparisonReady) when a reference fits
     const tomo::Region& region = r.preview.region;
     if (m_line && (m_slice->image().width != region.width || m_slice->image().height != region.height)) {
         m_line.reset(); // the line belonged to another region
@@ -1034,7 +1034,8 @@ void MainWindow::refreshComparison() {
         if (ref) {
             waiting = tr("Comparing with the reference…");
             // The worker compared before this reference was chosen or arrived.
-            if (std::exchange(m_comparisonAskedFor, m_result->id) != m_result->id) m_controller->requestComparison();
+            if (!m_result->comparisonFollows && std::exchange(m_comparisonAskedFor, m_result->id) != m_result->id)
+                m_controller->requestComparison();
         } else if (kind == ReferenceKind::Pinned) {
             waiting = tr("The pinned result has another size (region); pin again.");
         } else if (!m_referenceRequested) {

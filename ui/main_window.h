@@ -79,6 +79,8 @@ public:
     const std::optional<DatasetSummary>& dataset() const { return m_dataset; }
     /// The reference the quality panel compares with now (if it matches).
     const ReferenceResult* activeReference() const;
+    /// The comparison shown for the slice on screen (null while none).
+    const Comparison* currentComparison() const { return m_comparison ? &*m_comparison : nullptr; }
     /// backend · strategy · time · GU/s · on screen as shown in the status bar.
     QString statusSummary() const;
     /// Seconds from the request of the slice on screen (a parameter change)

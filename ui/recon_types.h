@@ -139,8 +139,9 @@ struct SliceResult {
     ImageStats stats;
     QString family;                     ///< backend family: "cpu", "cuda", "opencl"
     SliceDisplay display;
-    std::optional<Comparison> comparison; ///< against the reference chosen, when one matched
-    double secondsPrepare = 0.0;        ///< statistics, colours and comparison on the worker
+    /// A reference fits: its comparison follows (Controller::comparisonReady).
+    bool comparisonFollows = false;
+    double secondsPrepare = 0.0;        ///< statistics and colours on the worker
 };
 using SliceResultPtr = std::shared_ptr<const SliceResult>;
 

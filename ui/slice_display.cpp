@@ -29,12 +29,13 @@ float differenceRange(const tomo::Image& difference, std::span<const std::uint8_
 
 } // namespace
 
-SliceDisplay prepareDisplay(const tomo::Image& image, const ImageStats& stats, const DisplaySettings& settings) {
+SliceDisplay prepareDisplay(const tomo::Image& image, const ImageStats& stats, const DisplaySettings& settings,
+                            tomo::WorkerPool* pool) {
     SliceDisplay d;
     d.low = settings.autoWindow ? stats.autoLow : settings.low;
     d.high = settings.autoWindow ? stats.autoHigh : settings.high;
     d.colormap = colormap(settings.colormap).name;
-    d.rendered = renderImage(image.data.data(), image.width, image.height, d.low, d.high, colormap(d.colormap));
+    d.rendered = renderImage(image.data.data(), image.width, image.height, d.low, d.high, colormap(d.colormap), pool);
     d.scaled = shrinkForView(d.rendered, settings.sliceZoom);
     d.zoom = d.scaled.isNull() ? 0.0 : settings.sliceZoom;
     d.preparedOn = QThread::currentThread();

@@ -13,7 +13,9 @@ namespace tomo::ui {
 /// Colours `image` through the settings' colormap with their window, or
 /// with the automatic window of `stats` when settings.autoWindow is set, and
 /// shrinks it for a view at settings.sliceZoom (< 1).
-SliceDisplay prepareDisplay(const tomo::Image& image, const ImageStats& stats, const DisplaySettings& settings);
+/// Colouring runs on `pool` when given.
+SliceDisplay prepareDisplay(const tomo::Image& image, const ImageStats& stats, const DisplaySettings& settings,
+                            tomo::WorkerPool* pool = nullptr);
 
 
 /// result − reference with the quality figures over the pixels where

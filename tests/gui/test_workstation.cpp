@@ -754,8 +754,11 @@ private slots:
         QThread* worker = w->controller()->previewThread();
         QVERIFY(worker != QThread::currentThread());
         QCOMPARE(r.display.preparedOn, worker);
-        QVERIFY(r.comparison.has_value());
-        QCOMPARE(r.comparison->preparedOn, worker);
+        QVERIFY(r.comparisonFollows);
+        QVERIFY(waitUntil([&] { return w->currentComparison() != nullptr; }));
+        const Comparison& comparison = *w->currentComparison();
+        QCOMPARE(comparison.resultId, r.id);
+        QCOMPARE(comparison.preparedOn, worker);
         // What the worker made is what a fresh computation gives.
         const ImageStats expectedStats = computeStats(r.preview.slice.data);
         QCOMPARE(r.stats.autoLow, expectedStats.autoLow);
@@ -776,7 +779,7 @@ private slots:
         QVERIFY(w->sliceView()->deviceZoom() < 1.0);
         QCOMPARE(r.display.zoom, w->sliceView()->deviceZoom());
         QCOMPARE(r.display.scaled.size(), r.display.rendered.size() * r.display.zoom);
-        QCOMPARE(r.comparison->zoom, w->qualityPanel()->view()->deviceZoom());
+        QCOMPARE(comparison.zoom, w->qualityPanel()->view()->deviceZoom());
         QTest::qWait(50); // painted
         QCOMPARE(w->sliceView()->renderCount(), rendersBefore);
         QCOMPARE(w->qualityPanel()->view()->renderCount(), differenceRendersBefore);
