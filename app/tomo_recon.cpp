@@ -74,6 +74,7 @@ struct CommandLine {
     int threads = 0;
     double memoryBudget = 0.0; // GiB, 0 = default
     std::string angles;
+    std::string anglesLines;
     double angleRange = 180.0;
     std::string angleUnits = "auto";
     std::string variable;
@@ -165,6 +166,12 @@ void addOptions(CLI::App& app, CommandLine& c) {
                    "Text file of projection angles in degrees, one per line; overrides the file's angles "
                    "(TIFF and raw data carry none)")
         ->type_name("FILE");
+    app.add_option("--angles-lines", c.anglesLines,
+                   "Entries of the angles file (or of a TIFF folder's angles.txt) that belong to the projections, "
+                   "counted from 0 without comments and blank lines: a:b = entries a to b-1, a: = a to the end. "
+                   "Default: all, or the projections' run when the file also lists dark/flat frames at the first "
+                   "and last angle")
+        ->type_name("A:B");
     app.add_option("--angle-range", c.angleRange,
                    "When the data carry no angles and no --angles is given: angles spread uniformly over "
                    "[0, DEG) degrees, DEG in (0, 3600]")
@@ -267,23 +274,30 @@ SampleType parseSampleType(const std::string& s) {
     throw InvalidArgument("--raw-type " + s + ": expected uint8, uint16, float32 or float64");
 }
 
-OpenOptions openOptions(const CLI::App& app, const CommandLine& c) {
-    OpenOptions o;
+/// The run config's open options, with those given on the command line instead.
+OpenOptions openOptions(const CLI::App& app, const CommandLine& c, OpenOptions o) {
     if (app.count("--angles")) {
         if (c.angles.empty()) throw InvalidArgument("--angles '': expected a file of angles");
         o.anglesFile = c.angles;
     }
-    if (!(c.angleRange > 0.0)) throw InvalidArgument("--angle-range 0: expected a number in (0, 3600]");
-    o.angleRangeDegrees = c.angleRange;
-    o.angleUnits = c.angleUnits == "degrees"   ? AngleUnits::Degrees
-                   : c.angleUnits == "radians" ? AngleUnits::Radians
-                                               : AngleUnits::Auto;
+    if (app.count("--angles-lines")) {
+        const RowRange lines = parseRows(c.anglesLines, "--angles-lines");
+        o.anglesLines = LineRange{lines.first, lines.count};
+    }
+    if (app.count("--angle-range")) {
+        if (!(c.angleRange > 0.0)) throw InvalidArgument("--angle-range 0: expected a number in (0, 3600]");
+        o.angleRangeDegrees = c.angleRange;
+    }
+    if (app.count("--angle-units"))
+        o.angleUnits = c.angleUnits == "degrees"   ? AngleUnits::Degrees
+                       : c.angleUnits == "radians" ? AngleUnits::Radians
+                                                   : AngleUnits::Auto;
     o.variable = c.variable;
     o.logCorrected = c.logCorrected;
     if (!c.rawShape.empty()) {
         const auto shape = parseInts(c.rawShape, 3, 1, "--raw-shape");
         o.raw = RawLayout{shape[0], shape[1], shape[2], parseSampleType(c.rawType), c.rawHeader, c.rawBigEndian};
-    } else {
+    } else if (!o.raw) {
         for (const char* rawOnly : {"--raw-type", "--raw-header", "--raw-big-endian"})
             if (app.count(rawOnly)) throw InvalidArgument(std::string(rawOnly) + " needs --raw-shape");
     }
@@ -406,6 +420,11 @@ std::string describeDataset(const DatasetInfo& info) {
         const auto [lo, hi] = std::minmax_element(info.angles.begin(), info.angles.end());
         s << ", angles " << formatNumber(*lo * 180 / std::numbers::pi, 5) << ".."
           << formatNumber(*hi * 180 / std::numbers::pi, 5) << " deg";
+    }
+    if (!info.anglesFile.empty()) {
+        s << " from " << info.anglesFile.filename().string();
+        if (info.anglesLines)
+            s << " entries " << info.anglesLines->first << ".." << info.anglesLines->first + info.projections - 1;
     }
     return s.str();
 }
@@ -589,7 +608,8 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     if (!demo && cfg.input.empty()) throw InvalidArgument("no INPUT given (a dataset, or --demo)");
     if (!demo && c.output.empty()) throw InvalidArgument("no output given: add -o OUTPUT (e.g. -o volume.h5)");
     if (!c.output.empty()) checkOutput(c.output, cfg.input, c.overwrite);
-    const OpenOptions open = openOptions(app, c);
+    cfg.open = openOptions(app, c, cfg.open);
+    const OpenOptions& open = cfg.open;
     if (demo && (open.raw || open.anglesFile))
         throw InvalidArgument("--demo reads its own DXchange file: --raw-shape and --angles do not apply");
 
@@ -615,6 +635,9 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     const DatasetInfo& info = reader->info();
     if (!c.quiet) std::printf("input: %s\n", describeDataset(info).c_str());
     for (const std::string& warning : info.warnings) std::printf("warning: %s\n", warning.c_str());
+    // The record names the angles file and entries found, so a replay does not depend on finding them again.
+    if (!info.anglesFile.empty()) cfg.open.anglesFile = info.anglesFile;
+    if (info.anglesLines) cfg.open.anglesLines = info.anglesLines;
 
     RowRange rows{cfg.firstRow, cfg.rowCount};
     checkRows(rows, info.rows, (c.config.empty() || app.count("--rows")) ? "--rows" : "rows of --config");
@@ -661,7 +684,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
         {"input", fs::absolute(cfg.input).string()},
         {"input_format", formatName(info.format)},
         {"projections", std::to_string(info.projections)},
-        {"angles_file", c.angles},
+        {"angles_file", info.anglesFile.string()},
         {"first_row", std::to_string(rows.first)},
         {"row_count", std::to_string(rowCount)},
         {"axis_offsets_file", cfg.axisOffsetsFile.string()},

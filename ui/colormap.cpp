@@ -1,5 +1,7 @@
 #include "colormap.h"
 
+#include "tomo/worker_pool.h"
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -93,22 +95,41 @@ const Colormap& colormap(const QString& name) {
     return colormaps().front();
 }
 
-QImage renderImage(const float* data, int width, int height, float low, float high, const Colormap& map) {
+QImage renderImage(const float* data, int width, int height, float low, float high, const Colormap& map,
+                   tomo::WorkerPool* pool) {
     QImage image(width, height, QImage::Format_RGB32);
     if (width <= 0 || height <= 0) return image;
     const float span = high > low ? high - low : 1.0f;
     const float scale = 255.0f / span;
-    for (int y = 0; y < height; ++y) {
-        auto* line = reinterpret_cast<QRgb*>(image.scanLine(y));
-        const float* row = data + static_cast<std::size_t>(y) * width;
-        for (int x = 0; x < width; ++x) {
-            const float v = (row[x] - low) * scale;
-            // NaN fails both comparisons and lands on entry 0.
-            const int i = v > 0.0f ? (v < 255.0f ? static_cast<int>(v + 0.5f) : 255) : 0;
-            line[x] = map.table[static_cast<std::size_t>(i)];
+    uchar* bits = image.bits(); // detached once here, not per row on the pool's threads
+    const qsizetype stride = image.bytesPerLine();
+    auto rows = [&](int first, int last) {
+        for (int y = first; y < last; ++y) {
+            auto* line = reinterpret_cast<QRgb*>(bits + y * stride);
+            const float* row = data + static_cast<std::size_t>(y) * width;
+            for (int x = 0; x < width; ++x) {
+                const float v = (row[x] - low) * scale;
+                // NaN fails both comparisons and lands on entry 0.
+                const int i = v > 0.0f ? (v < 255.0f ? static_cast<int>(v + 0.5f) : 255) : 0;
+                line[x] = map.table[static_cast<std::size_t>(i)];
+            }
         }
+    };
+    if (!pool) {
+        rows(0, height);
+        return image;
     }
+    const int parts = pool->threads();
+    const int size = (height + parts - 1) / parts;
+    pool->parallelFor(parts, [&](int i, int) { rows(std::min(height, i * size), std::min(height, (i + 1) * size)); });
     return image;
+}
+
+QImage shrinkForView(const QImage& rendered, double zoom) {
+    if (!(zoom > 0.0 && zoom < 1.0) || rendered.isNull()) return {};
+    const QSize size(std::max(1, static_cast<int>(std::lround(rendered.width() * zoom))),
+                     std::max(1, static_cast<int>(std::lround(rendered.height() * zoom))));
+    return rendered.scaled(size, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
 }
 
 QImage colorbarImage(const Colormap& map, int width, int height) {

@@ -10,6 +10,10 @@
 #include <array>
 #include <vector>
 
+namespace tomo {
+class WorkerPool;
+}
+
 namespace tomo::ui {
 
 struct Colormap {
@@ -27,8 +31,14 @@ const std::vector<Colormap>& colormaps();
 const Colormap& colormap(const QString& name);
 
 /// Maps values linearly from [low, high] onto the table (values outside are
-/// clamped, NaN shows as the table's first entry). Returns an RGB32 image.
-QImage renderImage(const float* data, int width, int height, float low, float high, const Colormap& map);
+/// clamped, NaN shows as the table's first entry). Returns an RGB32 image;
+/// its rows are spread over `pool` when given.
+QImage renderImage(const float* data, int width, int height, float low, float high, const Colormap& map,
+                   tomo::WorkerPool* pool = nullptr);
+
+/// `rendered` smoothly scaled by `zoom` when 0 < zoom < 1 (what a view
+/// showing it at that zoom paints), else a null image.
+QImage shrinkForView(const QImage& rendered, double zoom);
 
 /// A horizontal strip of the table, for legends and menus.
 QImage colorbarImage(const Colormap& map, int width, int height);

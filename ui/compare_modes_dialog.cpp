@@ -89,8 +89,12 @@ std::vector<tomo::ReconOptions> CompareModesDialog::modesToCompare(const tomo::R
     return modes;
 }
 
-void CompareModesDialog::start(const QString& description, int modes) {
+void CompareModesDialog::start(const QString& description, int modes, const ValueUnit& unit) {
     m_rows.clear();
+    m_unit = unit;
+    m_table->setHorizontalHeaderLabels({tr("Mode"), tr("Exact"), tr("Back-projection"), tr("GU/s"),
+                                        tr("Max abs error (%1)").arg(unit.symbol), tr("RMSE (%1)").arg(unit.symbol),
+                                        tr("PSNR (dB)"), tr("Relative error")});
     m_table->setSortingEnabled(false);
     m_table->setRowCount(0);
     m_description->setText(description);
@@ -117,11 +121,11 @@ void CompareModesDialog::addRow(const ModeComparison& r) {
     const tomo::QualityMetrics& m = r.metrics;
     m_table->setItem(row, Time, new NumberItem(r.secondsBackproject, formatSeconds(r.secondsBackproject)));
     m_table->setItem(row, Gups, new NumberItem(r.gups, QString::number(r.gups, 'f', 3)));
-    m_table->setItem(row, MaxAbs, new NumberItem(m.maxAbsError, QString::number(m.maxAbsError, 'g', 3)));
-    m_table->setItem(row, Rmse, new NumberItem(m.rmse, QString::number(m.rmse, 'g', 3)));
+    m_table->setItem(row, MaxAbs, new NumberItem(m.maxAbsError, QString::number(m_unit.shown(m.maxAbsError), 'g', 3)));
+    m_table->setItem(row, Rmse, new NumberItem(m.rmse, QString::number(m_unit.shown(m.rmse), 'g', 3)));
     m_table->setItem(row, Psnr, new NumberItem(std::isinf(m.psnr) ? 1e9 : m.psnr,
                                                std::isinf(m.psnr) ? QStringLiteral("∞") : QString::number(m.psnr, 'f', 1)));
-    m_table->setItem(row, Relative, new NumberItem(m.relativeError, QString::number(m.relativeError, 'g', 3)));
+    m_table->setItem(row, Relative, new NumberItem(m.relativeError, QStringLiteral("%1 %").arg(m.relativeError * 100.0, 0, 'g', 4)));
 }
 
 void CompareModesDialog::setProgress(const JobProgress& p) {
@@ -147,7 +151,9 @@ void CompareModesDialog::reject() {
 int CompareModesDialog::rowCount() const { return m_table->rowCount(); }
 
 QString CompareModesDialog::toCsv() const {
-    QString csv = QStringLiteral("strategy,interpolation,precision,exact,seconds_backproject,gups,max_abs_error,rmse,psnr_db,relative_error,error\n");
+    // Errors in attenuation per pixel (as reconstructed), the relative error in percent.
+    QString csv = QStringLiteral("strategy,interpolation,precision,exact,seconds_backproject,gups,max_abs_error_per_px,"
+                                 "rmse_per_px,psnr_db,relative_error_percent,error\n");
     for (const ModeComparison& r : m_rows) {
         csv += QString::fromStdString(r.options.strategy) % QLatin1Char(',') %
                QString::fromUtf8(tomo::interpolationName(r.options.interpolation).data()) % QLatin1Char(',') %
@@ -156,7 +162,7 @@ QString CompareModesDialog::toCsv() const {
                QString::number(r.secondsBackproject, 'g', 6) % QLatin1Char(',') % QString::number(r.gups, 'g', 6) %
                QLatin1Char(',') % QString::number(r.metrics.maxAbsError, 'g', 6) % QLatin1Char(',') %
                QString::number(r.metrics.rmse, 'g', 6) % QLatin1Char(',') % QString::number(r.metrics.psnr, 'g', 6) %
-               QLatin1Char(',') % QString::number(r.metrics.relativeError, 'g', 6) % QLatin1Char(',') %
+               QLatin1Char(',') % QString::number(r.metrics.relativeError * 100.0, 'g', 6) % QLatin1Char(',') %
                QString(r.error).replace(QLatin1Char(','), QLatin1Char(';')) % QLatin1Char('\n');
     }
     return csv;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "recon_types.h"
+#include "value_unit.h"
 
 #include <QDialog>
 
@@ -25,7 +26,8 @@ public:
     /// accepts; filter, device and threads from `base`.
     static std::vector<tomo::ReconOptions> modesToCompare(const tomo::ReconOptions& base);
 
-    void start(const QString& description, int modes);
+    /// Clears the table for a new run; errors are shown in `unit`.
+    void start(const QString& description, int modes, const ValueUnit& unit = {});
     void addRow(const ModeComparison& row);
     void setProgress(const JobProgress& progress);
     void finish(JobStatus status, const QString& message);
@@ -47,6 +49,7 @@ private:
     QPushButton* m_cancel = nullptr;
     QPushButton* m_copy = nullptr;
     std::vector<ModeComparison> m_rows;
+    ValueUnit m_unit;
 };
 
 } // namespace tomo::ui

@@ -1,11 +1,14 @@
 #include "controller.h"
 
+#include "slice_display.h"
+
 #include "tomo/axis_finder.h"
 #include "tomo/error.h"
 #include "tomo/phantom.h"
 #include "tomo/pipeline.h"
 #include "tomo/registry.h"
 #include "tomo/volume_io.h"
+#include "tomo/worker_pool.h"
 
 #include <QFileInfo>
 
@@ -13,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <new>
+#include <utility>
 
 #if defined(__linux__)
 #include <sys/resource.h>
@@ -37,15 +41,6 @@ void lowerThreadPriority() {
 
 /// A live run older than this is cancelled when a newer request arrives.
 constexpr qint64 kCancelRunningAfterMs = 250;
-
-/// The options of the exact answer every mode is compared against.
-tomo::ReconOptions exactOptions(const tomo::ReconOptions& like) {
-    tomo::ReconOptions o;
-    o.strategy = "cpu-reference";
-    o.filter = like.filter;
-    o.threads = like.threads;
-    return o;
-}
 
 QString familyOf(const std::string& strategy) {
     const tomo::Backend* b = tomo::BackendRegistry::instance().find(strategy);
@@ -141,17 +136,24 @@ struct Controller::Source {
 };
 
 struct Controller::Pending {
+    struct Reference {
+        ReferenceKind kind;
+        SliceParams params;
+        tomo::ReconOptions options;
+    };
     std::optional<std::pair<quint64, SliceParams>> slice;
     int sliceGeneration = 0;
-    std::optional<std::pair<ReferenceKind, SliceParams>> reference;
+    bool comparison = false;
+    std::optional<Reference> reference;
     int referenceGeneration = 0;
 };
 
 Controller::Controller(QObject* parent) : QObject(parent), m_pending(std::make_unique<Pending>()) {
     static const bool registered = [] {
         qRegisterMetaType<tomo::ui::DatasetSummary>();
-        qRegisterMetaType<tomo::ui::SliceResult>();
-        qRegisterMetaType<tomo::ui::ReferenceResult>();
+        qRegisterMetaType<tomo::ui::SliceResultPtr>();
+        qRegisterMetaType<tomo::ui::ReferencePtr>();
+        qRegisterMetaType<tomo::ui::Comparison>();
         qRegisterMetaType<tomo::ui::ModeComparison>();
         qRegisterMetaType<tomo::ui::AxisResult>();
         qRegisterMetaType<tomo::ui::ExportReport>();
@@ -159,6 +161,7 @@ Controller::Controller(QObject* parent) : QObject(parent), m_pending(std::make_u
         qRegisterMetaType<tomo::ui::JobProgress>();
         qRegisterMetaType<tomo::ui::JobKind>();
         qRegisterMetaType<tomo::ui::JobStatus>();
+        qRegisterMetaType<tomo::ui::DataView>();
         return true;
     }();
     (void)registered;
@@ -209,12 +212,26 @@ void Controller::reportError(const QString& what, const std::exception& e) {
 // ---------------------------------------------------------------- datasets
 
 void Controller::installDataset(std::shared_ptr<tomo::DatasetReader> reader, std::shared_ptr<const Source> source,
-                                DatasetSummary summary) {
+                                DatasetSummary summary, bool findAxis) {
     // Preview thread: replace the sessions, then tell the UI.
     auto session = std::make_unique<tomo::PreviewSession>(reader);
+    if (findAxis) {
+        // The row the first slice shows: the session keeps it loaded for that slice.
+        const int row = summary.info.rows / 2;
+        try {
+            AxisResult axis;
+            axis.row = row;
+            axis.estimate = tomo::findRotationAxis(session->sinogram(row), summary.info.angles);
+            summary.axis = axis;
+        } catch (const std::exception& e) {
+            summary.axisError = QString::fromUtf8(e.what());
+        }
+    }
     m_session = std::move(session);
     m_reader = std::move(reader);
     m_referenceSession.reset();
+    m_lastSlice.reset();
+    m_computedReference.reset();
     m_demo = source->demo;
     summary.generation = ++m_workerGeneration;
     {
@@ -227,8 +244,8 @@ void Controller::installDataset(std::shared_ptr<tomo::DatasetReader> reader, std
     }, Qt::QueuedConnection);
 }
 
-void Controller::openFile(const QString& path, const tomo::OpenOptions& options) {
-    postPreview([this, path, options] {
+void Controller::openFile(const QString& path, const tomo::OpenOptions& options, bool findAxis) {
+    postPreview([this, path, options, findAxis] {
         QElapsedTimer timer;
         timer.start();
         try {
@@ -240,8 +257,13 @@ void Controller::openFile(const QString& path, const tomo::OpenOptions& options)
             summary.info = reader->info();
             summary.title = QFileInfo(path).fileName();
             summary.path = path;
+            // As opened: with the angles file and entries the reader used (a
+            // TIFF folder's angles.txt, the projections' entries it found).
+            summary.options = options;
+            if (!summary.info.anglesFile.empty()) summary.options.anglesFile = summary.info.anglesFile;
+            if (summary.info.anglesLines) summary.options.anglesLines = summary.info.anglesLines;
             summary.secondsToOpen = timer.nsecsElapsed() / 1e9;
-            installDataset(std::move(reader), std::move(source), std::move(summary));
+            installDataset(std::move(reader), std::move(source), std::move(summary), findAxis);
         } catch (const std::exception& e) {
             reportError(tr("Cannot open %1").arg(QFileInfo(path).fileName()), e);
             QMetaObject::invokeMethod(this, [this, path] { emit openFailed(path); }, Qt::QueuedConnection);
@@ -287,10 +309,12 @@ std::shared_ptr<tomo::DatasetReader> Controller::openJobReader() const {
 
 // ------------------------------------------------------------- live slices
 
-void Controller::requestSlice(const SliceParams& params) {
+quint64 Controller::requestSlice(const SliceParams& params) {
+    quint64 id = 0;
     {
         std::lock_guard lock(m_mutex);
-        m_pending->slice = std::make_pair(++m_sequence, params);
+        id = ++m_sequence;
+        m_pending->slice = std::make_pair(id, params);
         m_pending->sliceGeneration = m_generation;
         // A reference yields to any slice (it is queued again); a slice
         // yields to a newer one only when it has run a while.
@@ -299,29 +323,72 @@ void Controller::requestSlice(const SliceParams& params) {
             m_running->cancel();
     }
     scheduleDrain();
+    return id;
 }
 
-void Controller::requestReference(ReferenceKind kind, const SliceParams& params) {
+void Controller::requestReference(ReferenceKind kind, const SliceParams& params,
+                                  const tomo::ReconOptions& referenceOptions) {
     if (kind == ReferenceKind::Pinned) return;
     {
         std::lock_guard lock(m_mutex);
-        m_pending->reference = std::make_pair(kind, params);
+        m_pending->reference = Pending::Reference{kind, params, referenceOptions};
         m_pending->referenceGeneration = m_generation;
     }
     scheduleDrain();
 }
 
-void Controller::cancelSlice() {
+void Controller::setDisplaySettings(const DisplaySettings& settings) {
     std::lock_guard lock(m_mutex);
-    ++m_cancelEpoch;
-    m_pending->slice.reset();
-    m_pending->reference.reset();
-    if (m_running) m_running->cancel();
+    m_display = settings;
+}
+
+DisplaySettings Controller::displaySettings() const {
+    std::lock_guard lock(m_mutex);
+    return m_display;
+}
+
+void Controller::setPinned(ReferencePtr pinned) {
+    std::lock_guard lock(m_mutex);
+    m_pinned = std::move(pinned);
+}
+
+void Controller::requestComparison() {
+    {
+        std::lock_guard lock(m_mutex);
+        m_pending->comparison = true;
+        if (m_running && m_runningReference) m_running->cancel(); // queued again after the comparison
+    }
+    scheduleDrain();
+}
+
+void Controller::cancelSlice() {
+    {
+        std::lock_guard lock(m_mutex);
+        ++m_cancelEpoch;
+        m_pending->slice.reset();
+        m_pending->reference.reset();
+        if (m_running) m_running->cancel();
+    }
+    publishBusy();
 }
 
 bool Controller::sliceBusy() const {
     std::lock_guard lock(m_mutex);
-    return m_previewBusy;
+    return m_pending->slice.has_value() || (m_running && !m_runningReference);
+}
+
+bool Controller::referenceBusy() const {
+    std::lock_guard lock(m_mutex);
+    return m_pending->reference.has_value() || (m_running && m_runningReference);
+}
+
+void Controller::publishBusy() {
+    // From any thread: the signals go out in the UI thread, once per change.
+    QMetaObject::invokeMethod(this, [this] {
+        const bool slice = sliceBusy(), reference = referenceBusy();
+        if (slice != m_shownSliceBusy) emit busyChanged(m_shownSliceBusy = slice);
+        if (reference != m_shownReferenceBusy) emit referenceBusyChanged(m_shownReferenceBusy = reference);
+    }, Qt::QueuedConnection);
 }
 
 void Controller::scheduleDrain() {
@@ -330,36 +397,37 @@ void Controller::scheduleDrain() {
         std::lock_guard lock(m_mutex);
         if (!m_drainScheduled) {
             m_drainScheduled = true;
-            m_previewBusy = true;
             startNow = true;
         }
     }
-    if (startNow) {
-        emit busyChanged(true);
-        postPreview([this] { drain(); });
-    }
+    publishBusy();
+    if (startNow) postPreview([this] { drain(); });
 }
 
 void Controller::drain() {
     for (;;) {
         std::optional<std::pair<quint64, SliceParams>> slice;
-        std::optional<std::pair<ReferenceKind, SliceParams>> reference;
+        std::optional<Pending::Reference> reference;
+        bool comparison = false;
         int generation = 0;
         quint64 epoch = 0;
         std::shared_ptr<tomo::CancelToken> token;
+        DisplaySettings settings;
         {
             std::lock_guard lock(m_mutex);
+            // Priority: the live slice, then comparisons, then references.
             if (m_pending->slice) {
                 slice.swap(m_pending->slice);
                 generation = m_pending->sliceGeneration;
+            } else if (m_pending->comparison) {
+                comparison = std::exchange(m_pending->comparison, false);
             } else if (m_pending->reference) {
                 reference.swap(m_pending->reference);
                 generation = m_pending->referenceGeneration;
             } else {
                 m_drainScheduled = false;
-                m_previewBusy = false;
                 m_running.reset();
-                QMetaObject::invokeMethod(this, [this] { emit busyChanged(sliceBusy()); }, Qt::QueuedConnection);
+                publishBusy();
                 return;
             }
             token = std::make_shared<tomo::CancelToken>();
@@ -367,72 +435,139 @@ void Controller::drain() {
             m_runningReference = reference.has_value();
             m_runningSince.start();
             epoch = m_cancelEpoch;
+            settings = m_display;
         }
-        if (generation != m_workerGeneration || !m_session) continue; // made for another dataset
-
-        if (slice) {
-            const quint64 id = slice->first;
-            try {
-                SliceResult r;
-                r.id = id;
-                r.params = slice->second;
-                r.preview = m_session->run(r.params.request(), token.get());
-                r.stats = computeStats(r.preview.slice.data);
-                r.family = familyOf(r.preview.strategy);
-                QMetaObject::invokeMethod(this, [this, generation, r = std::move(r)] {
-                    if (generation == m_generation) emit sliceReady(r);
-                }, Qt::QueuedConnection);
-            } catch (const tomo::Cancelled&) {
-                QMetaObject::invokeMethod(this, [this, id] { emit sliceCancelled(id); }, Qt::QueuedConnection);
-            } catch (const std::exception& e) {
-                reportError(tr("Reconstruction failed"), e);
-                QMetaObject::invokeMethod(this, [this, generation, id] {
-                    if (generation == m_generation) emit sliceFailed(id);
-                }, Qt::QueuedConnection);
+        publishBusy();
+        if (comparison) {
+            if (m_lastSlice) {
+                if (auto c = compareLastSlice(*m_lastSlice, settings))
+                    QMetaObject::invokeMethod(this, [this, c = std::move(*c)] { emit comparisonReady(c); },
+                                              Qt::QueuedConnection);
             }
-        } else {
-            try {
-                ReferenceResult ref;
-                ref.kind = reference->first;
-                ref.params = reference->second;
-                QElapsedTimer timer;
-                timer.start();
-                const tomo::DatasetInfo& info = m_session->info();
-                if (ref.kind == ReferenceKind::Truth) {
-                    if (!m_demo) throw tomo::InvalidArgument("the true image is known only for the demo phantom");
-                    const tomo::Region region = ref.params.effectiveRegion(info.columns);
-                    ref.image = crop(tomo::rasterizePhantom(m_demo->phantom(), ref.params.row, info.columns, info.columns),
-                                     region);
-                    ref.label = tr("True phantom");
-                } else {
-                    if (!m_referenceSession) m_referenceSession = std::make_unique<tomo::PreviewSession>(m_reader);
-                    tomo::PreviewRequest rq = ref.params.request();
-                    rq.options = exactOptions(ref.params.options);
-                    ref.image = m_referenceSession->run(rq, token.get()).slice;
-                    ref.label = tr("cpu-reference (exact)");
+        } else if (generation == m_workerGeneration && m_session) { // else made for another dataset
+            if (slice) {
+                runSlice(slice->first, slice->second, generation, *token);
+            } else {
+                try {
+                    runReference(reference->kind, reference->params, reference->options, generation, *token);
+                } catch (const tomo::Cancelled&) {
+                    // Pre-empted by a slice or a comparison: run it again later
+                    // unless the user cancelled or a newer reference is waiting.
+                    std::lock_guard lock(m_mutex);
+                    if (epoch == m_cancelEpoch && !m_pending->reference) {
+                        m_pending->reference = std::move(reference);
+                        m_pending->referenceGeneration = generation;
+                    }
                 }
-                ref.seconds = timer.nsecsElapsed() / 1e9;
-                QMetaObject::invokeMethod(this, [this, generation, ref = std::move(ref)] {
-                    if (generation == m_generation) emit referenceReady(ref);
-                }, Qt::QueuedConnection);
-            } catch (const tomo::Cancelled&) {
-                // Pre-empted by a slice: run it again later unless the user
-                // cancelled or a newer reference is waiting.
-                std::lock_guard lock(m_mutex);
-                if (epoch == m_cancelEpoch && !m_pending->reference) {
-                    m_pending->reference = std::move(reference);
-                    m_pending->referenceGeneration = generation;
-                }
-            } catch (const std::exception& e) {
-                reportError(tr("Reference failed"), e);
-                const QString message = QString::fromUtf8(e.what());
-                QMetaObject::invokeMethod(this, [this, generation, message] {
-                    if (generation == m_generation) emit referenceFailed(message);
-                }, Qt::QueuedConnection);
             }
         }
         std::lock_guard lock(m_mutex);
         m_running.reset();
+    }
+}
+
+ReferencePtr Controller::fittingReference(const SliceResult& slice, const DisplaySettings& settings) {
+    if (!settings.compare) return nullptr;
+    ReferencePtr reference;
+    if (settings.referenceKind == ReferenceKind::Pinned) {
+        std::lock_guard lock(m_mutex);
+        reference = m_pinned;
+    } else if (m_computedReference && m_computedReference->kind == settings.referenceKind) {
+        reference = m_computedReference;
+    }
+    return reference && referenceFits(*reference, slice) ? reference : nullptr;
+}
+
+std::optional<Comparison> Controller::compareLastSlice(const SliceResult& slice, const DisplaySettings& settings) {
+    const ReferencePtr reference = fittingReference(slice, settings);
+    if (!reference) return std::nullopt;
+    // The disc mask changes only with the region (kept between live slices).
+    if (!(m_discRegion == slice.preview.region) || m_discGrid != slice.preview.gridSize) {
+        m_disc = reconstructionDisc(slice.preview.region, slice.preview.gridSize);
+        m_discRegion = slice.preview.region;
+        m_discGrid = slice.preview.gridSize;
+    }
+    return compareWithReference(slice, *reference,
+                                settings.discOnly ? std::span<const std::uint8_t>(m_disc) : std::span<const std::uint8_t>(),
+                                settings.differenceZoom);
+}
+
+void Controller::runSlice(quint64 id, const SliceParams& params, int generation, const tomo::CancelToken& token) {
+    try {
+        auto r = std::make_shared<SliceResult>();
+        r->id = id;
+        r->params = params;
+        r->preview = m_session->run(r->params.request(), &token);
+        // What the screen needs, here rather than on the UI thread.
+        QElapsedTimer timer;
+        timer.start();
+        if (!m_preparePool) m_preparePool = std::make_unique<tomo::WorkerPool>(std::max(1, QThread::idealThreadCount()));
+        r->stats = computeStats(r->preview.slice.data, 256, 0.5, 99.5, m_preparePool.get());
+        r->family = familyOf(r->preview.strategy);
+        const DisplaySettings settings = displaySettings();
+        r->display = prepareDisplay(r->preview.slice, r->stats, settings, m_preparePool.get());
+        r->comparisonFollows = fittingReference(*r, settings) != nullptr;
+        r->secondsPrepare = timer.nsecsElapsed() / 1e9;
+        m_lastSlice = r;
+        QMetaObject::invokeMethod(this, [this, generation, r = SliceResultPtr(r)] {
+            if (generation == m_generation) emit sliceReady(r);
+        }, Qt::QueuedConnection);
+        // The comparison after the slice: it never delays the image.
+        if (r->comparisonFollows)
+            if (auto c = compareLastSlice(*r, settings))
+                QMetaObject::invokeMethod(this, [this, generation, c = std::move(*c)] {
+                    if (generation == m_generation) emit comparisonReady(c);
+                }, Qt::QueuedConnection);
+    } catch (const tomo::Cancelled&) {
+        QMetaObject::invokeMethod(this, [this, id] { emit sliceCancelled(id); }, Qt::QueuedConnection);
+    } catch (const std::exception& e) {
+        reportError(tr("Reconstruction failed"), e);
+        QMetaObject::invokeMethod(this, [this, generation, id] {
+            if (generation == m_generation) emit sliceFailed(id);
+        }, Qt::QueuedConnection);
+    }
+}
+
+void Controller::runReference(ReferenceKind kind, const SliceParams& params, const tomo::ReconOptions& options,
+                              int generation, const tomo::CancelToken& token) {
+    try {
+        auto ref = std::make_shared<ReferenceResult>();
+        ref->kind = kind;
+        ref->params = params;
+        QElapsedTimer timer;
+        timer.start();
+        const tomo::DatasetInfo& info = m_session->info();
+        if (kind == ReferenceKind::Truth) {
+            if (!m_demo) throw tomo::InvalidArgument("the true image is known only for the demo phantom");
+            const tomo::Region region = params.effectiveRegion(info.columns);
+            ref->image = crop(tomo::rasterizePhantom(m_demo->phantom(), params.row, info.columns, info.columns), region);
+            ref->label = tr("True phantom");
+        } else {
+            if (!m_referenceSession) m_referenceSession = std::make_unique<tomo::PreviewSession>(m_reader);
+            tomo::PreviewRequest rq = params.request();
+            rq.options = options;
+            ref->image = m_referenceSession->run(rq, &token).slice;
+            ref->options = options;
+            ref->label = referenceModeLabel(options);
+        }
+        ref->seconds = timer.nsecsElapsed() / 1e9;
+        m_computedReference = ref;
+        std::optional<Comparison> comparison;
+        if (m_lastSlice) comparison = compareLastSlice(*m_lastSlice, displaySettings());
+        QMetaObject::invokeMethod(this, [this, generation, ref = ReferencePtr(std::move(ref)),
+                                         comparison = std::move(comparison)] {
+            if (generation != m_generation) return;
+            emit referenceReady(ref);
+            if (comparison) emit comparisonReady(*comparison);
+        }, Qt::QueuedConnection);
+    } catch (const tomo::Cancelled&) {
+        throw;
+    } catch (const std::exception& e) {
+        reportError(tr("Reference failed"), e);
+        const QString message = QString::fromUtf8(e.what());
+        QMetaObject::invokeMethod(this, [this, generation, message] {
+            if (generation == m_generation) emit referenceFailed(message);
+        }, Qt::QueuedConnection);
     }
 }
 
@@ -453,6 +588,46 @@ void Controller::findAxis(int row) {
                 if (generation == m_generation) emit axisFailed(row);
             }, Qt::QueuedConnection);
         }
+    });
+}
+
+void Controller::requestDataView(DataViewKind kind, int row, int angle) {
+    const int generation = m_generation;
+    postPreview([this, kind, row, angle, generation] {
+        if (generation != m_workerGeneration || !m_session) return;
+        DataView view;
+        view.kind = kind;
+        view.row = row;
+        view.angle = angle;
+        try {
+            const tomo::DatasetInfo& info = m_session->info();
+            if (kind == DataViewKind::Sinogram) {
+                view.image = m_session->sinogram(row);
+            } else if (info.logCorrected) {
+                view.error = tr("This dataset holds sinograms already log-corrected: no raw projections, flats or darks.");
+            } else {
+                tomo::Image image(info.columns, info.rows);
+                if (kind == DataViewKind::Projection) {
+                    m_reader->readProjection(angle, image.data);
+                    view.image = std::move(image);
+                } else if (kind == DataViewKind::Flat ? m_reader->readMeanFlat(0, info.rows, image.data)
+                                                      : m_reader->readMeanDark(0, info.rows, image.data)) {
+                    view.image = std::move(image);
+                } else {
+                    view.error = kind == DataViewKind::Flat ? tr("This dataset has no flat fields.")
+                                                            : tr("This dataset has no dark fields.");
+                }
+            }
+            if (view.error.isEmpty()) {
+                view.stats = computeStats(view.image.data);
+                view.display = prepareDisplay(view.image, view.stats, DisplaySettings{});
+            }
+        } catch (const std::exception& e) {
+            view.error = QString::fromUtf8(e.what());
+        }
+        QMetaObject::invokeMethod(this, [this, generation, view = std::move(view)] {
+            if (generation == m_generation) emit dataViewReady(view);
+        }, Qt::QueuedConnection);
     });
 }
 
@@ -607,7 +782,7 @@ bool Controller::compareModes(const SliceParams& params, const std::vector<tomo:
         };
         report(0.0, tr("cpu-reference"));
         tomo::PreviewRequest request = params.request();
-        request.options = exactOptions(params.options);
+        request.options = exactReferenceOptions(params.options, QStringLiteral("cpu"));
         tomo::PreviewSession referenceSession(reader);
         const tomo::Image reference = referenceSession.run(request, &token).slice;
         const auto mask = reconstructionDisc(params.effectiveRegion(grid), grid);

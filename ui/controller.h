@@ -1,14 +1,21 @@
 // The reconstruction controller: runs core jobs off the UI thread and hands
 // back plain structs through typed signals (STYLE.md, "hotspot").
 //
-//   UI thread ──requestSlice()──► [preview thread] PreviewSession::run ──sliceReady──► views
-//             ──requestReference(), findAxis(), openFile(), openDemo() ──┘
+//   UI thread ──requestSlice()──► [preview thread] PreviewSession::run
+//                                   + statistics, colours ──sliceReady──► views
+//                                   + comparison ──comparisonReady──► quality panel
+//             ──requestReference(), requestComparison(), findAxis(), openFile(), openDemo() ──┘
 //             ──exportVolume(), reconstructSubVolume(), compareModes() ──► [job thread]
 //
+// The preview thread prepares each slice for the screen (statistics and
+// colours with the DisplaySettings, on a pool of threads; then the
+// difference against the chosen reference and its figures, sent after the
+// slice), so the UI thread only shows ready images.
 // Live requests coalesce: while one runs, newer ones replace the pending one
 // (the latest wins) and a run older than 250 ms is cancelled in their favour.
-// References (cpu-reference, phantom) run when no slice is waiting and yield
-// to a new slice at once (they are queued again).
+// References (the exact mode, the phantom) have the lowest priority: they
+// run when no slice or comparison is waiting and yield to a new slice at
+// once (they are queued again), so they never delay a result.
 // Core errors become failed(title, message) at the thread boundary; the
 // controller never throws to the UI.
 #pragma once
@@ -33,24 +40,45 @@ public:
     ~Controller() override;
 
     /// Opens a dataset on the preview thread; datasetOpened or failed follows.
-    /// The dataset on screen stays until the new one is open.
-    void openFile(const QString& path, const tomo::OpenOptions& options = {});
+    /// The dataset on screen stays until the new one is open. With
+    /// `findAxis` the rotation axis is found on the middle row before
+    /// datasetOpened (DatasetSummary::axis or axisError).
+    void openFile(const QString& path, const tomo::OpenOptions& options = {}, bool findAxis = false);
     void openDemo(const DemoSpec& spec = {});
 
     /// Generation of the dataset on screen (0 = none): requests are tagged
     /// with it, results of an older dataset are dropped.
     int generation() const { return m_generation; }
 
-    /// Live slice: coalesced, the latest wins.
-    void requestSlice(const SliceParams& params);
-    /// The reference to compare with (Exact or Truth; Pinned is kept by the UI).
-    void requestReference(ReferenceKind kind, const SliceParams& params);
+    /// Live slice: coalesced, the latest wins. Returns the request's id
+    /// (SliceResult::id of the result that answers it).
+    quint64 requestSlice(const SliceParams& params);
+    /// The reference to compare with (Exact or Truth; Pinned comes through
+    /// setPinned), made with `referenceOptions` (Exact only), at low priority.
+    void requestReference(ReferenceKind kind, const SliceParams& params, const tomo::ReconOptions& referenceOptions);
+    /// How the next slices are coloured and which reference they are compared with.
+    void setDisplaySettings(const DisplaySettings& settings);
+    DisplaySettings displaySettings() const;
+    /// The pinned result (null: none).
+    void setPinned(ReferencePtr pinned);
+    /// Compares the last slice with the reference of the display settings
+    /// again (after the kind, the pinned result or the disc changed):
+    /// comparisonReady follows when that reference matches the slice.
+    void requestComparison();
     /// Cancels the running live run and drops pending requests.
     void cancelSlice();
+    /// A live slice is waiting or running.
     bool sliceBusy() const;
+    /// A reference is waiting or being computed.
+    bool referenceBusy() const;
+    /// The thread that reconstructs and prepares live slices.
+    QThread* previewThread() { return &m_previewThread; }
 
     /// Runs the automatic rotation-axis finder on `row`; axisFound follows.
     void findAxis(int row);
+    /// Reads what the Data panel shows (a row's sinogram, the projection at
+    /// `angle`, the mean flat or dark) and colours it; dataViewReady follows.
+    void requestDataView(DataViewKind kind, int row, int angle);
 
     /// Long jobs, one at a time on the job thread (returns false, doing
     /// nothing, while another one runs or before a dataset is open).
@@ -65,17 +93,23 @@ signals:
     /// openFile / openDemo failed (failed() carries the message); the
     /// dataset on screen, if any, stays.
     void openFailed(const QString& path);
-    void sliceReady(const tomo::ui::SliceResult& result);
+    void sliceReady(const tomo::ui::SliceResultPtr& result);
     void sliceCancelled(quint64 id);
     /// The live slice `id` failed (failed() carries the message).
     void sliceFailed(quint64 id);
-    void referenceReady(const tomo::ui::ReferenceResult& reference);
+    void referenceReady(const tomo::ui::ReferencePtr& reference);
+    /// The last slice compared with a reference that arrived or was chosen later.
+    void comparisonReady(const tomo::ui::Comparison& comparison);
     /// The reference asked for could not be made (failed() carries the message).
     void referenceFailed(const QString& message);
     void axisFound(const tomo::ui::AxisResult& result);
     /// The axis finder failed on `row` (failed() carries the message).
     void axisFailed(int row);
+    void dataViewReady(const tomo::ui::DataView& view);
+    /// A live slice started waiting or running / finished (sliceBusy()).
     void busyChanged(bool busy);
+    /// The reference started / finished (referenceBusy()).
+    void referenceBusyChanged(bool busy);
 
     void jobStarted(tomo::ui::JobKind kind);
     void jobProgress(const tomo::ui::JobProgress& progress);
@@ -94,10 +128,18 @@ private:
     bool startJob(JobKind kind, std::function<void(const tomo::CancelToken&)> job);
     void scheduleDrain();
     void drain();
+    void runSlice(quint64 id, const SliceParams& params, int generation, const tomo::CancelToken& token);
+    void runReference(ReferenceKind kind, const SliceParams& params, const tomo::ReconOptions& options,
+                      int generation, const tomo::CancelToken& token);
+    /// The reference of the display settings, if it fits `slice`.
+    ReferencePtr fittingReference(const SliceResult& slice, const DisplaySettings& settings);
+    /// `slice` against the reference of the display settings, if one fits.
+    std::optional<Comparison> compareLastSlice(const SliceResult& slice, const DisplaySettings& settings);
+    void publishBusy();
     void reportError(const QString& what, const std::exception& e);
     std::shared_ptr<tomo::DatasetReader> openJobReader() const;
     void installDataset(std::shared_ptr<tomo::DatasetReader> reader, std::shared_ptr<const Source> source,
-                        DatasetSummary summary);
+                        DatasetSummary summary, bool findAxis = false);
 
     QThread m_previewThread;
     QThread m_jobThread;
@@ -110,6 +152,12 @@ private:
     std::unique_ptr<tomo::PreviewSession> m_referenceSession;
     std::optional<DemoSpec> m_demo;
     int m_workerGeneration = 0;
+    SliceResultPtr m_lastSlice;             // the last slice prepared (for later comparisons)
+    ReferencePtr m_computedReference;       // the last Exact / Truth reference made
+    std::unique_ptr<tomo::WorkerPool> m_preparePool; // statistics and colours of each slice
+    std::vector<std::uint8_t> m_disc;       // reconstructionDisc(m_discRegion, m_discGrid)
+    tomo::Region m_discRegion{};
+    int m_discGrid = -1;
 
     // Shared state, under m_mutex.
     mutable std::mutex m_mutex;
@@ -119,13 +167,16 @@ private:
     bool m_runningReference = false;
     quint64 m_cancelEpoch = 0;
     bool m_drainScheduled = false;
-    bool m_previewBusy = false;
+    DisplaySettings m_display;
+    ReferencePtr m_pinned;
     std::shared_ptr<const Source> m_source;
     std::shared_ptr<tomo::CancelToken> m_jobToken;
     quint64 m_sequence = 0;
 
     // UI-thread state.
     int m_generation = 0;
+    bool m_shownSliceBusy = false;
+    bool m_shownReferenceBusy = false;
 };
 
 } // namespace tomo::ui

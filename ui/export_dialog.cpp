@@ -73,7 +73,7 @@ ExportRequest ExportDialog::request() const {
     r.write.tiffBits = ui->bitsCombo->currentData().toInt();
     r.write.rangeMin = static_cast<float>(ui->rangeMinSpin->value());
     r.write.rangeMax = static_cast<float>(ui->rangeMaxSpin->value());
-    const tomo::RunConfig config = toRunConfig(m_params, m_dataset.path, r.firstRow, r.rowCount);
+    const tomo::RunConfig config = toRunConfig(m_params, m_dataset, r.firstRow, r.rowCount);
     r.write.attributes["tomo_run_config"] = tomo::toJson(config);
     r.write.attributes["software"] = "tomo-workstation " TOMO_VERSION;
     r.write.attributes["strategy"] = m_params.options.strategy;

@@ -28,6 +28,11 @@ void HistogramWidget::setWindow(float low, float high) {
     update();
 }
 
+void HistogramWidget::setValueUnit(const ValueUnit& unit) {
+    m_unit = unit;
+    update();
+}
+
 void HistogramWidget::setColormap(const QString& name) {
     m_colormap = &colormap(name);
     update();
@@ -90,10 +95,10 @@ void HistogramWidget::paintEvent(QPaintEvent*) {
     const QFontMetrics fm(p.font());
     const double lo = std::min<double>(m_stats.min, m_low), hi = std::max<double>(m_stats.max, m_high);
     const QRectF labels(r.left(), r.bottom() + 12, r.width(), fm.height() + 2);
-    p.drawText(labels, Qt::AlignLeft | Qt::AlignVCenter, QString::number(lo, 'g', 4));
-    p.drawText(labels, Qt::AlignRight | Qt::AlignVCenter, QString::number(hi, 'g', 4));
+    p.drawText(labels, Qt::AlignLeft | Qt::AlignVCenter, QString::number(m_unit.shown(lo), 'g', 4));
+    p.drawText(labels, Qt::AlignRight | Qt::AlignVCenter, QString::number(m_unit.shown(hi), 'g', 4));
     p.drawText(labels, Qt::AlignHCenter | Qt::AlignVCenter,
-               tr("window %1 … %2").arg(QString::number(m_low, 'g', 4), QString::number(m_high, 'g', 4)));
+               tr("window %1 … %2").arg(QString::number(m_unit.shown(m_low), 'g', 4), m_unit.format(m_high)));
 }
 
 void HistogramWidget::mousePressEvent(QMouseEvent* e) {

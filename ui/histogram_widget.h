@@ -4,6 +4,7 @@
 #pragma once
 
 #include "image_stats.h"
+#include "value_unit.h"
 
 #include <QWidget>
 
@@ -19,6 +20,8 @@ public:
     void setStats(const ImageStats& stats);
     void setWindow(float low, float high);
     void setColormap(const QString& name);
+    /// How the axis labels show values.
+    void setValueUnit(const ValueUnit& unit);
     const ImageStats& stats() const { return m_stats; }
 
     QSize sizeHint() const override { return {320, 150}; }
@@ -41,6 +44,7 @@ private:
     float m_low = 0.0f;
     float m_high = 1.0f;
     const Colormap* m_colormap = nullptr;
+    ValueUnit m_unit;
     enum class Edge { None, Low, High } m_dragging = Edge::None;
 };
 

@@ -6,6 +6,10 @@
 #include <span>
 #include <vector>
 
+namespace tomo {
+class WorkerPool;
+}
+
 namespace tomo::ui {
 
 struct ImageStats {
@@ -26,9 +30,16 @@ struct ImageStats {
 };
 
 /// One pass for the range, one for a fine histogram (percentiles accurate to
-/// (max - min) / 4096), then the coarse `bins`-bin histogram for display.
+/// (max - min) / 4096) and the coarse `bins`-bin histogram for display;
+/// both passes spread over `pool` when given (the result is the same).
 ImageStats computeStats(std::span<const float> values, int bins = 256,
-                        double lowPercentile = 0.5, double highPercentile = 99.5);
+                        double lowPercentile = 0.5, double highPercentile = 99.5, tomo::WorkerPool* pool = nullptr);
+
+/// Where the background ends: the first minimum of the (5-bin smoothed)
+/// histogram after its highest peak, which in a CT volume is the air or
+/// background around the sample; without such a minimum, where the counts
+/// fall below 1 % of the peak. `min` for an empty histogram.
+float backgroundThreshold(const ImageStats& stats);
 
 /// Percentile (0..100) of the values from a fine histogram as computeStats does;
 /// NaN / inf ignored; 0 for no finite values.

@@ -2,6 +2,7 @@
 
 #include "application.h"
 #include "compare_modes_dialog.h"
+#include "data_panel.h"
 #include "export_dialog.h"
 #include "histogram_widget.h"
 #include "metadata_panel.h"
@@ -30,6 +31,7 @@
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
@@ -41,6 +43,10 @@
 #include <QProgressDialog>
 #include <QScrollArea>
 #include <QSettings>
+#include <QScreen>
+#include <QStandardPaths>
+#include <QTimer>
+#include <QUndoStack>
 #include <QStatusBar>
 #include <QTableWidget>
 #include <QToolBar>
@@ -49,12 +55,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <utility>
 
 namespace tomo::ui {
 namespace {
 
 constexpr int kMaxRecentFiles = 10;
+/// Below this window width the default layout stacks every panel as tabs in
+/// one column, so the slice keeps about two thirds of the width.
+constexpr int kCompactWidth = 1280;
 
 QIcon icon(const char* name) {
     if (!name) return {};
@@ -70,14 +80,70 @@ QString axisKey(const QString& path) {
                                    .left(16));
 }
 
+/// CPU time the calling thread has used, in seconds (-1 where unknown).
+double threadCpuSeconds() {
+#if defined(CLOCK_THREAD_CPUTIME_ID)
+    timespec t{};
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0) return static_cast<double>(t.tv_sec) + t.tv_nsec / 1e9;
+#endif
+    return -1.0;
+}
+
 QString modeText(const tomo::ReconOptions& o) {
     return QString::fromUtf8(tomo::interpolationName(o.interpolation).data()) % QStringLiteral(" · ") %
            QString::fromUtf8(tomo::precisionName(o.precision).data());
 }
 
+/// The run-config JSON of `p`: two parameter sets are the same when it is.
+std::string paramsKey(const SliceParams& p) { return tomo::toJson(toRunConfig(p, DatasetSummary{}, 0, 0)); }
+
+/// What changed, for the Undo / Redo menu entries.
+QString describeChange(const SliceParams& before, const SliceParams& after) {
+    if (before.row != after.row) return QObject::tr("row %1 → %2").arg(before.row).arg(after.row);
+    if (before.axis != after.axis)
+        return QObject::tr("axis %1 → %2 px").arg(before.axis, 0, 'f', 3).arg(after.axis, 0, 'f', 3);
+    if (before.region != after.region) return QObject::tr("region of interest");
+    if (before.axisOffsets != after.axisOffsets) return QObject::tr("axis offsets");
+    return QObject::tr("reconstruction options");
+}
+
+/// One parameter change; consecutive axis moves less than a second apart
+/// (a slider drag, a run of key presses) are one step.
+class ParamsCommand : public QUndoCommand {
+public:
+    ParamsCommand(SliceParams before, SliceParams after, qint64 atMs, std::function<void(const SliceParams&)> apply)
+        : QUndoCommand(describeChange(before, after)), m_before(std::move(before)), m_after(std::move(after)),
+          m_atMs(atMs), m_apply(std::move(apply)) {}
+    void undo() override { m_apply(m_before); }
+    void redo() override {
+        if (!std::exchange(m_pushed, true)) return; // pushed after the change was made
+        m_apply(m_after);
+    }
+    int id() const override { return 1; }
+    bool mergeWith(const QUndoCommand* other) override {
+        const auto* next = static_cast<const ParamsCommand*>(other);
+        if (!onlyAxis(m_before, m_after) || !onlyAxis(m_after, next->m_after) || next->m_atMs - m_atMs > 1000) return false;
+        m_after = next->m_after;
+        m_atMs = next->m_atMs;
+        setText(describeChange(m_before, m_after));
+        return true;
+    }
+
+private:
+    static bool onlyAxis(const SliceParams& a, SliceParams b) {
+        b.axis = a.axis;
+        return paramsKey(a) == paramsKey(b);
+    }
+    SliceParams m_before, m_after;
+    qint64 m_atMs;
+    std::function<void(const SliceParams&)> m_apply;
+    bool m_pushed = false;
+};
+
 } // namespace
 
-MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_controller(new Controller(this)) {
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent), m_controller(new Controller(this)), m_history(new QUndoStack(this)) {
     setObjectName(QStringLiteral("MainWindow"));
     setAcceptDrops(true);
     setDockNestingEnabled(true);
@@ -94,7 +160,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_controller(new 
     createStatusBar();
     connectController();
     m_defaultState = saveState();
+    m_clock.start();
+    m_rememberAxis = new QTimer(this);
+    m_rememberAxis->setSingleShot(true);
+    m_rememberAxis->setInterval(1500);
+    connect(m_rememberAxis, &QTimer::timeout, this, &MainWindow::rememberAxis);
     readSettings();
+    syncDisplaySettings();
     updateTitle();
 }
 
@@ -140,6 +212,8 @@ void MainWindow::createDocks() {
     m_colormapCombo->setToolTip(tr("Colormap of the slice view"));
     m_lowSpin = new QDoubleSpinBox;
     m_highSpin = new QDoubleSpinBox;
+    m_lowSpin->setObjectName(QStringLiteral("windowLowSpin"));
+    m_highSpin->setObjectName(QStringLiteral("windowHighSpin"));
     for (QDoubleSpinBox* s : {m_lowSpin, m_highSpin}) {
         s->setDecimals(5);
         s->setRange(-1e9, 1e9);
@@ -149,11 +223,14 @@ void MainWindow::createDocks() {
     m_lowSpin->setToolTip(tr("Window low: values at or below are the first colour"));
     m_highSpin->setToolTip(tr("Window high: values at or above are the last colour"));
     auto* autoButton = new QToolButton;
-    auto* row = new QHBoxLayout;
-    row->addWidget(m_colormapCombo, 1);
-    row->addWidget(m_lowSpin);
-    row->addWidget(m_highSpin);
-    row->addWidget(autoButton);
+    // Two rows, so the panel also fits a narrow column of tabs.
+    auto* row = new QGridLayout;
+    row->addWidget(m_colormapCombo, 0, 0, 1, 3);
+    row->addWidget(m_lowSpin, 1, 0);
+    row->addWidget(m_highSpin, 1, 1);
+    row->addWidget(autoButton, 1, 2);
+    row->setColumnStretch(0, 1);
+    row->setColumnStretch(1, 1);
     auto* displayLayout = new QVBoxLayout(display);
     displayLayout->setContentsMargins(4, 4, 4, 4);
     displayLayout->addWidget(m_histogram, 1);
@@ -166,6 +243,17 @@ void MainWindow::createDocks() {
 
     m_profile = new ProfilePlot;
     m_profileDock = makeDock(tr("Profile"), QStringLiteral("profileDock"), m_profile, Qt::BottomDockWidgetArea);
+    m_data = new DataPanel;
+    m_dataDock = makeDock(tr("Data"), QStringLiteral("dataDock"), m_data, Qt::BottomDockWidgetArea);
+    tabifyDockWidget(m_profileDock, m_dataDock);
+    m_profileDock->raise();
+    // Read only while someone looks at it.
+    connect(m_data, &DataPanel::requested, this, [this](DataViewKind kind, int row, int angle) {
+        if (m_dataDock->isVisible()) m_controller->requestDataView(kind, row, angle);
+    });
+    connect(m_dataDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        if (visible) m_data->refresh();
+    });
 
     // The 3D view is created on first use (its OpenGL context is costly).
     auto* placeholder = new QLabel(tr("3D view: View ▸ 3D view (Ctrl+3)"));
@@ -174,7 +262,12 @@ void MainWindow::createDocks() {
     tabifyDockWidget(m_qualityDock, m_volumeDock);
     m_qualityDock->raise();
     connect(m_volumeDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
-        if (visible && !m_volume) showVolumeView();
+        // Once the layout settles: a tab that only flashed up while docks
+        // were moved does not create the (costly) OpenGL view.
+        if (visible && !m_volume)
+            QTimer::singleShot(0, this, [this] {
+                if (m_volumeDock->isVisible() && !m_volumeDock->visibleRegion().isEmpty() && !m_volume) showVolumeView();
+            });
     });
 
     resizeDocks({m_paramsDock, m_displayDock}, {340, 430}, Qt::Horizontal);
@@ -183,11 +276,12 @@ void MainWindow::createDocks() {
 
     connect(m_colormapCombo, &QComboBox::currentIndexChanged, this,
             [this] { setColormap(m_colormapCombo->currentData().toString()); });
+    // The spin boxes show the window in the value unit; the views keep stored values.
     connect(m_lowSpin, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-        applyWindow(static_cast<float>(v), m_slice->windowHigh(), true);
+        applyWindow(static_cast<float>(m_unit.stored(v)), m_slice->windowHigh(), true);
     });
     connect(m_highSpin, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-        applyWindow(m_slice->windowLow(), static_cast<float>(v), true);
+        applyWindow(m_slice->windowLow(), static_cast<float>(m_unit.stored(v)), true);
     });
     connect(m_histogram, &HistogramWidget::windowChanged, this, [this](float lo, float hi) { applyWindow(lo, hi, true); });
     connect(m_slice, &SliceView::windowChanged, this, [this](float lo, float hi) { applyWindow(lo, hi, true); });
@@ -197,7 +291,7 @@ void MainWindow::createDocks() {
         m_panAction->trigger();
     });
     connect(m_slice, &SliceView::hovered, this, [this](QPoint p, float v, bool inside) {
-        m_hoverLabel->setText(inside ? QStringLiteral("x %1  y %2  %3").arg(p.x()).arg(p.y()).arg(v, 0, 'g', 5)
+        m_hoverLabel->setText(inside ? QStringLiteral("x %1  y %2  %3").arg(p.x()).arg(p.y()).arg(m_unit.format(v, 5))
                                      : QString());
     });
     // Result and difference views move together.
@@ -205,7 +299,7 @@ void MainWindow::createDocks() {
     connect(m_quality->view(), &SliceView::viewChanged, m_slice, &SliceView::setView);
     connect(m_quality->view(), &SliceView::lineChanged, this, &MainWindow::setProfileLine);
     connect(m_quality->view(), &SliceView::hovered, this, [this](QPoint p, float v, bool inside) {
-        m_hoverLabel->setText(inside ? tr("x %1  y %2  Δ %3").arg(p.x()).arg(p.y()).arg(v, 0, 'g', 4) : QString());
+        m_hoverLabel->setText(inside ? tr("x %1  y %2  Δ %3").arg(p.x()).arg(p.y()).arg(m_unit.format(v)) : QString());
     });
 
     connect(m_params, &ParameterPanel::paramsChanged, this, &MainWindow::onParamsChanged);
@@ -218,17 +312,25 @@ void MainWindow::createDocks() {
     connect(m_params, &ParameterPanel::drawRegionRequested, this, [this] { m_regionAction->trigger(); });
     connect(m_params, &ParameterPanel::failed, this, &MainWindow::showError);
 
-    connect(m_quality, &QualityPanel::referenceKindChanged, this, [this] {
+    // Another reference or disc: the worker compares the slice on screen again.
+    auto compareAgain = [this] {
+        syncDisplaySettings();
+        m_comparison.reset();
+        m_controller->requestComparison();
         requestReferenceIfNeeded();
         refreshComparison();
         refreshProfile();
-    });
-    connect(m_quality, &QualityPanel::discOnlyChanged, this, &MainWindow::refreshComparison);
+    };
+    connect(m_quality, &QualityPanel::referenceKindChanged, this, compareAgain);
+    connect(m_quality, &QualityPanel::discOnlyChanged, this, compareAgain);
     connect(m_quality, &QualityPanel::pinRequested, this, &MainWindow::pinCurrent);
-    connect(m_qualityDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
-        if (!visible) return;
-        requestReferenceIfNeeded();
-        refreshComparison();
+    connect(m_quality, &QualityPanel::automaticReferenceChanged, this, [this](bool on) {
+        if (on) requestReferenceIfNeeded();
+    });
+    connect(m_quality, &QualityPanel::computeRequested, this, [this] { requestReferenceIfNeeded(true); });
+    connect(m_qualityDock, &QDockWidget::visibilityChanged, this, [this, compareAgain](bool visible) {
+        if (visible) compareAgain();
+        else syncDisplaySettings();
     });
 }
 
@@ -275,7 +377,7 @@ void MainWindow::createActions() {
                                                               : QStringLiteral("demo_phantom");
                                      const QString path = QFileDialog::getSaveFileName(
                                          this, tr("Save parameters"),
-                                         QDir(lastDirectory()).filePath(base % QStringLiteral("_params.json")),
+                                         QDir(outputDirectory()).filePath(base % QStringLiteral("_params.json")),
                                          tr("Parameter files (*.json)"));
                                      if (!path.isEmpty()) saveParameters(path);
                                  });
@@ -283,7 +385,7 @@ void MainWindow::createActions() {
                                    tr("Reconstruct a range of rows into an HDF5 file or TIFF stack"), [this] {
                                        if (!m_dataset) return;
                                        ExportDialog dialog(*m_dataset, m_params->params(), m_slice->windowLow(),
-                                                           m_slice->windowHigh(), lastDirectory(), this);
+                                                           m_slice->windowHigh(), outputDirectory(), this);
                                        if (dialog.exec() == QDialog::Accepted) startExport(dialog.request());
                                    });
     QAction* saveValues = action(tr("Save Slice &Values…"), nullptr, QKeySequence(tr("Ctrl+Shift+S")),
@@ -291,6 +393,14 @@ void MainWindow::createActions() {
     QAction* saveImage = action(tr("Save Slice &Image…"), nullptr, QKeySequence(),
                                 tr("Save the current slice as a PNG with the display window and colormap"),
                                 [this] { saveSliceImage(); });
+    QAction* workFolder = action(tr("&Work Folder…"), nullptr, QKeySequence(),
+                                 tr("The folder that Reconstruct to File, Save Parameters and Save Slice propose"), [this] {
+                                     const QString dir = QFileDialog::getExistingDirectory(this, tr("Work folder for results"),
+                                                                                           outputDirectory());
+                                     if (dir.isEmpty()) return;
+                                     setOutputDirectory(dir);
+                                     statusBar()->showMessage(tr("Results are proposed in %1").arg(dir), 6000);
+                                 });
     QAction* quit = action(tr("&Quit"), nullptr, QKeySequence::Quit, tr("Quit"), [this] { close(); });
     file->addActions({open, openWith});
     file->addMenu(m_recentMenu);
@@ -298,11 +408,21 @@ void MainWindow::createActions() {
     file->addSeparator();
     file->addActions({loadParams, saveParams});
     file->addSeparator();
-    file->addActions({exportAction, saveValues, saveImage});
+    file->addActions({exportAction, saveValues, saveImage, workFolder});
     file->addSeparator();
     file->addAction(quit);
 
     // Reconstruction
+    // Edit: undo / redo of parameter changes.
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    QAction* undo = m_history->createUndoAction(this, tr("&Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    undo->setObjectName(QStringLiteral("undoAction"));
+    QAction* redo = m_history->createRedoAction(this, tr("&Redo"));
+    redo->setShortcuts({QKeySequence::Redo, QKeySequence(tr("Ctrl+Y"))});
+    redo->setObjectName(QStringLiteral("redoAction"));
+    edit->addActions({undo, redo});
+
     QMenu* recon = menuBar()->addMenu(tr("&Reconstruction"));
     QAction* run = action(tr("&Reconstruct Slice"), "reconstruct", QKeySequence(Qt::Key_F5),
                           tr("Reconstruct the current slice now"), [this] { requestSlice(); });
@@ -368,6 +488,7 @@ void MainWindow::createActions() {
     m_autoWindowAction = action(tr("&Automatic Window"), "auto-window", QKeySequence(Qt::Key_A),
                                 tr("Window from the 0.5 % and 99.5 % percentiles of each new slice"), [this](bool on) {
                                     if (on && m_result) applyWindow(m_result->stats.autoLow, m_result->stats.autoHigh, false);
+                                    syncDisplaySettings();
                                 });
     m_autoWindowAction->setCheckable(true);
     m_autoWindowAction->setChecked(true);
@@ -386,21 +507,34 @@ void MainWindow::createActions() {
         bool ok = false;
         const double v = QInputDialog::getDouble(this, tr("Pixel size"), tr("Detector pixel size in µm (0 = count pixels):"),
                                                  m_pixelSize, 0.0, 1e6, 3, &ok);
-        if (!ok) return;
-        m_pixelSize = v;
-        m_slice->setPixelSize(v);
-        m_quality->view()->setPixelSize(v);
+        if (ok) setPixelSize(v);
     });
+    // Values per pixel (as reconstructed) or, with the pixel size, per mm / cm.
+    QMenu* units = new QMenu(tr("&Values"), this);
+    m_unitGroup = new QActionGroup(this);
+    const std::pair<ValueUnitKind, QString> kinds[] = {
+        {ValueUnitKind::PerPixel, tr("Attenuation per &pixel")},
+        {ValueUnitKind::PerMillimetre, tr("Attenuation per &mm")},
+        {ValueUnitKind::PerCentimetre, tr("Attenuation per &cm")}};
+    for (const auto& [kind, text] : kinds) {
+        QAction* a = units->addAction(text);
+        a->setCheckable(true);
+        a->setData(static_cast<int>(kind));
+        m_unitGroup->addAction(a);
+        connect(a, &QAction::triggered, this, [this, kind = kind] { setValueUnitKind(kind); });
+    }
     QAction* show3d = action(tr("&3D View"), "view3d", QKeySequence(tr("Ctrl+3")),
                              tr("Volume rendering of a reconstructed sub-volume with orthogonal planes"),
                              [this] { showVolumeView(); });
-    QAction* resetLayout = action(tr("Reset &Layout"), nullptr, QKeySequence(), tr("Put every panel back in its place"),
-                                  [this] { restoreState(m_defaultState); });
+    QAction* resetLayout = action(tr("Reset &Layout"), nullptr, QKeySequence(),
+                                  tr("Put every panel back in its place (as tabs in one column on a small window)"),
+                                  [this] { applyDefaultLayout(); });
     view->addActions({m_panAction, m_lineAction, m_regionAction});
     view->addSeparator();
     view->addActions({fit, oneToOne, m_autoWindowAction, pixelSize});
+    view->addMenu(units);
     view->addSeparator();
-    for (QDockWidget* d : {m_paramsDock, m_metadataDock, m_displayDock, m_qualityDock, m_profileDock})
+    for (QDockWidget* d : {m_paramsDock, m_metadataDock, m_displayDock, m_qualityDock, m_profileDock, m_dataDock})
         view->addAction(d->toggleViewAction());
     view->addAction(show3d);
     view->addAction(resetLayout);
@@ -447,6 +581,8 @@ void MainWindow::createStatusBar() {
     m_timeLabel = new QLabel;
     m_gupsLabel = new QLabel;
     m_busyLabel = new QLabel;
+    m_latencyLabel = new QLabel;
+    m_latencyLabel->setObjectName(QStringLiteral("latencyLabel"));
     m_jobBar = new QProgressBar;
     m_jobBar->setMaximumWidth(220);
     m_jobBar->setRange(0, 100);
@@ -454,8 +590,11 @@ void MainWindow::createStatusBar() {
     m_backendLabel->setToolTip(tr("Backend family · strategy that ran (and the one asked for) · interpolation · precision"));
     m_timeLabel->setToolTip(tr("Time of the last slice: whole run (back-projection only; filtering when it was redone)"));
     m_gupsLabel->setToolTip(tr("Back-projection speed: giga-updates per second (pixels × projections / s / 1e9)"));
+    m_latencyLabel->setToolTip(tr("From the parameter change to the new slice on screen: waiting, reconstruction, "
+                                  "colours and comparison on the worker, and the paint"));
     statusBar()->addWidget(m_hoverLabel);
-    for (QWidget* w : std::initializer_list<QWidget*>{m_jobBar, m_busyLabel, m_backendLabel, m_timeLabel, m_gupsLabel})
+    for (QWidget* w : std::initializer_list<QWidget*>{m_jobBar, m_busyLabel, m_backendLabel, m_timeLabel, m_gupsLabel,
+                                                      m_latencyLabel})
         statusBar()->addPermanentWidget(w);
 }
 
@@ -463,10 +602,13 @@ void MainWindow::connectController() {
     connect(m_controller, &Controller::datasetOpened, this, &MainWindow::onDatasetOpened);
     connect(m_controller, &Controller::sliceReady, this, &MainWindow::onSliceReady);
     connect(m_controller, &Controller::referenceReady, this, &MainWindow::onReferenceReady);
+    connect(m_controller, &Controller::comparisonReady, this, &MainWindow::onComparisonReady);
+    connect(m_controller, &Controller::dataViewReady, m_data, &DataPanel::setView);
+    connect(m_slice, &SliceView::imagePainted, this, &MainWindow::onSlicePainted);
     connect(m_controller, &Controller::failed, this, &MainWindow::showError);
     connect(m_controller, &Controller::axisFound, this, [this](const AxisResult& r) {
         m_params->setAxisEstimate(r);
-        statusBar()->showMessage(tr("Rotation axis %1 px (confidence %2)").arg(r.estimate.axis, 0, 'f', 2)
+        statusBar()->showMessage(tr("Rotation axis %1 px (confidence %2)").arg(r.estimate.axis, 0, 'f', 3)
                                      .arg(r.estimate.confidence, 0, 'f', 2), 8000);
     });
     connect(m_controller, &Controller::openFailed, this, [this](const QString& path) {
@@ -475,7 +617,7 @@ void MainWindow::connectController() {
                                "phantom (Ctrl+D).")
                                 .arg(path.isEmpty() ? tr("the demo phantom") : QFileInfo(path).fileName()));
     });
-    connect(m_controller, &Controller::axisFailed, m_params, &ParameterPanel::setAxisSearchFailed);
+    connect(m_controller, &Controller::axisFailed, this, [this] { m_params->setAxisSearchFailed(); });
     connect(m_controller, &Controller::sliceCancelled, this, [this] {
         if (!m_slice->hasImage()) m_slice->setCaption(tr("Cancelled: press F5 to reconstruct"));
     });
@@ -491,8 +633,10 @@ void MainWindow::connectController() {
         m_busyLabel->setText(busy ? tr("● reconstructing…") : QString());
         m_params->setBusy(busy);
     });
+    connect(m_controller, &Controller::referenceBusyChanged, m_quality, &QualityPanel::setReferenceBusy);
 
     connect(m_controller, &Controller::jobStarted, this, [this](JobKind kind) {
+        m_runningJob = kind;
         if (kind != JobKind::Export) {
             m_jobBar->setValue(0);
             m_jobBar->setFormat(kind == JobKind::SubVolume ? tr("3D: %p %") : tr("modes: %p %"));
@@ -503,8 +647,9 @@ void MainWindow::connectController() {
     connect(m_controller, &Controller::jobProgress, this, [this](const JobProgress& p) {
         const int percent = static_cast<int>(std::lround(p.fraction * 100.0));
         m_jobBar->setValue(percent);
-        if (m_compareDialog) m_compareDialog->setProgress(p);
-        if (m_exportProgress) {
+        if (m_compareDialog && m_runningJob == JobKind::CompareModes) m_compareDialog->setProgress(p);
+        // Only an export's own progress: setValue() shows a hidden dialog again.
+        if (m_exportProgress && m_runningJob == JobKind::Export) {
             m_exportProgress->setLabelText(
                 p.secondsLeft >= 0.0 ? tr("Reconstructing… %1 done, about %2 left (%3 elapsed)")
                                            .arg(QStringLiteral("%1 %").arg(percent))
@@ -517,6 +662,7 @@ void MainWindow::connectController() {
         }
     });
     connect(m_controller, &Controller::jobFinished, this, [this](JobKind kind, JobStatus status, const QString& message) {
+        m_runningJob.reset();
         m_jobBar->hide();
         if (m_volume) m_volume->setBusy(false);
         if (kind == JobKind::Export && m_exportProgress) {
@@ -542,9 +688,7 @@ void MainWindow::connectController() {
     });
     connect(m_controller, &Controller::subVolumeReady, this, [this](const SubVolume& v) {
         if (!m_volume) return;
-        const float lo = m_autoWindowAction->isChecked() ? v.stats.autoLow : m_slice->windowLow();
-        const float hi = m_autoWindowAction->isChecked() ? v.stats.autoHigh : m_slice->windowHigh();
-        m_volume->setVolume(v, lo, hi, m_slice->colormapName());
+        m_volume->setVolume(v, m_slice->colormapName());
     });
     connect(m_controller, &Controller::modeCompared, this, [this](const ModeComparison& row) {
         if (m_compareDialog) m_compareDialog->addRow(row);
@@ -554,9 +698,14 @@ void MainWindow::connectController() {
 // ---------------------------------------------------------------- datasets
 
 void MainWindow::openPath(const QString& path, const tomo::OpenOptions& options) {
-    statusBar()->showMessage(tr("Opening %1…").arg(QFileInfo(path).fileName()));
+    // Without an axis remembered for this dataset (or one from a parameter
+    // file about to be applied) the finder runs before the first slice.
+    rememberAxis();
+    const bool findAxis = !QSettings().contains(axisKey(path)) && m_pendingParameters.isEmpty();
+    statusBar()->showMessage(findAxis ? tr("Opening %1 and finding its rotation axis…").arg(QFileInfo(path).fileName())
+                                      : tr("Opening %1…").arg(QFileInfo(path).fileName()));
     setLastDirectory(path);
-    m_controller->openFile(path, options);
+    m_controller->openFile(path, options, findAxis);
 }
 
 void MainWindow::openDemo(const DemoSpec& spec) {
@@ -564,11 +713,22 @@ void MainWindow::openDemo(const DemoSpec& spec) {
     m_controller->openDemo(spec);
 }
 
+void MainWindow::rememberAxis() {
+    m_rememberAxis->stop();
+    if (auto pending = std::exchange(m_axisToRemember, std::nullopt))
+        QSettings().setValue(axisKey(pending->first), pending->second);
+}
+
 void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
+    rememberAxis(); // the previous dataset's
     m_dataset = summary;
     m_result.reset();
+    m_comparison.reset();
     m_reference.reset();
     m_pinned.reset();
+    m_controller->setPinned(nullptr);
+    m_requestedAt.clear();
+    m_awaitingPaint = 0;
     m_referenceRequested.reset();
     m_referenceError.clear();
     m_line.reset();
@@ -579,6 +739,7 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
     m_quality->setPinnedLabel({});
     m_profile->clear();
     m_metadata->setDataset(summary);
+    m_data->setDataset(summary);
     if (m_volume) {
         m_volume->clearVolume(); // it showed the previous dataset
         m_volume->setDataset(summary.info.rows, summary.info.rows / 2);
@@ -594,26 +755,60 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
     p.axis = (summary.info.columns - 1) / 2.0;
     QSettings settings;
     if (!summary.path.isEmpty()) p.axis = settings.value(axisKey(summary.path), p.axis).toDouble();
-    statusBar()->showMessage(tr("Opened %1: %2 projections × %3 rows × %4 columns")
+    QString axisNote;
+    if (summary.axis) {
+        m_params->setAxisEstimate(*summary.axis, true);
+        p.axis = summary.axis->estimate.axis;
+        axisNote = tr("; rotation axis %1 px found automatically (confidence %2)")
+                       .arg(p.axis, 0, 'f', 3)
+                       .arg(summary.axis->estimate.confidence, 0, 'f', 2);
+    } else if (!summary.axisError.isEmpty()) {
+        m_params->setAxisSearchFailed(summary.axisError);
+        axisNote = tr("; the rotation axis could not be found automatically (%1): detector centre").arg(summary.axisError);
+    }
+    // A new dataset starts with the automatic window: the last one's values mean nothing here.
+    m_autoWindowAction->setChecked(true);
+    syncDisplaySettings();
+    statusBar()->showMessage(tr("Opened %1: %2 projections × %3 rows × %4 columns%5")
                                  .arg(summary.title)
                                  .arg(summary.info.projections)
                                  .arg(summary.info.rows)
-                                 .arg(summary.info.columns),
-                             8000);
+                                 .arg(summary.info.columns)
+                                 .arg(axisNote),
+                             12000);
     const QString pending = std::exchange(m_pendingParameters, QString());
-    m_params->setParams(p); // emits paramsChanged -> first slice
     if (!pending.isEmpty()) {
-        // A parameter file opened its dataset: apply it now, but only to
-        // that dataset (not to another one opened after a failure).
+        // A parameter file opened its dataset: its parameters make the first
+        // slice, but only for that dataset (not another one opened after a
+        // failure).
         try {
-            const QString input = QString::fromStdString(tomo::loadRunConfig(pending.toStdString()).input.string());
-            if (input.isEmpty() ? summary.demo.has_value() : QFileInfo(input) == QFileInfo(summary.path))
-                loadParameters(pending);
-        } catch (const std::exception&) {
-            loadParameters(pending); // reports the error
+            const tomo::RunConfig config = tomo::loadRunConfig(pending.toStdString());
+            const QString input = QString::fromStdString(config.input.string());
+            if (input.isEmpty() ? summary.demo.has_value() : QFileInfo(input) == QFileInfo(summary.path)) {
+                p = paramsFromConfig(config, p);
+                statusBar()->showMessage(tr("Parameters loaded from %1").arg(QFileInfo(pending).fileName()), 8000);
+            }
+        } catch (const std::exception& e) {
+            showError(tr("Cannot load parameters"), QString::fromUtf8(e.what()));
         }
     }
+    m_recordHistory = false; // the history starts with this dataset's parameters
+    m_params->setParams(p); // emits paramsChanged -> first slice
+    m_recordHistory = true;
+    m_history->clear();
+    m_lastParams = m_params->params();
     if (!m_params->liveUpdate()) requestSlice();
+}
+
+SliceParams MainWindow::paramsFromConfig(const tomo::RunConfig& config, const SliceParams& current) const {
+    SliceParams p = fromRunConfig(config, m_dataset->info.projections);
+    // No axis in the file means "found automatically": keep the one found
+    // on opening (or the current one).
+    if (!config.axis) p.axis = m_dataset->axis ? m_dataset->axis->estimate.axis : current.axis;
+    const bool covers = config.rowCount == 0 ? current.row >= config.firstRow
+                                             : current.row >= config.firstRow && current.row < config.firstRow + config.rowCount;
+    p.row = covers ? current.row : std::clamp(config.firstRow, 0, m_dataset->info.rows - 1);
+    return p;
 }
 
 bool MainWindow::loadParameters(const QString& path) {
@@ -621,11 +816,13 @@ bool MainWindow::loadParameters(const QString& path) {
         const tomo::RunConfig config = tomo::loadRunConfig(path.toStdString());
         setLastDirectory(path);
         const QString input = QString::fromStdString(config.input.string());
-        const bool sameDataset = m_dataset && ((input.isEmpty() && m_dataset->demo) ||
-                                               (!input.isEmpty() && QFileInfo(input) == QFileInfo(m_dataset->path)));
+        const bool sameDataset =
+            m_dataset && ((input.isEmpty() && m_dataset->demo) ||
+                          (!input.isEmpty() && QFileInfo(input) == QFileInfo(m_dataset->path) &&
+                           sameOpenOptions(config.open, m_dataset->options)));
         if (!input.isEmpty() && !sameDataset) {
             m_pendingParameters = path; // applied when the dataset is open
-            openPath(input);
+            openPath(input, config.open);
             return true;
         }
         if (!m_dataset) {
@@ -633,12 +830,7 @@ bool MainWindow::loadParameters(const QString& path) {
             openDemo();
             return true;
         }
-        SliceParams p = fromRunConfig(config, m_dataset->info.projections);
-        const int current = m_params->params().row;
-        const bool covers = config.rowCount == 0 ? current >= config.firstRow
-                                                 : current >= config.firstRow && current < config.firstRow + config.rowCount;
-        p.row = covers ? current : std::clamp(config.firstRow, 0, m_dataset->info.rows - 1);
-        m_params->setParams(p);
+        m_params->setParams(paramsFromConfig(config, m_params->params()));
         statusBar()->showMessage(tr("Parameters loaded from %1").arg(QFileInfo(path).fileName()), 8000);
         return true;
     } catch (const std::exception& e) {
@@ -650,8 +842,8 @@ bool MainWindow::loadParameters(const QString& path) {
 bool MainWindow::saveParameters(const QString& path) {
     try {
         const QString input = m_dataset ? m_dataset->path : QString();
-        tomo::saveRunConfig(path.toStdString(), toRunConfig(m_params->params(), input, 0, 0));
-        setLastDirectory(path);
+        tomo::saveRunConfig(path.toStdString(), toRunConfig(m_params->params(), m_dataset.value_or(DatasetSummary{}), 0, 0));
+        setOutputDirectory(path);
         statusBar()->showMessage(
             input.isEmpty() ? tr("Saved %1 (demo phantom: no input file recorded)").arg(QFileInfo(path).fileName())
                             : tr("Saved %1: tomo-recon --config %1 reproduces this reconstruction")
@@ -668,11 +860,26 @@ bool MainWindow::saveParameters(const QString& path) {
 
 void MainWindow::onParamsChanged() {
     if (!m_dataset) return;
+    recordParamsChange();
     if (!m_params->liveUpdate()) {
         statusBar()->showMessage(tr("Parameters changed: press F5 to reconstruct"), 4000);
         return;
     }
     requestSlice();
+}
+
+void MainWindow::recordParamsChange() {
+    const SliceParams now = m_params->params();
+    if (!m_recordHistory || paramsKey(now) == paramsKey(m_lastParams)) {
+        m_lastParams = now;
+        return;
+    }
+    m_history->push(new ParamsCommand(m_lastParams, now, m_clock.elapsed(), [this](const SliceParams& p) {
+        m_recordHistory = false; // applying the history is not a new change
+        m_params->setParams(p);
+        m_recordHistory = true;
+    }));
+    m_lastParams = now;
 }
 
 void MainWindow::requestSlice() {
@@ -683,7 +890,9 @@ void MainWindow::requestSlice() {
         if (!m_slice->hasImage()) m_slice->setCaption(tr("Cannot reconstruct: %1").arg(error));
         return;
     }
-    m_controller->requestSlice(m_params->params());
+    syncDisplaySettings(); // the views' zoom now
+    const quint64 id = m_controller->requestSlice(m_params->params());
+    m_requestedAt[id] = m_clock.nsecsElapsed();
     requestReferenceIfNeeded();
 }
 
@@ -693,48 +902,44 @@ void MainWindow::cancelLive() {
     refreshComparison();
 }
 
-bool MainWindow::referenceMatches(const ReferenceResult& ref, const SliceResult& result) const {
-    const tomo::Image& img = result.preview.slice;
-    if (ref.image.width != img.width || ref.image.height != img.height) return false;
-    switch (ref.kind) {
-    case ReferenceKind::Exact:
-        return ref.params.sameGeometry(result.params);
-    case ReferenceKind::Truth:
-        return ref.params.row == result.params.row && ref.params.region == result.params.region;
-    case ReferenceKind::Pinned:
-        return true;
-    }
-    return false;
-}
-
 const ReferenceResult* MainWindow::activeReference() const {
     const ReferenceKind kind = m_quality->referenceKind();
-    const ReferenceResult* ref = kind == ReferenceKind::Pinned ? (m_pinned ? &*m_pinned : nullptr)
-                                                               : (m_reference && m_reference->kind == kind ? &*m_reference : nullptr);
-    if (!ref || !m_result || !referenceMatches(*ref, *m_result)) return nullptr;
+    const ReferenceResult* ref = kind == ReferenceKind::Pinned ? m_pinned.get()
+                                                               : (m_reference && m_reference->kind == kind ? m_reference.get() : nullptr);
+    if (!ref || !m_result || !referenceFits(*ref, *m_result)) return nullptr;
     return ref;
 }
 
-void MainWindow::requestReferenceIfNeeded() {
+void MainWindow::requestReferenceIfNeeded(bool asked) {
     if (!m_dataset) return;
     const ReferenceKind kind = m_quality->referenceKind();
     if (kind == ReferenceKind::Pinned) return;
     // Only while someone looks at it: the quality panel or a profile line.
-    if (!m_quality->isVisible() && !m_line) return;
-    SliceParams p = m_params->params();
-    auto same = [&](const SliceParams& a) {
-        return kind == ReferenceKind::Exact ? a.sameGeometry(p) : (a.row == p.row && a.region == p.region);
+    if (!asked && ((!m_quality->isVisible() && !m_line) || !m_quality->automaticReference())) return;
+    const SliceParams p = m_params->params();
+    const tomo::ReconOptions mode =
+        exactReferenceOptions(p.options, m_result ? m_result->family : QStringLiteral("cpu"));
+    auto same = [&](const SliceParams& a, const tomo::ReconOptions& o) {
+        return kind == ReferenceKind::Exact
+                   ? a.sameGeometry(p) && o.strategy == mode.strategy && o.interpolation == mode.interpolation
+                   : (a.row == p.row && a.region == p.region);
     };
-    if (m_reference && m_reference->kind == kind && same(m_reference->params)) return;
-    if (m_referenceRequested && m_referenceRequestedKind == kind && same(*m_referenceRequested)) return;
+    if (m_reference && m_reference->kind == kind && same(m_reference->params, m_reference->options)) return;
+    if (m_referenceRequested && m_referenceRequestedKind == kind &&
+        same(*m_referenceRequested, m_referenceRequestedOptions))
+        return;
     m_referenceRequested = p;
     m_referenceRequestedKind = kind;
+    m_referenceRequestedOptions = mode;
     m_referenceError.clear();
-    m_controller->requestReference(kind, p);
+    m_controller->requestReference(kind, p, mode);
 }
 
-void MainWindow::onSliceReady(const SliceResult& r) {
-    m_result = r;
+void MainWindow::onSliceReady(const SliceResultPtr& result) {
+    m_showCpuStart = threadCpuSeconds();
+    m_result = result;
+    const SliceResult& r = *result;
+    m_comparison.reset(); // follows (comparisonReady) when a reference fits
     const tomo::Region& region = r.preview.region;
     if (m_line && (m_slice->image().width != region.width || m_slice->image().height != region.height)) {
         m_line.reset(); // the line belonged to another region
@@ -742,14 +947,23 @@ void MainWindow::onSliceReady(const SliceResult& r) {
         m_quality->view()->setLine(std::nullopt);
         m_profile->clear();
     }
-    m_slice->setImage(r.preview.slice, QPoint(region.x, region.y));
+    // Colours come ready from the worker; only a window or colormap the
+    // user changed while it worked is mapped again here.
+    const float userLow = m_slice->windowLow(), userHigh = m_slice->windowHigh();
+    const QString userColormap = m_slice->colormapName();
+    m_slice->setPreparedImage(std::shared_ptr<const tomo::Image>(result, &r.preview.slice), QPoint(region.x, region.y),
+                              r.display.rendered, r.display.low,
+                              r.display.high, r.display.colormap, r.display.scaled, r.display.zoom);
+    m_awaitingPaint = r.id;
+    m_slice->setColormap(userColormap);
     m_histogram->setStats(r.stats);
-    if (m_autoWindowAction->isChecked()) applyWindow(r.stats.autoLow, r.stats.autoHigh, false);
+    if (m_autoWindowAction->isChecked()) applyWindow(r.display.low, r.display.high, false);
+    else m_slice->setWindow(userLow, userHigh);
     const QString requested = QString::fromStdString(r.params.options.strategy);
     const QString ran = QString::fromStdString(r.preview.strategy);
     m_slice->setCaption(tr("Row %1 · axis %2 · %3 · %4%5")
                             .arg(r.params.row)
-                            .arg(r.params.axis, 0, 'f', 2)
+                            .arg(r.params.axis, 0, 'f', 3)
                             .arg(ran)
                             .arg(modeText(r.params.options))
                             .arg(r.params.region ? tr(" · region %1×%2 at (%3, %4)")
@@ -758,6 +972,7 @@ void MainWindow::onSliceReady(const SliceResult& r) {
                                                        .arg(region.x)
                                                        .arg(region.y)
                                                  : QString()));
+    m_data->setSliceParams(r.params.row, r.params.axis);
     m_backendLabel->setText(r.family % QStringLiteral(" · ") % ran %
                             (requested == QLatin1String("auto") ? tr(" (auto)") : QString()) % QStringLiteral(" · ") %
                             modeText(r.params.options));
@@ -766,14 +981,30 @@ void MainWindow::onSliceReady(const SliceResult& r) {
                              .arg(formatSeconds(r.preview.secondsBackproject))
                              .arg(r.preview.filtered ? tr(", filter %1").arg(formatSeconds(r.preview.secondsFilter)) : QString()));
     m_gupsLabel->setText(tr("%1 GU/s").arg(r.preview.gups, 0, 'f', 2));
-    if (m_dataset && !m_dataset->path.isEmpty()) QSettings().setValue(axisKey(m_dataset->path), r.params.axis);
+    if (m_dataset && !m_dataset->path.isEmpty()) {
+        // Remembered once the changes stop: a settings write costs the UI thread a file write.
+        m_axisToRemember = std::make_pair(m_dataset->path, r.params.axis);
+        m_rememberAxis->start();
+    }
     requestReferenceIfNeeded();
     refreshComparison();
     refreshProfile();
     emit resultShown(r.id);
 }
 
-void MainWindow::onReferenceReady(const ReferenceResult& ref) {
+void MainWindow::onSlicePainted() {
+    const quint64 id = std::exchange(m_awaitingPaint, 0);
+    if (id == 0) return;
+    const auto it = m_requestedAt.find(id);
+    if (it == m_requestedAt.end()) return;
+    m_lastLatency = (m_clock.nsecsElapsed() - it->second) / 1e9;
+    if (m_showCpuStart >= 0.0) m_lastShowCpu = threadCpuSeconds() - m_showCpuStart;
+    m_requestedAt.erase(m_requestedAt.begin(), std::next(it)); // older requests were coalesced into this one
+    m_latencyLabel->setText(tr("on screen %1").arg(formatSeconds(m_lastLatency)));
+    emit resultOnScreen(id, m_lastLatency);
+}
+
+void MainWindow::onReferenceReady(const ReferencePtr& ref) {
     m_reference = ref;
     m_referenceRequested.reset();
     m_referenceError.clear();
@@ -782,23 +1013,54 @@ void MainWindow::onReferenceReady(const ReferenceResult& ref) {
     emit referenceShown();
 }
 
+void MainWindow::onComparisonReady(const Comparison& comparison) {
+    if (!m_result || comparison.resultId != m_result->id) return; // made for a slice no longer shown
+    m_comparison = comparison;
+    refreshComparison();
+}
+
+void MainWindow::syncDisplaySettings() {
+    DisplaySettings d;
+    d.autoWindow = m_autoWindowAction->isChecked();
+    d.low = m_slice->windowLow();
+    d.high = m_slice->windowHigh();
+    d.colormap = m_slice->colormapName();
+    d.compare = m_quality->isVisible() || m_line.has_value();
+    d.referenceKind = m_quality->referenceKind();
+    d.discOnly = m_quality->discOnly();
+    d.sliceZoom = m_slice->deviceZoom();
+    d.differenceZoom = m_quality->view()->deviceZoom();
+    m_controller->setDisplaySettings(d);
+}
+
 void MainWindow::refreshComparison() {
     if (!m_result) return;
     const ReferenceKind kind = m_quality->referenceKind();
     const ReferenceResult* ref = activeReference();
-    QString waiting;
-    if (!ref) {
-        if (kind == ReferenceKind::Pinned)
+    if (ref && m_comparison && m_comparison->resultId == m_result->id && m_comparison->kind == kind) {
+        m_quality->showComparison(*m_comparison, *m_result);
+    } else {
+        QString waiting;
+        if (ref) {
+            waiting = tr("Comparing with the reference…");
+            // The worker compared before this reference was chosen or arrived.
+            if (!m_result->comparisonFollows && std::exchange(m_comparisonAskedFor, m_result->id) != m_result->id)
+                m_controller->requestComparison();
+        } else if (kind == ReferenceKind::Pinned) {
             waiting = tr("The pinned result has another size (region); pin again.");
-        else if (!m_referenceRequested)
-            waiting = tr("No reference computed for these parameters: press F5 to compute it.");
-        else if (!m_referenceError.isEmpty())
+        } else if (!m_referenceRequested) {
+            waiting = m_quality->automaticReference()
+                          ? tr("No reference computed for these parameters: press F5 to compute it.")
+                          : tr("The reference follows changes only when asked: press Compute.");
+        } else if (!m_referenceError.isEmpty()) {
             waiting = tr("The reference could not be computed: %1").arg(m_referenceError);
-        else
-            waiting = kind == ReferenceKind::Exact ? tr("Computing the cpu-reference result for these parameters…")
-                                                   : tr("Computing the true phantom image…");
+        } else {
+            waiting = kind == ReferenceKind::Exact
+                          ? tr("Computing the %1 result for these parameters…").arg(referenceModeLabel(m_referenceRequestedOptions))
+                          : tr("Computing the true phantom image…");
+        }
+        m_quality->showWaiting(waiting);
     }
-    m_quality->showComparison(*m_result, ref, waiting);
     m_quality->view()->setLine(m_line);
 }
 
@@ -807,6 +1069,7 @@ void MainWindow::setProfileLine(const QLineF& line) {
     m_slice->setLine(line);
     m_quality->view()->setLine(line);
     m_profileDock->show();
+    syncDisplaySettings();
     requestReferenceIfNeeded();
     refreshProfile();
 }
@@ -828,20 +1091,27 @@ void MainWindow::refreshProfile() {
 
 void MainWindow::pinCurrent() {
     if (!m_result) return;
-    ReferenceResult pinned;
-    pinned.kind = ReferenceKind::Pinned;
-    pinned.params = m_result->params;
-    pinned.image = m_result->preview.slice;
-    pinned.label = tr("%1 · %2 · axis %3 · row %4")
-                       .arg(QString::fromStdString(m_result->preview.strategy), modeText(m_result->params.options))
-                       .arg(m_result->params.axis, 0, 'f', 2)
-                       .arg(m_result->params.row);
+    auto pinned = std::make_shared<ReferenceResult>();
+    pinned->kind = ReferenceKind::Pinned;
+    pinned->params = m_result->params;
+    pinned->options = m_result->params.options;
+    pinned->image = m_result->preview.slice;
+    pinned->label = tr("%1 · %2 · axis %3 · row %4")
+                        .arg(QString::fromStdString(m_result->preview.strategy), modeText(m_result->params.options))
+                        .arg(m_result->params.axis, 0, 'f', 3)
+                        .arg(m_result->params.row);
     m_pinned = pinned;
-    m_quality->setPinnedLabel(pinned.label);
+    m_controller->setPinned(pinned);
+    m_quality->setPinnedLabel(pinned->label);
+    if (m_quality->referenceKind() == ReferenceKind::Pinned) { // the kind does not change: compare again here
+        m_comparison.reset();
+        m_controller->requestComparison();
+        refreshComparison();
+    }
     m_quality->setReferenceKind(ReferenceKind::Pinned);
     m_qualityDock->show();
     m_qualityDock->raise();
-    statusBar()->showMessage(tr("Pinned %1 as the reference").arg(pinned.label), 6000);
+    statusBar()->showMessage(tr("Pinned %1 as the reference").arg(pinned->label), 6000);
 }
 
 // ----------------------------------------------------------------- display
@@ -853,13 +1123,13 @@ void MainWindow::applyWindow(float low, float high, bool fromUser) {
     m_histogram->setWindow(low, high);
     {
         QSignalBlocker a(m_lowSpin), b(m_highSpin);
-        const double step = std::max(1e-6, (high - low) / 100.0);
+        const double step = std::max(1e-6, m_unit.shown(high - low) / 100.0);
         m_lowSpin->setSingleStep(step);
         m_highSpin->setSingleStep(step);
-        m_lowSpin->setValue(low);
-        m_highSpin->setValue(high);
+        m_lowSpin->setValue(m_unit.shown(low));
+        m_highSpin->setValue(m_unit.shown(high));
     }
-    if (m_volume) m_volume->setWindow(low, high, m_slice->colormapName());
+    syncDisplaySettings();
 }
 
 void MainWindow::setColormap(const QString& name) {
@@ -870,7 +1140,8 @@ void MainWindow::setColormap(const QString& name) {
         m_colormapCombo->setCurrentIndex(std::max(0, m_colormapCombo->findData(name)));
     }
     for (QAction* a : m_colormapGroup->actions()) a->setChecked(a->data().toString() == name);
-    if (m_volume) m_volume->setWindow(m_slice->windowLow(), m_slice->windowHigh(), name);
+    if (m_volume) m_volume->setColormap(name);
+    syncDisplaySettings();
 }
 
 // ---------------------------------------------------------------- long jobs
@@ -880,7 +1151,7 @@ bool MainWindow::startExport(const ExportRequest& request) {
         showBusy();
         return false;
     }
-    setLastDirectory(request.target);
+    setOutputDirectory(request.target);
     delete m_exportProgress; // the previous export's, hidden
     auto* progress = new QProgressDialog(tr("Reconstructing rows %1–%2 to %3…")
                                              .arg(request.firstRow)
@@ -921,7 +1192,7 @@ void MainWindow::compareModes() {
                                .arg(r.width)
                                .arg(r.height)
                                .arg(QString::fromUtf8(tomo::filterWindowName(p.options.filter.window).data())),
-                           static_cast<int>(modes.size()));
+                           static_cast<int>(modes.size()), m_unit);
     m_compareDialog->show();
     m_compareDialog->raise();
 }
@@ -951,7 +1222,7 @@ void MainWindow::showVolumeView() {
 void MainWindow::saveSliceValues() {
     if (!m_result) return;
     const QString path = QFileDialog::getSaveFileName(this, tr("Save slice values"),
-                                                      QDir(lastDirectory()).filePath(QStringLiteral("slice.tif")),
+                                                      QDir(outputDirectory()).filePath(QStringLiteral("slice.tif")),
                                                       tr("TIFF float32 (*.tif);;HDF5 (*.h5)"));
     if (path.isEmpty()) return;
     try {
@@ -959,11 +1230,11 @@ void MainWindow::saveSliceValues() {
         tomo::WriteOptions options;
         options.overwrite = true;
         options.attributes["tomo_run_config"] =
-            tomo::toJson(toRunConfig(m_result->params, m_dataset ? m_dataset->path : QString(), m_result->params.row, 1));
+            tomo::toJson(toRunConfig(m_result->params, m_dataset.value_or(DatasetSummary{}), m_result->params.row, 1));
         auto writer = tomo::createVolumeWriter(path.toStdString(), img.width, img.height, 1, options);
         writer->writeSlices(0, 1, img.data);
         writer->commit();
-        setLastDirectory(path);
+        setOutputDirectory(path);
         statusBar()->showMessage(tr("Saved %1").arg(path), 6000);
     } catch (const std::exception& e) {
         showError(tr("Cannot save the slice"), QString::fromUtf8(e.what()));
@@ -973,14 +1244,14 @@ void MainWindow::saveSliceValues() {
 void MainWindow::saveSliceImage() {
     if (!m_result) return;
     const QString path = QFileDialog::getSaveFileName(this, tr("Save slice image"),
-                                                      QDir(lastDirectory()).filePath(QStringLiteral("slice.png")),
+                                                      QDir(outputDirectory()).filePath(QStringLiteral("slice.png")),
                                                       tr("PNG images (*.png)"));
     if (path.isEmpty()) return;
     const tomo::Image& img = m_result->preview.slice;
     const QImage image = renderImage(img.data.data(), img.width, img.height, m_slice->windowLow(), m_slice->windowHigh(),
                                      colormap(m_slice->colormapName()));
     if (!image.save(path)) showError(tr("Cannot save the image"), tr("Writing %1 failed.").arg(path));
-    else setLastDirectory(path);
+    else setOutputDirectory(path);
 }
 
 // ------------------------------------------------------------------ errors
@@ -1014,13 +1285,22 @@ void MainWindow::showError(const QString& title, const QString& message) {
 
 void MainWindow::readSettings() {
     QSettings s;
-    restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(s.value(QStringLiteral("window/state")).toByteArray());
-    if (!s.contains(QStringLiteral("window/geometry"))) resize(1600, 1000);
+    if (s.contains(QStringLiteral("window/geometry"))) {
+        restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
+        restoreState(s.value(QStringLiteral("window/state")).toByteArray());
+        m_compactLayout = width() < kCompactWidth;
+    } else {
+        // First start: as large as 1600 x 1000 fits on the screen, with the layout for that size.
+        const QSize available = screen() ? screen()->availableGeometry().size() : QSize(1600, 1000);
+        resize(std::min(1600, available.width()), std::min(1000, available.height()));
+        applyDefaultLayout();
+    }
     setColormap(s.value(QStringLiteral("view/colormap"), QStringLiteral("grey")).toString());
     m_pixelSize = s.value(QStringLiteral("view/pixelSizeUm"), 0.0).toDouble();
     m_slice->setPixelSize(m_pixelSize);
     m_quality->view()->setPixelSize(m_pixelSize);
+    m_unitKind = static_cast<ValueUnitKind>(std::clamp(s.value(QStringLiteral("view/valueUnit"), 0).toInt(), 0, 2));
+    updateValueUnit();
     m_autoWindowAction->setChecked(s.value(QStringLiteral("view/autoWindow"), true).toBool());
     const bool live = s.value(QStringLiteral("parameters/live"), true).toBool();
     m_params->setLiveUpdate(live);
@@ -1045,11 +1325,13 @@ void MainWindow::readSettings() {
 }
 
 void MainWindow::writeSettings() {
+    rememberAxis();
     QSettings s;
     s.setValue(QStringLiteral("window/geometry"), saveGeometry());
     s.setValue(QStringLiteral("window/state"), saveState());
     s.setValue(QStringLiteral("view/colormap"), m_slice->colormapName());
     s.setValue(QStringLiteral("view/pixelSizeUm"), m_pixelSize);
+    s.setValue(QStringLiteral("view/valueUnit"), static_cast<int>(m_unitKind));
     s.setValue(QStringLiteral("view/autoWindow"), m_autoWindowAction->isChecked());
     s.setValue(QStringLiteral("view/reference"), static_cast<int>(m_quality->referenceKind()));
     s.setValue(QStringLiteral("parameters/live"), m_params->liveUpdate());
@@ -1060,6 +1342,18 @@ void MainWindow::writeSettings() {
 
 QString MainWindow::lastDirectory() const {
     return QSettings().value(QStringLiteral("files/lastDirectory"), QDir::homePath()).toString();
+}
+
+QString MainWindow::outputDirectory() const {
+    // Never the input's folder by default: raw data folders are often read-only or shared.
+    return QSettings()
+        .value(QStringLiteral("files/outputDirectory"), QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation))
+        .toString();
+}
+
+void MainWindow::setOutputDirectory(const QString& pathInside) {
+    const QFileInfo fi(pathInside);
+    QSettings().setValue(QStringLiteral("files/outputDirectory"), fi.isDir() ? fi.absoluteFilePath() : fi.absolutePath());
 }
 
 void MainWindow::setLastDirectory(const QString& pathInside) {
@@ -1101,7 +1395,8 @@ void MainWindow::updateTitle() {
 }
 
 QString MainWindow::statusSummary() const {
-    return m_backendLabel->text() % QStringLiteral(" | ") % m_timeLabel->text() % QStringLiteral(" | ") % m_gupsLabel->text();
+    return m_backendLabel->text() % QStringLiteral(" | ") % m_timeLabel->text() % QStringLiteral(" | ") %
+           m_gupsLabel->text() % QStringLiteral(" | ") % m_latencyLabel->text();
 }
 
 void MainWindow::showShortcuts() {
@@ -1137,6 +1432,57 @@ void MainWindow::showShortcuts() {
     layout->addWidget(buttons);
     dialog->resize(480, 560);
     dialog->show();
+}
+
+void MainWindow::setPixelSize(double micrometres) {
+    m_pixelSize = std::max(0.0, micrometres);
+    m_slice->setPixelSize(m_pixelSize);
+    m_quality->view()->setPixelSize(m_pixelSize);
+    updateValueUnit();
+}
+
+void MainWindow::setValueUnitKind(ValueUnitKind kind) {
+    m_unitKind = kind;
+    updateValueUnit();
+}
+
+void MainWindow::updateValueUnit() {
+    m_unit = ValueUnit::make(m_unitKind, m_pixelSize);
+    for (QAction* a : m_unitGroup->actions()) {
+        const auto kind = static_cast<ValueUnitKind>(a->data().toInt());
+        a->setEnabled(kind == ValueUnitKind::PerPixel || m_pixelSize > 0.0);
+        a->setToolTip(a->isEnabled() ? QString() : tr("Set View ▸ Pixel Size first"));
+        a->setChecked(kind == m_unit.kind);
+    }
+    m_slice->setValueUnit(m_unit);
+    m_quality->setValueUnit(m_unit);
+    m_histogram->setValueUnit(m_unit);
+    m_profile->setValueUnit(m_unit);
+    for (QDoubleSpinBox* s : {m_lowSpin, m_highSpin}) s->setSuffix(QLatin1Char(' ') % m_unit.symbol);
+    applyWindow(m_slice->windowLow(), m_slice->windowHigh(), false);
+    refreshProfile();
+}
+
+void MainWindow::applyDefaultLayout() {
+    restoreState(m_defaultState);
+    m_compactLayout = width() < kCompactWidth;
+    if (!m_compactLayout) return;
+    for (QDockWidget* d : {m_metadataDock, m_displayDock, m_qualityDock, m_volumeDock, m_profileDock, m_dataDock}) {
+        addDockWidget(Qt::LeftDockWidgetArea, d);
+        tabifyDockWidget(m_paramsDock, d);
+    }
+    m_paramsDock->raise();
+    resizeDocks({m_paramsDock}, {std::max(m_paramsDock->minimumSizeHint().width(), width() / 3)}, Qt::Horizontal);
+}
+
+void MainWindow::resizeEvent(QResizeEvent* e) {
+    QMainWindow::resizeEvent(e);
+    // Crossing the compact width: the default layout for the new size
+    // (after the resize, so the docks are sized for it).
+    if ((width() < kCompactWidth) != m_compactLayout && isVisible())
+        QTimer::singleShot(0, this, [this] {
+            if ((width() < kCompactWidth) != m_compactLayout) applyDefaultLayout();
+        });
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {

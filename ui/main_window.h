@@ -5,11 +5,14 @@
 
 #include "controller.h"
 #include "recon_types.h"
+#include "value_unit.h"
 
+#include <QElapsedTimer>
 #include <QLineF>
 #include <QMainWindow>
 #include <QPointer>
 
+#include <map>
 #include <optional>
 
 QT_BEGIN_NAMESPACE
@@ -23,11 +26,14 @@ class QMenu;
 class QMessageBox;
 class QProgressBar;
 class QProgressDialog;
+class QTimer;
+class QUndoStack;
 QT_END_NAMESPACE
 
 namespace tomo::ui {
 
 class CompareModesDialog;
+class DataPanel;
 class HistogramWidget;
 class MetadataPanel;
 class ParameterPanel;
@@ -63,47 +69,90 @@ public:
     HistogramWidget* histogram() const { return m_histogram; }
     MetadataPanel* metadataPanel() const { return m_metadata; }
     VolumeView* volumeView() const { return m_volume; }
+    DataPanel* dataPanel() const { return m_data; }
+    /// Parameter changes, undoable (Edit ▸ Undo / Redo).
+    QUndoStack* history() const { return m_history; }
     CompareModesDialog* compareDialog() const;
     QProgressDialog* exportProgress() const;
-    const std::optional<SliceResult>& currentResult() const { return m_result; }
+    /// The slice on screen (null before the first one).
+    const SliceResult* currentResult() const { return m_result.get(); }
     const std::optional<DatasetSummary>& dataset() const { return m_dataset; }
     /// The reference the quality panel compares with now (if it matches).
     const ReferenceResult* activeReference() const;
-    /// backend · strategy · time · GU/s as shown in the status bar.
+    /// The comparison shown for the slice on screen (null while none).
+    const Comparison* currentComparison() const { return m_comparison ? &*m_comparison : nullptr; }
+    /// backend · strategy · time · GU/s · on screen as shown in the status bar.
     QString statusSummary() const;
+    /// Seconds from the request of the slice on screen (a parameter change)
+    /// to its first paint; < 0 before the first one.
+    double lastLatency() const { return m_lastLatency; }
+    /// CPU time the UI thread spent showing the slice on screen: handling
+    /// the result and its first paint (load-independent; < 0 where unknown).
+    double lastShowCpuSeconds() const { return m_lastShowCpu; }
     void setProfileLine(const QLineF& line);
+    /// Detector pixel size in micrometres (0 = unknown): scale bar and value units.
+    void setPixelSize(double micrometres);
+    /// Values per pixel, per mm or per cm (the last two need the pixel size).
+    void setValueUnitKind(ValueUnitKind kind);
+    const ValueUnit& valueUnit() const { return m_unit; }
+    /// The work folder results are proposed in: the last folder a result
+    /// was saved to (or File ▸ Work Folder), else the documents folder;
+    /// never the input's folder by default.
+    QString outputDirectory() const;
 
 signals:
     void resultShown(quint64 id);
+    /// The slice `id` was painted, `seconds` after it was requested.
+    void resultOnScreen(quint64 id, double seconds);
     void referenceShown();
     void errorShown(const QString& title, const QString& message);
 
 protected:
     void closeEvent(QCloseEvent* e) override;
+    void resizeEvent(QResizeEvent* e) override;
     void dragEnterEvent(QDragEnterEvent* e) override;
     void dropEvent(QDropEvent* e) override;
 
 private:
+    /// The parameters of a run config for the open dataset: no axis keeps
+    /// the one found on opening, a row outside the config's rows moves in.
+    SliceParams paramsFromConfig(const tomo::RunConfig& config, const SliceParams& current) const;
     void createActions();
     void createDocks();
     void createStatusBar();
+    /// The panels' default places: beside the slice on a wide window, as
+    /// tabs in one column below kCompactWidth (View ▸ Reset Layout).
+    void applyDefaultLayout();
+    /// The value unit from the choice and the pixel size, to every view.
+    void updateValueUnit();
     void connectController();
     void readSettings();
     void writeSettings();
     void addRecentFile(const QString& path);
     void rebuildRecentMenu();
+    /// Where datasets and parameter files were last opened from.
     QString lastDirectory() const;
     void setLastDirectory(const QString& pathInside);
+    void setOutputDirectory(const QString& pathInside);
 
     void onDatasetOpened(const DatasetSummary& summary);
-    void onSliceReady(const SliceResult& result);
-    void onReferenceReady(const ReferenceResult& reference);
+    /// Writes the axis of the dataset on screen to the settings (per dataset).
+    void rememberAxis();
+    void onSliceReady(const SliceResultPtr& result);
+    void onReferenceReady(const ReferencePtr& reference);
+    void onComparisonReady(const Comparison& comparison);
+    void onSlicePainted();
+    /// Tells the worker how to colour and compare the next slices.
+    void syncDisplaySettings();
     void onParamsChanged();
+    /// Puts the change since the last one on the undo stack (unless undo or redo made it).
+    void recordParamsChange();
     void requestSlice();
     /// Cancels the live slice and the reference being computed.
     void cancelLive();
-    void requestReferenceIfNeeded();
-    bool referenceMatches(const ReferenceResult& ref, const SliceResult& result) const;
+    /// Asks for the reference of the parameters on screen when someone looks
+    /// at the comparison and it is automatic (or `asked`, the Compute button).
+    void requestReferenceIfNeeded(bool asked = false);
     void refreshComparison();
     void refreshProfile();
     void applyWindow(float low, float high, bool fromUser);
@@ -124,12 +173,17 @@ private:
     HistogramWidget* m_histogram = nullptr;
     MetadataPanel* m_metadata = nullptr;
     VolumeView* m_volume = nullptr;
+    DataPanel* m_data = nullptr;
+    QUndoStack* m_history = nullptr;
+    SliceParams m_lastParams;                     // as after the last change recorded
+    bool m_recordHistory = true;
     QDockWidget* m_paramsDock = nullptr;
     QDockWidget* m_metadataDock = nullptr;
     QDockWidget* m_displayDock = nullptr;
     QDockWidget* m_qualityDock = nullptr;
     QDockWidget* m_profileDock = nullptr;
     QDockWidget* m_volumeDock = nullptr;
+    QDockWidget* m_dataDock = nullptr;
     QComboBox* m_colormapCombo = nullptr;
     QDoubleSpinBox* m_lowSpin = nullptr;
     QDoubleSpinBox* m_highSpin = nullptr;
@@ -142,6 +196,7 @@ private:
     QLabel* m_gupsLabel = nullptr;
     QLabel* m_hoverLabel = nullptr;
     QLabel* m_busyLabel = nullptr;
+    QLabel* m_latencyLabel = nullptr;
     QProgressBar* m_jobBar = nullptr;
 
     QAction* m_liveAction = nullptr;
@@ -152,17 +207,35 @@ private:
     QActionGroup* m_colormapGroup = nullptr;
     QMenu* m_recentMenu = nullptr;
     QByteArray m_defaultState;
+    bool m_compactLayout = false;
 
     std::optional<DatasetSummary> m_dataset;
-    std::optional<SliceResult> m_result;
-    std::optional<ReferenceResult> m_reference;   // exact or truth, from the controller
-    std::optional<ReferenceResult> m_pinned;
+    SliceResultPtr m_result;
+    std::optional<Comparison> m_comparison;       // for m_result, when a reference matched
+    ReferencePtr m_reference;                     // exact or truth, from the controller
+    ReferencePtr m_pinned;
     std::optional<SliceParams> m_referenceRequested;
+    tomo::ReconOptions m_referenceRequestedOptions;
     ReferenceKind m_referenceRequestedKind = ReferenceKind::Exact;
     QString m_referenceError;                     // why the requested reference failed
+    quint64 m_comparisonAskedFor = 0;             // result id a comparison was requested for
     std::optional<QLineF> m_line;
     QString m_pendingParameters;                  // run config waiting for its dataset
+    std::optional<JobKind> m_runningJob;          // between jobStarted and jobFinished
+    std::optional<std::pair<QString, double>> m_axisToRemember; // dataset path, axis: not written yet
+    QTimer* m_rememberAxis = nullptr;
     double m_pixelSize = 0.0;
+    ValueUnitKind m_unitKind = ValueUnitKind::PerPixel; // chosen (per mm / cm need the pixel size)
+    ValueUnit m_unit;                                   // in effect
+    QActionGroup* m_unitGroup = nullptr;
+
+    // Request -> screen timing (the status bar's "on screen" figure).
+    QElapsedTimer m_clock;
+    std::map<quint64, qint64> m_requestedAt;      // request id -> m_clock ns
+    quint64 m_awaitingPaint = 0;                  // id of the slice set on the view, not yet painted
+    double m_lastLatency = -1.0;
+    double m_showCpuStart = -1.0;                 // UI-thread CPU time when the result on screen arrived
+    double m_lastShowCpu = -1.0;
 };
 
 } // namespace tomo::ui

@@ -56,6 +56,13 @@ void MetadataPanel::setDataset(const DatasetSummary& d) {
             add(tr("Mean step"),
                 QStringLiteral("%1°").arg((*hi - *lo) / static_cast<double>(info.angles.size() - 1) * toDeg, 0, 'f', 4));
     }
+    if (!info.anglesFile.empty()) {
+        const QString file = QString::fromStdString(info.anglesFile.filename().string());
+        add(tr("Angles from"),
+            info.anglesLines ? tr("%1, entries %2–%3").arg(file).arg(info.anglesLines->first).arg(info.anglesLines->first + info.projections - 1)
+                             : file,
+            QString::fromStdString(info.anglesFile.string()));
+    }
     add(tr("Flats"), info.flats ? QString::number(info.flats) : tr("none"));
     add(tr("Darks"), info.darks ? QString::number(info.darks) : tr("none"));
     add(tr("Values"), info.logCorrected ? tr("line integrals (already log-corrected)")

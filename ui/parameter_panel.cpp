@@ -14,7 +14,10 @@
 namespace tomo::ui {
 namespace {
 
-constexpr double kSliderStep = 0.01; // axis slider: one step = 0.01 px
+constexpr double kSliderStep = 0.01; // axis sliders: one step = 0.01 px
+constexpr int kFineSteps = 500;      // the fine slider spans ±5 px
+/// Axis values closer than this are the same axis (the spin box shows 3 decimals).
+constexpr double kSameAxis = 5e-4;
 
 QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
 
@@ -30,14 +33,18 @@ ParameterPanel::ParameterPanel(QWidget* parent) : QWidget(parent), ui(std::make_
     connect(ui->rowSpin, &QSpinBox::valueChanged, this, [this](int v) {
         QSignalBlocker b(ui->rowSlider);
         ui->rowSlider->setValue(v);
-        ui->confidenceLabel->clear();
         changed();
     });
-    // Axis: slider in 0.01 px steps, spin box in 0.25 px steps.
+    // Axis: spin box in 0.25 px steps; a coarse slider over the detector and
+    // a fine one over ±5 px around the axis, both in 0.01 px steps.
+    ui->fineAxisSlider->setRange(-kFineSteps, kFineSteps);
+    ui->fineAxisSlider->setPageStep(25);
     connect(ui->axisSlider, &QSlider::valueChanged, this, [this](int v) { ui->axisSpin->setValue(v * kSliderStep); });
+    connect(ui->fineAxisSlider, &QSlider::valueChanged, this,
+            [this](int v) { ui->axisSpin->setValue(m_fineCentre + v * kSliderStep); });
+    connect(ui->fineAxisSlider, &QSlider::sliderReleased, this, [this] { setAxisControls(ui->axisSpin->value()); });
     connect(ui->axisSpin, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-        QSignalBlocker b(ui->axisSlider);
-        ui->axisSlider->setValue(static_cast<int>(std::lround(v / kSliderStep)));
+        setAxisControls(v);
         changed();
     });
     connect(ui->centreButton, &QToolButton::clicked, this, [this] { ui->axisSpin->setValue((m_bins - 1) / 2.0); });
@@ -126,13 +133,13 @@ void ParameterPanel::setDataset(const DatasetSummary& dataset) {
     ui->rowSlider->setRange(0, rows - 1);
     ui->rowSpin->setRange(0, rows - 1);
     ui->rowSpin->setValue(rows / 2);
-    ui->rowsLabel->setText(tr("of %1").arg(rows));
+    ui->rowsLabel->setText(tr("(rows 0–%1)").arg(rows - 1));
     const int bins = std::max(1, m_bins);
     ui->axisSpin->setRange(-bins / 2.0, bins * 1.5);
     ui->axisSlider->setRange(0, static_cast<int>(std::lround((bins - 1) / kSliderStep)));
     ui->axisSlider->setPageStep(static_cast<int>(1.0 / kSliderStep));
+    m_foundAxis.reset();
     setAxisControls((bins - 1) / 2.0);
-    ui->confidenceLabel->clear();
     m_offsets.clear();
     m_offsetsFile.clear();
     ui->offsetsEdit->clear();
@@ -149,9 +156,22 @@ void ParameterPanel::setDataset(const DatasetSummary& dataset) {
 }
 
 void ParameterPanel::setAxisControls(double axis) {
-    QSignalBlocker a(ui->axisSpin), b(ui->axisSlider);
+    QSignalBlocker a(ui->axisSpin), b(ui->axisSlider), c(ui->fineAxisSlider);
     ui->axisSpin->setValue(axis);
+    axis = ui->axisSpin->value(); // as the spin box rounds it
     ui->axisSlider->setValue(static_cast<int>(std::lround(axis / kSliderStep)));
+    // While the fine slider is dragged it stays where the mouse is; otherwise
+    // it is centred on the axis, so it always reaches ±5 px further.
+    if (!ui->fineAxisSlider->isSliderDown()) {
+        m_fineCentre = axis;
+        ui->fineAxisSlider->setValue(0);
+    }
+    // The confidence belongs to the axis that was found, not to a moved one.
+    if (m_foundAxis && std::abs(axis - *m_foundAxis) > kSameAxis) {
+        m_foundAxis.reset();
+        ui->confidenceLabel->clear();
+        ui->confidenceLabel->setToolTip(QString());
+    }
 }
 
 SliceParams ParameterPanel::params() const {
@@ -252,17 +272,31 @@ void ParameterPanel::setLiveUpdate(bool on) { ui->liveCheck->setChecked(on); }
 
 void ParameterPanel::setBusy(bool busy) { ui->cancelButton->setEnabled(busy); }
 
-void ParameterPanel::setAxisEstimate(const AxisResult& r) {
+void ParameterPanel::setAxisEstimate(const AxisResult& r, bool automatic) {
     const double c = r.estimate.confidence;
     const QString colour = c < 0.2 ? QStringLiteral("#c0392b") : (c < 0.5 ? QStringLiteral("#b9770e") : QStringLiteral("#1e8449"));
-    ui->confidenceLabel->setText(QStringLiteral("<span style='color:%1'>%2 %</span>").arg(colour).arg(c * 100.0, 0, 'f', 0));
-    ui->confidenceLabel->setToolTip(tr("Found %1 px on row %2 (%3); confidence %4 (below 20 % is doubtful)")
-                                        .arg(r.estimate.axis, 0, 'f', 2)
+    const QString how = automatic ? tr("found automatically on opening") : tr("found");
+    ui->confidenceLabel->setText(QStringLiteral("<span style='color:%1'>%2, confidence %3 %%4</span>")
+                                     .arg(colour, how)
+                                     .arg(c * 100.0, 0, 'f', 0)
+                                     .arg(c < 0.2 ? tr(" (doubtful)") : QString()));
+    ui->confidenceLabel->setToolTip(tr("Found %1 px on row %2 (%3); confidence %4 (below 20 % is doubtful). "
+                                       "Shown while the axis stays there.")
+                                        .arg(r.estimate.axis, 0, 'f', 3)
                                         .arg(r.row)
                                         .arg(QString::fromStdString(r.estimate.method))
                                         .arg(c, 0, 'f', 2));
-    ui->axisSpin->setValue(r.estimate.axis);
+    const double before = ui->axisSpin->value();
+    setAxisControls(r.estimate.axis);
+    m_foundAxis = ui->axisSpin->value();
+    // On opening, setParams follows with this axis; a search from the button
+    // reconstructs only when the axis moved.
+    if (!automatic && *m_foundAxis != before) changed();
 }
+
+bool ParameterPanel::axisIsFound() const { return m_foundAxis.has_value(); }
+
+QString ParameterPanel::axisNote() const { return ui->confidenceLabel->text(); }
 
 void ParameterPanel::findAxis() {
     if (m_bins <= 0) return;
@@ -271,9 +305,11 @@ void ParameterPanel::findAxis() {
     emit findAxisRequested(ui->rowSpin->value());
 }
 
-void ParameterPanel::setAxisSearchFailed() {
-    ui->confidenceLabel->setText(QStringLiteral("<span style='color:#c0392b'>%1</span>").arg(tr("failed")));
-    ui->confidenceLabel->setToolTip(tr("The axis finder failed on this row; the error message says why"));
+void ParameterPanel::setAxisSearchFailed(const QString& why) {
+    m_foundAxis.reset();
+    ui->confidenceLabel->setText(QStringLiteral("<span style='color:#c0392b'>%1</span>").arg(tr("not found")));
+    ui->confidenceLabel->setToolTip(why.isEmpty() ? tr("The axis finder failed on this row; the error message says why")
+                                                  : tr("The axis finder failed: %1").arg(why));
 }
 
 void ParameterPanel::nudgeAxis(double delta) { ui->axisSpin->setValue(ui->axisSpin->value() + delta); }

@@ -10,6 +10,7 @@
 #include <QWidget>
 
 #include <memory>
+#include <optional>
 
 namespace Ui {
 class ParameterPanel;
@@ -38,12 +39,19 @@ public:
     bool liveUpdate() const;
     void setLiveUpdate(bool on);
     void setBusy(bool busy);
-    void setAxisEstimate(const AxisResult& result);
+    /// Sets the axis found by the finder and shows "found (automatically on
+    /// opening), confidence …" until the axis is moved. An automatic one
+    /// emits nothing (setParams follows); a manual one emits paramsChanged().
+    void setAxisEstimate(const AxisResult& result, bool automatic = false);
+    /// The axis on screen is the one the finder found.
+    bool axisIsFound() const;
+    /// The text next to the finder ("found automatically …, confidence …").
+    QString axisNote() const;
     /// Runs the axis finder on the current row (as the "Find automatically"
     /// button does): emits findAxisRequested and shows that it searches.
     void findAxis();
-    /// The finder failed: the "searching…" note goes.
-    void setAxisSearchFailed();
+    /// The finder failed (`why`, when known, in the tooltip).
+    void setAxisSearchFailed(const QString& why = {});
     void setRegion(const std::optional<tomo::Region>& region);
     /// Steps the axis by `delta` pixels / the row by `delta` rows.
     void nudgeAxis(double delta);
@@ -72,6 +80,8 @@ private:
     std::vector<double> m_offsets;
     QString m_offsetsFile;
     int m_blockSignals = 0;
+    double m_fineCentre = 0.0;             // axis at the fine slider's middle
+    std::optional<double> m_foundAxis;     // the axis the finder found, while it is the one shown
 };
 
 } // namespace tomo::ui

@@ -15,11 +15,11 @@
 namespace tomo::ui {
 namespace {
 
-QList<QPointF> finitePoints(const std::vector<tomo::ProfilePoint>& profile) {
+QList<QPointF> finitePoints(const std::vector<tomo::ProfilePoint>& profile, const ValueUnit& unit) {
     QList<QPointF> out;
     out.reserve(static_cast<qsizetype>(profile.size()));
     for (const auto& p : profile)
-        if (std::isfinite(p.value)) out.append(QPointF(p.distance, p.value));
+        if (std::isfinite(p.value)) out.append(QPointF(p.distance, unit.shown(p.value)));
     return out;
 }
 
@@ -55,7 +55,7 @@ ProfilePlot::ProfilePlot(QWidget* parent) : QWidget(parent) {
     m_chart->addSeries(m_result);
     m_x = new QValueAxis;
     m_y = new QValueAxis;
-    m_y->setTitleText(tr("value"));
+    m_y->setTitleText(m_unit.quantity());
     m_x->setLabelFormat(QStringLiteral("%.0f"));
     m_y->setLabelFormat(QStringLiteral("%.3g"));
     m_chart->addAxis(m_x, Qt::AlignBottom);
@@ -75,7 +75,7 @@ ProfilePlot::ProfilePlot(QWidget* parent) : QWidget(parent) {
     m_dy = new QValueAxis;
     m_dx->setLabelFormat(QStringLiteral("%.0f"));
     m_x->setTitleText(tr("distance along the line (px)"));
-    m_dy->setTitleText(tr("|Δ|"));
+    m_dy->setTitleText(tr("|Δ| (%1)").arg(m_unit.symbol));
     m_dy->setLabelFormat(QStringLiteral("%.2g"));
     m_diffChart->addAxis(m_dx, Qt::AlignBottom);
     m_diffChart->addAxis(m_dy, Qt::AlignLeft);
@@ -124,8 +124,8 @@ void ProfilePlot::setProfiles(const std::vector<tomo::ProfilePoint>& result, con
                               const std::vector<tomo::ProfilePoint>& reference, const QString& referenceLabel) {
     m_hint->setVisible(false);
     m_view->setVisible(true);
-    const QList<QPointF> r = finitePoints(result);
-    const QList<QPointF> ref = finitePoints(reference);
+    const QList<QPointF> r = finitePoints(result, m_unit);
+    const QList<QPointF> ref = finitePoints(reference, m_unit);
     m_result->setName(resultLabel);
     m_reference->setName(referenceLabel);
     m_result->replace(r);
@@ -136,7 +136,7 @@ void ProfilePlot::setProfiles(const std::vector<tomo::ProfilePoint>& result, con
     if (!reference.empty() && reference.size() == result.size())
         for (std::size_t i = 0; i < result.size(); ++i)
             if (std::isfinite(result[i].value) && std::isfinite(reference[i].value))
-                diff.append(QPointF(result[i].distance, std::abs(result[i].value - reference[i].value)));
+                diff.append(QPointF(result[i].distance, std::abs(m_unit.shown(result[i].value - reference[i].value))));
     m_difference->replace(diff);
     m_diffView->setVisible(!diff.isEmpty());
 
@@ -163,7 +163,13 @@ void ProfilePlot::setProfiles(const std::vector<tomo::ProfilePoint>& result, con
     double dmax = 0.0;
     for (const QPointF& p : diff) dmax = std::max(dmax, p.y());
     m_dy->setRange(0.0, dmax > 0.0 ? dmax * 1.1 : 1e-6);
-    m_difference->setName(tr("|result − reference|, max %1").arg(QString::number(dmax, 'g', 3)));
+    m_difference->setName(tr("|result − reference|, max %1 %2").arg(QString::number(dmax, 'g', 3), m_unit.symbol));
+}
+
+void ProfilePlot::setValueUnit(const ValueUnit& unit) {
+    m_unit = unit;
+    m_y->setTitleText(unit.quantity());
+    m_dy->setTitleText(tr("|Δ| (%1)").arg(unit.symbol));
 }
 
 QList<QPointF> ProfilePlot::resultPoints() const { return m_result->points(); }

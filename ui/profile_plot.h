@@ -3,6 +3,8 @@
 // a second plot below. Qt Charts.
 #pragma once
 
+#include "value_unit.h"
+
 #include "tomo/metrics.h"
 
 #include <QList>
@@ -31,6 +33,8 @@ public:
     void setProfiles(const std::vector<tomo::ProfilePoint>& result, const QString& resultLabel,
                      const std::vector<tomo::ProfilePoint>& reference, const QString& referenceLabel);
     void clear(const QString& hint = {});
+    /// The unit of the value axes (applies from the next setProfiles).
+    void setValueUnit(const ValueUnit& unit);
 
     QList<QPointF> resultPoints() const;
     QList<QPointF> referencePoints() const;
@@ -49,6 +53,7 @@ private:
     QValueAxis* m_dx = nullptr;
     QValueAxis* m_dy = nullptr;
     QLabel* m_hint = nullptr;
+    ValueUnit m_unit;
 };
 
 } // namespace tomo::ui

@@ -32,11 +32,26 @@ QualityPanel::QualityPanel(QWidget* parent) : QWidget(parent) {
     m_disc->setChecked(true);
     m_disc->setToolTip(tr("Compute the figures only inside the reconstruction disc (radius = width / 2)"));
 
+    m_automatic = new QCheckBox(tr("Follow changes"));
+    m_automatic->setObjectName(QStringLiteral("automaticReferenceCheck"));
+    m_automatic->setChecked(true);
+    m_automatic->setToolTip(tr("Compute the reference after every change, at low priority: a new slice always "
+                               "comes first and interrupts it. Off: only when you press Compute."));
+    m_compute = new QPushButton(tr("Compute"));
+    m_compute->setObjectName(QStringLiteral("computeReferenceButton"));
+    m_compute->setToolTip(tr("Compute the reference for the slice on screen now"));
+    m_busy = new QLabel;
+    m_busy->setObjectName(QStringLiteral("referenceBusyLabel"));
+
     auto* top = new QHBoxLayout;
     top->addWidget(new QLabel(tr("Reference:")));
     top->addWidget(m_reference, 1);
     top->addWidget(m_pin);
-    top->addWidget(m_disc);
+    auto* second = new QHBoxLayout;
+    second->addWidget(m_disc);
+    second->addWidget(m_automatic);
+    second->addWidget(m_compute);
+    second->addWidget(m_busy, 1);
 
     m_view = new SliceView;
     m_view->setColormap(QStringLiteral("coolwarm"));
@@ -59,6 +74,9 @@ QualityPanel::QualityPanel(QWidget* parent) : QWidget(parent) {
     m_rmse = makeFigure();
     m_psnr = makeFigure();
     m_relative = makeFigure();
+    m_maxAbs->setObjectName(QStringLiteral("maxAbsFigure"));
+    m_rmse->setObjectName(QStringLiteral("rmseFigure"));
+    m_relative->setObjectName(QStringLiteral("relativeFigure"));
     m_pixels = makeFigure();
     auto* figures = new QGridLayout;
     figures->addWidget(new QLabel(tr("Max abs error")), 0, 0);
@@ -77,6 +95,7 @@ QualityPanel::QualityPanel(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(top);
+    layout->addLayout(second);
     layout->addWidget(m_view, 1);
     layout->addWidget(m_status);
     layout->addLayout(figures);
@@ -85,6 +104,8 @@ QualityPanel::QualityPanel(QWidget* parent) : QWidget(parent) {
             [this] { emit referenceKindChanged(referenceKind()); });
     connect(m_pin, &QPushButton::clicked, this, &QualityPanel::pinRequested);
     connect(m_disc, &QCheckBox::toggled, this, &QualityPanel::discOnlyChanged);
+    connect(m_automatic, &QCheckBox::toggled, this, &QualityPanel::automaticReferenceChanged);
+    connect(m_compute, &QPushButton::clicked, this, &QualityPanel::computeRequested);
     setTruthAvailable(false);
     setPinnedLabel({});
     clear();
@@ -122,10 +143,23 @@ void QualityPanel::setPinnedLabel(const QString& label) {
 }
 
 bool QualityPanel::discOnly() const { return m_disc->isChecked(); }
+const tomo::Image& QualityPanel::difference() const { return m_view->image(); }
+void QualityPanel::setValueUnit(const ValueUnit& unit) {
+    m_unit = unit;
+    m_view->setValueUnit(unit);
+    setFigures(m_metrics);
+}
+
+bool QualityPanel::automaticReference() const { return m_automatic->isChecked(); }
+void QualityPanel::setAutomaticReference(bool on) { m_automatic->setChecked(on); }
+
+void QualityPanel::setReferenceBusy(bool busy) {
+    m_busy->setText(busy ? tr("● computing…") : QString());
+    m_busy->setToolTip(busy ? tr("The reference is being computed (interrupted by every new slice)") : QString());
+}
 
 void QualityPanel::clear() {
     m_view->clear();
-    m_difference = tomo::Image();
     m_status->setText(tr("No result yet."));
     setFigures(std::nullopt);
 }
@@ -136,55 +170,32 @@ void QualityPanel::setFigures(const std::optional<tomo::QualityMetrics>& m) {
         for (QLabel* l : {m_maxAbs, m_rmse, m_psnr, m_relative, m_pixels}) l->setText(QStringLiteral("–"));
         return;
     }
-    m_maxAbs->setText(QString::number(m->maxAbsError, 'g', 4));
-    m_rmse->setText(QString::number(m->rmse, 'g', 4));
+    m_maxAbs->setText(m_unit.format(m->maxAbsError));
+    m_rmse->setText(m_unit.format(m->rmse));
     m_psnr->setText(std::isinf(m->psnr) ? QStringLiteral("∞ dB") : QStringLiteral("%1 dB").arg(m->psnr, 0, 'f', 2));
     m_relative->setText(QStringLiteral("%1 %").arg(m->relativeError * 100.0, 0, 'g', 4));
     m_pixels->setText(QString::number(m->pixels));
 }
 
-void QualityPanel::showComparison(const SliceResult& result, const ReferenceResult* reference,
-                                  const QString& waitingText) {
-    const tomo::Image& image = result.preview.slice;
-    if (!reference || reference->image.width != image.width || reference->image.height != image.height) {
-        m_status->setText(waitingText.isEmpty() ? tr("Waiting for the reference…") : waitingText);
+void QualityPanel::showWaiting(const QString& text) {
+    m_status->setText(text.isEmpty() ? tr("Waiting for the reference…") : text);
+    setFigures(std::nullopt);
+    if (m_view->hasImage()) m_view->setCaption(tr("Result − reference (outdated)"));
+}
+
+void QualityPanel::showComparison(const Comparison& c, const SliceResult& result) {
+    if (!c.error.isEmpty()) {
         setFigures(std::nullopt);
-        if (m_view->hasImage()) m_view->setCaption(tr("Result − reference (outdated)"));
+        m_status->setText(c.error);
         return;
     }
-    m_difference = tomo::Image(image.width, image.height);
-    for (std::size_t i = 0; i < image.data.size(); ++i) m_difference.data[i] = image.data[i] - reference->image.data[i];
-    // The disc mask changes only with the region (kept between live slices).
-    if (!(m_discRegion == result.preview.region) || m_discGrid != result.preview.gridSize) {
-        m_discMask = reconstructionDisc(result.preview.region, result.preview.gridSize);
-        m_discRegion = result.preview.region;
-        m_discGrid = result.preview.gridSize;
-    }
-    static const std::vector<std::uint8_t> kAllPixels;
-    const std::vector<std::uint8_t>& mask = discOnly() ? m_discMask : kAllPixels;
-    try {
-        setFigures(tomo::compareImages(image, reference->image, mask));
-    } catch (const std::exception& e) {
-        setFigures(std::nullopt);
-        m_status->setText(QString::fromUtf8(e.what()));
-        return;
-    }
-    // Symmetric window from the 99.5th percentile of |difference| in the
-    // compared pixels, so the diverging map is centred on zero. A display
-    // window: from at most ~256 k of them (every pixel up to 512 x 512).
-    const std::size_t stride = std::max<std::size_t>(1, m_difference.data.size() >> 18);
-    std::vector<float> magnitudes;
-    magnitudes.reserve(m_difference.data.size() / stride + 1);
-    for (std::size_t i = 0; i < m_difference.data.size(); i += stride)
-        if (mask.empty() || mask[i]) magnitudes.push_back(std::abs(m_difference.data[i]));
-    float range = magnitudes.empty() ? 0.0f : percentile(magnitudes, 99.5);
-    if (!(range > 0.0f)) range = std::max(1e-6f, static_cast<float>(m_metrics ? m_metrics->maxAbsError : 0.0));
-    m_view->setImage(m_difference, QPoint(result.preview.region.x, result.preview.region.y));
+    setFigures(c.metrics);
+    m_view->setPreparedImage(c.difference, QPoint(result.preview.region.x, result.preview.region.y), c.rendered,
+                             -c.range, c.range, m_view->colormapName(), c.scaled, c.zoom);
     m_view->setCaption(tr("Result − reference"));
-    m_view->setWindow(-range, range);
     m_status->setText(tr("%1 vs %2 (reference made in %3)")
-                          .arg(QString::fromStdString(result.preview.strategy), reference->label,
-                               formatSeconds(reference->seconds)));
+                          .arg(QString::fromStdString(result.preview.strategy), c.referenceLabel,
+                               formatSeconds(c.referenceSeconds)));
 }
 
 } // namespace tomo::ui

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "recon_types.h"
+#include "value_unit.h"
 
 #include <QWidget>
 
@@ -32,20 +33,34 @@ public:
     void setPinnedLabel(const QString& label); ///< empty: nothing pinned
     /// Only pixels inside the reconstruction disc count (default on).
     bool discOnly() const;
+    /// The reference follows every change (at low priority); otherwise it
+    /// is computed when asked (computeRequested).
+    bool automaticReference() const;
+    void setAutomaticReference(bool on);
+    /// A reference is being computed (shown next to the figures).
+    void setReferenceBusy(bool busy);
+    /// The unit of max abs error and RMSE (and of the difference view's legend).
+    void setValueUnit(const ValueUnit& unit);
 
-    /// Shows result - reference; `reference` null or not matching the
-    /// result's geometry shows `waitingText` instead.
-    void showComparison(const SliceResult& result, const ReferenceResult* reference, const QString& waitingText = {});
+    /// Shows a comparison prepared on the worker for `result`.
+    void showComparison(const Comparison& comparison, const SliceResult& result);
+    /// No comparison for the result on screen: says why (`text`), keeps
+    /// the last difference image marked as outdated.
+    void showWaiting(const QString& text);
     void clear();
 
     std::optional<tomo::QualityMetrics> metrics() const { return m_metrics; }
-    const tomo::Image& difference() const { return m_difference; }
+    /// The difference image shown (empty before the first comparison).
+    const tomo::Image& difference() const;
     SliceView* view() const { return m_view; }
 
 signals:
     void referenceKindChanged(tomo::ui::ReferenceKind kind);
     void pinRequested();
     void discOnlyChanged(bool on);
+    void automaticReferenceChanged(bool on);
+    /// "Compute" was pressed: the reference for the parameters on screen.
+    void computeRequested();
 
 private:
     void setFigures(const std::optional<tomo::QualityMetrics>& m);
@@ -53,6 +68,9 @@ private:
     QComboBox* m_reference = nullptr;
     QPushButton* m_pin = nullptr;
     QCheckBox* m_disc = nullptr;
+    QCheckBox* m_automatic = nullptr;
+    QPushButton* m_compute = nullptr;
+    QLabel* m_busy = nullptr;
     SliceView* m_view = nullptr;
     QLabel* m_status = nullptr;
     QLabel* m_maxAbs = nullptr;
@@ -60,11 +78,8 @@ private:
     QLabel* m_psnr = nullptr;
     QLabel* m_relative = nullptr;
     QLabel* m_pixels = nullptr;
-    tomo::Image m_difference;
-    std::vector<std::uint8_t> m_discMask; // reconstructionDisc(m_discRegion, m_discGrid)
-    tomo::Region m_discRegion{};
-    int m_discGrid = -1;
     std::optional<tomo::QualityMetrics> m_metrics;
+    ValueUnit m_unit;
 };
 
 } // namespace tomo::ui

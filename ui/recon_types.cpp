@@ -1,7 +1,9 @@
 #include "recon_types.h"
 
 #include "tomo/dataset.h"
+#include "tomo/registry.h"
 
+#include <QObject>
 #include <QStringList>
 
 #include <cmath>
@@ -42,9 +44,10 @@ QString ModeComparison::label() const {
            (options.slicesPerPass > 1 ? QStringLiteral(" · %1 slices/pass").arg(options.slicesPerPass) : QString());
 }
 
-tomo::RunConfig toRunConfig(const SliceParams& params, const QString& input, int firstRow, int rowCount) {
+tomo::RunConfig toRunConfig(const SliceParams& params, const DatasetSummary& dataset, int firstRow, int rowCount) {
     tomo::RunConfig c;
-    c.input = input.toStdString();
+    c.input = dataset.path.toStdString();
+    c.open = dataset.options;
     c.axis = params.axis;
     c.axisOffsetsFile = params.axisOffsetsFile.toStdString();
     c.firstRow = firstRow;
@@ -52,6 +55,16 @@ tomo::RunConfig toRunConfig(const SliceParams& params, const QString& input, int
     c.region = params.region;
     c.options = params.options;
     return c;
+}
+
+bool sameOpenOptions(const tomo::OpenOptions& a, const tomo::OpenOptions& b) {
+    auto sameRaw = [](const tomo::RawLayout& x, const tomo::RawLayout& y) {
+        return x.projections == y.projections && x.rows == y.rows && x.columns == y.columns && x.type == y.type &&
+               x.headerBytes == y.headerBytes && x.bigEndian == y.bigEndian;
+    };
+    return a.anglesFile == b.anglesFile && a.anglesLines == b.anglesLines &&
+           a.angleRangeDegrees == b.angleRangeDegrees && a.raw.has_value() == b.raw.has_value() &&
+           (!a.raw || sameRaw(*a.raw, *b.raw));
 }
 
 SliceParams fromRunConfig(const tomo::RunConfig& config, int projections) {
@@ -66,6 +79,45 @@ SliceParams fromRunConfig(const tomo::RunConfig& config, int projections) {
     return p;
 }
 
+bool referenceFits(const ReferenceResult& ref, const SliceResult& result) {
+    const tomo::Image& image = result.preview.slice;
+    if (ref.image.width != image.width || ref.image.height != image.height) return false;
+    switch (ref.kind) {
+    case ReferenceKind::Exact: {
+        const tomo::ReconOptions mode = exactReferenceOptions(result.params.options, result.family);
+        return ref.params.sameGeometry(result.params) && ref.options.strategy == mode.strategy &&
+               ref.options.interpolation == mode.interpolation;
+    }
+    case ReferenceKind::Truth:
+        return ref.params.row == result.params.row && ref.params.region == result.params.region;
+    case ReferenceKind::Pinned:
+        return true;
+    }
+    return false;
+}
+
+tomo::ReconOptions exactReferenceOptions(const tomo::ReconOptions& like, const QString& family) {
+    tomo::ReconOptions o;
+    o.filter = like.filter;
+    o.device = like.device;
+    o.threads = like.threads;
+    o.strategy = "cpu-reference";
+    if (family != QLatin1String("cpu")) {
+        const tomo::Backend* gpu = tomo::BackendRegistry::instance().find("tex-optimized");
+        if (gpu && gpu->unavailableReason().empty()) {
+            o.strategy = gpu->name();
+            o.interpolation = tomo::Interpolation::Nearest;
+        }
+    }
+    return o;
+}
+
+QString referenceModeLabel(const tomo::ReconOptions& o) {
+    if (o.strategy == "cpu-reference") return QObject::tr("cpu-reference (exact)");
+    return QObject::tr("%1 %2, double positions (GPU exact)")
+        .arg(QString::fromStdString(o.strategy), QString::fromUtf8(tomo::interpolationName(o.interpolation).data()));
+}
+
 std::vector<std::uint8_t> reconstructionDisc(const tomo::Region& region, int grid) {
     std::vector<std::uint8_t> mask(region.pixels(), 0);
     const double c = (grid - 1) / 2.0;
@@ -78,6 +130,13 @@ std::vector<std::uint8_t> reconstructionDisc(const tomo::Region& region, int gri
         }
     }
     return mask;
+}
+
+TransferFunction automaticTransferFunction(const ImageStats& stats) {
+    TransferFunction tf;
+    tf.threshold = backgroundThreshold(stats);
+    tf.high = std::max(stats.autoHigh, tf.threshold + std::max(1e-6f, (stats.max - stats.min) * 1e-3f));
+    return tf;
 }
 
 QString formatSeconds(double s) {

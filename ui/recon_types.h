@@ -14,11 +14,17 @@
 #include "tomo/run_config.h"
 #include "tomo/volume_io.h"
 
+#include <QImage>
 #include <QMetaType>
 #include <QString>
 
+#include <memory>
 #include <optional>
 #include <vector>
+
+QT_BEGIN_NAMESPACE
+class QThread;
+QT_END_NAMESPACE
 
 namespace tomo::ui {
 
@@ -30,14 +36,23 @@ struct DemoSpec {
     tomo::PhantomSpec phantom() const;
 };
 
+struct AxisResult {
+    int row = 0;
+    tomo::AxisEstimate estimate;
+};
+
 /// The dataset on screen, as the views need it.
 struct DatasetSummary {
     tomo::DatasetInfo info;
     QString title;                      ///< file name, or "Demo phantom"
     QString path;                       ///< empty for the demo
+    tomo::OpenOptions options;          ///< how it was opened
     std::optional<DemoSpec> demo;       ///< set for the demo phantom
     double secondsToOpen = 0.0;
     int generation = 0;                 ///< counts datasets opened (Controller::generation)
+    /// The rotation axis found on open (when asked for), on the middle row.
+    std::optional<AxisResult> axis;
+    QString axisError;                  ///< why the axis could not be found on open
 };
 
 /// Everything the parameter panel sets: one preview request, in GUI terms.
@@ -56,27 +71,96 @@ struct SliceParams {
     tomo::Region effectiveRegion(int grid) const;
 };
 
-/// A finished live slice.
+enum class ReferenceKind {
+    Exact,  ///< the exact mode with the same geometry and filter (see exactReferenceOptions)
+    Truth,  ///< the true phantom image (demo only)
+    Pinned, ///< an earlier result the user pinned
+};
+
+/// How new slices are shown. The UI sets it; the worker that reconstructs
+/// reads it to colour each slice and compare it before the UI sees it.
+struct DisplaySettings {
+    bool autoWindow = true;             ///< window from each slice's percentiles
+    float low = 0.0f;                   ///< the window when not automatic
+    float high = 1.0f;
+    QString colormap = QStringLiteral("grey");
+    bool compare = true;                ///< someone looks at the comparison (quality panel, profile)
+    ReferenceKind referenceKind = ReferenceKind::Exact;
+    bool discOnly = true;               ///< quality figures inside the reconstruction disc only
+    /// Device pixels per image pixel of the slice view and of the difference
+    /// view now: the worker also prepares the image at that size (< 1 only).
+    double sliceZoom = 1.0;
+    double differenceZoom = 1.0;
+};
+
+/// A slice coloured for the screen, made on the worker thread.
+struct SliceDisplay {
+    QImage rendered;                    ///< the slice through the colormap, window [low, high]
+    QImage scaled;                      ///< `rendered` at `zoom` (smooth), when the view shrinks it
+    double zoom = 0.0;                  ///< device pixels per image pixel `scaled` was made for
+    float low = 0.0f;
+    float high = 1.0f;
+    QString colormap;
+    QThread* preparedOn = nullptr;      ///< the thread that coloured it
+};
+
+/// A reference to compare results with.
+struct ReferenceResult {
+    ReferenceKind kind = ReferenceKind::Exact;
+    SliceParams params;
+    tomo::ReconOptions options;         ///< the mode that made it (Exact); the result's (Pinned)
+    tomo::Image image;                  ///< the region of params
+    QString label;
+    double seconds = 0.0;
+};
+using ReferencePtr = std::shared_ptr<const ReferenceResult>;
+
+/// A result minus a reference, with the figures, made on the worker thread.
+struct Comparison {
+    quint64 resultId = 0;               ///< SliceResult::id it was made for
+    ReferenceKind kind = ReferenceKind::Exact;
+    QString referenceLabel;
+    double referenceSeconds = 0.0;
+    std::shared_ptr<const tomo::Image> difference; ///< result − reference (null with `error`)
+    QImage rendered;                    ///< the difference in the diverging map, window [−range, range]
+    QImage scaled;                      ///< `rendered` at `zoom`, when the view shrinks it
+    double zoom = 0.0;
+    float range = 1.0f;
+    std::optional<tomo::QualityMetrics> metrics; ///< unset with `error`
+    QString error;
+    QThread* preparedOn = nullptr;      ///< the thread that compared
+};
+
+/// A finished live slice, ready for the screen.
 struct SliceResult {
     quint64 id = 0;
     SliceParams params;
     tomo::PreviewResult preview;
     ImageStats stats;
     QString family;                     ///< backend family: "cpu", "cuda", "opencl"
+    SliceDisplay display;
+    /// A reference fits: its comparison follows (Controller::comparisonReady).
+    bool comparisonFollows = false;
+    double secondsPrepare = 0.0;        ///< statistics and colours on the worker
+};
+using SliceResultPtr = std::shared_ptr<const SliceResult>;
+
+/// What the Data panel shows: the raw material of the slice.
+enum class DataViewKind {
+    Sinogram,   ///< the log-corrected sinogram of a row (angles x columns)
+    Projection, ///< the raw projection image at one angle (rows x columns)
+    Flat,       ///< the mean flat field
+    Dark,       ///< the mean dark field
 };
 
-enum class ReferenceKind {
-    Exact,  ///< cpu-reference with the same geometry and filter
-    Truth,  ///< the true phantom image (demo only)
-    Pinned, ///< an earlier result the user pinned
-};
-
-struct ReferenceResult {
-    ReferenceKind kind = ReferenceKind::Exact;
-    SliceParams params;
-    tomo::Image image;                  ///< the region of params
-    QString label;
-    double seconds = 0.0;
+struct DataView {
+    DataViewKind kind = DataViewKind::Sinogram;
+    int row = 0;                        ///< Sinogram: its row
+    int angle = 0;                      ///< Projection: its index
+    tomo::Image image;                  ///< empty with `error`
+    ImageStats stats;
+    SliceDisplay display;               ///< coloured on the worker, automatic window
+    QString error;                      ///< why there is nothing to show
 };
 
 /// One row of the "compare modes" table.
@@ -88,11 +172,6 @@ struct ModeComparison {
     tomo::QualityMetrics metrics;       ///< against cpu-reference, inside the disc
     QString error;                      ///< non-empty when the mode failed
     QString label() const;              ///< "alu · nearest · float16"
-};
-
-struct AxisResult {
-    int row = 0;
-    tomo::AxisEstimate estimate;
 };
 
 struct ExportRequest {
@@ -120,6 +199,18 @@ struct SubVolume {
     double seconds = 0.0;
 };
 
+/// How the 3D view renders a volume: transparent up to `threshold`, then
+/// colours and opacity rising to `opacity` at `high`. Its own, apart from
+/// the 2D window.
+struct TransferFunction {
+    float threshold = 0.0f;
+    float high = 1.0f;
+    double opacity = 0.15;
+};
+/// The default for a volume: the threshold where the background ends
+/// (backgroundThreshold), the top at the 99.5 % percentile.
+TransferFunction automaticTransferFunction(const ImageStats& stats);
+
 enum class JobKind { Export, SubVolume, CompareModes };
 enum class JobStatus { Done, Cancelled, Failed };
 
@@ -130,11 +221,31 @@ struct JobProgress {
     double secondsLeft = -1.0;          ///< < 0 while unknown
 };
 
-/// The GUI parameters as the JSON run configuration tomo-recon accepts.
-tomo::RunConfig toRunConfig(const SliceParams& params, const QString& input, int firstRow, int rowCount);
+/// The GUI parameters as the JSON run configuration tomo-recon accepts: the
+/// dataset's path (none for the demo) and how it was opened, rows, and params.
+tomo::RunConfig toRunConfig(const SliceParams& params, const DatasetSummary& dataset, int firstRow, int rowCount);
+/// The same way of reading a dataset (angles file, entries, range, raw layout).
+bool sameOpenOptions(const tomo::OpenOptions& a, const tomo::OpenOptions& b);
 /// Panel parameters from a run configuration (axis offsets file read).
 /// Throws as tomo::readAxisOffsetsFile.
 SliceParams fromRunConfig(const tomo::RunConfig& config, int projections);
+
+/// Whether `reference` is a reference for `result`: the same image size,
+/// and for Exact the same geometry and filter (sameGeometry) made in the
+/// mode exactReferenceOptions gives for the result, for Truth the same row
+/// and region, for Pinned only the size.
+bool referenceFits(const ReferenceResult& reference, const SliceResult& result);
+
+/// The mode of the Exact reference for results of `family` ("cpu", "cuda"):
+/// on the CPU cpu-reference (positions and sums in double); after a GPU
+/// result the GPU's exact mode, tex-optimized with nearest interpolation
+/// (positions in double, equal to cpu-reference nearest to 1e-5), so that a
+/// large slice's reference does not cost the CPU seconds. Falls back to
+/// cpu-reference when tex-optimized is not available. Filter, device and
+/// threads come from `like`.
+tomo::ReconOptions exactReferenceOptions(const tomo::ReconOptions& like, const QString& family);
+/// "cpu-reference (exact)", "tex-optimized nearest, double positions (GPU exact)".
+QString referenceModeLabel(const tomo::ReconOptions& referenceOptions);
 
 /// Mask of the pixels of `region` (in a grid x grid slice) inside the disc the
 /// FBP covers (radius grid / 2): quality figures are computed there.
@@ -145,8 +256,9 @@ QString formatSeconds(double seconds);  ///< "87 ms", "3.2 s", "4 min 10 s"
 } // namespace tomo::ui
 
 Q_DECLARE_METATYPE(tomo::ui::DatasetSummary)
-Q_DECLARE_METATYPE(tomo::ui::SliceResult)
-Q_DECLARE_METATYPE(tomo::ui::ReferenceResult)
+Q_DECLARE_METATYPE(tomo::ui::SliceResultPtr)
+Q_DECLARE_METATYPE(tomo::ui::ReferencePtr)
+Q_DECLARE_METATYPE(tomo::ui::Comparison)
 Q_DECLARE_METATYPE(tomo::ui::ModeComparison)
 Q_DECLARE_METATYPE(tomo::ui::AxisResult)
 Q_DECLARE_METATYPE(tomo::ui::ExportReport)
@@ -154,3 +266,4 @@ Q_DECLARE_METATYPE(tomo::ui::SubVolume)
 Q_DECLARE_METATYPE(tomo::ui::JobProgress)
 Q_DECLARE_METATYPE(tomo::ui::JobKind)
 Q_DECLARE_METATYPE(tomo::ui::JobStatus)
+Q_DECLARE_METATYPE(tomo::ui::DataView)

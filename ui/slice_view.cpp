@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace tomo::ui {
 namespace {
@@ -37,7 +38,8 @@ void drawLabel(QPainter& p, const QPointF& topLeft, const QString& text) {
 
 } // namespace
 
-SliceView::SliceView(QWidget* parent) : QWidget(parent), m_colormap(&colormap(QStringLiteral("grey"))) {
+SliceView::SliceView(QWidget* parent)
+    : QWidget(parent), m_image(std::make_shared<const tomo::Image>()), m_colormap(&colormap(QStringLiteral("grey"))) {
     setMouseTracking(true);
     setMinimumSize(160, 160);
     setFocusPolicy(Qt::ClickFocus);
@@ -45,16 +47,35 @@ SliceView::SliceView(QWidget* parent) : QWidget(parent), m_colormap(&colormap(QS
 }
 
 void SliceView::setImage(const tomo::Image& image, QPoint origin) {
-    const bool sameSize = image.width == m_image.width && image.height == m_image.height;
-    m_image = image;
+    const bool sameSize = image.width == m_image->width && image.height == m_image->height;
+    m_image = std::make_shared<const tomo::Image>(image);
     m_origin = origin;
     m_renderPending = true;
+    m_newImage = true;
+    if (!sameSize || m_fitted) fitToWindow();
+    update();
+}
+
+void SliceView::setPreparedImage(std::shared_ptr<const tomo::Image> image, QPoint origin, const QImage& rendered,
+                                 float low, float high, const QString& colormapName, const QImage& scaled,
+                                 double scaledZoom) {
+    const bool sameSize = image->width == m_image->width && image->height == m_image->height;
+    m_image = std::move(image);
+    m_origin = origin;
+    m_low = low;
+    m_high = high;
+    m_colormap = &colormap(colormapName);
+    m_rendered = rendered;
+    m_scaled = scaled;
+    m_scaledZoom = scaled.isNull() ? 0.0 : scaledZoom;
+    m_renderPending = rendered.size() != QSize(m_image->width, m_image->height);
+    m_newImage = true;
     if (!sameSize || m_fitted) fitToWindow();
     update();
 }
 
 void SliceView::clear() {
-    m_image = tomo::Image();
+    m_image = std::make_shared<const tomo::Image>();
     m_rendered = QImage();
     m_renderPending = false;
     m_line.reset();
@@ -71,6 +92,7 @@ void SliceView::setWindow(float low, float high) {
 }
 
 void SliceView::setColormap(const QString& name) {
+    if (&colormap(name) == m_colormap) return;
     m_colormap = &colormap(name);
     m_renderPending = true;
     update();
@@ -78,11 +100,17 @@ void SliceView::setColormap(const QString& name) {
 
 void SliceView::setCaption(const QString& caption) {
     m_caption = caption;
+    setToolTip(caption);
     update();
 }
 
 void SliceView::setPixelSize(double micrometres) {
     m_pixelSize = std::max(0.0, micrometres);
+    update();
+}
+
+void SliceView::setValueUnit(const ValueUnit& unit) {
+    m_unit = unit;
     update();
 }
 
@@ -96,6 +124,8 @@ void SliceView::setLine(const std::optional<QLineF>& line) {
     update();
 }
 
+double SliceView::deviceZoom() const { return m_scale * devicePixelRatioF(); }
+
 QPointF SliceView::centre() const { return toImage(QPointF(width() / 2.0, height() / 2.0)); }
 
 void SliceView::setView(double zoom, QPointF centre) {
@@ -106,11 +136,11 @@ void SliceView::setView(double zoom, QPointF centre) {
 }
 
 void SliceView::fitToWindow() {
-    if (m_image.width <= 0) return;
+    if (m_image->width <= 0) return;
     const double margin = 8.0;
-    m_scale = std::clamp(std::min((width() - 2 * margin) / m_image.width, (height() - 2 * margin) / m_image.height),
+    m_scale = std::clamp(std::min((width() - 2 * margin) / m_image->width, (height() - 2 * margin) / m_image->height),
                          kMinZoom, kMaxZoom);
-    m_offset = QPointF((width() - m_image.width * m_scale) / 2.0, (height() - m_image.height * m_scale) / 2.0);
+    m_offset = QPointF((width() - m_image->width * m_scale) / 2.0, (height() - m_image->height * m_scale) / 2.0);
     m_fitted = true;
     update();
 }
@@ -125,11 +155,14 @@ QPointF SliceView::toWidget(QPointF i) const { return m_offset + (i + QPointF(0.
 
 void SliceView::render() {
     m_renderPending = false;
-    if (m_image.width <= 0) {
+    if (m_image->width <= 0) {
         m_rendered = QImage();
         return;
     }
-    m_rendered = renderImage(m_image.data.data(), m_image.width, m_image.height, m_low, m_high, *m_colormap);
+    m_rendered = renderImage(m_image->data.data(), m_image->width, m_image->height, m_low, m_high, *m_colormap);
+    m_scaled = QImage(); // made for the colours before
+    m_scaledZoom = 0.0;
+    ++m_renderCount;
 }
 
 void SliceView::paintEvent(QPaintEvent*) {
@@ -144,9 +177,21 @@ void SliceView::paintEvent(QPaintEvent*) {
                    m_caption.isEmpty() ? tr("No image") : m_caption);
         return;
     }
-    const QRectF target(m_offset, QSizeF(m_image.width * m_scale, m_image.height * m_scale));
-    p.setRenderHint(QPainter::SmoothPixmapTransform, m_scale < 1.0);
-    p.drawImage(target, m_rendered);
+    const QRectF target(m_offset, QSizeF(m_image->width * m_scale, m_image->height * m_scale));
+    if (m_scale < 1.0 && std::abs(deviceZoom() - m_scaledZoom) > 1e-9) {
+        // Not shrunk for this zoom yet (the worker made it for another one):
+        // once here, then kept for the next paints at this zoom.
+        m_scaled = shrinkForView(m_rendered, deviceZoom());
+        m_scaledZoom = deviceZoom();
+        ++m_scaleCount;
+    }
+    if (m_scale < 1.0) {
+        QImage scaled = m_scaled; // a plain copy at this zoom
+        scaled.setDevicePixelRatio(devicePixelRatioF());
+        p.drawImage(target.topLeft(), scaled);
+    } else {
+        p.drawImage(target, m_rendered);
+    }
     p.setRenderHint(QPainter::Antialiasing);
 
     if (m_line) {
@@ -164,9 +209,14 @@ void SliceView::paintEvent(QPaintEvent*) {
         p.setPen(QPen(QColor(80, 200, 255), 1.5, Qt::DashLine));
         p.drawRect(QRectF(toWidget(m_rubberBand->topLeft()), toWidget(m_rubberBand->bottomRight())).normalized());
     }
-    if (!m_caption.isEmpty()) drawLabel(p, QPointF(6, 6), m_caption);
+    if (!m_caption.isEmpty()) {
+        // A narrow view shows the start of the caption; the tooltip has all of it.
+        const QString caption = QFontMetrics(p.font()).elidedText(m_caption, Qt::ElideRight, std::max(40, width() - 24));
+        drawLabel(p, QPointF(6, 6), caption);
+    }
     drawScaleBar(p);
     drawLegend(p);
+    if (std::exchange(m_newImage, false)) emit imagePainted();
 }
 
 void SliceView::drawScaleBar(QPainter& p) {
@@ -192,10 +242,12 @@ void SliceView::drawScaleBar(QPainter& p) {
 }
 
 void SliceView::drawLegend(QPainter& p) {
-    const int w = 150, h = 10;
     const QFontMetrics fm(p.font());
+    const QString lo = formatValue(m_unit.shown(m_low)), hi = formatValue(m_unit.shown(m_high)) %
+                         (m_unit.symbol.isEmpty() ? QString() : QLatin1Char(' ') % m_unit.symbol);
+    // Wide enough for both labels with a gap between them.
+    const int w = std::max(150, fm.horizontalAdvance(lo) + fm.horizontalAdvance(hi) + 16), h = 10;
     const QRect bar(width() - w - 14, height() - h - 14, w, h);
-    const QString lo = formatValue(m_low), hi = formatValue(m_high);
     const QRect box = bar.adjusted(-6, -fm.height() - 8, 6, 6);
     p.fillRect(box, QColor(0, 0, 0, 150));
     p.drawImage(bar, colorbarImage(*m_colormap, w, 1));
@@ -219,13 +271,13 @@ void SliceView::zoomAbout(QPointF widgetPos, double factor) {
 
 void SliceView::wheelEvent(QWheelEvent* e) {
     const double steps = e->angleDelta().y() / 120.0;
-    if (steps == 0.0 || m_image.width <= 0) return;
+    if (steps == 0.0 || m_image->width <= 0) return;
     zoomAbout(e->position(), std::pow(1.25, steps));
     e->accept();
 }
 
 void SliceView::mousePressEvent(QMouseEvent* e) {
-    if (m_image.width <= 0) return;
+    if (m_image->width <= 0) return;
     m_dragStart = e->position();
     if (e->button() == Qt::MiddleButton || (e->button() == Qt::LeftButton && m_tool == Tool::Pan)) {
         m_drag = Drag::Pan;
@@ -279,12 +331,12 @@ void SliceView::mouseMoveEvent(QMouseEvent* e) {
     case Drag::None:
         break;
     }
-    if (m_image.width > 0) {
+    if (m_image->width > 0) {
         const QPointF ip = toImage(pos);
         const int x = static_cast<int>(std::lround(ip.x()));
         const int y = static_cast<int>(std::lround(ip.y()));
-        const bool inside = x >= 0 && y >= 0 && x < m_image.width && y < m_image.height;
-        emit hovered(QPoint(x, y) + m_origin, inside ? m_image.at(x, y) : 0.0f, inside);
+        const bool inside = x >= 0 && y >= 0 && x < m_image->width && y < m_image->height;
+        emit hovered(QPoint(x, y) + m_origin, inside ? m_image->at(x, y) : 0.0f, inside);
     }
 }
 
@@ -300,7 +352,7 @@ void SliceView::mouseReleaseEvent(QMouseEvent*) {
         m_rubberBand.reset();
         const QRect pixels = QRect(QPoint(static_cast<int>(std::ceil(r.left())), static_cast<int>(std::ceil(r.top()))),
                                    QPoint(static_cast<int>(std::floor(r.right())), static_cast<int>(std::floor(r.bottom()))))
-                                 .intersected(QRect(0, 0, m_image.width, m_image.height));
+                                 .intersected(QRect(0, 0, m_image->width, m_image->height));
         if (pixels.width() >= 4 && pixels.height() >= 4) emit regionSelected(pixels.translated(m_origin));
     }
     update();

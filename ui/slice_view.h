@@ -9,6 +9,7 @@
 #pragma once
 
 #include "colormap.h"
+#include "value_unit.h"
 
 #include "tomo/image.h"
 
@@ -17,6 +18,7 @@
 #include <QPoint>
 #include <QWidget>
 
+#include <memory>
 #include <optional>
 
 namespace tomo::ui {
@@ -33,10 +35,25 @@ public:
     /// full slice (for coordinates shown to the user). Zoom and pan are kept
     /// when the size does not change, otherwise the image is fitted.
     void setImage(const tomo::Image& image, QPoint origin = {});
+    /// Shows `image` with its colours made elsewhere (the worker):
+    /// `rendered` is `image` through `colormap` with the window [low, high],
+    /// which becomes the view's window and colormap; nothing is mapped here.
+    /// `scaled` (may be null) is `rendered` already shrunk for a zoom of
+    /// `scaledZoom` device pixels per image pixel: painted as it is while the
+    /// view is at that zoom.
+    /// The view shares `image` (no copy of the values).
+    void setPreparedImage(std::shared_ptr<const tomo::Image> image, QPoint origin, const QImage& rendered, float low,
+                          float high, const QString& colormap, const QImage& scaled = {}, double scaledZoom = 0.0);
+    /// Device pixels per image pixel now (zoom × device pixel ratio).
+    double deviceZoom() const;
     void clear();
-    const tomo::Image& image() const { return m_image; }
+    /// Times this view mapped values to colours itself (the UI thread's share).
+    int renderCount() const { return m_renderCount; }
+    /// Times a paint scaled the image itself rather than showing one scaled on the worker.
+    int scaleCount() const { return m_scaleCount; }
+    const tomo::Image& image() const { return *m_image; }
     QPoint origin() const { return m_origin; }
-    bool hasImage() const { return m_image.width > 0; }
+    bool hasImage() const { return m_image->width > 0; }
 
     void setWindow(float low, float high);
     float windowLow() const { return m_low; }
@@ -49,6 +66,8 @@ public:
     QString caption() const { return m_caption; }
     /// Physical size of one pixel in micrometres (0: the scale bar counts pixels).
     void setPixelSize(double micrometres);
+    /// How the legend shows values.
+    void setValueUnit(const ValueUnit& unit);
     void setTool(Tool tool);
     Tool tool() const { return m_tool; }
 
@@ -78,6 +97,8 @@ signals:
     void regionSelected(const QRect& fullSliceRegion);
     /// Zoom or pan changed by the user (for linking views).
     void viewChanged(double zoom, QPointF centre);
+    /// The image last set was painted for the first time (it is on screen).
+    void imagePainted();
 
 protected:
     void paintEvent(QPaintEvent*) override;
@@ -95,15 +116,21 @@ private:
     void drawLegend(QPainter& p);
     void zoomAbout(QPointF widgetPos, double factor);
 
-    tomo::Image m_image;
+    std::shared_ptr<const tomo::Image> m_image; // never null
     QPoint m_origin;
     QImage m_rendered;
+    QImage m_scaled;              // m_rendered shrunk on the worker for m_scaledZoom
+    double m_scaledZoom = 0.0;
     bool m_renderPending = false; // m_rendered is out of date: paintEvent maps again
+    bool m_newImage = false;      // set since the last paint: imagePainted() follows the next one
+    int m_renderCount = 0;
+    int m_scaleCount = 0;
     float m_low = 0.0f;
     float m_high = 1.0f;
     const Colormap* m_colormap = nullptr;
     QString m_caption;
     double m_pixelSize = 0.0;
+    ValueUnit m_unit;
     Tool m_tool = Tool::Pan;
 
     double m_scale = 1.0;   // screen pixels per image pixel

@@ -20,9 +20,11 @@ VolumeView::VolumeView(QWidget* parent) : QWidget(parent), d(std::make_unique<Im
 VolumeView::~VolumeView() = default;
 bool VolumeView::isAvailable() { return false; }
 void VolumeView::setDataset(int, int) {}
-void VolumeView::setVolume(const SubVolume&, float, float, const QString&) {}
+void VolumeView::setVolume(const SubVolume&, const QString&) {}
 void VolumeView::clearVolume() {}
-void VolumeView::setWindow(float, float, const QString&) {}
+void VolumeView::setColormap(const QString&) {}
+void VolumeView::setTransferFunction(const TransferFunction&) {}
+TransferFunction VolumeView::transferFunction() const { return {}; }
 void VolumeView::setBusy(bool) {}
 bool VolumeView::hasVolume() const { return false; }
 QImage VolumeView::renderedImage() { return {}; }

@@ -4,6 +4,7 @@
 #include "volume_view.h"
 
 #include "colormap.h"
+#include "histogram_widget.h"
 #include "vtk_scene.h"
 
 #include <QCheckBox>
@@ -104,8 +105,22 @@ struct VolumeView::Impl {
     QCheckBox* showPlanes = nullptr;
     QPushButton* resetCamera = nullptr;
     std::array<QSlider*, 3> planes{};
+    HistogramWidget* histogram = nullptr;
+    QSlider* opacity = nullptr;
+    QPushButton* automatic = nullptr;
     QLabel* status = nullptr;
     bool hasVolume = false;
+    TransferFunction tf;
+    ImageStats stats;
+    QString colormap = QStringLiteral("grey");
+
+    void apply() {
+        const Colormap& map = tomo::ui::colormap(colormap);
+        std::array<std::uint32_t, 256> table{};
+        for (std::size_t i = 0; i < 256; ++i) table[i] = map.table[i];
+        canvas->scene.setTransferFunction(tf.threshold, tf.high, tf.opacity, table);
+        canvas->update();
+    }
 };
 
 VolumeView::VolumeView(QWidget* parent) : QWidget(parent), d(std::make_unique<Impl>()) {
@@ -130,9 +145,11 @@ VolumeView::VolumeView(QWidget* parent) : QWidget(parent), d(std::make_unique<Im
     top->addWidget(d->last);
     top->addWidget(d->reconstruct);
     top->addStretch(1);
-    top->addWidget(d->showVolume);
-    top->addWidget(d->showPlanes);
-    top->addWidget(d->resetCamera);
+    auto* toggles = new QHBoxLayout;
+    toggles->addWidget(d->showVolume);
+    toggles->addWidget(d->showPlanes);
+    toggles->addStretch(1);
+    toggles->addWidget(d->resetCamera);
 
     auto* sliders = new QGridLayout;
     const QString names[3] = {tr("x plane"), tr("y plane"), tr("z plane")};
@@ -146,12 +163,47 @@ VolumeView::VolumeView(QWidget* parent) : QWidget(parent), d(std::make_unique<Im
         });
     }
 
+    // The transfer function: threshold and top on the volume's histogram, opacity.
+    d->histogram = new HistogramWidget;
+    d->histogram->setObjectName(QStringLiteral("volumeHistogram"));
+    d->histogram->setToolTip(tr("Values of the sub-volume. Drag the left edge (threshold: everything below is "
+                                "transparent) and the right edge (fully coloured and most opaque)."));
+    d->histogram->setMinimumHeight(70);
+    d->histogram->setMaximumHeight(110);
+    d->opacity = new QSlider(Qt::Horizontal);
+    d->opacity->setObjectName(QStringLiteral("volumeOpacity"));
+    d->opacity->setRange(1, 100);
+    d->opacity->setToolTip(tr("Opacity of the densest voxels"));
+    d->automatic = new QPushButton(tr("Automatic"));
+    d->automatic->setToolTip(tr("Threshold where the background peak of the histogram ends, top at the 99.5 % "
+                                "percentile"));
+    auto* transfer = new QHBoxLayout;
+    transfer->addWidget(new QLabel(tr("Opacity")));
+    transfer->addWidget(d->opacity, 1);
+    transfer->addWidget(d->automatic);
+
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(top);
+    layout->addLayout(toggles);
     layout->addWidget(d->canvas, 1);
     layout->addLayout(sliders);
+    layout->addWidget(d->histogram);
+    layout->addLayout(transfer);
     layout->addWidget(d->status);
+
+    connect(d->histogram, &HistogramWidget::windowChanged, this, [this](float threshold, float high) {
+        TransferFunction tf = d->tf;
+        tf.threshold = threshold;
+        tf.high = high;
+        setTransferFunction(tf);
+    });
+    connect(d->opacity, &QSlider::valueChanged, this, [this](int percent) {
+        TransferFunction tf = d->tf;
+        tf.opacity = percent / 100.0;
+        setTransferFunction(tf);
+    });
+    connect(d->automatic, &QPushButton::clicked, this, [this] { setTransferFunction(automaticTransferFunction(d->stats)); });
 
     connect(d->reconstruct, &QPushButton::clicked, this, [this] {
         emit reconstructRequested(d->first->value(), d->last->value() - d->first->value() + 1);
@@ -191,7 +243,7 @@ void VolumeView::setDataset(int rows, int currentRow) {
     d->last->setValue(first + count - 1);
 }
 
-void VolumeView::setVolume(const SubVolume& v, float low, float high, const QString& colormapName) {
+void VolumeView::setVolume(const SubVolume& v, const QString& colormapName) {
     const tomo::ImageStack& s = v.volume;
     // Spacing in detector pixels: x and y were binned, z is the row spacing.
     d->canvas->scene.setVolume(s.data.data(), s.width, s.height, s.depth, v.binning, v.rowSpacing);
@@ -212,7 +264,11 @@ void VolumeView::setVolume(const SubVolume& v, float low, float high, const QStr
                            .arg(s.depth)
                            .arg(v.binning > 1 ? tr(" (binned %1×%1 in x, y)").arg(v.binning) : QString())
                            .arg(formatSeconds(v.seconds)));
-    setWindow(low, high, colormapName);
+    d->stats = v.stats;
+    d->colormap = colormapName;
+    d->histogram->setStats(v.stats);
+    d->histogram->setColormap(colormapName);
+    setTransferFunction(automaticTransferFunction(v.stats));
 }
 
 void VolumeView::clearVolume() {
@@ -222,13 +278,25 @@ void VolumeView::clearVolume() {
     d->canvas->update();
 }
 
-void VolumeView::setWindow(float low, float high, const QString& colormapName) {
-    const Colormap& map = colormap(colormapName);
-    std::array<std::uint32_t, 256> table{};
-    for (std::size_t i = 0; i < 256; ++i) table[i] = map.table[i];
-    d->canvas->scene.setWindow(low, high, table);
-    d->canvas->update();
+void VolumeView::setColormap(const QString& colormapName) {
+    d->colormap = colormapName;
+    d->histogram->setColormap(colormapName);
+    d->apply();
 }
+
+void VolumeView::setTransferFunction(const TransferFunction& tf) {
+    if (!(tf.high > tf.threshold)) return;
+    d->tf = tf;
+    d->histogram->setWindow(tf.threshold, tf.high);
+    {
+        QSignalBlocker block(d->opacity);
+        d->opacity->setValue(static_cast<int>(std::lround(tf.opacity * 100.0)));
+    }
+    d->apply();
+    emit transferFunctionChanged(tf);
+}
+
+TransferFunction VolumeView::transferFunction() const { return d->tf; }
 
 void VolumeView::setBusy(bool busy) { d->reconstruct->setEnabled(!busy); }
 

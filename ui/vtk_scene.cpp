@@ -4,6 +4,7 @@
 #include <vtkCallbackCommand.h>
 #include <vtkCamera.h>
 #include <vtkColorTransferFunction.h>
+#include <vtkCubeAxesActor.h>
 #include <vtkFloatArray.h>
 #include <vtkGenericOpenGLRenderWindow.h>
 #include <vtkGenericRenderWindowInteractor.h>
@@ -23,6 +24,7 @@
 #include <vtkRenderer.h>
 #include <vtkSmartPointer.h>
 #include <vtkSmartVolumeMapper.h>
+#include <vtkTextProperty.h>
 #include <vtkVolume.h>
 #include <vtkVolumeProperty.h>
 #include <vtk_glew.h>
@@ -50,6 +52,7 @@ struct VtkScene::Impl {
     vtkNew<vtkOutlineSource> outline;
     vtkNew<vtkPolyDataMapper> outlineMapper;
     vtkNew<vtkActor> outlineActor;
+    vtkNew<vtkCubeAxesActor> axes;
     bool initialized = false;
     bool hasVolume = false;
     bool showVolume = true;
@@ -61,6 +64,7 @@ struct VtkScene::Impl {
         volume->SetVisibility(hasVolume && showVolume);
         for (auto& p : planes) p->SetVisibility(hasVolume && showPlanes);
         outlineActor->SetVisibility(hasVolume);
+        axes->SetVisibility(hasVolume);
     }
 };
 
@@ -133,6 +137,22 @@ VtkScene::VtkScene(Callbacks callbacks) : d(std::make_unique<Impl>()) {
     d->outlineActor->SetMapper(d->outlineMapper);
     d->outlineActor->GetProperty()->SetColor(0.85, 0.85, 0.85);
     d->renderer->AddActor(d->outlineActor);
+
+    // Labelled axes along the box, in detector pixels.
+    d->axes->SetCamera(d->renderer->GetActiveCamera());
+    d->axes->SetXTitle("x (px)");
+    d->axes->SetYTitle("y (px)");
+    d->axes->SetZTitle("row (px)");
+    d->axes->SetFlyModeToOuterEdges();
+    d->axes->SetGridLineLocation(vtkCubeAxesActor::VTK_GRID_LINES_FURTHEST);
+    for (int i = 0; i < 3; ++i) {
+        d->axes->GetTitleTextProperty(i)->SetColor(0.85, 0.85, 0.85);
+        d->axes->GetLabelTextProperty(i)->SetColor(0.75, 0.75, 0.75);
+    }
+    d->axes->GetXAxesLinesProperty()->SetColor(0.6, 0.6, 0.6);
+    d->axes->GetYAxesLinesProperty()->SetColor(0.6, 0.6, 0.6);
+    d->axes->GetZAxesLinesProperty()->SetColor(0.6, 0.6, 0.6);
+    d->renderer->AddActor(d->axes);
     d->updateVisibility();
 }
 
@@ -194,6 +214,7 @@ void VtkScene::setVolume(const float* data, int width, int height, int depth, do
     d->dims = {width, height, depth};
     d->hasVolume = n > 0;
     d->outline->SetBounds(d->image->GetBounds());
+    d->axes->SetBounds(d->image->GetBounds());
     d->volumeProperty->SetScalarOpacityUnitDistance(spacingXY);
     setPlanes(width / 2, height / 2, depth / 2);
     d->updateVisibility();
@@ -206,7 +227,8 @@ void VtkScene::clearVolume() {
 }
 
 
-void VtkScene::setWindow(float low, float high, const std::array<std::uint32_t, 256>& table) {
+void VtkScene::setTransferFunction(float low, float high, double maxOpacity,
+                                   const std::array<std::uint32_t, 256>& table) {
     if (!(high > low)) high = low + 1e-6f;
     auto rgb = [&](int i, double out[3]) {
         const std::uint32_t c = table[static_cast<std::size_t>(std::clamp(i, 0, 255))];
@@ -220,14 +242,12 @@ void VtkScene::setWindow(float low, float high, const std::array<std::uint32_t, 
         rgb(k * 255 / 16, c);
         d->colours->AddRGBPoint(low + (high - low) * k / 16.0, c[0], c[1], c[2]);
     }
-    // Transparent below a fifth of the window, then a ramp: the background
-    // and low-density noise vanish, dense structures stay visible.
+    // Transparent up to the threshold (background, noise), then a ramp.
     d->opacity->RemoveAllPoints();
     d->opacity->AddPoint(low, 0.0);
-    d->opacity->AddPoint(low + 0.2 * (high - low), 0.0);
-    d->opacity->AddPoint(high, 0.12);
-    // Planes: values in the lowest tenth of the window (air, background)
-    // fade to transparent, so the planes do not hide the volume behind them.
+    d->opacity->AddPoint(high, std::clamp(maxOpacity, 0.0, 1.0));
+    // Planes: values near the threshold (air, background) fade to
+    // transparent, so the planes do not hide the volume behind them.
     d->lut->SetNumberOfTableValues(256);
     for (int i = 0; i < 256; ++i) {
         double c[3];

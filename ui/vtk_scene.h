@@ -35,8 +35,11 @@ public:
     void setVolume(const float* data, int width, int height, int depth, double spacingXY, double spacingZ);
     /// Hides the volume, planes and outline (nothing to show).
     void clearVolume();
-    /// Display range and the 256-entry colour table (0xAARRGGBB).
-    void setWindow(float low, float high, const std::array<std::uint32_t, 256>& table);
+    /// The transfer function: colours over [threshold, high] from the
+    /// 256-entry table (0xAARRGGBB); opacity 0 up to `threshold`, rising to
+    /// `opacity` at `high`. Planes show the same colours, transparent below
+    /// the threshold.
+    void setTransferFunction(float threshold, float high, double opacity, const std::array<std::uint32_t, 256>& table);
     void setShowVolume(bool on);
     void setShowPlanes(bool on);
     void setPlanes(int x, int y, int z);

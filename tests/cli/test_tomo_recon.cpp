@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <numbers>
 #include <csignal>
 #include <cstdio>
 #include <fcntl.h>
@@ -323,6 +324,60 @@ TEST_F(TomoRecon, ConfigFileGivesTheSameResultAsTheSameOptions) {
     r = recon("--config " + quoted(config) + " -o " + quoted(c) + " --interp linear -q");
     ASSERT_EQ(r.exitCode, 0) << r.err;
     EXPECT_NE(readVolume(c).data, va.data);
+}
+
+TEST_F(TomoRecon, AnglesFileEntriesFromTheCommandLineOrTheConfig) {
+    // An angles file listing every frame: 3 dark/flat frames at the first
+    // angle before the projections, 2 at the last one after them.
+    const auto angles = uniformAngles(kAngles);
+    std::string text = "# frame angles (degrees)\n";
+    auto line = [&](double radians) {
+        char buffer[64];
+        std::snprintf(buffer, sizeof buffer, "%.17g\n", radians * 180.0 / std::numbers::pi);
+        text += buffer;
+    };
+    for (int i = 0; i < 3; ++i) line(angles.front());
+    for (double a : angles) line(a);
+    for (int i = 0; i < 2; ++i) line(angles.back());
+    const fs::path frames = m_dir / "frames.txt";
+    std::ofstream(frames) << text;
+
+    const fs::path plain = m_dir / "plain.h5", found = m_dir / "found.h5", given = m_dir / "given.h5",
+                   replay = m_dir / "replay.h5";
+    ToolRun r = recon(quoted(scan()) + " -o " + quoted(plain) + " --rows 2:4 --strategy cpu -q");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    // The layout is recognised ...
+    r = recon(quoted(scan()) + " -o " + quoted(found) + " --rows 2:4 --strategy cpu --angles " + quoted(frames));
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("from frames.txt entries 3..98"), std::string::npos) << r.out;
+    // ... or the entries given.
+    r = recon(quoted(scan()) + " -o " + quoted(given) + " --rows 2:4 --strategy cpu -q --angles " + quoted(frames) +
+              " --angles-lines 3:99");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const ImageStack reference = readVolume(plain);
+    EXPECT_LT(compareImages(readVolume(found).slice(0), reference.slice(0)).maxAbsError, 1e-6);
+    EXPECT_EQ(readVolume(found).data, readVolume(given).data);
+    // The record names the file and the entries found (HDF5 keeps the JSON
+    // as plain bytes), and a run config with them replays the run.
+    const std::string bytes = test::readText(found);
+    EXPECT_NE(bytes.find("\"angles_file\": \"" + frames.string() + "\""), std::string::npos);
+    EXPECT_NE(bytes.find("\"angles_lines\": [\n    3,\n    96\n  ]"), std::string::npos);
+    RunConfig recorded;
+    recorded.input = scan();
+    recorded.open.anglesFile = frames;
+    recorded.open.anglesLines = LineRange{3, kAngles};
+    recorded.firstRow = 2;
+    recorded.rowCount = 2;
+    recorded.options.strategy = "cpu";
+    const fs::path config = m_dir / "recorded.json";
+    saveRunConfig(config, recorded);
+    r = recon("--config " + quoted(config) + " -o " + quoted(replay) + " -q");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(readVolume(replay).data, readVolume(found).data);
+    // Entries that are not one per projection: named.
+    expectOneLineError(quoted(scan()) + " -o " + quoted(m_dir / "x.h5") + " --angles " + quoted(frames) +
+                           " --angles-lines 3:98",
+                       3, "(entries 3 to 97) holds 95 angles");
 }
 
 TEST_F(TomoRecon, BadConfigIsAOneLineFormatError) {

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <limits>
 #include <fstream>
+#include <functional>
 #include <numbers>
 #include <numeric>
 #include <sstream>
@@ -59,6 +60,22 @@ std::vector<float> sinograms(DatasetReader& reader, int first, int count) {
     return out;
 }
 
+/// readProjection(index) of `reader` against expected(row, column), and the
+/// errors for an index or buffer that does not fit.
+void expectProjection(DatasetReader& reader, int index, const std::function<float(int, int)>& expected) {
+    const auto& info = reader.info();
+    std::vector<float> image(static_cast<std::size_t>(info.rows) * info.columns);
+    reader.readProjection(index, image);
+    for (int r = 0; r < info.rows; ++r)
+        for (int c = 0; c < info.columns; ++c)
+            ASSERT_EQ(image[static_cast<std::size_t>(r) * info.columns + c], expected(r, c)) << index << " " << r << " " << c;
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { reader.readProjection(info.projections, image); }),
+                         "projection " + std::to_string(info.projections)));
+    EXPECT_THROW(reader.readProjection(-1, image), InvalidArgument);
+    image.pop_back();
+    EXPECT_THROW(reader.readProjection(0, image), InvalidArgument);
+}
+
 // ---------------------------------------------------------------- basics
 
 TEST(Dataset, NamesOfTypesAndFormats) {
@@ -69,6 +86,40 @@ TEST(Dataset, NamesOfTypesAndFormats) {
     EXPECT_STREQ(formatName(DatasetFormat::DXchange), "DXchange (HDF5)");
     EXPECT_STREQ(formatName(DatasetFormat::NXtomo), "NXtomo (HDF5)");
     EXPECT_STREQ(formatName(DatasetFormat::TiffDirectory), "directory of TIFFs");
+}
+
+TEST(AnglesFile, EntriesAreSelectedByRange) {
+    TempDir dir;
+    writeText(dir / "a.txt", "# frame angles\n5\n5\n\n10\n20\n30\n30\n");
+    const auto some = readAnglesFile(dir / "a.txt", AngleUnits::Degrees, LineRange{1, 3}); // entries, not lines
+    ASSERT_EQ(some.size(), 3u);
+    EXPECT_DOUBLE_EQ(some[0], 5 * kDeg);
+    EXPECT_DOUBLE_EQ(some[2], 20 * kDeg);
+    EXPECT_EQ(readAnglesFile(dir / "a.txt", AngleUnits::Degrees, LineRange{4, 0}).size(), 2u); // 0 = to the end
+    const auto message = messageOf<FormatError>([&] { readAnglesFile(dir / "a.txt", AngleUnits::Degrees, LineRange{3, 4}); });
+    EXPECT_TRUE(contains(message, "entries 3 to 6 asked for"));
+    EXPECT_TRUE(contains(message, "entries 0 to 5"));
+    EXPECT_THROW(readAnglesFile(dir / "a.txt", AngleUnits::Degrees, LineRange{6, 0}), FormatError);
+}
+
+TEST(AnglesFile, FindsTheProjectionsAmongDarkAndFlatFrames) {
+    auto degrees = [](std::vector<double> v) {
+        for (double& a : v) a *= kDeg;
+        return v;
+    };
+    // Darks and flats at the first angle before, at the last one after; the
+    // file rounds the last projection (-78.2001) but not the frames after it.
+    const auto i13Like = degrees({-88.2, -88.2, -88.2, -88.2, -86.2, -84.2, -82.2, -80.2, -78.2001, -78.2, -78.2});
+    const auto found = findProjectionAngles(i13Like, 6);
+    ASSERT_TRUE(found.has_value());
+    EXPECT_EQ(*found, (LineRange{3, 6}));
+    // Frames only before, only after.
+    EXPECT_EQ(findProjectionAngles(degrees({0, 0, 0, 1, 2, 3}), 4), (LineRange{2, 4}));
+    EXPECT_EQ(findProjectionAngles(degrees({0, 1, 2, 3, 3, 3}), 4), (LineRange{0, 4}));
+    // Another layout (frames at other angles) or an ambiguous one: not guessed.
+    EXPECT_FALSE(findProjectionAngles(degrees({50, 50, 0, 1, 2, 3}), 4).has_value());
+    EXPECT_FALSE(findProjectionAngles(degrees({0, 0, 0, 0, 0, 0}), 4).has_value());
+    EXPECT_FALSE(findProjectionAngles(degrees({0, 1, 2, 3}), 4).has_value()); // not more entries than projections
 }
 
 TEST(AnglesFile, ReadsDegreesSkippingCommentsAndBlankLines) {
@@ -182,6 +233,7 @@ TEST(RawReader, ReadsRowsInSinogramOrderAfterAHeader) {
     std::vector<float> flat(2 * C);
     EXPECT_FALSE(reader->readMeanFlat(1, 2, flat));
     EXPECT_FALSE(reader->readMeanDark(1, 2, flat));
+    expectProjection(*reader, 3, [](int r, int c) { return sample(3, r, c); });
 }
 
 TEST(RawReader, BigEndianUint16) {
@@ -203,6 +255,7 @@ TEST(RawReader, BigEndianUint16) {
     const auto out = sinograms(*reader, 0, 2);
     EXPECT_EQ(out[(1 * A + 1) * C + 1], sample(1, 1, 1) * 10);
     EXPECT_EQ(out[0], sample(0, 0, 0) * 10);
+    expectProjection(*reader, 1, [](int r, int c) { return sample(1, r, c) * 10; });
 }
 
 TEST(RawReader, TruncatedOrOversizedFileNamesBothSizes) {
@@ -247,6 +300,18 @@ TEST(RawReader, AnglesFileCountMustMatch) {
     EXPECT_TRUE(contains(message, "3 projections"));
     writeText(dir / "angles.txt", "0\n60\n120\n");
     EXPECT_NEAR(openDataset(dir / "s.raw", options)->info().angles[2], 120 * kDeg, 1e-12);
+
+    // Entries of a longer file; the reader records which.
+    writeText(dir / "angles.txt", "-1\n0\n60\n120\n500\n");
+    options.anglesLines = LineRange{1, 3};
+    const auto reader = openDataset(dir / "s.raw", options);
+    EXPECT_NEAR(reader->info().angles[2], 120 * kDeg, 1e-12);
+    EXPECT_EQ(reader->info().anglesFile, dir / "angles.txt");
+    EXPECT_EQ(reader->info().anglesLines, (LineRange{1, 3}));
+    // Entries without a file to take them from.
+    options.anglesFile.reset();
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { openDataset(dir / "s.raw", options); }),
+                         "none is given"));
 }
 
 // ---------------------------------------------------------------- HDF5
@@ -315,6 +380,7 @@ TEST(Hdf5Reader, DXchangeRowsFlatsDarksAngles) {
                 EXPECT_EQ(dark[r * 5 + c], 11.0f);
             }
         EXPECT_THROW(reader->readMeanFlat(3, 2, flat), InvalidArgument);
+        expectProjection(*reader, 4, [](int r, int c) { return sample(4, r, c); });
     }
     // Never modifies its input.
     EXPECT_EQ(fileBytes(dir / "scan.h5"), before);
@@ -430,6 +496,8 @@ TEST(Hdf5Reader, NXtomoSelectsFramesByImageKey) {
     ASSERT_TRUE(reader->readMeanDark(2, 1, dark));
     EXPECT_EQ(flat[3], (sample(1, 2, 3) + sample(5, 2, 3)) / 2);
     EXPECT_EQ(dark[3], sample(0, 2, 3));
+    // The fourth projection is frame 6 (after the second flat).
+    expectProjection(*reader, 3, [](int r, int c) { return sample(6, r, c); });
 }
 
 TEST(Hdf5Reader, NXtomoDataGroupWithoutKeysAndBadKeys) {
@@ -476,6 +544,8 @@ TEST(Hdf5Reader, SinogramFileIsOneLogCorrectedRow) {
     EXPECT_EQ(out[2 * 3 + 1], sample(0, 2, 1));
     std::vector<float> one(4 * 3);
     EXPECT_THROW(reader->readSinograms(1, 1, one), InvalidArgument);
+    // One row: the projection at an angle is a row of the sinogram (the default readProjection).
+    expectProjection(*reader, 2, [](int, int c) { return sample(0, 2, c); });
 
     test::H5Builder(dir / "sino3d.h5").dataset("/sinogram", {1, 4, 3}, std::vector<float>(12));
     EXPECT_TRUE(contains(messageOf<FormatError>([&] { openDataset(dir / "sino3d.h5"); }), "expected 2D"));
@@ -529,6 +599,7 @@ TEST(TiffReader, DirectoryOfTiledAndStripTiffsSortedByNumber) {
     ASSERT_TRUE(reader->readMeanDark(4, 2, darkOut));
     EXPECT_EQ(flat[W + 3], 3001.0f);
     EXPECT_EQ(darkOut[5], 7.0f);
+    expectProjection(*reader, 7, [](int r, int c) { return sample(7, r, c); });
 }
 
 TEST(TiffReader, MultiPageOnePagePerProjection) {
@@ -546,6 +617,7 @@ TEST(TiffReader, MultiPageOnePagePerProjection) {
         for (int r = 0; r < 2; ++r)
             for (int a = 0; a < A; ++a)
                 for (int c = 0; c < W; ++c) ASSERT_EQ(out[(r * A + a) * W + c], sample(a, 3 + r, c));
+        expectProjection(*reader, 2, [](int r, int c) { return sample(2, r, c); });
     }
 }
 
@@ -732,15 +804,25 @@ TEST(RealData, HdfFileWithoutHdfSupportSaysSo) {
 
 #if TOMO_WITH_TIFF
 
-TEST(RealData, DiamondI13TiffDirectoryNeedsAnAnglesFile) {
+TEST(RealData, DiamondI13TiffDirectoryFindsItsProjectionAngles) {
     const auto dir = test::realData("dls_i13_24737/tiff");
     TOMO_REQUIRE_FILE(dir);
     EXPECT_EQ(detectFormat(dir), DatasetFormat::TiffDirectory);
-    // Its angles.txt has one line per frame of the original scan (111), not per projection (91).
-    const auto message = messageOf<FormatError>([&] { openDataset(dir); });
-    EXPECT_TRUE(contains(message, "angles.txt holds 111 angles"));
-    EXPECT_TRUE(contains(message, "91 projection files"));
-    EXPECT_TRUE(contains(message, "raw_00000.tiff ... raw_00090.tiff"));
+    // Its angles.txt has one line per frame of the original scan (111): 10
+    // dark/flat frames at -88.2, the 91 projections, 10 frames at 91.8.
+    const auto own = openDataset(dir);
+    EXPECT_EQ(own->info().anglesFile, dir / "angles.txt");
+    ASSERT_TRUE(own->info().anglesLines.has_value());
+    EXPECT_EQ(*own->info().anglesLines, (LineRange{10, 91}));
+    // Entries that do not give one angle per projection are named.
+    OpenOptions wrong;
+    wrong.anglesLines = LineRange{10, 90};
+    const auto message = messageOf<FormatError>([&] { openDataset(dir, wrong); });
+    EXPECT_TRUE(contains(message, "angles.txt (entries 10 to 99) holds 90 angles"));
+    EXPECT_TRUE(contains(message, "91 projections"));
+    OpenOptions given;
+    given.anglesLines = LineRange{10, 91};
+    EXPECT_EQ(openDataset(dir, given)->info().angles, own->info().angles);
 
     // Rows 10-100 of angles.txt are the projections (SOURCES.md).
     TempDir tmp;
@@ -773,6 +855,7 @@ TEST(RealData, DiamondI13TiffDirectoryNeedsAnAnglesFile) {
     ASSERT_TRUE(h5->readMeanFlat(60, 5, flatH5));
     EXPECT_EQ(flatTiff, flatH5);
     for (std::size_t i = 0; i < info.angles.size(); ++i) EXPECT_NEAR(info.angles[i], h5->info().angles[i], 1e-12);
+    for (std::size_t i = 0; i < info.angles.size(); ++i) EXPECT_NEAR(own->info().angles[i], h5->info().angles[i], 1e-12);
 #endif
 }
 

@@ -162,7 +162,7 @@ TEST(Preview, CancellableRunGivesTheSameImage) {
     // change. The first run of a session estimates its time from a fixed
     // speed (2.5 GU/s for CPU strategies): 500 x 500 pixels x 512 projections
     // = 0.05 s, so it runs in bands whatever this machine's speed; the
-    // region's height (500) is not a multiple of the band height (32 rows).
+    // region's height (500) is not a multiple of the band height (8 rows on a CPU).
     PhantomSpec spec;
     spec.bins = 512;
     auto angles = uniformAngles(512);

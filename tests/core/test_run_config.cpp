@@ -17,7 +17,14 @@ namespace {
 RunConfig everyFieldSet() {
     RunConfig c;
     c.input = "/data/scan 1.h5";
+    c.open.anglesFile = "angles of scan 1.txt";
+    c.open.anglesLines = LineRange{10, 91};
+    c.open.angleRangeDegrees = 360.0;
+    c.open.angleUnits = AngleUnits::Radians;
+    c.open.raw = RawLayout{91, 135, 160, SampleType::UInt16, 512, true};
     c.axis = 1021.37512345678;
+    c.axisTilt = -0.0125;
+    c.axisRow = 67.5;
     c.axisOffsetsFile = "offsets.txt";
     c.firstRow = 100;
     c.rowCount = 64;
@@ -35,7 +42,22 @@ RunConfig everyFieldSet() {
 
 void expectSame(const RunConfig& a, const RunConfig& b) {
     EXPECT_EQ(a.input, b.input);
+    EXPECT_EQ(a.open.anglesFile, b.open.anglesFile);
+    EXPECT_EQ(a.open.anglesLines, b.open.anglesLines);
+    EXPECT_EQ(a.open.angleRangeDegrees, b.open.angleRangeDegrees);
+    EXPECT_EQ(a.open.angleUnits, b.open.angleUnits);
+    ASSERT_EQ(a.open.raw.has_value(), b.open.raw.has_value());
+    if (a.open.raw) {
+        EXPECT_EQ(a.open.raw->projections, b.open.raw->projections);
+        EXPECT_EQ(a.open.raw->rows, b.open.raw->rows);
+        EXPECT_EQ(a.open.raw->columns, b.open.raw->columns);
+        EXPECT_EQ(a.open.raw->type, b.open.raw->type);
+        EXPECT_EQ(a.open.raw->headerBytes, b.open.raw->headerBytes);
+        EXPECT_EQ(a.open.raw->bigEndian, b.open.raw->bigEndian);
+    }
     EXPECT_EQ(a.axis, b.axis); // bit-exact: JSON keeps 17 significant digits
+    EXPECT_EQ(a.axisTilt, b.axisTilt);
+    EXPECT_EQ(a.axisRow, b.axisRow);
     EXPECT_EQ(a.axisOffsetsFile, b.axisOffsetsFile);
     EXPECT_EQ(a.firstRow, b.firstRow);
     EXPECT_EQ(a.rowCount, b.rowCount);
@@ -71,6 +93,9 @@ TEST(RunConfig, RoundTripsDefaultsWithUnsetOptionals) {
     expectSame(back, c);
     EXPECT_FALSE(back.axis.has_value());
     EXPECT_FALSE(back.region.has_value());
+    EXPECT_FALSE(back.open.anglesFile.has_value());
+    EXPECT_FALSE(back.open.anglesLines.has_value());
+    EXPECT_FALSE(back.open.raw.has_value());
 }
 
 TEST(RunConfig, EmptyObjectKeepsDefaults) {
@@ -124,6 +149,17 @@ TEST(RunConfig, WrongTypesNameTheKey) {
         {R"({"threads": 100000})", "threads"},
         {R"({"axis": 1e300})", "axis"},
         {R"({"input": "a\u0000b"})", "input"},
+        {R"({"angles_file": 1})", "angles_file"},
+        {R"({"angles_lines": [10]})", "angles_lines"},
+        {R"({"angles_lines": [-1, 91]})", "angles_lines"},
+        {R"({"angle_range": 0})", "angle_range"},
+        {R"({"angle_range": "180"})", "angle_range"},
+        {R"({"angle_units": "gradians"})", "angle_units"},
+        {R"({"raw_shape": [91, 0, 160]})", "raw_shape"},
+        {R"({"raw_shape": [1, 1, 1], "raw_type": "int32"})", "raw_type"},
+        {R"({"raw_shape": [1, 1, 1], "raw_header": -4})", "raw_header"},
+        {R"({"raw_shape": [1, 1, 1], "raw_big_endian": 1})", "raw_big_endian"},
+        {R"({"raw_type": "uint16"})", "raw_type"},
     };
     for (const auto& [json, key] : cases) {
         const std::string msg = formatErrorOf(json);

@@ -3,6 +3,7 @@
 // the offscreen Qt platform cannot host a QOpenGLWidget.
 #include "gui_test_support.h"
 
+#include "histogram_widget.h"
 #include "main_window.h"
 #include "parameter_panel.h"
 #include "volume_view.h"
@@ -13,6 +14,7 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include <algorithm>
 #include <memory>
 
 using namespace tomo::ui;
@@ -66,6 +68,36 @@ private slots:
         saveScreenshot(&w, QStringLiteral("15-3d-view"));
         QVERIFY2(colours > 200, "the 3D view shows no volume");
         QVERIFY(colours > distinctColours(empty) * 2);
+
+        // Its own transfer function, from the volume: the background is below
+        // the threshold, the phantom (skull and the tissue inside) above it.
+        const SubVolume volume = ready.first().first().value<SubVolume>();
+        const TransferFunction tf = view->transferFunction();
+        const auto above = std::count_if(volume.volume.data.begin(), volume.volume.data.end(),
+                                         [&](float v) { return v > tf.threshold; });
+        const double share = static_cast<double>(above) / static_cast<double>(volume.volume.data.size());
+        qInfo("automatic transfer function: threshold %.4g, top %.4g, opacity %.2f; %.1f %% of the voxels above",
+              tf.threshold, tf.high, tf.opacity, share * 100.0);
+        QVERIFY(share > 0.1 && share < 0.9);
+        const auto skull = std::count_if(volume.volume.data.begin(), volume.volume.data.end(),
+                                         [&](float v) { return v > 0.8f * volume.stats.autoHigh; });
+        QVERIFY(above > 3 * skull); // the inside shows, not only the dense shell
+        QCOMPARE(tf.high, volume.stats.autoHigh);
+        // The 2D window no longer drives it.
+        emit w.histogram()->windowChanged(volume.stats.min, volume.stats.max);
+        QCOMPARE(view->transferFunction().threshold, tf.threshold);
+        // Raising the threshold to the densest values leaves little to see.
+        TransferFunction dense = tf;
+        dense.threshold = volume.stats.autoHigh * 0.98f;
+        dense.high = volume.stats.max;
+        view->setTransferFunction(dense);
+        QTest::qWait(300);
+        const int fewer = distinctColours(view->renderedImage());
+        qInfo("threshold at the densest values: %d distinct colours", fewer);
+        QVERIFY(fewer < colours);
+        view->setTransferFunction(tf);
+        QTest::qWait(300);
+        view->renderedImage().save(QDir(artefactDir()).filePath(QStringLiteral("14-3d-render-automatic.png")));
     }
 };
 

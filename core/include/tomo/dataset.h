@@ -61,12 +61,26 @@ enum class AngleUnits {
 /// "auto", "degrees", "radians".
 const char* angleUnitsName(AngleUnits units);
 
+/// Entries of a text file of numbers, counted without comments and blank
+/// lines (0-based): `count` entries from `first`; count 0 = to the end.
+struct LineRange {
+    int first = 0;
+    int count = 0;
+    friend bool operator==(const LineRange&, const LineRange&) = default;
+};
+
 struct OpenOptions {
     /// Required for raw files; ignored otherwise.
     std::optional<RawLayout> raw;
     /// Text file of angles (degrees unless angleUnits says radians), one per
-    /// line, overriding or supplying the angles (TIFF and raw data carry none).
+    /// line, overriding or supplying the angles (TIFF and raw data carry
+    /// none). A TIFF folder's own angles.txt is used when none is given.
     std::optional<std::filesystem::path> anglesFile;
+    /// The entries of the angles file that belong to the projections, when
+    /// it also lists other frames (e.g. darks and flats). Unset: every entry,
+    /// or, when the file holds more angles than there are projections, the
+    /// run findProjectionAngles finds. Needs an angles file.
+    std::optional<LineRange> anglesLines;
     /// Units of the file's stored angles and of anglesFile.
     AngleUnits angleUnits = AngleUnits::Auto;
     /// When the file carries no angles and no anglesFile is given: angles are
@@ -103,6 +117,11 @@ struct DatasetInfo {
     /// correction interpolates between the groups by projection index.
     std::vector<double> flatPositions;
     std::vector<double> angles; ///< radians, one per projection
+    /// The text file the angles came from (empty: the dataset's own, or uniform).
+    std::filesystem::path anglesFile;
+    /// The entries of anglesFile used (given, or found by findProjectionAngles);
+    /// unset when all of them were.
+    std::optional<LineRange> anglesLines;
     bool logCorrected = false; ///< values are already line integrals: no flat/dark, no log
     /// What a front end should tell the user before using the data, one
     /// sentence each (e.g. raw counts without flat fields will be -log'ed
@@ -140,6 +159,14 @@ public:
     /// readSinograms.
     virtual void readRawRows(int firstRow, int rowCount, std::span<std::byte> out);
 
+    /// Raw values of one whole projection (every row), out[r * columns + c].
+    /// The file readers read only that image; the default goes through
+    /// readSinograms a row at a time (every projection of each row: meant
+    /// for data in memory and single-row files). Throws InvalidArgument for
+    /// an index outside [0, projections) or a span of the wrong size, and as
+    /// readSinograms for reading.
+    virtual void readProjection(int index, std::span<float> out);
+
     /// Mean flat of one group (an index into info().flatPositions) for the
     /// same rows, out[r * columns + c]. The default serves a dataset with a
     /// single group through readMeanFlat. Throws InvalidArgument for a group
@@ -170,10 +197,22 @@ std::unique_ptr<DatasetReader> openDataset(const std::filesystem::path& path,
                                            const OpenOptions& options = {});
 
 /// Reads angles from a text file (one per line, '#' comments, blank lines
-/// ignored; degrees unless `units` is Radians) and returns them in radians.
-/// Throws IoError (not a regular file, over 64 MiB) / FormatError (not a
-/// finite number, beyond +-1e6 degrees) naming the file and line.
-std::vector<double> readAnglesFile(const std::filesystem::path& path, AngleUnits units = AngleUnits::Degrees);
+/// ignored; degrees unless `units` is Radians) and returns them in radians;
+/// `lines` selects some entries. Throws IoError (not a regular file, over
+/// 64 MiB) / FormatError (not a finite number, beyond +-1e6 degrees, `lines`
+/// reaching past the file's entries) naming the file and line.
+std::vector<double> readAnglesFile(const std::filesystem::path& path, AngleUnits units = AngleUnits::Degrees,
+                                   std::optional<LineRange> lines = {});
+
+/// The usual frame layout of a scan whose angles file lists every frame:
+/// dark and flat frames taken before and/or after the projections, at the
+/// first and the last projection angle. Among `angles` (one per frame, more
+/// than `projections`), returns the run of `projections` consecutive
+/// entries such that every entry before it equals its first angle and every
+/// entry after it equals its last (within a tenth of the median step between
+/// entries: files round); nullopt when no run or more than one fits (the
+/// layout is something else: give the entries explicitly).
+std::optional<LineRange> findProjectionAngles(const std::vector<double>& angles, int projections);
 
 /// Reads per-projection axis offsets (pixels, one per line). Throws as
 /// readAnglesFile, InvalidArgument if the count differs from expectedCount

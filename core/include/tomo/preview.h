@@ -108,8 +108,9 @@ public:
     /// Reconstructs the requested slice, reusing the loaded row, the plan and
     /// its filtered sinogram when the request allows. With a token, the
     /// back-projection of a slow run is split into bands of rows (each
-    /// estimated at <= 0.025 s from the last run's speed, or from a fixed
-    /// guess on a plan's first run; the image is the same; see
+    /// estimated at <= 0.025 s from the speed of the plan's last band or run,
+    /// or from a fixed guess before its first; at least 8 rows on a CPU, 32
+    /// on a GPU; the image is the same; see
     /// PreviewResult::bands) and the token is checked between stages and bands.
     /// Throws InvalidArgument (row outside the dataset, offsets count !=
     /// projections, region outside the grid, options the strategy rejects,

@@ -5,6 +5,7 @@
 
 #include "tomo/backend.h"
 #include "tomo/corrections.h"
+#include "tomo/dataset.h"
 #include "tomo/geometry.h"
 
 #include <filesystem>
@@ -15,6 +16,7 @@ namespace tomo {
 
 struct RunConfig {
     std::filesystem::path input;                 ///< dataset (may be empty)
+    OpenOptions open;                            ///< how to read it: angles file and entries, units, range, raw layout
     std::optional<double> axis;                  ///< rotation axis (at row axisRow); unset = found automatically
     double axisTilt = 0.0;                       ///< columns per row: axis(row) = axis + axisTilt (row - axisRow)
     double axisRow = 0.0;                        ///< the row `axis` is given for (with a tilt)
@@ -32,13 +34,17 @@ struct RunConfig {
 constexpr int kMaxThreads = 1024;
 constexpr int kMaxDevice = 1023;
 
-/// JSON object with keys input, axis, axis_tilt, axis_row,
-/// axis_offsets_file, rows [first, count], region [x, y, width, height],
-/// strategy, interpolation, precision, slices_per_pass, filter, padding,
-/// device, threads, corrections (an object: dead_pixels, flat_field, zingers,
-/// rings, paganin, half_acquisition, each an object of its own; see
-/// correctionsToJson); absent keys keep defaults. Unknown keys are an error
-/// (typos must not pass silently); axis_tilt and axis_row need axis.
+/// JSON object with keys input, angles_file, angles_lines [first, count],
+/// angle_range, angle_units ("auto", "degrees", "radians"), raw_shape
+/// [projections, rows, columns], raw_type, raw_header, raw_big_endian, axis,
+/// axis_tilt, axis_row, axis_offsets_file, rows [first, count], region
+/// [x, y, width, height], strategy, interpolation, precision,
+/// slices_per_pass, filter, padding, device, threads, corrections (an
+/// object: dead_pixels, flat_field, zingers, rings, paganin,
+/// half_acquisition, each an object of its own; see correctionsToJson);
+/// absent keys keep defaults. Unknown keys are an error (typos must not pass
+/// silently); axis_tilt and axis_row need axis, raw_type/raw_header/
+/// raw_big_endian need raw_shape.
 std::string toJson(const RunConfig& config);
 /// Throws FormatError naming the key and what was expected (the offending
 /// value shown in a few words, whatever its size), or when values are

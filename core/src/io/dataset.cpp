@@ -138,17 +138,32 @@ FileKind sniffFile(const std::filesystem::path& path) {
     return matlab ? FileKind::MatlabOld : FileKind::Other;
 }
 
-std::vector<double> resolveAngles(const DatasetInfo& info, const StoredAngles& stored, const OpenOptions& options) {
+std::vector<double> resolveAngles(DatasetInfo& info, const StoredAngles& stored, const OpenOptions& options) {
     if (info.projections < 2)
         throw FormatError(info.path.string() + " has " + std::to_string(info.projections) +
                           " projection; expected at least 2 to reconstruct");
+    if (options.anglesLines && !options.anglesFile)
+        throw InvalidArgument("angle entries " + std::to_string(options.anglesLines->first) + "+" +
+                              std::to_string(options.anglesLines->count) + " for " + info.path.string() +
+                              ": they select lines of an angles file, and none is given");
     std::vector<double> angles;
     std::string source;
     bool checkUnits = options.angleUnits == AngleUnits::Auto;
     if (options.anglesFile) {
-        angles = readAnglesFile(*options.anglesFile,
-                                options.angleUnits == AngleUnits::Radians ? AngleUnits::Radians : AngleUnits::Degrees);
+        const AngleUnits units = options.angleUnits == AngleUnits::Radians ? AngleUnits::Radians : AngleUnits::Degrees;
+        std::optional<LineRange> lines = options.anglesLines;
+        angles = readAnglesFile(*options.anglesFile, units, lines);
+        if (!lines && angles.size() > static_cast<std::size_t>(info.projections)) {
+            // The file lists every frame of the scan, darks and flats too.
+            lines = findProjectionAngles(angles, info.projections);
+            if (lines) angles = readAnglesFile(*options.anglesFile, units, lines);
+        }
         source = options.anglesFile->string();
+        if (lines)
+            source += " (entries " + std::to_string(lines->first) + " to " +
+                      std::to_string(lines->first + static_cast<int>(angles.size()) - 1) + ")";
+        info.anglesFile = *options.anglesFile;
+        info.anglesLines = lines;
     } else if (!stored.values.empty()) {
         const AngleUnits units = options.angleUnits != AngleUnits::Auto ? options.angleUnits
                                                                        : stored.statedUnits.value_or(AngleUnits::Degrees);
@@ -177,7 +192,10 @@ std::vector<double> resolveAngles(const DatasetInfo& info, const StoredAngles& s
     if (angles.size() != static_cast<std::size_t>(info.projections))
         throw FormatError(source + " holds " + std::to_string(angles.size()) + " angles but " +
                           info.path.string() + " has " + std::to_string(info.projections) +
-                          " projections: expected one angle per projection");
+                          " projections: expected one angle per projection" +
+                          (options.anglesFile && !options.anglesLines && angles.size() > static_cast<std::size_t>(info.projections)
+                               ? " (or the entries of the file that belong to the projections)"
+                               : ""));
     checkAngleSpan(angles, source, checkUnits);
     return angles;
 }
@@ -279,6 +297,16 @@ void checkRawRowRequest(const DatasetInfo& info, int firstRow, int rowCount, std
                               " bytes is not a whole number of " + sampleTypeName(info.sampleType) + " samples");
     checkRowRequest(info, firstRow, rowCount, bytes / sample,
                     static_cast<std::size_t>(info.projections) * static_cast<std::size_t>(info.columns));
+}
+
+void checkProjectionRequest(const DatasetInfo& info, int index, std::size_t outSize) {
+    if (index < 0 || index >= info.projections)
+        throw InvalidArgument("projection " + std::to_string(index) + " of " + info.path.string() +
+                              ": expected 0 to " + std::to_string(info.projections - 1));
+    const std::size_t expected = static_cast<std::size_t>(info.rows) * static_cast<std::size_t>(info.columns);
+    if (outSize != expected)
+        throw InvalidArgument("output buffer for a projection of " + info.path.string() + " holds " +
+                              std::to_string(outSize) + " values; expected " + std::to_string(expected));
 }
 
 void imageToSinograms(std::span<const float> image, int index, int imageCount, int rows, int columns,
@@ -389,6 +417,17 @@ void DatasetReader::readFlatGroup(int group, int firstRow, int rowCount, std::sp
         throw InvalidArgument(m_info.path.string() + ": this reader does not read flat groups one by one");
 }
 
+void DatasetReader::readProjection(int index, std::span<float> out) {
+    detail::checkProjectionRequest(m_info, index, out.size());
+    const auto columns = static_cast<std::size_t>(m_info.columns);
+    std::vector<float> row(static_cast<std::size_t>(m_info.projections) * columns);
+    for (int r = 0; r < m_info.rows; ++r) {
+        readSinograms(r, 1, row);
+        std::copy_n(row.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(index) * columns), columns,
+                    out.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * columns));
+    }
+}
+
 std::unique_ptr<DatasetReader> openDataset(const std::filesystem::path& path, const OpenOptions& options) {
     const DatasetFormat format = detectFormat(path, options);
     if (!options.variable.empty() && format != DatasetFormat::Matlab)
@@ -431,9 +470,19 @@ std::unique_ptr<DatasetReader> openDataset(const std::filesystem::path& path, co
     throw FormatError(path.string() + ": " + formatName(format) + " is not supported by this build");
 }
 
-std::vector<double> readAnglesFile(const std::filesystem::path& path, AngleUnits units) {
+std::vector<double> readAnglesFile(const std::filesystem::path& path, AngleUnits units, std::optional<LineRange> lines) {
     const bool radians = units == AngleUnits::Radians;
     auto angles = detail::readNumbersFile(path, radians ? "angle in radians" : "angle in degrees");
+    if (lines) {
+        const auto entries = static_cast<long long>(angles.size());
+        const long long first = lines->first;
+        const long long count = lines->count == 0 ? entries - first : lines->count;
+        if (first < 0 || count < 1 || lines->count < 0 || first + count > entries)
+            throw FormatError(path.string() + ": angle entries " + std::to_string(first) + " to " +
+                              std::to_string(first + count - 1) + " asked for, but it holds entries 0 to " +
+                              std::to_string(entries - 1) + " (comments and blank lines not counted)");
+        angles = std::vector<double>(angles.begin() + first, angles.begin() + first + count);
+    }
     for (std::size_t i = 0; i < angles.size(); ++i) {
         if (!radians) angles[i] *= kDegree;
         if (!(std::abs(angles[i]) <= kMaxAbsDegrees * kDegree))
@@ -442,6 +491,32 @@ std::vector<double> readAnglesFile(const std::filesystem::path& path, AngleUnits
                               " in magnitude");
     }
     return angles;
+}
+
+std::optional<LineRange> findProjectionAngles(const std::vector<double>& angles, int projections) {
+    const auto n = static_cast<int>(angles.size());
+    if (projections < 2 || n <= projections) return std::nullopt;
+    // "Equal" within a tenth of the median step between entries: files round
+    // (i13 stores 91.7999 for the last projection, 91.8 for the frames after).
+    std::vector<double> steps;
+    for (std::size_t i = 1; i < angles.size(); ++i)
+        if (angles[i] != angles[i - 1]) steps.push_back(std::abs(angles[i] - angles[i - 1]));
+    if (steps.empty()) return std::nullopt;
+    std::nth_element(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(steps.size() / 2), steps.end());
+    const double tolerance = 0.1 * steps[steps.size() / 2];
+    auto near = [&](double a, double b) { return std::abs(a - b) <= tolerance; };
+    std::optional<LineRange> found;
+    for (int first = 0; first + projections <= n; ++first) {
+        const double start = angles[static_cast<std::size_t>(first)];
+        const double end = angles[static_cast<std::size_t>(first + projections - 1)];
+        const bool before = std::all_of(angles.begin(), angles.begin() + first, [&](double a) { return near(a, start); });
+        const bool after =
+            std::all_of(angles.begin() + first + projections, angles.end(), [&](double a) { return near(a, end); });
+        if (!before || !after) continue;
+        if (found) return std::nullopt; // two runs fit: the layout is not the usual one
+        found = LineRange{first, projections};
+    }
+    return found;
 }
 
 std::vector<double> readAxisOffsetsFile(const std::filesystem::path& path, int expectedCount, double maxMagnitude) {

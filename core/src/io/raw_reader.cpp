@@ -35,6 +35,16 @@ void convert(const std::byte* in, std::size_t count, bool swap, float* out) {
     }
 }
 
+/// Converts `count` samples of `type` to float.
+void convertSamples(const std::byte* in, std::size_t count, SampleType type, bool swap, float* out) {
+    switch (type) {
+    case SampleType::UInt8: convert<std::uint8_t, std::uint8_t>(in, count, false, out); break;
+    case SampleType::UInt16: convert<std::uint16_t, std::uint16_t>(in, count, swap, out); break;
+    case SampleType::Float32: convert<float, std::uint32_t>(in, count, swap, out); break;
+    case SampleType::Float64: convert<double, std::uint64_t>(in, count, swap, out); break;
+    }
+}
+
 class RawReader final : public DatasetReader {
 public:
     RawReader(const std::filesystem::path& path, const RawLayout& layout, const OpenOptions& options)
@@ -87,36 +97,44 @@ public:
         const std::size_t sample = sampleBytes(m_layout.type);
         const std::size_t values = static_cast<std::size_t>(rowCount) * columns;
         m_buffer.resize(values * sample);
-        const bool swap = m_layout.bigEndian != (std::endian::native == std::endian::big);
         for (int a = 0; a < m_info.projections; ++a) {
-            const std::uintmax_t offset =
-                m_layout.headerBytes +
-                ((static_cast<std::uintmax_t>(a) * m_info.rows + static_cast<std::uintmax_t>(firstRow)) * columns) *
-                    sample;
-            m_in.clear();
-            m_in.seekg(static_cast<std::streamoff>(offset));
-            m_in.read(reinterpret_cast<char*>(m_buffer.data()), static_cast<std::streamsize>(m_buffer.size()));
-            if (m_in.gcount() != static_cast<std::streamsize>(m_buffer.size()))
-                throw IoError(m_info.path.string() + ": read error at byte " + std::to_string(offset) +
-                              " (projection " + std::to_string(a) + ")");
+            readRowsOf(a, firstRow);
             // Rows of one projection land rowCount sinograms apart in `out`.
             for (int r = 0; r < rowCount; ++r) {
                 float* dst = out.data() + (static_cast<std::size_t>(r) * m_info.projections + a) * columns;
-                const std::byte* src = m_buffer.data() + static_cast<std::size_t>(r) * columns * sample;
-                switch (m_layout.type) {
-                case SampleType::UInt8: convert<std::uint8_t, std::uint8_t>(src, columns, false, dst); break;
-                case SampleType::UInt16: convert<std::uint16_t, std::uint16_t>(src, columns, swap, dst); break;
-                case SampleType::Float32: convert<float, std::uint32_t>(src, columns, swap, dst); break;
-                case SampleType::Float64: convert<double, std::uint64_t>(src, columns, swap, dst); break;
-                }
+                convertSamples(m_buffer.data() + static_cast<std::size_t>(r) * columns * sample, columns, m_layout.type,
+                               swap(), dst);
             }
         }
+    }
+
+    void readProjection(int index, std::span<float> out) override {
+        checkProjectionRequest(m_info, index, out.size());
+        m_buffer.resize(out.size() * sampleBytes(m_layout.type));
+        readRowsOf(index, 0);
+        convertSamples(m_buffer.data(), out.size(), m_layout.type, swap(), out.data());
     }
 
     bool readMeanFlat(int, int, std::span<float>) override { return false; }
     bool readMeanDark(int, int, std::span<float>) override { return false; }
 
 private:
+    bool swap() const { return m_layout.bigEndian != (std::endian::native == std::endian::big); }
+
+    /// Fills m_buffer (sized by the caller for the rows wanted) from row `firstRow` of projection `a` on.
+    void readRowsOf(int a, int firstRow) {
+        const std::uintmax_t offset =
+            m_layout.headerBytes +
+            ((static_cast<std::uintmax_t>(a) * m_info.rows + static_cast<std::uintmax_t>(firstRow)) * m_info.columns) *
+                sampleBytes(m_layout.type);
+        m_in.clear();
+        m_in.seekg(static_cast<std::streamoff>(offset));
+        m_in.read(reinterpret_cast<char*>(m_buffer.data()), static_cast<std::streamsize>(m_buffer.size()));
+        if (m_in.gcount() != static_cast<std::streamsize>(m_buffer.size()))
+            throw IoError(m_info.path.string() + ": read error at byte " + std::to_string(offset) + " (projection " +
+                          std::to_string(a) + ")");
+    }
+
     RawLayout m_layout;
     std::ifstream m_in;
     std::vector<std::byte> m_buffer;

@@ -74,14 +74,17 @@ struct StoredAngles {
 };
 
 /// The angles (radians) of a dataset with info.projections projections:
-/// options.anglesFile when given, else `stored` when not empty (in
-/// options.angleUnits, else the stated units, else degrees), else uniform
-/// over options.angleRangeDegrees. Throws FormatError naming the source when
-/// there are fewer than 2 projections, a count differs from
-/// info.projections, an angle is not finite or absurdly large, all angles
-/// are equal, or (units neither stated nor given) degrees that span at most
-/// 2 pi; InvalidArgument for a range outside (0, 3600].
-std::vector<double> resolveAngles(const DatasetInfo& info, const StoredAngles& stored, const OpenOptions& options);
+/// options.anglesFile when given (the entries options.anglesLines selects,
+/// or those findProjectionAngles finds when the file holds more angles than
+/// projections; recorded in info.anglesFile / anglesLines), else `stored`
+/// when not empty (in options.angleUnits, else the stated units, else
+/// degrees), else uniform over options.angleRangeDegrees. Throws
+/// FormatError naming the source when there are fewer than 2 projections, a
+/// count differs from info.projections, an angle is not finite or absurdly
+/// large, all angles are equal, or (units neither stated nor given) degrees
+/// that span at most 2 pi; InvalidArgument for a range outside (0, 3600] and
+/// for anglesLines without an angles file.
+std::vector<double> resolveAngles(DatasetInfo& info, const StoredAngles& stored, const OpenOptions& options);
 
 /// The numbers of a text file, one per line ('#' comments and blank lines
 /// skipped), as written. Throws IoError / FormatError naming the file and
@@ -102,6 +105,10 @@ void checkRowRequest(const DatasetInfo& info, int firstRow, int rowCount, std::s
 /// checkRowRequest for readRawRows: `bytes` must be rowCount x projections x
 /// columns samples of info.sampleType.
 void checkRawRowRequest(const DatasetInfo& info, int firstRow, int rowCount, std::size_t bytes);
+
+/// Throws InvalidArgument naming info.path when `index` is not a projection
+/// or `outSize` is not rows * columns.
+void checkProjectionRequest(const DatasetInfo& info, int index, std::size_t outSize);
 
 /// Reorders a block read as [image][row][column] into [row][image][column].
 void imagesToSinograms(std::span<const float> images, int imageCount, int rows, int columns,

@@ -47,8 +47,13 @@ double firstRunSpeed(const std::string& strategy) {
     const Backend* b = BackendRegistry::instance().find(strategy);
     return b && b->family() != "cpu" ? 100e9 : 2.5e9;
 }
-/// Bands are whole multiples of this many rows (GPU tiles are 16 to 64 rows).
-constexpr int kBandRowMultiple = 32;
+/// Bands are whole multiples of this many rows: GPU tiles are 16 to 64
+/// rows; CPU plans take any height, and a slow exact CPU mode needs thin
+/// bands to stop within kBandSeconds.
+int bandRowMultiple(const std::string& strategy) {
+    const Backend* b = BackendRegistry::instance().find(strategy);
+    return b && b->family() != "cpu" ? 32 : 8;
+}
 
 void checkPositive(const DatasetInfo& info) {
     if (info.projections < 1 || info.rows < 1 || info.columns < 1)
@@ -173,7 +178,7 @@ struct PreviewSession::Impl {
 
     int filterRuns = 0;
     int loadRuns = 0;
-    double lastUpdatesPerSecond = 0.0; // speed of the last completed back-projection
+    double lastUpdatesPerSecond = 0.0; // speed of the last back-projection or band
 
     SliceBufferPrefetcher sliceBuffers; // the next run's result memory
 
@@ -302,15 +307,10 @@ PreviewResult PreviewSession::run(const PreviewRequest& request, const CancelTok
         plan.setAxis(axis, std::span<const double>(request.axisOffsets));
 
     // Bands of rows, so a cancellable slow run can stop within ~kBandSeconds.
-    int bands = 1;
-    if (cancel) {
-        const double updates = static_cast<double>(region.pixels()) * projections;
-        const double speed =
-            d.lastUpdatesPerSecond > 0.0 ? d.lastUpdatesPerSecond : firstRunSpeed(plan.options().strategy);
-        const double estimate = updates / speed;
-        const int maxBands = std::max(1, region.height / kBandRowMultiple);
-        bands = std::clamp(static_cast<int>(std::ceil(estimate / kBandSeconds)), 1, maxBands);
-    }
+    double speed = d.lastUpdatesPerSecond > 0.0 ? d.lastUpdatesPerSecond : firstRunSpeed(plan.options().strategy);
+    const int rowMultiple = bandRowMultiple(plan.options().strategy);
+    const double rowUpdates = static_cast<double>(region.width) * projections;
+    const bool banded = cancel && region.height > rowMultiple && rowUpdates * region.height / speed > kBandSeconds;
 
     // The result's memory was prepared during the last run; the next run's is
     // prepared while this one back-projects.
@@ -319,20 +319,28 @@ PreviewResult PreviewSession::run(const PreviewRequest& request, const CancelTok
     result.slice.data = d.sliceBuffers.take(region.pixels());
     d.sliceBuffers.prepare(region.pixels());
     const auto bpStart = Clock::now();
-    if (bands == 1) {
+    if (!banded) {
         if (!(plan.geometry().region == region)) plan.setRegion(region);
         plan.backproject(std::span<float>(result.slice.data));
     } else {
-        // Band heights: multiples of kBandRowMultiple, the last takes the rest.
-        int rowsPerBand = (region.height + bands - 1) / bands;
-        rowsPerBand = (rowsPerBand + kBandRowMultiple - 1) / kBandRowMultiple * kBandRowMultiple;
+        // Each band's height comes from the latest speed, learnt from every
+        // band: a run that is always cancelled (a reference pre-empted by
+        // live slices) still learns how fast its plan is.
         result.bands = 0;
-        for (int y = 0; y < region.height; y += rowsPerBand, ++result.bands) {
+        for (int y = 0; y < region.height; ++result.bands) {
             checkCancel();
-            Region band{region.x, region.y + y, region.width, std::min(rowsPerBand, region.height - y)};
+            const int fit = static_cast<int>(kBandSeconds * speed / rowUpdates) / rowMultiple * rowMultiple;
+            const int rows = std::min(std::max(rowMultiple, fit), region.height - y);
+            const Region band{region.x, region.y + y, region.width, rows};
             if (!(plan.geometry().region == band)) plan.setRegion(band);
             float* out = result.slice.data.data() + static_cast<std::size_t>(y) * region.width;
+            const auto bandStart = Clock::now();
             plan.backproject(std::span<float>(out, band.pixels()));
+            if (const double seconds = secondsSince(bandStart); seconds > 0.0) {
+                speed = rowUpdates * rows / seconds;
+                d.lastUpdatesPerSecond = speed;
+            }
+            y += rows;
         }
     }
     result.secondsBackproject = secondsSince(bpStart);

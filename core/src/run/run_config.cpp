@@ -21,10 +21,11 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array kKeys = {"input",           "axis",   "axis_tilt", "axis_row",      "axis_offsets_file",
-                              "rows",            "region", "strategy",  "interpolation", "precision",
-                              "slices_per_pass", "filter", "padding",   "device",        "threads",
-                              "corrections"};
+constexpr std::array kKeys = {"input",      "angles_file",     "angles_lines",   "angle_range", "angle_units",
+                              "raw_shape",  "raw_type",        "raw_header",     "raw_big_endian", "axis",
+                              "axis_tilt",  "axis_row",        "axis_offsets_file", "rows",     "region",
+                              "strategy",   "interpolation",   "precision",      "slices_per_pass", "filter",
+                              "padding",    "device",          "threads",        "corrections"};
 
 template <std::size_t N>
 std::string knownKeys(const std::array<const char*, N>& keys) {
@@ -231,6 +232,17 @@ std::string correctionsToJson(const CorrectionOptions& corrections) {
 std::string toJson(const RunConfig& config) {
     json j = json::object();
     j["input"] = config.input.string();
+    const OpenOptions& open = config.open;
+    j["angles_file"] = open.anglesFile ? open.anglesFile->string() : std::string();
+    if (open.anglesLines) j["angles_lines"] = {open.anglesLines->first, open.anglesLines->count};
+    j["angle_range"] = open.angleRangeDegrees;
+    j["angle_units"] = angleUnitsName(open.angleUnits);
+    if (open.raw) {
+        j["raw_shape"] = {open.raw->projections, open.raw->rows, open.raw->columns};
+        j["raw_type"] = sampleTypeName(open.raw->type);
+        j["raw_header"] = open.raw->headerBytes;
+        j["raw_big_endian"] = open.raw->bigEndian;
+    }
     if (config.axis) j["axis"] = *config.axis;
     if (config.axisTilt != 0.0) {
         j["axis_tilt"] = config.axisTilt;
@@ -275,6 +287,51 @@ RunConfig runConfigFromJson(const std::string& text) {
     RunConfig c;
     auto has = [&](const char* key) { return j.contains(key) && !j[key].is_null(); };
     if (has("input")) c.input = getPath(j["input"], "input");
+    OpenOptions& open = c.open;
+    if (has("angles_file")) {
+        const std::filesystem::path file = getPath(j["angles_file"], "angles_file");
+        if (!file.empty()) open.anglesFile = file;
+    }
+    if (has("angles_lines")) {
+        const auto lines = getInts<2>(j["angles_lines"], "angles_lines", {0, 0},
+                                      "[first, count] with first >= 0 and count >= 0 (0 = to the end)");
+        open.anglesLines = LineRange{lines[0], lines[1]};
+    }
+    if (has("angle_range")) {
+        const json& v = j["angle_range"];
+        if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0.0)
+            wrongValue("angle_range", "a positive number of degrees", v);
+        open.angleRangeDegrees = v.get<double>();
+    }
+    if (has("angle_units")) {
+        const std::string units = getString(j["angle_units"], "angle_units");
+        bool known = false;
+        for (AngleUnits u : {AngleUnits::Auto, AngleUnits::Degrees, AngleUnits::Radians})
+            if (units == angleUnitsName(u)) open.angleUnits = u, known = true;
+        if (!known) wrongValue("angle_units", "\"auto\", \"degrees\" or \"radians\"", j["angle_units"]);
+    }
+    if (has("raw_shape")) {
+        const auto shape = getInts<3>(j["raw_shape"], "raw_shape", {1, 1, 1},
+                                      "[projections, rows, columns], each >= 1");
+        RawLayout raw{shape[0], shape[1], shape[2]};
+        if (has("raw_type")) {
+            const std::string type = getString(j["raw_type"], "raw_type");
+            bool known = false;
+            for (SampleType t : {SampleType::UInt8, SampleType::UInt16, SampleType::Float32, SampleType::Float64})
+                if (type == sampleTypeName(t)) raw.type = t, known = true;
+            if (!known) wrongValue("raw_type", "\"uint8\", \"uint16\", \"float32\" or \"float64\"", j["raw_type"]);
+        }
+        if (has("raw_header")) raw.headerBytes = static_cast<std::size_t>(getInt(j["raw_header"], "raw_header", 0));
+        if (has("raw_big_endian")) {
+            if (!j["raw_big_endian"].is_boolean()) wrongValue("raw_big_endian", "true or false", j["raw_big_endian"]);
+            raw.bigEndian = j["raw_big_endian"].get<bool>();
+        }
+        open.raw = raw;
+    } else {
+        for (const char* rawOnly : {"raw_type", "raw_header", "raw_big_endian"})
+            if (has(rawOnly))
+                throw FormatError(std::string("run config: key '") + rawOnly + "' needs 'raw_shape' (the raw layout)");
+    }
     // Axis values beyond 1e9 columns are nonsense (and would lose all precision).
     auto getAxisValue = [&](const char* key, const std::string& expected) {
         if (!j[key].is_number() || !std::isfinite(j[key].get<double>()) || std::abs(j[key].get<double>()) > 1e9)

@@ -169,6 +169,22 @@ public:
         readInParallel(pieces);
     }
 
+    void readProjection(int index, std::span<float> out) override {
+        const h5::Session session;
+        checkProjectionRequest(m_info, index, out.size());
+        // The index-th frame of the projections' runs.
+        hsize_t frame = 0;
+        for (hsize_t left = static_cast<hsize_t>(index); const auto& [first, count] : m_projections.runs) {
+            if (left < count) {
+                frame = first + left;
+                break;
+            }
+            left -= count;
+        }
+        m_projections.array->read({frame, 0, 0},
+                                  {1, static_cast<hsize_t>(m_info.rows), static_cast<hsize_t>(m_info.columns)}, out);
+    }
+
 protected:
     /// Prepares the reads that bypass the library (after m_projections is set).
     void enableDirectReads() {

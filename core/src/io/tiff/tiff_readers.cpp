@@ -58,20 +58,25 @@ public:
         if (m_info.flats > 0) m_info.flatPositions = {-1.0}; // order not known: one group
         m_info.darks = static_cast<int>(m_darkFiles.size());
 
-        StoredAngles stored;
+        // The folder's own angles.txt, unless an angles file is given. It may
+        // list every frame of the scan (darks and flats too): the usual
+        // layout is recognised, anything else needs the entries given.
+        OpenOptions effective = options;
         const auto anglesTxt = dir / "angles.txt";
-        if (!options.anglesFile && fileType(anglesTxt) != std::filesystem::file_type::not_found) {
-            stored.values = readNumbersFile(anglesTxt, "angle");
-            stored.source = anglesTxt.string();
-            if (stored.values.size() != m_projectionFiles.size())
-                throw FormatError(anglesTxt.string() + " holds " + std::to_string(stored.values.size()) +
-                                  " angles but " + dir.string() + " has " + std::to_string(m_projectionFiles.size()) +
+        if (!effective.anglesFile && fileType(anglesTxt) != std::filesystem::file_type::not_found) {
+            effective.anglesFile = anglesTxt;
+            const auto all = readAnglesFile(
+                anglesTxt, options.angleUnits == AngleUnits::Radians ? AngleUnits::Radians : AngleUnits::Degrees);
+            if (!options.anglesLines && all.size() != m_projectionFiles.size() &&
+                !findProjectionAngles(all, m_info.projections))
+                throw FormatError(anglesTxt.string() + " holds " + std::to_string(all.size()) + " angles but " +
+                                  dir.string() + " has " + std::to_string(m_projectionFiles.size()) +
                                   " projection files (" + m_projectionFiles.front().filename().string() + " ... " +
                                   m_projectionFiles.back().filename().string() +
-                                  "); expected one angle per projection: give an angles file with the "
-                                  "projections' angles instead");
+                                  "); expected one angle per projection: give the entries that belong to the "
+                                  "projections, or an angles file with the projections' angles instead");
         }
-        m_info.angles = resolveAngles(m_info, stored, options);
+        m_info.angles = resolveAngles(m_info, {}, effective);
         finishInfo(m_info, options);
     }
 
@@ -91,6 +96,13 @@ public:
 
     bool readMeanDark(int firstRow, int rowCount, std::span<float> out) override {
         return readMean(m_darkFiles, m_darkLayout, firstRow, rowCount, out);
+    }
+
+    void readProjection(int index, std::span<float> out) override {
+        checkProjectionRequest(m_info, index, out.size());
+        m_rows.resize(out.size());
+        readImageRows(m_projectionFiles[static_cast<std::size_t>(index)], m_layout, 0, m_info.rows);
+        std::copy(m_rows.begin(), m_rows.end(), out.begin());
     }
 
 private:
@@ -195,6 +207,17 @@ public:
 
     bool readMeanFlat(int, int, std::span<float>) override { return false; }
     bool readMeanDark(int, int, std::span<float>) override { return false; }
+
+    void readProjection(int index, std::span<float> out) override {
+        checkProjectionRequest(m_info, index, out.size());
+        if (!TIFFSetDirectory(m_file.get(), static_cast<tdir_t>(index)))
+            throw FormatError(m_info.path.string() + ": cannot read page " + std::to_string(index) + m_file.errorDetail());
+        const tiff::PageLayout layout = tiff::pageLayout(m_file, index);
+        if (layout.width != m_layout.width || layout.height != m_layout.height)
+            throw FormatError(m_info.path.string() + ": page " + std::to_string(index) + " is " + tiff::describe(layout) +
+                              "; expected " + tiff::describe(m_layout) + " like page 0");
+        tiff::readRows(m_file, layout, 0, m_info.rows, out);
+    }
 
 private:
     /// Steps to page `page` (the one after the current) and checks it has
