@@ -71,7 +71,8 @@ class VolumeInMemory final : public VolumeWriter {
 public:
     VolumeInMemory(int width, int height, int slices) : volume(width, height, slices) {}
     void writeSlices(int first, int, std::span<const float> data) override {
-        std::copy(data.begin(), data.end(), volume.data.begin() + static_cast<std::ptrdiff_t>(first * volume.imageSize()));
+        const auto at = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(first) * volume.imageSize());
+        std::copy(data.begin(), data.end(), volume.data.begin() + at);
     }
     void commit() override {}
     ImageStack volume;

@@ -445,7 +445,8 @@ TEST(TiffStack, ParallelWritingEqualsSequential) {
             char name[32];
             std::snprintf(name, sizeof name, "slice_%05d.tif", z);
             std::ifstream a(sequential / name, std::ios::binary), b(parallel / name, std::ios::binary);
-            const std::string bytesA{std::istreambuf_iterator<char>(a), {}}, bytesB{std::istreambuf_iterator<char>(b), {}};
+            const std::string bytesA{std::istreambuf_iterator<char>(a), {}};
+            const std::string bytesB{std::istreambuf_iterator<char>(b), {}};
             ASSERT_FALSE(bytesA.empty());
             ASSERT_EQ(bytesA, bytesB) << name << " differs";
         }

@@ -43,7 +43,8 @@ RangeEstimate robustRange(std::span<const float> values, const RangeEstimateOpti
         throw DataError("range estimate: none of the " + std::to_string(values.size()) +
                         " values sampled is finite; give the range yourself");
     const auto at = [&](double percent) {
-        const auto index = static_cast<std::size_t>(std::floor(percent / 100.0 * static_cast<double>(finite.size() - 1)));
+        const double last = static_cast<double>(finite.size() - 1);
+        const auto index = static_cast<std::size_t>(std::floor(percent / 100.0 * last));
         std::nth_element(finite.begin(), finite.begin() + static_cast<std::ptrdiff_t>(index), finite.end());
         return finite[index];
     };

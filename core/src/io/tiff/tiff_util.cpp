@@ -218,7 +218,8 @@ void writePage(File& file, int width, int height, std::span<std::byte> samples, 
     TIFFSetField(t, TIFFTAG_IMAGELENGTH, static_cast<std::uint32_t>(height));
     TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, static_cast<std::uint16_t>(1));
     TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, static_cast<std::uint16_t>(8 * bytes));
-    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, static_cast<std::uint16_t>(isFloat ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT));
+    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT,
+                 static_cast<std::uint16_t>(isFloat ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT));
     TIFFSetField(t, TIFFTAG_PHOTOMETRIC, static_cast<std::uint16_t>(PHOTOMETRIC_MINISBLACK));
     TIFFSetField(t, TIFFTAG_PLANARCONFIG, static_cast<std::uint16_t>(PLANARCONFIG_CONTIG));
     TIFFSetField(t, TIFFTAG_COMPRESSION, static_cast<std::uint16_t>(COMPRESSION_NONE));
@@ -228,7 +229,8 @@ void writePage(File& file, int width, int height, std::span<std::byte> samples, 
     for (std::uint32_t strip = 0, row = 0; row < static_cast<std::uint32_t>(height); ++strip, row += rowsPerStrip) {
         const std::size_t rows = std::min<std::size_t>(rowsPerStrip, static_cast<std::size_t>(height) - row);
         errno = 0; // libtiff's message says "write error"; the system says why (disk full)
-        if (TIFFWriteEncodedStrip(t, strip, samples.data() + row * rowBytes, static_cast<tmsize_t>(rows * rowBytes)) < 0)
+        const auto stripBytes = static_cast<tmsize_t>(rows * rowBytes);
+        if (TIFFWriteEncodedStrip(t, strip, samples.data() + row * rowBytes, stripBytes) < 0)
             throw IoError(file.path().string() + ": cannot write rows " + std::to_string(row) + ".." +
                           std::to_string(row + rows - 1) + (errno ? std::string(": ") + std::strerror(errno) : "") +
                           file.errorDetail());

@@ -94,7 +94,8 @@ public:
         : m_output(target, options.overwrite), m_slices(m_output.target(), width, height, slices),
           m_type(options.type), m_encoder(options),
           m_description(description(options, m_encoder.encoder().quantization())) {
-        const double bytes = static_cast<double>(m_slices.sliceSize()) * slices * static_cast<double>(outputTypeBytes(m_type));
+        const double bytes =
+            static_cast<double>(m_slices.sliceSize()) * slices * static_cast<double>(outputTypeBytes(m_type));
         m_file.emplace(m_output.temporary(), writeMode(bytes));
     }
 
