@@ -528,6 +528,26 @@ TEST(OutputTypes, TiffBitsStillSelectIntegersForTiffOnly) {
     }
 }
 
+TEST(OutputTypes, LargeSlicesAreConvertedInGroups) {
+    // A writer converts at most 64 MiB of samples at a time: 4 float16
+    // slices of 2900^2 (16.8 MB each) go as 3 + 1, and still land in place.
+    TempDir dir;
+    const ImageStack v = spreadVolume(2900, 2900, 4);
+    std::vector<float> expected;
+    for (const std::string& name : targets()) {
+        SCOPED_TRACE(name);
+        writeWhole(dir / name, v, optionsFor(OutputType::Float16));
+        const ImageStack back = readVolume(dir / name);
+        if (expected.empty()) {
+            expectRestored(back, v, OutputType::Float16);
+            expected = back.data;
+        } else {
+            EXPECT_EQ(back.data, expected);
+        }
+        std::filesystem::remove_all(dir / name);
+    }
+}
+
 TEST(OutputTypes, MeasuredWriteSpeedOfEachType) {
     // MEASURED, not asserted: 32 slices of 1024^2 (128 MiB as float32) to
     // the temporary folder, each format and type, as the conveyor hands

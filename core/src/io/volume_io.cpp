@@ -284,6 +284,12 @@ std::span<std::byte> ParallelEncoder::encodeOnThread(int thread, std::span<const
     return buffer;
 }
 
+int ParallelEncoder::slicesPerBuffer(std::size_t sliceValues) const {
+    constexpr std::size_t kBufferBytes = std::size_t{64} << 20;
+    const std::size_t slices = kBufferBytes / std::max<std::size_t>(1, sliceValues * sampleBytes());
+    return static_cast<int>(std::clamp<std::size_t>(slices, 1, 1 << 20));
+}
+
 ClippedValues ParallelEncoder::clipped() const {
     ClippedValues sum;
     for (const ClippedValues& c : m_counts) {

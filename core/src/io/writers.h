@@ -101,6 +101,10 @@ public:
     /// Inside forEach: encodes `values` into the thread's own buffer (valid
     /// until the thread's next call).
     std::span<std::byte> encodeOnThread(int thread, std::span<const float> values);
+    /// How many slices of `sliceValues` values to encode into one buffer:
+    /// at most 64 MiB of samples (at least one slice), so a writer's memory
+    /// stays small beside the conveyor's chunks of hundreds of slices.
+    int slicesPerBuffer(std::size_t sliceValues) const;
 
     ClippedValues clipped() const;
 

@@ -97,23 +97,12 @@ public:
 
     void writeSlices(int first, int count, std::span<const float> data) override {
         m_slices.check(first, count, data.size());
-        if (count == 0) return;
-        const void* samples = data.data();
-        if (m_encoder) { // converted outside the library lock: the conveyor reads meanwhile
-            m_buffer.resize(data.size() * m_encoder->sampleBytes());
-            m_encoder->encode(data, m_buffer.data());
-            samples = m_buffer.data();
+        const std::size_t size = m_slices.sliceSize();
+        const int group = m_encoder ? m_encoder->slicesPerBuffer(size) : std::max(count, 1);
+        for (int done = 0; done < count; done += group) {
+            const int n = std::min(group, count - done);
+            writeGroup(first + done, n, data.subspan(static_cast<std::size_t>(done) * size, n * size));
         }
-        const h5::Session session;
-        const hsize_t start[3] = {static_cast<hsize_t>(first), 0, 0};
-        const hsize_t extent[3] = {static_cast<hsize_t>(count), static_cast<hsize_t>(m_slices.height()),
-                                   static_cast<hsize_t>(m_slices.width())};
-        h5::Dataspace fileSpace(H5Dget_space(m_dataset.get()));
-        h5::Dataspace memSpace(H5Screate_simple(3, extent, nullptr));
-        if (H5Sselect_hyperslab(fileSpace.get(), H5S_SELECT_SET, start, nullptr, extent, nullptr) < 0 ||
-            H5Dwrite(m_dataset.get(), m_memoryType.get(), memSpace.get(), fileSpace.get(), H5P_DEFAULT, samples) < 0)
-            throw IoError(m_output.target().string() + ": writing slices " + std::to_string(first) + ".." +
-                          std::to_string(first + count - 1) + " failed" + h5::errorDetail());
         m_slices.markWritten(first, count);
     }
 
@@ -133,6 +122,26 @@ public:
     ClippedValues clipped() const override { return m_encoder ? m_encoder->clipped() : ClippedValues{}; }
 
 private:
+    /// Converts (for types other than float32) and writes one group of slices.
+    void writeGroup(int first, int count, std::span<const float> data) {
+        const void* samples = data.data();
+        if (m_encoder) { // converted outside the library lock: the conveyor reads meanwhile
+            m_buffer.resize(data.size() * m_encoder->sampleBytes());
+            m_encoder->encode(data, m_buffer.data());
+            samples = m_buffer.data();
+        }
+        const h5::Session session;
+        const hsize_t start[3] = {static_cast<hsize_t>(first), 0, 0};
+        const hsize_t extent[3] = {static_cast<hsize_t>(count), static_cast<hsize_t>(m_slices.height()),
+                                   static_cast<hsize_t>(m_slices.width())};
+        h5::Dataspace fileSpace(H5Dget_space(m_dataset.get()));
+        h5::Dataspace memSpace(H5Screate_simple(3, extent, nullptr));
+        if (H5Sselect_hyperslab(fileSpace.get(), H5S_SELECT_SET, start, nullptr, extent, nullptr) < 0 ||
+            H5Dwrite(m_dataset.get(), m_memoryType.get(), memSpace.get(), fileSpace.get(), H5P_DEFAULT, samples) < 0)
+            throw IoError(m_output.target().string() + ": writing slices " + std::to_string(first) + ".." +
+                          std::to_string(first + count - 1) + " failed" + h5::errorDetail());
+    }
+
     // Declared first, destroyed last: the file is closed before the
     // temporary is deleted.
     StagedOutput m_output;

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -105,14 +106,18 @@ public:
             if (z < m_nextPage || m_waiting.contains(z))
                 throw InvalidArgument("slice " + std::to_string(z) + " of " + m_output.target().string() +
                                       " was already written; a multi-page TIFF cannot rewrite a page");
-        m_buffer.resize(data.size() * m_encoder.sampleBytes());
-        m_encoder.encode(data, m_buffer.data());
-        const std::size_t bytes = m_slices.sliceSize() * m_encoder.sampleBytes();
-        // Pages must be appended in order: slices that arrive early wait.
-        for (int i = 0; i < count; ++i) {
-            const auto slice = std::span(m_buffer).subspan(static_cast<std::size_t>(i) * bytes, bytes);
-            if (first + i == m_nextPage) appendPage(slice);
-            else m_waiting.emplace(first + i, std::vector<std::byte>(slice.begin(), slice.end()));
+        const std::size_t size = m_slices.sliceSize(), bytes = size * m_encoder.sampleBytes();
+        const int group = m_encoder.slicesPerBuffer(size);
+        for (int done = 0; done < count; done += group) {
+            const int n = std::min(group, count - done);
+            m_buffer.resize(static_cast<std::size_t>(n) * bytes);
+            m_encoder.encode(data.subspan(static_cast<std::size_t>(done) * size, n * size), m_buffer.data());
+            // Pages must be appended in order: slices that arrive early wait.
+            for (int i = 0; i < n; ++i) {
+                const auto slice = std::span(m_buffer).subspan(static_cast<std::size_t>(i) * bytes, bytes);
+                if (first + done + i == m_nextPage) appendPage(slice);
+                else m_waiting.emplace(first + done + i, std::vector<std::byte>(slice.begin(), slice.end()));
+            }
         }
         for (auto it = m_waiting.find(m_nextPage); it != m_waiting.end(); it = m_waiting.find(m_nextPage)) {
             appendPage(it->second);
