@@ -102,7 +102,8 @@ public:
     /// Flushes and renames the temporary to the target. Throws IoError.
     virtual void commit() = 0;
     /// What the conversion to the output type clipped so far (nothing for
-    /// writers that store floats as they are).
+    /// writers that store floats as they are). Call it between writeSlices
+    /// calls (e.g. after commit), not during one.
     virtual ClippedValues clipped() const { return {}; }
 };
 
