@@ -14,6 +14,7 @@
 
 #include "tomo/dataset.h"
 #include "tomo/error.h"
+#include "tomo/output_range.h"
 #include "tomo/phantom.h"
 #include "tomo/pipeline.h"
 #include "tomo/registry.h"
@@ -183,6 +184,8 @@ struct RunResult {
     std::string input; ///< "cold" or "warm"
     VolumeReport report;
     double compute = 0.0; ///< seconds: GPU filter + back-projection, or the CPU reconstruct stage
+    double rangeEstimate = 0.0; ///< seconds estimating an integer output's range first (not in the total)
+    ClippedValues clipped;
     double floor = 0.0;   ///< max(read floor, write floor, compute)
 };
 
@@ -201,11 +204,20 @@ RunResult runOnce(const PipelineBenchSettings& s, const fs::path& scan, const fs
     job.geometry = ReconGeometry::fullSlice(g);
     WriteOptions write;
     write.overwrite = true;
+    write.type = s.outputType;
     RunResult r;
     r.input = cold ? "cold" : "warm";
+    if (isQuantized(write.type)) {
+        const auto t0 = Clock::now();
+        const RangeEstimate range = estimateOutputRange(*reader, job);
+        r.rangeEstimate = secondsSince(t0);
+        write.rangeMin = range.min;
+        write.rangeMax = range.max;
+    }
     {
         auto writer = createVolumeWriter(output, info.columns, info.columns, info.rows, write);
         r.report = reconstructVolume(*reader, job, *writer, [](double, std::string_view) { throwIfInterrupted(); });
+        r.clipped = writer->clipped();
     }
     const Backend* backend = BackendRegistry::instance().find(r.report.strategy);
     const bool gpu = backend && backend->family() != "cpu";
@@ -252,13 +264,14 @@ int runPipelineBenchmark(const PipelineBenchSettings& s) {
     layout.gzipLevel = s.gzipLevel;
     const fs::path scan = dir / scanName(s, rows);
     const fs::path output = dir / (s.output == "h5" ? "tomo-bench-volume.h5" : "tomo-bench-volume");
-    const double outputBytes = 4.0 * rows * s.columns * static_cast<double>(s.columns);
+    const double outputBytes =
+        static_cast<double>(outputTypeBytes(s.outputType)) * rows * s.columns * static_cast<double>(s.columns);
 
     std::printf("tomo-bench --pipeline: %d projections x %d rows x %d columns uint16 (%s%s) -> %d slices of %d^2 "
-                "float32 (%s, %.2f GiB) in %s\n",
+                "%s (%s, %.2f GiB) in %s\n",
                 s.projections, rows, s.columns, layout.chunkedPerProjection ? "one projection per chunk" : "contiguous",
                 s.gzipLevel ? (", gzip " + std::to_string(s.gzipLevel)).c_str() : "", rows, s.columns,
-                s.output == "h5" ? "HDF5" : "TIFF folder", gib(outputBytes), dir.c_str());
+                outputTypeName(s.outputType), s.output == "h5" ? "HDF5" : "TIFF folder", gib(outputBytes), dir.c_str());
     std::fflush(stdout);
     if (s.keep && fs::exists(scan, ec) && matches(scan, layout))
         std::printf("reusing the simulated scan %s\n", scan.c_str());
@@ -300,12 +313,20 @@ int runPipelineBenchmark(const PipelineBenchSettings& s) {
     std::printf("(seconds; read/preproc/recon/write = busy time of each conveyor stage, overlapping; compute = "
                 "filter + back-projection on the GPU, or the reconstruct stage on the CPU; floor = max(read floor of "
                 "the same cache state, write floor, compute); ratio = total / floor)\n");
-    for (const RunResult& r : runs)
+    for (const RunResult& r : runs) {
         std::printf("%s input: chunk %d rows, chunk buffers peak %.0f MiB; plan split upload %.2f, filter %.2f, "
                     "back-projection %.2f, download %.2f s; %.0f GU/s over the reconstruct stage\n",
                     r.input.c_str(), r.report.chunkRows, static_cast<double>(r.report.peakBufferBytes) / (1 << 20),
                     r.report.plan.upload, r.report.plan.filter, r.report.plan.backproject, r.report.plan.download,
                     r.report.gups);
+        if (s.outputType != OutputType::Float32)
+            std::printf("%s input: %s output, %llu values clipped%s\n", r.input.c_str(), outputTypeName(s.outputType),
+                        static_cast<unsigned long long>(r.clipped.total()),
+                        isQuantized(s.outputType) ? ("; range estimated before the run in " +
+                                                     formatSeconds(r.rangeEstimate) + " (not in the total)")
+                                                        .c_str()
+                                                  : "");
+    }
 
     if (!s.json.empty()) {
         json results = json::array();
@@ -329,6 +350,8 @@ int runPipelineBenchmark(const PipelineBenchSettings& s) {
                                {"ratio", v.secondsTotal / r.floor},
                                {"bottleneck", v.bottleneck()},
                                {"chunk_rows", v.chunkRows},
+                               {"range_estimate_seconds", r.rangeEstimate},
+                               {"clipped_values", r.clipped.total()},
                                {"peak_buffer_bytes", v.peakBufferBytes}});
         }
         const json doc = {{"mode", "pipeline"},
@@ -339,7 +362,8 @@ int runPipelineBenchmark(const PipelineBenchSettings& s) {
                             {"chunked", layout.chunkedPerProjection},
                             {"gzip", s.gzipLevel},
                             {"bytes", inputBytes}}},
-                          {"output", {{"format", s.output}, {"bytes", outputBytes}}},
+                          {"output",
+                           {{"format", s.output}, {"type", outputTypeName(s.outputType)}, {"bytes", outputBytes}}},
                           {"storage_floor_seconds",
                            {{"read_cold", readCold},
                             {"read_warm", readWarm},

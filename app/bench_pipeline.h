@@ -5,6 +5,7 @@
 
 #include "tomo/backend.h"
 #include "tomo/corrections.h"
+#include "tomo/volume_io.h"
 
 #include <filesystem>
 #include <string>
@@ -17,6 +18,9 @@ struct PipelineBenchSettings {
     int columns = 512;
     std::filesystem::path dir;       ///< where the scan and the output go (empty: the system temp folder)
     std::string output = "h5";       ///< "h5" or "tiff" (a folder of TIFFs)
+    /// How the output stores the values; for uint16/uint8 the range is
+    /// estimated first, as tomo-recon does (timed apart).
+    OutputType outputType = OutputType::Float32;
     bool chunkedInput = true;        ///< one projection per HDF5 chunk (how detectors write)
     int gzipLevel = 0;
     bool keep = false;               ///< keep the scan (and reuse it when it matches) and the output

@@ -52,6 +52,7 @@ struct Settings {
     bool list = false;
     bool preview = false;
     bool pipeline = false;
+    std::string outputType = "float32"; // --pipeline
     PipelineBenchSettings pipe;          // --pipeline: the scan, the folder, the output
     CorrectionCommandLine corrections;   // --preview and --pipeline
 };
@@ -565,6 +566,7 @@ int runPipeline(Settings s, const CLI::App& app) {
     s.pipe.projections = s.projections;
     s.pipe.columns = s.size;
     s.pipe.json = s.json;
+    s.pipe.outputType = parseOutputType(s.outputType, "--output-type");
     ReconOptions& o = s.pipe.options;
     o.strategy = one(s.strategies, "--strategy", "auto");
     o.interpolation = parseInterpolation(one(s.interps, "--interp", "linear"));
@@ -634,6 +636,12 @@ void addOptions(CLI::App& app, Settings& s) {
         ->needs(pipeline);
     app.add_option("--output-format", s.pipe.output, "--pipeline: h5 or tiff (a folder of TIFF slices)")
         ->type_name("FORMAT")
+        ->capture_default_str()
+        ->needs(pipeline);
+    app.add_option("--output-type", s.outputType,
+                   "--pipeline: how the output stores the values (uint16/uint8: the range estimated from 5 rows "
+                   "first, timed apart, as tomo-recon does)")
+        ->check(CLI::IsMember({"float32", "float16", "uint16", "uint8"}))
         ->capture_default_str()
         ->needs(pipeline);
     app.add_flag("--contiguous", [&](std::int64_t) { s.pipe.chunkedInput = false; },

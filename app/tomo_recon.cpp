@@ -7,6 +7,7 @@
 #include "tomo/dataset.h"
 #include "tomo/error.h"
 #include "tomo/metrics.h"
+#include "tomo/output_range.h"
 #include "tomo/phantom.h"
 #include "tomo/pipeline.h"
 #include "tomo/preprocess.h"
@@ -84,6 +85,7 @@ struct CommandLine {
     std::string rawType = "float32";
     std::size_t rawHeader = 0;
     bool rawBigEndian = false;
+    std::string outputType = "float32";
     int tiffBits = 32;
     std::string range;
     std::string reference;
@@ -114,8 +116,8 @@ void addOptions(CLI::App& app, CommandLine& c) {
                    "(with --raw-shape); the format is detected from the content. \"demo\" = --demo")
         ->type_name("FILE|demo");
     app.add_option("-o,--output", c.output,
-                   "Output volume: .h5/.hdf5/.nxs = HDF5 (/volume float32 [slice][row][column]); .tif/.tiff or a "
-                   "folder = TIFF stack. Required, except with --demo (then a file in the demo's temporary folder)")
+                   "Output volume: .h5/.hdf5/.nxs = HDF5 (/volume [slice][row][column] of --output-type); .tif/.tiff "
+                   "or a folder = TIFF stack. Required, except with --demo (then a file in the demo's temporary folder)")
         ->type_name("FILE");
     addAxisOptions(app, c.axis);
     app.add_option("--axis-offsets", c.axisOffsets,
@@ -209,13 +211,21 @@ void addOptions(CLI::App& app, CommandLine& c) {
         ->check(integerIn(0, std::numeric_limits<std::int64_t>::max()))
         ->capture_default_str();
     app.add_flag("--raw-big-endian", c.rawBigEndian, "Raw samples are big-endian (default: little-endian)");
-    app.add_option("--tiff-bits", c.tiffBits,
-                   "TIFF output sample size: 32 = float32; 16 or 8 = unsigned integers mapped from --range")
-        ->check(integerIn(8, 32))
-        ->check(CLI::IsMember({32, 16, 8}))
+    app.add_option("--output-type", c.outputType,
+                   "How the values are stored: float32 (as computed); float16 (11 significant bits, |values| up to "
+                   "65504, larger ones clipped and counted); uint16 or uint8 (value = stored x scale_factor + "
+                   "add_offset over --range; values outside clipped and counted)")
+        ->check(CLI::IsMember({"float32", "float16", "uint16", "uint8"}))
         ->capture_default_str();
-    app.add_option("--range", c.range, "MIN,MAX: the values mapped to 0 and the largest integer for --tiff-bits 16/8")
+    app.add_option("--range", c.range,
+                   "MIN,MAX: the values stored as 0 and as the largest integer of --output-type uint16/uint8. "
+                   "Default: estimated from 5 rows reconstructed first (0.01 and 99.99 percentiles, widened by 5% "
+                   "each side)")
         ->type_name("MIN,MAX");
+    app.add_option("--tiff-bits", c.tiffBits,
+                   "Deprecated, TIFF output only: 16 = --output-type uint16, 8 = uint8, 32 = float32")
+        ->check(integerIn(8, 32))
+        ->check(CLI::IsMember({32, 16, 8}));
     app.add_option("--reference", c.reference,
                    "A volume written earlier (by tomo-recon or the workstation) to compare the result with: prints "
                    "max abs error, RMSE, PSNR and relative error over the slices. It holds the same slices as the "
@@ -237,7 +247,8 @@ void addOptions(CLI::App& app, CommandLine& c) {
                "  tomo-recon --demo -o demo.h5\n"
                "  tomo-recon scan.h5 -o volume.h5 --auto-tilt\n"
                "  tomo-recon scan.h5 -o sweep.h5 --center-sweep 1015:1025:0.5 --rows 1000\n"
-               "  tomo-recon scan.h5 -o slices/ --rows 100:164 --center 1021.5 --tiff-bits 16 --range -0.001,0.01\n"
+               "  tomo-recon scan.h5 -o slices/ --rows 100:164 --center 1021.5 --output-type uint16 --range -0.001,0.01\n"
+               "  tomo-recon scan.h5 -o volume.h5 --output-type float16\n"
                "  tomo-recon scan.h5 -o fast.h5 --precision float16 --reference exact.h5\n"
                "  tomo-recon --config tuned.json -o volume.h5 --overwrite\n\n" +
                exitCodeHelp());
@@ -304,24 +315,44 @@ OpenOptions openOptions(const CLI::App& app, const CommandLine& c, OpenOptions o
     return o;
 }
 
+/// --output-type, or the type the deprecated --tiff-bits names.
+OutputType outputTypeOf(const CLI::App& app, const CommandLine& c, const fs::path& output) {
+    const OutputType type = parseOutputType(c.outputType, "--output-type");
+    if (!app.count("--tiff-bits")) return type;
+    if (volumeFormatFor(output) != VolumeFormat::TiffStack)
+        throw InvalidArgument("--tiff-bits applies only to TIFF output, but '" + output.string() +
+                              "' is an HDF5 file; use --output-type");
+    const OutputType bits = c.tiffBits == 16  ? OutputType::UInt16
+                            : c.tiffBits == 8 ? OutputType::UInt8
+                                              : OutputType::Float32;
+    if (app.count("--output-type") && bits != type)
+        throw InvalidArgument("--tiff-bits " + std::to_string(c.tiffBits) + " contradicts --output-type " +
+                              c.outputType + "; give only --output-type");
+    std::printf("warning: --tiff-bits is deprecated; use --output-type %s\n", outputTypeName(bits));
+    return bits;
+}
+
+/// The output's type and, with --range, its range (without: estimated
+/// later, see chooseRange).
 WriteOptions writeOptions(const CLI::App& app, const CommandLine& c, const fs::path& output) {
     WriteOptions w;
     w.overwrite = c.overwrite;
-    w.tiffBits = c.tiffBits;
-    const bool tiff = volumeFormatFor(output) == VolumeFormat::TiffStack;
-    if (!tiff && (app.count("--tiff-bits") || app.count("--range")))
-        throw InvalidArgument("--tiff-bits and --range apply only to TIFF output, but '" + output.string() +
-                              "' is an HDF5 file");
-    if (c.tiffBits != 32 && c.range.empty())
-        throw InvalidArgument("--tiff-bits " + std::to_string(c.tiffBits) +
-                              " needs --range MIN,MAX (the values mapped to the integer range)");
+    w.type = outputTypeOf(app, c, output);
     if (!c.range.empty()) {
+        if (!isQuantized(w.type))
+            throw InvalidArgument("--range applies to --output-type uint16 or uint8; the output type is " +
+                                  std::string(outputTypeName(w.type)));
         const auto r = parseDoubles(c.range, 2, "--range");
         // The mapping is done in float: the bounds must stay apart there.
         w.rangeMin = static_cast<float>(r[0]);
         w.rangeMax = static_cast<float>(r[1]);
-        if (!std::isfinite(w.rangeMin) || !std::isfinite(w.rangeMax) || !(w.rangeMin < w.rangeMax))
-            throw InvalidArgument("--range " + c.range + ": expected MIN < MAX, both within float32's range (+-3.4e38)");
+        try {
+            quantizationFor(w.type, w.rangeMin, w.rangeMax);
+        } catch (const InvalidArgument&) {
+            throw InvalidArgument("--range " + c.range +
+                                  ": expected MIN < MAX, both within float32's range (+-3.4e38) and further apart "
+                                  "than 1e-35");
+        }
     }
     return w;
 }
@@ -585,6 +616,68 @@ void probeInChildProcess(const fs::path& input, const OpenOptions& options) {
                           std::to_string(WTERMSIG(status)) + "): the file is damaged");
 }
 
+/// The range of an integer output and where it came from, as attributes.
+void recordRange(WriteOptions& write, const std::string& source) {
+    write.attributes["output_range"] = formatNumber(write.rangeMin, 9) + "," + formatNumber(write.rangeMax, 9);
+    write.attributes["output_range_source"] = source;
+}
+
+/// For uint16/uint8 output: the range of --range, or else estimated from a
+/// few rows reconstructed like the volume (printed unless quiet).
+void chooseRange(WriteOptions& write, bool given, DatasetReader& reader, const VolumeJob& job, bool quiet) {
+    if (!isQuantized(write.type)) return;
+    std::string source = "--range";
+    if (!given) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const RangeEstimateOptions options;
+        RangeEstimate e;
+        {
+            ProgressBar bar(options.rows, "rows for the range", !quiet);
+            e = estimateOutputRange(reader, job, options, [&](double fraction, std::string_view) {
+                throwIfInterrupted();
+                bar.update(static_cast<int>(std::lround(fraction * options.rows)));
+            });
+        }
+        write.rangeMin = e.min;
+        write.rangeMax = e.max;
+        std::string rows;
+        for (int r : e.rows) rows += (rows.empty() ? "" : ",") + std::to_string(r);
+        source = "estimated from rows " + rows + ": percentiles " + formatNumber(options.lowPercentile) + " and " +
+                 formatNumber(options.highPercentile) + " (" + formatNumber(e.low) + ", " + formatNumber(e.high) +
+                 ") widened by " + formatNumber(100 * options.margin) + "% each side";
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (!quiet)
+            std::printf("output range: [%s, %s] for %s, %s, in %s\n", formatNumber(e.min).c_str(),
+                        formatNumber(e.max).c_str(), outputTypeName(write.type), source.c_str(),
+                        formatSeconds(seconds).c_str());
+    }
+    recordRange(write, source);
+}
+
+/// One line after the run for float16 and integer outputs: how values map
+/// back, and what was clipped.
+void printOutputSummary(const WriteOptions& write, const ClippedValues& clipped, double values) {
+    if (write.type == OutputType::Float32) return;
+    std::string text = std::string("output ") + outputTypeName(write.type) + ": ";
+    if (isQuantized(write.type)) {
+        const Quantization q = quantizationFor(write.type, write.rangeMin, write.rangeMax);
+        text += "value = stored x " + formatNumber(q.slope, 9) + (q.offset < 0 ? " - " : " + ") +
+                formatNumber(std::abs(q.offset), 9) + " (range [" +
+                formatNumber(write.rangeMin) + ", " + formatNumber(write.rangeMax) + "])";
+    } else {
+        text += "IEEE half, 11 significant bits, |values| up to 65504";
+    }
+    if (clipped.total() == 0) {
+        text += "; no value clipped";
+    } else {
+        text += "; " + std::to_string(clipped.total()) + " values clipped (" +
+                formatNumber(100.0 * static_cast<double>(clipped.total()) / values, 3) + " %): " +
+                std::to_string(clipped.below) + " below the range, " + std::to_string(clipped.above) + " above";
+        if (isQuantized(write.type)) text += ", " + std::to_string(clipped.nan) + " NaN (stored as 0)";
+    }
+    std::printf("%s\n", text.c_str());
+}
+
 std::string commandLineText(int argc, char** argv) {
     std::string s;
     for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
@@ -708,6 +801,10 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
 
     if (sweep) {
         if (!c.reference.empty()) throw InvalidArgument("--reference does not apply to --center-sweep");
+        if (isQuantized(write.type) && c.range.empty())
+            throw InvalidArgument("--center-sweep with --output-type " + std::string(outputTypeName(write.type)) +
+                                  " needs --range MIN,MAX (trial slices at wrong axes give no range to estimate)");
+        if (isQuantized(write.type)) recordRange(write, "--range");
         writeAxisSweep(c.axis, cfg, *reader, {rows.first, rowCount}, recon.region, output, write, c.quiet);
         if (resultInDemoFolder) demoFolder->keep();
         std::printf("output: %s\n", fs::absolute(output).c_str());
@@ -736,13 +833,16 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     job.maxClampedFraction = c.maxClampedPercent / 100.0;
 
     VolumeReport report;
+    ClippedValues clipped;
     try {
+        chooseRange(write, !c.range.empty(), *reader, job, c.quiet);
         auto writer = createVolumeWriter(output, recon.region.width, recon.region.height, rowCount, write);
         ProgressBar bar(rowCount, "rows", !c.quiet);
         report = reconstructVolume(*reader, job, *writer, [&](double fraction, std::string_view) {
             throwIfInterrupted();
             bar.update(static_cast<int>(std::lround(fraction * rowCount)));
         });
+        clipped = writer->clipped();
     } catch (const TooManyClampedValues& e) {
         throw TooManyClampedValues(std::string(e.what()) + "; --max-clamped " + formatNumber(c.maxClampedPercent) +
                                    " is the limit in percent");
@@ -761,6 +861,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
                 busy(report.secondsPreprocess).c_str(), busy(report.secondsReconstruct).c_str(), report.gups,
                 report.strategy.c_str(), busy(report.secondsWrite).c_str(), report.bottleneck().c_str(),
                 static_cast<double>(report.peakBufferBytes) / (1 << 20));
+    printOutputSummary(write, clipped, static_cast<double>(recon.region.pixels()) * rowCount);
     printCorrectionReport(report.preprocess, report.warnings, c.corrections.listBadPixels);
 
     if (demo || reference) {

@@ -142,6 +142,26 @@ TEST(TomoBench, PipelineRunsColdAndWarmAndCleansUp) {
     EXPECT_TRUE(std::filesystem::is_empty(work)) << "scan, output or scratch file left behind";
 }
 
+TEST(TomoBench, PipelineWritesTheOutputTypeAsked) {
+#if !TOMO_WITH_HDF5
+    GTEST_SKIP() << "--pipeline writes a DXchange scan; this build has no HDF5 support";
+#endif
+    test::TempDir dir;
+    const auto file = dir / "pipeline.json";
+    const ToolRun r = bench("--pipeline --projections 48 --rows 6 --size 32 --strategy cpu --output-type uint16 "
+                            "--output-format tiff --dir " + quoted(dir.path()) + " --json " + quoted(file),
+                            dir);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("6 slices of 32^2 uint16 (TIFF folder"), std::string::npos) << r.out;
+    const json doc = json::parse(test::readText(file));
+    EXPECT_EQ(doc["output"]["type"], "uint16");
+    EXPECT_EQ(doc["output"]["bytes"].get<double>(), 2.0 * 6 * 32 * 32); // the write floor's bytes too
+    for (const json& run : doc["runs"]) {
+        EXPECT_GT(run["range_estimate_seconds"].get<double>(), 0.0);
+        EXPECT_TRUE(run["clipped_values"].is_number_unsigned());
+    }
+}
+
 TEST(TomoBench, PipelineTakesOneModeAndAFolder) {
     test::TempDir dir;
     ToolRun r = bench("--pipeline --interp nearest,linear --dir " + quoted(dir.path()), dir);

@@ -366,7 +366,7 @@ TEST(TiffStack, Float32DirectoryRoundTripExact) {
     EXPECT_TRUE(std::filesystem::is_regular_file(dir / "vol" / "slice_00002.tif"));
     EXPECT_EQ(entriesIn(dir / "vol"), 3u);
     EXPECT_EQ(entriesIn(dir.path()), 1u);
-    EXPECT_TRUE(contains(imageDescription(dir / "vol" / "slice_00001.tif"), "strategy=alu"));
+    EXPECT_TRUE(contains(imageDescription(dir / "vol" / "slice_00001.tif"), "\"strategy\": \"alu\""));
     const ImageStack back = readVolume(dir / "vol");
     EXPECT_EQ(back.depth, 3);
     EXPECT_EQ(back.data, v.data);
@@ -384,17 +384,25 @@ TEST(TiffStack, SixteenAndEightBitMapTheRangeAndClip) {
     options.rangeMin = 0.0f;
     options.rangeMax = 1.0f;
     writeWhole(dir / "v16", v, options);
-    EXPECT_EQ(readVolume(dir / "v16").data, (std::vector<float>{0, 0, 32768, 65535, 65535, 0}));
+    // Stored 0, 0, 32768, 65535, 65535, 0; read back times the step.
+    const double step16 = static_cast<float>(1.0 / 65535);
+    EXPECT_EQ(readVolume(dir / "v16").data,
+              (std::vector<float>{0, 0, static_cast<float>(32768 * step16), static_cast<float>(65535 * step16),
+                                  static_cast<float>(65535 * step16), 0}));
     const std::string description = imageDescription(dir / "v16" / "slice_00000.tif");
-    EXPECT_TRUE(contains(description, "bits=16"));
-    EXPECT_TRUE(contains(description, "range_min=0\n"));
-    EXPECT_TRUE(contains(description, "range_max=1\n"));
+    EXPECT_TRUE(contains(description, "\"output_type\": \"uint16\""));
+    EXPECT_TRUE(contains(description, "\"add_offset\": 0.0"));
+    EXPECT_TRUE(contains(description, "\"scale_factor\": 1.5259"));
 
     options.tiffBits = 8;
     options.rangeMin = -1.0f;
     options.rangeMax = 1.0f;
     writeWhole(dir / "v8.tif", v, options);
-    EXPECT_EQ(readVolume(dir / "v8.tif").data, (std::vector<float>{64, 128, 191, 255, 255, 0}));
+    const double step8 = static_cast<float>(2.0 / 255);
+    std::vector<float> expected;
+    // 0 lies half a step from 127 and 128 (127.49999 steps with the float slope): 127.
+    for (int stored : {64, 127, 191, 255, 255, 0}) expected.push_back(static_cast<float>(stored * step8 - 1.0));
+    EXPECT_EQ(readVolume(dir / "v8.tif").data, expected);
 }
 
 TEST(TiffStack, MultiPageFileAcceptsSlicesOutOfOrder) {
@@ -437,18 +445,23 @@ TEST(TiffStack, OverwriteReplacesOnlyATiffStack) {
 TEST(TiffStack, FullDiskIsOneIoError) {
     TempDir dir;
     // The limit is per file: a slice file of the folder must exceed it.
-    const ImageStack v = testVolume(200, 200, 3);
-    for (const char* name : {"stack", "pages.tif"}) {
-        const ChildResult r = withFileSizeLimit(100000, [&] {
-            auto writer = createVolumeWriter(dir / name, 200, 200, 3, {});
-            writer->writeSlices(0, 3, v.data);
-            writer->commit();
-        });
-        EXPECT_TRUE(r.exitedCleanly) << r.message;
-        EXPECT_TRUE(contains(r.message, name)) << r.message;
-        EXPECT_EQ(r.message.find('\n'), std::string::npos);
-    }
-    EXPECT_EQ(entriesIn(dir.path()), 0u) << "a temporary was left behind";
+    const ImageStack v = testVolume(200, 200, 6);
+    for (const char* name : {"stack", "pages.tif"})
+        for (int threads : {1, 4}) { // with 4, several slice files fail at once
+            SCOPED_TRACE(std::string(name) + ", threads " + std::to_string(threads));
+            WriteOptions options;
+            options.threads = threads;
+            const ChildResult r = withFileSizeLimit(100000, [&] {
+                auto writer = createVolumeWriter(dir / name, 200, 200, 6, options);
+                writer->writeSlices(0, 6, v.data);
+                writer->commit();
+            });
+            EXPECT_TRUE(r.exitedCleanly) << r.message;
+            EXPECT_TRUE(contains(r.message, name)) << r.message;
+            EXPECT_TRUE(contains(r.message, "File too large")) << r.message;
+            EXPECT_EQ(r.message.find('\n'), std::string::npos);
+            EXPECT_EQ(entriesIn(dir.path()), 0u) << "a temporary was left behind";
+        }
 }
 
 TEST(TiffStack, UncommittedWritersLeaveNothing) {

@@ -7,6 +7,8 @@
 
 #include "tomo/image.h"
 
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -16,20 +18,70 @@
 namespace tomo {
 
 enum class VolumeFormat {
-    Hdf5,      ///< one file, dataset /volume float32 [slice][row][col], chunked
+    Hdf5,      ///< one file, dataset /volume [slice][row][col], one slice per chunk
     TiffStack, ///< a directory of slice_00000.tif ... (one file per slice), or one multi-page .tif
+};
+
+/// How the values are stored (both formats take every type).
+enum class OutputType {
+    Float32, ///< the values as computed
+    Float16, ///< IEEE half: 11 significant bits (relative error <= 2^-11 from 6.1e-5 up), |values| up to 65504
+    UInt16,  ///< value = stored x slope + offset over a range (see Quantization)
+    UInt8,   ///< the same with 256 levels
+};
+
+/// "float32", "float16", "uint16", "uint8".
+const char* outputTypeName(OutputType type);
+/// The type of that name; throws InvalidArgument naming `what` (an option
+/// or field) and the names expected.
+OutputType parseOutputType(const std::string& name, const std::string& what);
+/// Bytes of one stored value.
+std::size_t outputTypeBytes(OutputType type);
+/// Whether the type stores integers over a range (uint16, uint8).
+bool isQuantized(OutputType type);
+
+/// How a quantised output's integers map back to values:
+/// value = stored x slope + offset, the CF conventions' scale_factor and
+/// add_offset (float32 like the values, so readers unpack to float32).
+struct Quantization {
+    float slope = 1.0f;
+    float offset = 0.0f;
+};
+
+/// [rangeMin, rangeMax] over 0..65535 (uint16) or 0..255 (uint8): offset
+/// rangeMin, slope (rangeMax - rangeMin) / levels; for float types slope 1,
+/// offset 0. Throws InvalidArgument for a quantised type unless both bounds
+/// are finite, min < max, and the slope is a normal float.
+Quantization quantizationFor(OutputType type, float rangeMin, float rangeMax);
+
+/// Values a writer could not store as they are, over all its writeSlices.
+struct ClippedValues {
+    std::uint64_t below = 0; ///< uint: below the range, stored as 0; float16: below -65504, stored as -65504
+    std::uint64_t above = 0; ///< uint: above the range, stored as the largest integer; float16: above 65504
+    std::uint64_t nan = 0;   ///< uint only: NaN, stored as 0 (float types keep NaN)
+    std::uint64_t total() const { return below + above + nan; }
 };
 
 struct WriteOptions {
     /// Replace an existing output; without it an existing target is an error.
     bool overwrite = false;
-    /// TIFF only: 32 = float32, 16 = uint16, 8 = uint8 mapped from
-    /// [rangeMin, rangeMax] (values outside are clipped).
-    int tiffBits = 32;
+    OutputType type = OutputType::Float32;
+    /// uint16/uint8: the values stored as 0 and as the largest integer;
+    /// values outside are clipped, and counted when more than half a step
+    /// (slope / 2) outside (see quantizationFor, VolumeWriter::clipped).
     float rangeMin = 0.0f;
     float rangeMax = 1.0f;
-    /// Stored as attributes (HDF5) / ImageDescription (TIFF): the parameters
-    /// of the reconstruction, so a result says how it was made.
+    /// The former way to ask for integers, TIFF only: 16 = uint16, 8 = uint8
+    /// (32 = float32). Read only while `type` is Float32, so callers written
+    /// before `type` existed keep working; new code sets `type`.
+    int tiffBits = 32;
+    /// Threads that convert values and (TIFF folders) write slice files
+    /// in parallel; 0 = the hardware's threads, at most 16.
+    int threads = 0;
+    /// Stored as attributes (HDF5) / in the ImageDescription JSON (TIFF):
+    /// the parameters of the reconstruction, so a result says how it was
+    /// made. The writer adds output_type and, for integers, scale_factor and
+    /// add_offset.
     std::map<std::string, std::string> attributes;
 };
 
@@ -41,17 +93,25 @@ VolumeFormat volumeFormatFor(const std::filesystem::path& target);
 class VolumeWriter {
 public:
     virtual ~VolumeWriter() = default;
-    /// Writes `count` slices starting at slice `first` (width * height each).
-    /// Throws IoError naming the file.
+    /// Writes `count` slices starting at slice `first` (width * height each),
+    /// converted to the output type on the writer's threads (TIFF folders:
+    /// one file per slice, several at once). Not to be called from two
+    /// threads at once. Throws IoError naming the file (the first failure
+    /// when several threads fail, e.g. on a full disk).
     virtual void writeSlices(int first, int count, std::span<const float> data) = 0;
     /// Flushes and renames the temporary to the target. Throws IoError.
     virtual void commit() = 0;
+    /// What the conversion to the output type clipped so far (nothing for
+    /// writers that store floats as they are). Call it between writeSlices
+    /// calls (e.g. after commit), not during one.
+    virtual ClippedValues clipped() const { return {}; }
 };
 
 /// Throws IoError if anything is at the target (a dangling symbolic link
 /// included) and !options.overwrite, the directory cannot be written, or its
 /// file system has not the room for the whole volume; InvalidArgument for
-/// bad sizes or range.
+/// bad sizes, a bad range of a quantised type, or a tiffBits other than
+/// 32, 16 or 8 for TIFF.
 std::unique_ptr<VolumeWriter> createVolumeWriter(const std::filesystem::path& target, int width,
                                                  int height, int slices, const WriteOptions& options);
 
@@ -62,7 +122,11 @@ std::unique_ptr<VolumeWriter> createVolumeWriter(const std::filesystem::path& ta
 void removeUncommittedOutputs() noexcept;
 
 /// Reads a volume written by createVolumeWriter (or any HDF5 file with a 3D
-/// or 2D float dataset "/volume", or a TIFF / directory of TIFFs).
+/// or 2D dataset "/volume" of uint8, uint16, float16, float32 or float64,
+/// or a TIFF / directory of TIFFs), as the values: float16 widened,
+/// integers times scale_factor plus add_offset when the file has them (HDF5
+/// attributes; the TIFF ImageDescription JSON, or the range_min/range_max
+/// lines of earlier versions).
 /// Throws IoError (missing, not a regular file or directory) / FormatError
 /// naming the file.
 ImageStack readVolume(const std::filesystem::path& path);

@@ -1,5 +1,6 @@
 // Volume output: format choice, writer dispatch, the temporary-then-rename
-// staging both writers use, and readVolume dispatch.
+// staging and the parallel conversion the writers share, and readVolume
+// dispatch.
 #include "tomo/volume_io.h"
 
 #include "io/file_checks.h"
@@ -16,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <regex>
+#include <thread>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -244,6 +246,60 @@ void SliceTracker::requireComplete() const {
                       " was never written");
 }
 
+int writerThreads(const WriteOptions& options) {
+    if (options.threads < 0)
+        throw InvalidArgument("writer threads " + std::to_string(options.threads) + ": expected 0 (automatic) or more");
+    if (options.threads > 0) return options.threads;
+    // Conversion is memory-bound and a few threads fill a disk's queue:
+    // more than 16 only take memory.
+    return static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
+}
+
+ParallelEncoder::ParallelEncoder(const WriteOptions& options)
+    : m_encoder(options.type, options.rangeMin, options.rangeMax), m_pool(writerThreads(options)),
+      m_counts(static_cast<std::size_t>(m_pool.threads())), m_scratch(static_cast<std::size_t>(m_pool.threads())) {}
+
+void ParallelEncoder::encode(std::span<const float> values, std::byte* out) {
+    // Pieces of at least 256 Ki values (cheap to hand out), a few per thread
+    // (an even spread when one is slower).
+    constexpr std::size_t kMinPiece = std::size_t{1} << 18;
+    const std::size_t pieces =
+        std::clamp<std::size_t>(values.size() / kMinPiece, 1, static_cast<std::size_t>(4 * m_pool.threads()));
+    const std::size_t piece = (values.size() + pieces - 1) / pieces;
+    m_pool.parallelFor(static_cast<int>(pieces), [&](int index, int thread) {
+        const std::size_t begin = static_cast<std::size_t>(index) * piece;
+        const auto part = values.subspan(begin, std::min(piece, values.size() - begin));
+        m_encoder.encode(part, out + begin * sampleBytes(), m_counts[static_cast<std::size_t>(thread)]);
+    });
+}
+
+void ParallelEncoder::forEach(int count, const std::function<void(int index, int thread)>& task) {
+    m_pool.parallelFor(count, task);
+}
+
+std::span<std::byte> ParallelEncoder::encodeOnThread(int thread, std::span<const float> values) {
+    auto& buffer = m_scratch[static_cast<std::size_t>(thread)];
+    buffer.resize(values.size() * sampleBytes());
+    m_encoder.encode(values, buffer.data(), m_counts[static_cast<std::size_t>(thread)]);
+    return buffer;
+}
+
+int ParallelEncoder::slicesPerBuffer(std::size_t sliceValues) const {
+    constexpr std::size_t kBufferBytes = std::size_t{64} << 20;
+    const std::size_t slices = kBufferBytes / std::max<std::size_t>(1, sliceValues * sampleBytes());
+    return static_cast<int>(std::clamp<std::size_t>(slices, 1, 1 << 20));
+}
+
+ClippedValues ParallelEncoder::clipped() const {
+    ClippedValues sum;
+    for (const ClippedValues& c : m_counts) {
+        sum.below += c.below;
+        sum.above += c.above;
+        sum.nan += c.nan;
+    }
+    return sum;
+}
+
 } // namespace detail
 
 VolumeFormat volumeFormatFor(const std::filesystem::path& target) {
@@ -270,29 +326,35 @@ std::unique_ptr<VolumeWriter> createVolumeWriter(const std::filesystem::path& ta
                               std::to_string(height) + " x " + std::to_string(slices) +
                               ": expected at least one pixel and one slice");
     const VolumeFormat format = volumeFormatFor(target);
+    WriteOptions resolved = options;
+    if (format == VolumeFormat::TiffStack && options.type == OutputType::Float32) {
+        if (options.tiffBits != 32 && options.tiffBits != 16 && options.tiffBits != 8)
+            throw InvalidArgument("TIFF bits " + std::to_string(options.tiffBits) + " for " + target.string() +
+                                  ": expected 32 (float), 16 or 8");
+        resolved.type = options.tiffBits == 16 ? OutputType::UInt16
+                        : options.tiffBits == 8 ? OutputType::UInt8
+                                                : OutputType::Float32;
+    }
+    try {
+        quantizationFor(resolved.type, resolved.rangeMin, resolved.rangeMax);
+    } catch (const InvalidArgument& e) {
+        throw InvalidArgument(target.string() + ": " + e.what());
+    }
     // Known before any slice is computed; a margin for headers and metadata.
-    const int bits = format == VolumeFormat::Hdf5 ? 32 : options.tiffBits;
-    detail::requireFreeSpace(target, static_cast<double>(width) * height * slices * (bits / 8) + (1 << 20));
+    detail::requireFreeSpace(target, static_cast<double>(width) * height * slices *
+                                         static_cast<double>(outputTypeBytes(resolved.type)) + (1 << 20));
     if (format == VolumeFormat::Hdf5) {
 #if TOMO_WITH_HDF5
-        return detail::createHdf5VolumeWriter(target, width, height, slices, options);
+        return detail::createHdf5VolumeWriter(target, width, height, slices, resolved);
 #else
         throw InvalidArgument(target.string() + ": writing HDF5 needs HDF5 support, which this build lacks");
 #endif
     }
-    if (options.tiffBits != 32 && options.tiffBits != 16 && options.tiffBits != 8)
-        throw InvalidArgument("TIFF bits " + std::to_string(options.tiffBits) + " for " + target.string() +
-                              ": expected 32 (float), 16 or 8");
-    if (options.tiffBits != 32 &&
-        !(std::isfinite(options.rangeMin) && std::isfinite(options.rangeMax) && options.rangeMax > options.rangeMin))
-        throw InvalidArgument("value range [" + std::to_string(options.rangeMin) + ", " +
-                              std::to_string(options.rangeMax) + "] for the " + std::to_string(options.tiffBits) +
-                              "-bit TIFF " + target.string() + ": expected finite numbers with min < max");
 #if TOMO_WITH_TIFF
     const std::string ext = detail::lowerExtension(target);
     if (target.has_filename() && (ext == ".tif" || ext == ".tiff"))
-        return detail::createMultiPageTiffWriter(target, width, height, slices, options);
-    return detail::createTiffDirectoryWriter(target, width, height, slices, options);
+        return detail::createMultiPageTiffWriter(target, width, height, slices, resolved);
+    return detail::createTiffDirectoryWriter(target, width, height, slices, resolved);
 #else
     throw InvalidArgument(target.string() + ": writing TIFF needs TIFF support, which this build lacks");
 #endif

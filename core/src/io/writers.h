@@ -1,16 +1,19 @@
 // Internal: what the volume writers (and the phantom scan writer) share, the
 // per-format writer factories behind createVolumeWriter(), and readVolume()
-// per format. StagedOutput and SliceTracker are defined in volume_io.cpp.
+// per format. StagedOutput, SliceTracker and ParallelEncoder are defined in
+// volume_io.cpp.
 #pragma once
 
+#include "io/sample_encoding.h"
 #include "tomo/image.h"
 #include "tomo/volume_io.h"
+#include "tomo/worker_pool.h"
 
-#include <cmath>
 #include <cstddef>
-#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 namespace tomo::detail {
@@ -76,14 +79,47 @@ private:
     std::vector<bool> m_written;
 };
 
-/// value (x - rangeMin) / (rangeMax - rangeMin) scaled to [0, maxValue],
-/// rounded, clipped; NaN maps to 0.
-inline float quantize(float x, float rangeMin, float rangeMax, float maxValue) {
-    const float scaled = (x - rangeMin) / (rangeMax - rangeMin) * maxValue;
-    if (!(scaled > 0.0f)) return 0.0f;
-    return scaled >= maxValue ? maxValue : std::floor(scaled + 0.5f);
-}
+/// A writer's conversion of slices to its output type on its threads, with
+/// the running count of what was clipped. One thread at a time may call in
+/// (the writer's writeSlices).
+class ParallelEncoder {
+public:
+    /// options.type must be resolved (createVolumeWriter does it). Throws
+    /// InvalidArgument for a bad range; OutOfMemory when threads cannot start.
+    explicit ParallelEncoder(const WriteOptions& options);
 
+    const SampleEncoder& encoder() const { return m_encoder; }
+    std::size_t sampleBytes() const { return m_encoder.sampleBytes(); }
+    int threads() const { return m_pool.threads(); }
+
+    /// Encodes `values` into `out` (values.size() * sampleBytes() bytes),
+    /// in pieces spread over the threads.
+    void encode(std::span<const float> values, std::byte* out);
+    /// Runs task(index, thread) for every index in [0, count) on the
+    /// threads; rethrows the first exception (no further index starts).
+    void forEach(int count, const std::function<void(int index, int thread)>& task);
+    /// Inside forEach: encodes `values` into the thread's own buffer (valid
+    /// until the thread's next call).
+    std::span<std::byte> encodeOnThread(int thread, std::span<const float> values);
+    /// How many slices of `sliceValues` values to encode into one buffer:
+    /// at most 64 MiB of samples (at least one slice), so a writer's memory
+    /// stays small beside the conveyor's chunks of hundreds of slices.
+    int slicesPerBuffer(std::size_t sliceValues) const;
+
+    ClippedValues clipped() const;
+
+private:
+    SampleEncoder m_encoder;
+    WorkerPool m_pool;
+    std::vector<ClippedValues> m_counts;           ///< per thread
+    std::vector<std::vector<std::byte>> m_scratch; ///< per thread
+};
+
+/// The threads of WriteOptions::threads (0 = the hardware's, at most 16).
+int writerThreads(const WriteOptions& options);
+
+// The factories take options whose type is resolved (tiffBits applied) and
+// whose range createVolumeWriter has checked.
 #if TOMO_WITH_HDF5
 std::unique_ptr<VolumeWriter> createHdf5VolumeWriter(const std::filesystem::path& target, int width, int height,
                                                      int slices, const WriteOptions& options);

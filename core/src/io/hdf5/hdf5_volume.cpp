@@ -1,9 +1,14 @@
-// HDF5 volume output: dataset /volume float32 [slice][row][column], one
-// slice per chunk (so a viewer reads one slice with one chunk), the
-// reconstruction parameters as string attributes on /volume.
+// HDF5 volume output: dataset /volume [slice][row][column] of the output
+// type, one slice per chunk (a viewer showing a slice reads one chunk), the
+// reconstruction parameters as string attributes on /volume; integers carry
+// the CF attributes scale_factor and add_offset.
 #include "io/hdf5/h5_util.h"
 #include "tomo/error.h"
 #include "io/writers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
 
 namespace tomo::detail {
 
@@ -11,19 +16,63 @@ namespace {
 
 constexpr const char* kVolume = "/volume";
 
+/// IEEE binary16, which HDF5 1.10 does not predefine: a float type of two
+/// bytes, sign bit 15, 5 exponent bits from bit 10 with bias 15, 10 fraction
+/// bits. h5py defines its float16 the same way, so h5py/NumPy read float16.
+/// `base` gives the byte order (a 32-bit float type of that order).
+h5::Datatype halfType(hid_t base) {
+    h5::Datatype type(H5Tcopy(base));
+    if (!type.valid() || H5Tset_fields(type.get(), 15, 10, 5, 0, 10) < 0 || H5Tset_size(type.get(), 2) < 0 ||
+        H5Tset_ebias(type.get(), 15) < 0)
+        throw IoError("cannot define the HDF5 float16 type" + h5::errorDetail());
+    return type;
+}
+
+bool isHalf(hid_t type) {
+    if (H5Tget_class(type) != H5T_FLOAT || H5Tget_size(type) != 2) return false;
+    std::size_t sign = 0, exponentPos = 0, exponentSize = 0, fractionPos = 0, fractionSize = 0;
+    H5Tget_fields(type, &sign, &exponentPos, &exponentSize, &fractionPos, &fractionSize);
+    return sign == 15 && exponentPos == 10 && exponentSize == 5 && fractionPos == 0 && fractionSize == 10 &&
+           H5Tget_ebias(type) == 15;
+}
+
+/// The stored type in the file (little-endian, what h5py and most tools
+/// write) or in memory (native order: the encoder's samples).
+h5::Datatype storedType(OutputType type, bool inFile) {
+    switch (type) {
+    case OutputType::Float16: return halfType(inFile ? H5T_IEEE_F32LE : H5T_NATIVE_FLOAT);
+    case OutputType::UInt16: return h5::Datatype(H5Tcopy(inFile ? H5T_STD_U16LE : H5T_NATIVE_UINT16));
+    case OutputType::UInt8: return h5::Datatype(H5Tcopy(inFile ? H5T_STD_U8LE : H5T_NATIVE_UINT8));
+    case OutputType::Float32: break;
+    }
+    return h5::Datatype(H5Tcopy(inFile ? H5T_IEEE_F32LE : H5T_NATIVE_FLOAT));
+}
+
+void writeFloatAttribute(hid_t object, const char* name, float value, const std::string& where) {
+    h5::Dataspace scalar(H5Screate(H5S_SCALAR));
+    h5::Attribute attribute(H5Acreate2(object, name, H5T_IEEE_F32LE, scalar.get(), H5P_DEFAULT, H5P_DEFAULT));
+    if (!attribute.valid() || H5Awrite(attribute.get(), H5T_NATIVE_FLOAT, &value) < 0)
+        throw IoError(where + ": cannot write attribute " + name + h5::errorDetail());
+}
+
 class Hdf5VolumeWriter final : public VolumeWriter {
 public:
     Hdf5VolumeWriter(const std::filesystem::path& target, int width, int height, int slices,
                      const WriteOptions& options)
         : m_output(target, options.overwrite), m_slices(m_output.target(), width, height, slices) {
+        if (options.type != OutputType::Float32) m_encoder.emplace(options);
         const h5::Session session;
+        m_memoryType = storedType(options.type, false);
         m_file = h5::File(H5Fcreate(m_output.temporary().c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT));
         if (!m_file.valid())
             throw IoError(m_output.target().string() + ": cannot create " + m_output.temporary().string() +
                           h5::errorDetail());
         const hsize_t dims[3] = {static_cast<hsize_t>(slices), static_cast<hsize_t>(height),
                                  static_cast<hsize_t>(width)};
-        const hsize_t chunk[3] = {1, dims[1], dims[2]};
+        // HDF5 chunks hold less than 4 GiB: a larger slice (beyond 32768^2
+        // float32) is split into bands of rows.
+        const hsize_t rowBytes = dims[2] * outputTypeBytes(options.type);
+        const hsize_t chunk[3] = {1, std::clamp<hsize_t>(0xffffffffull / rowBytes, 1, dims[1]), dims[2]};
         h5::Dataspace space(H5Screate_simple(3, dims, nullptr));
         h5::PropertyList create(H5Pcreate(H5P_DATASET_CREATE));
         H5Pset_chunk(create.get(), 3, chunk);
@@ -31,27 +80,29 @@ public:
         // allocated up front (measured ~1.8x faster writes).
         H5Pset_fill_time(create.get(), H5D_FILL_TIME_NEVER);
         H5Pset_alloc_time(create.get(), H5D_ALLOC_TIME_EARLY);
-        m_dataset = h5::Dataset(H5Dcreate2(m_file.get(), kVolume, H5T_IEEE_F32LE, space.get(), H5P_DEFAULT,
+        const h5::Datatype fileType = storedType(options.type, true);
+        m_dataset = h5::Dataset(H5Dcreate2(m_file.get(), kVolume, fileType.get(), space.get(), H5P_DEFAULT,
                                            create.get(), H5P_DEFAULT));
         if (!m_dataset.valid())
             throw IoError(m_output.target().string() + ": cannot create dataset " + kVolume + h5::errorDetail());
-        for (const auto& [key, value] : options.attributes)
-            h5::writeStringAttribute(m_dataset.get(), key, value, std::string(kVolume) + " in " + target.string());
+        const std::string where = std::string(kVolume) + " in " + target.string();
+        for (const auto& [key, value] : options.attributes) h5::writeStringAttribute(m_dataset.get(), key, value, where);
+        h5::writeStringAttribute(m_dataset.get(), "output_type", outputTypeName(options.type), where);
+        if (isQuantized(options.type)) {
+            const Quantization q = m_encoder->encoder().quantization();
+            writeFloatAttribute(m_dataset.get(), "scale_factor", q.slope, where);
+            writeFloatAttribute(m_dataset.get(), "add_offset", q.offset, where);
+        }
     }
 
     void writeSlices(int first, int count, std::span<const float> data) override {
         m_slices.check(first, count, data.size());
-        if (count == 0) return;
-        const h5::Session session;
-        const hsize_t start[3] = {static_cast<hsize_t>(first), 0, 0};
-        const hsize_t extent[3] = {static_cast<hsize_t>(count), static_cast<hsize_t>(m_slices.height()),
-                                   static_cast<hsize_t>(m_slices.width())};
-        h5::Dataspace fileSpace(H5Dget_space(m_dataset.get()));
-        h5::Dataspace memSpace(H5Screate_simple(3, extent, nullptr));
-        if (H5Sselect_hyperslab(fileSpace.get(), H5S_SELECT_SET, start, nullptr, extent, nullptr) < 0 ||
-            H5Dwrite(m_dataset.get(), H5T_NATIVE_FLOAT, memSpace.get(), fileSpace.get(), H5P_DEFAULT, data.data()) < 0)
-            throw IoError(m_output.target().string() + ": writing slices " + std::to_string(first) + ".." +
-                          std::to_string(first + count - 1) + " failed" + h5::errorDetail());
+        const std::size_t size = m_slices.sliceSize();
+        const int group = m_encoder ? m_encoder->slicesPerBuffer(size) : std::max(count, 1);
+        for (int done = 0; done < count; done += group) {
+            const int n = std::min(group, count - done);
+            writeGroup(first + done, n, data.subspan(static_cast<std::size_t>(done) * size, n * size));
+        }
         m_slices.markWritten(first, count);
     }
 
@@ -68,14 +119,77 @@ public:
         m_output.commit();
     }
 
+    ClippedValues clipped() const override { return m_encoder ? m_encoder->clipped() : ClippedValues{}; }
+
 private:
+    /// Converts (for types other than float32) and writes one group of slices.
+    void writeGroup(int first, int count, std::span<const float> data) {
+        const void* samples = data.data();
+        if (m_encoder) { // converted outside the library lock: the conveyor reads meanwhile
+            m_buffer.resize(data.size() * m_encoder->sampleBytes());
+            m_encoder->encode(data, m_buffer.data());
+            samples = m_buffer.data();
+        }
+        const h5::Session session;
+        const hsize_t start[3] = {static_cast<hsize_t>(first), 0, 0};
+        const hsize_t extent[3] = {static_cast<hsize_t>(count), static_cast<hsize_t>(m_slices.height()),
+                                   static_cast<hsize_t>(m_slices.width())};
+        h5::Dataspace fileSpace(H5Dget_space(m_dataset.get()));
+        h5::Dataspace memSpace(H5Screate_simple(3, extent, nullptr));
+        if (H5Sselect_hyperslab(fileSpace.get(), H5S_SELECT_SET, start, nullptr, extent, nullptr) < 0 ||
+            H5Dwrite(m_dataset.get(), m_memoryType.get(), memSpace.get(), fileSpace.get(), H5P_DEFAULT, samples) < 0)
+            throw IoError(m_output.target().string() + ": writing slices " + std::to_string(first) + ".." +
+                          std::to_string(first + count - 1) + " failed" + h5::errorDetail());
+    }
+
     // Declared first, destroyed last: the file is closed before the
     // temporary is deleted.
     StagedOutput m_output;
     SliceTracker m_slices;
+    h5::Datatype m_memoryType;
+    std::optional<ParallelEncoder> m_encoder; ///< none for float32: written as given
+    std::vector<std::byte> m_buffer;
     h5::File m_file;
     h5::Dataset m_dataset;
 };
+
+/// A numeric attribute of one value, or nullopt when absent. Throws
+/// FormatError naming it when it is anything else.
+std::optional<double> numberAttribute(const h5::Array& volume, const char* name) {
+    const h5::Session session;
+    if (H5Aexists(volume.id(), name) <= 0) return std::nullopt;
+    h5::Attribute attribute(H5Aopen(volume.id(), name, H5P_DEFAULT));
+    h5::Datatype type(H5Aget_type(attribute.get()));
+    h5::Dataspace space(H5Aget_space(attribute.get()));
+    const H5T_class_t cls = H5Tget_class(type.get());
+    double value = 0.0;
+    if ((cls != H5T_FLOAT && cls != H5T_INTEGER) || H5Sget_simple_extent_npoints(space.get()) != 1 ||
+        H5Aread(attribute.get(), H5T_NATIVE_DOUBLE, &value) < 0 || !std::isfinite(value))
+        throw FormatError(volume.where() + ": attribute " + name + " is not one finite number" + h5::errorDetail());
+    return value;
+}
+
+/// Reads float16 samples slice by slice (a slice's worth of halves at a
+/// time) and widens them.
+void readHalves(const h5::Array& volume, ImageStack& stack) {
+    const h5::Session session;
+    const h5::Datatype memoryType = halfType(H5T_NATIVE_FLOAT);
+    const std::vector<hsize_t>& dims = volume.dims();
+    std::vector<std::uint16_t> halves(stack.imageSize());
+    for (int z = 0; z < stack.depth; ++z) {
+        std::vector<hsize_t> start(dims.size(), 0), count(dims);
+        if (dims.size() == 3) {
+            start[0] = static_cast<hsize_t>(z);
+            count[0] = 1;
+        }
+        h5::Dataspace fileSpace(H5Dget_space(volume.id()));
+        h5::Dataspace memSpace(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr));
+        if (H5Sselect_hyperslab(fileSpace.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0 ||
+            H5Dread(volume.id(), memoryType.get(), memSpace.get(), fileSpace.get(), H5P_DEFAULT, halves.data()) < 0)
+            throw IoError(volume.where() + ": reading slice " + std::to_string(z) + " failed" + h5::errorDetail());
+        halvesToFloats(halves, stack.image(z).data());
+    }
+}
 
 } // namespace
 
@@ -85,10 +199,12 @@ std::unique_ptr<VolumeWriter> createHdf5VolumeWriter(const std::filesystem::path
 }
 
 ImageStack readHdf5Volume(const std::filesystem::path& path) {
+    const h5::Session session;
     const h5::File file = h5::openReadOnly(path);
     const h5::Array volume(file.get(), path, kVolume);
     volume.requireRank({2, 3}, "3D (slices, rows, columns) or 2D (rows, columns)");
-    (void)volume.pixelType(); // refuses types we cannot convert
+    const bool half = isHalf(h5::Datatype(H5Dget_type(volume.id())).get());
+    if (!half) (void)volume.pixelType(); // refuses types we cannot convert
     volume.requireStoredData();
     const auto& dims = volume.dims();
     double values = 1.0;
@@ -97,8 +213,13 @@ ImageStack readHdf5Volume(const std::filesystem::path& path) {
     const bool is3d = dims.size() == 3;
     ImageStack stack(static_cast<int>(dims.back()), static_cast<int>(dims[dims.size() - 2]),
                      is3d ? static_cast<int>(dims[0]) : 1);
-    if (is3d) volume.read({0, 0, 0}, {dims[0], dims[1], dims[2]}, stack.data);
+    if (half) readHalves(volume, stack);
+    else if (is3d) volume.read({0, 0, 0}, {dims[0], dims[1], dims[2]}, stack.data);
     else volume.read({0, 0}, {dims[0], dims[1]}, stack.data);
+    // CF packing: value = stored x scale_factor + add_offset.
+    const auto scale = numberAttribute(volume, "scale_factor");
+    const auto offset = numberAttribute(volume, "add_offset");
+    if (scale || offset) restoreValues(stack.data, scale.value_or(1.0), offset.value_or(0.0));
     return stack;
 }
 

@@ -3,7 +3,7 @@
 #include "io/file_checks.h"
 #include "io/readers.h"
 #include "tomo/error.h"
-#include "io/writers.h"
+#include "io/sample_encoding.h"
 
 #include <algorithm>
 #include <charconv>
@@ -32,8 +32,21 @@ int dropWarning(TIFF*, void*, const char*, const char*, va_list) { return 1; }
 /// allocate tens of gigabytes.
 constexpr tmsize_t kMaxDecodedBytes = tmsize_t{1} << 30;
 
+/// Bytes of one stored sample of the page.
+std::size_t storedBytes(const PageLayout& layout) {
+    return layout.float16 ? 2 : sampleBytes(layout.type);
+}
+
 /// `count` samples of native byte order (libtiff swaps) to float.
-void toFloat(const unsigned char* in, SampleType type, std::size_t count, float* out) {
+void toFloat(const unsigned char* in, const PageLayout& layout, std::size_t count, float* out) {
+    if (layout.float16) {
+        for (std::size_t i = 0; i < count; ++i) {
+            std::uint16_t half;
+            std::memcpy(&half, in + 2 * i, 2);
+            out[i] = detail::halfToFloat(half);
+        }
+        return;
+    }
     const auto each = [&](auto sample) {
         using T = decltype(sample);
         for (std::size_t i = 0; i < count; ++i) {
@@ -41,7 +54,7 @@ void toFloat(const unsigned char* in, SampleType type, std::size_t count, float*
             out[i] = static_cast<float>(sample);
         }
     };
-    switch (type) {
+    switch (layout.type) {
     case SampleType::UInt8: each(std::uint8_t{}); break;
     case SampleType::UInt16: each(std::uint16_t{}); break;
     case SampleType::Float32: each(float{}); break;
@@ -62,7 +75,7 @@ void requirePlausibleStorage(const File& file, const PageLayout& layout, const s
         throw FormatError(where + ": no " + (tiled ? "tile" : "strip") + " sizes" + file.errorDetail());
     double stored = 0.0;
     for (std::uint32_t i = 0; i < blocks; ++i) stored += static_cast<double>(counts[i]);
-    const double declared = static_cast<double>(layout.width) * layout.height * sampleBytes(layout.type);
+    const double declared = static_cast<double>(layout.width) * layout.height * static_cast<double>(storedBytes(layout));
     constexpr double kMaxCompression = 1000.0;
     if (stored * kMaxCompression < declared)
         throw FormatError(where + " declares " + describe(layout) + " (" + detail::formatBytes(declared) +
@@ -99,7 +112,7 @@ bool File::close() {
     return flushed;
 }
 
-PageLayout pageLayout(const File& file, int page) {
+PageLayout pageLayout(const File& file, int page, bool acceptFloat16) {
     TIFF* t = file.get();
     const std::string where = file.path().string() + " (page " + std::to_string(page) + ")";
     std::uint32_t width = 0, height = 0;
@@ -122,21 +135,26 @@ PageLayout pageLayout(const File& file, int page) {
     else if (format == SAMPLEFORMAT_UINT && bits == 16) layout.type = SampleType::UInt16;
     else if (format == SAMPLEFORMAT_IEEEFP && bits == 32) layout.type = SampleType::Float32;
     else if (format == SAMPLEFORMAT_IEEEFP && bits == 64) layout.type = SampleType::Float64;
-    else
+    else if (format == SAMPLEFORMAT_IEEEFP && bits == 16 && acceptFloat16) {
+        layout.type = SampleType::Float32;
+        layout.float16 = true;
+    } else
         throw FormatError(where + " has " + std::to_string(bits) + "-bit " +
                           (format == SAMPLEFORMAT_IEEEFP ? "float" : format == SAMPLEFORMAT_INT ? "signed" : "unsigned") +
-                          " samples; expected uint8, uint16, float32 or float64");
+                          " samples; expected uint8, uint16, " + (acceptFloat16 ? "float16, " : "") +
+                          "float32 or float64");
     requirePlausibleStorage(file, layout, where);
     return layout;
 }
 
 std::string describe(const PageLayout& layout) {
-    return std::to_string(layout.width) + " x " + std::to_string(layout.height) + " " + sampleTypeName(layout.type);
+    return std::to_string(layout.width) + " x " + std::to_string(layout.height) + " " +
+           (layout.float16 ? "float16" : sampleTypeName(layout.type));
 }
 
 void readRows(const File& file, const PageLayout& layout, int firstRow, int rowCount, std::span<float> out) {
     TIFF* t = file.get();
-    const std::size_t bytes = sampleBytes(layout.type);
+    const std::size_t bytes = storedBytes(layout);
     const auto width = static_cast<std::uint32_t>(layout.width);
     const auto rowEnd = static_cast<std::uint32_t>(firstRow + rowCount);
     const auto first = static_cast<std::uint32_t>(firstRow);
@@ -158,7 +176,7 @@ void readRows(const File& file, const PageLayout& layout, int firstRow, int rowC
                     fail("tile", index);
                 const std::uint32_t columns = std::min(tileWidth, width - tx);
                 for (std::uint32_t y = std::max(ty, first); y < std::min(ty + tileHeight, rowEnd); ++y)
-                    toFloat(tile.data() + (static_cast<std::size_t>(y - ty) * tileWidth) * bytes, layout.type, columns,
+                    toFloat(tile.data() + (static_cast<std::size_t>(y - ty) * tileWidth) * bytes, layout, columns,
                             out.data() + static_cast<std::size_t>(y - first) * width + tx);
             }
     } else {
@@ -180,44 +198,42 @@ void readRows(const File& file, const PageLayout& layout, int firstRow, int rowC
             if (got < static_cast<tmsize_t>(static_cast<std::size_t>(stripEnd - stripFirst) * width * bytes))
                 fail("strip", s);
             for (std::uint32_t y = std::max(stripFirst, first); y < std::min(stripEnd, rowEnd); ++y)
-                toFloat(strip.data() + static_cast<std::size_t>(y - stripFirst) * width * bytes, layout.type, width,
+                toFloat(strip.data() + static_cast<std::size_t>(y - stripFirst) * width * bytes, layout, width,
                         out.data() + static_cast<std::size_t>(y - first) * width);
         }
     }
 }
 
-void writePage(File& file, int width, int height, std::span<const float> values, int bits, float rangeMin,
-               float rangeMax, const std::string& description) {
+void writePage(File& file, int width, int height, std::span<std::byte> samples, OutputType type,
+               const std::string& description) {
     TIFF* t = file.get();
+    const auto bytes = outputTypeBytes(type);
+    const bool isFloat = type == OutputType::Float32 || type == OutputType::Float16;
+    const std::size_t rowBytes = static_cast<std::size_t>(width) * bytes;
+    // Strips of about 1 MiB: few write calls, and a reader of a few rows
+    // decodes little more than those.
+    const auto rowsPerStrip = static_cast<std::uint32_t>(std::clamp<std::size_t>((std::size_t{1} << 20) / rowBytes, 1,
+                                                                                 static_cast<std::size_t>(height)));
     TIFFSetField(t, TIFFTAG_IMAGEWIDTH, static_cast<std::uint32_t>(width));
     TIFFSetField(t, TIFFTAG_IMAGELENGTH, static_cast<std::uint32_t>(height));
     TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, static_cast<std::uint16_t>(1));
-    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, static_cast<std::uint16_t>(bits));
-    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, static_cast<std::uint16_t>(bits == 32 ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT));
+    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, static_cast<std::uint16_t>(8 * bytes));
+    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT,
+                 static_cast<std::uint16_t>(isFloat ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT));
     TIFFSetField(t, TIFFTAG_PHOTOMETRIC, static_cast<std::uint16_t>(PHOTOMETRIC_MINISBLACK));
     TIFFSetField(t, TIFFTAG_PLANARCONFIG, static_cast<std::uint16_t>(PLANARCONFIG_CONTIG));
     TIFFSetField(t, TIFFTAG_COMPRESSION, static_cast<std::uint16_t>(COMPRESSION_NONE));
-    TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, TIFFDefaultStripSize(t, 0));
+    TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, rowsPerStrip);
     if (!description.empty()) TIFFSetField(t, TIFFTAG_IMAGEDESCRIPTION, description.c_str());
 
-    const std::size_t bytes = static_cast<std::size_t>(bits / 8);
-    std::vector<unsigned char> row(static_cast<std::size_t>(width) * bytes);
-    const float maxValue = bits == 16 ? 65535.0f : 255.0f;
-    for (int y = 0; y < height; ++y) {
-        const float* src = values.data() + static_cast<std::size_t>(y) * static_cast<std::size_t>(width);
-        for (int x = 0; x < width; ++x) {
-            unsigned char* dst = row.data() + static_cast<std::size_t>(x) * bytes;
-            if (bits == 32) {
-                std::memcpy(dst, &src[x], 4);
-            } else if (bits == 16) {
-                const auto v = static_cast<std::uint16_t>(detail::quantize(src[x], rangeMin, rangeMax, maxValue));
-                std::memcpy(dst, &v, 2);
-            } else {
-                *dst = static_cast<std::uint8_t>(detail::quantize(src[x], rangeMin, rangeMax, maxValue));
-            }
-        }
-        if (TIFFWriteScanline(t, row.data(), static_cast<std::uint32_t>(y), 0) < 0)
-            throw IoError(file.path().string() + ": cannot write row " + std::to_string(y) + file.errorDetail());
+    for (std::uint32_t strip = 0, row = 0; row < static_cast<std::uint32_t>(height); ++strip, row += rowsPerStrip) {
+        const std::size_t rows = std::min<std::size_t>(rowsPerStrip, static_cast<std::size_t>(height) - row);
+        errno = 0; // libtiff's message says "write error"; the system says why (disk full)
+        const auto stripBytes = static_cast<tmsize_t>(rows * rowBytes);
+        if (TIFFWriteEncodedStrip(t, strip, samples.data() + row * rowBytes, stripBytes) < 0)
+            throw IoError(file.path().string() + ": cannot write rows " + std::to_string(row) + ".." +
+                          std::to_string(row + rows - 1) + (errno ? std::string(": ") + std::strerror(errno) : "") +
+                          file.errorDetail());
     }
     if (!TIFFWriteDirectory(t)) throw IoError(file.path().string() + ": cannot write the page" + file.errorDetail());
 }

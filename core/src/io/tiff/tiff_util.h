@@ -4,9 +4,11 @@
 #pragma once
 
 #include "tomo/dataset.h"
+#include "tomo/volume_io.h"
 
 #include <tiffio.h>
 
+#include <cstddef>
 #include <filesystem>
 #include <span>
 #include <string>
@@ -46,12 +48,16 @@ struct PageLayout {
     int width = 0;
     int height = 0;
     SampleType type = SampleType::UInt16;
+    /// 16-bit IEEE floats (volumes only); `type` is then Float32, what
+    /// readRows widens them to.
+    bool float16 = false;
 };
 
 /// The layout of the current page. Throws FormatError naming the file and
 /// page unless it has one sample per pixel of uint8, uint16, float32 or
-/// float64 and a width and height below 2^31.
-PageLayout pageLayout(const File& file, int page);
+/// float64 (or float16 when `acceptFloat16`: volumes, not projections,
+/// whose readers pass stored samples on) and a width and height below 2^31.
+PageLayout pageLayout(const File& file, int page, bool acceptFloat16 = false);
 
 /// "160 x 135 uint16", for messages.
 std::string describe(const PageLayout& layout);
@@ -61,10 +67,11 @@ std::string describe(const PageLayout& layout);
 /// naming the file.
 void readRows(const File& file, const PageLayout& layout, int firstRow, int rowCount, std::span<float> out);
 
-/// Appends one page: float32 as is, or uint16/uint8 quantised from
-/// [rangeMin, rangeMax]. Throws IoError naming the file.
-void writePage(File& file, int width, int height, std::span<const float> values, int bits, float rangeMin,
-               float rangeMax, const std::string& description);
+/// Appends one uncompressed page of samples of `type` (native byte order,
+/// width x height of them; libtiff may swap them in place), in strips of
+/// about 1 MiB. Throws IoError naming the file.
+void writePage(File& file, int width, int height, std::span<std::byte> samples, OutputType type,
+               const std::string& description);
 
 /// Whether two pages have the same size and sample type.
 bool sameLayout(const PageLayout& a, const PageLayout& b);

@@ -1,35 +1,44 @@
-// TIFF volume output (a directory of slice_00000.tif ... or one multi-page
-// file) and reading TIFF volumes back. The reconstruction parameters and,
-// for 8/16 bits, the value range go into each page's ImageDescription.
+// TIFF volume output (a directory of slice_00000.tif ... written by several
+// threads, one file each, or one multi-page file) and reading TIFF volumes
+// back. Each page's ImageDescription is a JSON object: the reconstruction
+// parameters, output_type and, for integers, scale_factor and add_offset.
 #include "io/file_checks.h"
 #include "io/readers.h"
 #include "io/tiff/tiff_util.h"
 #include "tomo/error.h"
 #include "io/writers.h"
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <optional>
+#include <sstream>
 
 namespace tomo::detail {
 
 namespace {
 
-std::string number(float v) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.9g", static_cast<double>(v));
-    return text;
+using nlohmann::json;
+
+/// Classic TIFF offsets are 32-bit: BigTIFF when the pages might not fit.
+const char* writeMode(double bytes) {
+    return bytes > 3.5e9 ? "w8" : "w";
 }
 
-/// "key=value" lines: for 8/16 bits how stored integers map back to values,
-/// then the caller's attributes.
-std::string description(const WriteOptions& options) {
-    std::string text;
-    if (options.tiffBits != 32)
-        text += "bits=" + std::to_string(options.tiffBits) + "\nrange_min=" + number(options.rangeMin) +
-                "\nrange_max=" + number(options.rangeMax) + "\n";
-    for (const auto& [key, value] : options.attributes) text += key + "=" + value + "\n";
-    return text;
+std::string description(const WriteOptions& options, const Quantization& quantization) {
+    json j = json::object();
+    for (const auto& [key, value] : options.attributes) j[key] = value;
+    j["output_type"] = outputTypeName(options.type);
+    if (isQuantized(options.type)) {
+        j["scale_factor"] = quantization.slope;
+        j["add_offset"] = quantization.offset;
+    }
+    // ASCII (the tag's type); names that are not UTF-8 get replacement characters.
+    return j.dump(2, ' ', true, json::error_handler_t::replace);
 }
 
 std::string sliceName(int slice) {
@@ -42,8 +51,9 @@ class TiffDirectoryWriter final : public VolumeWriter {
 public:
     TiffDirectoryWriter(const std::filesystem::path& target, int width, int height, int slices,
                         const WriteOptions& options)
-        : m_output(target, options.overwrite), m_slices(m_output.target(), width, height, slices), m_options(options),
-          m_description(description(options)) {
+        : m_output(target, options.overwrite), m_slices(m_output.target(), width, height, slices),
+          m_type(options.type), m_encoder(options),
+          m_description(description(options, m_encoder.encoder().quantization())) {
         std::error_code ec;
         std::filesystem::create_directory(m_output.temporary(), ec);
         if (ec) throw IoError(m_output.target().string() + ": cannot create " + m_output.temporary().string() + ": " + ec.message());
@@ -51,12 +61,15 @@ public:
 
     void writeSlices(int first, int count, std::span<const float> data) override {
         m_slices.check(first, count, data.size());
-        for (int i = 0; i < count; ++i) {
-            tiff::File file(m_output.temporary() / sliceName(first + i), "w");
-            tiff::writePage(file, m_slices.width(), m_slices.height(), data.subspan(i * m_slices.sliceSize(), m_slices.sliceSize()),
-                            m_options.tiffBits, m_options.rangeMin, m_options.rangeMax, m_description);
+        const std::size_t size = m_slices.sliceSize();
+        const double fileBytes = static_cast<double>(size) * static_cast<double>(outputTypeBytes(m_type));
+        // One file per slice, each with its own libtiff handle: several at once.
+        m_encoder.forEach(count, [&](int i, int thread) {
+            const auto samples = m_encoder.encodeOnThread(thread, data.subspan(static_cast<std::size_t>(i) * size, size));
+            tiff::File file(m_output.temporary() / sliceName(first + i), writeMode(fileBytes));
+            tiff::writePage(file, m_slices.width(), m_slices.height(), samples, m_type, m_description);
             if (!file.close()) throw IoError(file.path().string() + ": cannot flush" + file.errorDetail());
-        }
+        });
         m_slices.markWritten(first, count);
     }
 
@@ -65,10 +78,13 @@ public:
         m_output.commit();
     }
 
+    ClippedValues clipped() const override { return m_encoder.clipped(); }
+
 private:
     StagedOutput m_output;
     SliceTracker m_slices;
-    WriteOptions m_options;
+    OutputType m_type;
+    ParallelEncoder m_encoder;
     std::string m_description;
 };
 
@@ -76,11 +92,12 @@ class MultiPageTiffWriter final : public VolumeWriter {
 public:
     MultiPageTiffWriter(const std::filesystem::path& target, int width, int height, int slices,
                         const WriteOptions& options)
-        : m_output(target, options.overwrite), m_slices(m_output.target(), width, height, slices), m_options(options),
-          m_description(description(options)) {
-        // Classic TIFF offsets are 32-bit: use BigTIFF when the pages might not fit.
-        const double bytes = static_cast<double>(m_slices.sliceSize()) * slices * (options.tiffBits / 8);
-        m_file.emplace(m_output.temporary(), bytes > 3.5e9 ? "w8" : "w");
+        : m_output(target, options.overwrite), m_slices(m_output.target(), width, height, slices),
+          m_type(options.type), m_encoder(options),
+          m_description(description(options, m_encoder.encoder().quantization())) {
+        const double bytes =
+            static_cast<double>(m_slices.sliceSize()) * slices * static_cast<double>(outputTypeBytes(m_type));
+        m_file.emplace(m_output.temporary(), writeMode(bytes));
     }
 
     void writeSlices(int first, int count, std::span<const float> data) override {
@@ -89,12 +106,18 @@ public:
             if (z < m_nextPage || m_waiting.contains(z))
                 throw InvalidArgument("slice " + std::to_string(z) + " of " + m_output.target().string() +
                                       " was already written; a multi-page TIFF cannot rewrite a page");
-        const std::size_t size = m_slices.sliceSize();
-        // Pages must be appended in order: slices that arrive early wait.
-        for (int i = 0; i < count; ++i) {
-            const auto slice = data.subspan(static_cast<std::size_t>(i) * size, size);
-            if (first + i == m_nextPage) appendPage(slice);
-            else m_waiting.emplace(first + i, std::vector<float>(slice.begin(), slice.end()));
+        const std::size_t size = m_slices.sliceSize(), bytes = size * m_encoder.sampleBytes();
+        const int group = m_encoder.slicesPerBuffer(size);
+        for (int done = 0; done < count; done += group) {
+            const int n = std::min(group, count - done);
+            m_buffer.resize(static_cast<std::size_t>(n) * bytes);
+            m_encoder.encode(data.subspan(static_cast<std::size_t>(done) * size, n * size), m_buffer.data());
+            // Pages must be appended in order: slices that arrive early wait.
+            for (int i = 0; i < n; ++i) {
+                const auto slice = std::span(m_buffer).subspan(static_cast<std::size_t>(i) * bytes, bytes);
+                if (first + done + i == m_nextPage) appendPage(slice);
+                else m_waiting.emplace(first + done + i, std::vector<std::byte>(slice.begin(), slice.end()));
+            }
         }
         for (auto it = m_waiting.find(m_nextPage); it != m_waiting.end(); it = m_waiting.find(m_nextPage)) {
             appendPage(it->second);
@@ -109,10 +132,11 @@ public:
         m_output.commit();
     }
 
+    ClippedValues clipped() const override { return m_encoder.clipped(); }
+
 private:
-    void appendPage(std::span<const float> slice) {
-        tiff::writePage(*m_file, m_slices.width(), m_slices.height(), slice, m_options.tiffBits, m_options.rangeMin,
-                        m_options.rangeMax, m_description);
+    void appendPage(std::span<std::byte> samples) {
+        tiff::writePage(*m_file, m_slices.width(), m_slices.height(), samples, m_type, m_description);
         ++m_nextPage;
     }
 
@@ -120,12 +144,57 @@ private:
     // temporary is deleted.
     StagedOutput m_output;
     SliceTracker m_slices;
-    WriteOptions m_options;
+    OutputType m_type;
+    ParallelEncoder m_encoder;
     std::string m_description;
     std::optional<tiff::File> m_file;
+    std::vector<std::byte> m_buffer;
     int m_nextPage = 0;
-    std::map<int, std::vector<float>> m_waiting;
+    std::map<int, std::vector<std::byte>> m_waiting; ///< encoded slices that came before their turn
 };
+
+struct Packing {
+    double slope = 1.0;
+    double offset = 0.0;
+};
+
+/// The description's key=value lines of versions before the JSON: 8/16-bit
+/// pages held "bits=", "range_min=" and "range_max=" (stored = round((v -
+/// min) / (max - min) x levels)).
+std::optional<Packing> legacyPacking(const std::string& text) {
+    std::map<std::string, double> values;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+        const auto equals = line.find('=');
+        if (equals == std::string::npos) continue;
+        const std::string key = line.substr(0, equals);
+        if (key == "bits" || key == "range_min" || key == "range_max")
+            values[key] = std::strtod(line.c_str() + equals + 1, nullptr);
+    }
+    if (values.size() != 3 || (values["bits"] != 8 && values["bits"] != 16)) return std::nullopt;
+    const double levels = values["bits"] == 16 ? 65535.0 : 255.0;
+    return Packing{(values["range_max"] - values["range_min"]) / levels, values["range_min"]};
+}
+
+/// How the page's stored samples map to values, from its ImageDescription;
+/// nullopt when it says nothing about it. Throws FormatError naming the
+/// file when scale_factor or add_offset is not a finite number.
+std::optional<Packing> packingOf(const tiff::File& file) {
+    char* text = nullptr;
+    if (!TIFFGetField(file.get(), TIFFTAG_IMAGEDESCRIPTION, &text) || !text) return std::nullopt;
+    const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) return legacyPacking(text);
+    const auto number = [&](const char* key) -> std::optional<double> {
+        if (!j.contains(key)) return std::nullopt;
+        if (!j[key].is_number() || !std::isfinite(j[key].get<double>()))
+            throw FormatError(file.path().string() + ": the ImageDescription's " + key + " is " +
+                              j[key].dump().substr(0, 40) + "; expected a finite number");
+        return j[key].get<double>();
+    };
+    const auto scale = number("scale_factor"), offset = number("add_offset");
+    if (!scale && !offset) return std::nullopt;
+    return Packing{scale.value_or(1.0), offset.value_or(0.0)};
+}
 
 } // namespace
 
@@ -142,7 +211,7 @@ std::unique_ptr<VolumeWriter> createMultiPageTiffWriter(const std::filesystem::p
 ImageStack readTiffVolume(const std::filesystem::path& path) {
     ImageStack stack;
     const auto readInto = [&](const tiff::File& file, int page, int slice) {
-        const tiff::PageLayout layout = tiff::pageLayout(file, page);
+        const tiff::PageLayout layout = tiff::pageLayout(file, page, /*acceptFloat16=*/true);
         if (slice > 0 && (layout.width != stack.width || layout.height != stack.height))
             throw FormatError(file.path().string() + " (page " + std::to_string(page) + ") is " + tiff::describe(layout) +
                               "; expected " + std::to_string(stack.width) + " x " + std::to_string(stack.height) +
@@ -155,6 +224,7 @@ ImageStack readTiffVolume(const std::filesystem::path& path) {
             stack.data.resize(stack.imageSize() * static_cast<std::size_t>(stack.depth));
         }
         tiff::readRows(file, layout, 0, layout.height, stack.image(slice));
+        if (const auto packing = packingOf(file)) restoreValues(stack.image(slice), packing->slope, packing->offset);
     };
 
     if (fileType(path) == std::filesystem::file_type::directory) {
