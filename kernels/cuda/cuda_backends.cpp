@@ -11,8 +11,11 @@
 #include "texture_plan.h"
 
 #include "tomo/error.h"
+#include "tomo/preprocess.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #ifndef TOMO_CUDA_ARCHITECTURES
 #define TOMO_CUDA_ARCHITECTURES "unknown"
@@ -204,7 +207,7 @@ std::vector<float> flatFieldOnGpu(const RawRows& raw, const FlatFieldRows& field
     DeviceBuffer<float> d_scale(device, field.scale.size(), "the flat-field constants");
     DeviceBuffer<unsigned char> d_dead(device, field.dead.size(), "the flat-field constants");
     DeviceBuffer<float> d_out(device, values, "the corrected sinograms");
-    DeviceBuffer<unsigned long long> d_stats(device, 3, "the preprocessing counters");
+    DeviceBuffer<unsigned long long> d_stats(device, kCounterWords, "the preprocessing counters");
     Stream stream = Stream::create();
     TOMO_CUDA_CHECK(cudaMemcpy2DAsync(d_raw.get(), width, raw.values.data(), pitch * columns * sample, width,
                                       static_cast<std::size_t>(raw.projections), cudaMemcpyHostToDevice, stream.get()));
@@ -214,8 +217,7 @@ std::vector<float> flatFieldOnGpu(const RawRows& raw, const FlatFieldRows& field
                                     stream.get()));
     TOMO_CUDA_CHECK(cudaMemcpyAsync(d_dead.get(), field.dead.data(), d_dead.bytes(), cudaMemcpyHostToDevice,
                                     stream.get()));
-    TOMO_CUDA_CHECK(cudaMemsetAsync(d_stats.get(), 0, 2 * sizeof(unsigned long long), stream.get()));
-    TOMO_CUDA_CHECK(cudaMemsetAsync(d_stats.get() + 2, 0xff, sizeof(unsigned long long), stream.get()));
+    resetFlatFieldCounters(d_stats.get(), stream.get());
     FlatFieldLaunch f;
     f.d_raw = d_raw.get();
     f.type = rawTypeOf(static_cast<int>(raw.type));
@@ -228,22 +230,39 @@ std::vector<float> flatFieldOnGpu(const RawRows& raw, const FlatFieldRows& field
     f.saturation = field.saturation;
     f.interpolate = field.interpolate;
     f.d_out = d_out.get();
-    f.d_clamped = d_stats.get();
-    f.d_interpolated = d_stats.get() + 1;
-    f.d_firstBad = d_stats.get() + 2;
+    f.d_counters = d_stats.get();
     launchFlatField(f, stream.get());
     std::vector<float> out(values);
-    unsigned long long counters[3] = {};
+    std::vector<unsigned long long> counters(kCounterWords);
     TOMO_CUDA_CHECK(cudaMemcpyAsync(out.data(), d_out.get(), d_out.bytes(), cudaMemcpyDeviceToHost, stream.get()));
-    TOMO_CUDA_CHECK(cudaMemcpyAsync(counters, d_stats.get(), sizeof counters, cudaMemcpyDeviceToHost, stream.get()));
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(counters.data(), d_stats.get(), d_stats.bytes(), cudaMemcpyDeviceToHost,
+                                    stream.get()));
     TOMO_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-    throwIfNotFinite(counters[2], raw.source, raw.firstRow, raw.projections, raw.columns);
-    if (stats) {
-        *stats = {};
-        stats->clamped = static_cast<std::size_t>(counters[0]);
-        stats->badValueCount = static_cast<std::size_t>(counters[1]);
-    }
+    PreprocessStats found;
+    readFlatFieldStats(counters.data(), raw.source, raw.firstRow, raw.projections, raw.columns, found);
+    if (stats) *stats = std::move(found);
     return out;
+}
+
+void readFlatFieldStats(const unsigned long long* counters, const std::string& source, int firstRow, int projections,
+                        int columns, PreprocessStats& stats) {
+    const auto perRow = static_cast<unsigned long long>(projections) * static_cast<unsigned>(columns);
+    const auto column = [&](unsigned long long key) { return static_cast<int>(key % static_cast<unsigned>(columns)); };
+    const auto angle = [&](unsigned long long key) {
+        return static_cast<int>(key / static_cast<unsigned>(columns) % static_cast<unsigned>(projections));
+    };
+    const auto row = [&](unsigned long long key) { return firstRow + static_cast<int>(key / perRow); };
+    if (const unsigned long long key = counters[2]; key != ~0ull)
+        throw DataError(source + ": value is not finite (NaN or inf) at row " + std::to_string(row(key)) + ", angle " +
+                        std::to_string(angle(key)) + ", column " + std::to_string(column(key)) +
+                        "; expected finite values");
+    stats = {};
+    stats.clamped = static_cast<std::size_t>(counters[0]);
+    stats.badValueCount = static_cast<std::size_t>(counters[1]);
+    std::vector<unsigned long long> keys(counters + kCounterSlots,
+                                         counters + kCounterSlots + std::min<unsigned long long>(counters[3], kListedKeys));
+    std::sort(keys.begin(), keys.end());
+    for (unsigned long long key : keys) stats.badValues.push_back({row(key), angle(key), column(key)});
 }
 
 } // namespace tomo::cuda

@@ -42,7 +42,8 @@ __global__ void __launch_bounds__(kThreads)
 flatFieldKernel(const T* __restrict__ raw, int projections, int rows, int columns, const float* __restrict__ dark,
                 const float* __restrict__ scale, const unsigned char* __restrict__ dead, float saturation,
                 bool interpolate, float* __restrict__ out, unsigned long long* clamped,
-                unsigned long long* interpolated, unsigned long long* firstBad, int rowOffset) {
+                unsigned long long* interpolated, unsigned long long* firstBad, unsigned long long* listed,
+                unsigned long long* badKeys, int badKeyCapacity, int rowOffset) {
     using Scan = cub::BlockScan<int, kThreads>;
     using Reduce = cub::BlockReduce<int, kThreads>;
     __shared__ union {
@@ -113,6 +114,11 @@ flatFieldKernel(const T* __restrict__ raw, int projections, int rows, int column
             while (next < end && bad[next]) ++next;
             const int rightGood = next < end ? next : right;
             for (int k = c; k < (next < end ? next : end); ++k) {
+                if (!dead[pixel0 + k]) { // a bad value, not a dead pixel: listed (rare: one atomic each)
+                    const unsigned long long slot = atomicAdd(listed, 1ull);
+                    if (slot < static_cast<unsigned long long>(badKeyCapacity))
+                        badKeys[slot] = (static_cast<unsigned long long>(rowOffset + r) * projections + a) * columns + k;
+                }
                 float v;
                 if (left < 0) v = t[rightGood];
                 else if (rightGood >= columns) v = t[left];
@@ -151,7 +157,8 @@ void launchT(const FlatFieldLaunch& L, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>(L.projections), static_cast<unsigned>(L.rows));
     flatFieldKernel<T><<<grid, kThreads, sharedBytes, stream>>>(
         static_cast<const T*>(L.d_raw), L.projections, L.rows, L.columns, L.d_dark, L.d_scale, L.d_dead, L.saturation,
-        L.interpolate, L.d_out, L.d_clamped, L.d_interpolated, L.d_firstBad, L.rowOffset);
+        L.interpolate, L.d_out, L.d_counters, L.d_counters + 1, L.d_counters + 2, L.d_counters + 3,
+        L.d_counters + kCounterSlots, kListedKeys, L.rowOffset);
 }
 
 } // namespace
@@ -171,13 +178,9 @@ void launchFlatField(const FlatFieldLaunch& L, StreamHandle stream) {
     TOMO_CUDA_CHECK(cudaGetLastError());
 }
 
-void throwIfNotFinite(unsigned long long key, const std::string& source, int firstRow, int projections, int columns) {
-    if (key == ~0ull) return;
-    const unsigned long long perRow = static_cast<unsigned long long>(projections) * static_cast<unsigned>(columns);
-    throw DataError(source + ": value is not finite (NaN or inf) at row " +
-                    std::to_string(firstRow + static_cast<long long>(key / perRow)) + ", angle " +
-                    std::to_string(key / static_cast<unsigned>(columns) % static_cast<unsigned>(projections)) +
-                    ", column " + std::to_string(key % static_cast<unsigned>(columns)) + "; expected finite values");
+void resetFlatFieldCounters(unsigned long long* d_counters, StreamHandle stream) {
+    TOMO_CUDA_CHECK(cudaMemsetAsync(d_counters, 0, kCounterWords * sizeof(unsigned long long), stream));
+    TOMO_CUDA_CHECK(cudaMemsetAsync(d_counters + 2, 0xff, sizeof(unsigned long long), stream));
 }
 
 RawType rawTypeOf(int sampleType) {

@@ -13,7 +13,18 @@
 #include <cstddef>
 #include <string>
 
+namespace tomo {
+struct PreprocessStats;
+}
+
 namespace tomo::cuda {
+
+/// The kernel's counters: clamped, interpolated, first NaN/inf key, listed,
+/// then up to kListedKeys keys of interpolated values (the CPU's list limit,
+/// PreprocessStats::kListLimit).
+constexpr int kCounterSlots = 4;
+constexpr int kListedKeys = 1000;
+constexpr std::size_t kCounterWords = kCounterSlots + kListedKeys;
 
 enum class RawType { UInt8, UInt16, Float32, Float64 };
 
@@ -29,22 +40,29 @@ struct FlatFieldLaunch {
     float saturation = 0.0f;        ///< 0 = none
     bool interpolate = false;
     float* d_out = nullptr;         ///< rows x projections x columns
-    /// Added to: the values clamped and the values interpolated (dead pixels
-    /// not counted), and lowered to: the smallest key ((rowOffset + row) *
-    /// projections + angle) * columns + column of a NaN/inf raw value (float
-    /// types; stays as it was when there is none).
-    unsigned long long* d_clamped = nullptr;
-    unsigned long long* d_interpolated = nullptr;
-    unsigned long long* d_firstBad = nullptr;
+    /// The counters (kCounterWords, set up by resetFlatFieldCounters): the
+    /// values clamped, the values interpolated (dead pixels not counted), the
+    /// smallest key ((rowOffset + row) * projections + angle) * columns +
+    /// column of a NaN/inf raw value (float types), the interpolated values
+    /// listed, then the keys of the first kListedKeys of them listed (in no
+    /// order: flatFieldStats sorts them).
+    unsigned long long* d_counters = nullptr;
     int rowOffset = 0;
 };
 
 void launchFlatField(const FlatFieldLaunch& launch, StreamHandle stream);
 
-/// Throws tomo::DataError naming `source`, the row (firstRow + the key's
-/// row), angle and column of a d_firstBad key, unless the key is "none"
-/// (all bits set, as the counters start).
-void throwIfNotFinite(unsigned long long key, const std::string& source, int firstRow, int projections, int columns);
+/// Sets kCounterWords counters to their start on `stream` (zero, the
+/// NaN/inf key to "none": all bits set).
+void resetFlatFieldCounters(unsigned long long* d_counters, StreamHandle stream);
+
+/// The counters, read back to the host, as statistics of rows counted from
+/// `firstRow`: clamped, badValueCount and badValues (sorted in row, angle,
+/// column order: the CPU's list when there are at most kListedKeys, else
+/// kListedKeys of them). Throws tomo::DataError naming `source`, the row,
+/// angle and column when the kernel met a NaN/inf raw value.
+void readFlatFieldStats(const unsigned long long* counters, const std::string& source, int firstRow, int projections,
+                        int columns, PreprocessStats& stats);
 
 /// RawType of a tomo::SampleType (uint8, uint16, float32, float64 in that order).
 RawType rawTypeOf(int sampleType);

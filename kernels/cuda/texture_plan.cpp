@@ -357,8 +357,8 @@ void TexturePlan::ensureRawBuffers(std::size_t sample) {
         s.d_raw = DeviceBuffer<unsigned char>(m_device, bytes, "the raw input buffers");
     }
     if (!d_rawStats.get()) {
-        d_rawStats = DeviceBuffer<unsigned long long>(m_device, 3, "the preprocessing counters");
-        h_rawStats = PinnedBuffer<unsigned long long>(3, "the preprocessing counters");
+        d_rawStats = DeviceBuffer<unsigned long long>(m_device, kCounterWords, "the preprocessing counters");
+        h_rawStats = PinnedBuffer<unsigned long long>(kCounterWords, "the preprocessing counters");
     }
     m_rawSample = sample;
 }
@@ -410,9 +410,7 @@ void TexturePlan::filterChunk(int chunk, int slices, int pass, const PassInput* 
         f.saturation = rawInput->field->saturation;
         f.interpolate = rawInput->field->interpolate;
         f.d_out = s.d_in.get();
-        f.d_clamped = d_rawStats.get();
-        f.d_interpolated = d_rawStats.get() + 1;
-        f.d_firstBad = d_rawStats.get() + 2;
+        f.d_counters = d_rawStats.get();
         f.rowOffset = firstSlice;
         launchFlatField(f, stream);
     }
@@ -722,18 +720,15 @@ PreprocessStats TexturePlan::reconstructRaw(const RawRows& raw, const FlatFieldR
     m_count = 0;
     ensurePasses((count + m_channels - 1) / m_channels);
     ensureRawBuffers(sample);
-    TOMO_CUDA_CHECK(cudaMemsetAsync(d_rawStats.get(), 0, 2 * sizeof(unsigned long long), m_filterStream.get()));
-    TOMO_CUDA_CHECK(cudaMemsetAsync(d_rawStats.get() + 2, 0xff, sizeof(unsigned long long), m_filterStream.get()));
+    resetFlatFieldCounters(d_rawStats.get(), m_filterStream.get());
     const PassInput input{nullptr, &raw, &field};
     runPasses(count, &input, slices);
-    TOMO_CUDA_CHECK(cudaMemcpyAsync(h_rawStats.get(), d_rawStats.get(), 3 * sizeof(unsigned long long),
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(h_rawStats.get(), d_rawStats.get(), kCounterWords * sizeof(unsigned long long),
                                     cudaMemcpyDeviceToHost, m_filterStream.get()));
     TOMO_CUDA_CHECK(cudaStreamSynchronize(m_filterStream.get()));
-    throwIfNotFinite(h_rawStats.get()[2], raw.source, raw.firstRow, raw.projections, raw.columns);
-    m_count = count;
     PreprocessStats stats;
-    stats.clamped = static_cast<std::size_t>(h_rawStats.get()[0]);
-    stats.badValueCount = static_cast<std::size_t>(h_rawStats.get()[1]);
+    readFlatFieldStats(h_rawStats.get(), raw.source, raw.firstRow, raw.projections, raw.columns, stats);
+    m_count = count;
     return stats;
 }
 

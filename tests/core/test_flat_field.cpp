@@ -220,5 +220,27 @@ TEST(FlatField, ReportsTheFirstBadValueWhateverThreadFindsIt) {
     }
 }
 
+TEST(FlatField, ListsTheInterpolatedValuesInRowAngleColumnOrder) {
+    const int rows = 64, projections = 64, columns = 8; // spread over threads
+    std::vector<float> raw(static_cast<std::size_t>(rows) * projections * columns, 10.0f); // projection order
+    auto at = [&](int a, int r, int c) -> float& {
+        return raw[(static_cast<std::size_t>(a) * rows + r) * columns + static_cast<std::size_t>(c)];
+    };
+    at(40, 50, 1) = 0.0f; // no transmission: interpolated
+    at(3, 50, 6) = 0.0f;
+    at(60, 7, 0) = 0.0f;
+    FlatFieldRows field = makeFlatFieldRows({}, {}, rows, columns, "many", 100);
+    field.interpolate = true;
+    field.dead[static_cast<std::size_t>(20) * columns + 4] = 1; // a dead pixel: interpolated, not listed
+    std::vector<float> out(raw.size());
+    WorkerPool pool(4);
+    const PreprocessStats stats =
+        flatFieldRawRows({SampleType::Float32, bytesOf(raw), projections, rows, columns, 0, "many", 100}, field, out,
+                         &pool);
+    EXPECT_EQ(stats.badValueCount, 3u);
+    EXPECT_EQ(stats.badValues, (std::vector<PixelPosition>{{107, 60, 0}, {150, 3, 6}, {150, 40, 1}}));
+    EXPECT_EQ(stats.clamped, 0u);
+}
+
 } // namespace
 } // namespace tomo

@@ -82,6 +82,7 @@ void expectKernelEqualsCpu(SampleType type, float flat) {
             EXPECT_LE(worst, 1e-6) << sampleTypeName(type) << " interpolate " << interpolate;
             EXPECT_EQ(gpuStats.clamped, cpuStats.clamped);
             EXPECT_EQ(gpuStats.badValueCount, cpuStats.badValueCount);
+            EXPECT_EQ(gpuStats.badValues, cpuStats.badValues); // the same positions, in the same order
             EXPECT_GT(cpuStats.clamped + cpuStats.badValueCount, 0u);
         }
     }

@@ -38,6 +38,14 @@ inline bool notFinite(double v) {
     return (bits & 0x7ff0000000000000ull) == 0x7ff0000000000000ull;
 }
 
+/// +inf becomes FLT_MAX (a transmission beyond float's range). By the bits
+/// too: with fast-math, std::min(t, FLT_MAX) is folded away (GCC 13 does).
+inline float capPositiveInfinity(float v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return bits == 0x7f800000u ? std::numeric_limits<float>::max() : v;
+}
+
 std::string describe(float v) {
     std::uint32_t bits;
     std::memcpy(&bits, &v, sizeof bits);
@@ -69,6 +77,9 @@ PreprocessStats correctAll(const RawRows& raw, const FlatFieldRows& field, std::
     // Blocks of lines per task: few enough to spread, large enough to amortise the hand-out.
     const int perTask = std::max(1, 65536 / std::max(1, raw.columns));
     const int tasks = (lines + perTask - 1) / perTask;
+    // The interpolated values' positions, per task: in task order they are in
+    // row, angle, column order.
+    std::vector<std::vector<PixelPosition>> listed(static_cast<std::size_t>(tasks));
     auto task = [&](int index, int) {
         std::vector<std::uint8_t> bad(columns);
         detail::LineOutcome sum;
@@ -87,6 +98,9 @@ PreprocessStats correctAll(const RawRows& raw, const FlatFieldRows& field, std::
             }
             sum.clamped += o.clamped;
             sum.interpolated += o.interpolated;
+            auto& list = listed[static_cast<std::size_t>(index)];
+            for (int c = 0; o.interpolated > 0 && c < raw.columns && list.size() < PreprocessStats::kListLimit; ++c)
+                if (bad[c] && !field.dead[pixel + c]) list.push_back({raw.firstRow + r, a, c});
         }
         clamped += sum.clamped;
         interpolated += sum.interpolated;
@@ -105,6 +119,11 @@ PreprocessStats correctAll(const RawRows& raw, const FlatFieldRows& field, std::
     PreprocessStats stats;
     stats.clamped = clamped.load();
     stats.badValueCount = interpolated.load();
+    for (const auto& list : listed)
+        for (const PixelPosition& p : list) {
+            if (stats.badValues.size() >= PreprocessStats::kListLimit) return stats;
+            stats.badValues.push_back(p);
+        }
     return stats;
 }
 
@@ -212,7 +231,7 @@ TOMO_CPU_CLONES long long transmissionLine(const T* __restrict raw, const float*
     long long count = 0;
     for (int c = 0; c < columns; ++c) {
         const float value = static_cast<float>(raw[c]);
-        const float t = std::min((value - dark[c]) * scale[c], std::numeric_limits<float>::max());
+        const float t = capPositiveInfinity((value - dark[c]) * scale[c]);
         const std::uint8_t isBad = static_cast<std::uint8_t>(!(t > 0.0f)) |
                                    (static_cast<std::uint8_t>(value >= saturation) & saturates) |
                                    dead[c]; // no branch: the loop stays vectorised

@@ -340,6 +340,7 @@ std::unique_ptr<VolumeWriter> createVolumeWriter(const std::filesystem::path& ta
     } catch (const InvalidArgument& e) {
         throw InvalidArgument(target.string() + ": " + e.what());
     }
+    detail::writerThreads(resolved); // checked whatever the format
     // Known before any slice is computed; a margin for headers and metadata.
     detail::requireFreeSpace(target, static_cast<double>(width) * height * slices *
                                          static_cast<double>(outputTypeBytes(resolved.type)) + (1 << 20));
