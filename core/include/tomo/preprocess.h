@@ -53,8 +53,9 @@
 namespace tomo {
 
 /// What the corrections found and did (over the rows loaded). Position lists
-/// keep the first kListLimit entries in row, projection, column order; the
-/// counts are complete.
+/// keep the first kListLimit entries in row, projection, column order (the
+/// GPU flat-field, when it finds more in one call: kListLimit of them, in
+/// that order); the counts are complete.
 struct PreprocessStats {
     static constexpr std::size_t kListLimit = 1000;
 
