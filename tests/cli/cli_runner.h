@@ -2,6 +2,8 @@
 // stderr of one run, and checks on what they print.
 #pragma once
 
+#include "tomo/phantom.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +18,18 @@
 #include <sys/wait.h>
 
 namespace tomo::test {
+
+/// A noiseless DXchange scan of the Shepp-Logan phantom (bins x bins
+/// slices, `rows` rows, `angles` uniform over 180 degrees): the input most
+/// CLI tests run on.
+inline void writeNoiselessScan(const std::filesystem::path& path, int bins, int rows, int angles) {
+    PhantomSpec spec;
+    spec.bins = bins;
+    spec.rows = rows;
+    ScanSimulation sim;
+    sim.poissonNoise = false;
+    writePhantomDXchange(path, spec, uniformAngles(angles), sim);
+}
 
 struct ToolRun {
     int exitCode = -1;

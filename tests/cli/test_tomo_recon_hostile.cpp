@@ -42,12 +42,7 @@ class TomoReconHostile : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         s_data = new test::TempDir;
-        PhantomSpec spec;
-        spec.bins = kBins;
-        spec.rows = kRows;
-        ScanSimulation sim;
-        sim.poissonNoise = false;
-        writePhantomDXchange(scan(), spec, uniformAngles(kAngles), sim);
+        test::writeNoiselessScan(scan(), kBins, kRows, kAngles);
     }
     static void TearDownTestSuite() {
         delete s_data;

@@ -31,12 +31,7 @@ protected:
     /// The scan and its float32 reconstruction, made once.
     static void SetUpTestSuite() {
         s_data = new test::TempDir;
-        PhantomSpec spec;
-        spec.bins = kBins;
-        spec.rows = kRows;
-        ScanSimulation sim;
-        sim.poissonNoise = false;
-        writePhantomDXchange(scan(), spec, uniformAngles(kAngles), sim);
+        test::writeNoiselessScan(scan(), kBins, kRows, kAngles);
         const ToolRun r = runTool(TOMO_RECON_EXE, quoted(scan()) + " -o " + quoted(exact()) + kOptions, s_data->path());
         ASSERT_EQ(r.exitCode, 0) << r.err;
     }
