@@ -255,6 +255,12 @@ void ParameterPanel::setParams(const SliceParams& p) {
 
 void ParameterPanel::setCorrections(const tomo::CorrectionOptions& corrections) {
     if (corrections == m_corrections) return;
+    // 360° stitching changes the slice grid: a region drawn on the old one means nothing on the new.
+    if (!(corrections.halfAcquisition == m_corrections.halfAcquisition)) {
+        ++m_blockSignals;
+        ui->roiGroup->setChecked(false);
+        --m_blockSignals;
+    }
     m_corrections = corrections;
     updateStitched();
     changed();

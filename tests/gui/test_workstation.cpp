@@ -1448,10 +1448,10 @@ private slots:
         QVERIFY(pin);
         pin->trigger();
         const tomo::Image before = w->currentResult()->preview.slice;
-        // After: rings removed (Vo's "all"), chosen in the panel as a user would.
+        // After: rings removed (Vo's sorting, the tooth's choice; see README), chosen in the panel as a user would.
         auto* method = w->correctionsPanel()->findChild<QComboBox*>(QStringLiteral("ringMethodCombo"));
-        method->setCurrentIndex(method->findData(static_cast<int>(tomo::RingMethod::All)));
-        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.corrections.rings.method == tomo::RingMethod::All; }));
+        method->setCurrentIndex(method->findData(static_cast<int>(tomo::RingMethod::Sorting)));
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.corrections.rings.method == tomo::RingMethod::Sorting; }));
         const SliceResult& after = *w->currentResult();
         QVERIFY(waitUntil([&] { return w->currentComparison() && w->currentComparison()->resultId == after.id; }));
         const Comparison& c = *w->currentComparison();
@@ -1469,7 +1469,7 @@ private slots:
         const QString config = dir.filePath(QStringLiteral("tooth-rings.json"));
         QVERIFY(w->saveParameters(config));
         const tomo::RunConfig saved = tomo::loadRunConfig(config.toStdString());
-        QCOMPARE(saved.corrections.rings.method, tomo::RingMethod::All);
+        QCOMPARE(saved.corrections.rings.method, tomo::RingMethod::Sorting);
         QVERIFY(saved.corrections == after.params.corrections);
         {
             const auto dialog = w->makeExportDialog();
@@ -1486,7 +1486,7 @@ private slots:
         QVERIFY2(recon.exitCode() == 0, recon.readAllStandardError().constData());
         const tomo::ImageStack batch = tomo::readVolume(volume.toStdString());
         const double difference = maxAbsDifference(batch.slice(0), after.preview.slice);
-        qInfo("rings all: tomo-recon --config vs the live slice: max abs difference %.3g", difference);
+        qInfo("rings sorting: tomo-recon --config vs the live slice: max abs difference %.3g", difference);
         QVERIFY(difference < 1e-4 * (after.stats.max - after.stats.min));
         QVERIFY(maxAbsDifference(batch.slice(0), before) > 1e-3 * (after.stats.max - after.stats.min));
 #endif
@@ -1494,15 +1494,15 @@ private slots:
         w = std::make_unique<MainWindow>();
         w->show();
         QVERIFY(w->loadParameters(config));
-        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.corrections.rings.method == tomo::RingMethod::All; }));
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.corrections.rings.method == tomo::RingMethod::Sorting; }));
         QCOMPARE(w->correctionsPanel()->findChild<QComboBox*>(QStringLiteral("ringMethodCombo"))->currentData().toInt(),
-                 static_cast<int>(tomo::RingMethod::All));
+                 static_cast<int>(tomo::RingMethod::Sorting));
         // Undo brings the corrections back in the panel too.
         method = w->correctionsPanel()->findChild<QComboBox*>(QStringLiteral("ringMethodCombo"));
         method->setCurrentIndex(method->findData(static_cast<int>(tomo::RingMethod::Off)));
         QCOMPARE(w->history()->undoText(), QStringLiteral("corrections"));
         w->history()->undo();
-        QCOMPARE(method->currentData().toInt(), static_cast<int>(tomo::RingMethod::All));
+        QCOMPARE(method->currentData().toInt(), static_cast<int>(tomo::RingMethod::Sorting));
     }
 
     void tiltedAxisFollowsTheRowAndIsExported() {
