@@ -138,6 +138,8 @@ private:
     /// The value unit from the choice and the pixel size, to every view.
     void updateValueUnit();
     void connectController();
+    /// The long jobs' progress and results (main_window_jobs.cpp).
+    void connectJobs();
     void readSettings();
     void writeSettings();
     void addRecentFile(const QString& path);

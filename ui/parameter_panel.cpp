@@ -271,14 +271,13 @@ void ParameterPanel::updateStitched() {
     for (QWidget* w : std::initializer_list<QWidget*>{ui->axisSpin, ui->axisSlider, ui->fineAxisSlider, ui->centreButton,
                                                       ui->tiltSpin, ui->findAxisButton})
         w->setEnabled(!stitched);
-    if (stitched) {
-        m_foundAxis.reset();
-        ui->confidenceLabel->setText(tr("360° half acquisition: the slice's axis is the stitched sinogram's centre; "
-                                        "the scan's axis is set in the Corrections panel."));
-        ui->confidenceLabel->setToolTip(QString());
-    } else if (!m_foundAxis && ui->confidenceLabel->text().startsWith(QStringLiteral("360°"))) {
-        ui->confidenceLabel->clear();
-    }
+    if (stitched == m_stitched) return;
+    m_stitched = stitched;
+    m_foundAxis.reset(); // the note below replaces the finder's, or goes with it
+    ui->confidenceLabel->setText(stitched ? tr("360° half acquisition: the slice's axis is the stitched sinogram's "
+                                               "centre; the scan's axis is set in the Corrections panel.")
+                                          : QString());
+    ui->confidenceLabel->setToolTip(QString());
 }
 
 void ParameterPanel::setRegion(const std::optional<tomo::Region>& region) {

@@ -102,6 +102,7 @@ private:
     double m_fineCentre = 0.0;             // axis at the fine slider's middle
     std::optional<double> m_foundAxis;     // the axis the finder found, while it is the one shown
     tomo::CorrectionOptions m_corrections;
+    bool m_stitched = false;               // the axis controls are off for 360° stitching
 };
 
 } // namespace tomo::ui
