@@ -1,11 +1,15 @@
 #include "controller.h"
 
+#include "colormap.h"
 #include "slice_display.h"
 
 #include "tomo/axis_finder.h"
+#include "tomo/axis_sweep.h"
 #include "tomo/error.h"
+#include "tomo/output_range.h"
 #include "tomo/phantom.h"
 #include "tomo/pipeline.h"
+#include "tomo/preprocess.h"
 #include "tomo/registry.h"
 #include "tomo/volume_io.h"
 #include "tomo/worker_pool.h"
@@ -100,30 +104,40 @@ tomo::Image crop(const tomo::Image& full, const tomo::Region& r) {
     return out;
 }
 
-tomo::ReconGeometry reconGeometry(const tomo::DatasetInfo& info, const SliceParams& p) {
-    tomo::Geometry g;
-    g.angles = info.angles;
-    g.bins = info.columns;
-    g.axis = p.axis;
-    g.axisOffsets = p.axisOffsets;
-    tomo::ReconGeometry rg = tomo::ReconGeometry::fullSlice(std::move(g));
-    rg.region = p.effectiveRegion(info.columns);
-    return rg;
-}
-
-void checkRows(const tomo::DatasetInfo& info, int first, int& count) {
-    if (count <= 0) count = info.rows - first;
-    if (first < 0 || first >= info.rows || count < 1 || first + count > info.rows)
-        throw tomo::InvalidArgument("rows " + std::to_string(first) + " to " + std::to_string(first + count - 1) +
-                                    " are outside the dataset (0 to " + std::to_string(info.rows - 1) + ")");
-}
-
 /// Chunks small enough for a progress bar that moves (about 25 steps),
 /// whole multiples of the slices per pass.
 int chunkRowsFor(int rows, int slicesPerPass) {
     const int spp = std::max(1, slicesPerPass);
     int chunk = std::clamp(rows / 25, 1, 64);
     return std::max(spp, chunk / spp * spp);
+}
+
+/// The volume job of `p` over rows [first, first + count) (count 0 = to the
+/// last row): the corrections, the corrected sinograms' geometry (360°
+/// stitching widens it, its axis is their centre), the axis line when tilted.
+tomo::VolumeJob volumeJob(tomo::DatasetReader& reader, const SliceParams& p, int first, int count) {
+    const tomo::DatasetInfo& info = reader.info();
+    if (count <= 0) count = info.rows - first;
+    if (first < 0 || first >= info.rows || count < 1 || first + count > info.rows)
+        throw tomo::InvalidArgument("rows " + std::to_string(first) + " to " + std::to_string(first + count - 1) +
+                                    " are outside the dataset (0 to " + std::to_string(info.rows - 1) + ")");
+    // What the corrections make of the data (a 360° axis found once, here).
+    const tomo::PreprocessingStage stage(reader, p.corrections);
+    tomo::VolumeJob job;
+    job.firstRow = first;
+    job.rowCount = count;
+    job.corrections = stage.options();
+    tomo::Geometry g;
+    g.angles = stage.outputAngles();
+    g.bins = stage.outputColumns();
+    g.axis = stage.outputAxis().value_or(p.axis);
+    g.axisOffsets = p.axisOffsets;
+    job.geometry = tomo::ReconGeometry::fullSlice(std::move(g));
+    job.geometry.region = p.effectiveRegion(job.geometry.geometry.bins);
+    if (!p.stitched() && p.axisTilt != 0.0) job.axisLine = p.axisLine();
+    job.options = p.options;
+    job.chunkRows = chunkRowsFor(count, p.options.slicesPerPass);
+    return job;
 }
 
 } // namespace
@@ -162,6 +176,8 @@ Controller::Controller(QObject* parent) : QObject(parent), m_pending(std::make_u
         qRegisterMetaType<tomo::ui::JobKind>();
         qRegisterMetaType<tomo::ui::JobStatus>();
         qRegisterMetaType<tomo::ui::DataView>();
+        qRegisterMetaType<tomo::ui::AxisSweep>();
+        qRegisterMetaType<tomo::RangeEstimate>();
         return true;
     }();
     (void)registered;
@@ -228,6 +244,7 @@ void Controller::installDataset(std::shared_ptr<tomo::DatasetReader> reader, std
         }
     }
     m_session = std::move(session);
+    m_goodCorrections = tomo::CorrectionOptions{};
     m_reader = std::move(reader);
     m_referenceSession.reset();
     m_lastSlice.reset();
@@ -497,7 +514,29 @@ void Controller::runSlice(quint64 id, const SliceParams& params, int generation,
         auto r = std::make_shared<SliceResult>();
         r->id = id;
         r->params = params;
-        r->preview = m_session->run(r->params.request(), &token);
+        try {
+            r->preview = m_session->run(r->params.request(), &token);
+        } catch (const tomo::InvalidArgument& e) {
+            // Corrections the dataset cannot take (360° on a 180° scan, columns
+            // beyond the detector): said as such, the last good ones stay usable.
+            if (r->params.corrections == m_goodCorrections) throw;
+            reportError(tr("These corrections cannot be used on this dataset"), e);
+            const QString message = QString::fromUtf8(e.what());
+            QMetaObject::invokeMethod(this, [this, generation, id, corrections = r->params.corrections, message] {
+                if (generation != m_generation) return;
+                emit correctionsRejected(corrections, message);
+                emit sliceFailed(id);
+            }, Qt::QueuedConnection);
+            return;
+        }
+        m_goodCorrections = r->params.corrections;
+        const tomo::PreprocessingStage& stage = m_session->stage();
+        r->stage.columns = stage.outputColumns();
+        r->stage.projections = stage.outputProjections();
+        r->stage.stitchedAxis = stage.outputAxis();
+        if (stage.outputAxis()) r->stage.scanAxis = stage.options().halfAcquisition.axis;
+        r->stage.found = stage.foundHalfAcquisitionAxis();
+        r->stage.warnings = stage.warnings();
         // What the screen needs, here rather than on the UI thread.
         QElapsedTimer timer;
         timer.start();
@@ -563,7 +602,10 @@ void Controller::runReference(ReferenceKind kind, const SliceParams& params, con
     } catch (const tomo::Cancelled&) {
         throw;
     } catch (const std::exception& e) {
-        reportError(tr("Reference failed"), e);
+        // Corrections the dataset refuses are said once, by the live slice.
+        const bool refusedCorrections =
+            dynamic_cast<const tomo::InvalidArgument*>(&e) && !(params.corrections == m_goodCorrections);
+        if (!refusedCorrections) reportError(tr("Reference failed"), e);
         const QString message = QString::fromUtf8(e.what());
         QMetaObject::invokeMethod(this, [this, generation, message] {
             if (generation == m_generation) emit referenceFailed(message);
@@ -578,7 +620,9 @@ void Controller::findAxis(int row) {
         try {
             AxisResult r;
             r.row = row;
-            r.estimate = tomo::findRotationAxis(m_session->sinogram(row), m_session->info().angles);
+            // The corrected sinogram of the slice on screen, with the stage's angles.
+            const tomo::Image& sinogram = m_session->sinogram(row);
+            r.estimate = tomo::findRotationAxis(sinogram, m_session->stage().outputAngles());
             QMetaObject::invokeMethod(this, [this, generation, r] {
                 if (generation == m_generation) emit axisFound(r);
             }, Qt::QueuedConnection);
@@ -664,9 +708,11 @@ bool Controller::startJob(JobKind kind, std::function<void(const tomo::CancelTok
         } catch (const std::exception& e) {
             status = JobStatus::Failed;
             message = QString::fromUtf8(e.what());
-            const QString what = kind == JobKind::Export      ? tr("Reconstruction to file failed")
-                                 : kind == JobKind::SubVolume ? tr("3D sub-volume failed")
-                                                              : tr("Mode comparison failed");
+            const QString what = kind == JobKind::Export        ? tr("Reconstruction to file failed")
+                                 : kind == JobKind::SubVolume   ? tr("3D sub-volume failed")
+                                 : kind == JobKind::AxisSweep   ? tr("Axis sweep failed")
+                                 : kind == JobKind::RangeEstimate ? tr("Range estimate failed")
+                                                                : tr("Mode comparison failed");
             reportError(what, e);
         }
         {
@@ -703,14 +749,7 @@ tomo::ProgressCallback progressReporter(Controller* target, const tomo::CancelTo
 bool Controller::exportVolume(const ExportRequest& request) {
     return startJob(JobKind::Export, [this, request](const tomo::CancelToken& token) {
         auto reader = openJobReader();
-        const tomo::DatasetInfo& info = reader->info();
-        tomo::VolumeJob job;
-        job.firstRow = request.firstRow;
-        job.rowCount = request.rowCount;
-        checkRows(info, job.firstRow, job.rowCount);
-        job.geometry = reconGeometry(info, request.params);
-        job.options = request.params.options;
-        job.chunkRows = chunkRowsFor(job.rowCount, job.options.slicesPerPass);
+        const tomo::VolumeJob job = volumeJob(*reader, request.params, request.firstRow, request.rowCount);
         const tomo::Region region = job.geometry.region;
         // The writer writes to a temporary and renames on commit; when the
         // job throws (cancel, error) it is destroyed uncommitted and the
@@ -719,11 +758,67 @@ bool Controller::exportVolume(const ExportRequest& request) {
                                                job.rowCount, request.write);
         ExportReport report;
         report.target = request.target;
+        report.type = request.write.type;
         report.report = tomo::reconstructVolume(
             *reader, job, *writer,
             progressReporter(this, token, [this](const JobProgress& p) { emit jobProgress(p); }));
+        report.clipped = writer->clipped();
         writer.reset();
         QMetaObject::invokeMethod(this, [this, report] { emit exportFinished(report); }, Qt::QueuedConnection);
+    });
+}
+
+bool Controller::estimateRange(const SliceParams& params, int firstRow, int rowCount) {
+    return startJob(JobKind::RangeEstimate, [this, params, firstRow, rowCount](const tomo::CancelToken& token) {
+        auto reader = openJobReader();
+        const tomo::RangeEstimate estimate = tomo::estimateOutputRange(
+            *reader, volumeJob(*reader, params, firstRow, rowCount), {},
+            progressReporter(this, token, [this](const JobProgress& p) { emit jobProgress(p); }));
+        QMetaObject::invokeMethod(this, [this, estimate] { emit rangeEstimated(estimate); }, Qt::QueuedConnection);
+    });
+}
+
+bool Controller::sweepAxis(const SliceParams& params, const std::vector<double>& axes, int thumbnailSize) {
+    const int generation = m_generation;
+    return startJob(JobKind::AxisSweep, [this, params, axes, thumbnailSize, generation](const tomo::CancelToken& token) {
+        auto reader = openJobReader();
+        if (params.stitched())
+            throw tomo::InvalidArgument("with 360° half acquisition the axis is the stitched sinogram's centre: "
+                                        "sweep the scan's axis in the Corrections panel instead");
+        tomo::PreprocessingStage stage(*reader, params.corrections);
+        tomo::ImageStack rows = stage.load(params.row, 1);
+        tomo::Image sinogram(rows.width, rows.height);
+        sinogram.data = std::move(rows.data);
+        tomo::AxisSweepJob job;
+        job.axes = axes;
+        job.axisOffsets = params.axisOffsets;
+        job.region = params.region;
+        job.options = params.options;
+        const tomo::AxisSweepResult result = tomo::sweepAxis(
+            sinogram, stage.outputAngles(), job,
+            progressReporter(this, token, [this](const JobProgress& p) { emit jobProgress(p); }), &token);
+        // One window for every trial (the middle one's percentiles), so they compare by eye.
+        AxisSweep out;
+        out.row = params.row;
+        out.axes = result.axes;
+        out.strategy = QString::fromStdString(result.strategy);
+        out.secondsFilter = result.secondsFilter;
+        out.secondsBackproject = result.secondsBackproject;
+        const int middle = result.slices.depth / 2;
+        const ImageStats stats = computeStats(result.slices.image(middle));
+        out.low = stats.autoLow;
+        out.high = stats.autoHigh > stats.autoLow ? stats.autoHigh : stats.autoLow + 1e-6f;
+        const Colormap& map = colormap(QStringLiteral("grey"));
+        for (int i = 0; i < result.slices.depth; ++i) {
+            token.throwIfCancelled();
+            const QImage image = renderImage(result.slices.image(i).data(), result.slices.width, result.slices.height,
+                                             out.low, out.high, map);
+            out.thumbnails.push_back(image.scaled(thumbnailSize, thumbnailSize, Qt::KeepAspectRatio,
+                                                  Qt::SmoothTransformation));
+        }
+        QMetaObject::invokeMethod(this, [this, generation, out = std::move(out)] {
+            if (generation == m_generation) emit axisSweepReady(out);
+        }, Qt::QueuedConnection);
     });
 }
 
@@ -734,14 +829,7 @@ bool Controller::reconstructSubVolume(const SliceParams& params, int firstRow, i
         QElapsedTimer timer;
         timer.start();
         auto reader = openJobReader();
-        const tomo::DatasetInfo& info = reader->info();
-        tomo::VolumeJob job;
-        job.firstRow = firstRow;
-        job.rowCount = rowCount;
-        checkRows(info, job.firstRow, job.rowCount);
-        job.geometry = reconGeometry(info, params);
-        job.options = params.options;
-        job.chunkRows = chunkRowsFor(job.rowCount, job.options.slicesPerPass);
+        const tomo::VolumeJob job = volumeJob(*reader, params, firstRow, rowCount);
         const tomo::Region region = job.geometry.region;
         MemoryVolumeWriter writer(region.width, region.height, job.rowCount);
         tomo::reconstructVolume(*reader, job, writer,
@@ -772,7 +860,6 @@ bool Controller::reconstructSubVolume(const SliceParams& params, int firstRow, i
 bool Controller::compareModes(const SliceParams& params, const std::vector<tomo::ReconOptions>& modes) {
     return startJob(JobKind::CompareModes, [this, params, modes](const tomo::CancelToken& token) {
         auto reader = openJobReader();
-        const int grid = reader->info().columns;
         const auto steps = static_cast<double>(modes.size() + 1);
         auto report = [this](double fraction, const QString& stage) {
             JobProgress p;
@@ -784,8 +871,9 @@ bool Controller::compareModes(const SliceParams& params, const std::vector<tomo:
         tomo::PreviewRequest request = params.request();
         request.options = exactReferenceOptions(params.options, QStringLiteral("cpu"));
         tomo::PreviewSession referenceSession(reader);
-        const tomo::Image reference = referenceSession.run(request, &token).slice;
-        const auto mask = reconstructionDisc(params.effectiveRegion(grid), grid);
+        const tomo::PreviewResult exact = referenceSession.run(request, &token);
+        const tomo::Image& reference = exact.slice;
+        const auto mask = reconstructionDisc(exact.region, exact.gridSize);
         for (std::size_t i = 0; i < modes.size(); ++i) {
             token.throwIfCancelled();
             ModeComparison row;

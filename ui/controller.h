@@ -5,7 +5,8 @@
 //                                   + statistics, colours ──sliceReady──► views
 //                                   + comparison ──comparisonReady──► quality panel
 //             ──requestReference(), requestComparison(), findAxis(), openFile(), openDemo() ──┘
-//             ──exportVolume(), reconstructSubVolume(), compareModes() ──► [job thread]
+//             ──exportVolume(), reconstructSubVolume(), compareModes(),
+//               sweepAxis(), estimateRange() ──► [job thread]
 //
 // The preview thread prepares each slice for the screen (statistics and
 // colours with the DisplaySettings, on a pool of threads; then the
@@ -85,6 +86,13 @@ public:
     bool exportVolume(const ExportRequest& request);
     bool reconstructSubVolume(const SliceParams& params, int firstRow, int rowCount, int maxDisplaySize = 256);
     bool compareModes(const SliceParams& params, const std::vector<tomo::ReconOptions>& modes);
+    /// Trial slices of params.row at each axis (the row corrected and
+    /// filtered once), as thumbnails of `thumbnailSize` px; axisSweepReady
+    /// follows. Not with 360° stitching (its axis is the stitched centre).
+    bool sweepAxis(const SliceParams& params, const std::vector<double>& axes, int thumbnailSize = 160);
+    /// The value range of an integer export of rows [firstRow, firstRow +
+    /// rowCount) (tomo::estimateOutputRange); rangeEstimated follows.
+    bool estimateRange(const SliceParams& params, int firstRow, int rowCount);
     void cancelJob();
     bool jobBusy() const;
 
@@ -97,6 +105,10 @@ signals:
     void sliceCancelled(quint64 id);
     /// The live slice `id` failed (failed() carries the message).
     void sliceFailed(quint64 id);
+    /// The live slice failed because the dataset cannot take these
+    /// corrections (`message` says why); sliceFailed follows. The last
+    /// corrections that worked stay usable.
+    void correctionsRejected(const tomo::CorrectionOptions& corrections, const QString& message);
     void referenceReady(const tomo::ui::ReferencePtr& reference);
     /// The last slice compared with a reference that arrived or was chosen later.
     void comparisonReady(const tomo::ui::Comparison& comparison);
@@ -116,6 +128,8 @@ signals:
     void exportFinished(const tomo::ui::ExportReport& report);
     void subVolumeReady(const tomo::ui::SubVolume& volume);
     void modeCompared(const tomo::ui::ModeComparison& row);
+    void axisSweepReady(const tomo::ui::AxisSweep& sweep);
+    void rangeEstimated(const tomo::RangeEstimate& estimate);
     void jobFinished(tomo::ui::JobKind kind, tomo::ui::JobStatus status, const QString& message);
 
     /// A user-facing error: a short title and a message naming the cause.
@@ -151,6 +165,7 @@ private:
     std::unique_ptr<tomo::PreviewSession> m_session;
     std::unique_ptr<tomo::PreviewSession> m_referenceSession;
     std::optional<DemoSpec> m_demo;
+    tomo::CorrectionOptions m_goodCorrections; // of the last slice made: a failure with others blames them
     int m_workerGeneration = 0;
     SliceResultPtr m_lastSlice;             // the last slice prepared (for later comparisons)
     ReferencePtr m_computedReference;       // the last Exact / Truth reference made

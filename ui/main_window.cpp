@@ -1,7 +1,9 @@
 #include "main_window.h"
 
 #include "application.h"
+#include "axis_sweep_dialog.h"
 #include "compare_modes_dialog.h"
+#include "corrections_panel.h"
 #include "data_panel.h"
 #include "export_dialog.h"
 #include "histogram_widget.h"
@@ -36,6 +38,7 @@
 #include <QHeaderView>
 #include <QInputDialog>
 #include <QLabel>
+#include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -104,6 +107,9 @@ QString describeChange(const SliceParams& before, const SliceParams& after) {
         return QObject::tr("axis %1 → %2 px").arg(before.axis, 0, 'f', 3).arg(after.axis, 0, 'f', 3);
     if (before.region != after.region) return QObject::tr("region of interest");
     if (before.axisOffsets != after.axisOffsets) return QObject::tr("axis offsets");
+    if (before.axisTilt != after.axisTilt)
+        return QObject::tr("axis tilt %1 → %2 px/row").arg(before.axisTilt).arg(after.axisTilt);
+    if (!(before.corrections == after.corrections)) return QObject::tr("corrections");
     return QObject::tr("reconstruction options");
 }
 
@@ -194,10 +200,22 @@ void MainWindow::createDocks() {
     scroll->setMinimumWidth(m_params->sizeHint().width() + 24);
     m_paramsDock = makeDock(tr("Parameters"), QStringLiteral("parametersDock"), scroll, Qt::LeftDockWidgetArea);
 
+    m_corrections = new CorrectionsPanel;
+    auto* correctionsScroll = new QScrollArea;
+    correctionsScroll->setWidget(m_corrections);
+    correctionsScroll->setWidgetResizable(true);
+    correctionsScroll->setFrameShape(QFrame::NoFrame);
+    m_correctionsDock = makeDock(tr("Corrections"), QStringLiteral("correctionsDock"), correctionsScroll,
+                                 Qt::LeftDockWidgetArea);
     m_metadata = new MetadataPanel;
     m_metadataDock = makeDock(tr("Dataset"), QStringLiteral("datasetDock"), m_metadata, Qt::LeftDockWidgetArea);
-    tabifyDockWidget(m_paramsDock, m_metadataDock);
+    tabifyDockWidget(m_paramsDock, m_correctionsDock);
+    tabifyDockWidget(m_correctionsDock, m_metadataDock);
     m_paramsDock->raise();
+    // The parameter panel holds the corrections (its params() is the whole
+    // request); the Corrections panel edits them.
+    connect(m_corrections, &CorrectionsPanel::optionsChanged, this,
+            [this](const tomo::CorrectionOptions& c) { m_params->setCorrections(c); });
 
     // Display: histogram, window, colormap.
     auto* display = new QWidget;
@@ -311,6 +329,7 @@ void MainWindow::createDocks() {
     connect(m_params, &ParameterPanel::findAxisRequested, m_controller, &Controller::findAxis);
     connect(m_params, &ParameterPanel::drawRegionRequested, this, [this] { m_regionAction->trigger(); });
     connect(m_params, &ParameterPanel::failed, this, &MainWindow::showError);
+    connect(m_params, &ParameterPanel::correctionsReplaced, m_corrections, &CorrectionsPanel::setOptions);
 
     // Another reference or disc: the worker compares the slice on screen again.
     auto compareAgain = [this] {
@@ -384,9 +403,8 @@ void MainWindow::createActions() {
     QAction* exportAction = action(tr("&Reconstruct to File…"), "export", QKeySequence(tr("Ctrl+E")),
                                    tr("Reconstruct a range of rows into an HDF5 file or TIFF stack"), [this] {
                                        if (!m_dataset) return;
-                                       ExportDialog dialog(*m_dataset, m_params->params(), m_slice->windowLow(),
-                                                           m_slice->windowHigh(), outputDirectory(), this);
-                                       if (dialog.exec() == QDialog::Accepted) startExport(dialog.request());
+                                       const std::unique_ptr<ExportDialog> dialog = makeExportDialog();
+                                       if (dialog->exec() == QDialog::Accepted) startExport(dialog->request());
                                    });
     QAction* saveValues = action(tr("Save Slice &Values…"), nullptr, QKeySequence(tr("Ctrl+Shift+S")),
                                  tr("Save the current slice as float32 (TIFF or HDF5)"), [this] { saveSliceValues(); });
@@ -440,6 +458,9 @@ void MainWindow::createActions() {
     QAction* findAxis = action(tr("&Find Rotation Axis"), "find-axis", QKeySequence(tr("Ctrl+F")),
                                tr("Estimate the rotation axis from the current row"),
                                [this] { m_params->findAxis(); });
+    QAction* sweep = action(tr("Axis &Sweep…"), nullptr, QKeySequence(tr("Ctrl+Shift+F")),
+                            tr("Trial slices of this row over a range of axes; click the sharpest to use its axis"),
+                            [this] { showAxisSweep(); });
     QAction* axisDown = action(tr("Axis −0.25 px"), nullptr, QKeySequence(Qt::Key_BracketLeft), tr("Move the axis left"),
                                [this] { m_params->nudgeAxis(-0.25); });
     QAction* axisUp = action(tr("Axis +0.25 px"), nullptr, QKeySequence(Qt::Key_BracketRight), tr("Move the axis right"),
@@ -459,7 +480,7 @@ void MainWindow::createActions() {
                           tr("Keep the current result as the reference of the quality view"), [this] { pinCurrent(); });
     recon->addActions({run, cancel, m_liveAction});
     recon->addSeparator();
-    recon->addActions({findAxis, axisDown, axisUp, axisDownFine, axisUpFine, rowUp, rowDown});
+    recon->addActions({findAxis, sweep, axisDown, axisUp, axisDownFine, axisUpFine, rowUp, rowDown});
     recon->addSeparator();
     recon->addActions({pin, compare, exportAction});
 
@@ -534,7 +555,8 @@ void MainWindow::createActions() {
     view->addActions({fit, oneToOne, m_autoWindowAction, pixelSize});
     view->addMenu(units);
     view->addSeparator();
-    for (QDockWidget* d : {m_paramsDock, m_metadataDock, m_displayDock, m_qualityDock, m_profileDock, m_dataDock})
+    for (QDockWidget* d : {m_paramsDock, m_correctionsDock, m_metadataDock, m_displayDock, m_qualityDock, m_profileDock,
+                           m_dataDock})
         view->addAction(d->toggleViewAction());
     view->addAction(show3d);
     view->addAction(resetLayout);
@@ -618,6 +640,13 @@ void MainWindow::connectController() {
                                 .arg(path.isEmpty() ? tr("the demo phantom") : QFileInfo(path).fileName()));
     });
     connect(m_controller, &Controller::axisFailed, this, [this] { m_params->setAxisSearchFailed(); });
+    connect(m_controller, &Controller::correctionsRejected, this,
+            [this](const tomo::CorrectionOptions& corrections, const QString& message) {
+                m_rejectedCorrections = corrections;
+                if (corrections == m_params->corrections()) m_corrections->showRejected(message);
+                m_correctionsDock->show();
+                m_correctionsDock->raise();
+            });
     connect(m_controller, &Controller::sliceCancelled, this, [this] {
         if (!m_slice->hasImage()) m_slice->setCaption(tr("Cancelled: press F5 to reconstruct"));
     });
@@ -635,64 +664,7 @@ void MainWindow::connectController() {
     });
     connect(m_controller, &Controller::referenceBusyChanged, m_quality, &QualityPanel::setReferenceBusy);
 
-    connect(m_controller, &Controller::jobStarted, this, [this](JobKind kind) {
-        m_runningJob = kind;
-        if (kind != JobKind::Export) {
-            m_jobBar->setValue(0);
-            m_jobBar->setFormat(kind == JobKind::SubVolume ? tr("3D: %p %") : tr("modes: %p %"));
-            m_jobBar->show();
-        }
-        if (m_volume) m_volume->setBusy(true);
-    });
-    connect(m_controller, &Controller::jobProgress, this, [this](const JobProgress& p) {
-        const int percent = static_cast<int>(std::lround(p.fraction * 100.0));
-        m_jobBar->setValue(percent);
-        if (m_compareDialog && m_runningJob == JobKind::CompareModes) m_compareDialog->setProgress(p);
-        // Only an export's own progress: setValue() shows a hidden dialog again.
-        if (m_exportProgress && m_runningJob == JobKind::Export) {
-            m_exportProgress->setLabelText(
-                p.secondsLeft >= 0.0 ? tr("Reconstructing… %1 done, about %2 left (%3 elapsed)")
-                                           .arg(QStringLiteral("%1 %").arg(percent))
-                                           .arg(formatSeconds(p.secondsLeft))
-                                           .arg(formatSeconds(p.secondsElapsed))
-                                     : tr("Reconstructing… %1").arg(p.stage));
-            // Last: a window-modal QProgressDialog::setValue() processes
-            // events (jobFinished among them, which resets and hides it).
-            m_exportProgress->setValue(percent);
-        }
-    });
-    connect(m_controller, &Controller::jobFinished, this, [this](JobKind kind, JobStatus status, const QString& message) {
-        m_runningJob.reset();
-        m_jobBar->hide();
-        if (m_volume) m_volume->setBusy(false);
-        if (kind == JobKind::Export && m_exportProgress) {
-            // Hidden, not deleted: this may run inside the dialog's own
-            // setValue() (see jobProgress); the next export replaces it.
-            m_exportProgress->reset();
-            m_exportProgress->hide();
-        }
-        if (kind == JobKind::CompareModes && m_compareDialog) m_compareDialog->finish(status, message);
-        if (status == JobStatus::Cancelled)
-            statusBar()->showMessage(kind == JobKind::Export ? tr("Reconstruction to file cancelled: no file written")
-                                                             : tr("Cancelled"),
-                                     8000);
-    });
-    connect(m_controller, &Controller::exportFinished, this, [this](const ExportReport& r) {
-        statusBar()->showMessage(tr("Wrote %1: %2 slices in %3 (%4 GU/s, %5)")
-                                     .arg(QFileInfo(r.target).fileName())
-                                     .arg(r.report.slices)
-                                     .arg(formatSeconds(r.report.secondsTotal))
-                                     .arg(r.report.gups, 0, 'f', 2)
-                                     .arg(QString::fromStdString(r.report.strategy)),
-                                 15000);
-    });
-    connect(m_controller, &Controller::subVolumeReady, this, [this](const SubVolume& v) {
-        if (!m_volume) return;
-        m_volume->setVolume(v, m_slice->colormapName());
-    });
-    connect(m_controller, &Controller::modeCompared, this, [this](const ModeComparison& row) {
-        if (m_compareDialog) m_compareDialog->addRow(row);
-    });
+    connectJobs();
 }
 
 // ---------------------------------------------------------------- datasets
@@ -740,6 +712,12 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
     m_profile->clear();
     m_metadata->setDataset(summary);
     m_data->setDataset(summary);
+    m_corrections->setDataset(summary);
+    m_rejectedCorrections.reset();
+    if (m_sweepDialog) { // its trial slices were another dataset's
+        m_sweepDialog->gallery()->clear();
+        m_sweepDialog->hide();
+    }
     if (m_volume) {
         m_volume->clearVolume(); // it showed the previous dataset
         m_volume->setDataset(summary.info.rows, summary.info.rows / 2);
@@ -769,13 +747,19 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
     // A new dataset starts with the automatic window: the last one's values mean nothing here.
     m_autoWindowAction->setChecked(true);
     syncDisplaySettings();
-    statusBar()->showMessage(tr("Opened %1: %2 projections × %3 rows × %4 columns%5")
+    // What the reader warns about (e.g. counts without flats) is said at once; the Dataset panel lists it.
+    const auto& warnings = summary.info.warnings;
+    const QString warningNote =
+        warnings.empty() ? QString()
+                         : QStringLiteral(" — ") % tr("warning: %1").arg(readableWarning(summary.info, warnings.front()));
+    statusBar()->showMessage(tr("Opened %1: %2 projections × %3 rows × %4 columns%5%6")
                                  .arg(summary.title)
                                  .arg(summary.info.projections)
                                  .arg(summary.info.rows)
                                  .arg(summary.info.columns)
-                                 .arg(axisNote),
-                             12000);
+                                 .arg(axisNote)
+                                 .arg(warningNote),
+                             warnings.empty() ? 12000 : 30000);
     const QString pending = std::exchange(m_pendingParameters, QString());
     if (!pending.isEmpty()) {
         // A parameter file opened its dataset: its parameters make the first
@@ -807,7 +791,7 @@ SliceParams MainWindow::paramsFromConfig(const tomo::RunConfig& config, const Sl
     if (!config.axis) p.axis = m_dataset->axis ? m_dataset->axis->estimate.axis : current.axis;
     const bool covers = config.rowCount == 0 ? current.row >= config.firstRow
                                              : current.row >= config.firstRow && current.row < config.firstRow + config.rowCount;
-    p.row = covers ? current.row : std::clamp(config.firstRow, 0, m_dataset->info.rows - 1);
+    p.moveToRow(covers ? current.row : std::clamp(config.firstRow, 0, m_dataset->info.rows - 1)); // along a tilted axis
     return p;
 }
 
@@ -890,8 +874,15 @@ void MainWindow::requestSlice() {
         if (!m_slice->hasImage()) m_slice->setCaption(tr("Cannot reconstruct: %1").arg(error));
         return;
     }
+    const SliceParams params = m_params->params();
+    if (m_rejectedCorrections && *m_rejectedCorrections == params.corrections) {
+        // Asked once: the dataset cannot take them (the Corrections panel says why).
+        statusBar()->showMessage(tr("These corrections cannot be used on this dataset: change them in the "
+                                    "Corrections panel"), 6000);
+        return;
+    }
     syncDisplaySettings(); // the views' zoom now
-    const quint64 id = m_controller->requestSlice(m_params->params());
+    const quint64 id = m_controller->requestSlice(params);
     m_requestedAt[id] = m_clock.nsecsElapsed();
     requestReferenceIfNeeded();
 }
@@ -937,6 +928,7 @@ void MainWindow::requestReferenceIfNeeded(bool asked) {
 
 void MainWindow::onSliceReady(const SliceResultPtr& result) {
     m_showCpuStart = threadCpuSeconds();
+    const bool otherCorrections = !m_result || !(m_result->params.corrections == result->params.corrections);
     m_result = result;
     const SliceResult& r = *result;
     m_comparison.reset(); // follows (comparisonReady) when a reference fits
@@ -961,9 +953,12 @@ void MainWindow::onSliceReady(const SliceResultPtr& result) {
     else m_slice->setWindow(userLow, userHigh);
     const QString requested = QString::fromStdString(r.params.options.strategy);
     const QString ran = QString::fromStdString(r.preview.strategy);
-    m_slice->setCaption(tr("Row %1 · axis %2 · %3 · %4%5")
+    m_slice->setCaption(tr("Row %1 · %2 · %3 · %4%5")
                             .arg(r.params.row)
-                            .arg(r.params.axis, 0, 'f', 3)
+                            .arg(r.stage.stitchedAxis ? tr("360° stitched, scan axis %1").arg(r.stage.scanAxis.value_or(0.0), 0, 'f', 2)
+                                 : r.params.axisTilt != 0.0
+                                     ? tr("axis %1 (tilt %2 px/row)").arg(r.params.axis, 0, 'f', 3).arg(r.params.axisTilt)
+                                     : tr("axis %1").arg(r.params.axis, 0, 'f', 3))
                             .arg(ran)
                             .arg(modeText(r.params.options))
                             .arg(r.params.region ? tr(" · region %1×%2 at (%3, %4)")
@@ -972,7 +967,11 @@ void MainWindow::onSliceReady(const SliceResultPtr& result) {
                                                        .arg(region.x)
                                                        .arg(region.y)
                                                  : QString()));
-    m_data->setSliceParams(r.params.row, r.params.axis);
+    m_data->setSliceParams(r.params.row, r.preview.axis);
+    if (otherCorrections) m_data->refresh(); // the sinogram as the new corrections make it
+    m_params->setGrid(r.preview.gridSize);
+    m_corrections->showResult(r);
+    if (m_sweepDialog) m_sweepDialog->setCurrentAxis(r.params.axis);
     m_backendLabel->setText(r.family % QStringLiteral(" · ") % ran %
                             (requested == QLatin1String("auto") ? tr(" (auto)") : QString()) % QStringLiteral(" · ") %
                             modeText(r.params.options));
@@ -981,7 +980,7 @@ void MainWindow::onSliceReady(const SliceResultPtr& result) {
                              .arg(formatSeconds(r.preview.secondsBackproject))
                              .arg(r.preview.filtered ? tr(", filter %1").arg(formatSeconds(r.preview.secondsFilter)) : QString()));
     m_gupsLabel->setText(tr("%1 GU/s").arg(r.preview.gups, 0, 'f', 2));
-    if (m_dataset && !m_dataset->path.isEmpty()) {
+    if (m_dataset && !m_dataset->path.isEmpty() && !r.params.stitched()) {
         // Remembered once the changes stop: a settings write costs the UI thread a file write.
         m_axisToRemember = std::make_pair(m_dataset->path, r.params.axis);
         m_rememberAxis->start();
@@ -1096,10 +1095,12 @@ void MainWindow::pinCurrent() {
     pinned->params = m_result->params;
     pinned->options = m_result->params.options;
     pinned->image = m_result->preview.slice;
-    pinned->label = tr("%1 · %2 · axis %3 · row %4")
+    // The corrections too: a pinned result is the "before" of a corrections change.
+    pinned->label = tr("%1 · %2 · axis %3 · row %4 · %5")
                         .arg(QString::fromStdString(m_result->preview.strategy), modeText(m_result->params.options))
                         .arg(m_result->params.axis, 0, 'f', 3)
-                        .arg(m_result->params.row);
+                        .arg(m_result->params.row)
+                        .arg(QString::fromStdString(m_result->params.corrections.summary()));
     m_pinned = pinned;
     m_controller->setPinned(pinned);
     m_quality->setPinnedLabel(pinned->label);
@@ -1142,116 +1143,6 @@ void MainWindow::setColormap(const QString& name) {
     for (QAction* a : m_colormapGroup->actions()) a->setChecked(a->data().toString() == name);
     if (m_volume) m_volume->setColormap(name);
     syncDisplaySettings();
-}
-
-// ---------------------------------------------------------------- long jobs
-
-bool MainWindow::startExport(const ExportRequest& request) {
-    if (!m_controller->exportVolume(request)) {
-        showBusy();
-        return false;
-    }
-    setOutputDirectory(request.target);
-    delete m_exportProgress; // the previous export's, hidden
-    auto* progress = new QProgressDialog(tr("Reconstructing rows %1–%2 to %3…")
-                                             .arg(request.firstRow)
-                                             .arg(request.firstRow + request.rowCount - 1)
-                                             .arg(QFileInfo(request.target).fileName()),
-                                         tr("Cancel"), 0, 100, this);
-    progress->setWindowTitle(tr("Reconstruct to file"));
-    progress->setWindowModality(Qt::WindowModal);
-    progress->setAutoClose(false);
-    progress->setAutoReset(false);
-    progress->setMinimumDuration(0);
-    progress->setMinimumWidth(460);
-    progress->setValue(0);
-    connect(progress, &QProgressDialog::canceled, m_controller, &Controller::cancelJob);
-    m_exportProgress = progress;
-    progress->show();
-    return true;
-}
-
-void MainWindow::compareModes() {
-    if (!m_dataset) return;
-    const SliceParams p = m_params->params();
-    const auto modes = CompareModesDialog::modesToCompare(p.options);
-    if (!m_compareDialog) {
-        m_compareDialog = new CompareModesDialog(this);
-        connect(m_compareDialog, &CompareModesDialog::cancelRequested, m_controller, &Controller::cancelJob);
-    }
-    if (!m_controller->compareModes(p, modes)) {
-        showBusy();
-        return;
-    }
-    const tomo::Region r = p.effectiveRegion(m_dataset->info.columns);
-    m_compareDialog->start(tr("Row %1, axis %2 px, %3 × %4 px, filter %5: each mode against cpu-reference, inside the "
-                              "reconstruction disc. Times are back-projection only, best of two runs with the "
-                              "filtered sinogram kept.")
-                               .arg(p.row)
-                               .arg(p.axis, 0, 'f', 2)
-                               .arg(r.width)
-                               .arg(r.height)
-                               .arg(QString::fromUtf8(tomo::filterWindowName(p.options.filter.window).data())),
-                           static_cast<int>(modes.size()), m_unit);
-    m_compareDialog->show();
-    m_compareDialog->raise();
-}
-
-void MainWindow::showVolumeView() {
-    if (!m_volume) {
-        m_volume = new VolumeView;
-        m_volume->setObjectName(QStringLiteral("volumeView"));
-        QWidget* placeholder = m_volumeDock->widget();
-        m_volumeDock->setWidget(m_volume);
-        placeholder->deleteLater();
-        if (m_dataset) m_volume->setDataset(m_dataset->info.rows, m_params->params().row);
-        connect(m_volume, &VolumeView::reconstructRequested, this, [this](int first, int count) {
-            if (!m_dataset) {
-                statusBar()->showMessage(tr("Open a dataset first"), 4000);
-                return;
-            }
-            if (!m_controller->reconstructSubVolume(m_params->params(), first, count)) showBusy();
-        });
-    }
-    m_volumeDock->show();
-    m_volumeDock->raise();
-}
-
-// ------------------------------------------------------------ saving slices
-
-void MainWindow::saveSliceValues() {
-    if (!m_result) return;
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save slice values"),
-                                                      QDir(outputDirectory()).filePath(QStringLiteral("slice.tif")),
-                                                      tr("TIFF float32 (*.tif);;HDF5 (*.h5)"));
-    if (path.isEmpty()) return;
-    try {
-        const tomo::Image& img = m_result->preview.slice;
-        tomo::WriteOptions options;
-        options.overwrite = true;
-        options.attributes["tomo_run_config"] =
-            tomo::toJson(toRunConfig(m_result->params, m_dataset.value_or(DatasetSummary{}), m_result->params.row, 1));
-        auto writer = tomo::createVolumeWriter(path.toStdString(), img.width, img.height, 1, options);
-        writer->writeSlices(0, 1, img.data);
-        writer->commit();
-        setOutputDirectory(path);
-        statusBar()->showMessage(tr("Saved %1").arg(path), 6000);
-    } catch (const std::exception& e) {
-        showError(tr("Cannot save the slice"), QString::fromUtf8(e.what()));
-    }
-}
-
-void MainWindow::saveSliceImage() {
-    if (!m_result) return;
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save slice image"),
-                                                      QDir(outputDirectory()).filePath(QStringLiteral("slice.png")),
-                                                      tr("PNG images (*.png)"));
-    if (path.isEmpty()) return;
-    const tomo::Image& img = m_result->preview.slice;
-    const QImage image = renderImage(img.data.data(), img.width, img.height, m_slice->windowLow(), m_slice->windowHigh(),
-                                     colormap(m_slice->colormapName()));
-    if (!image.save(path)) showError(tr("Cannot save the image"), tr("Writing %1 failed.").arg(path));
-    else setOutputDirectory(path);
 }
 
 // ------------------------------------------------------------------ errors
@@ -1467,7 +1358,8 @@ void MainWindow::applyDefaultLayout() {
     restoreState(m_defaultState);
     m_compactLayout = width() < kCompactWidth;
     if (!m_compactLayout) return;
-    for (QDockWidget* d : {m_metadataDock, m_displayDock, m_qualityDock, m_volumeDock, m_profileDock, m_dataDock}) {
+    for (QDockWidget* d : {m_correctionsDock, m_metadataDock, m_displayDock, m_qualityDock, m_volumeDock, m_profileDock,
+                           m_dataDock}) {
         addDockWidget(Qt::LeftDockWidgetArea, d);
         tabifyDockWidget(m_paramsDock, d);
     }

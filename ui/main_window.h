@@ -13,6 +13,7 @@
 #include <QPointer>
 
 #include <map>
+#include <memory>
 #include <optional>
 
 QT_BEGIN_NAMESPACE
@@ -32,8 +33,11 @@ QT_END_NAMESPACE
 
 namespace tomo::ui {
 
+class AxisSweepDialog;
 class CompareModesDialog;
+class CorrectionsPanel;
 class DataPanel;
+class ExportDialog;
 class HistogramWidget;
 class MetadataPanel;
 class ParameterPanel;
@@ -59,6 +63,8 @@ public:
     bool startExport(const ExportRequest& request);
     void compareModes();
     void showVolumeView();
+    /// Opens the axis sweep gallery around the axis on screen and runs it.
+    void showAxisSweep();
 
     // For tests and scripting.
     Controller* controller() const { return m_controller; }
@@ -70,6 +76,12 @@ public:
     MetadataPanel* metadataPanel() const { return m_metadata; }
     VolumeView* volumeView() const { return m_volume; }
     DataPanel* dataPanel() const { return m_data; }
+    CorrectionsPanel* correctionsPanel() const { return m_corrections; }
+    /// Null until Reconstruction ▸ Axis Sweep was opened.
+    AxisSweepDialog* axisSweepDialog() const;
+    /// Reconstruct to File's dialog for the parameters on screen, wired to
+    /// the controller (range estimate) and sized for the slice grid.
+    std::unique_ptr<ExportDialog> makeExportDialog();
     /// Parameter changes, undoable (Edit ▸ Undo / Redo).
     QUndoStack* history() const { return m_history; }
     CompareModesDialog* compareDialog() const;
@@ -126,6 +138,8 @@ private:
     /// The value unit from the choice and the pixel size, to every view.
     void updateValueUnit();
     void connectController();
+    /// The long jobs' progress and results (main_window_jobs.cpp).
+    void connectJobs();
     void readSettings();
     void writeSettings();
     void addRecentFile(const QString& path);
@@ -174,6 +188,7 @@ private:
     MetadataPanel* m_metadata = nullptr;
     VolumeView* m_volume = nullptr;
     DataPanel* m_data = nullptr;
+    CorrectionsPanel* m_corrections = nullptr;
     QUndoStack* m_history = nullptr;
     SliceParams m_lastParams;                     // as after the last change recorded
     bool m_recordHistory = true;
@@ -184,10 +199,12 @@ private:
     QDockWidget* m_profileDock = nullptr;
     QDockWidget* m_volumeDock = nullptr;
     QDockWidget* m_dataDock = nullptr;
+    QDockWidget* m_correctionsDock = nullptr;
     QComboBox* m_colormapCombo = nullptr;
     QDoubleSpinBox* m_lowSpin = nullptr;
     QDoubleSpinBox* m_highSpin = nullptr;
     QPointer<CompareModesDialog> m_compareDialog;
+    QPointer<AxisSweepDialog> m_sweepDialog;
     QPointer<QProgressDialog> m_exportProgress;
     QPointer<QMessageBox> m_errorBox;
 
@@ -210,6 +227,8 @@ private:
     bool m_compactLayout = false;
 
     std::optional<DatasetSummary> m_dataset;
+    /// Corrections this dataset refused: not asked for again until they change.
+    std::optional<tomo::CorrectionOptions> m_rejectedCorrections;
     SliceResultPtr m_result;
     std::optional<Comparison> m_comparison;       // for m_result, when a reference matched
     ReferencePtr m_reference;                     // exact or truth, from the controller

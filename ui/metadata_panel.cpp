@@ -1,7 +1,9 @@
 #include "metadata_panel.h"
 
+#include <QColor>
 #include <QFileInfo>
 #include <QHeaderView>
+#include <QLabel>
 #include <QLocale>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -19,9 +21,22 @@ MetadataPanel::MetadataPanel(QWidget* parent) : QWidget(parent) {
     m_tree->setRootIsDecorated(false);
     m_tree->setAlternatingRowColors(true);
     m_tree->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    m_warnings = new QLabel;
+    m_warnings->setObjectName(QStringLiteral("datasetWarnings"));
+    m_warnings->setWordWrap(true);
+    m_warnings->setStyleSheet(QStringLiteral("color: #b9770e; padding: 4px;"));
+    m_warnings->hide();
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(m_tree);
+    layout->addWidget(m_tree, 1);
+    layout->addWidget(m_warnings);
+}
+
+QString readableWarning(const tomo::DatasetInfo& info, const std::string& warning) {
+    QString text = QString::fromStdString(warning);
+    if (!info.path.empty())
+        text.replace(QString::fromStdString(info.path.string()), QString::fromStdString(info.path.filename().string()));
+    return text;
 }
 
 void MetadataPanel::setDataset(const DatasetSummary& d) {
@@ -56,6 +71,9 @@ void MetadataPanel::setDataset(const DatasetSummary& d) {
             add(tr("Mean step"),
                 QStringLiteral("%1°").arg((*hi - *lo) / static_cast<double>(info.angles.size() - 1) * toDeg, 0, 'f', 4));
     }
+    add(tr("Angle units"), d.options.angleUnits == tomo::AngleUnits::Auto
+                               ? tr("as the file says (degrees when it says nothing)")
+                               : QString::fromUtf8(tomo::angleUnitsName(d.options.angleUnits)));
     if (!info.anglesFile.empty()) {
         const QString file = QString::fromStdString(info.anglesFile.filename().string());
         add(tr("Angles from"),
@@ -69,6 +87,18 @@ void MetadataPanel::setDataset(const DatasetSummary& d) {
                                         : tr("raw counts: flat/dark + −log applied"));
     add(tr("Detector centre"), QString::number((info.columns - 1) / 2.0, 'f', 1));
     add(tr("Opened in"), formatSeconds(d.secondsToOpen));
+    // What the reader warns about, each on its own row, in colour, and wrapped below.
+    QStringList warnings;
+    for (const std::string& w : info.warnings) {
+        const QString text = readableWarning(info, w);
+        auto* item = new QTreeWidgetItem(m_tree, {tr("Warning"), text});
+        item->setToolTip(1, text);
+        item->setForeground(0, QColor(0xb9, 0x77, 0x0e));
+        item->setForeground(1, QColor(0xb9, 0x77, 0x0e));
+        warnings << tr("Warning: %1").arg(text);
+    }
+    m_warnings->setText(warnings.join(QStringLiteral("\n")));
+    m_warnings->setVisible(!warnings.isEmpty());
 }
 
 QString MetadataPanel::value(const QString& property) const {

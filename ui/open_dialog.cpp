@@ -8,6 +8,8 @@
 #include <QPushButton>
 #include <QSettings>
 
+#include <algorithm>
+
 namespace tomo::ui {
 
 namespace {
@@ -21,6 +23,10 @@ OpenDialog::OpenDialog(const QString& directory, QWidget* parent)
     ui->setupUi(this);
     for (auto t : {tomo::SampleType::UInt16, tomo::SampleType::Float32, tomo::SampleType::UInt8, tomo::SampleType::Float64})
         ui->typeCombo->addItem(QString::fromUtf8(tomo::sampleTypeName(t)), static_cast<int>(t));
+    ui->unitsCombo->addItem(tr("automatic (as the file says)"), static_cast<int>(tomo::AngleUnits::Auto));
+    ui->unitsCombo->addItem(tr("degrees"), static_cast<int>(tomo::AngleUnits::Degrees));
+    ui->unitsCombo->addItem(tr("radians"), static_cast<int>(tomo::AngleUnits::Radians));
+    connect(ui->unitsCombo, &QComboBox::currentIndexChanged, this, &OpenDialog::updateAnglesHint);
     connect(ui->fileButton, &QToolButton::clicked, this, [this] {
         const QString p = QFileDialog::getOpenFileName(this, tr("Dataset file"), m_directory);
         if (!p.isEmpty()) setPath(p);
@@ -60,6 +66,8 @@ OpenDialog::OpenDialog(const QString& directory, QWidget* parent)
         last.anglesLines = tomo::LineRange{s.value(kGroup % QStringLiteral("firstLine")).toInt(),
                                            s.value(kGroup % QStringLiteral("lineCount")).toInt()};
     last.angleRangeDegrees = s.value(kGroup % QStringLiteral("angleRange"), 180.0).toDouble();
+    last.angleUnits = static_cast<tomo::AngleUnits>(
+        std::clamp(s.value(kGroup % QStringLiteral("angleUnits"), 0).toInt(), 0, 2));
     if (s.value(kGroup % QStringLiteral("rawOn"), false).toBool())
         last.raw = tomo::RawLayout{s.value(kGroup % QStringLiteral("rawProjections"), 180).toInt(),
                                    s.value(kGroup % QStringLiteral("rawRows"), 1).toInt(),
@@ -92,6 +100,7 @@ tomo::OpenOptions OpenDialog::options() const {
         o.anglesLines = tomo::LineRange{ui->firstLineSpin->value(),
                                         std::max(1, ui->lastLineSpin->value() - ui->firstLineSpin->value() + 1)};
     o.angleRangeDegrees = ui->rangeSpin->value();
+    o.angleUnits = static_cast<tomo::AngleUnits>(ui->unitsCombo->currentData().toInt());
     return o;
 }
 
@@ -105,6 +114,7 @@ void OpenDialog::setOptions(const tomo::OpenOptions& o) {
         ui->lastLineSpin->setValue(o.anglesLines->first + std::max(1, o.anglesLines->count) - 1);
     }
     ui->rangeSpin->setValue(o.angleRangeDegrees);
+    ui->unitsCombo->setCurrentIndex(std::max(0, ui->unitsCombo->findData(static_cast<int>(o.angleUnits))));
     ui->rawGroup->setChecked(o.raw.has_value());
     if (o.raw) {
         ui->projectionsSpin->setValue(o.raw->projections);
@@ -126,6 +136,7 @@ void OpenDialog::accept() {
     s.setValue(kGroup % QStringLiteral("firstLine"), o.anglesLines ? o.anglesLines->first : 0);
     s.setValue(kGroup % QStringLiteral("lineCount"), o.anglesLines ? o.anglesLines->count : 0);
     s.setValue(kGroup % QStringLiteral("angleRange"), o.angleRangeDegrees);
+    s.setValue(kGroup % QStringLiteral("angleUnits"), static_cast<int>(o.angleUnits));
     s.setValue(kGroup % QStringLiteral("rawOn"), o.raw.has_value());
     if (o.raw) {
         s.setValue(kGroup % QStringLiteral("rawProjections"), o.raw->projections);

@@ -1,6 +1,6 @@
 // "Open with options…": a dataset path plus what its file cannot say (raw
 // layout, angles file and which of its entries are the projections' angles,
-// angular range). The fields are remembered for the next time.
+// angle units, angular range). The fields are remembered for the next time.
 #pragma once
 
 #include "tomo/dataset.h"

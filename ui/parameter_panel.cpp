@@ -33,8 +33,11 @@ ParameterPanel::ParameterPanel(QWidget* parent) : QWidget(parent), ui(std::make_
     connect(ui->rowSpin, &QSpinBox::valueChanged, this, [this](int v) {
         QSignalBlocker b(ui->rowSlider);
         ui->rowSlider->setValue(v);
+        followRow(v);
         changed();
     });
+    // The tilt turns the axis line about the row on screen.
+    connect(ui->tiltSpin, &QDoubleSpinBox::valueChanged, this, &ParameterPanel::changed);
     // Axis: spin box in 0.25 px steps; a coarse slider over the detector and
     // a fine one over ±5 px around the axis, both in 0.01 px steps.
     ui->fineAxisSlider->setRange(-kFineSteps, kFineSteps);
@@ -138,13 +141,17 @@ void ParameterPanel::setDataset(const DatasetSummary& dataset) {
     ui->axisSpin->setRange(-bins / 2.0, bins * 1.5);
     ui->axisSlider->setRange(0, static_cast<int>(std::lround((bins - 1) / kSliderStep)));
     ui->axisSlider->setPageStep(static_cast<int>(1.0 / kSliderStep));
+    m_row = ui->rowSpin->value();
     m_foundAxis.reset();
     setAxisControls((bins - 1) / 2.0);
+    ui->tiltSpin->setValue(0.0);
+    m_corrections = tomo::CorrectionOptions{};
+    updateStitched();
     m_offsets.clear();
     m_offsetsFile.clear();
     ui->offsetsEdit->clear();
-    for (QSpinBox* s : {ui->roiXSpin, ui->roiYSpin}) s->setRange(0, bins - 1);
-    for (QSpinBox* s : {ui->roiWidthSpin, ui->roiHeightSpin}) s->setRange(1, bins);
+    m_grid = 0;
+    setGrid(bins);
     ui->roiXSpin->setValue(bins / 4);
     ui->roiYSpin->setValue(bins / 4);
     ui->roiWidthSpin->setValue(std::max(1, bins / 2));
@@ -153,6 +160,22 @@ void ParameterPanel::setDataset(const DatasetSummary& dataset) {
     setEnabled(dataset.info.columns > 0);
     --m_blockSignals;
     updateValidation();
+}
+
+void ParameterPanel::setGrid(int size) {
+    size = std::max(1, size);
+    if (size == m_grid) return;
+    m_grid = size;
+    ++m_blockSignals;
+    for (QSpinBox* s : {ui->roiXSpin, ui->roiYSpin}) s->setRange(0, size - 1);
+    for (QSpinBox* s : {ui->roiWidthSpin, ui->roiHeightSpin}) s->setRange(1, size);
+    --m_blockSignals;
+}
+
+void ParameterPanel::followRow(int row) {
+    const double tilt = ui->tiltSpin->value();
+    if (tilt != 0.0) setAxisControls(tomo::AxisLine{ui->axisSpin->value(), tilt, static_cast<double>(m_row)}.at(row));
+    m_row = row;
 }
 
 void ParameterPanel::setAxisControls(double axis) {
@@ -178,13 +201,15 @@ SliceParams ParameterPanel::params() const {
     SliceParams p;
     p.row = ui->rowSpin->value();
     p.axis = ui->axisSpin->value();
+    p.axisTilt = ui->tiltSpin->value();
+    p.corrections = m_corrections;
     p.axisOffsets = m_offsets;
     p.axisOffsetsFile = m_offsetsFile;
     if (ui->roiGroup->isChecked()) {
         tomo::Region r{ui->roiXSpin->value(), ui->roiYSpin->value(), ui->roiWidthSpin->value(),
                        ui->roiHeightSpin->value()};
-        r.width = std::min(r.width, m_bins - r.x);
-        r.height = std::min(r.height, m_bins - r.y);
+        r.width = std::min(r.width, m_grid - r.x);
+        r.height = std::min(r.height, m_grid - r.y);
         p.region = r;
     }
     tomo::ReconOptions& o = p.options;
@@ -203,6 +228,10 @@ void ParameterPanel::setParams(const SliceParams& p) {
     ++m_blockSignals;
     ui->rowSpin->setValue(p.row);
     setAxisControls(std::isfinite(p.axis) ? p.axis : (m_bins - 1) / 2.0);
+    ui->tiltSpin->setValue(p.axisTilt);
+    const bool otherCorrections = !(p.corrections == m_corrections);
+    m_corrections = p.corrections;
+    updateStitched();
     m_offsets = p.axisOffsets;
     m_offsetsFile = p.axisOffsetsFile;
     ui->offsetsEdit->setText(m_offsetsFile);
@@ -220,7 +249,35 @@ void ParameterPanel::setParams(const SliceParams& p) {
     select(ui->deviceCombo, p.options.device);
     ui->threadsSpin->setValue(p.options.threads);
     --m_blockSignals;
+    if (otherCorrections) emit correctionsReplaced(m_corrections);
     changed();
+}
+
+void ParameterPanel::setCorrections(const tomo::CorrectionOptions& corrections) {
+    if (corrections == m_corrections) return;
+    // 360° stitching changes the slice grid: a region drawn on the old one means nothing on the new.
+    if (!(corrections.halfAcquisition == m_corrections.halfAcquisition)) {
+        ++m_blockSignals;
+        ui->roiGroup->setChecked(false);
+        --m_blockSignals;
+    }
+    m_corrections = corrections;
+    updateStitched();
+    changed();
+}
+
+void ParameterPanel::updateStitched() {
+    const bool stitched = m_corrections.halfAcquisition.enabled;
+    for (QWidget* w : std::initializer_list<QWidget*>{ui->axisSpin, ui->axisSlider, ui->fineAxisSlider, ui->centreButton,
+                                                      ui->tiltSpin, ui->findAxisButton})
+        w->setEnabled(!stitched);
+    if (stitched == m_stitched) return;
+    m_stitched = stitched;
+    m_foundAxis.reset(); // the note below replaces the finder's, or goes with it
+    ui->confidenceLabel->setText(stitched ? tr("360° half acquisition: the slice's axis is the stitched sinogram's "
+                                               "centre; the scan's axis is set in the Corrections panel.")
+                                          : QString());
+    ui->confidenceLabel->setToolTip(QString());
 }
 
 void ParameterPanel::setRegion(const std::optional<tomo::Region>& region) {
@@ -251,6 +308,11 @@ QString ParameterPanel::validationError() const {
     }
     if (!m_offsets.empty() && static_cast<int>(m_offsets.size()) != m_projections)
         return tr("%1 axis offsets for %2 projections").arg(m_offsets.size()).arg(m_projections);
+    try {
+        m_corrections.validate();
+    } catch (const std::exception& e) {
+        return QString::fromUtf8(e.what());
+    }
     return {};
 }
 
@@ -313,6 +375,7 @@ void ParameterPanel::setAxisSearchFailed(const QString& why) {
 }
 
 void ParameterPanel::nudgeAxis(double delta) { ui->axisSpin->setValue(ui->axisSpin->value() + delta); }
+void ParameterPanel::setAxis(double axis) { ui->axisSpin->setValue(axis); }
 void ParameterPanel::stepRow(int delta) { ui->rowSpin->setValue(ui->rowSpin->value() + delta); }
 
 void ParameterPanel::loadOffsets(const QString& path) {

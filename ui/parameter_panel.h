@@ -1,8 +1,10 @@
-// Parameter panel: row, rotation axis (spin box + slider, automatic finder,
-// per-projection offsets file), filter window and padding, strategy (from the
-// backend registry; unavailable ones greyed with the reason as tooltip),
-// interpolation, precision, slices per pass, device, threads, region of
-// interest, live update. Emits paramsChanged() on every user change.
+// Parameter panel: row, rotation axis (spin box + sliders, tilt, automatic
+// finder, per-projection offsets file), filter window and padding, strategy
+// (from the backend registry; unavailable ones greyed with the reason as
+// tooltip), interpolation, precision, slices per pass, device, threads,
+// region of interest, live update. It holds the corrections too (edited in
+// the Corrections panel), so params() is the whole request. Emits
+// paramsChanged() on every user change.
 #pragma once
 
 #include "recon_types.h"
@@ -25,8 +27,17 @@ public:
     ~ParameterPanel() override;
 
     /// Adapts ranges to the dataset and resets row (middle), axis (detector
-    /// centre), offsets and region.
+    /// centre, no tilt), offsets, region and corrections (the defaults).
     void setDataset(const DatasetSummary& dataset);
+    /// The slice grid the corrections give (360° stitching widens it): the
+    /// region's ranges. Emits nothing.
+    void setGrid(int size);
+
+    /// Replaces the corrections and emits paramsChanged().
+    void setCorrections(const tomo::CorrectionOptions& corrections);
+    const tomo::CorrectionOptions& corrections() const { return m_corrections; }
+    /// Sets the axis on the current row (a picked sweep thumbnail) and emits paramsChanged().
+    void setAxis(double axis);
 
     SliceParams params() const;
     /// Sets every control (without emitting per control), then emits
@@ -66,22 +77,32 @@ signals:
     void drawRegionRequested();
     /// An offsets file could not be read.
     void failed(const QString& title, const QString& message);
+    /// setParams() brought other corrections (undo, loaded parameters).
+    void correctionsReplaced(const tomo::CorrectionOptions& corrections);
 
 private:
     void populateChoices();
     void changed();
     void updateValidation();
     void setAxisControls(double axis);
+    /// With 360° stitching the axis controls have nothing to set.
+    void updateStitched();
+    /// Where the axis line puts the axis on `row`.
+    void followRow(int row);
     void loadOffsets(const QString& path);
 
     std::unique_ptr<Ui::ParameterPanel> ui;
-    int m_bins = 0;
+    int m_bins = 0;                        // detector columns
+    int m_grid = 0;                        // slice grid (= m_bins unless stitched)
+    int m_row = 0;                         // the row the axis spin box shows the axis for
     int m_projections = 0;
     std::vector<double> m_offsets;
     QString m_offsetsFile;
     int m_blockSignals = 0;
     double m_fineCentre = 0.0;             // axis at the fine slider's middle
     std::optional<double> m_foundAxis;     // the axis the finder found, while it is the one shown
+    tomo::CorrectionOptions m_corrections;
+    bool m_stitched = false;               // the axis controls are off for 360° stitching
 };
 
 } // namespace tomo::ui

@@ -18,19 +18,26 @@ tomo::PhantomSpec DemoSpec::phantom() const {
     return spec;
 }
 
+void SliceParams::moveToRow(int newRow) {
+    axis = axisLine().at(newRow);
+    row = newRow;
+}
+
 tomo::PreviewRequest SliceParams::request() const {
     tomo::PreviewRequest r;
     r.row = row;
-    r.axis = axis;
+    if (!stitched()) r.axis = axis;
     r.axisOffsets = axisOffsets;
     r.region = region;
     r.options = options;
+    r.corrections = corrections;
     return r;
 }
 
 bool SliceParams::sameGeometry(const SliceParams& o) const {
-    return row == o.row && axis == o.axis && axisOffsets == o.axisOffsets && region == o.region &&
-           options.filter.window == o.options.filter.window && options.filter.padding == o.options.filter.padding;
+    return row == o.row && (stitched() || axis == o.axis) && axisOffsets == o.axisOffsets && region == o.region &&
+           options.filter.window == o.options.filter.window && options.filter.padding == o.options.filter.padding &&
+           corrections == o.corrections;
 }
 
 tomo::Region SliceParams::effectiveRegion(int grid) const {
@@ -48,12 +55,18 @@ tomo::RunConfig toRunConfig(const SliceParams& params, const DatasetSummary& dat
     tomo::RunConfig c;
     c.input = dataset.path.toStdString();
     c.open = dataset.options;
-    c.axis = params.axis;
+    // 360° stitching: no axis, tomo-recon then takes the stitched sinogram's centre as the preview does.
+    if (!params.stitched()) {
+        c.axis = params.axis;
+        c.axisTilt = params.axisTilt;
+        c.axisRow = params.row;
+    }
     c.axisOffsetsFile = params.axisOffsetsFile.toStdString();
     c.firstRow = firstRow;
     c.rowCount = rowCount;
     c.region = params.region;
     c.options = params.options;
+    c.corrections = params.corrections;
     return c;
 }
 
@@ -62,20 +75,23 @@ bool sameOpenOptions(const tomo::OpenOptions& a, const tomo::OpenOptions& b) {
         return x.projections == y.projections && x.rows == y.rows && x.columns == y.columns && x.type == y.type &&
                x.headerBytes == y.headerBytes && x.bigEndian == y.bigEndian;
     };
-    return a.anglesFile == b.anglesFile && a.anglesLines == b.anglesLines &&
-           a.angleRangeDegrees == b.angleRangeDegrees && a.raw.has_value() == b.raw.has_value() &&
+    return a.anglesFile == b.anglesFile && a.anglesLines == b.anglesLines && a.angleUnits == b.angleUnits &&
+           a.angleRangeDegrees == b.angleRangeDegrees && a.variable == b.variable &&
+           a.logCorrected == b.logCorrected && a.raw.has_value() == b.raw.has_value() &&
            (!a.raw || sameRaw(*a.raw, *b.raw));
 }
 
 SliceParams fromRunConfig(const tomo::RunConfig& config, int projections) {
     SliceParams p;
     p.row = config.firstRow;
-    p.axis = config.axis.value_or(std::nan(""));
+    p.axis = config.axis ? tomo::AxisLine{*config.axis, config.axisTilt, config.axisRow}.at(p.row) : std::nan("");
+    p.axisTilt = config.axis ? config.axisTilt : 0.0;
     p.axisOffsetsFile = QString::fromStdString(config.axisOffsetsFile.string());
     if (!config.axisOffsetsFile.empty())
         p.axisOffsets = tomo::readAxisOffsetsFile(config.axisOffsetsFile, projections);
     p.region = config.region;
     p.options = config.options;
+    p.corrections = config.corrections;
     return p;
 }
 

@@ -8,6 +8,7 @@
 #include "tomo/backend.h"
 #include "tomo/dataset.h"
 #include "tomo/metrics.h"
+#include "tomo/output_range.h"
 #include "tomo/phantom.h"
 #include "tomo/pipeline.h"
 #include "tomo/preview.h"
@@ -55,17 +56,32 @@ struct DatasetSummary {
     QString axisError;                  ///< why the axis could not be found on open
 };
 
-/// Everything the parameter panel sets: one preview request, in GUI terms.
+/// Everything the parameter and corrections panels set: one preview
+/// request, in GUI terms.
 struct SliceParams {
     int row = 0;
+    /// Rotation axis on this row. With a tilt the axis is the line through
+    /// (row, axis): axis(r) = axis + axisTilt (r - row), tomo-recon's
+    /// axis / axis_tilt / axis_row with axis_row = row.
     double axis = 0.0;
+    double axisTilt = 0.0;              ///< columns per detector row
     QString axisOffsetsFile;            ///< where axisOffsets came from (may be empty)
     std::vector<double> axisOffsets;    ///< empty or one per projection
     std::optional<tomo::Region> region; ///< unset = whole slice
     tomo::ReconOptions options;
+    tomo::CorrectionOptions corrections;
+
+    /// With 360° half acquisition the slice's axis is the stitched
+    /// sinogram's centre (the scan's axis is corrections.halfAcquisition's):
+    /// the request leaves it unset and `axis` is not used.
+    bool stitched() const { return corrections.halfAcquisition.enabled; }
+    tomo::AxisLine axisLine() const { return {axis, axisTilt, static_cast<double>(row)}; }
+    /// Moves to `newRow`, the axis along the line.
+    void moveToRow(int newRow);
 
     tomo::PreviewRequest request() const;
-    /// Same row, axis, offsets, region and filter: what the exact reference depends on.
+    /// Same row, axis, offsets, region, filter and corrections: what the
+    /// exact reference depends on.
     bool sameGeometry(const SliceParams& other) const;
     /// The region actually computed on a grid x grid slice.
     tomo::Region effectiveRegion(int grid) const;
@@ -131,11 +147,23 @@ struct Comparison {
     QThread* preparedOn = nullptr;      ///< the thread that compared
 };
 
+/// The preprocessing stage that made a slice: its output geometry and what
+/// it found (copied from PreviewSession::stage() on the worker).
+struct StageSummary {
+    int columns = 0;                    ///< corrected sinogram width = slice grid
+    int projections = 0;
+    std::optional<double> stitchedAxis; ///< 360°: the stitched sinogram's axis (its centre)
+    std::optional<double> scanAxis;     ///< 360°: the scan's axis used (given or found)
+    std::optional<tomo::HalfAcquisitionAxis> found; ///< 360°: the automatic search's result
+    std::vector<std::string> warnings;
+};
+
 /// A finished live slice, ready for the screen.
 struct SliceResult {
     quint64 id = 0;
     SliceParams params;
     tomo::PreviewResult preview;
+    StageSummary stage;
     ImageStats stats;
     QString family;                     ///< backend family: "cpu", "cuda", "opencl"
     SliceDisplay display;
@@ -185,6 +213,19 @@ struct ExportRequest {
 struct ExportReport {
     QString target;
     tomo::VolumeReport report;
+    tomo::OutputType type = tomo::OutputType::Float32;
+    tomo::ClippedValues clipped;        ///< what the output type could not store
+};
+
+/// Trial slices of one row over a range of axes (the axis sweep gallery).
+struct AxisSweep {
+    int row = 0;
+    std::vector<double> axes;
+    std::vector<QImage> thumbnails;     ///< one per axis, one window for all
+    float low = 0.0f, high = 1.0f;      ///< that window (the middle slice's percentiles)
+    QString strategy;
+    double secondsFilter = 0.0;
+    double secondsBackproject = 0.0;
 };
 
 /// A reconstructed sub-volume for the 3D view (binned for display).
@@ -211,7 +252,7 @@ struct TransferFunction {
 /// (backgroundThreshold), the top at the 99.5 % percentile.
 TransferFunction automaticTransferFunction(const ImageStats& stats);
 
-enum class JobKind { Export, SubVolume, CompareModes };
+enum class JobKind { Export, SubVolume, CompareModes, AxisSweep, RangeEstimate };
 enum class JobStatus { Done, Cancelled, Failed };
 
 struct JobProgress {
@@ -222,12 +263,15 @@ struct JobProgress {
 };
 
 /// The GUI parameters as the JSON run configuration tomo-recon accepts: the
-/// dataset's path (none for the demo) and how it was opened, rows, and params.
+/// dataset's path (none for the demo) and how it was opened, rows, params
+/// (the axis line with axis_row = params.row; no axis with 360° stitching)
+/// and corrections.
 tomo::RunConfig toRunConfig(const SliceParams& params, const DatasetSummary& dataset, int firstRow, int rowCount);
-/// The same way of reading a dataset (angles file, entries, range, raw layout).
+/// The same way of reading a dataset (angles file, entries, units, range, raw layout).
 bool sameOpenOptions(const tomo::OpenOptions& a, const tomo::OpenOptions& b);
-/// Panel parameters from a run configuration (axis offsets file read).
-/// Throws as tomo::readAxisOffsetsFile.
+/// Panel parameters from a run configuration (axis offsets file read) on
+/// its first row, the axis taken there along the config's line; an axis of
+/// NaN when the config has none. Throws as tomo::readAxisOffsetsFile.
 SliceParams fromRunConfig(const tomo::RunConfig& config, int projections);
 
 /// Whether `reference` is a reference for `result`: the same image size,
@@ -267,3 +311,5 @@ Q_DECLARE_METATYPE(tomo::ui::JobProgress)
 Q_DECLARE_METATYPE(tomo::ui::JobKind)
 Q_DECLARE_METATYPE(tomo::ui::JobStatus)
 Q_DECLARE_METATYPE(tomo::ui::DataView)
+Q_DECLARE_METATYPE(tomo::ui::AxisSweep)
+Q_DECLARE_METATYPE(tomo::RangeEstimate)

@@ -512,22 +512,6 @@ TEST(OutputTypes, ValuesOutsideTheRangeAreClippedAndCounted) {
     }
 }
 
-TEST(OutputTypes, TiffBitsStillSelectIntegersForTiffOnly) {
-    // The former option: tiffBits 16 = uint16 for TIFF; HDF5 ignores it.
-    TempDir dir;
-    const ImageStack v = spreadVolume(4, 3, 2);
-    WriteOptions old;
-    old.tiffBits = 16;
-    old.rangeMin = -1.0f;
-    old.rangeMax = 3.0f;
-    for (const std::string& name : targets()) {
-        writeWhole(dir / name, v, old);
-        const ImageStack back = readVolume(dir / name);
-        if (name == "vol.h5") EXPECT_EQ(back.data, v.data);
-        else expectRestored(back, v, OutputType::UInt16);
-    }
-}
-
 TEST(OutputTypes, LargeSlicesAreConvertedInGroups) {
     // A writer converts at most 64 MiB of samples at a time: 4 float16
     // slices of 2900^2 (16.8 MB each) go as 3 + 1, and still land in place.

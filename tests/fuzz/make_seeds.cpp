@@ -197,7 +197,7 @@ void volumeSeeds(const fs::path& dir) {
 #if TOMO_WITH_TIFF
     write(dir / "volume.tif", {});
     tomo::WriteOptions sixteen;
-    sixteen.tiffBits = 16;
+    sixteen.type = tomo::OutputType::UInt16;
     sixteen.rangeMax = 2.0f;
     write(dir / "volume16.tif", sixteen);
 #endif

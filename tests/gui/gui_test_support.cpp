@@ -8,6 +8,7 @@
 #include <QFileInfo>
 #include <QSettings>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <cstdio>
@@ -29,7 +30,14 @@ void prepareEnvironment(bool offscreenOk) {
 
 void initTestApplication() {
     initApplication();
-    QStandardPaths::setTestModeEnabled(true); // settings under ~/.qttest, not the user's
+    // Settings in a folder of this process alone: not the user's, and not
+    // those of another test process running at the same time (ctest -j,
+    // another build's suite), which would otherwise share ~/.qttest.
+    QStandardPaths::setTestModeEnabled(true);
+    static QTemporaryDir settingsDir(QDir::temp().filePath(QStringLiteral("tomo-gui-test-settings-XXXXXX")));
+    if (!settingsDir.isValid()) qFatal("cannot create a temporary folder for the test settings");
+    for (QSettings::Format format : {QSettings::NativeFormat, QSettings::IniFormat})
+        QSettings::setPath(format, QSettings::UserScope, settingsDir.path());
     QSettings().clear();
     QDir().mkpath(artefactDir());
 }

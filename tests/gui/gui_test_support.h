@@ -15,7 +15,8 @@ namespace tomo::ui::test {
 /// Without a display (no DISPLAY / WAYLAND_DISPLAY) the offscreen platform
 /// is used when `offscreenOk`, else the suite exits with a skip message.
 void prepareEnvironment(bool offscreenOk);
-/// After QApplication exists: identity, resources, isolated settings.
+/// After QApplication exists: identity, resources, and settings in a
+/// temporary folder of this process (removed at exit).
 void initTestApplication();
 
 /// Waits (processing events) until `done` is true; false on timeout.

@@ -3,8 +3,10 @@
 // the background worker's results.
 #include "gui_test_support.h"
 
+#include "axis_sweep_dialog.h"
 #include "colormap.h"
 #include "compare_modes_dialog.h"
+#include "corrections_panel.h"
 #include "data_panel.h"
 #include "export_dialog.h"
 #include "open_dialog.h"
@@ -18,6 +20,7 @@
 
 #include "tomo/error.h"
 #include "tomo/metrics.h"
+#include "tomo/output_range.h"
 #include "tomo/phantom.h"
 #include "tomo/preprocess.h"
 #include "tomo/registry.h"
@@ -30,7 +33,11 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
+#include <QGroupBox>
+#include <QListWidget>
+#include <QLocale>
 #include <QStandardItemModel>
+#include <QStatusBar>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -89,6 +96,26 @@ QString writeNotAScan(const QTemporaryDir& dir, const QString& name) {
     QFile f(path);
     if (!f.open(QIODevice::WriteOnly) || f.write("this is not an HDF5 file\n") < 0) return {};
     return path;
+}
+
+/// The QAction of the main window whose text is `text` (with its & marks).
+QAction* actionNamed(QWidget& window, const QString& text) {
+    for (QAction* a : window.findChildren<QAction*>())
+        if (a->text() == text) return a;
+    return nullptr;
+}
+
+/// Values of `v` more than half a quantisation step outside [min, max] of
+/// `type` (what VolumeWriter::clipped counts), and its NaNs.
+tomo::ClippedValues countClipped(const tomo::ImageStack& v, tomo::OutputType type, float min, float max) {
+    const tomo::Quantization q = tomo::quantizationFor(type, min, max);
+    tomo::ClippedValues c;
+    for (float x : v.data) {
+        if (std::isnan(x)) ++c.nan;
+        else if (x < min - q.slope / 2) ++c.below;
+        else if (x > max + q.slope / 2) ++c.above;
+    }
+    return c;
 }
 
 /// Adds UnavailableBackend to the registry once per process.
@@ -1259,6 +1286,412 @@ private slots:
         // A new dataset starts a new history.
         openDemo(64, 2);
         QCOMPARE(history->count(), 0);
+    }
+
+    void settingsBelongToThisProcess() {
+        // Not the user's, and not shared with another test process.
+        const QString file = QSettings().fileName();
+        QVERIFY2(file.startsWith(QDir::temp().filePath(QStringLiteral("tomo-gui-test-settings-"))), qPrintable(file));
+        QVERIFY(!file.startsWith(QDir::homePath() + QStringLiteral("/.config")));
+    }
+
+    void correctionsPanelSetsThePreviewAndShowsWhatItFound() {
+        const QString i13 = realData(QStringLiteral("dls_i13_24737/i13_24737_dxchange.h5"));
+        if (i13.isEmpty()) QSKIP("shared/data/real/dls_i13_24737/i13_24737_dxchange.h5 not found");
+        w->openPath(i13);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 160; }));
+        CorrectionsPanel* panel = w->correctionsPanel();
+        QVERIFY(panel->options() == tomo::CorrectionOptions{}); // dead pixels on, the rest off
+        // Row 0 holds the dead pixel (column 0, SOURCES.md): interpolated, and said where.
+        setParams([](SliceParams& p) { p.row = 0; });
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.row == 0; }));
+        QVERIFY(w->currentResult()->preview.corrections.deadPixelCount >= 1);
+        QCOMPARE(w->currentResult()->preview.corrections.deadPixels.front().column, 0);
+        QVERIFY2(panel->foundText().contains(QStringLiteral("Dead pixels interpolated: 1")) &&
+                     panel->foundText().contains(QStringLiteral("column 0")),
+                 qPrintable(panel->foundText()));
+        const tomo::Image interpolated = w->currentResult()->preview.slice;
+        w->findChild<QDockWidget*>(QStringLiteral("correctionsDock"))->raise();
+        saveScreenshot(w.get(), QStringLiteral("40-corrections-i13-dead-pixel"));
+
+        // Off, as a user unticks it: the pixel is clamped, counted, and the slice changes.
+        panel->findChild<QGroupBox*>(QStringLiteral("deadPixelsGroup"))->setChecked(false);
+        QVERIFY(!w->parameterPanel()->params().corrections.badPixels.enabled);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return !r.params.corrections.badPixels.enabled; }));
+        const SliceResult& off = *w->currentResult();
+        QVERIFY(off.preview.corrections.clamped >= 91); // the dead pixel in every projection
+        QVERIFY2(panel->foundText().contains(QStringLiteral("clamped to p = 11.5 (no transmission, not interpolated): %1")
+                                                 .arg(off.preview.corrections.clamped)),
+                 qPrintable(panel->foundText()));
+        QVERIFY(maxAbsDifference(interpolated, off.preview.slice) > 0.0);
+
+        // Zingers on: their count is shown; moving the axis then costs no correction.
+        auto* zingers = panel->findChild<QGroupBox*>(QStringLiteral("zingerGroup"));
+        zingers->setChecked(true);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.corrections.zingers.enabled; }));
+        QVERIFY2(panel->foundText().contains(QStringLiteral("Zingers replaced: %1").arg(w->currentResult()->preview.corrections.zingerCount)),
+                 qPrintable(panel->foundText()));
+        w->parameterPanel()->nudgeAxis(0.25);
+        const double axis = w->parameterPanel()->params().axis;
+        QVERIFY(waitForResult(*w, [axis](const SliceResult& r) { return r.params.axis == axis; }));
+        QVERIFY(!w->currentResult()->preview.filtered);
+        QCOMPARE(w->currentResult()->preview.secondsLoad, 0.0);
+        // An invalid parameter is said in the panel and not applied.
+        panel->findChild<QSpinBox*>(QStringLiteral("zingerWindowSpin"))->setValue(4);
+        QVERIFY2(panel->problem().contains(QStringLiteral("odd")), qPrintable(panel->problem()));
+        QCOMPARE(w->parameterPanel()->params().corrections.zingers.window, 3);
+        panel->findChild<QSpinBox*>(QStringLiteral("zingerWindowSpin"))->setValue(3);
+
+        // Paganin phase retrieval (a low-pass on the projections): a smoother slice.
+        auto roughness = [](const tomo::Image& image) {
+            double sum = 0.0;
+            for (int y = 0; y < image.height; ++y)
+                for (int x = 1; x < image.width; ++x)
+                    sum += std::abs(image.data[std::size_t(y) * image.width + x] - image.data[std::size_t(y) * image.width + x - 1]);
+            return sum;
+        };
+        const double sharp = roughness(w->currentResult()->preview.slice);
+        panel->findChild<QDoubleSpinBox*>(QStringLiteral("energySpin"))->setValue(25.0);
+        panel->findChild<QGroupBox*>(QStringLiteral("paganinGroup"))->setChecked(true);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.corrections.paganin.enabled; }));
+        const tomo::PaganinOptions& paganin = w->currentResult()->params.corrections.paganin;
+        QCOMPARE(paganin.energyKeV, 25.0);
+        QCOMPARE(paganin.pixelSizeM, 1e-6);
+        const double smooth = roughness(w->currentResult()->preview.slice);
+        qInfo("i13 row 0: roughness %.4g without Paganin, %.4g with", sharp, smooth);
+        QVERIFY(smooth < 0.5 * sharp);
+    }
+
+    void correctionsTheDatasetRefusesAreSaidAndTheAppKeepsRunning() {
+        openDemo(128, 4);
+        const quint64 shown = w->currentResult()->id;
+        QSignalSpy errors(w.get(), &MainWindow::errorShown);
+        // The demo is a 180° scan: no 360° half acquisition.
+        w->correctionsPanel()->findChild<QGroupBox*>(QStringLiteral("halfAcquisitionGroup"))->setChecked(true);
+        QVERIFY(waitUntil([&] { return !w->correctionsPanel()->problem().isEmpty(); }));
+        qInfo("refused: %s", qPrintable(w->correctionsPanel()->problem()));
+        QVERIFY2(w->correctionsPanel()->problem().contains(QStringLiteral("360")), qPrintable(w->correctionsPanel()->problem()));
+        QCOMPARE(errors.count(), 1);
+        QCOMPARE(w->currentResult()->id, shown); // the slice on screen stays
+        saveScreenshot(w.get(), QStringLiteral("41-corrections-refused"));
+        if (auto* box = w->findChild<QMessageBox*>(QStringLiteral("errorDialog"))) box->close();
+        // Not asked again while they stay (no dialog per change) ...
+        w->parameterPanel()->stepRow(1);
+        QTest::qWait(200);
+        QCOMPARE(errors.count(), 1);
+        QCOMPARE(w->currentResult()->id, shown);
+        // ... and off again, the slices come back.
+        w->correctionsPanel()->findChild<QGroupBox*>(QStringLiteral("halfAcquisitionGroup"))->setChecked(false);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.row == 3 && !r.params.stitched(); }));
+        QVERIFY(w->correctionsPanel()->problem().isEmpty());
+    }
+
+    void halfAcquisitionWidensTheSliceGrid() {
+        const QString tif = realData(QStringLiteral("sarepy_neutron_360/sinogram_360_neutron_image.tif"));
+        if (tif.isEmpty()) QSKIP("shared/data/real/sarepy_neutron_360 not found");
+        tomo::OpenOptions options;
+        options.anglesFile = QDir(QFileInfo(tif).absolutePath()).filePath(QStringLiteral("angles_deg.txt")).toStdString();
+        w->openPath(tif, options);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 503; }));
+        // Its counts have no flats: the reader's warning is shown.
+        QVERIFY2(w->metadataPanel()->value(QStringLiteral("Warning")).contains(QStringLiteral("no flat fields")),
+                 qPrintable(w->metadataPanel()->value(QStringLiteral("Warning"))));
+        // Open beam in columns 0-29 (SOURCES.md) and the 360° scan stitched about its axis.
+        tomo::CorrectionOptions c;
+        c.flatField.backgroundFirst = 0;
+        c.flatField.backgroundCount = 30;
+        c.halfAcquisition.enabled = true;
+        c.halfAcquisition.axis = 244.9;
+        w->correctionsPanel()->setOptions(c);
+        QVERIFY(w->correctionsPanel()->options() == c);
+        w->parameterPanel()->setCorrections(c);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.stitched(); }));
+        const SliceResult& r = *w->currentResult();
+        // The stage's geometry: 2 floor(R) + 1 columns, R = 502 - 244.9.
+        QCOMPARE(r.preview.gridSize, 2 * 257 + 1);
+        QCOMPARE(r.stage.columns, r.preview.gridSize);
+        QVERIFY(r.stage.projections < 459 && r.stage.projections > 200);
+        QCOMPARE(r.preview.axis, *r.stage.stitchedAxis);
+        QVERIFY2(w->correctionsPanel()->foundText().contains(QStringLiteral("stitched to 515 columns")),
+                 qPrintable(w->correctionsPanel()->foundText()));
+        // The axis controls have nothing to set now.
+        QVERIFY(!w->parameterPanel()->findChild<QDoubleSpinBox*>(QStringLiteral("axisSpin"))->isEnabled());
+        w->findChild<QDockWidget*>(QStringLiteral("correctionsDock"))->raise();
+        saveScreenshot(w.get(), QStringLiteral("42-half-acquisition-sarepy"));
+        // Saved without an axis: tomo-recon takes the stitched centre as the preview did.
+        QTemporaryDir dir;
+        const QString config = dir.filePath(QStringLiteral("sarepy.json"));
+        QVERIFY(w->saveParameters(config));
+        const tomo::RunConfig saved = tomo::loadRunConfig(config.toStdString());
+        QVERIFY(!saved.axis);
+        QVERIFY(saved.corrections == c);
+#ifdef TOMO_RECON_EXE
+        const QString volume = dir.filePath(QStringLiteral("sarepy.h5"));
+        QProcess recon;
+        recon.start(QStringLiteral(TOMO_RECON_EXE), {QStringLiteral("--config"), config, QStringLiteral("-o"), volume});
+        QVERIFY(recon.waitForFinished(120000));
+        QVERIFY2(recon.exitCode() == 0, recon.readAllStandardError().constData());
+        const tomo::ImageStack batch = tomo::readVolume(volume.toStdString());
+        const double difference = maxAbsDifference(batch.slice(0), r.preview.slice);
+        qInfo("360° stitched: tomo-recon --config vs the live slice: max abs difference %.3g", difference);
+        QVERIFY(difference < 1e-4 * (r.stats.max - r.stats.min));
+#endif
+    }
+
+    void pinnedDifferenceAcrossCorrectionsAndReplay() {
+        const QString tooth = realData(QStringLiteral("aps_tooth/tooth.h5"));
+        if (tooth.isEmpty()) QSKIP("shared/data/real/aps_tooth/tooth.h5 not found");
+        w->openPath(tooth);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 640; }));
+        // Before: pinned.
+        QAction* pin = actionNamed(*w, QStringLiteral("&Pin Result as Reference"));
+        QVERIFY(pin);
+        pin->trigger();
+        const tomo::Image before = w->currentResult()->preview.slice;
+        // After: rings removed (Vo's sorting, the tooth's choice; see README), chosen in the panel as a user would.
+        auto* method = w->correctionsPanel()->findChild<QComboBox*>(QStringLiteral("ringMethodCombo"));
+        method->setCurrentIndex(method->findData(static_cast<int>(tomo::RingMethod::Sorting)));
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.corrections.rings.method == tomo::RingMethod::Sorting; }));
+        const SliceResult& after = *w->currentResult();
+        QVERIFY(waitUntil([&] { return w->currentComparison() && w->currentComparison()->resultId == after.id; }));
+        const Comparison& c = *w->currentComparison();
+        QCOMPARE(c.kind, ReferenceKind::Pinned);
+        QVERIFY(c.metrics && c.metrics->maxAbsError > 0.0);
+        // The difference view shows after − before, pixel for pixel.
+        tomo::Image expected(before.width, before.height);
+        for (std::size_t i = 0; i < expected.data.size(); ++i) expected.data[i] = after.preview.slice.data[i] - before.data[i];
+        QVERIFY(maxAbsDifference(*c.difference, expected) < 1e-6);
+        qInfo("tooth, rings removed vs pinned: max abs %.3g, RMSE %.3g", c.metrics->maxAbsError, c.metrics->rmse);
+        saveScreenshot(w.get(), QStringLiteral("43-rings-removed-vs-pinned"));
+
+        // Saved with the parameters and in exported files ...
+        QTemporaryDir dir;
+        const QString config = dir.filePath(QStringLiteral("tooth-rings.json"));
+        QVERIFY(w->saveParameters(config));
+        const tomo::RunConfig saved = tomo::loadRunConfig(config.toStdString());
+        QCOMPARE(saved.corrections.rings.method, tomo::RingMethod::Sorting);
+        QVERIFY(saved.corrections == after.params.corrections);
+        {
+            const auto dialog = w->makeExportDialog();
+            const tomo::RunConfig exported = tomo::runConfigFromJson(dialog->request().write.attributes.at("tomo_run_config"));
+            QVERIFY(exported.corrections == after.params.corrections);
+        }
+#ifdef TOMO_RECON_EXE
+        // ... and tomo-recon --config replays the slice.
+        const QString volume = dir.filePath(QStringLiteral("tooth-rings.h5"));
+        QProcess recon;
+        recon.start(QStringLiteral(TOMO_RECON_EXE), {QStringLiteral("--config"), config, QStringLiteral("-o"), volume,
+                                                     QStringLiteral("--rows"), QString::number(after.params.row)});
+        QVERIFY(recon.waitForFinished(120000));
+        QVERIFY2(recon.exitCode() == 0, recon.readAllStandardError().constData());
+        const tomo::ImageStack batch = tomo::readVolume(volume.toStdString());
+        const double difference = maxAbsDifference(batch.slice(0), after.preview.slice);
+        qInfo("rings sorting: tomo-recon --config vs the live slice: max abs difference %.3g", difference);
+        QVERIFY(difference < 1e-4 * (after.stats.max - after.stats.min));
+        QVERIFY(maxAbsDifference(batch.slice(0), before) > 1e-3 * (after.stats.max - after.stats.min));
+#endif
+        // Loaded in a fresh window: the panel shows them again.
+        w = std::make_unique<MainWindow>();
+        w->show();
+        QVERIFY(w->loadParameters(config));
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.corrections.rings.method == tomo::RingMethod::Sorting; }));
+        QCOMPARE(w->correctionsPanel()->findChild<QComboBox*>(QStringLiteral("ringMethodCombo"))->currentData().toInt(),
+                 static_cast<int>(tomo::RingMethod::Sorting));
+        // Undo brings the corrections back in the panel too.
+        method = w->correctionsPanel()->findChild<QComboBox*>(QStringLiteral("ringMethodCombo"));
+        method->setCurrentIndex(method->findData(static_cast<int>(tomo::RingMethod::Off)));
+        QCOMPARE(w->history()->undoText(), QStringLiteral("corrections"));
+        w->history()->undo();
+        QCOMPARE(method->currentData().toInt(), static_cast<int>(tomo::RingMethod::Sorting));
+    }
+
+    void tiltedAxisFollowsTheRowAndIsExported() {
+        const QString i13 = realData(QStringLiteral("dls_i13_24737/i13_24737_dxchange.h5"));
+        if (i13.isEmpty()) QSKIP("shared/data/real/dls_i13_24737/i13_24737_dxchange.h5 not found");
+        w->openPath(i13);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 160; }));
+        setParams([](SliceParams& p) {
+            p.row = 60;
+            p.axis = 85.0;
+            p.axisTilt = 0.01;
+            p.options.strategy = "cpu";
+        });
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.row == 60 && r.params.axisTilt == 0.01; }));
+        QCOMPARE(w->currentResult()->preview.axis, 85.0);
+        // Ten rows down, the axis moved along the line.
+        w->parameterPanel()->stepRow(10);
+        QCOMPARE(w->parameterPanel()->params().axis, 85.1);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.row == 70; }));
+        QCOMPARE(w->currentResult()->preview.axis, 85.1);
+        const tomo::Image row70 = w->currentResult()->preview.slice;
+        saveScreenshot(w.get(), QStringLiteral("44-tilted-axis"));
+        // Saved as tomo-recon's line: axis on axis_row, axis_tilt.
+        QTemporaryDir dir;
+        const QString config = dir.filePath(QStringLiteral("tilt.json"));
+        QVERIFY(w->saveParameters(config));
+        const tomo::RunConfig saved = tomo::loadRunConfig(config.toStdString());
+        QCOMPARE(*saved.axis, 85.1);
+        QCOMPARE(saved.axisTilt, 0.01);
+        QCOMPARE(saved.axisRow, 70.0);
+        // Exported rows 60-70 each have their row's axis: the last is the live row 70.
+        ExportRequest request = w->makeExportDialog()->request();
+        request.target = dir.filePath(QStringLiteral("tilt.h5"));
+        request.firstRow = 60;
+        request.rowCount = 11;
+        QSignalSpy finished(w->controller(), &Controller::jobFinished);
+        QVERIFY(w->startExport(request));
+        QVERIFY(waitUntil([&] { return finished.count() == 1; }));
+        QCOMPARE(finished.first().at(1).value<JobStatus>(), JobStatus::Done);
+        const tomo::ImageStack volume = tomo::readVolume(request.target.toStdString());
+        QVERIFY(maxAbsDifference(volume.slice(10), row70) < 1e-5);
+        w->parameterPanel()->stepRow(-10);
+        QCOMPARE(w->parameterPanel()->params().axis, 85.0);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.row == 60; }));
+        QVERIFY(maxAbsDifference(volume.slice(0), w->currentResult()->preview.slice) < 1e-5);
+        // Loaded again: the line through the saved row.
+        QVERIFY(w->loadParameters(config));
+        QCOMPARE(w->parameterPanel()->params().axisTilt, 0.01);
+        QCOMPARE(w->parameterPanel()->params().axis, tomo::AxisLine({85.1, 0.01, 70.0}).at(w->parameterPanel()->params().row));
+    }
+
+    void axisSweepThumbnailClickSetsTheAxis() {
+        openDemo(128, 4);
+        w->showAxisSweep();
+        AxisSweepDialog* sweep = w->axisSweepDialog();
+        QVERIFY(sweep);
+        QVERIFY(QTest::qWaitForWindowExposed(sweep));
+        const std::size_t trials = sweep->axes().size();
+        QCOMPARE(trials, std::size_t(41)); // 63.5 ± 5 px in 0.25 px steps
+        QVERIFY(waitUntil([&] { return sweep->gallery()->count() == static_cast<int>(trials); }));
+        QCOMPARE(sweep->gallery()->item(20)->text(), QStringLiteral("63.50 px"));
+        QCOMPARE(sweep->gallery()->currentRow(), 20); // the axis on screen is marked
+        saveScreenshot(sweep, QStringLiteral("45-axis-sweep-gallery"));
+        // The trial at the axis differs from one 5 px off.
+        const QImage centre = sweep->gallery()->item(20)->icon().pixmap(160).toImage();
+        const QImage off = sweep->gallery()->item(0)->icon().pixmap(160).toImage();
+        QVERIFY(centre != off);
+        // A click on a thumbnail sets its axis in the parameters and reconstructs.
+        QListWidget* gallery = sweep->gallery();
+        gallery->scrollToItem(gallery->item(26));
+        const QRect rect = gallery->visualItemRect(gallery->item(26));
+        QTest::mouseClick(gallery->viewport(), Qt::LeftButton, Qt::NoModifier, rect.center());
+        QCOMPARE(w->parameterPanel()->params().axis, 65.0);
+        QCOMPARE(sweep->axisAt(26), 65.0);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.axis == 65.0; }));
+        QCOMPARE(gallery->currentRow(), 26);
+    }
+
+    void openDialogAngleUnitsReachTheReaderAndTheJson() {
+        {
+            OpenDialog first(QString(), w.get());
+            auto* units = first.findChild<QComboBox*>(QStringLiteral("unitsCombo"));
+            QVERIFY(units);
+            units->setCurrentIndex(units->findData(static_cast<int>(tomo::AngleUnits::Radians)));
+            QCOMPARE(first.options().angleUnits, tomo::AngleUnits::Radians);
+            first.setPath(QStringLiteral("/nonexistent"));
+            first.accept();
+        }
+        QCOMPARE(OpenDialog(QString(), w.get()).options().angleUnits, tomo::AngleUnits::Radians); // remembered
+
+        const QString tif = realData(QStringLiteral("sarepy_neutron_360/sinogram_360_neutron_image.tif"));
+        if (tif.isEmpty()) QSKIP("shared/data/real/sarepy_neutron_360 not found");
+        tomo::OpenOptions options;
+        options.anglesFile = QDir(QFileInfo(tif).absolutePath()).filePath(QStringLiteral("angles_deg.txt")).toStdString();
+        options.angleUnits = tomo::AngleUnits::Degrees;
+        w->openPath(tif, options);
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 503; }));
+        QCOMPARE(w->metadataPanel()->value(QStringLiteral("Angles")), QStringLiteral("0.000° … 360.000°"));
+        QCOMPARE(w->metadataPanel()->value(QStringLiteral("Angle units")), QStringLiteral("degrees"));
+        QVERIFY2(w->statusBar()->currentMessage().contains(QStringLiteral("warning")), qPrintable(w->statusBar()->currentMessage()));
+        w->findChild<QDockWidget*>(QStringLiteral("datasetDock"))->raise();
+        saveScreenshot(w.get(), QStringLiteral("46-dataset-warning"));
+        QTemporaryDir dir;
+        const QString config = dir.filePath(QStringLiteral("units.json"));
+        QVERIFY(w->saveParameters(config));
+        QCOMPARE(tomo::loadRunConfig(config.toStdString()).open.angleUnits, tomo::AngleUnits::Degrees);
+        // The same file read as radians is another scan (the units reach the reader).
+        options.angleUnits = tomo::AngleUnits::Radians;
+        QSignalSpy opened(w->controller(), &Controller::datasetOpened);
+        w->openPath(tif, options);
+        QVERIFY(waitUntil([&] { return opened.count() == 1; }));
+        QCOMPARE(w->metadataPanel()->value(QStringLiteral("Angle units")), QStringLiteral("radians"));
+        QVERIFY(w->metadataPanel()->value(QStringLiteral("Angles")) != QStringLiteral("0.000° … 360.000°"));
+    }
+
+    void exportOutputTypesRangeEstimateAndClipping() {
+        openDemo(128, 16);
+        setParams([](SliceParams& p) { p.options.strategy = "cpu"; });
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.strategy == "cpu"; }));
+        QTemporaryDir dir;
+        auto exportWith = [&](const ExportRequest& request) {
+            QSignalSpy finished(w->controller(), &Controller::jobFinished);
+            QSignalSpy reports(w->controller(), &Controller::exportFinished);
+            if (!w->startExport(request)) return ExportReport{};
+            if (!waitUntil([&] { return finished.count() == 1; }) || reports.count() != 1) return ExportReport{};
+            return reports.first().first().value<ExportReport>();
+        };
+        // float32, the reference values.
+        const auto dialog = w->makeExportDialog();
+        dialog->setRows(0, 3);
+        dialog->setTarget(dir.filePath(QStringLiteral("f32.h5")));
+        ExportRequest request = dialog->request();
+        QCOMPARE(request.write.type, tomo::OutputType::Float32);
+        QVERIFY(exportWith(request).report.slices == 4);
+        const tomo::ImageStack exact = tomo::readVolume(request.target.toStdString());
+
+        // uint16: the range estimated on the job thread from rows 0-3 (all of them here).
+        dialog->setOutputType(tomo::OutputType::UInt16);
+        auto* estimate = dialog->findChild<QPushButton*>(QStringLiteral("estimateButton"));
+        QVERIFY(estimate->isEnabled());
+        dialog->show();
+        QTest::mouseClick(estimate, Qt::LeftButton);
+        QVERIFY(dialog->estimating());
+        QVERIFY(waitUntil([&] { return !dialog->estimating(); }));
+        saveScreenshot(dialog.get(), QStringLiteral("47-export-uint16-estimated"));
+        const tomo::RangeEstimate expected = tomo::robustRange(exact.data);
+        request = dialog->request();
+        qInfo("estimated range [%g, %g]; robustRange of the float32 volume [%g, %g]", request.write.rangeMin,
+              request.write.rangeMax, expected.min, expected.max);
+        const double tolerance = 1e-5 * (expected.max - expected.min);
+        QVERIFY(std::abs(request.write.rangeMin - expected.min) <= tolerance);
+        QVERIFY(std::abs(request.write.rangeMax - expected.max) <= tolerance);
+        QVERIFY(QString::fromStdString(request.write.attributes.at("output_range_source")).contains(QStringLiteral("rows 0,1,2,3")));
+        request.target = dir.filePath(QStringLiteral("u16.tif"));
+        const ExportReport u16 = exportWith(request);
+        QCOMPARE(u16.type, tomo::OutputType::UInt16);
+        const tomo::ClippedValues expectedClipped16 = countClipped(exact, tomo::OutputType::UInt16, request.write.rangeMin, request.write.rangeMax);
+        QCOMPARE(u16.clipped.total(), expectedClipped16.total());
+        const tomo::ImageStack back16 = tomo::readVolume(request.target.toStdString());
+        const float step16 = tomo::quantizationFor(tomo::OutputType::UInt16, request.write.rangeMin, request.write.rangeMax).slope;
+        double worst = 0.0;
+        for (std::size_t i = 0; i < exact.data.size(); ++i)
+            if (exact.data[i] >= request.write.rangeMin && exact.data[i] <= request.write.rangeMax)
+                worst = std::max(worst, std::abs(double(back16.data[i]) - exact.data[i]));
+        QVERIFY2(worst <= 0.51 * step16, qPrintable(QStringLiteral("%1 > half a step %2").arg(worst).arg(step16)));
+
+        // uint8 over half the values: the rest is clipped, counted and said.
+        dialog->setOutputType(tomo::OutputType::UInt8);
+        dialog->findChild<QDoubleSpinBox*>(QStringLiteral("rangeMinSpin"))->setValue(0.0);
+        dialog->findChild<QDoubleSpinBox*>(QStringLiteral("rangeMaxSpin"))->setValue(expected.high / 2);
+        request = dialog->request();
+        QCOMPARE(QString::fromStdString(request.write.attributes.at("output_range_source")),
+                 QStringLiteral("entered in the export dialog"));
+        request.target = dir.filePath(QStringLiteral("u8.h5"));
+        const ExportReport u8 = exportWith(request);
+        const tomo::ClippedValues expectedClipped8 = countClipped(exact, tomo::OutputType::UInt8, request.write.rangeMin, request.write.rangeMax);
+        qInfo("uint8 [0, %g]: clipped %llu below, %llu above, %llu NaN", request.write.rangeMax,
+              static_cast<unsigned long long>(u8.clipped.below), static_cast<unsigned long long>(u8.clipped.above),
+              static_cast<unsigned long long>(u8.clipped.nan));
+        QVERIFY(u8.clipped.above > 0);
+        QCOMPARE(u8.clipped.above, expectedClipped8.above);
+        QCOMPARE(u8.clipped.below, expectedClipped8.below);
+        QVERIFY(waitUntil([&] { return w->findChild<QMessageBox*>(QStringLiteral("clippedDialog")) != nullptr; }, 5000));
+        QVERIFY(w->findChild<QMessageBox*>(QStringLiteral("clippedDialog"))->text().contains(QStringLiteral("above")));
+        QVERIFY(w->statusBar()->currentMessage().contains(QString::number(u8.clipped.above) + QStringLiteral(" above")));
+        saveScreenshot(w->findChild<QMessageBox*>(QStringLiteral("clippedDialog")), QStringLiteral("48-export-clipped"));
+        // The size estimate follows the type: 4 slices of 128² at 1 byte.
+        const QString summary = dialog->findChild<QLabel*>(QStringLiteral("summaryLabel"))->text();
+        QVERIFY2(summary.contains(QLocale().formattedDataSize(4 * 128 * 128)), qPrintable(summary));
     }
 
     void volumeThresholdEndsTheBackground() {

@@ -71,10 +71,6 @@ struct WriteOptions {
     /// (slope / 2) outside (see quantizationFor, VolumeWriter::clipped).
     float rangeMin = 0.0f;
     float rangeMax = 1.0f;
-    /// The former way to ask for integers, TIFF only: 16 = uint16, 8 = uint8
-    /// (32 = float32). Read only while `type` is Float32, so callers written
-    /// before `type` existed keep working; new code sets `type`.
-    int tiffBits = 32;
     /// Threads that convert values and (TIFF folders) write slice files
     /// in parallel; 0 = the hardware's threads, at most 16.
     int threads = 0;
@@ -110,8 +106,7 @@ public:
 /// Throws IoError if anything is at the target (a dangling symbolic link
 /// included) and !options.overwrite, the directory cannot be written, or its
 /// file system has not the room for the whole volume; InvalidArgument for
-/// bad sizes, a bad range of a quantised type, or a tiffBits other than
-/// 32, 16 or 8 for TIFF.
+/// bad sizes or a bad range of a quantised type.
 std::unique_ptr<VolumeWriter> createVolumeWriter(const std::filesystem::path& target, int width,
                                                  int height, int slices, const WriteOptions& options);
 

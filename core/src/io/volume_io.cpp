@@ -326,27 +326,18 @@ std::unique_ptr<VolumeWriter> createVolumeWriter(const std::filesystem::path& ta
                               std::to_string(height) + " x " + std::to_string(slices) +
                               ": expected at least one pixel and one slice");
     const VolumeFormat format = volumeFormatFor(target);
-    WriteOptions resolved = options;
-    if (format == VolumeFormat::TiffStack && options.type == OutputType::Float32) {
-        if (options.tiffBits != 32 && options.tiffBits != 16 && options.tiffBits != 8)
-            throw InvalidArgument("TIFF bits " + std::to_string(options.tiffBits) + " for " + target.string() +
-                                  ": expected 32 (float), 16 or 8");
-        resolved.type = options.tiffBits == 16 ? OutputType::UInt16
-                        : options.tiffBits == 8 ? OutputType::UInt8
-                                                : OutputType::Float32;
-    }
     try {
-        quantizationFor(resolved.type, resolved.rangeMin, resolved.rangeMax);
+        quantizationFor(options.type, options.rangeMin, options.rangeMax);
     } catch (const InvalidArgument& e) {
         throw InvalidArgument(target.string() + ": " + e.what());
     }
-    detail::writerThreads(resolved); // checked whatever the format
+    detail::writerThreads(options); // checked whatever the format
     // Known before any slice is computed; a margin for headers and metadata.
     detail::requireFreeSpace(target, static_cast<double>(width) * height * slices *
-                                         static_cast<double>(outputTypeBytes(resolved.type)) + (1 << 20));
+                                         static_cast<double>(outputTypeBytes(options.type)) + (1 << 20));
     if (format == VolumeFormat::Hdf5) {
 #if TOMO_WITH_HDF5
-        return detail::createHdf5VolumeWriter(target, width, height, slices, resolved);
+        return detail::createHdf5VolumeWriter(target, width, height, slices, options);
 #else
         throw InvalidArgument(target.string() + ": writing HDF5 needs HDF5 support, which this build lacks");
 #endif
@@ -354,8 +345,8 @@ std::unique_ptr<VolumeWriter> createVolumeWriter(const std::filesystem::path& ta
 #if TOMO_WITH_TIFF
     const std::string ext = detail::lowerExtension(target);
     if (target.has_filename() && (ext == ".tif" || ext == ".tiff"))
-        return detail::createMultiPageTiffWriter(target, width, height, slices, resolved);
-    return detail::createTiffDirectoryWriter(target, width, height, slices, resolved);
+        return detail::createMultiPageTiffWriter(target, width, height, slices, options);
+    return detail::createTiffDirectoryWriter(target, width, height, slices, options);
 #else
     throw InvalidArgument(target.string() + ": writing TIFF needs TIFF support, which this build lacks");
 #endif

@@ -118,8 +118,7 @@ private:
 /// The threads of WriteOptions::threads (0 = the hardware's, at most 16).
 int writerThreads(const WriteOptions& options);
 
-// The factories take options whose type is resolved (tiffBits applied) and
-// whose range createVolumeWriter has checked.
+// The factories take options whose range createVolumeWriter has checked.
 #if TOMO_WITH_HDF5
 std::unique_ptr<VolumeWriter> createHdf5VolumeWriter(const std::filesystem::path& target, int width, int height,
                                                      int slices, const WriteOptions& options);

@@ -1,0 +1,200 @@
+#include "axis_sweep_dialog.h"
+
+#include "tomo/axis_sweep.h"
+
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QGridLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace tomo::ui {
+namespace {
+
+/// At most this many trials: each is a whole slice in memory until shown.
+constexpr int kMaxTrials = 101;
+constexpr int kThumbnail = 160;
+constexpr int kAxisRole = Qt::UserRole;
+
+QDoubleSpinBox* axisSpin(const QString& tip) {
+    auto* s = new QDoubleSpinBox;
+    s->setDecimals(3);
+    s->setRange(-1e6, 1e6);
+    s->setSingleStep(0.5);
+    s->setSuffix(QStringLiteral(" px"));
+    s->setKeyboardTracking(false);
+    s->setToolTip(tip);
+    return s;
+}
+
+} // namespace
+
+AxisSweepDialog::AxisSweepDialog(QWidget* parent) : QDialog(parent) {
+    setWindowTitle(tr("Axis sweep"));
+    setObjectName(QStringLiteral("axisSweepDialog"));
+    m_rowLabel = new QLabel;
+    m_from = axisSpin(tr("First trial axis"));
+    m_to = axisSpin(tr("Last trial axis"));
+    m_step = axisSpin(tr("Step between trial axes"));
+    m_step->setRange(0.001, 1000.0);
+    m_count = new QLabel;
+    m_run = new QPushButton(tr("&Run"));
+    m_run->setObjectName(QStringLiteral("sweepRunButton"));
+    m_run->setToolTip(tr("Reconstruct the row at every trial axis (the row is filtered once)"));
+    m_cancel = new QPushButton(tr("&Cancel"));
+    m_cancel->setEnabled(false);
+    m_progress = new QProgressBar;
+    m_progress->setRange(0, 100);
+    m_progress->setValue(0);
+    m_gallery = new QListWidget;
+    m_gallery->setObjectName(QStringLiteral("sweepGallery"));
+    m_gallery->setViewMode(QListView::IconMode);
+    m_gallery->setIconSize(QSize(kThumbnail, kThumbnail));
+    m_gallery->setGridSize(QSize(kThumbnail + 16, kThumbnail + 28));
+    m_gallery->setResizeMode(QListView::Adjust);
+    m_gallery->setMovement(QListView::Static);
+    m_gallery->setUniformItemSizes(true);
+    m_gallery->setSelectionMode(QAbstractItemView::SingleSelection);
+    // The axis on screen framed, its thumbnail not tinted: it is judged by eye like the others.
+    m_gallery->setStyleSheet(QStringLiteral("QListWidget::item:selected { background: transparent; color: palette(text); "
+                                            "border: 2px solid #1e8449; }"));
+    m_note = new QLabel(tr("Choose a range and press Run; click the sharpest slice to use its axis."));
+    m_note->setWordWrap(true);
+
+    auto* fields = new QGridLayout;
+    fields->addWidget(m_rowLabel, 0, 0, 1, 6);
+    fields->addWidget(new QLabel(tr("From")), 1, 0);
+    fields->addWidget(m_from, 1, 1);
+    fields->addWidget(new QLabel(tr("to")), 1, 2);
+    fields->addWidget(m_to, 1, 3);
+    fields->addWidget(new QLabel(tr("step")), 1, 4);
+    fields->addWidget(m_step, 1, 5);
+    fields->addWidget(m_count, 2, 0, 1, 4);
+    fields->addWidget(m_run, 2, 4);
+    fields->addWidget(m_cancel, 2, 5);
+    auto* close = new QDialogButtonBox(QDialogButtonBox::Close);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(fields);
+    layout->addWidget(m_progress);
+    layout->addWidget(m_gallery, 1);
+    layout->addWidget(m_note);
+    layout->addWidget(close);
+    resize(5 * (kThumbnail + 16) + 60, 3 * (kThumbnail + 28) + 200);
+
+    for (QDoubleSpinBox* s : {m_from, m_to, m_step}) connect(s, &QDoubleSpinBox::valueChanged, this, &AxisSweepDialog::updateCount);
+    connect(m_run, &QPushButton::clicked, this, &AxisSweepDialog::run);
+    connect(m_cancel, &QPushButton::clicked, this, &AxisSweepDialog::cancelRequested);
+    connect(close, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(m_gallery, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
+        const double axis = item->data(kAxisRole).toDouble();
+        m_note->setText(tr("Axis %1 px set in the parameters.").arg(axis, 0, 'f', 3));
+        emit axisPicked(axis);
+    });
+    updateCount();
+}
+
+void AxisSweepDialog::setCentre(int row, double axis, int columns) {
+    m_row = row;
+    m_rowLabel->setText(tr("Trial slices of row %1 (the row on screen)").arg(row));
+    const double half = 5.0, step = columns < 200 ? 0.25 : 0.5;
+    setRange(std::round((axis - half) / step) * step, std::round((axis + half) / step) * step, step);
+}
+
+void AxisSweepDialog::setRange(double from, double to, double step) {
+    m_from->setValue(from);
+    m_to->setValue(to);
+    m_step->setValue(step);
+    updateCount();
+}
+
+std::vector<double> AxisSweepDialog::axes() const {
+    try {
+        return tomo::axisRange(m_from->value(), m_to->value(), m_step->value(), kMaxTrials, "axis sweep");
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
+QString AxisSweepDialog::error() const {
+    try {
+        tomo::axisRange(m_from->value(), m_to->value(), m_step->value(), kMaxTrials, "axis sweep");
+        return {};
+    } catch (const std::exception& e) {
+        return QString::fromUtf8(e.what());
+    }
+}
+
+void AxisSweepDialog::updateCount() {
+    const QString problem = error();
+    m_count->setText(problem.isEmpty() ? tr("%1 trial slices").arg(axes().size()) : problem);
+    m_count->setStyleSheet(problem.isEmpty() ? QString() : QStringLiteral("color: #c0392b;"));
+    m_run->setEnabled(problem.isEmpty() && !m_cancel->isEnabled());
+}
+
+void AxisSweepDialog::run() {
+    const std::vector<double> trial = axes();
+    if (trial.empty()) return;
+    setRunning(true);
+    m_progress->setValue(0);
+    m_note->setText(tr("Reconstructing %1 trial slices…").arg(trial.size()));
+    emit runRequested(trial);
+}
+
+void AxisSweepDialog::setRunning(bool running) {
+    m_cancel->setEnabled(running);
+    m_run->setEnabled(!running && error().isEmpty());
+}
+
+void AxisSweepDialog::setProgress(const JobProgress& p) {
+    m_progress->setValue(static_cast<int>(std::lround(p.fraction * 100.0)));
+}
+
+void AxisSweepDialog::finish(JobStatus status, const QString& message) {
+    setRunning(false);
+    if (status == JobStatus::Cancelled) m_note->setText(tr("Cancelled."));
+    else if (status == JobStatus::Failed) m_note->setText(tr("The sweep failed: %1").arg(message));
+}
+
+void AxisSweepDialog::showSweep(const AxisSweep& sweep) {
+    m_gallery->clear();
+    const double step = sweep.axes.size() > 1 ? std::abs(sweep.axes[1] - sweep.axes[0]) : 1.0;
+    const int decimals = step < 0.1 ? 3 : 2;
+    for (std::size_t i = 0; i < sweep.axes.size() && i < sweep.thumbnails.size(); ++i) {
+        QIcon icon;
+        const QPixmap pixmap = QPixmap::fromImage(sweep.thumbnails[i]);
+        icon.addPixmap(pixmap, QIcon::Normal);
+        icon.addPixmap(pixmap, QIcon::Selected);
+        auto* item = new QListWidgetItem(icon, tr("%1 px").arg(sweep.axes[i], 0, 'f', decimals));
+        item->setData(kAxisRole, sweep.axes[i]);
+        item->setToolTip(tr("Row %1 at axis %2 px: click to use this axis").arg(sweep.row).arg(sweep.axes[i], 0, 'f', 3));
+        m_gallery->addItem(item);
+    }
+    m_progress->setValue(100);
+    m_note->setText(tr("Row %1: %2 trial slices with %3 (filter %4, back-projection %5), one window [%6, %7] for "
+                       "all. Click the sharpest one to use its axis.")
+                        .arg(sweep.row)
+                        .arg(sweep.axes.size())
+                        .arg(sweep.strategy)
+                        .arg(formatSeconds(sweep.secondsFilter))
+                        .arg(formatSeconds(sweep.secondsBackproject))
+                        .arg(sweep.low, 0, 'g', 4)
+                        .arg(sweep.high, 0, 'g', 4));
+}
+
+void AxisSweepDialog::setCurrentAxis(double axis) {
+    for (int i = 0; i < m_gallery->count(); ++i)
+        if (std::abs(axisAt(i) - axis) < 5e-4) {
+            m_gallery->setCurrentRow(i);
+            return;
+        }
+    m_gallery->clearSelection();
+}
+
+double AxisSweepDialog::axisAt(int index) const { return m_gallery->item(index)->data(kAxisRole).toDouble(); }
+
+} // namespace tomo::ui
