@@ -17,6 +17,7 @@
 #include "tomo/output_range.h"
 #include "tomo/phantom.h"
 #include "tomo/pipeline.h"
+#include "tomo/preview.h"
 #include "tomo/registry.h"
 #include "tomo/scan_writer.h"
 #include "tomo/volume_io.h"
@@ -242,27 +243,143 @@ bool matches(const fs::path& scan, const ScanLayout& layout) {
     }
 }
 
-} // namespace
 
-int runPipelineBenchmark(const PipelineBenchSettings& s) {
+/// The scan's folder (checked) and layout.
+struct ScanPlace {
+    fs::path dir;
+    fs::path scan;
+    ScanLayout layout;
+};
+
+ScanPlace scanPlace(const PipelineBenchSettings& s) {
     const int rows = s.rows > 0 ? s.rows : s.columns;
     if (s.projections < 2 || s.columns < 8 || rows < 1)
         throw InvalidArgument("--pipeline: --projections must be >= 2, --size >= 8 and --rows >= 1");
+    ScanPlace p;
+    p.dir = s.dir.empty() ? fs::temp_directory_path() : s.dir;
+    std::error_code ec;
+    if (!fs::is_directory(p.dir, ec)) throw IoError("--dir " + p.dir.string() + ": not a folder");
+    p.layout.projections = s.projections;
+    p.layout.rows = rows;
+    p.layout.columns = s.columns;
+    p.layout.flats = 4;
+    p.layout.darks = 4;
+    p.layout.chunkedPerProjection = s.chunkedInput || s.gzipLevel > 0;
+    p.layout.gzipLevel = s.gzipLevel;
+    p.scan = p.dir / scanName(s, rows);
+    return p;
+}
+
+/// Writes the simulated scan, or reuses a kept one of the same shape.
+void provideScan(const PipelineBenchSettings& s, const ScanPlace& p) {
+    std::error_code ec;
+    if (s.keep && fs::exists(p.scan, ec) && matches(p.scan, p.layout))
+        std::printf("reusing the simulated scan %s\n", p.scan.c_str());
+    else
+        writeScan(p.scan, p.layout);
+}
+
+double medianOf(std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+}
+
+} // namespace
+
+void writeJson(const std::string& path, const json& doc) {
+    const fs::path target = path;
+    fs::path tmp = target;
+    tmp += ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::trunc);
+        if (!out) throw IoError("--json: cannot write '" + tmp.string() + "'");
+        out << doc.dump(2) << "\n";
+        if (!out.flush()) throw IoError("--json: cannot write '" + tmp.string() + "' (disk full?)");
+    }
+    std::error_code ec;
+    fs::rename(tmp, target, ec);
+    if (ec) {
+        fs::remove(tmp, ec);
+        throw IoError("--json: cannot rename the result to '" + target.string() + "'");
+    }
+}
+
+int runOpenScanBenchmark(const PipelineBenchSettings& s) {
+    const ScanPlace p = scanPlace(s);
+    const int rows = p.layout.rows;
+    std::printf("tomo-bench --pipeline --open-scan: %d projections x %d rows x %d columns uint16 (%s) in %s: open "
+                "cold, first slice, row changes, axis changes\n",
+                s.projections, rows, s.columns, p.layout.chunkedPerProjection ? "one projection per chunk" : "contiguous",
+                p.dir.c_str());
+    std::fflush(stdout);
+    provideScan(s, p);
+    evictFromCache(p.scan);
+
+    auto t0 = Clock::now();
+    std::shared_ptr<DatasetReader> reader = openDataset(p.scan);
+    const double open = secondsSince(t0);
+    PreviewSession session(reader);
+    PreviewRequest request;
+    request.options = s.options;
+    request.corrections = s.corrections;
+    request.row = rows / 2;
+    t0 = Clock::now();
+    const PreviewResult first = session.run(request);
+    const double firstSlice = secondsSince(t0);
+    // Rows not read before, spread over the detector: each is read cold.
+    std::vector<double> rowChanges, rowLoads;
+    for (int i = 1; i <= 8 && i < rows; ++i) {
+        throwIfInterrupted();
+        request.row = static_cast<int>((static_cast<long long>(rows) * i) / 9);
+        if (request.row == rows / 2) continue;
+        const PreviewResult r = session.run(request);
+        rowChanges.push_back(r.secondsTotal);
+        rowLoads.push_back(r.secondsLoad);
+    }
+    std::vector<double> axisChanges;
+    const double centre = (s.columns - 1) / 2.0;
+    for (int i = 0; i < 10; ++i) {
+        throwIfInterrupted();
+        request.axis = centre + 0.25 * (i + 1);
+        axisChanges.push_back(session.run(request).secondsTotal);
+    }
+    std::error_code ec;
+    if (!s.keep) fs::remove(p.scan, ec);
+
+    const double rowChange = medianOf(rowChanges), rowLoad = medianOf(rowLoads), axisChange = medianOf(axisChanges);
+    std::printf("\n%-14s %10s %12s %12s %12s %12s\n", "strategy", "open ms", "1st slice ms", "row ms", "row read ms",
+                "axis ms");
+    std::printf("%-14s %10.1f %12.1f %12.1f %12.1f %12.2f\n", first.strategy.c_str(), open * 1e3, firstSlice * 1e3,
+                rowChange * 1e3, rowLoad * 1e3, axisChange * 1e3);
+    std::printf("(open = openDataset with the page cache dropped; 1st slice = the middle row: read cold, corrected, "
+                "filtered, back-projected; row = median over %zu rows not read before (row read = their reading and "
+                "correction); axis = median of 10 axis changes)\n",
+                rowChanges.size());
+    if (!s.json.empty()) {
+        writeJson(s.json, {{"mode", "open-scan"},
+                           {"scan", {{"projections", s.projections}, {"rows", rows}, {"columns", s.columns},
+                                     {"bytes", static_cast<double>(fs::file_size(p.scan, ec))}}},
+                           {"strategy", first.strategy},
+                           {"open_ms", open * 1e3},
+                           {"first_slice_ms", firstSlice * 1e3},
+                           {"row_change_ms", rowChange * 1e3},
+                           {"row_read_ms", rowLoad * 1e3},
+                           {"axis_change_ms", axisChange * 1e3}});
+        std::printf("wrote %s\n", s.json.c_str());
+    }
+    return 0;
+}
+
+int runPipelineBenchmark(const PipelineBenchSettings& s) {
     if (s.output != "h5" && s.output != "tiff")
         throw InvalidArgument("--output-format " + s.output + ": expected h5 or tiff");
-    const fs::path dir = s.dir.empty() ? fs::temp_directory_path() : s.dir;
+    const ScanPlace place = scanPlace(s);
+    const fs::path& dir = place.dir;
+    const ScanLayout& layout = place.layout;
+    const int rows = layout.rows;
+    const fs::path& scan = place.scan;
     std::error_code ec;
-    if (!fs::is_directory(dir, ec)) throw IoError("--dir " + dir.string() + ": not a folder");
-
-    ScanLayout layout;
-    layout.projections = s.projections;
-    layout.rows = rows;
-    layout.columns = s.columns;
-    layout.flats = 4;
-    layout.darks = 4;
-    layout.chunkedPerProjection = s.chunkedInput || s.gzipLevel > 0;
-    layout.gzipLevel = s.gzipLevel;
-    const fs::path scan = dir / scanName(s, rows);
     const fs::path output = dir / (s.output == "h5" ? "tomo-bench-volume.h5" : "tomo-bench-volume");
     const double outputBytes =
         static_cast<double>(outputTypeBytes(s.outputType)) * rows * s.columns * static_cast<double>(s.columns);
@@ -273,10 +390,7 @@ int runPipelineBenchmark(const PipelineBenchSettings& s) {
                 s.gzipLevel ? (", gzip " + std::to_string(s.gzipLevel)).c_str() : "", rows, s.columns,
                 outputTypeName(s.outputType), s.output == "h5" ? "HDF5" : "TIFF folder", gib(outputBytes), dir.c_str());
     std::fflush(stdout);
-    if (s.keep && fs::exists(scan, ec) && matches(scan, layout))
-        std::printf("reusing the simulated scan %s\n", scan.c_str());
-    else
-        writeScan(scan, layout);
+    provideScan(s, place);
     const double inputBytes = static_cast<double>(fs::file_size(scan));
 
     // The storage floor of this folder, now.
@@ -370,9 +484,7 @@ int runPipelineBenchmark(const PipelineBenchSettings& s) {
                             {"write_accepted", write.accepted},
                             {"write_on_disk", write.onDisk}}},
                           {"runs", results}};
-        std::ofstream out(s.json);
-        out << doc.dump(2) << '\n';
-        if (!out) throw IoError(s.json + ": cannot write the JSON results");
+        writeJson(s.json, doc);
         std::printf("wrote %s\n", s.json.c_str());
     }
     return kExitOk;

@@ -7,6 +7,8 @@
 #include "tomo/corrections.h"
 #include "tomo/volume_io.h"
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <string>
 
@@ -29,7 +31,16 @@ struct PipelineBenchSettings {
     std::string json;                ///< also write the results here
 };
 
+/// Writes `doc` to `path` (--json) through a temporary name.
+void writeJson(const std::string& path, const nlohmann::json& doc);
+
 /// Runs the benchmark, prints its table; returns the exit code.
 int runPipelineBenchmark(const PipelineBenchSettings& settings);
+
+/// What the workstation does with a large scan, measured on the same kind of
+/// simulated scan: open it with the page cache dropped, the first slice of
+/// the middle row, row changes to rows not read yet, axis changes (medians).
+/// The live preview's path (PreviewSession), without the display.
+int runOpenScanBenchmark(const PipelineBenchSettings& settings);
 
 } // namespace tomo::cli

@@ -51,6 +51,7 @@ struct Settings {
     std::string json;
     bool list = false;
     bool preview = false;
+    bool openScan = false; // --pipeline --open-scan
     bool pipeline = false;
     std::string outputType = "float32"; // --pipeline
     PipelineBenchSettings pipe;          // --pipeline: the scan, the folder, the output
@@ -247,24 +248,6 @@ json machineJson() {
                         {"memory_bytes", d.memoryBytes},
                         {"compute", std::to_string(d.computeMajor) + "." + std::to_string(d.computeMinor)}});
     return {{"cpu", cpuModel()}, {"hardware_threads", hardwareThreads()}, {"gpus", gpus}};
-}
-
-void writeJson(const std::string& path, const json& doc) {
-    const fs::path target = path;
-    fs::path tmp = target;
-    tmp += ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::trunc);
-        if (!out) throw IoError("--json: cannot write '" + tmp.string() + "'");
-        out << doc.dump(2) << "\n";
-        if (!out.flush()) throw IoError("--json: cannot write '" + tmp.string() + "' (disk full?)");
-    }
-    std::error_code ec;
-    fs::rename(tmp, target, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        throw IoError("--json: cannot rename the result to '" + target.string() + "'");
-    }
 }
 
 std::string fmt(double v, const char* format) {
@@ -575,7 +558,7 @@ int runPipeline(Settings s, const CLI::App& app) {
     o.threads = s.threads;
     o.device = s.device;
     s.pipe.corrections = applyCorrectionOptions(app, s.corrections, CorrectionOptions{});
-    return runPipelineBenchmark(s.pipe);
+    return s.openScan ? runOpenScanBenchmark(s.pipe) : runPipelineBenchmark(s.pipe);
 }
 
 void addOptions(CLI::App& app, Settings& s) {
@@ -650,6 +633,11 @@ void addOptions(CLI::App& app, Settings& s) {
     app.add_option("--gzip", s.pipe.gzipLevel, "--pipeline: gzip level of the scan's chunks (default 0: none)")
         ->type_name("N")
         ->check(CLI::Range(0, 9))
+        ->needs(pipeline);
+    app.add_flag("--open-scan", s.openScan,
+                 "--pipeline: measure what the workstation does with the scan instead: open it with the page cache "
+                 "dropped, the middle row's first slice, row changes to rows not read yet, axis changes (the live "
+                 "preview's path, one --strategy, --interp, --precision)")
         ->needs(pipeline);
     app.add_flag("--keep", s.pipe.keep,
                  "--pipeline: keep the scan (reused by the next run when it matches) and the output")

@@ -142,6 +142,28 @@ TEST(TomoBench, PipelineRunsColdAndWarmAndCleansUp) {
     EXPECT_TRUE(std::filesystem::is_empty(work)) << "scan, output or scratch file left behind";
 }
 
+TEST(TomoBench, OpenScanMeasuresTheWorkstationsPathAndCleansUp) {
+#if !TOMO_WITH_HDF5
+    GTEST_SKIP() << "--pipeline writes a DXchange scan; this build has no HDF5 support";
+#endif
+    test::TempDir dir;
+    const auto work = dir / "work";
+    std::filesystem::create_directory(work);
+    const auto file = dir / "open.json";
+    const ToolRun r = bench("--pipeline --open-scan --projections 48 --rows 20 --size 32 --strategy cpu --dir " +
+                                quoted(work) + " --json " + quoted(file),
+                            dir);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const json doc = json::parse(test::readText(file));
+    EXPECT_EQ(doc["mode"], "open-scan");
+    EXPECT_EQ(doc["strategy"], "cpu");
+    EXPECT_EQ(doc["scan"]["rows"], 20);
+    for (const char* key : {"open_ms", "first_slice_ms", "row_change_ms", "row_read_ms", "axis_change_ms"})
+        EXPECT_GT(doc[key].get<double>(), 0.0) << key;
+    EXPECT_NE(r.out.find("median over 8 rows not read before"), std::string::npos) << r.out;
+    EXPECT_TRUE(std::filesystem::is_empty(work)) << "scan left behind";
+}
+
 TEST(TomoBench, PipelineWritesTheOutputTypeAsked) {
 #if !TOMO_WITH_HDF5
     GTEST_SKIP() << "--pipeline writes a DXchange scan; this build has no HDF5 support";
