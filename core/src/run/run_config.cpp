@@ -52,11 +52,13 @@ std::string shortText(const std::string& text, std::size_t max = 40) {
 /// Throws for a key of `object` (named `where`) not in `keys`.
 template <std::size_t N>
 void checkKeys(const json& object, const std::string& where, const std::array<const char*, N>& keys) {
-    for (const auto& [key, value] : object.items())
+    for (const auto& item : object.items()) {
+        const std::string& key = item.key(); // not a structured binding: Clang 14 cannot capture those
         if (std::find_if(keys.begin(), keys.end(), [&](const char* k) { return key == k; }) == keys.end())
             throw FormatError("run config: unknown key '" + where + shortText(key) + "' (known keys" +
                               (where.empty() ? std::string() : " of " + where.substr(0, where.size() - 1)) + ": " +
                               knownKeys(keys) + ")");
+    }
 }
 
 /// A value as a message shows it: short, whatever its size.
