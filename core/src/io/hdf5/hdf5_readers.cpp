@@ -1,7 +1,8 @@
 // HDF5 dataset readers: DXchange, NXtomo, single-sinogram files and MATLAB
 // v7.3 variables. They read only the hyperslab of the requested rows, so
-// files far larger than memory are fine; raw rows of uncompressed frames are
-// read with pread (direct_rows.h), the rest through H5Dread.
+// files far larger than memory are fine; raw rows of uncompressed or
+// deflated frames are read with pread and inflated with zlib on several
+// threads (direct_rows.h), the rest through H5Dread.
 #include "io/hdf5/direct_rows.h"
 #include "io/hdf5/h5_util.h"
 #include "io/readers.h"
@@ -9,14 +10,13 @@
 #include "tomo/worker_pool.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <deque>
 #include <memory>
-#include <mutex>
+#include <thread>
 #include <utility>
 
 #include <fcntl.h>
@@ -156,17 +156,22 @@ public:
 
     void readRawRows(int firstRow, int rowCount, std::span<std::byte> out) override {
         checkRawRowRequest(m_info, firstRow, rowCount, out.size());
-        // The frames as stored are already in projection order: plain bytes
-        // in the file are read by several threads without the library.
+        // The frames as stored are already in projection order: plain or
+        // deflated bytes in the file are read (and inflated) by several
+        // threads without the library.
+        const auto first = static_cast<hsize_t>(firstRow), count = static_cast<hsize_t>(rowCount);
         std::vector<ReadPiece> pieces;
+        bool deflated = false;
         {
             const h5::Session session;
-            if (!directPieces(firstRow, rowCount, out, pieces)) {
+            deflated = m_deflated && m_deflated->locate(m_projectionFrames, first, count);
+            if (!deflated && !directPieces(firstRow, rowCount, out, pieces)) {
                 m_projections.array->readStored(blocksOf(m_projections, firstRow, rowCount), out);
                 return;
             }
         }
-        readInParallel(pieces);
+        if (deflated) m_deflated->read(m_fd->get(), m_projectionFrames, first, count, out, pool());
+        else readInParallel(pieces);
     }
 
     void readProjection(int index, std::span<float> out) override {
@@ -189,7 +194,10 @@ protected:
     /// Prepares the reads that bypass the library (after m_projections is set).
     void enableDirectReads() {
         m_direct = h5::DirectRows::of(m_file.get(), *m_projections.array);
-        if (m_direct) m_fd.emplace(m_info.path);
+        if (!m_direct) m_deflated = h5::DeflatedRows::of(m_file.get(), *m_projections.array);
+        if (m_direct || m_deflated) m_fd.emplace(m_info.path);
+        for (const auto& [first, count] : m_projections.runs)
+            for (hsize_t f = first; f < first + count; ++f) m_projectionFrames.push_back(f);
     }
 
     /// Fills the counts of m_info from the frame sets; flatPositions must
@@ -247,34 +255,25 @@ private:
     /// pread of every piece, spread over a few threads (page-cache copies
     /// and NVMe queues both gain from several at once).
     void readInParallel(const std::vector<ReadPiece>& pieces) {
-        if (!m_pool) m_pool = std::make_unique<WorkerPool>(kReadThreads);
         const int tasks = static_cast<int>(std::min<std::size_t>(pieces.size(), 64 * kReadThreads));
-        std::atomic<bool> failed{false};
-        std::string why;
-        std::mutex whyMutex;
-        m_pool->parallelFor(tasks, [&](int task, int) {
-            for (std::size_t i = task; i < pieces.size() && !failed; i += static_cast<std::size_t>(tasks)) {
-                const ReadPiece& p = pieces[i];
-                std::size_t done = 0;
-                while (done < p.bytes) {
-                    const ssize_t n = ::pread(m_fd->get(), p.destination + done, p.bytes - done,
-                                              static_cast<off_t>(p.offset + done));
-                    if (n > 0) done += static_cast<std::size_t>(n);
-                    else if (n < 0 && errno == EINTR) continue;
-                    else {
-                        std::lock_guard lock(whyMutex);
-                        why = n == 0 ? "the file ends before the data it declares" : std::strerror(errno);
-                        failed = true;
-                        return;
-                    }
-                }
-            }
+        pool().parallelFor(tasks, [&](int task, int) {
+            for (std::size_t i = task; i < pieces.size(); i += static_cast<std::size_t>(tasks))
+                h5::readAt(m_fd->get(), pieces[i].destination, pieces[i].bytes, pieces[i].offset, m_info.path.string());
         });
-        if (failed) throw IoError(m_info.path.string() + ": reading projection rows failed: " + why);
+    }
+
+    /// Threads for reads and for inflating: at least kReadThreads (I/O
+    /// queues), else one per core (zlib).
+    WorkerPool& pool() {
+        if (!m_pool)
+            m_pool = std::make_unique<WorkerPool>(std::max<int>(kReadThreads, static_cast<int>(std::thread::hardware_concurrency())));
+        return *m_pool;
     }
 
     static constexpr int kReadThreads = 8;
     std::optional<h5::DirectRows> m_direct;
+    std::optional<h5::DeflatedRows> m_deflated;
+    std::vector<hsize_t> m_projectionFrames; ///< the frames of m_projections, in order
     std::optional<ReadOnlyFile> m_fd;
     std::unique_ptr<WorkerPool> m_pool;
 
