@@ -18,6 +18,7 @@
 #include <numbers>
 #include <sstream>
 #include <system_error>
+#include <thread>
 
 #include <unistd.h>
 
@@ -99,6 +100,11 @@ std::size_t sampleBytes(SampleType t) {
 }
 
 namespace detail {
+
+int readerThreads() {
+    constexpr int kReadQueue = 8;
+    return std::max(kReadQueue, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 void requireMemory(double bytes, const std::filesystem::path& path, const std::string& what) {
     const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));

@@ -14,6 +14,11 @@
 
 namespace tomo::detail {
 
+/// Threads a reader spreads the files or chunks of one request over: at
+/// least 8 (page-cache copies and NVMe queues gain from several reads at
+/// once), else one per core (decompression).
+int readerThreads();
+
 /// Throws OutOfMemory naming `path` when `bytes` (what reading `what` whole
 /// needs) exceed the machine's physical memory: refused at once rather
 /// than after minutes of swapping.

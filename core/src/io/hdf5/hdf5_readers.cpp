@@ -16,7 +16,6 @@
 #include <cstring>
 #include <deque>
 #include <memory>
-#include <thread>
 #include <utility>
 
 #include <fcntl.h>
@@ -255,22 +254,18 @@ private:
     /// pread of every piece, spread over a few threads (page-cache copies
     /// and NVMe queues both gain from several at once).
     void readInParallel(const std::vector<ReadPiece>& pieces) {
-        const int tasks = static_cast<int>(std::min<std::size_t>(pieces.size(), 64 * kReadThreads));
+        const int tasks = static_cast<int>(std::min<std::size_t>(pieces.size(), 64 * static_cast<std::size_t>(pool().threads())));
         pool().parallelFor(tasks, [&](int task, int) {
             for (std::size_t i = task; i < pieces.size(); i += static_cast<std::size_t>(tasks))
                 h5::readAt(m_fd->get(), pieces[i].destination, pieces[i].bytes, pieces[i].offset, m_info.path.string());
         });
     }
 
-    /// Threads for reads and for inflating: at least kReadThreads (I/O
-    /// queues), else one per core (zlib).
     WorkerPool& pool() {
-        if (!m_pool)
-            m_pool = std::make_unique<WorkerPool>(std::max<int>(kReadThreads, static_cast<int>(std::thread::hardware_concurrency())));
+        if (!m_pool) m_pool = std::make_unique<WorkerPool>(readerThreads());
         return *m_pool;
     }
 
-    static constexpr int kReadThreads = 8;
     std::optional<h5::DirectRows> m_direct;
     std::optional<h5::DeflatedRows> m_deflated;
     std::vector<hsize_t> m_projectionFrames; ///< the frames of m_projections, in order
