@@ -123,6 +123,11 @@ void imagesToSinograms(std::span<const float> images, int imageCount, int rows, 
 void imageToSinograms(std::span<const float> image, int index, int imageCount, int rows, int columns,
                       std::span<float> out);
 
+/// Stored samples of `type` [image][row][column] (readRawRows' order, any
+/// alignment) into float sinograms [row][image][column].
+void storedImagesToSinograms(std::span<const std::byte> images, SampleType type, int imageCount, int rows,
+                             int columns, std::span<float> out);
+
 /// Averages `imageCount` images of `pixels` values ([image][pixel]) into out.
 void meanOfImages(std::span<const float> images, int imageCount, std::span<float> out);
 

@@ -123,9 +123,17 @@ FrameSet allFrames(const h5::Array& array) {
 class FrameStackReader : public DatasetReader {
 public:
     void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
-        const h5::Session session;
         checkRowRequest(m_info, firstRow, rowCount, out.size(),
                         static_cast<std::size_t>(m_info.projections) * static_cast<std::size_t>(m_info.columns));
+        // Frames the library need not read (readRawRows) are converted
+        // here, exactly for every type but float64 (left to HDF5's rounding).
+        if ((m_direct || m_deflated) && m_info.sampleType != SampleType::Float64) {
+            m_stored.resize(out.size() * sampleBytes(m_info.sampleType));
+            readRawRows(firstRow, rowCount, m_stored);
+            storedImagesToSinograms(m_stored, m_info.sampleType, m_info.projections, rowCount, m_info.columns, out);
+            return;
+        }
+        const h5::Session session;
         m_buffer.resize(out.size());
         readFrames(m_projections, firstRow, rowCount, m_buffer);
         imagesToSinograms(m_buffer, m_info.projections, rowCount, m_info.columns, out);
@@ -288,6 +296,7 @@ private:
     }
 
     std::vector<float> m_buffer;
+    std::vector<std::byte> m_stored; ///< readSinograms: the rows as stored
 };
 
 class DXchangeReader final : public FrameStackReader {
