@@ -170,15 +170,14 @@ std::optional<DeflatedRows> DeflatedRows::of(hid_t file, const Array& array) {
     d.m_rows = dims[1];
     d.m_chunkRows = chunk[1];
     d.m_chunksPerFrame = (dims[1] + chunk[1] - 1) / chunk[1];
-    d.m_chunks.resize(static_cast<std::size_t>(dims[0] * d.m_chunksPerFrame));
-    d.m_keepStreams = d.m_chunks.size() <= kMaxKeptStreams;
+    d.m_keepStreams = dims[0] * d.m_chunksPerFrame <= kMaxKeptStreams;
     return d;
 }
 
 bool DeflatedRows::locate(std::span<const hsize_t> frames, hsize_t firstRow, hsize_t count) {
     for (const hsize_t frame : frames)
         for (hsize_t c = firstRow / m_chunkRows; c * m_chunkRows < firstRow + count; ++c) {
-            Chunk& chunk = m_chunks[static_cast<std::size_t>(frame * m_chunksPerFrame + c)];
+            Chunk& chunk = m_chunks[frame * m_chunksPerFrame + c];
             if (chunk.located) continue;
             const hsize_t origin[3] = {frame, c * m_chunkRows, 0};
             unsigned skipped = 0;
@@ -207,7 +206,8 @@ void DeflatedRows::read(int fd, std::span<const hsize_t> frames, hsize_t firstRo
         const hsize_t c = firstChunk + static_cast<hsize_t>(task % chunksPerFrame);
         const hsize_t first = std::max(firstRow, c * m_chunkRows), end = std::min(firstRow + count, (c + 1) * m_chunkRows);
         std::byte* destination = out.data() + (f * count + (first - firstRow)) * m_rowBytes;
-        Chunk& chunk = m_chunks[static_cast<std::size_t>(frames[f] * m_chunksPerFrame + c)];
+        // Located before: find() only, safe beside the other threads' finds.
+        Chunk& chunk = m_chunks.find(frames[f] * m_chunksPerFrame + c)->second;
         if (chunk.stored) {
             readAt(fd, destination, (end - first) * m_rowBytes, chunk.address + (first - c * m_chunkRows) * m_rowBytes,
                    m_where);

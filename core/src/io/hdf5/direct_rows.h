@@ -120,7 +120,7 @@ private:
     std::size_t m_rowBytes = 0;
     hsize_t m_rows = 0, m_chunkRows = 1, m_chunksPerFrame = 1;
     bool m_keepStreams = true;
-    std::vector<Chunk> m_chunks;   ///< [frame][chunk of the frame]
+    std::unordered_map<std::uint64_t, Chunk> m_chunks; ///< frame * m_chunksPerFrame + chunk of the frame
 };
 
 } // namespace tomo::h5
