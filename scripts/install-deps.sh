@@ -6,7 +6,10 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
-  libfftw3-dev libhdf5-dev libtiff-dev
+  libfftw3-dev libhdf5-dev zlib1g-dev libtiff-dev
+  # HDF5 compression plugins (found by libhdf5 in its plugin folder): LZF,
+  # LZ4 + bzip2, Blosc, bitshuffle (+ LZ4); gzip is built into libhdf5
+  hdf5-plugin-lzf hdf5-filter-plugin hdf5-filter-plugin-blosc-serial bitshuffle
   libcli11-dev nlohmann-json3-dev libgtest-dev
   # GUI: Qt 6 widgets + charts, VTK for the 3D view, Xvfb for GUI tests
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev libxkbcommon-dev libvtk9-dev

@@ -43,16 +43,34 @@ public:
     template <typename T>
     H5Builder& stored(const std::string& name, const std::vector<hsize_t>& dims, const std::vector<T>& values,
                       hid_t fileType, const std::vector<hsize_t>& chunk = {}, unsigned gzip = 0) {
+        std::vector<Filter> filters;
+        if (gzip > 0) filters.push_back({H5Z_FILTER_DEFLATE, {gzip}, H5Z_FLAG_OPTIONAL}); // as H5Pset_deflate
+        return filtered(name, dims, values, fileType, chunk, filters);
+    }
+
+    /// One stage of a dataset's filter pipeline, as H5Pset_filter takes it.
+    struct Filter {
+        H5Z_filter_t id;
+        std::vector<unsigned> values;
+        unsigned flags = H5Z_FLAG_MANDATORY;
+    };
+
+    /// The same through the given filters, in pipeline order (needs chunks).
+    template <typename T>
+    H5Builder& filtered(const std::string& name, const std::vector<hsize_t>& dims, const std::vector<T>& values,
+                        hid_t fileType, const std::vector<hsize_t>& chunk, const std::vector<Filter>& filters) {
         const hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
         const hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
         H5Pset_create_intermediate_group(lcpl, 1);
         const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
         if (!chunk.empty()) H5Pset_chunk(dcpl, static_cast<int>(chunk.size()), chunk.data());
-        if (gzip > 0) H5Pset_deflate(dcpl, gzip);
+        for (const Filter& f : filters)
+            if (H5Pset_filter(dcpl, f.id, f.flags, f.values.size(), f.values.data()) < 0)
+                throw std::runtime_error("cannot add filter " + std::to_string(f.id) + " to " + name);
         const hid_t set = H5Dcreate2(m_file, name.c_str(), fileType, space, lcpl, dcpl, H5P_DEFAULT);
-        if (set < 0 || H5Dwrite(set, type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
+        // Filters run when chunks leave the cache: a failing one shows at close.
+        if (set < 0 || H5Dwrite(set, type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0 || H5Dclose(set) < 0)
             throw std::runtime_error("cannot write " + name);
-        H5Dclose(set);
         H5Pclose(dcpl);
         H5Pclose(lcpl);
         H5Sclose(space);

@@ -18,10 +18,12 @@
 namespace tomo::test {
 
 /// Writes one page per entry of `pages` (each w x h values) as uint8,
-/// uint16 or float32 (deflate-compressed); tiled (16 x 16 tiles) or in
-/// strips of `rowsPerStrip`. Throws std::runtime_error when libtiff fails.
+/// uint16 or float32 (deflate-compressed unless `compression` says
+/// otherwise); tiled (16 x 16 tiles) or in strips of `rowsPerStrip`. Throws
+/// std::runtime_error when libtiff fails.
 inline void writeTiff(const std::filesystem::path& path, int w, int h, const std::vector<std::vector<float>>& pages,
-                      SampleType type, bool tiled = false, int rowsPerStrip = 2) {
+                      SampleType type, bool tiled = false, int rowsPerStrip = 2,
+                      std::uint16_t compression = COMPRESSION_ADOBE_DEFLATE) {
     TIFF* t = TIFFOpen(path.c_str(), "w");
     if (!t) throw std::runtime_error("cannot create " + path.string());
     const int bits = type == SampleType::UInt8 ? 8 : type == SampleType::UInt16 ? 16 : 32;
@@ -37,7 +39,7 @@ inline void writeTiff(const std::filesystem::path& path, int w, int h, const std
         TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, type == SampleType::Float32 ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT);
         TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
         TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
-        TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_ADOBE_DEFLATE);
+        TIFFSetField(t, TIFFTAG_COMPRESSION, compression);
         const std::size_t bytes = static_cast<std::size_t>(bits / 8);
         const auto pack = [&](float v, unsigned char* dst) {
             if (type == SampleType::UInt8) *dst = static_cast<std::uint8_t>(v);

@@ -18,6 +18,7 @@
 #include <numbers>
 #include <sstream>
 #include <system_error>
+#include <thread>
 
 #include <unistd.h>
 
@@ -99,6 +100,11 @@ std::size_t sampleBytes(SampleType t) {
 }
 
 namespace detail {
+
+int readerThreads() {
+    constexpr int kReadQueue = 8;
+    return std::max(kReadQueue, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 void requireMemory(double bytes, const std::filesystem::path& path, const std::string& what) {
     const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
@@ -323,6 +329,37 @@ void imagesToSinograms(std::span<const float> images, int imageCount, int rows, 
     for (int a = 0; a < imageCount; ++a)
         imageToSinograms(images.subspan(static_cast<std::size_t>(a) * imageSize, imageSize), a, imageCount, rows,
                          columns, out);
+}
+
+namespace {
+
+template <class T>
+void storedToSinograms(const std::byte* images, int imageCount, int rows, int columns, std::span<float> out) {
+    const auto cols = static_cast<std::size_t>(columns);
+    T line[256];
+    for (int a = 0; a < imageCount; ++a)
+        for (int r = 0; r < rows; ++r) {
+            const std::byte* src = images + (static_cast<std::size_t>(a) * rows + r) * cols * sizeof(T);
+            float* dst = out.data() + (static_cast<std::size_t>(r) * imageCount + a) * cols;
+            // Through an aligned copy: the bytes need not be aligned for T.
+            for (std::size_t c0 = 0; c0 < cols; c0 += std::size(line)) {
+                const std::size_t n = std::min(std::size(line), cols - c0);
+                std::memcpy(line, src + c0 * sizeof(T), n * sizeof(T));
+                for (std::size_t c = 0; c < n; ++c) dst[c0 + c] = static_cast<float>(line[c]);
+            }
+        }
+}
+
+} // namespace
+
+void storedImagesToSinograms(std::span<const std::byte> images, SampleType type, int imageCount, int rows,
+                             int columns, std::span<float> out) {
+    switch (type) {
+    case SampleType::UInt8: storedToSinograms<std::uint8_t>(images.data(), imageCount, rows, columns, out); break;
+    case SampleType::UInt16: storedToSinograms<std::uint16_t>(images.data(), imageCount, rows, columns, out); break;
+    case SampleType::Float32: storedToSinograms<float>(images.data(), imageCount, rows, columns, out); break;
+    case SampleType::Float64: storedToSinograms<double>(images.data(), imageCount, rows, columns, out); break;
+    }
 }
 
 void meanOfImages(std::span<const float> images, int imageCount, std::span<float> out) {

@@ -14,6 +14,11 @@
 
 namespace tomo::detail {
 
+/// Threads a reader spreads the files or chunks of one request over: at
+/// least 8 (page-cache copies and NVMe queues gain from several reads at
+/// once), else one per core (decompression).
+int readerThreads();
+
 /// Throws OutOfMemory naming `path` when `bytes` (what reading `what` whole
 /// needs) exceed the machine's physical memory: refused at once rather
 /// than after minutes of swapping.
@@ -117,6 +122,11 @@ void imagesToSinograms(std::span<const float> images, int imageCount, int rows, 
 /// [row][image][column] of `imageCount` images.
 void imageToSinograms(std::span<const float> image, int index, int imageCount, int rows, int columns,
                       std::span<float> out);
+
+/// Stored samples of `type` [image][row][column] (readRawRows' order, any
+/// alignment) into float sinograms [row][image][column].
+void storedImagesToSinograms(std::span<const std::byte> images, SampleType type, int imageCount, int rows,
+                             int columns, std::span<float> out);
 
 /// Averages `imageCount` images of `pixels` values ([image][pixel]) into out.
 void meanOfImages(std::span<const float> images, int imageCount, std::span<float> out);

@@ -1,6 +1,7 @@
 #include "io/hdf5/h5_util.h"
 
 #include "io/file_checks.h"
+#include "io/hdf5/filters.h"
 #include "tomo/error.h"
 
 #include <algorithm>
@@ -176,8 +177,12 @@ void Array::readAs(const std::vector<Block>& blocks, hid_t memoryType, void* out
             H5Sselect_valid(fileSpace.get()) <= 0)
             throw FormatError(where() + ": selection outside the shape " + shapeText() + errorDetail());
         Dataspace memSpace(H5Screate_simple(static_cast<int>(b.count.size()), b.count.data(), nullptr));
-        if (H5Dread(m_dataset.get(), memoryType, memSpace.get(), fileSpace.get(), H5P_DEFAULT, cursor) < 0)
+        if (H5Dread(m_dataset.get(), memoryType, memSpace.get(), fileSpace.get(), H5P_DEFAULT, cursor) < 0) {
+            // An optional filter that did compress some chunks, and is missing here.
+            PropertyList create(H5Dget_create_plist(m_dataset.get()));
+            if (const auto filter = unavailableFilter(create.get(), true)) throw IoError(where() + " " + *filter);
             throw IoError(where() + ": read failed" + errorDetail());
+        }
         std::size_t n = 1;
         for (hsize_t c : b.count) n *= c;
         cursor += n * sample;
@@ -327,6 +332,7 @@ void Array::requireStoredData() const {
                                     detail::formatBytes(declared) + ")";
     if (stored == 0 && declared > 0) throw FormatError(declaration + " but holds no data: it was never written");
     if (layout == H5D_CHUNKED) {
+        if (const auto filter = unavailableFilter(create.get(), false)) throw IoError(where() + " " + *filter);
         // Compression of detector data or volumes stays far below 1000:1
         // (deflate cannot exceed about 1032:1); more means chunks never
         // written, which would read as zeros.

@@ -149,7 +149,9 @@ public:
     /// Throws FormatError naming the dataset when its declared size cannot
     /// be in the file: nothing ever written (a 100000^3 dataset of a few
     /// kilobytes), contiguous data reaching past the end of the file
-    /// (truncated), or a virtual dataset whose source file is missing.
+    /// (truncated), or a virtual dataset whose source file is missing;
+    /// IoError naming it, the filter and the Debian package to install when
+    /// it is compressed with a filter this HDF5 cannot decode (filters.h).
     void requireStoredData() const;
 
 private:

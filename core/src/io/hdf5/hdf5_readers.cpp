@@ -1,7 +1,8 @@
 // HDF5 dataset readers: DXchange, NXtomo, single-sinogram files and MATLAB
 // v7.3 variables. They read only the hyperslab of the requested rows, so
-// files far larger than memory are fine; raw rows of uncompressed frames are
-// read with pread (direct_rows.h), the rest through H5Dread.
+// files far larger than memory are fine; raw rows of uncompressed or
+// deflated frames are read with pread and inflated with zlib on several
+// threads (direct_rows.h), the rest through H5Dread.
 #include "io/hdf5/direct_rows.h"
 #include "io/hdf5/h5_util.h"
 #include "io/readers.h"
@@ -9,14 +10,12 @@
 #include "tomo/worker_pool.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <utility>
 
 #include <fcntl.h>
@@ -124,9 +123,17 @@ FrameSet allFrames(const h5::Array& array) {
 class FrameStackReader : public DatasetReader {
 public:
     void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
-        const h5::Session session;
         checkRowRequest(m_info, firstRow, rowCount, out.size(),
                         static_cast<std::size_t>(m_info.projections) * static_cast<std::size_t>(m_info.columns));
+        // Frames the library need not read (readRawRows) are converted
+        // here, exactly for every type but float64 (left to HDF5's rounding).
+        if ((m_direct || m_deflated) && m_info.sampleType != SampleType::Float64) {
+            m_stored.resize(out.size() * sampleBytes(m_info.sampleType));
+            readRawRows(firstRow, rowCount, m_stored);
+            storedImagesToSinograms(m_stored, m_info.sampleType, m_info.projections, rowCount, m_info.columns, out);
+            return;
+        }
+        const h5::Session session;
         m_buffer.resize(out.size());
         readFrames(m_projections, firstRow, rowCount, m_buffer);
         imagesToSinograms(m_buffer, m_info.projections, rowCount, m_info.columns, out);
@@ -156,17 +163,22 @@ public:
 
     void readRawRows(int firstRow, int rowCount, std::span<std::byte> out) override {
         checkRawRowRequest(m_info, firstRow, rowCount, out.size());
-        // The frames as stored are already in projection order: plain bytes
-        // in the file are read by several threads without the library.
+        // The frames as stored are already in projection order: plain or
+        // deflated bytes in the file are read (and inflated) by several
+        // threads without the library.
+        const auto first = static_cast<hsize_t>(firstRow), count = static_cast<hsize_t>(rowCount);
         std::vector<ReadPiece> pieces;
+        bool deflated = false;
         {
             const h5::Session session;
-            if (!directPieces(firstRow, rowCount, out, pieces)) {
+            deflated = m_deflated && m_deflated->locate(m_projectionFrames, first, count);
+            if (!deflated && !directPieces(firstRow, rowCount, out, pieces)) {
                 m_projections.array->readStored(blocksOf(m_projections, firstRow, rowCount), out);
                 return;
             }
         }
-        readInParallel(pieces);
+        if (deflated) m_deflated->read(m_fd->get(), m_projectionFrames, first, count, out, pool());
+        else readInParallel(pieces);
     }
 
     void readProjection(int index, std::span<float> out) override {
@@ -189,7 +201,10 @@ protected:
     /// Prepares the reads that bypass the library (after m_projections is set).
     void enableDirectReads() {
         m_direct = h5::DirectRows::of(m_file.get(), *m_projections.array);
-        if (m_direct) m_fd.emplace(m_info.path);
+        if (!m_direct) m_deflated = h5::DeflatedRows::of(m_file.get(), *m_projections.array);
+        if (m_direct || m_deflated) m_fd.emplace(m_info.path);
+        for (const auto& [first, count] : m_projections.runs)
+            for (hsize_t f = first; f < first + count; ++f) m_projectionFrames.push_back(f);
     }
 
     /// Fills the counts of m_info from the frame sets; flatPositions must
@@ -247,34 +262,21 @@ private:
     /// pread of every piece, spread over a few threads (page-cache copies
     /// and NVMe queues both gain from several at once).
     void readInParallel(const std::vector<ReadPiece>& pieces) {
-        if (!m_pool) m_pool = std::make_unique<WorkerPool>(kReadThreads);
-        const int tasks = static_cast<int>(std::min<std::size_t>(pieces.size(), 64 * kReadThreads));
-        std::atomic<bool> failed{false};
-        std::string why;
-        std::mutex whyMutex;
-        m_pool->parallelFor(tasks, [&](int task, int) {
-            for (std::size_t i = task; i < pieces.size() && !failed; i += static_cast<std::size_t>(tasks)) {
-                const ReadPiece& p = pieces[i];
-                std::size_t done = 0;
-                while (done < p.bytes) {
-                    const ssize_t n = ::pread(m_fd->get(), p.destination + done, p.bytes - done,
-                                              static_cast<off_t>(p.offset + done));
-                    if (n > 0) done += static_cast<std::size_t>(n);
-                    else if (n < 0 && errno == EINTR) continue;
-                    else {
-                        std::lock_guard lock(whyMutex);
-                        why = n == 0 ? "the file ends before the data it declares" : std::strerror(errno);
-                        failed = true;
-                        return;
-                    }
-                }
-            }
+        const int tasks = static_cast<int>(std::min<std::size_t>(pieces.size(), 64 * static_cast<std::size_t>(pool().threads())));
+        pool().parallelFor(tasks, [&](int task, int) {
+            for (std::size_t i = task; i < pieces.size(); i += static_cast<std::size_t>(tasks))
+                h5::readAt(m_fd->get(), pieces[i].destination, pieces[i].bytes, pieces[i].offset, m_info.path.string());
         });
-        if (failed) throw IoError(m_info.path.string() + ": reading projection rows failed: " + why);
     }
 
-    static constexpr int kReadThreads = 8;
+    WorkerPool& pool() {
+        if (!m_pool) m_pool = std::make_unique<WorkerPool>(readerThreads());
+        return *m_pool;
+    }
+
     std::optional<h5::DirectRows> m_direct;
+    std::optional<h5::DeflatedRows> m_deflated;
+    std::vector<hsize_t> m_projectionFrames; ///< the frames of m_projections, in order
     std::optional<ReadOnlyFile> m_fd;
     std::unique_ptr<WorkerPool> m_pool;
 
@@ -294,6 +296,7 @@ private:
     }
 
     std::vector<float> m_buffer;
+    std::vector<std::byte> m_stored; ///< readSinograms: the rows as stored
 };
 
 class DXchangeReader final : public FrameStackReader {

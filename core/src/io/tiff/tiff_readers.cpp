@@ -1,14 +1,18 @@
 // TIFF dataset readers: a directory with one TIFF per projection (plus
 // flat*/white*/dark* images and an optional angles.txt), a multi-page TIFF
 // with one page per projection, and a single-page TIFF holding one sinogram
-// [angle][column]. Only the strips/tiles of the requested rows are decoded.
+// [angle][column]. Only the strips/tiles of the requested rows are decoded;
+// the files of a directory are read by several threads.
 #include "io/file_checks.h"
 #include "io/readers.h"
 #include "io/tiff/tiff_util.h"
 #include "tomo/error.h"
+#include "tomo/worker_pool.h"
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
+#include <memory>
 #include <optional>
 
 namespace tomo::detail {
@@ -83,11 +87,22 @@ public:
     void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
         const auto columns = static_cast<std::size_t>(m_info.columns);
         checkRowRequest(m_info, firstRow, rowCount, out.size(), static_cast<std::size_t>(m_info.projections) * columns);
-        m_rows.resize(static_cast<std::size_t>(rowCount) * columns);
-        for (int a = 0; a < m_info.projections; ++a) {
-            readImageRows(m_projectionFiles[static_cast<std::size_t>(a)], m_layout, firstRow, rowCount);
-            imageToSinograms(m_rows, a, m_info.projections, rowCount, m_info.columns, out);
-        }
+        eachProjection([&](int a, const tiff::File& file, int thread) {
+            std::vector<float>& rows = m_threadRows[static_cast<std::size_t>(thread)];
+            rows.resize(static_cast<std::size_t>(rowCount) * columns);
+            tiff::readRows(file, m_layout, firstRow, rowCount, rows);
+            imageToSinograms(rows, a, m_info.projections, rowCount, m_info.columns, out);
+        });
+    }
+
+    void readRawRows(int firstRow, int rowCount, std::span<std::byte> out) override {
+        checkRawRowRequest(m_info, firstRow, rowCount, out.size());
+        const std::size_t imageBytes =
+            static_cast<std::size_t>(rowCount) * static_cast<std::size_t>(m_info.columns) * sampleBytes(m_layout.type);
+        eachProjection([&](int a, const tiff::File& file, int) {
+            tiff::readStoredRows(file, m_layout, firstRow, rowCount,
+                                 out.subspan(static_cast<std::size_t>(a) * imageBytes, imageBytes));
+        });
     }
 
     bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override {
@@ -130,16 +145,37 @@ private:
         return layout;
     }
 
-    /// Rows of one image into m_rows; its layout must still be `expected`
-    /// (the file may have changed since it was opened).
+    /// Throws FormatError unless an image opened for reading still has the
+    /// layout `expected` (the file may have changed since the dataset was
+    /// opened).
+    static void requireUnchanged(const tiff::File& file, const tiff::PageLayout& expected) {
+        const tiff::PageLayout layout = tiff::pageLayout(file, 0);
+        if (!tiff::sameLayout(layout, expected))
+            throw FormatError(file.path().string() + " is now " + tiff::describe(layout) + "; it was " +
+                              tiff::describe(expected) + " when the dataset was opened");
+    }
+
+    /// Rows of one image into m_rows.
     void readImageRows(const std::filesystem::path& path, const tiff::PageLayout& expected, int firstRow,
                        int rowCount) {
         const tiff::File file(path, "r");
-        const tiff::PageLayout layout = tiff::pageLayout(file, 0);
-        if (!tiff::sameLayout(layout, expected))
-            throw FormatError(path.string() + " is now " + tiff::describe(layout) + "; it was " +
-                              tiff::describe(expected) + " when the dataset was opened");
-        tiff::readRows(file, layout, firstRow, rowCount, m_rows);
+        requireUnchanged(file, expected);
+        tiff::readRows(file, expected, firstRow, rowCount, m_rows);
+    }
+
+    /// Calls read(projection, its open file, thread) for every projection,
+    /// the files opened and decoded by several threads, each with its own
+    /// libtiff handle. Rethrows the first error (it names its file).
+    void eachProjection(const std::function<void(int, const tiff::File&, int)>& read) {
+        if (!m_pool) {
+            m_pool = std::make_unique<WorkerPool>(readerThreads());
+            m_threadRows.resize(static_cast<std::size_t>(m_pool->threads()));
+        }
+        m_pool->parallelFor(m_info.projections, [&](int a, int thread) {
+            const tiff::File file(m_projectionFiles[static_cast<std::size_t>(a)], "r");
+            requireUnchanged(file, m_layout);
+            read(a, file, thread);
+        });
     }
 
     bool readMean(const std::vector<std::filesystem::path>& files, const tiff::PageLayout& layout, int firstRow,
@@ -163,6 +199,8 @@ private:
     tiff::PageLayout m_flatLayout;
     tiff::PageLayout m_darkLayout;
     std::vector<float> m_rows;
+    std::unique_ptr<WorkerPool> m_pool;
+    std::vector<std::vector<float>> m_threadRows; ///< one image's rows per pool thread
 };
 
 /// Pages of a TIFF file, each checked against page 0. Throws FormatError

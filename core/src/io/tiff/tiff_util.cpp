@@ -15,6 +15,8 @@
 #include <map>
 #include <numeric>
 
+#include <unistd.h>
+
 namespace tomo::tiff {
 
 namespace {
@@ -92,8 +94,10 @@ File::File(std::filesystem::path path, const char* mode) : m_path(std::move(path
     m_tiff = TIFFOpenExt(m_path.c_str(), mode, options);
     TIFFOpenOptionsFree(options);
     if (!m_tiff && m_writing) throw IoError(m_path.string() + ": cannot create the TIFF file" + errorDetail());
-    // libtiff says why when the content is at fault (the file was readable
-    // when sniffed); otherwise the system refused it.
+    // The system refused it (gone, no permission: libtiff reports that as
+    // an error too), or libtiff says why the content is at fault.
+    if (!m_tiff && ::access(m_path.c_str(), R_OK) != 0)
+        throw IoError(m_path.string() + ": cannot open the TIFF file: " + std::strerror(errno));
     if (!m_tiff && hadError()) throw FormatError(m_path.string() + ": not a readable TIFF" + errorDetail());
     if (!m_tiff) throw IoError(m_path.string() + ": cannot open the TIFF file: " + std::strerror(errno));
 }
@@ -152,7 +156,14 @@ std::string describe(const PageLayout& layout) {
            (layout.float16 ? "float16" : sampleTypeName(layout.type));
 }
 
-void readRows(const File& file, const PageLayout& layout, int firstRow, int rowCount, std::span<float> out) {
+namespace {
+
+/// Decodes the strips or tiles holding rows [firstRow, firstRow + rowCount)
+/// and hands each piece of a row to put(samples, count, index): `count`
+/// stored samples (native byte order) that go at sample `index` of the
+/// rows, [row][column].
+template <class Put>
+void decodeRows(const File& file, const PageLayout& layout, int firstRow, int rowCount, Put&& put) {
     TIFF* t = file.get();
     const std::size_t bytes = storedBytes(layout);
     const auto width = static_cast<std::uint32_t>(layout.width);
@@ -176,8 +187,8 @@ void readRows(const File& file, const PageLayout& layout, int firstRow, int rowC
                     fail("tile", index);
                 const std::uint32_t columns = std::min(tileWidth, width - tx);
                 for (std::uint32_t y = std::max(ty, first); y < std::min(ty + tileHeight, rowEnd); ++y)
-                    toFloat(tile.data() + (static_cast<std::size_t>(y - ty) * tileWidth) * bytes, layout, columns,
-                            out.data() + static_cast<std::size_t>(y - first) * width + tx);
+                    put(tile.data() + (static_cast<std::size_t>(y - ty) * tileWidth) * bytes, columns,
+                        static_cast<std::size_t>(y - first) * width + tx);
             }
     } else {
         std::uint32_t rowsPerStrip = 0;
@@ -198,10 +209,25 @@ void readRows(const File& file, const PageLayout& layout, int firstRow, int rowC
             if (got < static_cast<tmsize_t>(static_cast<std::size_t>(stripEnd - stripFirst) * width * bytes))
                 fail("strip", s);
             for (std::uint32_t y = std::max(stripFirst, first); y < std::min(stripEnd, rowEnd); ++y)
-                toFloat(strip.data() + static_cast<std::size_t>(y - stripFirst) * width * bytes, layout, width,
-                        out.data() + static_cast<std::size_t>(y - first) * width);
+                put(strip.data() + static_cast<std::size_t>(y - stripFirst) * width * bytes, width,
+                    static_cast<std::size_t>(y - first) * width);
         }
     }
+}
+
+} // namespace
+
+void readRows(const File& file, const PageLayout& layout, int firstRow, int rowCount, std::span<float> out) {
+    decodeRows(file, layout, firstRow, rowCount, [&](const unsigned char* samples, std::size_t count, std::size_t at) {
+        toFloat(samples, layout, count, out.data() + at);
+    });
+}
+
+void readStoredRows(const File& file, const PageLayout& layout, int firstRow, int rowCount, std::span<std::byte> out) {
+    const std::size_t bytes = storedBytes(layout);
+    decodeRows(file, layout, firstRow, rowCount, [&](const unsigned char* samples, std::size_t count, std::size_t at) {
+        std::memcpy(out.data() + at * bytes, samples, count * bytes);
+    });
 }
 
 void writePage(File& file, int width, int height, std::span<std::byte> samples, OutputType type,

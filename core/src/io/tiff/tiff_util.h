@@ -67,6 +67,10 @@ std::string describe(const PageLayout& layout);
 /// naming the file.
 void readRows(const File& file, const PageLayout& layout, int firstRow, int rowCount, std::span<float> out);
 
+/// The same rows as stored (samples of the layout's type in native byte
+/// order, no conversion), [row][column], into `out`.
+void readStoredRows(const File& file, const PageLayout& layout, int firstRow, int rowCount, std::span<std::byte> out);
+
 /// Appends one uncompressed page of samples of `type` (native byte order,
 /// width x height of them; libtiff may swap them in place), in strips of
 /// about 1 MiB. Throws IoError naming the file.
