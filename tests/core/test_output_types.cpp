@@ -111,8 +111,9 @@ TEST(OutputTypes, QuantizationOfARange) {
     EXPECT_EQ(q16.slope, static_cast<float>(4.0 / 65535.0));
     EXPECT_EQ(quantizationFor(OutputType::UInt8, 0.0f, 255.0f).slope, 1.0f);
     EXPECT_EQ(quantizationFor(OutputType::Float16, 5.0f, 1.0f).slope, 1.0f); // floats ignore the range
-    for (auto [lo, hi] : {std::pair{1.0f, 1.0f}, {2.0f, 1.0f}, {0.0f, kInf}, {kNaN, 1.0f}, {0.0f, 1e-40f}}) {
-        const auto message = messageOf<InvalidArgument>([&] { quantizationFor(OutputType::UInt16, lo, hi); });
+    for (const auto range : {std::pair{1.0f, 1.0f}, {2.0f, 1.0f}, {0.0f, kInf}, {kNaN, 1.0f}, {0.0f, 1e-40f}}) {
+        const auto message =
+            messageOf<InvalidArgument>([&] { quantizationFor(OutputType::UInt16, range.first, range.second); });
         EXPECT_TRUE(contains(message, "for uint16: expected finite numbers with min < max")) << message;
     }
     TempDir dir;
