@@ -227,14 +227,19 @@ struct Curve {
     double bestAxis() const { return axes[best()]; }
 };
 
+/// Memory all threads' WedgeMetrics of one scan may take together.
+constexpr std::size_t kScanMemory = std::size_t{2} << 30;
+
 /// Runs `evaluate(candidate, metric)` for every candidate, spread over the
 /// hardware threads, each with its own WedgeMetric (FFTW executes plans
-/// concurrently; only planning is serialised).
+/// concurrently; only planning is serialised). Two candidates per thread at
+/// least: a WedgeMetric costs about one transform to set up.
 template <class Evaluate>
 std::vector<double> scanInParallel(const Image& sino, std::size_t candidates, Evaluate evaluate) {
     std::vector<double> values(candidates);
-    const int threads = static_cast<int>(
-        std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, std::max<std::size_t>(candidates / 4, 1)));
+    const std::size_t metricBytes = 16 * static_cast<std::size_t>(sino.width) * static_cast<std::size_t>(sino.height);
+    const std::size_t most = std::max<std::size_t>(std::min(candidates / 2, kScanMemory / metricBytes), 1);
+    const int threads = static_cast<int>(std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, most));
     WorkerPool pool(threads);
     pool.parallelFor(threads, [&](int part, int) {
         WedgeMetric metric(sino.height, sino.width);
