@@ -237,7 +237,11 @@ void Controller::installDataset(std::shared_ptr<tomo::DatasetReader> reader, std
         try {
             AxisResult axis;
             axis.row = row;
-            axis.estimate = tomo::findRotationAxis(session->sinogram(row), summary.info.angles);
+            const tomo::Image& sinogram = session->sinogram(row); // read here: the first slice's row
+            QElapsedTimer timer;
+            timer.start();
+            axis.estimate = tomo::findRotationAxis(sinogram, summary.info.angles);
+            axis.seconds = timer.nsecsElapsed() / 1e9;
             summary.axis = axis;
         } catch (const std::exception& e) {
             summary.axisError = QString::fromUtf8(e.what());

@@ -113,6 +113,7 @@ int LatencyProbe::run() {
         return 1;
     }
     m_firstSliceMs = sinceStart.nsecsElapsed() / 1e6;
+    m_firstWorkerMs = m_window.currentResult()->preview.secondsTotal * 1e3;
     m_stalls.setMeasuring(true);
     ParameterPanel* panel = m_window.parameterPanel();
 
@@ -176,6 +177,11 @@ QString LatencyProbe::summary(const QString& error) const {
                        .arg(token(ref ? QString::fromStdString(ref->options.strategy) % QLatin1Char('-') %
                                             QString::fromUtf8(tomo::interpolationName(ref->options.interpolation).data())
                                       : QString()));
+    const auto& opened = m_window.dataset();
+    line += QStringLiteral(" open_ms=%1 axis_finder_ms=%2 first_worker_ms=%3")
+                .arg(ms(opened ? opened->secondsToOpen * 1e3 : 0.0))
+                .arg(ms(opened && opened->axis ? opened->axis->seconds * 1e3 : 0.0))
+                .arg(ms(m_firstWorkerMs));
     line += QStringLiteral(" first_slice_ms=%1 axis_changes=%2 axis_median_ms=%3 axis_max_ms=%4 worker_median_ms=%5 "
                            "prepare_median_ms=%6 ui_cpu_median_ms=%7")
                 .arg(ms(m_firstSliceMs))

@@ -82,6 +82,7 @@ private:
     UiStallMonitor m_stalls;
     QString m_error;
     double m_firstSliceMs = -1.0;
+    double m_firstWorkerMs = -1.0; ///< the first slice's reconstruction on the worker
     std::vector<double> m_axisMs, m_rowMs, m_workerMs, m_prepareMs;
     std::vector<double> m_uiCpuMs; // MainWindow::lastShowCpuSeconds per axis change
     int m_dragSlices = 0;

@@ -40,6 +40,7 @@ struct DemoSpec {
 struct AxisResult {
     int row = 0;
     tomo::AxisEstimate estimate;
+    double seconds = 0.0; ///< the search's time
 };
 
 /// The dataset on screen, as the views need it.
