@@ -1777,7 +1777,8 @@ private slots:
         QCOMPARE(values.value(QStringLiteral("axis_changes")), QStringLiteral("4"));
         QCOMPARE(values.value(QStringLiteral("reference")), QStringLiteral("cpu-reference-linear"));
         QVERIFY(!values.contains(QStringLiteral("error")));
-        for (const char* key : {"first_slice_ms", "axis_median_ms", "axis_max_ms", "row_median_ms", "ui_stall_max_ms",
+        for (const char* key : {"open_ms", "axis_finder_ms", "first_worker_ms", "first_slice_ms", "axis_median_ms",
+                                "axis_max_ms", "row_median_ms", "ui_stall_max_ms",
                                 "reference_ms"}) {
             bool ok = false;
             QVERIFY2(values.value(QLatin1String(key)).toDouble(&ok) >= 0.0 && ok, key);
