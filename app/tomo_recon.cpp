@@ -92,6 +92,7 @@ struct CommandLine {
     std::string config;
     bool overwrite = false;
     bool listStrategies = false;
+    bool info = false;
     bool demo = false;
     bool quiet = false;
     CorrectionCommandLine corrections;
@@ -237,6 +238,10 @@ void addOptions(CLI::App& app, CommandLine& c) {
         ->type_name("FILE");
     app.add_flag("--overwrite", c.overwrite, "Replace an existing output (it is never replaced otherwise)");
     app.add_flag("--list-strategies", c.listStrategies, "List the strategies of this build and exit");
+    app.add_flag("--info", c.info,
+                 "Describe INPUT as a run would read it (format, projections x rows x columns, sample type, flats "
+                 "and darks, angles, warnings) and exit: nothing is written, -o is not needed, the reconstruction "
+                 "options are ignored; a damaged or unreadable INPUT gives the same error and exit code as a run");
     app.add_flag("--demo", c.demo,
                  "Reconstruct the built-in demo: a 256x256x16 Shepp-Logan phantom scan (360 views, flats, darks, "
                  "noise) written as DXchange to a temporary folder and read back; prints its error against the "
@@ -250,7 +255,8 @@ void addOptions(CLI::App& app, CommandLine& c) {
                "  tomo-recon scan.h5 -o slices/ --rows 100:164 --center 1021.5 --output-type uint16 --range -0.001,0.01\n"
                "  tomo-recon scan.h5 -o volume.h5 --output-type float16\n"
                "  tomo-recon scan.h5 -o fast.h5 --precision float16 --reference exact.h5\n"
-               "  tomo-recon --config tuned.json -o volume.h5 --overwrite\n\n" +
+               "  tomo-recon --config tuned.json -o volume.h5 --overwrite\n"
+               "  tomo-recon scan.h5 --info\n\n" +
                exitCodeHelp());
 }
 
@@ -579,9 +585,7 @@ void requireRowFitsInMemory(const DatasetInfo& info, const Region& region) {
 /// file, and this process never meets it. Errors the child meets are left
 /// for the real open to report. Runs before any thread exists (fork-safe).
 void probeInChildProcess(const fs::path& input, const OpenOptions& options) {
-    // TOMO_METADATA_TIMEOUT: seconds allowed (default 60; slow file systems may need more).
-    const char* setting = std::getenv("TOMO_METADATA_TIMEOUT");
-    const int kTimeoutSeconds = setting && std::atoi(setting) > 0 ? std::atoi(setting) : 60;
+    const int kTimeoutSeconds = metadataTimeoutSeconds();
     std::error_code ec;
     if (fs::is_directory(input, ec)) return; // TIFF folders: libtiff, file by file
     std::fflush(stdout);
@@ -614,6 +618,17 @@ void probeInChildProcess(const fs::path& input, const OpenOptions& options) {
     if (WIFSIGNALED(status))
         throw FormatError(input.string() + ": the file library crashed reading its metadata (signal " +
                           std::to_string(WTERMSIG(status)) + "): the file is damaged");
+}
+
+/// Opens the input (its metadata read in a child process first, except for
+/// raw files, which have none) and prints what the run works on: the
+/// "input:" line (unless quiet) and the reader's warnings.
+std::unique_ptr<DatasetReader> openInput(const fs::path& input, const OpenOptions& options, bool quiet) {
+    if (!options.raw) probeInChildProcess(input, options);
+    std::unique_ptr<DatasetReader> reader = openDataset(input, options);
+    if (!quiet) std::printf("input: %s\n", describeDataset(reader->info()).c_str());
+    for (const std::string& warning : reader->info().warnings) std::printf("warning: %s\n", warning.c_str());
+    return reader;
 }
 
 /// The range of an integer output and where it came from, as attributes.
@@ -699,6 +714,11 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     if (demo) cfg.input.clear();
     installCrashHandler(kProgram, demo ? "the demo" : cfg.input.string());
     if (!demo && cfg.input.empty()) throw InvalidArgument("no INPUT given (a dataset, or --demo)");
+    if (c.info) {
+        if (demo) throw InvalidArgument("--info describes an INPUT file; the demo has none (drop --demo)");
+        openInput(cfg.input, openOptions(app, c, cfg.open), /*quiet=*/false);
+        return kExitOk;
+    }
     if (!demo && c.output.empty()) throw InvalidArgument("no output given: add -o OUTPUT (e.g. -o volume.h5)");
     if (!c.output.empty()) checkOutput(c.output, cfg.input, c.overwrite);
     cfg.open = openOptions(app, c, cfg.open);
@@ -723,11 +743,8 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     }
     throwIfInterrupted();
 
-    if (!open.raw) probeInChildProcess(cfg.input, open);
-    std::unique_ptr<DatasetReader> reader = openDataset(cfg.input, open);
+    std::unique_ptr<DatasetReader> reader = openInput(cfg.input, open, c.quiet);
     const DatasetInfo& info = reader->info();
-    if (!c.quiet) std::printf("input: %s\n", describeDataset(info).c_str());
-    for (const std::string& warning : info.warnings) std::printf("warning: %s\n", warning.c_str());
     // The record names the angles file and entries found, so a replay does not depend on finding them again.
     if (!info.anglesFile.empty()) cfg.open.anglesFile = info.anglesFile;
     if (info.anglesLines) cfg.open.anglesLines = info.anglesLines;

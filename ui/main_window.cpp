@@ -5,6 +5,7 @@
 #include "compare_modes_dialog.h"
 #include "corrections_panel.h"
 #include "data_panel.h"
+#include "dataset_check.h"
 #include "export_dialog.h"
 #include "histogram_widget.h"
 #include "metadata_panel.h"
@@ -149,7 +150,8 @@ private:
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent)
-    : QMainWindow(parent), m_controller(new Controller(this)), m_history(new QUndoStack(this)) {
+    : QMainWindow(parent), m_controller(new Controller(this)), m_check(new DatasetCheck(this)),
+      m_history(new QUndoStack(this)) {
     setObjectName(QStringLiteral("MainWindow"));
     setAcceptDrops(true);
     setDockNestingEnabled(true);
@@ -633,11 +635,20 @@ void MainWindow::connectController() {
         statusBar()->showMessage(tr("Rotation axis %1 px (confidence %2)").arg(r.estimate.axis, 0, 'f', 3)
                                      .arg(r.estimate.confidence, 0, 'f', 2), 8000);
     });
-    connect(m_controller, &Controller::openFailed, this, [this](const QString& path) {
+    auto openFailed = [this](const QString& path) {
         if (m_dataset) return; // the dataset on screen stays
         m_slice->setCaption(tr("Could not open %1. Open a dataset (Ctrl+O), drop one here, or open the demo "
                                "phantom (Ctrl+D).")
                                 .arg(path.isEmpty() ? tr("the demo phantom") : QFileInfo(path).fileName()));
+    };
+    connect(m_controller, &Controller::openFailed, this, openFailed);
+    connect(m_check, &DatasetCheck::passed, this, [this](const QString& path, const tomo::OpenOptions& options) {
+        openChecked(path, options);
+    });
+    connect(m_check, &DatasetCheck::unchecked, this, &MainWindow::openChecked);
+    connect(m_check, &DatasetCheck::failed, this, [this, openFailed](const QString& path, const QString& message) {
+        showError(tr("Cannot open %1").arg(QFileInfo(path).fileName()), message);
+        openFailed(path);
     });
     connect(m_controller, &Controller::axisFailed, this, [this] { m_params->setAxisSearchFailed(); });
     connect(m_controller, &Controller::correctionsRejected, this,
@@ -670,17 +681,34 @@ void MainWindow::connectController() {
 // ---------------------------------------------------------------- datasets
 
 void MainWindow::openPath(const QString& path, const tomo::OpenOptions& options) {
+    rememberAxis();
+    setLastDirectory(path);
+    // A damaged file may crash or hang the file library: it is read in a
+    // separate process first, and opened here only when that went well.
+    if (DatasetCheck::applies(path, options)) {
+        statusBar()->showMessage(tr("Checking %1…").arg(QFileInfo(path).fileName()));
+        m_check->check(path, options);
+    } else {
+        m_check->cancel(); // the latest open wins
+        openChecked(path, options);
+    }
+}
+
+void MainWindow::openChecked(const QString& path, const tomo::OpenOptions& options, const QString& note) {
     // Without an axis remembered for this dataset (or one from a parameter
     // file about to be applied) the finder runs before the first slice.
-    rememberAxis();
     const bool findAxis = !QSettings().contains(axisKey(path)) && m_pendingParameters.isEmpty();
-    statusBar()->showMessage(findAxis ? tr("Opening %1 and finding its rotation axis…").arg(QFileInfo(path).fileName())
-                                      : tr("Opening %1…").arg(QFileInfo(path).fileName()));
-    setLastDirectory(path);
+    const QString name = QFileInfo(path).fileName();
+    m_openNote = note.isEmpty() ? QString() : QStringLiteral(" — ") % tr("without the damaged-file guard: %1").arg(note);
+    statusBar()->showMessage((findAxis ? tr("Opening %1 and finding its rotation axis…").arg(name)
+                                       : tr("Opening %1…").arg(name)) %
+                             m_openNote);
     m_controller->openFile(path, options, findAxis);
 }
 
 void MainWindow::openDemo(const DemoSpec& spec) {
+    m_check->cancel(); // the latest open wins
+    m_openNote.clear();
     statusBar()->showMessage(tr("Projecting the demo phantom…"));
     m_controller->openDemo(spec);
 }
@@ -752,14 +780,15 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
     const QString warningNote =
         warnings.empty() ? QString()
                          : QStringLiteral(" — ") % tr("warning: %1").arg(readableWarning(summary.info, warnings.front()));
-    statusBar()->showMessage(tr("Opened %1: %2 projections × %3 rows × %4 columns%5%6")
+    statusBar()->showMessage(tr("Opened %1: %2 projections × %3 rows × %4 columns%5%6%7")
                                  .arg(summary.title)
                                  .arg(summary.info.projections)
                                  .arg(summary.info.rows)
                                  .arg(summary.info.columns)
                                  .arg(axisNote)
-                                 .arg(warningNote),
-                             warnings.empty() ? 12000 : 30000);
+                                 .arg(warningNote)
+                                 .arg(m_openNote),
+                             warnings.empty() && m_openNote.isEmpty() ? 12000 : 30000);
     const QString pending = std::exchange(m_pendingParameters, QString());
     if (!pending.isEmpty()) {
         // A parameter file opened its dataset: its parameters make the first

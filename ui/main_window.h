@@ -37,6 +37,7 @@ class AxisSweepDialog;
 class CompareModesDialog;
 class CorrectionsPanel;
 class DataPanel;
+class DatasetCheck;
 class ExportDialog;
 class HistogramWidget;
 class MetadataPanel;
@@ -77,6 +78,8 @@ public:
     VolumeView* volumeView() const { return m_volume; }
     DataPanel* dataPanel() const { return m_data; }
     CorrectionsPanel* correctionsPanel() const { return m_corrections; }
+    /// Runs tomo-recon --info on a file before it is opened (DatasetCheck).
+    DatasetCheck* datasetCheck() const { return m_check; }
     /// Null until Reconstruction ▸ Axis Sweep was opened.
     AxisSweepDialog* axisSweepDialog() const;
     /// Reconstruct to File's dialog for the parameters on screen, wired to
@@ -149,6 +152,8 @@ private:
     void setLastDirectory(const QString& pathInside);
     void setOutputDirectory(const QString& pathInside);
 
+    /// Opens `path` once its check passed (or could not run: `note` says why).
+    void openChecked(const QString& path, const tomo::OpenOptions& options, const QString& note = {});
     void onDatasetOpened(const DatasetSummary& summary);
     /// Writes the axis of the dataset on screen to the settings (per dataset).
     void rememberAxis();
@@ -180,6 +185,7 @@ private:
     void showShortcuts();
 
     Controller* m_controller = nullptr;
+    DatasetCheck* m_check = nullptr;
     ParameterPanel* m_params = nullptr;
     SliceView* m_slice = nullptr;
     QualityPanel* m_quality = nullptr;
@@ -240,6 +246,7 @@ private:
     quint64 m_comparisonAskedFor = 0;             // result id a comparison was requested for
     std::optional<QLineF> m_line;
     QString m_pendingParameters;                  // run config waiting for its dataset
+    QString m_openNote;                           // " — without the damaged-file guard: why", or empty
     std::optional<JobKind> m_runningJob;          // between jobStarted and jobFinished
     std::optional<std::pair<QString, double>> m_axisToRemember; // dataset path, axis: not written yet
     QTimer* m_rememberAxis = nullptr;

@@ -397,8 +397,27 @@ TEST_F(TomoRecon, HelpDocumentsEveryOptionAndTheExitCodes) {
          "--padding",         "--region",       "--angles",          "--raw-shape",   "--raw-type",
          "--output-type",     "--tiff-bits",    "--range",           "--reference",   "--config",
          "--device",          "--threads",      "--overwrite",       "--list-strategies", "--demo",
-         "--quiet",           "130"})
+         "--quiet",           "--info",         "130"})
         EXPECT_NE(r.out.find(option), std::string::npos) << option;
+}
+
+TEST_F(TomoRecon, InfoDescribesTheInputAndWritesNothing) {
+    const ToolRun r = recon("--info " + quoted(scan()));
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_TRUE(r.err.empty()) << r.err;
+    const std::string expected = "input: " + scan().string() + ": DXchange (HDF5), " + std::to_string(kAngles) +
+                                 " projections x " + std::to_string(kRows) + " rows x " + std::to_string(kBins) +
+                                 " columns, uint16, 4 flats, 4 darks, angles 0..";
+    EXPECT_EQ(r.out.rfind(expected, 0), 0u) << r.out;
+    // The last angle, printed with 5 significant digits.
+    EXPECT_NEAR(numberAfter(r.out, "angles 0\\.\\."), 180.0 * (kAngles - 1) / kAngles, 0.01) << r.out;
+    // -o and the reconstruction options are ignored: nothing is written.
+    const fs::path out = m_dir / "o.h5";
+    const ToolRun again = recon("--info " + quoted(scan()) + " -o " + quoted(out) + " --center 30 --rows 2");
+    ASSERT_EQ(again.exitCode, 0) << again.err;
+    EXPECT_EQ(again.out, r.out);
+    EXPECT_TRUE(fs::is_empty(m_dir.path()));
+    EXPECT_EQ(std::distance(fs::directory_iterator(scan().parent_path()), {}), 1) << "beside the scan";
 }
 
 TEST_F(TomoRecon, ListStrategiesNamesTheCpuOnes) {

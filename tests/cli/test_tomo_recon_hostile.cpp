@@ -364,6 +364,27 @@ TEST_F(TomoReconHostile, DamagedFilesThatCrashOrHangHdf5AreOneLineErrors) {
     EXPECT_GE(files, 4);
 }
 
+TEST_F(TomoReconHostile, InfoOnADamagedFileIsTheOneLineErrorOfARun) {
+    // What the workstation runs before it opens a file: the same probe, the
+    // same message naming the file, the same exit code, nothing written.
+    for (const auto& entry : fs::directory_iterator(TOMO_FUZZ_UPSTREAM_DIR)) {
+        const fs::path input = entry.path();
+        const ToolRun r = recon("--info " + quoted(input), "TOMO_METADATA_TIMEOUT=3 ");
+        EXPECT_EQ(r.exitCode, 3) << input << "\n" << r.err;
+        ASSERT_EQ(r.errLines().size(), 1u) << r.err;
+        EXPECT_EQ(r.errLines()[0].rfind("tomo-recon: error: " + input.string() + ": ", 0), 0u) << r.err;
+        EXPECT_NE(r.err.find("damaged"), std::string::npos) << r.err;
+        EXPECT_TRUE(r.out.empty()) << r.out;
+        EXPECT_TRUE(entries().empty());
+    }
+    // A scan cut in half, and no file at all.
+    const std::string whole = test::readText(scan());
+    const fs::path truncated = m_dir / "truncated.h5";
+    std::ofstream(truncated, std::ios::binary) << whole.substr(0, whole.size() / 2);
+    expectOneLineError("--info " + quoted(truncated), 3, truncated.string());
+    expectOneLineError("--info " + quoted(m_dir / "missing.h5"), 3, (m_dir / "missing.h5").string());
+}
+
 TEST_F(TomoReconHostile, HelpDocumentsTheNewOptions) {
     const ToolRun r = recon("--help");
     ASSERT_EQ(r.exitCode, 0);

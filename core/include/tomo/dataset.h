@@ -196,6 +196,13 @@ DatasetFormat detectFormat(const std::filesystem::path& path, const OpenOptions&
 std::unique_ptr<DatasetReader> openDataset(const std::filesystem::path& path,
                                            const OpenOptions& options = {});
 
+/// Seconds a file's metadata may take to read before the file counts as
+/// damaged (libhdf5 1.10 loops for ever on some damaged files): the
+/// environment variable TOMO_METADATA_TIMEOUT when it is a positive integer,
+/// else 60 (slow file systems may need more). tomo-recon's probe and the
+/// workstation's check of a file before opening it both use it.
+int metadataTimeoutSeconds();
+
 /// Reads angles from a text file (one per line, '#' comments, blank lines
 /// ignored; degrees unless `units` is Radians) and returns them in radians;
 /// `lines` selects some entries. Throws IoError (not a regular file, over

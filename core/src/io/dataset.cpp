@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <numbers>
@@ -372,6 +373,16 @@ void meanOfImages(std::span<const float> images, int imageCount, std::span<float
 }
 
 } // namespace detail
+
+int metadataTimeoutSeconds() {
+    constexpr int kDefaultSeconds = 60;
+    const char* setting = std::getenv("TOMO_METADATA_TIMEOUT");
+    if (!setting) return kDefaultSeconds;
+    int seconds = 0;
+    const char* end = setting + std::strlen(setting);
+    const auto [stop, error] = std::from_chars(setting, end, seconds);
+    return error == std::errc{} && stop == end && seconds > 0 ? seconds : kDefaultSeconds;
+}
 
 DatasetFormat detectFormat(const std::filesystem::path& path, const OpenOptions& options) {
     const std::filesystem::file_type type = detail::fileType(path);
