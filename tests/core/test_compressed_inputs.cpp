@@ -15,11 +15,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace tomo {
@@ -302,10 +300,8 @@ TEST(CompressedInput, MeasuredGzipBandsThroughTheLibraryAndInParallel) {
     H5Dclose(d);
     H5Fclose(f);
     const double mib = static_cast<double>(bandBytes) * (scan.rows / band) / (1 << 20);
-    std::printf("MEASURED gzip-1 chunks per projection, %.0f MiB in 4 bands: H5Dread %.3f s (%.0f MiB/s), "
-                "readRawRows %.3f s (%.0f MiB/s), %.1fx on %u hardware threads\n",
-                mib, libraryTime, mib / libraryTime, oursTime, mib / oursTime, libraryTime / oursTime,
-                std::thread::hardware_concurrency());
+    test::printReadSpeedup("gzip-1 chunks per projection, " + std::to_string(std::lround(mib)) + " MiB in 4 bands", mib,
+                           "H5Dread", libraryTime, "readRawRows", oursTime);
 }
 
 #else

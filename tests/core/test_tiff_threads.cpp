@@ -12,11 +12,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace tomo {
@@ -141,10 +141,9 @@ TEST(TiffThreads, MeasuredFolderOf512Projections) {
         ASSERT_EQ(got, expected) << "band at row " << first;
     }
     const double mib = 2.0 * A * N * N / (1 << 20);
-    std::printf("MEASURED TIFF folder of %d x %d x %d uint16 (%.0f MiB, page cache) in 4 bands: libtiff one file after "
-                "another %.3f s (%.0f MiB/s), readRawRows %.3f s (%.0f MiB/s), %.1fx on %u hardware threads\n",
-                A, N, N, mib, sequential, mib / sequential, threaded, mib / threaded, sequential / threaded,
-                std::thread::hardware_concurrency());
+    test::printReadSpeedup("TIFF folder of " + std::to_string(A) + " x " + std::to_string(N) + " x " + std::to_string(N) +
+                               " uint16 (" + std::to_string(std::lround(mib)) + " MiB, page cache) in 4 bands",
+                           mib, "libtiff one file after another", sequential, "readRawRows", threaded);
 }
 
 #else

@@ -1,8 +1,10 @@
 #include "test_support.h"
 
 #include <atomic>
+#include <cstdio>
 #include <random>
 #include <stdexcept>
+#include <thread>
 
 #include <unistd.h>
 
@@ -35,6 +37,13 @@ std::filesystem::path realData(const std::string& relative) {
 
 std::filesystem::path testData(const std::string& relative) {
     return std::filesystem::path(TOMO_TEST_DATA_DIR) / relative;
+}
+
+void printReadSpeedup(const std::string& what, double mib, const std::string& baseline, double baselineSeconds,
+                      const std::string& ours, double oursSeconds) {
+    std::printf("MEASURED %s: %s %.3f s (%.0f MiB/s), %s %.3f s (%.0f MiB/s), %.1fx on %u hardware threads\n",
+                what.c_str(), baseline.c_str(), baselineSeconds, mib / baselineSeconds, ours.c_str(), oursSeconds,
+                mib / oursSeconds, baselineSeconds / oursSeconds, std::thread::hardware_concurrency());
 }
 
 } // namespace tomo::test

@@ -28,6 +28,12 @@ std::filesystem::path realData(const std::string& relative);
 /// tests/data/<relative> in the source tree.
 std::filesystem::path testData(const std::string& relative);
 
+/// Prints "MEASURED <what>: <baseline> T s (R MiB/s), <ours> T s (R MiB/s),
+/// Nx on H hardware threads": a reading speed against the library's own,
+/// reported, never asserted.
+void printReadSpeedup(const std::string& what, double mib, const std::string& baseline, double baselineSeconds,
+                      const std::string& ours, double oursSeconds);
+
 } // namespace tomo::test
 
 /// Skips the current test, naming the missing file, when `path` is empty or absent.
