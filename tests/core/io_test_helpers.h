@@ -1,12 +1,15 @@
 // Small helpers shared by the core I/O tests (dataset, volume, preprocess).
 #pragma once
 
+#include "tomo/dataset.h"
+
 #include <gtest/gtest.h>
 
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace tomo::test {
 
@@ -33,6 +36,23 @@ std::string messageOf(F&& f) {
 
 inline void writeText(const std::filesystem::path& path, const std::string& text) {
     std::ofstream(path, std::ios::binary) << text;
+}
+
+/// All sinograms of `reader` rows [first, first + count).
+inline std::vector<float> sinograms(DatasetReader& reader, int first, int count) {
+    const DatasetInfo& info = reader.info();
+    std::vector<float> out(static_cast<std::size_t>(count) * info.projections * info.columns);
+    reader.readSinograms(first, count, out);
+    return out;
+}
+
+/// Rows [first, first + count) of every projection in their stored type.
+inline std::vector<std::byte> rawRows(DatasetReader& reader, int first, int count) {
+    const DatasetInfo& info = reader.info();
+    std::vector<std::byte> out(static_cast<std::size_t>(count) * info.projections * info.columns *
+                               sampleBytes(info.sampleType));
+    reader.readRawRows(first, count, out);
+    return out;
 }
 
 } // namespace tomo::test

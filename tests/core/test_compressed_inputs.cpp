@@ -26,6 +26,8 @@ namespace {
 #if TOMO_WITH_HDF5
 
 using test::contains;
+using test::rawRows;
+using test::sinograms;
 using test::H5Builder;
 using test::messageOf;
 using test::TempDir;
@@ -65,20 +67,6 @@ void writeScan(const std::filesystem::path& file, const Scan& s, const std::vect
                   filters)
         .filtered("/exchange/data_dark", {2, R, C}, frames(2, s.rows, s.columns, 100), H5T_NATIVE_UINT16, chunk, filters)
         .dataset("/exchange/theta", {A}, theta);
-}
-
-std::vector<float> sinograms(DatasetReader& reader, int first, int count) {
-    const DatasetInfo& i = reader.info();
-    std::vector<float> out(static_cast<std::size_t>(count) * i.projections * i.columns);
-    reader.readSinograms(first, count, out);
-    return out;
-}
-
-std::vector<std::byte> rawRows(DatasetReader& reader, int first, int count) {
-    const DatasetInfo& i = reader.info();
-    std::vector<std::byte> out(static_cast<std::size_t>(count) * i.projections * i.columns * sampleBytes(i.sampleType));
-    reader.readRawRows(first, count, out);
-    return out;
 }
 
 std::vector<float> meanFlat(DatasetReader& reader) {

@@ -34,6 +34,7 @@ namespace {
 
 using test::TempDir;
 using test::contains;
+using test::sinograms;
 using test::messageOf;
 using test::writeText;
 #if TOMO_WITH_TIFF
@@ -50,14 +51,6 @@ std::string fileBytes(const std::filesystem::path& path) {
     std::ostringstream s;
     s << in.rdbuf();
     return s.str();
-}
-
-/// All sinograms of `reader` rows [first, first + count).
-std::vector<float> sinograms(DatasetReader& reader, int first, int count) {
-    const auto& info = reader.info();
-    std::vector<float> out(static_cast<std::size_t>(count) * info.projections * info.columns);
-    reader.readSinograms(first, count, out);
-    return out;
 }
 
 /// readProjection(index) of `reader` against expected(row, column), and the

@@ -25,6 +25,7 @@ namespace {
 #if TOMO_WITH_TIFF
 
 using test::contains;
+using test::rawRows;
 using test::messageOf;
 using test::TempDir;
 using test::writeTiff;
@@ -70,13 +71,6 @@ std::vector<std::byte> sequentialRows(const std::filesystem::path& dir, int proj
         }
         TIFFClose(t);
     }
-    return out;
-}
-
-std::vector<std::byte> rawRows(DatasetReader& reader, int first, int count) {
-    const DatasetInfo& i = reader.info();
-    std::vector<std::byte> out(static_cast<std::size_t>(count) * i.projections * i.columns * sampleBytes(i.sampleType));
-    reader.readRawRows(first, count, out);
     return out;
 }
 
