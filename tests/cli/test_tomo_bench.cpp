@@ -112,19 +112,24 @@ TEST(TomoBench, ListShowsStrategiesAndWhy) {
     }
 }
 
+/// Runs `tomo-bench --pipeline ARGS --strategy cpu` on the folder `work`
+/// (created in `dir`) and returns its --json document (null on failure).
+json pipelineJson(const std::string& args, const test::TempDir& dir, const std::filesystem::path& work, ToolRun& run) {
+    std::filesystem::create_directory(work);
+    const auto file = dir / "pipeline.json";
+    run = bench("--pipeline " + args + " --strategy cpu --dir " + quoted(work) + " --json " + quoted(file), dir);
+    EXPECT_EQ(run.exitCode, 0) << run.err;
+    return run.exitCode == 0 ? json::parse(test::readText(file)) : json();
+}
+
 TEST(TomoBench, PipelineRunsColdAndWarmAndCleansUp) {
 #if !TOMO_WITH_HDF5
     GTEST_SKIP() << "--pipeline writes a DXchange scan; this build has no HDF5 support";
 #endif
     test::TempDir dir;
     const auto work = dir / "work";
-    std::filesystem::create_directory(work);
-    const auto file = dir / "pipeline.json";
-    const ToolRun r = bench("--pipeline --projections 48 --rows 6 --size 32 --strategy cpu --dir " + quoted(work) +
-                                " --json " + quoted(file),
-                            dir);
-    ASSERT_EQ(r.exitCode, 0) << r.err;
-    const json doc = json::parse(test::readText(file));
+    ToolRun r;
+    const json doc = pipelineJson("--projections 48 --rows 6 --size 32", dir, work, r);
     ASSERT_EQ(doc["runs"].size(), 2u);
     EXPECT_EQ(doc["runs"][0]["input"], "cold");
     EXPECT_EQ(doc["runs"][1]["input"], "warm");
@@ -148,13 +153,8 @@ TEST(TomoBench, OpenScanMeasuresTheWorkstationsPathAndCleansUp) {
 #endif
     test::TempDir dir;
     const auto work = dir / "work";
-    std::filesystem::create_directory(work);
-    const auto file = dir / "open.json";
-    const ToolRun r = bench("--pipeline --open-scan --projections 48 --rows 20 --size 32 --strategy cpu --dir " +
-                                quoted(work) + " --json " + quoted(file),
-                            dir);
-    ASSERT_EQ(r.exitCode, 0) << r.err;
-    const json doc = json::parse(test::readText(file));
+    ToolRun r;
+    const json doc = pipelineJson("--open-scan --projections 48 --rows 20 --size 32", dir, work, r);
     EXPECT_EQ(doc["mode"], "open-scan");
     EXPECT_EQ(doc["strategy"], "cpu");
     EXPECT_EQ(doc["scan"]["rows"], 20);
