@@ -7,6 +7,9 @@
 #if TOMO_WITH_CUDA
 #include "tomo/cuda/cuda_backends.h"
 #endif
+#if TOMO_WITH_OPENCL
+#include "tomo/opencl/opencl_backends.h"
+#endif
 
 #include <algorithm>
 
@@ -17,6 +20,9 @@ BackendRegistry& BackendRegistry::instance() {
         BackendRegistry r;
         r.add(makeCpuReferenceBackend());
         r.add(makeCpuBackend());
+#if TOMO_WITH_OPENCL
+        opencl::registerBackends(r);
+#endif
 #if TOMO_WITH_CUDA
         cuda::registerBackends(r);
 #endif
@@ -71,11 +77,14 @@ const Backend& BackendRegistry::resolve(const ReconOptions& options, const Recon
         return *b;
     }
     // auto: the autotuner picks among the available exact backends that
-    // accept the options, kept in registry order (its fallback preference is
-    // the last: GPU backends register after the CPU ones).
+    // accept the options, in registry order but OpenCL first (its fallback
+    // preference is the last: CUDA, then the native CPU strategies, then
+    // OpenCL, which may be PoCL on this same CPU).
     std::vector<const Backend*> candidates;
     for (const auto& b : m_backends)
         if (b->isExact() && b->unavailableReason().empty() && accepts(*b, options)) candidates.push_back(b.get());
+    std::stable_partition(candidates.begin(), candidates.end(),
+                          [](const Backend* b) { return b->family() == "opencl"; });
     if (candidates.empty())
         throw InvalidArgument("no available strategy accepts these options (interpolation " +
                               std::string(interpolationName(options.interpolation)) + ", precision " +
@@ -96,6 +105,22 @@ std::vector<GpuDevice> gpuDevices() {
     return cuda::listDevices();
 #else
     return {};
+#endif
+}
+
+std::vector<OpenClDevice> openclDevices() {
+#if TOMO_WITH_OPENCL
+    return opencl::listDevices();
+#else
+    return {};
+#endif
+}
+
+std::string openclStatus() {
+#if TOMO_WITH_OPENCL
+    return opencl::status();
+#else
+    return "this build has no OpenCL support (configure with -DTOMO_WITH_OPENCL=ON)";
 #endif
 }
 

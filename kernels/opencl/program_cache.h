@@ -1,0 +1,33 @@
+// Programs built once per device and process, their binaries kept on disk
+// across processes (PoCL and most drivers compile for seconds):
+//
+//   key   = FNV-1a 64 of platform, device, driver version, build options and
+//           the source text: a new driver or a changed kernel misses
+//   file  = programCacheDir() / "<key>.bin" (the device's binary as
+//           clGetProgramInfo(CL_PROGRAM_BINARIES) returns it)
+//   write = "<key>.bin.<pid>.<random>.tmp" then rename(): concurrent
+//           processes never read a partial file, the last rename wins
+//
+// A binary the driver rejects (CL_INVALID_BINARY, a build failure) is
+// rebuilt from source and rewritten. A source that does not compile throws
+// DeviceError with the full build log.
+#pragma once
+
+#include "cl_runtime.h"
+
+#include "tomo/opencl/opencl_backends.h"
+
+#include <string>
+
+namespace tomo::opencl {
+
+struct BuiltProgram {
+    cl::Program program;
+    BuildReport report;
+};
+
+/// `source` is appended to the common prelude (cl/common.cl); `defines` are
+/// build options. Thread-safe.
+BuiltProgram buildCached(int device, const std::string& source, const std::string& defines);
+
+} // namespace tomo::opencl
