@@ -12,6 +12,8 @@
 #endif
 
 #include <algorithm>
+#include <cstdio>
+#include <utility>
 
 namespace tomo {
 
@@ -122,6 +124,21 @@ std::string openclStatus() {
 #else
     return "this build has no OpenCL support (configure with -DTOMO_WITH_OPENCL=ON)";
 #endif
+}
+
+std::vector<std::string> openclDeviceLines() {
+    std::vector<std::string> lines;
+    for (const OpenClDevice& d : openclDevices()) {
+        char memory[32];
+        std::snprintf(memory, sizeof memory, "%.1f GiB", static_cast<double>(d.memoryBytes) / (1u << 30));
+        std::string line = "OpenCL " + std::to_string(d.index) + ": " + d.name + " (" + d.platform + "), " + d.type +
+                           ", " + std::to_string(d.computeUnits) + " units, " + memory;
+        for (const auto& [has, feature] : {std::pair{d.images, "images"}, {d.fp16, "fp16"}, {d.fp64, "fp64"}})
+            if (has) line += std::string(", ") + feature;
+        lines.push_back(line);
+    }
+    if (lines.empty()) lines.push_back("OpenCL: none (" + openclStatus() + ")");
+    return lines;
 }
 
 double measureTextureFetchRate(int device) {

@@ -71,6 +71,11 @@ std::vector<OpenClDevice> openclDevices();
 /// without OpenCL", "no OpenCL platform: ...").
 std::string openclStatus();
 
+/// For listings (tomo-recon --list-strategies, tomo-bench --list): one line
+/// per OpenCL device ("OpenCL 0: <name> (<platform>), cpu, 2 units, 15.5 GiB,
+/// images, fp64"), or one line saying why there is none.
+std::vector<std::string> openclDeviceLines();
+
 /// Texture fetches per second the GPU sustains (float32 bilinear fetches,
 /// micro-benchmark, about 0.2 s); the ceiling tomo-bench compares texture
 /// kernels with. Throws DeviceError when there is no such GPU.
