@@ -31,7 +31,9 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1)))
 void alu(__global const void* sinogram, int bins, __global const float4* geometry, __global const Exact4* exact,
          int projections, int linear, int regionX, int regionY, int regionWidth, int regionHeight, float centreX,
          float centreY, __global float* slices, int sliceStride, int validSlices, float scale) {
-    __local Texel cache[GROUP][CACHED];
+    // Per cached bin: its value and the difference to the next ("advanced
+    // caching", seed 000 §6.4): linear interpolation is one fma of one entry.
+    __local Texel cache[GROUP][CACHED][2];
     __local float4 geo[GROUP]; // cos, sin, axis_p - h_m
     __local Exact4 geoExact[GROUP]; // cos, sin, axis_p (nearest)
     __local int first[GROUP];  // h_m
@@ -62,8 +64,11 @@ void alu(__global const void* sinogram, int bins, __global const float4* geometr
         for (int i = tid; i < GROUP * CACHED; i += THREADS) {
             const int g = i / CACHED, k = i - g * CACHED;
             const int bin = first[g] + k;
-            cache[g][k] = g < count && bin >= 0 && bin < bins ? loadTexel(sinogram, (size_t)(base + g) * bins + bin)
-                                                             : (Texel)0.0f;
+            const size_t row = (size_t)(base + g) * bins;
+            const Texel v = g < count && bin >= 0 && bin < bins ? loadTexel(sinogram, row + bin) : (Texel)0.0f;
+            const Texel next = g < count && bin + 1 >= 0 && bin + 1 < bins ? loadTexel(sinogram, row + bin + 1) : (Texel)0.0f;
+            cache[g][k][0] = v;
+            cache[g][k][1] = next - v;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (linear) {
@@ -76,7 +81,7 @@ void alu(__global const void* sinogram, int bins, __global const float4* geometr
                     const float s = fmax(fma(-y, c.y, t), 0.0f);
                     const float f = floor(s);
                     const int i = clamp((int)f, 0, CACHED - 2);
-                    acc[k] += mix(cache[g][i], cache[g][i + 1], s - f);
+                    acc[k] += fma((Texel)(s - f), cache[g][i][1], cache[g][i][0]);
                 }
             }
         } else {
@@ -87,7 +92,7 @@ void alu(__global const void* sinogram, int bins, __global const float4* geometr
                     const ExactReal y = (ExactReal)(tileY + row0 + 8 * k) - (ExactReal)centreY;
                     // The bin as the reference picks it, then its place in the cache.
                     const int i = clamp((int)floor(exactPosition(xd, y, c) + (ExactReal)0.5) - hm, 0, CACHED - 1);
-                    acc[k] += cache[g][i];
+                    acc[k] += cache[g][i][0];
                 }
             }
         }
