@@ -6,14 +6,9 @@
 
 #include <vkFFT.h>
 
-#include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <mutex>
-#include <random>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 namespace tomo::opencl {
@@ -25,41 +20,12 @@ namespace {
 /// VkFFT's generated binaries per (device, length, batch): in memory for this
 /// process and in the program cache folder across processes.
 std::string vkfftCacheName(int device, int padded, int pairs) {
-    const OpenClDevice& d = devices().at(static_cast<std::size_t>(device)).info;
-    std::uint64_t h = 0xcbf29ce484222325ull;
-    for (const std::string& field : {d.platform, d.name, d.version, d.driver})
-        for (unsigned char c : field + '\n') h = (h ^ c) * 0x100000001b3ull;
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "vkfft%d-%016llx-%d-%d.bin", VkFFTGetVersion(), static_cast<unsigned long long>(h),
-                  padded, pairs);
-    return buf;
+    return "vkfft-" + cacheKey(device, {std::to_string(VkFFTGetVersion()), std::to_string(padded),
+                                        std::to_string(pairs)}) + ".bin";
 }
 
 std::mutex g_vkfftMutex;
 std::map<std::string, std::string> g_vkfftBinaries;
-
-std::string readAll(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void writeAll(const fs::path& path, const char* data, std::size_t size) {
-    std::error_code ec;
-    fs::create_directories(path.parent_path(), ec);
-    const fs::path temp = path.string() + "." + std::to_string(::getpid()) + "." + std::to_string(std::random_device{}()) + ".tmp";
-    {
-        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-        out.write(data, static_cast<std::streamsize>(size));
-        if (!out.good()) {
-            out.close();
-            fs::remove(temp, ec);
-            return;
-        }
-    }
-    fs::rename(temp, path, ec);
-    if (ec) fs::remove(temp, ec);
-}
 
 } // namespace
 
@@ -90,9 +56,11 @@ OclFilter::OclFilter(int device, const cl::CommandQueue& queue, const cl::Progra
     for (std::size_t i = 0; i < weights.size(); ++i) w[i] = static_cast<float>(weights[i]);
     const cl::Context& context = contextFor(device);
     try {
-        m_response = cl::Buffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, full.size() * sizeof(float), full.data());
+        m_response =
+            cl::Buffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, full.size() * sizeof(float), full.data());
         m_weights = cl::Buffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, w.size() * sizeof(float), w.data());
-        m_spectrum = cl::Buffer(context, CL_MEM_READ_WRITE, static_cast<std::size_t>(m_pairs) * m_padded * 2 * sizeof(float));
+        m_spectrum = cl::Buffer(context, CL_MEM_READ_WRITE,
+                                static_cast<std::size_t>(m_pairs) * m_padded * 2 * sizeof(float));
         m_pad = cl::Kernel(program, "padPairs");
         m_apply = cl::Kernel(program, "applyResponse");
     } catch (const cl::Error& e) {
@@ -121,7 +89,7 @@ OclFilter::OclFilter(int device, const cl::CommandQueue& queue, const cl::Progra
     std::lock_guard lock(g_vkfftMutex);
     std::string saved;
     if (auto it = g_vkfftBinaries.find(name); it != g_vkfftBinaries.end()) saved = it->second;
-    else if (!dir.empty()) saved = readAll(dir / name);
+    else if (!dir.empty()) saved = readCacheFile(dir / name);
     VkFFTResult result = VKFFT_ERROR_FAILED_TO_INITIALIZE;
     if (!saved.empty()) {
         config.loadApplicationFromString = 1;
@@ -141,7 +109,7 @@ OclFilter::OclFilter(int device, const cl::CommandQueue& queue, const cl::Progra
         }
         const std::string binaries(static_cast<const char*>(f.app.saveApplicationString), f.app.applicationStringSize);
         g_vkfftBinaries[name] = binaries;
-        if (!dir.empty()) writeAll(dir / name, binaries.data(), binaries.size());
+        if (!dir.empty()) writeCacheFile(dir / name, binaries.data(), binaries.size());
     } else {
         g_vkfftBinaries[name] = saved;
     }

@@ -99,8 +99,10 @@ OclPlan::OclPlan(const ReconGeometry& geometry, const ReconOptions& options, Ocl
         if (m_half) m_maxAbs = cl::Kernel(filterProgram.program, "maxAbsWeighted");
         m_backproject = cl::Kernel(kernelProgram.program, kernelName(kernel));
         if (images)
-            m_sampler = cl::Sampler(context, CL_FALSE, CL_ADDRESS_CLAMP, m_linear ? CL_FILTER_LINEAR : CL_FILTER_NEAREST);
-        d_in = cl::Buffer(context, CL_MEM_READ_ONLY, static_cast<std::size_t>(m_channels) * sliceValues() * sizeof(float));
+            m_sampler =
+                cl::Sampler(context, CL_FALSE, CL_ADDRESS_CLAMP, m_linear ? CL_FILTER_LINEAR : CL_FILTER_NEAREST);
+        d_in = cl::Buffer(context, CL_MEM_READ_ONLY,
+                          static_cast<std::size_t>(m_channels) * sliceValues() * sizeof(float));
         d_geometry = cl::Buffer(context, CL_MEM_READ_ONLY, static_cast<std::size_t>(projections) * 4 * sizeof(float));
         d_exact = cl::Buffer(context, CL_MEM_READ_ONLY,
                              static_cast<std::size_t>(projections) * 4 * (m_fp64 ? sizeof(double) : sizeof(float)));
@@ -143,7 +145,8 @@ OclPlan::~OclPlan() {
 std::string OclPlan::who() const { return "strategy '" + strategyName(m_kernel) + "'"; }
 
 std::size_t OclPlan::sliceValues() const {
-    return static_cast<std::size_t>(m_geometry.geometry.projections()) * static_cast<std::size_t>(m_geometry.geometry.bins);
+    const Geometry& g = m_geometry.geometry;
+    return static_cast<std::size_t>(g.projections()) * static_cast<std::size_t>(g.bins);
 }
 
 std::size_t OclPlan::passBytes() const {
@@ -276,7 +279,8 @@ void OclPlan::setSinograms(std::span<const float> sinograms, int count) {
             const int slices = std::min(m_channels, count - pass * m_channels);
             cl::Event uploaded;
             // In order: the previous pass's filter has read d_in before this write.
-            m_queue.enqueueWriteBuffer(d_in, CL_FALSE, 0, static_cast<std::size_t>(slices) * sliceValues() * sizeof(float),
+            const std::size_t values = static_cast<std::size_t>(slices) * sliceValues();
+            m_queue.enqueueWriteBuffer(d_in, CL_FALSE, 0, values * sizeof(float),
                                        sinograms.data() + static_cast<std::size_t>(pass) * m_channels * sliceValues(),
                                        nullptr, &uploaded);
             track(kUpload, uploaded);
@@ -325,7 +329,8 @@ void OclPlan::backprojectPass(int pass, int slices) {
             k.setArg(4, static_cast<int>(first));
             k.setArg(5, static_cast<int>(std::min(m_constantProjections, g.angles.size() - first)));
             k.setArg(6, b > 0 ? 1 : 0);
-            launch(k, cl::NDRange(tiles(r.width, 16) * 16, tiles(r.height, 16) * 16), cl::NDRange(16, 16), kBackproject);
+            launch(k, cl::NDRange(tiles(r.width, 16) * 16, tiles(r.height, 16) * 16), cl::NDRange(16, 16),
+                   kBackproject);
         }
         return;
     case OclKernel::TexOptimized:

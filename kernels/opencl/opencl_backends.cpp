@@ -109,7 +109,8 @@ std::vector<float> filterRows(std::span<const float> rows, int rowCount, int bin
     std::vector<double> rowWeights(static_cast<std::size_t>(rowCount), 1.0);
     if (!weights.empty())
         for (int r = 0; r < rowCount; ++r) rowWeights[r] = weights[static_cast<std::size_t>(r) % weights.size()];
-    const BuiltProgram program = buildCached(device, std::string(sources::kFilterSource), programDefines(device, 1, false));
+    const BuiltProgram program =
+        buildCached(device, std::string(sources::kFilterSource), programDefines(device, 1, false));
     std::vector<float> out(rows.size());
     try {
         const cl::Context& context = contextFor(device);

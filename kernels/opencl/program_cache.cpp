@@ -29,38 +29,6 @@ std::uint64_t fnv1a(std::uint64_t hash, const std::string& text) {
     return hash ^ 0xff; // separates the fields
 }
 
-std::string hex(std::uint64_t v) {
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-    return buf;
-}
-
-std::string readFile(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-/// temp + rename; a cache that cannot be written is only slower (no error).
-void writeAtomically(const fs::path& path, const std::vector<unsigned char>& bytes) {
-    std::error_code ec;
-    fs::create_directories(path.parent_path(), ec);
-    std::random_device random;
-    const fs::path temp = path.string() + "." + std::to_string(::getpid()) + "." + std::to_string(random()) + ".tmp";
-    {
-        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-        if (!out) return;
-        out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-        if (!out.good()) {
-            out.close();
-            fs::remove(temp, ec);
-            return;
-        }
-    }
-    fs::rename(temp, path, ec);
-    if (ec) fs::remove(temp, ec);
-}
-
 std::string buildLog(const cl::Program& program, const cl::Device& device) {
     try {
         std::string log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device);
@@ -102,6 +70,41 @@ cl::Program buildFromBinary(int device, const std::string& bytes, const std::str
 
 } // namespace
 
+std::string cacheKey(int device, const std::vector<std::string>& fields) {
+    const OpenClDevice& d = devices().at(static_cast<std::size_t>(device)).info;
+    std::uint64_t key = 0xcbf29ce484222325ull;
+    for (const std::string* field : {&d.platform, &d.name, &d.version, &d.driver}) key = fnv1a(key, *field);
+    for (const std::string& field : fields) key = fnv1a(key, field);
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(key));
+    return buf;
+}
+
+std::string readCacheFile(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return {};
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void writeCacheFile(const fs::path& path, const char* data, std::size_t size) {
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    std::random_device random;
+    const fs::path temp = path.string() + "." + std::to_string(::getpid()) + "." + std::to_string(random()) + ".tmp";
+    {
+        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+        if (!out) return;
+        out.write(data, static_cast<std::streamsize>(size));
+        if (!out.good()) {
+            out.close();
+            fs::remove(temp, ec);
+            return;
+        }
+    }
+    fs::rename(temp, path, ec);
+    if (ec) fs::remove(temp, ec);
+}
+
 fs::path programCacheDir() {
     if (const char* dir = std::getenv("TOMO_OPENCL_CACHE"); dir && *dir)
         return std::string(dir) == "off" ? fs::path() : fs::path(dir);
@@ -113,16 +116,12 @@ fs::path programCacheDir() {
 }
 
 BuiltProgram buildCached(int device, const std::string& source, const std::string& defines) {
-    const DeviceEntry& entry = devices().at(static_cast<std::size_t>(device));
     const std::string text = std::string(sources::kCommonSource) + "\n" + source;
     const std::string options = "-cl-std=CL1.2 " + defines;
-    std::uint64_t key = 0xcbf29ce484222325ull;
-    for (const std::string* field :
-         {&entry.info.platform, &entry.info.name, &entry.info.version, &entry.info.driver, &options, &text})
-        key = fnv1a(key, *field);
+    const std::string key = cacheKey(device, {options, text});
 
     static std::mutex mutex;
-    static std::map<std::pair<int, std::uint64_t>, cl::Program> built;
+    static std::map<std::pair<int, std::string>, cl::Program> built;
     std::lock_guard lock(mutex); // one build at a time: drivers differ in their thread safety here
     BuiltProgram result;
     if (auto it = built.find({device, key}); it != built.end()) {
@@ -131,8 +130,8 @@ BuiltProgram buildCached(int device, const std::string& source, const std::strin
         return result;
     }
     const fs::path dir = programCacheDir();
-    if (!dir.empty()) result.report.cacheFile = dir / (hex(key) + ".bin");
-    if (!dir.empty()) result.program = buildFromBinary(device, readFile(result.report.cacheFile), options);
+    if (!dir.empty()) result.report.cacheFile = dir / (key + ".bin");
+    if (!dir.empty()) result.program = buildFromBinary(device, readCacheFile(result.report.cacheFile), options);
     result.report.fromCache = result.program() != nullptr;
     if (!result.report.fromCache) {
         result.program = buildFromSource(device, text, options);
@@ -140,7 +139,8 @@ BuiltProgram buildCached(int device, const std::string& source, const std::strin
             try {
                 const auto binaries = result.program.getInfo<CL_PROGRAM_BINARIES>();
                 if (!binaries.empty() && !binaries.front().empty())
-                    writeAtomically(result.report.cacheFile, binaries.front());
+                    writeCacheFile(result.report.cacheFile, reinterpret_cast<const char*>(binaries.front().data()),
+                                   binaries.front().size());
             } catch (const cl::Error&) {
                 // a driver without binaries: no cache, only slower
             }

@@ -18,6 +18,7 @@
 #include "tomo/opencl/opencl_backends.h"
 
 #include <string>
+#include <vector>
 
 namespace tomo::opencl {
 
@@ -25,6 +26,17 @@ struct BuiltProgram {
     cl::Program program;
     BuildReport report;
 };
+
+/// Hex FNV-1a 64 of the device's platform, name, version and driver and of
+/// `fields`: the names of the cache files (a new driver misses).
+std::string cacheKey(int device, const std::vector<std::string>& fields);
+
+/// The bytes of `path` (empty when it cannot be read).
+std::string readCacheFile(const std::filesystem::path& path);
+
+/// Writes a cache file under a temporary name, then renames it; a cache that
+/// cannot be written only makes the next run slower (no error).
+void writeCacheFile(const std::filesystem::path& path, const char* data, std::size_t size);
 
 /// `source` is appended to the common prelude (cl/common.cl); `defines` are
 /// build options. Thread-safe.

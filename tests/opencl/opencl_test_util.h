@@ -38,7 +38,8 @@ inline OpenClDevice testDevice() {
     const char* env = std::getenv("TOMO_OPENCL_DEVICE");
     const std::string choice = env ? env : "";
     for (const OpenClDevice& d : devices)
-        if (std::to_string(d.index) == choice || (!choice.empty() && d.name.find(choice) != std::string::npos)) return d;
+        if (std::to_string(d.index) == choice || (!choice.empty() && d.name.find(choice) != std::string::npos))
+            return d;
     return devices.front();
 }
 

@@ -66,7 +66,8 @@ void alu(__global const void* sinogram, int bins, __global const float4* geometr
             const int bin = first[g] + k;
             const size_t row = (size_t)(base + g) * bins;
             const Texel v = g < count && bin >= 0 && bin < bins ? loadTexel(sinogram, row + bin) : (Texel)0.0f;
-            const Texel next = g < count && bin + 1 >= 0 && bin + 1 < bins ? loadTexel(sinogram, row + bin + 1) : (Texel)0.0f;
+            const Texel next =
+                g < count && bin + 1 >= 0 && bin + 1 < bins ? loadTexel(sinogram, row + bin + 1) : (Texel)0.0f;
             cache[g][k][0] = v;
             cache[g][k][1] = next - v;
         }

@@ -65,7 +65,8 @@ void texOptimized(__read_only image2d_t sinogram, sampler_t sampler, __global co
         partial[phase][tid & 63] = acc[q];
         barrier(CLK_LOCAL_MEM_FENCE);
         if (tid < 64)
-            tile[stripY(tid) + 4 * q][stripX(tid)] = partial[0][tid] + partial[1][tid] + partial[2][tid] + partial[3][tid];
+            tile[stripY(tid) + 4 * q][stripX(tid)] =
+                partial[0][tid] + partial[1][tid] + partial[2][tid] + partial[3][tid];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
