@@ -95,14 +95,16 @@ OclPlan::OclPlan(const ReconGeometry& geometry, const ReconOptions& options, Ocl
     const cl::Context& context = contextFor(m_device);
     try {
         m_queue = cl::CommandQueue(context, entry.device, CL_QUEUE_PROFILING_ENABLE);
+        m_copyIn = cl::CommandQueue(context, entry.device, CL_QUEUE_PROFILING_ENABLE);
+        m_copyOut = cl::CommandQueue(context, entry.device, CL_QUEUE_PROFILING_ENABLE);
         m_pack = cl::Kernel(filterProgram.program, images ? "packImage" : "packBuffer");
         if (m_half) m_maxAbs = cl::Kernel(filterProgram.program, "maxAbsWeighted");
         m_backproject = cl::Kernel(kernelProgram.program, kernelName(kernel));
         if (images)
             m_sampler =
                 cl::Sampler(context, CL_FALSE, CL_ADDRESS_CLAMP, m_linear ? CL_FILTER_LINEAR : CL_FILTER_NEAREST);
-        d_in = cl::Buffer(context, CL_MEM_READ_ONLY,
-                          static_cast<std::size_t>(m_channels) * sliceValues() * sizeof(float));
+        const std::size_t inputBytes = static_cast<std::size_t>(m_channels) * sliceValues() * sizeof(float);
+        for (cl::Buffer& in : d_in) in = cl::Buffer(context, CL_MEM_READ_ONLY, inputBytes);
         d_geometry = cl::Buffer(context, CL_MEM_READ_ONLY, static_cast<std::size_t>(projections) * 4 * sizeof(float));
         d_exact = cl::Buffer(context, CL_MEM_READ_ONLY,
                              static_cast<std::size_t>(projections) * 4 * (m_fp64 ? sizeof(double) : sizeof(float)));
@@ -136,7 +138,8 @@ OclPlan::OclPlan(const ReconGeometry& geometry, const ReconOptions& options, Ocl
 
 OclPlan::~OclPlan() {
     try {
-        if (m_queue()) m_queue.finish();
+        for (cl::CommandQueue* q : {&m_copyIn, &m_queue, &m_copyOut})
+            if ((*q)()) q->finish();
     } catch (const cl::Error&) {
         // nothing to report from a destructor; the device releases what it holds
     }
@@ -182,9 +185,9 @@ void OclPlan::uploadGeometry() {
 
 void OclPlan::ensureOutput(std::size_t pixels) {
     const std::size_t bytes = static_cast<std::size_t>(m_channels) * pixels * sizeof(float);
-    if (d_out() && d_out.getInfo<CL_MEM_SIZE>() >= bytes) return;
+    if (d_out[0]() && d_out[0].getInfo<CL_MEM_SIZE>() >= bytes) return;
     try {
-        d_out = cl::Buffer(contextFor(m_device), CL_MEM_WRITE_ONLY, bytes);
+        for (cl::Buffer& out : d_out) out = cl::Buffer(contextFor(m_device), CL_MEM_WRITE_ONLY, bytes);
     } catch (const cl::Error& e) {
         rethrow(e, who() + ": the slice output buffer (" + std::to_string(bytes >> 20) + " MiB)");
     }
@@ -220,11 +223,11 @@ void OclPlan::launch(cl::Kernel& kernel, const cl::NDRange& global, const cl::ND
     track(stage, event);
 }
 
-void OclPlan::filterPass(int pass, int slices) {
+void OclPlan::filterPass(int pass, int slices, const cl::Buffer& input) {
     const Geometry& g = m_geometry.geometry;
     const int projections = g.projections();
     const int rows = slices * projections;
-    m_filter->filter(d_in, rows);
+    m_filter->filter(input, rows);
     float scale = 1.0f;
     if (m_half) {
         const cl_uint zero = 0;
@@ -262,7 +265,7 @@ void OclPlan::filterPass(int pass, int slices) {
            cl::NDRange(64, 1), kFilter);
 }
 
-void OclPlan::setSinograms(std::span<const float> sinograms, int count) {
+void OclPlan::checkCount(std::span<const float> sinograms, int count) const {
     if (count < 1 || count > m_maxSlices)
         throw InvalidArgument("setSinograms: count is " + std::to_string(count) + " (expected 1 to maxSlices() = " +
                               std::to_string(m_maxSlices) + ")");
@@ -270,6 +273,18 @@ void OclPlan::setSinograms(std::span<const float> sinograms, int count) {
     if (sinograms.size() != expected)
         throw InvalidArgument("setSinograms: " + std::to_string(sinograms.size()) +
                               " values (expected count x projections x bins = " + std::to_string(expected) + ")");
+}
+
+void OclPlan::checkOutput(std::span<float> slices, int count) const {
+    const std::size_t expected = static_cast<std::size_t>(count) * m_geometry.region.pixels();
+    if (slices.size() != expected)
+        throw InvalidArgument("backproject: output has " + std::to_string(slices.size()) + " values (expected " +
+                              std::to_string(count) + " slices x " + std::to_string(m_geometry.region.width) + "x" +
+                              std::to_string(m_geometry.region.height) + " = " + std::to_string(expected) + ")");
+}
+
+void OclPlan::setSinograms(std::span<const float> sinograms, int count) {
+    checkCount(sinograms, count);
     m_count = 0;
     const int passes = (count + m_channels - 1) / m_channels;
     ensurePasses(passes);
@@ -280,21 +295,21 @@ void OclPlan::setSinograms(std::span<const float> sinograms, int count) {
             cl::Event uploaded;
             // In order: the previous pass's filter has read d_in before this write.
             const std::size_t values = static_cast<std::size_t>(slices) * sliceValues();
-            m_queue.enqueueWriteBuffer(d_in, CL_FALSE, 0, values * sizeof(float),
+            m_queue.enqueueWriteBuffer(d_in[0], CL_FALSE, 0, values * sizeof(float),
                                        sinograms.data() + static_cast<std::size_t>(pass) * m_channels * sliceValues(),
                                        nullptr, &uploaded);
             track(kUpload, uploaded);
-            filterPass(pass, slices);
+            filterPass(pass, slices, d_in[0]);
         }
         m_queue.finish();
     } catch (const cl::Error& e) {
         rethrow(e, who() + ": filtering on " + deviceLabel(m_device));
     }
-    collectTimes(true);
+    collectTimes();
     m_count = count;
 }
 
-void OclPlan::backprojectPass(int pass, int slices) {
+void OclPlan::backprojectPass(int pass, int slices, const cl::Buffer& output) {
     const Region& r = m_geometry.region;
     const Geometry& g = m_geometry.geometry;
     const float centreX = static_cast<float>((m_geometry.sliceWidth - 1) / 2.0);
@@ -311,7 +326,7 @@ void OclPlan::backprojectPass(int pass, int slices) {
         k.setArg(common + 3, r.height);
         k.setArg(common + 4, centreX);
         k.setArg(common + 5, centreY);
-        k.setArg(common + 6, d_out);
+        k.setArg(common + 6, output);
         k.setArg(common + 7, pixels);
         k.setArg(common + 8, slices);
         k.setArg(common + 9, scale);
@@ -360,21 +375,17 @@ void OclPlan::backprojectPass(int pass, int slices) {
 
 void OclPlan::backproject(std::span<float> slices) {
     if (m_count == 0) throw InvalidArgument("backproject: no sinograms set (call setSinograms first)");
+    checkOutput(slices, m_count);
     const std::size_t pixels = m_geometry.region.pixels();
-    const std::size_t expected = static_cast<std::size_t>(m_count) * pixels;
-    if (slices.size() != expected)
-        throw InvalidArgument("backproject: output has " + std::to_string(slices.size()) + " values (expected " +
-                              std::to_string(m_count) + " slices x " + std::to_string(m_geometry.region.width) + "x" +
-                              std::to_string(m_geometry.region.height) + " = " + std::to_string(expected) + ")");
     m_events.clear();
     try {
         const int passes = (m_count + m_channels - 1) / m_channels;
         for (int pass = 0; pass < passes; ++pass) {
             const int valid = std::min(m_channels, m_count - pass * m_channels);
-            backprojectPass(pass, valid);
+            backprojectPass(pass, valid, d_out[0]);
             // In order: the next pass's kernel writes d_out after this read.
             cl::Event downloaded;
-            m_queue.enqueueReadBuffer(d_out, CL_FALSE, 0, static_cast<std::size_t>(valid) * pixels * sizeof(float),
+            m_queue.enqueueReadBuffer(d_out[0], CL_FALSE, 0, static_cast<std::size_t>(valid) * pixels * sizeof(float),
                                       slices.data() + static_cast<std::size_t>(pass) * m_channels * pixels, nullptr,
                                       &downloaded);
             track(kDownload, downloaded);
@@ -383,12 +394,60 @@ void OclPlan::backproject(std::span<float> slices) {
     } catch (const cl::Error& e) {
         rethrow(e, who() + ": back-projecting on " + deviceLabel(m_device));
     }
-    collectTimes(false);
+    collectTimes();
 }
 
-void OclPlan::collectTimes(bool filterCall) {
+void OclPlan::reconstruct(std::span<const float> sinograms, int count, std::span<float> slices) {
+    checkCount(sinograms, count);
+    checkOutput(slices, count);
+    m_count = 0;
+    const int passes = (count + m_channels - 1) / m_channels;
+    ensurePasses(passes);
+    m_events.clear();
+    const std::size_t pixels = m_geometry.region.pixels();
+    try {
+        std::vector<cl::Event> filtered(passes), downloaded(passes);
+        for (int pass = 0; pass < passes; ++pass) {
+            const int slot = pass % 2;
+            const int valid = std::min(m_channels, count - pass * m_channels);
+            const std::size_t first = static_cast<std::size_t>(pass) * m_channels;
+            // copy-in: d_in[slot] was last read by the filter of pass - 2.
+            std::vector<cl::Event> inputFree;
+            if (pass >= 2) inputFree.push_back(filtered[pass - 2]);
+            cl::Event uploaded;
+            m_copyIn.enqueueWriteBuffer(d_in[slot], CL_FALSE, 0, valid * sliceValues() * sizeof(float),
+                                        sinograms.data() + first * sliceValues(), &inputFree, &uploaded);
+            m_copyIn.flush(); // submitted before other queues wait for it
+            track(kUpload, uploaded);
+            // compute: this pass's input is there, d_out[slot] was read (pass - 2).
+            std::vector<cl::Event> ready{uploaded};
+            if (pass >= 2) ready.push_back(downloaded[pass - 2]);
+            m_queue.enqueueBarrierWithWaitList(&ready);
+            filterPass(pass, valid, d_in[slot]);
+            m_queue.enqueueMarkerWithWaitList(nullptr, &filtered[pass]);
+            backprojectPass(pass, valid, d_out[slot]);
+            std::vector<cl::Event> computed(1);
+            m_queue.enqueueMarkerWithWaitList(nullptr, &computed[0]);
+            m_queue.flush();
+            // copy-out, straight into the caller's slices.
+            m_copyOut.enqueueReadBuffer(d_out[slot], CL_FALSE, 0, valid * pixels * sizeof(float),
+                                        slices.data() + first * pixels, &computed, &downloaded[pass]);
+            m_copyOut.flush();
+            track(kDownload, downloaded[pass]);
+        }
+        for (cl::CommandQueue* q : {&m_copyIn, &m_queue, &m_copyOut}) q->finish();
+    } catch (const cl::Error& e) {
+        rethrow(e, who() + ": reconstructing on " + deviceLabel(m_device));
+    }
+    collectTimes();
+    m_count = count;
+}
+
+void OclPlan::collectTimes() {
     double seconds[4] = {};
+    bool seen[4] = {};
     for (const auto& [stage, event] : m_events) {
+        seen[stage] = true;
         try {
             const auto start = event.getProfilingInfo<CL_PROFILING_COMMAND_START>();
             const auto end = event.getProfilingInfo<CL_PROFILING_COMMAND_END>();
@@ -398,13 +457,9 @@ void OclPlan::collectTimes(bool filterCall) {
         }
     }
     m_events.clear();
-    if (filterCall) {
-        m_times.upload = seconds[kUpload];
-        m_times.filter = seconds[kFilter];
-    } else {
-        m_times.backproject = seconds[kBackproject];
-        m_times.download = seconds[kDownload];
-    }
+    double* times[4] = {&m_times.upload, &m_times.filter, &m_times.backproject, &m_times.download};
+    for (int s = 0; s < 4; ++s)
+        if (seen[s]) *times[s] = seconds[s];
 }
 
 void OclPlan::setAxis(double axis, std::span<const double> offsets) {
@@ -424,7 +479,7 @@ void OclPlan::setRegion(const Region& region) {
 
 std::size_t OclPlan::memoryBytes() const {
     std::size_t bytes = m_filter ? m_filter->bytes() : 0;
-    for (const cl::Buffer* b : {&d_in, &d_out, &d_geometry, &d_exact})
+    for (const cl::Buffer* b : {&d_in[0], &d_in[1], &d_out[0], &d_out[1], &d_geometry, &d_exact})
         if ((*b)()) bytes += b->getInfo<CL_MEM_SIZE>();
     return bytes + passBytes() * std::max(m_images.size(), m_stores.size());
 }

@@ -111,6 +111,29 @@ TEST(OpenClConformance, RegionIsAWindowOfTheFullSliceAndAxisChangesKeepTheFilter
     }
 }
 
+TEST(OpenClConformance, StreamingEqualsSetThenBackproject) {
+    TOMO_REQUIRE_OPENCL();
+    const Dataset& d = mainDataset(); // 5 slices: 5, 3 or 2 passes through the double buffers
+    for (const char* strategy : {"ocl-tex-standard", "ocl-tex-optimized", "ocl-alu"})
+        for (int spp : {1, 2, 4}) {
+            const ReconOptions options = optionsFor(strategy, Interpolation::Linear, Precision::Float32, spp);
+            auto plan = cudatest::backendNamed(strategy).createPlan(d.geometry, options);
+            std::vector<float> streamed(static_cast<std::size_t>(d.slices) * d.geometry.region.pixels(), -12345.0f);
+            std::vector<float> stepwise(streamed.size(), -12345.0f);
+            plan->reconstruct(d.sinograms, d.slices, streamed);
+            const StageTimes times = plan->lastStageTimes();
+            EXPECT_GT(times.backproject, 0.0) << strategy; // profiled on the device
+            plan->setSinograms(d.sinograms, d.slices);
+            plan->backproject(stepwise);
+            EXPECT_EQ(streamed, stepwise) << strategy << " x" << spp;
+            // The kept sinograms are the streamed ones: backproject() alone again.
+            std::vector<float> again(streamed.size());
+            plan->reconstruct(d.sinograms, d.slices, streamed);
+            plan->backproject(again);
+            EXPECT_EQ(again, streamed) << strategy << " x" << spp;
+        }
+}
+
 TEST(OpenClConformance, FilterMatchesTheCpuFilter) {
     TOMO_REQUIRE_OPENCL();
     for (int bins : {64, 37})
