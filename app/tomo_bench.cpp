@@ -48,6 +48,7 @@ struct Settings {
     int warmup = 1;
     int threads = 0;
     int device = 0;
+    std::string openclDevice;
     std::string json;
     bool list = false;
     bool preview = false;
@@ -225,10 +226,10 @@ void measure(ReconstructionPlan& plan, const Problem& problem, int warmup, int r
 }
 
 void printList() {
-    std::printf("%-16s %-7s %-6s %s\n", "strategy", "family", "exact", "available");
+    std::printf("%-18s %-7s %-6s %s\n", "strategy", "family", "exact", "available");
     for (const Backend* b : BackendRegistry::instance().backends()) {
         const std::string why = b->unavailableReason();
-        std::printf("%-16s %-7s %-6s %s\n", b->name().c_str(), b->family().c_str(), b->isExact() ? "yes" : "no",
+        std::printf("%-18s %-7s %-6s %s\n", b->name().c_str(), b->family().c_str(), b->isExact() ? "yes" : "no",
                     why.empty() ? ("yes  " + b->description()).c_str() : ("no: " + why).c_str());
     }
     std::printf("CPU: %s, %d hardware threads\n", cpuModel().c_str(), hardwareThreads());
@@ -237,6 +238,7 @@ void printList() {
     for (const GpuDevice& d : gpus)
         std::printf("GPU %d: %s, %d SMs, %.1f GiB, compute %d.%d\n", d.index, d.name.c_str(), d.multiprocessors,
                     static_cast<double>(d.memoryBytes) / (1u << 30), d.computeMajor, d.computeMinor);
+    for (const std::string& line : openclDeviceLines()) std::printf("%s\n", line.c_str());
 }
 
 json machineJson() {
@@ -247,7 +249,11 @@ json machineJson() {
                         {"multiprocessors", d.multiprocessors},
                         {"memory_bytes", d.memoryBytes},
                         {"compute", std::to_string(d.computeMajor) + "." + std::to_string(d.computeMinor)}});
-    return {{"cpu", cpuModel()}, {"hardware_threads", hardwareThreads()}, {"gpus", gpus}};
+    json opencl = json::array();
+    for (const OpenClDevice& d : openclDevices())
+        opencl.push_back({{"index", d.index}, {"name", d.name}, {"platform", d.platform}, {"type", d.type},
+                          {"driver", d.driver}, {"compute_units", d.computeUnits}});
+    return {{"cpu", cpuModel()}, {"hardware_threads", hardwareThreads()}, {"gpus", gpus}, {"opencl", opencl}};
 }
 
 std::string fmt(double v, const char* format) {
@@ -299,6 +305,7 @@ int runBackprojection(const Settings& s) {
             options.slicesPerPass = combo.slicesPerPass;
             options.threads = s.threads;
             options.device = s.device;
+            options.openclDevice = s.openclDevice;
             try {
                 backend->checkOptions(options);
             } catch (const InvalidArgument& e) {
@@ -344,8 +351,9 @@ int runBackprojection(const Settings& s) {
     // Texture kernels against the texture unit's ceiling.
     double fetchRate = kNone;
     std::string fetchRateNote;
-    const bool anyTexture =
-        std::any_of(results.begin(), results.end(), [](const Result& r) { return r.fetchesPerUpdate > 0.0; });
+    // (CUDA's only: the ceiling is measured with CUDA, on --device.)
+    const auto cudaTexture = [](const Result& r) { return r.fetchesPerUpdate > 0.0 && r.family == "cuda"; };
+    const bool anyTexture = std::any_of(results.begin(), results.end(), cudaTexture);
     if (anyTexture) {
         try {
             fetchRate = measureTextureFetchRate(s.device);
@@ -353,7 +361,7 @@ int runBackprojection(const Settings& s) {
             fetchRateNote = e.what();
         }
         for (Result& r : results)
-            if (r.fetchesPerUpdate > 0.0 && std::isfinite(fetchRate))
+            if (cudaTexture(r) && std::isfinite(fetchRate))
                 r.fetchShare = r.gups * 1e9 * r.fetchesPerUpdate / fetchRate;
     }
 
@@ -470,6 +478,7 @@ int runPreview(const Settings& s, const CLI::App& app) {
             request.options.slicesPerPass = combo.slicesPerPass;
             request.options.threads = s.threads;
             request.options.device = s.device;
+            request.options.openclDevice = s.openclDevice;
             request.corrections = applyCorrectionOptions(app, s.corrections, CorrectionOptions{});
             const double centre = problem.geometry.geometry.detectorCentre();
             std::vector<double> totals, bps;
@@ -557,6 +566,7 @@ int runPipeline(Settings s, const CLI::App& app) {
     o.slicesPerPass = parseInts(one(s.slicesPerPass, "--slices-per-pass", "1"), 1, 1, "--slices-per-pass").front();
     o.threads = s.threads;
     o.device = s.device;
+    o.openclDevice = s.openclDevice;
     s.pipe.corrections = applyCorrectionOptions(app, s.corrections, CorrectionOptions{});
     return s.openScan ? runOpenScanBenchmark(s.pipe) : runPipelineBenchmark(s.pipe);
 }
@@ -600,6 +610,10 @@ void addOptions(CLI::App& app, Settings& s) {
         ->type_name("N")
         ->check(CLI::Range(0, std::numeric_limits<int>::max()))
         ->capture_default_str();
+    app.add_option("--opencl-device", s.openclDevice,
+                   "Device of the OpenCL strategies: index or part of its name, as --list shows (default: "
+                   "$TOMO_OPENCL_DEVICE, else 0)")
+        ->type_name("N|NAME");
     app.add_option("--json", s.json, "Also write the results as JSON to this file")->type_name("FILE");
     app.add_flag("--list", s.list, "List the strategies with their availability, and the devices, then exit");
     app.add_flag("--preview", s.preview,

@@ -72,6 +72,7 @@ struct CommandLine {
     std::string filter = "ram-lak";
     std::string padding = "edge";
     int device = 0;
+    std::string openclDevice;
     int threads = 0;
     double memoryBudget = 0.0; // GiB, 0 = default
     std::string angles;
@@ -155,6 +156,10 @@ void addOptions(CLI::App& app, CommandLine& c) {
         ->type_name("N")
         ->check(integerIn(0, kMaxDevice))
         ->capture_default_str();
+    app.add_option("--opencl-device", c.openclDevice,
+                   "Device of the OpenCL strategies (ocl-*): its index or part of its device or platform name, as "
+                   "--list-strategies lists them (default: $TOMO_OPENCL_DEVICE, else 0)")
+        ->type_name("N|NAME");
     app.add_option("--threads", c.threads,
                    "Worker threads of CPU strategies (0 = all hardware threads; at most " +
                        std::to_string(kMaxThreads) + ")")
@@ -280,6 +285,10 @@ RunConfig effectiveConfig(const CLI::App& app, const CommandLine& c) {
     if (given("--filter")) o.filter.window = parseFilterWindow(c.filter);
     if (given("--padding")) o.filter.padding = parsePadding(c.padding);
     if (given("--device")) o.device = c.device;
+    if (given("--opencl-device")) {
+        if (c.openclDevice.empty()) throw InvalidArgument("--opencl-device '': expected a device index or name");
+        o.openclDevice = c.openclDevice;
+    }
     if (given("--threads")) o.threads = c.threads;
     cfg.corrections = applyCorrectionOptions(app, c.corrections, cfg.corrections);
     return cfg;
@@ -395,15 +404,16 @@ void checkOutput(const fs::path& output, const fs::path& input, bool overwrite) 
 }
 
 void printStrategies() {
-    std::printf("%-16s %-7s %-6s %s\n", "strategy", "family", "exact", "available / description");
+    std::printf("%-18s %-7s %-6s %s\n", "strategy", "family", "exact", "available / description");
     for (const Backend* b : BackendRegistry::instance().backends()) {
         const std::string why = b->unavailableReason();
-        std::printf("%-16s %-7s %-6s %s\n", b->name().c_str(), b->family().c_str(), b->isExact() ? "yes" : "no",
+        std::printf("%-18s %-7s %-6s %s\n", b->name().c_str(), b->family().c_str(), b->isExact() ? "yes" : "no",
                     (why.empty() ? "yes: " + b->description() : "no: " + why).c_str());
     }
     for (const GpuDevice& d : gpuDevices())
         std::printf("GPU %d: %s, %d SMs, %.1f GiB, compute %d.%d\n", d.index, d.name.c_str(), d.multiprocessors,
                     static_cast<double>(d.memoryBytes) / (1u << 30), d.computeMajor, d.computeMinor);
+    for (const std::string& line : openclDeviceLines()) std::printf("%s\n", line.c_str());
 }
 
 /// A temporary folder for the demo scan; removed at exit unless it also

@@ -11,6 +11,9 @@ packages=(
   # LZ4 + bzip2, Blosc, bitshuffle (+ LZ4); gzip is built into libhdf5
   hdf5-plugin-lzf hdf5-filter-plugin hdf5-filter-plugin-blosc-serial bitshuffle
   libcli11-dev nlohmann-json3-dev libgtest-dev
+  # OpenCL: the ICD loader and headers, PoCL (OpenCL on the CPU, for CI) and
+  # VkFFT (header-only FFT, its OpenCL backend filters the sinograms)
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libvkfft-dev clinfo
   # GUI: Qt 6 widgets + charts, VTK for the 3D view, Xvfb for GUI tests
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev libxkbcommon-dev libvtk9-dev
   libqt6svg6 xvfb xauth

@@ -251,6 +251,12 @@ std::string Autotuner::deviceIdentity(std::span<const Backend* const> candidates
             const auto gpu = std::find_if(m_gpus->begin(), m_gpus->end(),
                                           [&](const GpuDevice& d) { return d.index == options.device; });
             id = gpu != m_gpus->end() ? gpu->name : "cuda:" + std::to_string(options.device);
+        } else if (family == "opencl") {
+            // The user's choice as given (index or name), as the backends resolve it.
+            const char* env = std::getenv("TOMO_OPENCL_DEVICE");
+            id = "opencl:" + (!options.openclDevice.empty() ? options.openclDevice
+                              : env && *env                ? std::string(env)
+                                                           : std::string("0"));
         } else {
             id = family + ":" + std::to_string(options.device);
         }

@@ -7,8 +7,13 @@
 #if TOMO_WITH_CUDA
 #include "tomo/cuda/cuda_backends.h"
 #endif
+#if TOMO_WITH_OPENCL
+#include "tomo/opencl/opencl_backends.h"
+#endif
 
 #include <algorithm>
+#include <cstdio>
+#include <utility>
 
 namespace tomo {
 
@@ -17,6 +22,9 @@ BackendRegistry& BackendRegistry::instance() {
         BackendRegistry r;
         r.add(makeCpuReferenceBackend());
         r.add(makeCpuBackend());
+#if TOMO_WITH_OPENCL
+        opencl::registerBackends(r);
+#endif
 #if TOMO_WITH_CUDA
         cuda::registerBackends(r);
 #endif
@@ -71,11 +79,14 @@ const Backend& BackendRegistry::resolve(const ReconOptions& options, const Recon
         return *b;
     }
     // auto: the autotuner picks among the available exact backends that
-    // accept the options, kept in registry order (its fallback preference is
-    // the last: GPU backends register after the CPU ones).
+    // accept the options, in registry order but OpenCL first (its fallback
+    // preference is the last: CUDA, then the native CPU strategies, then
+    // OpenCL, which may be PoCL on this same CPU).
     std::vector<const Backend*> candidates;
     for (const auto& b : m_backends)
         if (b->isExact() && b->unavailableReason().empty() && accepts(*b, options)) candidates.push_back(b.get());
+    std::stable_partition(candidates.begin(), candidates.end(),
+                          [](const Backend* b) { return b->family() == "opencl"; });
     if (candidates.empty())
         throw InvalidArgument("no available strategy accepts these options (interpolation " +
                               std::string(interpolationName(options.interpolation)) + ", precision " +
@@ -97,6 +108,37 @@ std::vector<GpuDevice> gpuDevices() {
 #else
     return {};
 #endif
+}
+
+std::vector<OpenClDevice> openclDevices() {
+#if TOMO_WITH_OPENCL
+    return opencl::listDevices();
+#else
+    return {};
+#endif
+}
+
+std::string openclStatus() {
+#if TOMO_WITH_OPENCL
+    return opencl::status();
+#else
+    return "this build has no OpenCL support (configure with -DTOMO_WITH_OPENCL=ON)";
+#endif
+}
+
+std::vector<std::string> openclDeviceLines() {
+    std::vector<std::string> lines;
+    for (const OpenClDevice& d : openclDevices()) {
+        char memory[32];
+        std::snprintf(memory, sizeof memory, "%.1f GiB", static_cast<double>(d.memoryBytes) / (1u << 30));
+        std::string line = "OpenCL " + std::to_string(d.index) + ": " + d.name + " (" + d.platform + "), " + d.type +
+                           ", " + std::to_string(d.computeUnits) + " units, " + memory;
+        for (const auto& [has, feature] : {std::pair{d.images, "images"}, {d.fp16, "fp16"}, {d.fp64, "fp64"}})
+            if (has) line += std::string(", ") + feature;
+        lines.push_back(line);
+    }
+    if (lines.empty()) lines.push_back("OpenCL: none (" + openclStatus() + ")");
+    return lines;
 }
 
 double measureTextureFetchRate(int device) {

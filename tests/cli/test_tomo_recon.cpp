@@ -4,6 +4,7 @@
 
 #include "tomo/metrics.h"
 #include "tomo/phantom.h"
+#include "tomo/registry.h"
 #include "tomo/run_config.h"
 #include "tomo/volume_io.h"
 
@@ -221,6 +222,24 @@ TEST_F(TomoRecon, ReferenceComparisonPrintsTheFiguresOfTheRowRange) {
                        3, "exact.h5");
 }
 
+TEST_F(TomoRecon, OpenClStrategyRunsOnTheChosenDevice) {
+    const ToolRun list = recon("--list-strategies");
+    ASSERT_EQ(list.exitCode, 0) << list.err;
+    EXPECT_NE(list.out.find("OpenCL"), std::string::npos) << list.out; // its devices, or why there are none
+    if (const std::string why = openclStatus(); !why.empty()) GTEST_SKIP() << "no OpenCL device: " << why;
+    EXPECT_NE(list.out.find("OpenCL 0: " + openclDevices().front().name), std::string::npos) << list.out;
+    const fs::path exact = m_dir / "exact.h5";
+    ASSERT_EQ(recon(quoted(scan()) + " -o " + quoted(exact) + " --rows 1:3 --strategy cpu-reference -q").exitCode, 0);
+    const ToolRun r = recon(quoted(scan()) + " -o " + quoted(m_dir / "ocl.h5") +
+                            " --rows 1:3 --strategy ocl-alu --opencl-device 0 --slices-per-pass 2 -q --reference " +
+                            quoted(exact));
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_LT(numberAfter(r.out, "relative error"), 1e-3) << r.out; // percent
+    expectOneLineError(quoted(scan()) + " -o " + quoted(m_dir / "o.h5") +
+                           " --strategy ocl-alu --opencl-device no-such-device-xyz",
+                       2, "no-such-device-xyz");
+}
+
 TEST_F(TomoRecon, BadInputsGiveOneLineAndADistinctExitCode) {
     expectOneLineError(quoted(m_dir / "nonexistent.h5") + " -o " + quoted(m_dir / "o.h5"), 3, "nonexistent.h5");
     expectOneLineError(quoted(scan()) + " -o " + quoted(m_dir / "o.h5") + " --rows 5:2", 2, "--rows");
@@ -396,7 +415,7 @@ TEST_F(TomoRecon, HelpDocumentsEveryOptionAndTheExitCodes) {
          "--strategy",        "--interp",       "--precision",       "--slices-per-pass", "--filter",
          "--padding",         "--region",       "--angles",          "--raw-shape",   "--raw-type",
          "--output-type",     "--tiff-bits",    "--range",           "--reference",   "--config",
-         "--device",          "--threads",      "--overwrite",       "--list-strategies", "--demo",
+         "--device",          "--opencl-device", "--threads",     "--overwrite",       "--list-strategies", "--demo",
          "--quiet",           "--info",         "130"})
         EXPECT_NE(r.out.find(option), std::string::npos) << option;
 }

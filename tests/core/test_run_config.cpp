@@ -36,6 +36,7 @@ RunConfig everyFieldSet() {
     c.options.filter.window = FilterWindow::Hamming;
     c.options.filter.padding = Padding::Zero;
     c.options.device = 1;
+    c.options.openclDevice = "Radeon";
     c.options.threads = 3;
     return c;
 }
@@ -69,6 +70,7 @@ void expectSame(const RunConfig& a, const RunConfig& b) {
     EXPECT_EQ(a.options.filter.window, b.options.filter.window);
     EXPECT_EQ(a.options.filter.padding, b.options.filter.padding);
     EXPECT_EQ(a.options.device, b.options.device);
+    EXPECT_EQ(a.options.openclDevice, b.options.openclDevice);
     EXPECT_EQ(a.options.threads, b.options.threads);
 }
 
@@ -145,6 +147,9 @@ TEST(RunConfig, WrongTypesNameTheKey) {
         {R"({"padding": true})", "padding"},
         {R"({"device": -1})", "device"},
         {R"({"device": 5000})", "device"},
+        {R"({"opencl_device": ""})", "opencl_device"},
+        {R"({"opencl_device": -2})", "opencl_device"},
+        {R"({"opencl_device": [0]})", "opencl_device"},
         {R"({"threads": 1.5})", "threads"},
         {R"({"threads": 100000})", "threads"},
         {R"({"axis": 1e300})", "axis"},

@@ -44,6 +44,9 @@ struct ReconOptions {
     FilterOptions filter;
     /// Device index for GPU backends (ignored by CPU backends).
     int device = 0;
+    /// Device of the OpenCL backends: its index in openclDevices() or part
+    /// of its device or platform name; empty = $TOMO_OPENCL_DEVICE, else 0.
+    std::string openclDevice;
     /// Worker threads for CPU backends; 0 = all hardware threads.
     int threads = 0;
 };

@@ -48,6 +48,34 @@ struct GpuDevice {
 /// GPUs usable by this build (empty without CUDA or without a device).
 std::vector<GpuDevice> gpuDevices();
 
+/// An OpenCL device this build can use (any platform: GPU or CPU).
+struct OpenClDevice {
+    int index = 0;          ///< ReconOptions::openclDevice takes it (or part of a name)
+    std::string platform;   ///< e.g. "Portable Computing Language", "NVIDIA CUDA"
+    std::string name;
+    std::string type;       ///< "gpu", "cpu", "accelerator", "other"
+    std::string version;    ///< CL_DEVICE_VERSION
+    std::string driver;     ///< CL_DRIVER_VERSION
+    int computeUnits = 0;
+    std::size_t memoryBytes = 0;
+    bool images = false;    ///< image support (the tex strategies need it)
+    bool fp16 = false;      ///< cl_khr_fp16 (float16 storage)
+    bool fp64 = false;      ///< cl_khr_fp64 (exact nearest positions)
+};
+
+/// OpenCL devices of every platform (empty without OpenCL support in this
+/// build or without a platform; openclStatus() says why).
+std::vector<OpenClDevice> openclDevices();
+
+/// Empty when openclDevices() has a device; otherwise why not ("built
+/// without OpenCL", "no OpenCL platform: ...").
+std::string openclStatus();
+
+/// For listings (tomo-recon --list-strategies, tomo-bench --list): one line
+/// per OpenCL device ("OpenCL 0: <name> (<platform>), cpu, 2 units, 15.5 GiB,
+/// images, fp64"), or one line saying why there is none.
+std::vector<std::string> openclDeviceLines();
+
 /// Texture fetches per second the GPU sustains (float32 bilinear fetches,
 /// micro-benchmark, about 0.2 s); the ceiling tomo-bench compares texture
 /// kernels with. Throws DeviceError when there is no such GPU.

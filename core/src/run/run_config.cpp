@@ -25,7 +25,7 @@ constexpr std::array kKeys = {"input",      "angles_file",     "angles_lines",  
                               "raw_shape",  "raw_type",        "raw_header",     "raw_big_endian", "axis",
                               "axis_tilt",  "axis_row",        "axis_offsets_file", "rows",     "region",
                               "strategy",   "interpolation",   "precision",      "slices_per_pass", "filter",
-                              "padding",    "device",          "threads",        "corrections"};
+                              "padding",    "device",          "opencl_device",  "threads",     "corrections"};
 
 template <std::size_t N>
 std::string knownKeys(const std::array<const char*, N>& keys) {
@@ -261,6 +261,7 @@ std::string toJson(const RunConfig& config) {
     j["filter"] = filterWindowName(o.filter.window);
     j["padding"] = paddingName(o.filter.padding);
     j["device"] = o.device;
+    if (!o.openclDevice.empty()) j["opencl_device"] = o.openclDevice;
     j["threads"] = o.threads;
     j["corrections"] = correctionsObject(config.corrections);
     return j.dump(2) + "\n";
@@ -375,6 +376,14 @@ RunConfig runConfigFromJson(const std::string& text) {
     if (has("filter")) o.filter.window = parseNamed(j["filter"], "filter", parseFilterWindow);
     if (has("padding")) o.filter.padding = parseNamed(j["padding"], "padding", parsePadding);
     if (has("device")) o.device = getInt(j["device"], "device", 0, kMaxDevice);
+    if (has("opencl_device")) {
+        // An index in the OpenCL device list, or part of a device or platform name.
+        const json& v = j["opencl_device"];
+        if (v.is_number_integer()) o.openclDevice = std::to_string(getInt(v, "opencl_device", 0, kMaxDevice));
+        else o.openclDevice = getString(v, "opencl_device");
+        if (o.openclDevice.empty() || o.openclDevice.find('\0') != std::string::npos)
+            wrongValue("opencl_device", "a device index or a part of a device name", v);
+    }
     if (has("threads")) o.threads = getInt(j["threads"], "threads", 0, kMaxThreads);
     if (has("corrections")) c.corrections = correctionsFromJson(j["corrections"]);
     return c;

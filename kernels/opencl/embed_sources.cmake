@@ -1,0 +1,20 @@
+# Writes OUTPUT: a C++ header with each .cl file of SOURCES as a
+# std::string_view named k<Name>Source (file name without .cl, CamelCase),
+# so the kernels travel inside the library and are built at run time.
+set(text "// Generated from kernels/opencl/cl/*.cl by embed_sources.cmake: do not edit.\n#pragma once\n\n#include <string_view>\n\nnamespace tomo::opencl::sources {\n")
+foreach(source IN LISTS SOURCES)
+  get_filename_component(stem ${source} NAME_WE)
+  string(REPLACE "_" ";" words ${stem})
+  set(name "")
+  foreach(word IN LISTS words)
+    string(SUBSTRING ${word} 0 1 first)
+    string(TOUPPER ${first} first)
+    string(SUBSTRING ${word} 1 -1 rest)
+    string(APPEND name "${first}${rest}")
+  endforeach()
+  file(READ ${source} body)
+  string(APPEND text "\ninline constexpr std::string_view k${name}Source = R\"tomo_cl(${body})tomo_cl\";\n")
+endforeach()
+string(APPEND text "\n} // namespace tomo::opencl::sources\n")
+file(WRITE ${OUTPUT}.tmp "${text}")
+file(RENAME ${OUTPUT}.tmp ${OUTPUT})
