@@ -612,7 +612,7 @@ void addOptions(CLI::App& app, Settings& s) {
         ->capture_default_str();
     app.add_option("--opencl-device", s.openclDevice,
                    "Device of the OpenCL strategies: index or part of its name, as --list shows (default: "
-                   "$TOMO_OPENCL_DEVICE, else 0)")
+                   "$TOMO_OPENCL_DEVICE, else the first GPU, else 0)")
         ->type_name("N|NAME");
     app.add_option("--json", s.json, "Also write the results as JSON to this file")->type_name("FILE");
     app.add_flag("--list", s.list, "List the strategies with their availability, and the devices, then exit");

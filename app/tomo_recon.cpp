@@ -158,7 +158,7 @@ void addOptions(CLI::App& app, CommandLine& c) {
         ->capture_default_str();
     app.add_option("--opencl-device", c.openclDevice,
                    "Device of the OpenCL strategies (ocl-*): its index or part of its device or platform name, as "
-                   "--list-strategies lists them (default: $TOMO_OPENCL_DEVICE, else 0)")
+                   "--list-strategies lists them (default: $TOMO_OPENCL_DEVICE, else the first GPU, else 0)")
         ->type_name("N|NAME");
     app.add_option("--threads", c.threads,
                    "Worker threads of CPU strategies (0 = all hardware threads; at most " +

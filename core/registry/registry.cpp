@@ -66,6 +66,15 @@ bool accepts(const Backend& b, const ReconOptions& options) {
     }
 }
 
+/// Whether "auto" weighs the OpenCL strategies (see opencl::autoConsiders).
+bool openclForAuto([[maybe_unused]] const ReconOptions& options) {
+#if TOMO_WITH_OPENCL
+    return opencl::autoConsiders(options.openclDevice);
+#else
+    return false;
+#endif
+}
+
 } // namespace
 
 const Backend& BackendRegistry::resolve(const ReconOptions& options, const ReconGeometry& geometry) const {
@@ -81,10 +90,12 @@ const Backend& BackendRegistry::resolve(const ReconOptions& options, const Recon
     // auto: the autotuner picks among the available exact backends that
     // accept the options, in registry order but OpenCL first (its fallback
     // preference is the last: CUDA, then the native CPU strategies, then
-    // OpenCL, which may be PoCL on this same CPU).
+    // OpenCL). OpenCL on a CPU driver counts only when the user chose it.
     std::vector<const Backend*> candidates;
     for (const auto& b : m_backends)
-        if (b->isExact() && b->unavailableReason().empty() && accepts(*b, options)) candidates.push_back(b.get());
+        if (b->isExact() && b->unavailableReason().empty() && accepts(*b, options) &&
+            (b->family() != "opencl" || openclForAuto(options)))
+            candidates.push_back(b.get());
     std::stable_partition(candidates.begin(), candidates.end(),
                           [](const Backend* b) { return b->family() == "opencl"; });
     if (candidates.empty())

@@ -100,7 +100,12 @@ int selectDevice(const std::string& spec) {
     std::string source = "OpenCL device";
     if (choice.empty()) {
         const char* env = std::getenv("TOMO_OPENCL_DEVICE");
-        if (!env || !*env) return 0;
+        if (!env || !*env) {
+            // A GPU before a CPU driver such as PoCL, whatever the ICD order.
+            for (const DeviceEntry& e : devices())
+                if (e.info.type == "gpu" || e.info.type == "accelerator") return e.info.index;
+            return 0;
+        }
         choice = env;
         source = "TOMO_OPENCL_DEVICE";
     }

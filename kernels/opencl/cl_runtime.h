@@ -6,8 +6,9 @@
 //                      (platform, then device): index i is "OpenCL device i"
 //   noDeviceReason()   why there is none (empty when there is one)
 //   selectDevice(spec) the index a user's choice names: "" = the
-//                      environment's TOMO_OPENCL_DEVICE, else 0; a number; or
-//                      part of the device or platform name (case-insensitive)
+//                      environment's TOMO_OPENCL_DEVICE, else the first GPU
+//                      or accelerator, else device 0; a number; or part of
+//                      the device or platform name (case-insensitive)
 //   rethrow(error)     cl::Error -> tomo::OutOfMemory / tomo::DeviceError
 #pragma once
 

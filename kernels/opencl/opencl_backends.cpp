@@ -99,6 +99,13 @@ std::vector<OpenClDevice> listDevices() {
 
 std::string status() { return noDeviceReason(); }
 
+bool autoConsiders(const std::string& device) {
+    if (!noDeviceReason().empty()) return false;
+    const char* env = std::getenv("TOMO_OPENCL_DEVICE");
+    if (!device.empty() || (env && *env)) return true;
+    return devices()[static_cast<std::size_t>(selectDevice({}))].info.type != "cpu";
+}
+
 std::vector<float> filterRows(std::span<const float> rows, int rowCount, int bins, const FilterOptions& options,
                               std::span<const double> weights, const std::string& deviceChoice) {
     if (rowCount < 1 || bins < 1 || rows.size() != static_cast<std::size_t>(rowCount) * static_cast<std::size_t>(bins))

@@ -31,7 +31,8 @@ inline const bool kCacheInBuildTree = [] { return ::setenv("TOMO_OPENCL_CACHE", 
         if (!tomo_why_.empty()) GTEST_SKIP() << "OpenCL tests need a device: " << tomo_why_;  \
     } while (0)
 
-/// The OpenCL device the tests run on (TOMO_OPENCL_DEVICE chooses, else 0).
+/// The OpenCL device the tests run on (TOMO_OPENCL_DEVICE chooses, else the
+/// first GPU or accelerator, else device 0).
 inline OpenClDevice testDevice() {
     const auto devices = opencl::listDevices();
     ReconOptions o;
@@ -40,6 +41,8 @@ inline OpenClDevice testDevice() {
     for (const OpenClDevice& d : devices)
         if (std::to_string(d.index) == choice || (!choice.empty() && d.name.find(choice) != std::string::npos))
             return d;
+    for (const OpenClDevice& d : devices)
+        if (choice.empty() && (d.type == "gpu" || d.type == "accelerator")) return d;
     return devices.front();
 }
 

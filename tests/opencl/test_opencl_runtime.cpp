@@ -90,6 +90,19 @@ TEST(OpenClRuntime, DevicesAreListedAndChosenByIndexOrName) {
     EXPECT_THROW(cudatest::backendNamed("ocl-alu").createPlan(d.geometry, o), InvalidArgument);
 }
 
+TEST(OpenClRuntime, AutoWeighsOpenClOnACpuDriverOnlyWhenChosen) {
+    TOMO_REQUIRE_OPENCL();
+    const OpenClDevice device = testDevice();
+    const char* env = std::getenv("TOMO_OPENCL_DEVICE");
+    const bool chosen = env && *env;
+    // Left to the default: a CPU driver (PoCL) is not weighed, a GPU is.
+    EXPECT_EQ(opencl::autoConsiders(""), chosen || device.type != "cpu") << device.name << " (" << device.type << ")";
+    // Named, by option or environment: weighed whatever it is.
+    EXPECT_TRUE(opencl::autoConsiders(std::to_string(device.index)));
+    ScopedEnv named("TOMO_OPENCL_DEVICE", std::to_string(device.index));
+    EXPECT_TRUE(opencl::autoConsiders(""));
+}
+
 TEST(OpenClRuntime, WithoutAPlatformTheStrategiesSayWhy) {
     // A child process whose ICD loader sees no vendor (discovery runs once per process).
     TempDir empty("no-vendors");

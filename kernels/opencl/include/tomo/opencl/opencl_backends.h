@@ -29,6 +29,13 @@ std::vector<OpenClDevice> listDevices();
 /// Empty when a device exists, else why not.
 std::string status();
 
+/// Whether strategy "auto" weighs the OpenCL strategies for this device
+/// choice (as ReconOptions::openclDevice): when it names a device, or when
+/// the default device is a GPU or accelerator. Not for a CPU driver left to
+/// the default (PoCL on the same cores as the native strategies, which are
+/// faster there and need no kernel compilation).
+bool autoConsiders(const std::string& device);
+
 /// Filters `rowCount` rows of `bins` values on an OpenCL device exactly as
 /// the plans do (VkFFT, padding, response, row r times weights[r % size]),
 /// the twin of tomo::SinogramFilter::apply, for tests and diagnostics.
