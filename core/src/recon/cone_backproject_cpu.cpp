@@ -269,7 +269,10 @@ void backprojectLines(const FilteredProjections& in, const VolumeGrid& grid, dou
 
 void backprojectFast(const FilteredProjections& in, const VolumeGrid& grid, double scale, std::span<float> volume,
                      WorkerPool& pool, bool clip) {
-    if (columnsAligned(in)) backprojectColumns(in, grid, scale, volume, pool, clip);
+    // Short columns (a fan beam's single slice) leave the per-column work
+    // of the column kernel unshared: lines are faster there.
+    constexpr int kShortestColumns = 8;
+    if (columnsAligned(in) && grid.nz >= kShortestColumns) backprojectColumns(in, grid, scale, volume, pool, clip);
     else backprojectLines(in, grid, scale, volume, pool, clip);
 }
 
