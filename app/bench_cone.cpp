@@ -53,12 +53,12 @@ int runConeBenchmark(const ConeBenchSettings& s) {
     const double updates = static_cast<double>(grid.voxels()) * s.views;
     const int threads = s.threads > 0 ? s.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
-    std::printf("GUPS = voxels x views / back-projection wall time / 1e9; GUPS/cpu-s divides by the CPU time the "
-                "threads used instead (what one core does while it runs, on a shared machine)\n");
     std::printf("tomo-bench --cone: %d^3 voxels from %d views of %dx%d (%.3g G updates per run), median of %d run%s "
                 "after %d warm-up%s, %d thread%s\n",
                 s.size, s.views, circular.columns, circular.rows, updates / 1e9, s.repeat, s.repeat > 1 ? "s" : "",
                 s.warmup, s.warmup == 1 ? "" : "s", threads, threads > 1 ? "s" : "");
+    std::printf("GUPS = voxels x views / back-projection wall time / 1e9; GUPS/cpu-s divides by the CPU time the "
+                "threads used instead (what one core does while it runs, on a shared machine)\n");
     std::fflush(stdout);
     const ImageStack projections = projectPhantomCone(phantom, geometry);
 
