@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace tomo::cli {
 
 namespace {
@@ -23,12 +25,14 @@ constexpr const char* kConeOptions[] = {
     "raw-shape",  "raw-type",      "raw-header",   "raw-big-endian", "output-type", "range",   "tiff-bits",
     "overwrite",  "quiet"};
 
-std::string number(double v) {
+std::string formatNumber(double v, int precision) {
     std::ostringstream s;
-    s.precision(10);
+    s.precision(precision);
     s << v;
     return s.str();
 }
+
+std::string number(double v) { return formatNumber(v, 10); }
 
 } // namespace
 
@@ -85,6 +89,17 @@ ImageStack reconstructCone(const CLI::App& app, const ConeCommandLine& c, const 
     }
     if (c.voxelSize > 0.0) grid.voxelSize = c.voxelSize;
     grid.validate();
+    // The volume and about four copies of the projections (as read, in view
+    // order, filtered, padded for the back-projector) are held at once.
+    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+    const double projectionBytes = 4.0 * info.projections * static_cast<double>(info.rows) * info.columns;
+    const double needed = 4.0 * static_cast<double>(grid.voxels()) + 4.0 * projectionBytes;
+    const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+    if (memory > 0 && needed > memory)
+        throw OutOfMemory("FDK of " + info.path.string() + " into " + std::to_string(grid.nx) + "x" +
+                          std::to_string(grid.ny) + "x" + std::to_string(grid.nz) + " voxels needs " +
+                          formatNumber(needed / kGiB, 3) + " GiB (the volume and four copies of the projections) "
+                          "but this machine has " + formatNumber(memory / kGiB, 3) + " GiB");
     if (!quiet) {
         std::printf("geometry: %s\n", setup.description.c_str());
         std::printf("reconstructing %dx%dx%d voxels of %s with FDK (%s back-projection, %s filter)\n", grid.nx,

@@ -99,7 +99,10 @@ ViewFrame describeView(const ProjectionMatrix& p, const std::string& what);
 enum class MatrixOrder {
     RowMajor, ///< P[0][0], P[0][1], ... P[2][3]
     /// RabbitCT's (seed 002, Listing 1): A[0..2] is the first column, so
-    /// u w = A[0] x + A[3] y + A[6] z + A[9].
+    /// u w = A[0] x + A[3] y + A[6] z + A[9]. RabbitCT's volume of L^3
+    /// voxels of MM starting at O is VolumeGrid{L, L, L, MM, centre
+    /// O + (L - 1) / 2 MM}; its projections come filtered, so they go to
+    /// backprojectCone() with the matrices as given and scale 1.
     RabbitCT,
 };
 
