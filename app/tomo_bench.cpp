@@ -1,6 +1,7 @@
 // tomo-bench: back-projection speed (GU/s) of every strategy of this build,
 // end-to-end time with its per-stage split, the texture units' share, and
 // the live-preview latency (--preview).
+#include "bench_cone.h"
 #include "bench_pipeline.h"
 #include "cli_support.h"
 #include "correction_options.h"
@@ -54,6 +55,7 @@ struct Settings {
     bool preview = false;
     bool openScan = false; // --pipeline --open-scan
     bool pipeline = false;
+    bool cone = false;
     std::string outputType = "float32"; // --pipeline
     PipelineBenchSettings pipe;          // --pipeline: the scan, the folder, the output
     CorrectionCommandLine corrections;   // --preview and --pipeline
@@ -624,6 +626,9 @@ void addOptions(CLI::App& app, Settings& s) {
         "Measure the batch reconstruction end to end instead: write a simulated uint16 DXchange scan of "
         "--projections x --rows x --size to --dir, measure that folder's storage floor, run tomo-recon's path "
         "with the input cold and warm (one --strategy, --interp, --precision, --slices-per-pass)");
+    app.add_flag("--cone", s.cone,
+                 "Measure the cone-beam FDK back-projection instead: --size^3 voxels from --projections views over "
+                 "360 degrees (one --strategy list of cpu, cpu-reference; default cpu), GUPS = voxels x views / s");
     app.add_option("--dir", s.pipe.dir, "--pipeline: folder for the scan and the output (default: the temp folder)")
         ->type_name("DIR")
         ->needs(pipeline);
@@ -673,6 +678,7 @@ void addOptions(CLI::App& app, Settings& s) {
                "  tomo-bench --strategy cpu,cpu-reference --interp linear --slices-per-pass 4 --repeat 3\n"
                "  tomo-bench --projections 2048 --size 2048 --slices 32 --json h100.json\n"
                "  tomo-bench --preview --projections 2048 --size 2048\n"
+               "  tomo-bench --cone --size 256 --projections 496\n"
                "  tomo-bench --pipeline --projections 2048 --rows 512 --size 2048 --dir /data/scratch --strategy auto\n\n" +
                exitCodeHelp());
 }
@@ -701,6 +707,9 @@ int main(int argc, char** argv) {
         }
         installInterruptHandler();
         if (s.pipeline) return runPipeline(s, app);
+        if (s.cone)
+            return runConeBenchmark({s.size, s.projections, s.strategies.empty() ? "cpu" : s.strategies,
+                                     s.repeat > 0 ? s.repeat : 3, s.warmup, s.threads, s.json});
         return s.preview ? runPreview(s, app) : runBackprojection(s);
     } catch (const std::exception& e) {
         return reportError(kProgram, e);

@@ -2,6 +2,7 @@
 // phantom) into a volume file, with the same strategies as the workstation.
 #include "axis_options.h"
 #include "cli_support.h"
+#include "cone_options.h"
 #include "correction_options.h"
 
 #include "tomo/dataset.h"
@@ -97,6 +98,7 @@ struct CommandLine {
     bool demo = false;
     bool quiet = false;
     CorrectionCommandLine corrections;
+    ConeCommandLine cone;
 };
 
 std::string joinNames(const std::vector<std::string>& names) {
@@ -253,6 +255,7 @@ void addOptions(CLI::App& app, CommandLine& c) {
                  "true phantom");
     app.add_flag("-q,--quiet", c.quiet, "No progress bar and no informational lines; results and the summary stay");
     addCorrectionOptions(app, c.corrections);
+    addConeOptions(app, c.cone);
     app.footer("Examples:\n"
                "  tomo-recon --demo -o demo.h5\n"
                "  tomo-recon scan.h5 -o volume.h5 --auto-tilt\n"
@@ -261,7 +264,9 @@ void addOptions(CLI::App& app, CommandLine& c) {
                "  tomo-recon scan.h5 -o volume.h5 --output-type float16\n"
                "  tomo-recon scan.h5 -o fast.h5 --precision float16 --reference exact.h5\n"
                "  tomo-recon --config tuned.json -o volume.h5 --overwrite\n"
-               "  tomo-recon scan.h5 --info\n\n" +
+               "  tomo-recon scan.h5 --info\n"
+               "  tomo-recon htc2022_ta.h5 -o disc.h5 --volume 512,512,1   (fan beam: geometry from the file)\n"
+               "  tomo-recon projections/ -o volume.h5 --cone-geometry scanner.json\n\n" +
                exitCodeHelp());
 }
 
@@ -320,6 +325,7 @@ OpenOptions openOptions(const CLI::App& app, const CommandLine& c, OpenOptions o
                                                    : AngleUnits::Auto;
     o.variable = c.variable;
     o.logCorrected = c.logCorrected;
+    o.allowDivergentBeam = true; // fan/cone-beam files take the FDK path (run())
     if (!c.rawShape.empty()) {
         const auto shape = parseInts(c.rawShape, 3, 1, "--raw-shape");
         o.raw = RawLayout{shape[0], shape[1], shape[2], parseSampleType(c.rawType), c.rawHeader, c.rawBigEndian};
@@ -459,6 +465,7 @@ std::string describeDataset(const DatasetInfo& info) {
     std::ostringstream s;
     s << info.path.string() << ": " << formatName(info.format) << ", " << info.projections << " projections x "
       << info.rows << " rows x " << info.columns << " columns, " << sampleTypeName(info.sampleType);
+    if (info.divergentBeam) s << ", " << info.divergentBeam->declared;
     if (info.logCorrected)
         s << ", log-corrected";
     else
@@ -705,8 +712,45 @@ void printOutputSummary(const WriteOptions& write, const ClippedValues& clipped,
 
 std::string commandLineText(int argc, char** argv) {
     std::string s;
-    for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+    for (int i = 0; i < argc; ++i) {
+        if (i) s += ' ';
+        s += argv[i];
+    }
     return s;
+}
+
+/// A fan/cone-beam input: FDK of the whole scan (cone_options.h), written
+/// like a parallel-beam volume.
+int runCone(const CLI::App& app, const CommandLine& c, const RunConfig& cfg, DatasetReader& reader,
+            const fs::path& output, WriteOptions write, int argc, char** argv) {
+    if (!c.config.empty())
+        throw InvalidArgument("--config describes parallel-beam runs; " + cfg.input.string() +
+                              " is fan/cone-beam data (give its options on the command line)");
+    write.attributes = {{"software", std::string(kProgram) + " " + TOMO_VERSION},
+                        {"command_line", commandLineText(argc, argv)},
+                        {"input", fs::absolute(cfg.input).string()},
+                        {"input_format", formatName(reader.info().format)},
+                        {"projections", std::to_string(reader.info().projections)}};
+    const ImageStack volume = reconstructCone(app, c.cone, cfg.options, reader, write.attributes, c.quiet);
+    if (isQuantized(write.type)) {
+        std::string source = "--range";
+        if (c.range.empty()) {
+            const RangeEstimateOptions options;
+            const RangeEstimate e = robustRange(volume.data, options);
+            write.rangeMin = e.min;
+            write.rangeMax = e.max;
+            source = "percentiles " + formatNumber(options.lowPercentile) + " and " +
+                     formatNumber(options.highPercentile) + " of the volume widened by " +
+                     formatNumber(100 * options.margin) + "% each side";
+        }
+        recordRange(write, source);
+    }
+    auto writer = createVolumeWriter(output, volume.width, volume.height, volume.depth, write);
+    writer->writeSlices(0, volume.depth, volume.data);
+    writer->commit();
+    printOutputSummary(write, writer->clipped(), static_cast<double>(volume.data.size()));
+    std::printf("output: %s\n", fs::absolute(output).c_str());
+    return kExitOk;
 }
 
 int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
@@ -758,6 +802,8 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     // The record names the angles file and entries found, so a replay does not depend on finding them again.
     if (!info.anglesFile.empty()) cfg.open.anglesFile = info.anglesFile;
     if (info.anglesLines) cfg.open.anglesLines = info.anglesLines;
+
+    if (isConeRun(app, info, c.cone)) return runCone(app, c, cfg, *reader, output, writeBase, argc, argv);
 
     RowRange rows{cfg.firstRow, cfg.rowCount};
     checkRows(rows, info.rows, (c.config.empty() || app.count("--rows")) ? "--rows" : "rows of --config");

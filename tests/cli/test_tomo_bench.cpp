@@ -62,6 +62,26 @@ TEST(TomoBench, JsonHasARowPerStrategyWithSaneFigures) {
     for (const std::string& name : seen) EXPECT_NE(r.out.find(name), std::string::npos) << r.out;
 }
 
+TEST(TomoBench, ConeModeReportsGupsOfBothBackprojectors) {
+    test::TempDir dir;
+    const auto file = dir / "cone.json";
+    const ToolRun r = bench("--cone --size 24 --projections 20 --repeat 1 --warmup 0 --threads 1 "
+                            "--strategy cpu,cpu-reference --json " + quoted(file), dir);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("24^3 voxels from 20 views of 30x24"), std::string::npos) << r.out;
+    const json doc = json::parse(test::readText(file));
+    EXPECT_EQ(doc["mode"], "cone");
+    ASSERT_EQ(doc["results"].size(), 2u);
+    for (const json& row : doc["results"]) {
+        EXPECT_GT(row["gups"].get<double>(), 0.0) << row.dump();
+        EXPECT_DOUBLE_EQ(row["gups_per_core"].get<double>(), row["gups"].get<double>()); // one thread
+        EXPECT_GT(row["gups_per_cpu_second"].get<double>(), 0.0) << row.dump();
+    }
+    EXPECT_EQ(doc["results"][1]["strategy"], "cpu-reference");
+    test::expectOneLineError(TOMO_BENCH_EXE, "tomo-bench", "--cone --size 8 --projections 4 --strategy tex-standard",
+                             dir.path(), 2, "cone-beam back-projector 'tex-standard' is not known");
+}
+
 TEST(TomoBench, FiltersByStrategyAndOptions) {
     test::TempDir dir;
     const auto file = dir / "b.json";

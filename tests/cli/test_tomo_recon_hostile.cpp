@@ -250,10 +250,15 @@ TEST_F(TomoReconHostile, DeepOrHugeConfigIsOneShortLine) {
     fs::remove(deep);
 }
 
-TEST_F(TomoReconHostile, FanBeamFileIsRefusedNamingTheGeometry) {
+TEST_F(TomoReconHostile, FanBeamFileRefusesParallelBeamOptions) {
     const fs::path htc = test::realData("helsinki_htc2022_fanbeam/htc2022_ta.h5");
     TOMO_REQUIRE_FILE(htc);
-    expectOneLineError(quoted(htc) + out(), 3, "Cone-beam geometry");
+    expectOneLineError(quoted(htc) + out() + " --center 280", 2,
+                       "--center does not apply to fan/cone-beam data (reconstructed with FDK)");
+    expectOneLineError(quoted(htc) + out() + " --strategy tex-standard", 2,
+                       "strategy 'tex-standard' has no fan/cone-beam back-projector");
+    expectOneLineError(quoted(scan()) + out() + " --volume 8,8,8", 2,
+                       "--volume applies to fan/cone-beam data only");
 }
 
 #if TOMO_WITH_TIFF

@@ -464,6 +464,18 @@ private slots:
         if (auto* again = w->findChild<QMessageBox*>(QStringLiteral("errorDialog"))) again->accept();
     }
 
+    void fanBeamFileSaysWhereItIsReconstructed() {
+        // The workstation reconstructs parallel beams only; tomo-recon's
+        // check accepts the file (FDK), the open then names the geometry.
+        const QString htc = realData(QStringLiteral("helsinki_htc2022_fanbeam/htc2022_ta.h5"));
+        if (htc.isEmpty()) QSKIP("shared/data/real/helsinki_htc2022_fanbeam/htc2022_ta.h5 not found");
+#ifdef TOMO_RECON_EXE
+        w->datasetCheck()->setProgram(QStringLiteral(TOMO_RECON_EXE));
+#endif
+        expectOpenError(htc, {QStringLiteral("htc2022_ta.h5"), QStringLiteral("Cone-beam geometry"),
+                              QStringLiteral("tomo-recon reconstructs fan and cone beams with FDK")});
+    }
+
     void damagedFilesGiveAnErrorDialogAndTheAppStaysUp() {
 #ifndef TOMO_RECON_EXE
         QSKIP("tomo-recon is not built: the workstation checks files with it");

@@ -87,6 +87,12 @@ struct OpenOptions {
     /// spread uniformly over [0, angleRangeDegrees) (end point excluded).
     /// Must lie in (0, 3600].
     double angleRangeDegrees = 180.0;
+    /// Open files that declare a fan or cone beam (a laboratory scanner:
+    /// HDF5 attributes geometryType, distanceSourceOrigin, ...) and describe
+    /// it in DatasetInfo::divergentBeam, for FDK (fdk.h, cone_scan.h).
+    /// false: such files are refused (parallel-beam readers: FBP of
+    /// divergent-beam data looks plausible but is wrong).
+    bool allowDivergentBeam = false;
     /// MATLAB v7.3 files: "DATA" or "DATA,ANGLES", the variable holding the
     /// projections, size(DATA) = [angles, rows, columns] in MATLAB, or one
     /// sinogram, [angles, columns]; optionally the vector of angles (units
@@ -97,6 +103,16 @@ struct OpenOptions {
     /// are. Refused for files with flats (DXchange, NXtomo, TIFF folders
     /// with flat images).
     bool logCorrected = false;
+};
+
+/// A fan or cone beam a file declares; a value is 0 where the file does not
+/// say it (a geometry file must then supply it, see cone_scan.h).
+struct DivergentBeam {
+    std::string declared;        ///< what says so, e.g. "geometryType = Cone (attribute of /)"
+    double sourceAxis = 0.0;     ///< source to rotation axis
+    double sourceDetector = 0.0; ///< source to detector
+    double pixelSize = 0.0;      ///< detector pixel (as stored: after binning), at the detector
+    std::string unit;            ///< of the three lengths, e.g. "mm" (empty: not stated)
 };
 
 /// What a reader knows about a dataset before reading any pixel data.
@@ -123,6 +139,9 @@ struct DatasetInfo {
     /// unset when all of them were.
     std::optional<LineRange> anglesLines;
     bool logCorrected = false; ///< values are already line integrals: no flat/dark, no log
+    /// Set when the file declares a fan or cone beam (only opened with
+    /// OpenOptions::allowDivergentBeam).
+    std::optional<DivergentBeam> divergentBeam;
     /// What a front end should tell the user before using the data, one
     /// sentence each (e.g. raw counts without flat fields will be -log'ed
     /// as they are).
@@ -190,7 +209,8 @@ DatasetFormat detectFormat(const std::filesystem::path& path, const OpenOptions&
 /// Throws as detectFormat, and FormatError for missing datasets, wrong
 /// ranks/shapes/dtypes, sizes the file cannot hold (never written,
 /// truncated), a gap or mixed sample types in a series of files, a missing
-/// source of an HDF5 virtual dataset, a fan- or cone-beam geometry, fewer
+/// source of an HDF5 virtual dataset, a fan- or cone-beam geometry (unless
+/// options.allowDivergentBeam), fewer
 /// than 2 projections, or angles that are miscounted, not finite, all
 /// equal, or ambiguous in units (see AngleUnits).
 std::unique_ptr<DatasetReader> openDataset(const std::filesystem::path& path,

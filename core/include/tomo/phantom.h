@@ -1,6 +1,7 @@
 // Analytic Shepp-Logan phantoms with exact parallel-beam projections.
 #pragma once
 
+#include "tomo/cone_geometry.h"
 #include "tomo/geometry.h"
 #include "tomo/image.h"
 
@@ -53,6 +54,27 @@ ImageStack projectPhantom(const PhantomSpec& spec, const std::vector<double>& an
 /// conventions of geometry.h (axis at the detector centre); each pixel is the
 /// average of subsamples^2 point samples.
 Image rasterizePhantom(const PhantomSpec& spec, int row, int width, int height, int subsamples = 4);
+
+/// A phantom placed in cone/fan-beam world coordinates (cone_geometry.h):
+/// phantom point (X, Y, Z) is the world point (R X, -R Y, R Z), so that slices
+/// show it the usual way up, as the parallel-beam phantom; density 1 is
+/// `attenuation` per world unit. Ellipsoids with c == 0 are infinite
+/// cylinders along z (the 2D phantom, for fan beam).
+struct ConePhantom {
+    std::vector<Ellipsoid> shapes = sheppLogan3D();
+    double radius = 1.0;      ///< R, world units
+    double attenuation = 1.0; ///< per world unit at density 1
+};
+
+/// Exact line integrals of the phantom from each view's source through each
+/// detector pixel ([view][row][column]: width columns, height rows, depth
+/// views); each pixel averages subsamples x subsamples rays over its area.
+/// Throws InvalidArgument (bad geometry, subsamples < 1).
+ImageStack projectPhantomCone(const ConePhantom& phantom, const ConeGeometry& geometry, int subsamples = 1);
+
+/// The true attenuation per voxel (attenuation x voxelSize) on `grid`, each
+/// voxel the mean of subsamples^3 point samples.
+ImageStack rasterizePhantomVolume(const ConePhantom& phantom, const VolumeGrid& grid, int subsamples = 2);
 
 /// Options for turning the projections into a measured-looking scan.
 struct ScanSimulation {

@@ -284,18 +284,29 @@ std::optional<std::string> readOneString(hid_t attribute, hid_t type) {
 
 } // namespace
 
-std::optional<std::string> attributeText(hid_t object, const char* name) {
+std::optional<double> attributeNumber(hid_t object, const char* name) {
     const Session session;
     if (H5Aexists(object, name) <= 0) return std::nullopt;
     Attribute attribute(H5Aopen(object, name, H5P_DEFAULT));
     Datatype type(H5Aget_type(attribute.get()));
     const H5T_class_t cls = H5Tget_class(type.get());
-    if (cls == H5T_STRING) return readOneString(attribute.get(), type.get());
     if (cls != H5T_INTEGER && cls != H5T_FLOAT) return std::nullopt;
     Dataspace space(H5Aget_space(attribute.get()));
     if (H5Sget_simple_extent_npoints(space.get()) != 1) return std::nullopt;
     double value = 0.0;
     if (H5Aread(attribute.get(), H5T_NATIVE_DOUBLE, &value) < 0) return std::nullopt;
+    return value;
+}
+
+std::optional<std::string> attributeText(hid_t object, const char* name) {
+    const Session session;
+    if (H5Aexists(object, name) <= 0) return std::nullopt;
+    Attribute attribute(H5Aopen(object, name, H5P_DEFAULT));
+    Datatype type(H5Aget_type(attribute.get()));
+    if (H5Tget_class(type.get()) == H5T_STRING) return readOneString(attribute.get(), type.get());
+    const std::optional<double> number = attributeNumber(object, name);
+    if (!number) return std::nullopt;
+    const double value = *number;
     char text[32];
     std::snprintf(text, sizeof text, "%g", value);
     return text;

@@ -107,6 +107,10 @@ bool exists(hid_t file, const std::string& objectPath);
 /// checks; never throws for a malformed attribute.
 std::optional<std::string> attributeText(hid_t object, const char* name);
 
+/// A scalar numeric attribute as double; nullopt when absent, not numeric or
+/// not one value. Never throws for a malformed attribute.
+std::optional<double> attributeNumber(hid_t object, const char* name);
+
 /// An open numeric dataset, with the file and name kept for messages.
 class Array {
 public:

@@ -55,15 +55,18 @@ std::string lower(std::string text) {
     return text;
 }
 
-/// Throws FormatError naming the file and what it declares when it says
-/// the beam diverges (fan or cone): only parallel-beam reconstruction exists,
-/// and a fan-beam sinogram reconstructed as parallel looks plausible but is
-/// wrong.
-void requireParallelBeam(hid_t file, const std::filesystem::path& path) {
-    const auto refuse = [&](const std::string& what) {
-        throw FormatError(path.string() + " declares " + what +
-                          "; this program reconstructs parallel-beam data only (a fan or cone beam needs "
-                          "another reconstruction)");
+/// What the file says about a divergent beam (fan or cone: a laboratory
+/// scanner), or nullopt for a parallel beam. Unless options allow it, such
+/// a file is refused (FormatError naming the file and what it declares):
+/// a fan-beam sinogram reconstructed as parallel looks plausible but is wrong.
+std::optional<DivergentBeam> divergentBeam(hid_t file, const std::filesystem::path& path, const OpenOptions& options) {
+    std::optional<DivergentBeam> beam;
+    const auto declare = [&](const std::string& what) {
+        if (!options.allowDivergentBeam)
+            throw FormatError(path.string() + " declares " + what +
+                              "; parallel-beam reconstruction does not apply (tomo-recon reconstructs fan and cone "
+                              "beams with FDK)");
+        if (!beam) beam.emplace().declared = what;
     };
     for (const char* objectName : {"/", "/entry", "/exchange", "/measurement"}) {
         if (std::string(objectName) != "/" && !h5::exists(file, objectName)) continue;
@@ -74,14 +77,30 @@ void requireParallelBeam(hid_t file, const std::filesystem::path& path) {
             if (const auto value = h5::attributeText(object.get(), name)) {
                 const std::string kind = lower(*value);
                 if (kind.find("cone") != std::string::npos || kind.find("fan") != std::string::npos)
-                    refuse("a " + value->substr(0, 40) + "-beam geometry (attribute " + name + " of " + objectName + ")");
+                    declare("a " + value->substr(0, 40) + "-beam geometry (attribute " + name + " of " + objectName + ")");
             }
         // A point source at a finite distance: a laboratory scanner.
-        for (const char* name : {"distanceSourceOrigin", "distanceSourceDetector", "source_origin_distance",
-                                 "source_detector_distance", "sourceDistance"})
-            if (const auto value = h5::attributeText(object.get(), name))
-                refuse("a divergent beam from a point source (attribute " + std::string(name) + " = " +
-                       value->substr(0, 40) + " of " + objectName + ")");
+        const auto number = [&](std::initializer_list<const char*> names, double& out) {
+            for (const char* name : names) {
+                const auto value = h5::attributeText(object.get(), name);
+                if (!value) continue;
+                declare("a divergent beam from a point source (attribute " + std::string(name) + " = " +
+                        value->substr(0, 40) + " of " + objectName + ")");
+                if (const auto v = h5::attributeNumber(object.get(), name); v && out == 0.0) out = *v;
+            }
+        };
+        double sourceAxis = 0.0, sourceDetector = 0.0;
+        number({"distanceSourceOrigin", "source_origin_distance", "sourceDistance"}, sourceAxis);
+        number({"distanceSourceDetector", "source_detector_distance"}, sourceDetector);
+        if (!beam) continue;
+        if (beam->sourceAxis == 0.0) beam->sourceAxis = sourceAxis;
+        if (beam->sourceDetector == 0.0) beam->sourceDetector = sourceDetector;
+        // The stored pixels: after binning (HTC2022's pixelSizePost) when said.
+        for (const char* name : {"pixelSizePost", "detector_pixel_size", "pixelSize"})
+            if (const auto v = h5::attributeNumber(object.get(), name); v && beam->pixelSize == 0.0) beam->pixelSize = *v;
+        for (const char* name : {"distanceUnit", "distance_unit"})
+            if (const auto unit = h5::attributeText(object.get(), name); unit && beam->unit.empty())
+                beam->unit = unit->substr(0, 16);
     }
     // NeXus and DXchange source distances: a synchrotron source tens of
     // metres away is parallel for tomography, a source within 5 m is not.
@@ -95,9 +114,10 @@ void requireParallelBeam(hid_t file, const std::filesystem::path& path) {
         const std::string units = lower(distance.stringAttribute("units").value_or("m"));
         const double metres = std::abs(values[0]) * (units == "mm" ? 1e-3 : units == "cm" ? 1e-2 : units == "um" ? 1e-6 : 1.0);
         if (metres < 5.0)
-            refuse("a point source " + std::to_string(values[0]) + " " + units + " from the sample (" + name +
-                   "): a divergent beam");
+            declare("a point source " + std::to_string(values[0]) + " " + units + " from the sample (" + name +
+                    "): a divergent beam");
     }
+    return beam;
 }
 
 /// Some frames (along the first dimension) of a 3D [frame][row][column] array.
@@ -303,7 +323,7 @@ class DXchangeReader final : public FrameStackReader {
 public:
     DXchangeReader(const std::filesystem::path& path, const OpenOptions& options) {
         m_file = h5::openReadOnly(path);
-        requireParallelBeam(m_file.get(), path);
+        m_info.divergentBeam = divergentBeam(m_file.get(), path, options);
         m_info.path = path;
         const h5::Array& data = m_arrays.emplace_back(m_file.get(), path, kDxData);
         data.requireRank({3}, "3D (angles, rows, columns)");
@@ -364,7 +384,7 @@ class NXtomoReader final : public FrameStackReader {
 public:
     NXtomoReader(const std::filesystem::path& path, const OpenOptions& options) {
         m_file = h5::openReadOnly(path);
-        requireParallelBeam(m_file.get(), path);
+        m_info.divergentBeam = divergentBeam(m_file.get(), path, options);
         const char* dataName = h5::exists(m_file.get(), kNxDetectorData) ? kNxDetectorData : kNxDataData;
         m_data.emplace(m_file.get(), path, dataName);
         m_data->requireRank({3}, "3D (frames, rows, columns)");
@@ -462,7 +482,7 @@ public:
     /// or /angles_deg.
     SinogramReader(const std::filesystem::path& path, const OpenOptions& options) {
         m_file = h5::openReadOnly(path);
-        requireParallelBeam(m_file.get(), path);
+        m_info.divergentBeam = divergentBeam(m_file.get(), path, options);
         openData(path, kSinogram, false, DatasetFormat::SinogramHdf5);
         m_data->requireStoredData();
         m_info.logCorrected = true;
@@ -490,6 +510,7 @@ public:
         m_transposed = true;
         describe(DatasetFormat::Matlab);
         m_info.angles = resolveAngles(m_info, angles, options);
+        m_info.divergentBeam = divergentBeam(m_file.get(), m_info.path, options);
         finishInfo(m_info, options);
     }
 
@@ -548,6 +569,7 @@ public:
         m_info.rows = static_cast<int>(dims[1]);
         m_info.columns = static_cast<int>(dims[0]);
         m_info.angles = resolveAngles(m_info, angles, options);
+        m_info.divergentBeam = divergentBeam(m_file.get(), m_info.path, options);
         finishInfo(m_info, options);
     }
 
@@ -624,7 +646,7 @@ std::unique_ptr<DatasetReader> openSinogramHdf5(const std::filesystem::path& pat
 std::unique_ptr<DatasetReader> openMatlab(const std::filesystem::path& path, const OpenOptions& options) {
     const h5::Session session;
     h5::File file = h5::openReadOnly(path);
-    requireParallelBeam(file.get(), path);
+    (void)divergentBeam(file.get(), path, options); // refused before any variable is read; kept by the reader
     const std::string& spec = options.variable;
     const auto comma = spec.find(',');
     const std::string dataName = spec.substr(0, comma);

@@ -1,0 +1,103 @@
+// tomo-bench --cone (see bench_cone.h). The scan: a circular orbit with
+// magnification 2, a detector of 1.25 size x size pixels of 2 voxels (one
+// voxel at the axis), the 3D Shepp-Logan phantom filling the volume.
+#include "bench_cone.h"
+
+#include "bench_pipeline.h"
+#include "cli_support.h"
+
+#include "tomo/error.h"
+#include "tomo/fdk.h"
+#include "tomo/phantom.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <numbers>
+#include <thread>
+
+#include <time.h>
+
+namespace tomo::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+/// CPU seconds used by the whole process so far (all threads): on a shared
+/// machine the wall time also counts the time other programs had the cores.
+double processCpuSeconds() {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+} // namespace
+
+int runConeBenchmark(const ConeBenchSettings& s) {
+    if (s.size < 1 || s.views < 2) throw InvalidArgument("--cone needs --size >= 1 and --projections >= 2");
+    CircularConeGeometry circular;
+    circular.angles = uniformAngles(s.views, 2.0 * std::numbers::pi);
+    circular.sourceAxis = 2.0 * s.size;
+    circular.sourceDetector = 4.0 * s.size;
+    circular.columns = s.size + s.size / 4;
+    circular.rows = s.size;
+    circular.pixelWidth = 2.0;
+    const ConeGeometry geometry = ConeGeometry::circular(circular);
+    const VolumeGrid grid{s.size, s.size, s.size, 1.0, {}};
+    ConePhantom phantom;
+    phantom.radius = 0.45 * s.size;
+    phantom.attenuation = 0.01;
+    const double updates = static_cast<double>(grid.voxels()) * s.views;
+    const int threads = s.threads > 0 ? s.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
+    std::printf("tomo-bench --cone: %d^3 voxels from %d views of %dx%d (%.3g G updates per run), median of %d run%s "
+                "after %d warm-up%s, %d thread%s\n",
+                s.size, s.views, circular.columns, circular.rows, updates / 1e9, s.repeat, s.repeat > 1 ? "s" : "",
+                s.warmup, s.warmup == 1 ? "" : "s", threads, threads > 1 ? "s" : "");
+    std::printf("GUPS = voxels x views / back-projection wall time / 1e9; GUPS/cpu-s divides by the CPU time the "
+                "threads used instead (what one core does while it runs, on a shared machine)\n");
+    std::fflush(stdout);
+    const ImageStack projections = projectPhantomCone(phantom, geometry);
+
+    nlohmann::json results = nlohmann::json::array();
+    std::printf("%-14s %10s %10s %8s %10s %12s\n", "strategy", "filter ms", "bp ms", "GUPS", "GUPS/core", "GUPS/cpu-s");
+    for (const std::string& name : splitList(s.strategies)) {
+        FdkOptions options;
+        options.backprojector = parseConeBackprojector(name);
+        options.threads = s.threads;
+        std::vector<double> filterRuns, bpRuns, cpuRuns;
+        std::vector<float> volume(grid.voxels());
+        for (int run = 0; run < s.warmup + s.repeat; ++run) {
+            throwIfInterrupted();
+            const auto t0 = Clock::now();
+            const FilteredProjections filtered = fdkFilter(geometry, projections.data, options);
+            const double filter = secondsSince(t0);
+            const auto t1 = Clock::now();
+            const double cpu0 = processCpuSeconds();
+            backprojectCone(filtered, grid, grid.voxelSize, volume, options);
+            if (run < s.warmup) continue;
+            bpRuns.push_back(secondsSince(t1));
+            cpuRuns.push_back(processCpuSeconds() - cpu0);
+            filterRuns.push_back(filter);
+        }
+        std::sort(bpRuns.begin(), bpRuns.end());
+        std::sort(filterRuns.begin(), filterRuns.end());
+        std::sort(cpuRuns.begin(), cpuRuns.end());
+        const double bp = bpRuns[bpRuns.size() / 2], filter = filterRuns[filterRuns.size() / 2];
+        const double gups = updates / bp / 1e9, perCpuSecond = updates / cpuRuns[cpuRuns.size() / 2] / 1e9;
+        std::printf("%-14s %10.1f %10.1f %8.3f %10.3f %12.3f\n", name.c_str(), filter * 1e3, bp * 1e3, gups,
+                    gups / threads, perCpuSecond);
+        std::fflush(stdout);
+        results.push_back({{"strategy", name}, {"filter_ms", filter * 1e3}, {"bp_ms", bp * 1e3}, {"gups", gups},
+                           {"gups_per_core", gups / threads}, {"gups_per_cpu_second", perCpuSecond}});
+    }
+    if (!s.json.empty())
+        writeJson(s.json, {{"mode", "cone"}, {"size", s.size}, {"views", s.views}, {"columns", circular.columns},
+                           {"rows", circular.rows}, {"threads", threads}, {"results", results}});
+    return kExitOk;
+}
+
+} // namespace tomo::cli

@@ -1,0 +1,145 @@
+#include "cone_options.h"
+
+#include "cli_support.h"
+
+#include "tomo/cone_scan.h"
+#include "tomo/error.h"
+#include "tomo/fdk.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+#include <unistd.h>
+
+namespace tomo::cli {
+
+namespace {
+
+/// The options a fan/cone-beam run takes (long names); any other given
+/// option is refused rather than silently ignored.
+constexpr const char* kConeOptions[] = {
+    "output",     "cone-geometry", "volume",       "voxel-size",  "strategy",   "filter",      "padding",
+    "threads",    "angles",        "angles-lines", "angle-range", "angle-units", "variable",  "log-corrected",
+    "raw-shape",  "raw-type",      "raw-header",   "raw-big-endian", "output-type", "range",   "tiff-bits",
+    "overwrite",  "quiet"};
+
+std::string formatNumber(double v, int precision) {
+    std::ostringstream s;
+    s.precision(precision);
+    s << v;
+    return s.str();
+}
+
+std::string number(double v) { return formatNumber(v, 10); }
+
+} // namespace
+
+void addConeOptions(CLI::App& app, ConeCommandLine& c) {
+    app.add_option("--cone-geometry", c.geometry,
+                   "Fan/cone-beam geometry (JSON: source_axis, source_detector, pixel_size, offset_u, offset_v; or "
+                   "matrices: a file of 3x4 projection matrices): reconstruct INPUT with FDK. Files that declare a "
+                   "fan or cone beam (HDF5 attributes geometryType, distanceSourceOrigin, ...) need none")
+        ->type_name("FILE");
+    app.add_option("--volume", c.volume,
+                   "Fan/cone beam: voxels NX,NY,NZ (default: columns,columns,rows; fan beam: one slice)")
+        ->type_name("NX,NY,NZ");
+    app.add_option("--voxel-size", c.voxelSize,
+                   "Fan/cone beam: voxel size in the geometry's length unit (default: the detector pixel at the "
+                   "rotation axis)")
+        ->type_name("SIZE")
+        ->check(CLI::PositiveNumber);
+}
+
+bool isConeRun(const CLI::App& app, const DatasetInfo& info, const ConeCommandLine& c) {
+    if (info.divergentBeam || !c.geometry.empty()) return true;
+    for (const char* option : {"--volume", "--voxel-size"})
+        if (app.count(option))
+            throw InvalidArgument(std::string(option) + " applies to fan/cone-beam data only; " + info.path.string() +
+                                  " declares no divergent beam (give its geometry with --cone-geometry)");
+    return false;
+}
+
+ImageStack reconstructCone(const CLI::App& app, const ConeCommandLine& c, const ReconOptions& options,
+                           DatasetReader& reader, std::map<std::string, std::string>& attributes, bool quiet) {
+    for (const CLI::Option* option : app.get_options()) {
+        if (option->count() == 0 || option->get_positional() || option->get_lnames().empty()) continue;
+        const std::string& name = option->get_lnames().front();
+        if (std::find(std::begin(kConeOptions), std::end(kConeOptions), name) == std::end(kConeOptions))
+            throw InvalidArgument("--" + name + " does not apply to fan/cone-beam data (reconstructed with FDK)");
+    }
+    FdkOptions fdk;
+    if (options.strategy == "auto" || options.strategy == "cpu") fdk.backprojector = ConeBackprojector::Fast;
+    else if (options.strategy == "cpu-reference") fdk.backprojector = ConeBackprojector::Reference;
+    else
+        throw InvalidArgument("strategy '" + options.strategy +
+                              "' has no fan/cone-beam back-projector (expected auto, cpu or cpu-reference)");
+    fdk.filter = options.filter;
+    fdk.threads = options.threads;
+
+    const DatasetInfo& info = reader.info();
+    const ConeSetup setup = coneSetup(info, c.geometry);
+    VolumeGrid grid = setup.grid;
+    if (!c.volume.empty()) {
+        const auto n = parseInts(c.volume, 3, 1, "--volume");
+        grid.nx = n[0];
+        grid.ny = n[1];
+        grid.nz = n[2];
+    }
+    if (c.voxelSize > 0.0) grid.voxelSize = c.voxelSize;
+    grid.validate();
+    // The volume and about four copies of the projections (as read, in view
+    // order, filtered, padded for the back-projector) are held at once.
+    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+    const double projectionBytes = 4.0 * info.projections * static_cast<double>(info.rows) * info.columns;
+    const double needed = 4.0 * static_cast<double>(grid.voxels()) + 4.0 * projectionBytes;
+    const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+    if (memory > 0 && needed > memory)
+        throw OutOfMemory("FDK of " + info.path.string() + " into " + std::to_string(grid.nx) + "x" +
+                          std::to_string(grid.ny) + "x" + std::to_string(grid.nz) + " voxels needs " +
+                          formatNumber(needed / kGiB, 3) + " GiB (the volume and four copies of the projections) "
+                          "but this machine has " + formatNumber(memory / kGiB, 3) + " GiB");
+    if (!quiet) {
+        std::printf("geometry: %s\n", setup.description.c_str());
+        std::printf("reconstructing %dx%dx%d voxels of %s with FDK (%s back-projection, %s filter)\n", grid.nx,
+                    grid.ny, grid.nz, number(grid.voxelSize).c_str(),
+                    std::string(coneBackprojectorName(fdk.backprojector)).c_str(),
+                    std::string(filterWindowName(fdk.filter.window)).c_str());
+        std::fflush(stdout);
+    }
+
+    using Clock = std::chrono::steady_clock;
+    const auto t0 = Clock::now();
+    const std::vector<float> projections = readConeProjections(reader);
+    throwIfInterrupted();
+    const auto t1 = Clock::now();
+    const FilteredProjections filtered = fdkFilter(setup.geometry, projections, fdk);
+    throwIfInterrupted();
+    const auto t2 = Clock::now();
+    ImageStack volume(grid.nx, grid.ny, grid.nz);
+    backprojectCone(filtered, grid, grid.voxelSize, volume.data, fdk);
+    const auto t3 = Clock::now();
+    auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+    const double updates = static_cast<double>(grid.voxels()) * setup.geometry.viewCount();
+    std::printf("tomo-recon: FDK of %d views -> %dx%dx%d voxels: read %s, filter %s, back-projection %s at %.3g GUPS\n",
+                setup.geometry.viewCount(), grid.nx, grid.ny, grid.nz, formatSeconds(seconds(t0, t1)).c_str(),
+                formatSeconds(seconds(t1, t2)).c_str(), formatSeconds(seconds(t2, t3)).c_str(),
+                updates / seconds(t2, t3) / 1e9);
+
+    attributes.insert(setup.attributes.begin(), setup.attributes.end());
+    attributes["reconstruction"] = "FDK";
+    attributes["strategy"] = std::string(coneBackprojectorName(fdk.backprojector));
+    attributes["filter"] = std::string(filterWindowName(fdk.filter.window));
+    attributes["padding"] = std::string(paddingName(fdk.filter.padding));
+    attributes["threads"] = std::to_string(fdk.threads);
+    attributes["volume_grid"] = std::to_string(grid.nx) + "x" + std::to_string(grid.ny) + "x" + std::to_string(grid.nz);
+    attributes["voxel_size"] = number(grid.voxelSize);
+    attributes["volume_centre"] = number(grid.centre[0]) + "," + number(grid.centre[1]) + "," + number(grid.centre[2]);
+    attributes["angular_span_degrees"] = number(filtered.coverage.span * 180.0 / 3.14159265358979323846);
+    attributes["short_scan"] = filtered.coverage.shortScan ? "parker" : "no";
+    attributes["units"] = "attenuation per voxel";
+    return volume;
+}
+
+} // namespace tomo::cli

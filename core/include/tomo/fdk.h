@@ -1,0 +1,79 @@
+// FDK (Feldkamp-Davis-Kress) reconstruction of cone- and fan-beam scans.
+//
+//   fdkFilter():       cosine pre-weight, Parker weight (short scans), ramp
+//                      filter along detector rows (core's SinogramFilter),
+//                      angular weight / pixel size at the isocentre
+//   backprojectCone(): sum over views of value(u, v) / w^2 (bilinear
+//                      detector interpolation, distance weight 1/w^2 of the
+//                      normalised matrices), "cpu-reference" (double) or
+//                      "cpu" (float, threads, line-wise clipping, SIMD)
+//
+// Scaled like the parallel-beam FBP: the volume holds attenuation per voxel
+// (mu times voxelSize) when the projections are line integrals.
+#pragma once
+
+#include "tomo/cone_geometry.h"
+#include "tomo/filter.h"
+#include "tomo/image.h"
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace tomo {
+
+enum class ConeBackprojector {
+    Reference, ///< "cpu-reference": plain loops in double, the oracle
+    Fast,      ///< "cpu": float, threads, line-wise clipping, vectorised inner loop
+};
+std::string_view coneBackprojectorName(ConeBackprojector b);
+/// Throws InvalidArgument listing the names ("cpu", "cpu-reference").
+ConeBackprojector parseConeBackprojector(std::string_view name);
+
+struct FdkOptions {
+    FilterOptions filter;
+    ConeBackprojector backprojector = ConeBackprojector::Fast;
+    int threads = 0; ///< 0 = all hardware threads
+    /// Fast back-projector only: skip, per view and voxel line, the voxels
+    /// whose projection misses the detector (seed 002 §3.3). Turned off only
+    /// to check that clipping changes nothing.
+    bool clip = true;
+};
+
+/// How the views cover the circle, as FDK weighs them.
+struct ScanCoverage {
+    double span = 0.0;     ///< radians from the first to the last source position
+    double step = 0.0;     ///< median angular step between views
+    double fanAngle = 0.0; ///< full fan angle of the detector's columns
+    /// Less than a full turn: Parker weights (needs span >= pi + fanAngle).
+    bool shortScan = false;
+};
+
+/// Projections ready for back-projection: [view][row][column] values and
+/// one matrix per view (filtered data of fdkFilter with normalised matrices,
+/// or data already filtered elsewhere, e.g. RabbitCT's, with its matrices).
+struct FilteredProjections {
+    int columns = 0;
+    int rows = 0;
+    std::vector<ProjectionMatrix> views;
+    std::vector<float> data;
+    ScanCoverage coverage;
+};
+
+/// Weights and filters `projections` ([view][row][column] line integrals,
+/// viewCount * rows * columns values). Throws InvalidArgument for a size
+/// mismatch, an invalid geometry, fewer than 2 views, or a short scan that
+/// covers less than 180 degrees plus the fan angle (naming both).
+FilteredProjections fdkFilter(const ConeGeometry& geometry, std::span<const float> projections,
+                              const FdkOptions& options = {});
+
+/// volume[k][j][i] = scale * sum over views of value(u, v) / w^2 at voxel
+/// (i, j, k) of `grid`. Throws InvalidArgument for sizes that do not match.
+void backprojectCone(const FilteredProjections& projections, const VolumeGrid& grid, double scale,
+                     std::span<float> volume, const FdkOptions& options = {});
+
+/// fdkFilter then backprojectCone with scale = grid.voxelSize.
+ImageStack reconstructFdk(const ConeGeometry& geometry, std::span<const float> projections, const VolumeGrid& grid,
+                          const FdkOptions& options = {});
+
+} // namespace tomo

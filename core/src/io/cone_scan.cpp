@@ -1,0 +1,186 @@
+// Fan/cone-beam scans from files (cone_scan.h): the geometry file, the
+// geometry a dataset declares, the projections in view order.
+#include "tomo/cone_scan.h"
+
+#include "tomo/error.h"
+#include "tomo/preprocess.h"
+
+#include "io/file_checks.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace tomo {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::uintmax_t kMaxGeometryFileBytes = std::uintmax_t{1} << 20;
+
+std::string text(double v) {
+    std::ostringstream s;
+    s.precision(10);
+    s << v;
+    return s.str();
+}
+
+double numberAt(const json& doc, const char* key, const std::filesystem::path& path) {
+    const json& v = doc.at(key);
+    if (!v.is_number() || !std::isfinite(v.get<double>()))
+        throw FormatError(path.string() + ": \"" + key + "\" must be a finite number");
+    return v.get<double>();
+}
+
+/// "0.2" or "0.2,0.4" (width, height).
+std::string pixelText(const CircularConeGeometry& c, const char* separator) {
+    std::ostringstream s;
+    s.precision(10);
+    s << c.pixelWidth;
+    if (c.pixelHeight > 0.0) s << separator << c.pixelHeight;
+    return s.str();
+}
+
+/// The default grid of a geometry: columns^2 x rows voxels of `voxel`.
+VolumeGrid defaultGrid(const ConeGeometry& g, double voxel) {
+    return VolumeGrid{g.columns, g.columns, g.rows, voxel, {}};
+}
+
+ConeSetup circularSetup(const DatasetInfo& info, CircularConeGeometry c, const std::string& source,
+                        const std::string& unit) {
+    c.angles = info.angles;
+    c.columns = info.columns;
+    c.rows = info.rows;
+    c.validate();
+    ConeSetup s;
+    s.geometry = ConeGeometry::circular(c);
+    s.grid = defaultGrid(s.geometry, c.axisPixelSize());
+    const std::string u = unit.empty() ? "" : " " + unit;
+    s.description = std::string(c.rows == 1 ? "fan" : "cone") + " beam (" + source + "): source-axis " +
+                    text(c.sourceAxis) + u + ", source-detector " + text(c.sourceDetector) + u + ", pixel " +
+                    pixelText(c, "x") + u +
+                    ", flat detector";
+    s.attributes = {{"beam", c.rows == 1 ? "fan" : "cone"},
+                    {"cone_geometry_source", source},
+                    {"source_axis_distance", text(c.sourceAxis)},
+                    {"source_detector_distance", text(c.sourceDetector)},
+                    {"detector_pixel_size", pixelText(c, ",")},
+                    {"detector_offset", text(c.offsetU) + "," + text(c.offsetV)},
+                    {"length_unit", unit}};
+    return s;
+}
+
+ConeSetup fromGeometryFile(const DatasetInfo& info, const std::filesystem::path& path) {
+    const std::string content = detail::readSmallFile(path, "cone-beam geometry file (JSON)", kMaxGeometryFileBytes);
+    json doc;
+    try {
+        doc = json::parse(content);
+    } catch (const json::parse_error& e) {
+        throw FormatError(path.string() + ": not valid JSON (" + std::string(e.what()).substr(0, 120) + ")");
+    }
+    if (!doc.is_object()) throw FormatError(path.string() + ": expected a JSON object of geometry keys");
+    static const char* const kKeys[] = {"source_axis", "source_detector", "pixel_size", "offset_u",
+                                        "offset_v",    "matrices",        "matrix_order", "unit"};
+    for (const auto& [key, value] : doc.items()) {
+        (void)value;
+        if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; }) == std::end(kKeys))
+            throw FormatError(path.string() + ": unknown key \"" + key.substr(0, 40) +
+                              "\" (expected source_axis, source_detector, pixel_size, offset_u, offset_v, unit, or "
+                              "matrices and matrix_order)");
+    }
+    const std::string unit = doc.contains("unit") && doc["unit"].is_string() ? doc["unit"].get<std::string>() : "";
+    if (doc.contains("matrices")) {
+        if (!doc["matrices"].is_string()) throw FormatError(path.string() + ": \"matrices\" must be a file name");
+        MatrixOrder order = MatrixOrder::RowMajor;
+        if (doc.contains("matrix_order")) {
+            const json& o = doc["matrix_order"];
+            if (o == "rabbitct") order = MatrixOrder::RabbitCT;
+            else if (o != "row-major")
+                throw FormatError(path.string() + ": \"matrix_order\" must be \"row-major\" or \"rabbitct\"");
+        }
+        const std::filesystem::path matrices = path.parent_path() / doc["matrices"].get<std::string>();
+        ConeSetup s;
+        s.geometry.columns = info.columns;
+        s.geometry.rows = info.rows;
+        s.geometry.views = readProjectionMatrices(matrices, order);
+        if (s.geometry.viewCount() != info.projections)
+            throw FormatError(matrices.string() + " holds " + std::to_string(s.geometry.viewCount()) +
+                              " projection matrices but " + info.path.string() + " has " +
+                              std::to_string(info.projections) + " projections (expected one matrix per projection)");
+        s.geometry.validate();
+        const ViewFrame f = describeView(s.geometry.views[0], "view 0 of " + matrices.string());
+        s.grid = defaultGrid(s.geometry, f.originDepth / f.focalU);
+        s.description = std::string(info.rows == 1 ? "fan" : "cone") + " beam: " +
+                        std::to_string(s.geometry.viewCount()) + " projection matrices from " + matrices.string();
+        s.attributes = {{"beam", info.rows == 1 ? "fan" : "cone"},
+                        {"cone_geometry_source", path.string()},
+                        {"projection_matrices", matrices.string()},
+                        {"matrix_order", order == MatrixOrder::RabbitCT ? "rabbitct" : "row-major"},
+                        {"length_unit", unit}};
+        return s;
+    }
+    for (const char* key : {"source_axis", "source_detector", "pixel_size"})
+        if (!doc.contains(key))
+            throw FormatError(path.string() + ": no \"" + key +
+                              "\" (a circular scan needs source_axis, source_detector and pixel_size; or give "
+                              "\"matrices\")");
+    CircularConeGeometry c;
+    c.sourceAxis = numberAt(doc, "source_axis", path);
+    c.sourceDetector = numberAt(doc, "source_detector", path);
+    const json& pixel = doc["pixel_size"];
+    if (pixel.is_array() && pixel.size() == 2 && pixel[0].is_number() && pixel[1].is_number()) {
+        c.pixelWidth = pixel[0].get<double>();
+        c.pixelHeight = pixel[1].get<double>();
+    } else if (pixel.is_number()) {
+        c.pixelWidth = pixel.get<double>();
+    } else {
+        throw FormatError(path.string() + ": \"pixel_size\" must be a number or [width, height]");
+    }
+    if (doc.contains("offset_u")) c.offsetU = numberAt(doc, "offset_u", path);
+    if (doc.contains("offset_v")) c.offsetV = numberAt(doc, "offset_v", path);
+    try {
+        return circularSetup(info, c, path.string(), unit);
+    } catch (const InvalidArgument& e) {
+        throw FormatError(path.string() + ": " + e.what());
+    }
+}
+
+} // namespace
+
+ConeSetup coneSetup(const DatasetInfo& info, const std::filesystem::path& geometryFile) {
+    if (!geometryFile.empty()) return fromGeometryFile(info, geometryFile);
+    if (!info.divergentBeam)
+        throw InvalidArgument(info.path.string() +
+                              " declares no fan or cone beam: give its geometry in a geometry file (source and "
+                              "detector distances and pixel size, or projection matrices)");
+    const DivergentBeam& b = *info.divergentBeam;
+    std::string missing;
+    if (!(b.sourceAxis > 0.0)) missing += " distanceSourceOrigin";
+    if (!(b.sourceDetector > 0.0)) missing += " distanceSourceDetector";
+    if (!(b.pixelSize > 0.0)) missing += " pixelSize";
+    if (!missing.empty())
+        throw InvalidArgument(info.path.string() + " declares " + b.declared + " but not its" + missing +
+                              ": give the geometry in a geometry file");
+    CircularConeGeometry c;
+    c.sourceAxis = b.sourceAxis;
+    c.sourceDetector = b.sourceDetector;
+    c.pixelWidth = b.pixelSize;
+    return circularSetup(info, c, "attributes of " + info.path.filename().string(), b.unit);
+}
+
+std::vector<float> readConeProjections(DatasetReader& reader) {
+    const DatasetInfo& info = reader.info();
+    const ImageStack sinograms = loadSinograms(reader, 0, info.rows); // [row][view][column]
+    const std::size_t cols = static_cast<std::size_t>(info.columns), views = static_cast<std::size_t>(info.projections);
+    std::vector<float> out(sinograms.data.size());
+    for (std::size_t r = 0; r < static_cast<std::size_t>(info.rows); ++r)
+        for (std::size_t p = 0; p < views; ++p)
+            std::copy_n(sinograms.data.data() + (r * views + p) * cols, cols,
+                        out.data() + (p * info.rows + r) * cols);
+    return out;
+}
+
+} // namespace tomo

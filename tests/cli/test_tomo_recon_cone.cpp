@@ -1,0 +1,113 @@
+// tomo-recon on fan- and cone-beam data: the geometry from a geometry file
+// (a cone-beam phantom scan as raw projections) or from the file itself
+// (the HTC2022 fan-beam scans), reconstructed with FDK.
+#include "cli_runner.h"
+
+#include "tomo/cone_geometry.h"
+#include "tomo/metrics.h"
+#include "tomo/phantom.h"
+#include "tomo/volume_io.h"
+
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <hdf5.h>
+
+#include <fstream>
+#include <numbers>
+
+#if TOMO_WITH_HDF5
+
+namespace tomo {
+namespace {
+
+namespace fs = std::filesystem;
+using test::quoted;
+using test::runTool;
+
+/// A string attribute of the root of an HDF5 volume ("" when absent).
+std::string rootAttribute(const fs::path& file, const char* name) {
+    const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    std::string value;
+    if (f >= 0 && H5Aexists_by_name(f, "/volume", name, H5P_DEFAULT) > 0) {
+        const hid_t a = H5Aopen_by_name(f, "/volume", name, H5P_DEFAULT, H5P_DEFAULT);
+        const hid_t type = H5Aget_type(a);
+        if (H5Tis_variable_str(type) > 0) {
+            char* text = nullptr;
+            H5Aread(a, type, &text);
+            if (text) value = text;
+            H5free_memory(text);
+        } else {
+            value.resize(H5Tget_size(type));
+            H5Aread(a, type, value.data());
+            value = value.c_str();
+        }
+        H5Tclose(type);
+        H5Aclose(a);
+    }
+    if (f >= 0) H5Fclose(f);
+    return value;
+}
+
+TEST(TomoReconCone, RawConeProjectionsWithAGeometryFile) {
+    test::TempDir dir;
+    // The core tests' scan: magnification 2, 96 x 64 pixels of 1 mm, 180 views.
+    CircularConeGeometry g;
+    g.angles = uniformAngles(180, 2 * std::numbers::pi);
+    g.sourceAxis = 150.0;
+    g.sourceDetector = 300.0;
+    g.columns = 96;
+    g.rows = 64;
+    g.pixelWidth = 1.0;
+    ConePhantom phantom;
+    phantom.radius = 0.9 * 32 * 0.5;
+    phantom.attenuation = 0.02;
+    const ImageStack projections = projectPhantomCone(phantom, ConeGeometry::circular(g), 2);
+    std::ofstream(dir / "scan.raw", std::ios::binary)
+        .write(reinterpret_cast<const char*>(projections.data.data()),
+               static_cast<std::streamsize>(projections.data.size() * sizeof(float)));
+    std::ofstream(dir / "scanner.json") << R"({"source_axis": 150, "source_detector": 300, "pixel_size": 1.0, "unit": "mm"})";
+
+    const auto r = runTool(TOMO_RECON_EXE,
+                           quoted(dir / "scan.raw") + " --raw-shape 180,64,96 --log-corrected --angle-range 360"
+                           " --cone-geometry " + quoted(dir / "scanner.json") + " --volume 64,64,33 -o " +
+                           quoted(dir / "volume.h5"),
+                           dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("geometry: cone beam ("), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("FDK of 180 views -> 64x64x33 voxels"), std::string::npos) << r.out;
+    const ImageStack volume = readVolume(dir / "volume.h5");
+    ASSERT_EQ(volume.depth, 33);
+    const VolumeGrid grid{64, 64, 33, 0.5, {}};
+    const ImageStack truth = rasterizePhantomVolume(phantom, grid, 3);
+    const auto mask = discMask(64, 64, 0.85 * 0.9 * 32);
+    // The core test's bound for this scan's mid-plane (tests/core/test_fdk.cpp).
+    EXPECT_LT(compareImages(volume.slice(16), truth.slice(16), mask).relativeError, 0.19);
+    EXPECT_EQ(rootAttribute(dir / "volume.h5", "beam"), "cone");
+    EXPECT_EQ(rootAttribute(dir / "volume.h5", "voxel_size"), "0.5");
+    EXPECT_EQ(rootAttribute(dir / "volume.h5", "source_detector_distance"), "300");
+    EXPECT_EQ(rootAttribute(dir / "volume.h5", "units"), "attenuation per voxel");
+}
+
+TEST(TomoReconCone, Htc2022FanBeamFileIsReconstructedWithItsOwnGeometry) {
+    const fs::path htc = test::realData("helsinki_htc2022_fanbeam/htc2022_ta.h5");
+    TOMO_REQUIRE_FILE(htc);
+    test::TempDir dir;
+    const auto r = runTool(TOMO_RECON_EXE, quoted(htc) + " --volume 512,512,1 -o " + quoted(dir / "disc.h5"), dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("geometry: fan beam (attributes of htc2022_ta.h5): source-axis 410.66 mm, source-detector "
+                         "553.74 mm, pixel 0.2 mm"),
+              std::string::npos)
+        << r.out;
+    const ImageStack volume = readVolume(dir / "disc.h5");
+    EXPECT_EQ(volume.width, 512);
+    EXPECT_EQ(volume.depth, 1);
+    EXPECT_EQ(rootAttribute(dir / "disc.h5", "beam"), "fan");
+    EXPECT_EQ(rootAttribute(dir / "disc.h5", "voxel_size"), "0.1483223173");
+}
+
+} // namespace
+} // namespace tomo
+
+#endif // TOMO_WITH_HDF5
