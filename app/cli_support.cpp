@@ -19,6 +19,13 @@
 
 namespace tomo::cli {
 
+std::string formatNumber(double v, int precision) {
+    std::ostringstream s;
+    s.precision(precision);
+    s << v;
+    return s.str();
+}
+
 int exitCodeFor(const std::exception& e) {
     if (dynamic_cast<const Cancelled*>(&e)) return kExitCancelled;
     if (dynamic_cast<const InvalidArgument*>(&e)) return kExitUsage;

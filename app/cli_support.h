@@ -25,6 +25,9 @@ enum ExitCode : int {
     kExitCancelled = 130, ///< Ctrl-C (SIGINT), the shell's convention 128 + 2; SIGTERM 143, SIGHUP 129
 };
 
+/// `v` with `precision` significant digits, as a stream writes it (1e+06, 0.25).
+std::string formatNumber(double v, int precision = 6);
+
 /// The exit code for an exception caught in main().
 int exitCodeFor(const std::exception& e);
 

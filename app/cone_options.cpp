@@ -25,13 +25,6 @@ constexpr const char* kConeOptions[] = {
     "raw-shape",  "raw-type",      "raw-header",   "raw-big-endian", "output-type", "range",   "tiff-bits",
     "overwrite",  "quiet"};
 
-std::string formatNumber(double v, int precision) {
-    std::ostringstream s;
-    s.precision(precision);
-    s << v;
-    return s.str();
-}
-
 std::string number(double v) { return formatNumber(v, 10); }
 
 } // namespace

@@ -454,13 +454,6 @@ std::string describeOptions(const ReconOptions& o) {
     return s.str();
 }
 
-std::string formatNumber(double v, int precision = 6) {
-    std::ostringstream s;
-    s.precision(precision);
-    s << v;
-    return s.str();
-}
-
 std::string describeDataset(const DatasetInfo& info) {
     std::ostringstream s;
     s << info.path.string() << ": " << formatName(info.format) << ", " << info.projections << " projections x "
