@@ -77,16 +77,9 @@ public:
     std::string unavailableReason() const override { return availability(); }
 
     void checkOptions(const ReconOptions& options) const override {
-        const std::string who = "strategy '" + name() + "'";
-        if (options.slicesPerPass != 1 && options.slicesPerPass != 2 && options.slicesPerPass != 4)
-            throw InvalidArgument(who + " does not support slicesPerPass " + std::to_string(options.slicesPerPass) +
-                                  " (supported: 1, 2, 4)");
-        if (options.interpolation != Interpolation::Linear && options.interpolation != Interpolation::Nearest)
-            throw InvalidArgument(who + " does not support this interpolation (supported: nearest, linear)");
-        if (options.precision != Precision::Float32 && options.precision != Precision::Float16)
-            throw InvalidArgument(who + " does not support this precision (supported: float32, float16)");
+        requireGpuModes(name(), options);
         if (options.device < 0)
-            throw InvalidArgument(who + ": device is " + std::to_string(options.device) + " (expected >= 0)");
+            throw InvalidArgument("strategy '" + name() + "': device is " + std::to_string(options.device) + " (expected >= 0)");
     }
 
     std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry,

@@ -296,24 +296,6 @@ void TexturePlan::ensureOutput(std::size_t pixels) {
     }
 }
 
-void TexturePlan::checkCount(std::span<const float> sinograms, int count) const {
-    if (count < 1 || count > m_maxSlices)
-        throw InvalidArgument("setSinograms: count is " + std::to_string(count) + " (expected 1 to maxSlices() = " +
-                              std::to_string(m_maxSlices) + ")");
-    const std::size_t expected = static_cast<std::size_t>(count) * sliceValues();
-    if (sinograms.size() != expected)
-        throw InvalidArgument("setSinograms: " + std::to_string(sinograms.size()) +
-                              " values (expected count x projections x bins = " + std::to_string(expected) + ")");
-}
-
-void TexturePlan::checkOutput(std::span<float> slices, int count) const {
-    const std::size_t expected = static_cast<std::size_t>(count) * regionPixels();
-    if (slices.size() != expected)
-        throw InvalidArgument("backproject: output has " + std::to_string(slices.size()) + " values (expected " +
-                              std::to_string(count) + " slices x " + std::to_string(m_geometry.region.width) + "x" +
-                              std::to_string(m_geometry.region.height) + " = " + std::to_string(expected) + ")");
-}
-
 // ----------------------------------------------------------------- stages
 
 void TexturePlan::stageAndUpload(int chunk, const float* h_src, int slices) {
@@ -570,7 +552,7 @@ void TexturePlan::collectSpans(StageTimes& times) {
 // ----------------------------------------------------------------- API
 
 void TexturePlan::setSinograms(std::span<const float> sinograms, int count) {
-    checkCount(sinograms, count);
+    requireSinograms(sinograms, count);
     DeviceScope scope(m_device);
     const int passes = (count + m_channels - 1) / m_channels;
     m_count = 0; // nothing usable if this throws half way
@@ -682,7 +664,7 @@ void TexturePlan::backprojectBanded(std::span<float> out, int rowsPerBand) {
 
 void TexturePlan::backproject(std::span<float> slices) {
     if (m_count == 0) throw InvalidArgument("backproject: no sinograms set (call setSinograms first)");
-    checkOutput(slices, m_count);
+    requireSlices(slices, m_count);
     DeviceScope scope(m_device);
     if (const int rows = bandRows(); rows > 0) {
         backprojectBanded(slices, rows);
@@ -692,8 +674,8 @@ void TexturePlan::backproject(std::span<float> slices) {
 }
 
 void TexturePlan::reconstruct(std::span<const float> sinograms, int count, std::span<float> slices) {
-    checkCount(sinograms, count);
-    checkOutput(slices, count);
+    requireSinograms(sinograms, count);
+    requireSlices(slices, count);
     DeviceScope scope(m_device);
     m_count = 0;
     ensurePasses((count + m_channels - 1) / m_channels);
@@ -715,7 +697,7 @@ PreprocessStats TexturePlan::reconstructRaw(const RawRows& raw, const FlatFieldR
                               " columns in " + std::to_string(raw.values.size()) + " bytes (expected 1 to " +
                               std::to_string(m_maxSlices) + " rows of " + std::to_string(g.projections()) + " x " +
                               std::to_string(g.bins) + ", and flat-field constants of the same rows)");
-    checkOutput(slices, count);
+    requireSlices(slices, count);
     DeviceScope scope(m_device);
     m_count = 0;
     ensurePasses((count + m_channels - 1) / m_channels);

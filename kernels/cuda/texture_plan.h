@@ -149,8 +149,6 @@ private:
     void ensureRawBuffers(std::size_t sample);
     void ensurePasses(int passes);
     void ensureOutput(std::size_t pixels);
-    void checkCount(std::span<const float> sinograms, int count) const;
-    void checkOutput(std::span<float> slices, int count) const;
 
     void stageAndUpload(int chunk, const float* h_src, int slices);
     void stageAndUploadRaw(int chunk, const PassInput& input, int firstSlice, int slices);

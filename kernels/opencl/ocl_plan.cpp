@@ -265,26 +265,8 @@ void OclPlan::filterPass(int pass, int slices, const cl::Buffer& input) {
            cl::NDRange(64, 1), kFilter);
 }
 
-void OclPlan::checkCount(std::span<const float> sinograms, int count) const {
-    if (count < 1 || count > m_maxSlices)
-        throw InvalidArgument("setSinograms: count is " + std::to_string(count) + " (expected 1 to maxSlices() = " +
-                              std::to_string(m_maxSlices) + ")");
-    const std::size_t expected = static_cast<std::size_t>(count) * sliceValues();
-    if (sinograms.size() != expected)
-        throw InvalidArgument("setSinograms: " + std::to_string(sinograms.size()) +
-                              " values (expected count x projections x bins = " + std::to_string(expected) + ")");
-}
-
-void OclPlan::checkOutput(std::span<float> slices, int count) const {
-    const std::size_t expected = static_cast<std::size_t>(count) * m_geometry.region.pixels();
-    if (slices.size() != expected)
-        throw InvalidArgument("backproject: output has " + std::to_string(slices.size()) + " values (expected " +
-                              std::to_string(count) + " slices x " + std::to_string(m_geometry.region.width) + "x" +
-                              std::to_string(m_geometry.region.height) + " = " + std::to_string(expected) + ")");
-}
-
 void OclPlan::setSinograms(std::span<const float> sinograms, int count) {
-    checkCount(sinograms, count);
+    requireSinograms(sinograms, count);
     m_count = 0;
     const int passes = (count + m_channels - 1) / m_channels;
     ensurePasses(passes);
@@ -375,7 +357,7 @@ void OclPlan::backprojectPass(int pass, int slices, const cl::Buffer& output) {
 
 void OclPlan::backproject(std::span<float> slices) {
     if (m_count == 0) throw InvalidArgument("backproject: no sinograms set (call setSinograms first)");
-    checkOutput(slices, m_count);
+    requireSlices(slices, m_count);
     const std::size_t pixels = m_geometry.region.pixels();
     m_events.clear();
     try {
@@ -398,8 +380,8 @@ void OclPlan::backproject(std::span<float> slices) {
 }
 
 void OclPlan::reconstruct(std::span<const float> sinograms, int count, std::span<float> slices) {
-    checkCount(sinograms, count);
-    checkOutput(slices, count);
+    requireSinograms(sinograms, count);
+    requireSlices(slices, count);
     m_count = 0;
     const int passes = (count + m_channels - 1) / m_channels;
     ensurePasses(passes);

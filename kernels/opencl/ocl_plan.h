@@ -67,8 +67,6 @@ private:
     void uploadGeometry();
     void ensureOutput(std::size_t pixels);
     void ensurePasses(int passes);
-    void checkCount(std::span<const float> sinograms, int count) const;
-    void checkOutput(std::span<float> slices, int count) const;
     /// Enqueues on the compute queue: filter `input` and pack it as pass `pass`.
     void filterPass(int pass, int slices, const cl::Buffer& input);
     /// Enqueues on the compute queue: the kernel over pass `pass` into `output`.

@@ -52,14 +52,8 @@ public:
     }
 
     void checkOptions(const ReconOptions& options) const override {
+        requireGpuModes(name(), options);
         const std::string who = "strategy '" + name() + "'";
-        if (options.slicesPerPass != 1 && options.slicesPerPass != 2 && options.slicesPerPass != 4)
-            throw InvalidArgument(who + " does not support slicesPerPass " + std::to_string(options.slicesPerPass) +
-                                  " (supported: 1, 2, 4)");
-        if (options.interpolation != Interpolation::Linear && options.interpolation != Interpolation::Nearest)
-            throw InvalidArgument(who + " does not support this interpolation (supported: nearest, linear)");
-        if (options.precision != Precision::Float32 && options.precision != Precision::Float16)
-            throw InvalidArgument(who + " does not support this precision (supported: float32, float16)");
         if (!noDeviceReason().empty()) return; // unavailableReason() says why; nothing device-specific to check
         const int device = selectDevice(options.openclDevice);
         const OpenClDevice& d = devices()[static_cast<std::size_t>(device)].info;

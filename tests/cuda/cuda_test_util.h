@@ -5,6 +5,8 @@
 #include "tomo/backend.h"
 #include "tomo/metrics.h"
 #include "tomo/error.h"
+#include "tomo/filter.h"
+#include "tomo/geometry.h"
 #include "tomo/phantom.h"
 #include "tomo/registry.h"
 
@@ -148,6 +150,45 @@ inline void report(const std::string& what, const Errors& e) {
     std::printf("MEASURED %-58s rel=%.3e maxOfPeak=%.3e%s\n", what.c_str(), e.relative, e.maxOfPeak,
                 e.identical ? " identical" : "");
     std::fflush(stdout);
+}
+
+/// A GPU filter (CUDA, OpenCL) against the CPU's SinogramFilter on a smooth
+/// pattern of rows x bins, for every window and padding; `device(data, rows,
+/// bins, options, weights)` filters on the device. Both sides are float32
+/// FFTs of the padded length, whose rounding is ~log2(padded) ulp of the
+/// *input* (x weight) magnitude; the ramp filter leaves outputs far smaller
+/// than inputs (edge padding of offset rows: 1e-5 of the output peak,
+/// 1.5e-7 of the input), so the tolerance follows the input.
+template <class DeviceFilter>
+void expectFilterEqualsCpu(const char* label, std::initializer_list<int> binCounts,
+                           std::initializer_list<int> rowCounts, DeviceFilter device) {
+    for (int bins : binCounts)
+        for (int rows : rowCounts)
+            for (auto window : {FilterWindow::RamLak, FilterWindow::Hann})
+                for (auto padding : {Padding::Edge, Padding::Zero}) {
+                    std::vector<float> data(static_cast<std::size_t>(rows) * bins);
+                    for (std::size_t i = 0; i < data.size(); ++i)
+                        data[i] = static_cast<float>(1.0 + std::sin(0.05 * i) + 0.3 * std::cos(0.31 * (i % bins)));
+                    const std::vector<double> weights = angularWeights(uniformAngles(rows));
+                    FilterOptions f;
+                    f.window = window;
+                    f.padding = padding;
+                    std::vector<float> cpu = data;
+                    SinogramFilter(bins, f).apply(cpu, rows, weights);
+                    const std::vector<float> gpu = device(data, rows, bins, f, weights);
+                    ASSERT_EQ(gpu.size(), cpu.size());
+                    double maxDiff = 0.0, peak = 0.0, scale = 0.0;
+                    for (std::size_t i = 0; i < cpu.size(); ++i) {
+                        maxDiff = std::max(maxDiff, std::abs(double(gpu[i]) - cpu[i]));
+                        peak = std::max(peak, std::abs(double(cpu[i])));
+                        scale = std::max(scale, std::abs(data[i] * weights[(i / bins) % weights.size()]));
+                    }
+                    const double tolerance = 4.0 * std::log2(double(paddedLength(bins))) * 1.1920929e-7 * scale;
+                    std::printf("MEASURED %s bins %d rows %d %s %s: max diff %.2e of input, %.2e of output peak\n",
+                                label, bins, rows, std::string(filterWindowName(window)).c_str(),
+                                std::string(paddingName(padding)).c_str(), maxDiff / scale, maxDiff / peak);
+                    EXPECT_LE(maxDiff, tolerance) << label << ": " << bins << " bins, " << rows << " rows";
+                }
 }
 
 } // namespace tomo::cudatest

@@ -118,38 +118,11 @@ TEST(CudaBackends, FetchRateCeiling) {
 
 TEST(CudaBackends, GpuFilterEqualsCpuFilter) {
     TOMO_REQUIRE_CUDA();
-    for (int bins : {256, 1001, 37})
-        for (int rows : {64, 63})
-            for (auto window : {FilterWindow::RamLak, FilterWindow::Hann})
-                for (auto padding : {Padding::Edge, Padding::Zero}) {
-                    std::vector<float> data(static_cast<std::size_t>(rows) * bins);
-                    for (std::size_t i = 0; i < data.size(); ++i)
-                        data[i] = static_cast<float>(1.0 + std::sin(0.05 * i) + 0.3 * std::cos(0.31 * (i % bins)));
-                    const std::vector<double> weights = angularWeights(uniformAngles(rows));
-                    FilterOptions f;
-                    f.window = window;
-                    f.padding = padding;
-                    std::vector<float> cpu = data;
-                    SinogramFilter(bins, f).apply(cpu, rows, weights);
-                    const std::vector<float> gpu = cuda::filterRowsOnGpu(data, rows, bins, f, weights);
-                    double maxDiff = 0.0, peak = 0.0, scale = 0.0;
-                    for (std::size_t i = 0; i < cpu.size(); ++i) {
-                        maxDiff = std::max(maxDiff, std::abs(double(gpu[i]) - cpu[i]));
-                        peak = std::max(peak, std::abs(double(cpu[i])));
-                        scale = std::max(scale, std::abs(data[i] * weights[(i / bins) % weights.size()]));
-                    }
-                    // Float tolerance: both sides are float32 FFTs of length
-                    // padded, whose rounding is ~log2(padded) ulp of the
-                    // *input* (x weight) magnitude; the ramp filter leaves
-                    // outputs far smaller than inputs (edge padding of
-                    // offset rows: 1e-5 of the output peak, 1.5e-7 of the input).
-                    const double tolerance =
-                        4.0 * std::log2(double(paddedLength(bins))) * 1.1920929e-7 * scale;
-                    std::printf("MEASURED filter bins %d rows %d %s %s: max diff %.2e of input, %.2e of output peak\n",
-                                bins, rows, std::string(filterWindowName(window)).c_str(),
-                                std::string(paddingName(padding)).c_str(), maxDiff / scale, maxDiff / peak);
-                    EXPECT_LE(maxDiff, tolerance) << bins << " bins, " << rows << " rows";
-                }
+    expectFilterEqualsCpu("filter", {256, 1001, 37}, {64, 63},
+                          [](std::span<const float> data, int rows, int bins, const FilterOptions& f,
+                             std::span<const double> weights) {
+                              return cuda::filterRowsOnGpu(data, rows, bins, f, weights);
+                          });
 }
 
 TEST(CudaBackends, ErrorsAreReportedNotCrashed) {

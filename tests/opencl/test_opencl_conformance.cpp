@@ -136,32 +136,11 @@ TEST(OpenClConformance, StreamingEqualsSetThenBackproject) {
 
 TEST(OpenClConformance, FilterMatchesTheCpuFilter) {
     TOMO_REQUIRE_OPENCL();
-    for (int bins : {64, 37})
-        for (int rows : {16, 15})
-            for (auto window : {FilterWindow::RamLak, FilterWindow::Hann})
-                for (auto padding : {Padding::Edge, Padding::Zero}) {
-                    std::vector<float> data(static_cast<std::size_t>(rows) * bins);
-                    for (std::size_t i = 0; i < data.size(); ++i)
-                        data[i] = static_cast<float>(1.0 + std::sin(0.05 * i) + 0.3 * std::cos(0.31 * (i % bins)));
-                    const std::vector<double> weights = angularWeights(uniformAngles(rows));
-                    FilterOptions f;
-                    f.window = window;
-                    f.padding = padding;
-                    std::vector<float> cpu = data;
-                    SinogramFilter(bins, f).apply(cpu, rows, weights);
-                    const std::vector<float> ocl = opencl::filterRows(data, rows, bins, f, weights);
-                    double maxDiff = 0.0, scale = 0.0;
-                    for (std::size_t i = 0; i < cpu.size(); ++i) {
-                        maxDiff = std::max(maxDiff, std::abs(double(ocl[i]) - cpu[i]));
-                        scale = std::max(scale, std::abs(data[i] * weights[(i / bins) % weights.size()]));
-                    }
-                    // As the CUDA filter test: ~log2(padded) ulp of the input (x weight) magnitude.
-                    const double tolerance = 4.0 * std::log2(double(paddedLength(bins))) * 1.1920929e-7 * scale;
-                    std::printf("MEASURED OpenCL filter bins %d rows %d %s %s: max diff %.2e of input\n", bins, rows,
-                                std::string(filterWindowName(window)).c_str(),
-                                std::string(paddingName(padding)).c_str(), maxDiff / scale);
-                    EXPECT_LE(maxDiff, tolerance) << bins << " bins, " << rows << " rows";
-                }
+    cudatest::expectFilterEqualsCpu("OpenCL filter", {64, 37}, {16, 15},
+                                    [](std::span<const float> data, int rows, int bins, const FilterOptions& f,
+                                       std::span<const double> weights) {
+                                        return opencl::filterRows(data, rows, bins, f, weights);
+                                    });
 }
 
 } // namespace

@@ -114,6 +114,13 @@ public:
     virtual PreprocessStats reconstructRaw(const RawRows& raw, const FlatFieldRows& field, std::span<float> slices);
 
 protected:
+    /// Throws InvalidArgument unless 1 <= count <= maxSlices() and
+    /// `sinograms` holds count x projections x bins values (setSinograms).
+    void requireSinograms(std::span<const float> sinograms, int count) const;
+    /// Throws InvalidArgument unless `slices` holds count x region pixels
+    /// values (backproject).
+    void requireSlices(std::span<const float> slices, int count) const;
+
     ReconstructionPlan(ReconGeometry geometry, ReconOptions options)
         : m_geometry(std::move(geometry)), m_options(std::move(options)) {
         m_geometry.validate(); // every plan starts from a usable geometry
@@ -122,6 +129,11 @@ protected:
     ReconGeometry m_geometry;
     ReconOptions m_options;
 };
+
+/// Throws InvalidArgument naming `strategy` unless `options` ask for what
+/// the GPU strategies (CUDA and OpenCL) run: 1, 2 or 4 slices per pass,
+/// nearest or linear interpolation, float32 or float16 storage.
+void requireGpuModes(const std::string& strategy, const ReconOptions& options);
 
 class Backend {
 public:

@@ -58,16 +58,10 @@ CpuPlan::CpuPlan(const ReconGeometry& geometry, const ReconOptions& options, int
 
 void CpuPlan::setSinograms(std::span<const float> sinograms, int count) {
     const auto start = Clock::now();
+    requireSinograms(sinograms, count);
     const int projections = m_geometry.geometry.projections();
     const int bins = m_geometry.geometry.bins;
-    if (count < 1 || count > m_maxSlices)
-        throw InvalidArgument("setSinograms: count is " + std::to_string(count) + " (expected 1 to maxSlices() = " +
-                              std::to_string(m_maxSlices) + ")");
     const std::size_t rowsPerSlice = static_cast<std::size_t>(projections);
-    const std::size_t expected = static_cast<std::size_t>(count) * rowsPerSlice * static_cast<std::size_t>(bins);
-    if (sinograms.size() != expected)
-        throw InvalidArgument("setSinograms: " + std::to_string(sinograms.size()) + " values (expected count x " +
-                              "projections x bins = " + std::to_string(expected) + ")");
 
     m_count = 0; // stays 0 (nothing set) if filtering throws
     m_filtered.assign(sinograms.begin(), sinograms.end());
@@ -91,11 +85,7 @@ void CpuPlan::setSinograms(std::span<const float> sinograms, int count) {
 
 void CpuPlan::backproject(std::span<float> slices) {
     if (m_count == 0) throw InvalidArgument("backproject: no sinograms set (call setSinograms first)");
-    const std::size_t expected = static_cast<std::size_t>(m_count) * m_geometry.region.pixels();
-    if (slices.size() != expected)
-        throw InvalidArgument("backproject: output has " + std::to_string(slices.size()) + " values (expected " +
-                              std::to_string(m_count) + " slices x " + std::to_string(m_geometry.region.width) + "x" +
-                              std::to_string(m_geometry.region.height) + " = " + std::to_string(expected) + ")");
+    requireSlices(slices, m_count);
     const auto start = Clock::now();
     backprojectSlices(slices);
     m_times.backproject = secondsSince(start);
