@@ -8,6 +8,8 @@
 #include "hdf5_builder.h"
 #include "test_support.h"
 
+#include "io_test_helpers.h"
+
 #include <gtest/gtest.h>
 
 #include <hdf5.h>
@@ -20,19 +22,9 @@
 namespace tomo {
 namespace {
 
-template <class E, class F>
-std::string messageOf(F&& f) {
-    try {
-        f();
-    } catch (const E& e) {
-        return e.what();
-    }
-    return "(no exception)";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-void writeText(const std::filesystem::path& path, const std::string& text) { std::ofstream(path) << text; }
+using test::contains;
+using test::messageOf;
+using test::writeText;
 
 OpenOptions divergentAllowed() {
     OpenOptions o;

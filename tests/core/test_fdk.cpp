@@ -9,6 +9,8 @@
 
 #include "test_support.h"
 
+#include "io_test_helpers.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,18 +23,8 @@ namespace {
 
 constexpr double kPi = std::numbers::pi;
 
-template <class E, class F>
-std::string messageOf(F&& f) {
-    try {
-        f();
-    } catch (const E& e) {
-        return e.what();
-    }
-    return "(no exception)";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
+using test::contains;
+using test::messageOf;
 /// A small cone-beam scan: 64 x 64 x 33 voxels of 0.5 mm, magnification 2,
 /// the 3D Shepp-Logan phantom (radius 14.4 mm) seen whole on a 96 x 64 detector.
 struct ConeScan {
