@@ -84,8 +84,8 @@ ConeSetup fromGeometryFile(const DatasetInfo& info, const std::filesystem::path&
     if (!doc.is_object()) throw FormatError(path.string() + ": expected a JSON object of geometry keys");
     static const char* const kKeys[] = {"source_axis", "source_detector", "pixel_size", "offset_u",
                                         "offset_v",    "matrices",        "matrix_order", "unit"};
-    for (const auto& [key, value] : doc.items()) {
-        (void)value;
+    for (const auto& item : doc.items()) {
+        const std::string& key = item.key(); // not a structured binding: Clang 14 cannot capture those
         if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; }) == std::end(kKeys))
             throw FormatError(path.string() + ": unknown key \"" + key.substr(0, 40) +
                               "\" (expected source_axis, source_detector, pixel_size, offset_u, offset_v, unit, or "
