@@ -1,7 +1,7 @@
 // Shared by the OpenCL suites: skipping without a platform, the test cache.
 #pragma once
 
-#include "cuda_test_util.h" // phantom datasets, cpu-reference results, error figures
+#include "gpu_test_util.h" // phantom datasets, cpu-reference results, error figures
 
 #include "tomo/opencl/opencl_backends.h"
 
@@ -12,13 +12,13 @@
 
 namespace tomo::ocltest {
 
-using cudatest::compare;
-using cudatest::Dataset;
-using cudatest::Errors;
-using cudatest::optionsFor;
-using cudatest::phantomDataset;
-using cudatest::reference;
-using cudatest::report;
+using gputest::compare;
+using gputest::Dataset;
+using gputest::Errors;
+using gputest::optionsFor;
+using gputest::phantomDataset;
+using gputest::reference;
+using gputest::report;
 
 /// The test binaries' programs are cached in the build tree, not the user's
 /// cache (unless TOMO_OPENCL_CACHE is set already).

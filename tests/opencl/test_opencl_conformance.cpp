@@ -39,7 +39,7 @@ TEST_P(OpenClModes, MatchesCpuReferenceOnPhantom) {
     if (precision == Precision::Float16 && !testDevice().fp16) {
         // Rejected clearly where the device lacks cl_khr_fp16.
         try {
-            cudatest::backendNamed(strategy).checkOptions(options);
+            gputest::backendNamed(strategy).checkOptions(options);
             FAIL() << strategy << " accepted float16 on a device without cl_khr_fp16";
         } catch (const InvalidArgument& e) {
             EXPECT_NE(std::string(e.what()).find("cl_khr_fp16"), std::string::npos) << e.what();
@@ -49,7 +49,7 @@ TEST_P(OpenClModes, MatchesCpuReferenceOnPhantom) {
     }
     const Dataset& d = mainDataset();
     const auto& ref = reference(d, d.geometry, interp);
-    const auto out = cudatest::run(strategy, d, d.geometry, options);
+    const auto out = gputest::run(strategy, d, d.geometry, options);
     const Errors e = compare(out, ref, d.slices);
     report(strategy + " " + std::string(interpolationName(interp)) + " " + std::string(precisionName(precision)) +
                " x" + std::to_string(spp),
@@ -79,7 +79,7 @@ TEST(OpenClConformance, RegionIsAWindowOfTheFullSliceAndAxisChangesKeepTheFilter
     const Dataset d = phantomDataset(64, 48, 2, 70, 58); // odd, non-square grid
     for (const char* strategy : {"ocl-tex-standard", "ocl-tex-optimized", "ocl-alu"}) {
         const ReconOptions options = optionsFor(strategy, Interpolation::Linear, Precision::Float32, 2);
-        auto plan = cudatest::backendNamed(strategy).createPlan(d.geometry, options);
+        auto plan = gputest::backendNamed(strategy).createPlan(d.geometry, options);
         plan->setSinograms(d.sinograms, d.slices);
         std::vector<float> full(static_cast<std::size_t>(d.slices) * d.geometry.region.pixels());
         plan->backproject(full);
@@ -117,7 +117,7 @@ TEST(OpenClConformance, StreamingEqualsSetThenBackproject) {
     for (const char* strategy : {"ocl-tex-standard", "ocl-tex-optimized", "ocl-alu"})
         for (int spp : {1, 2, 4}) {
             const ReconOptions options = optionsFor(strategy, Interpolation::Linear, Precision::Float32, spp);
-            auto plan = cudatest::backendNamed(strategy).createPlan(d.geometry, options);
+            auto plan = gputest::backendNamed(strategy).createPlan(d.geometry, options);
             std::vector<float> streamed(static_cast<std::size_t>(d.slices) * d.geometry.region.pixels(), -12345.0f);
             std::vector<float> stepwise(streamed.size(), -12345.0f);
             plan->reconstruct(d.sinograms, d.slices, streamed);
@@ -136,7 +136,7 @@ TEST(OpenClConformance, StreamingEqualsSetThenBackproject) {
 
 TEST(OpenClConformance, FilterMatchesTheCpuFilter) {
     TOMO_REQUIRE_OPENCL();
-    cudatest::expectFilterEqualsCpu("OpenCL filter", {64, 37}, {16, 15},
+    gputest::expectFilterEqualsCpu("OpenCL filter", {64, 37}, {16, 15},
                                     [](std::span<const float> data, int rows, int bins, const FilterOptions& f,
                                        std::span<const double> weights) {
                                         return opencl::filterRows(data, rows, bins, f, weights);

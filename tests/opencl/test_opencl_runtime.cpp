@@ -66,18 +66,18 @@ TEST(OpenClRuntime, DevicesAreListedAndChosenByIndexOrName) {
                     devices[i].computeUnits, devices[i].images ? "yes" : "no", devices[i].fp16 ? "yes" : "no",
                     devices[i].fp64 ? "yes" : "no");
     }
-    const Dataset d = cudatest::phantomDataset(32, 16, 1);
+    const Dataset d = gputest::phantomDataset(32, 16, 1);
     ReconOptions o = optionsFor("ocl-alu", Interpolation::Linear, Precision::Float32, 1);
     // By a part of its name, in any case.
     std::string part = devices.front().name.substr(0, 4);
     for (char& c : part) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     o.openclDevice = part;
-    EXPECT_NO_THROW(cudatest::backendNamed("ocl-alu").createPlan(d.geometry, o));
+    EXPECT_NO_THROW(gputest::backendNamed("ocl-alu").createPlan(d.geometry, o));
     // A device that does not exist: the error lists those that do.
     for (const std::string bad : {std::to_string(devices.size()), std::string("no-such-device-xyz")}) {
         o.openclDevice = bad;
         try {
-            cudatest::backendNamed("ocl-alu").createPlan(d.geometry, o);
+            gputest::backendNamed("ocl-alu").createPlan(d.geometry, o);
             FAIL() << "device '" << bad << "' was accepted";
         } catch (const InvalidArgument& e) {
             EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
@@ -87,7 +87,7 @@ TEST(OpenClRuntime, DevicesAreListedAndChosenByIndexOrName) {
     // The environment's choice is the default.
     ScopedEnv env("TOMO_OPENCL_DEVICE", "no-such-device-xyz");
     o.openclDevice.clear();
-    EXPECT_THROW(cudatest::backendNamed("ocl-alu").createPlan(d.geometry, o), InvalidArgument);
+    EXPECT_THROW(gputest::backendNamed("ocl-alu").createPlan(d.geometry, o), InvalidArgument);
 }
 
 TEST(OpenClRuntime, AutoWeighsOpenClOnACpuDriverOnlyWhenChosen) {
@@ -110,7 +110,7 @@ TEST(OpenClRuntime, WithoutAPlatformTheStrategiesSayWhy) {
     EXPECT_EXIT(
         {
             ::setenv("OCL_ICD_VENDORS", empty.path.c_str(), 1);
-            const std::string why = cudatest::backendNamed("ocl-alu").unavailableReason();
+            const std::string why = gputest::backendNamed("ocl-alu").unavailableReason();
             std::fprintf(stderr, "reason: %s\n", why.c_str());
             const bool listed = openclDevices().empty() && openclStatus() == why;
             std::exit(!why.empty() && listed ? 0 : 1);
@@ -121,7 +121,7 @@ TEST(OpenClRuntime, WithoutAPlatformTheStrategiesSayWhy) {
 TEST(OpenClRuntime, UnsupportedOptionsAreRejectedClearly) {
     TOMO_REQUIRE_OPENCL();
     for (const char* strategy : {"ocl-tex-standard", "ocl-tex-optimized", "ocl-alu"}) {
-        const Backend& b = cudatest::backendNamed(strategy);
+        const Backend& b = gputest::backendNamed(strategy);
         ReconOptions o = optionsFor(strategy, Interpolation::Linear, Precision::Float32, 3);
         try {
             b.checkOptions(o);
@@ -132,8 +132,8 @@ TEST(OpenClRuntime, UnsupportedOptionsAreRejectedClearly) {
         }
     }
     // Wrong sizes name what was expected.
-    const Dataset d = cudatest::phantomDataset(32, 16, 2);
-    auto plan = cudatest::backendNamed("ocl-alu").createPlan(d.geometry,
+    const Dataset d = gputest::phantomDataset(32, 16, 2);
+    auto plan = gputest::backendNamed("ocl-alu").createPlan(d.geometry,
                                                              optionsFor("ocl-alu", Interpolation::Linear,
                                                                         Precision::Float32, 1));
     std::vector<float> out(d.geometry.region.pixels());
