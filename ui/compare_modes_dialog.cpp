@@ -78,6 +78,7 @@ std::vector<tomo::ReconOptions> CompareModesDialog::modesToCompare(const tomo::R
                 o.precision = precision;
                 o.filter = base.filter;
                 o.device = base.device;
+                o.openclDevice = base.openclDevice;
                 o.threads = base.threads;
                 try {
                     b->checkOptions(o);

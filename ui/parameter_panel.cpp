@@ -64,7 +64,7 @@ ParameterPanel::ParameterPanel(QWidget* parent) : QWidget(parent), ui(std::make_
         changed();
     });
     for (QComboBox* c : {ui->windowCombo, ui->paddingCombo, ui->strategyCombo, ui->interpolationCombo,
-                         ui->precisionCombo, ui->slicesPerPassCombo, ui->deviceCombo})
+                         ui->precisionCombo, ui->slicesPerPassCombo, ui->deviceCombo, ui->openclDeviceCombo})
         connect(c, &QComboBox::currentIndexChanged, this, &ParameterPanel::changed);
     connect(ui->threadsSpin, &QSpinBox::valueChanged, this, &ParameterPanel::changed);
     connect(ui->roiGroup, &QGroupBox::toggled, this, &ParameterPanel::changed);
@@ -126,6 +126,21 @@ void ParameterPanel::populateChoices() {
             ui->deviceCombo->addItem(tr("GPU %1: %2").arg(d.index).arg(QString::fromStdString(d.name)), d.index);
         ui->deviceCombo->setToolTip(tr("GPU used by the CUDA strategies"));
     }
+
+    // OpenCL devices: the empty choice is the programs' default
+    // ($TOMO_OPENCL_DEVICE, else the first GPU, else device 0).
+    const auto openclDevices = tomo::openclDevices();
+    ui->openclDeviceCombo->addItem(openclDevices.empty() ? tr("none") : tr("default"), QString());
+    for (const tomo::OpenClDevice& d : openclDevices)
+        ui->openclDeviceCombo->addItem(tr("%1: %2 (%3)")
+                                           .arg(d.index)
+                                           .arg(QString::fromStdString(d.name), QString::fromStdString(d.platform)),
+                                       QString::number(d.index));
+    ui->openclDeviceCombo->setEnabled(!openclDevices.empty());
+    ui->openclDeviceCombo->setToolTip(
+        openclDevices.empty()
+            ? tr("No OpenCL device: %1").arg(QString::fromStdString(tomo::openclStatus()))
+            : tr("Device of the OpenCL strategies (ocl-*); default: $TOMO_OPENCL_DEVICE, else the first GPU"));
 }
 
 void ParameterPanel::setDataset(const DatasetSummary& dataset) {
@@ -220,6 +235,7 @@ SliceParams ParameterPanel::params() const {
     o.filter.window = static_cast<tomo::FilterWindow>(ui->windowCombo->currentData().toInt());
     o.filter.padding = static_cast<tomo::Padding>(ui->paddingCombo->currentData().toInt());
     o.device = ui->deviceCombo->currentData().toInt();
+    o.openclDevice = ui->openclDeviceCombo->currentData().toString().toStdString();
     o.threads = ui->threadsSpin->value();
     return p;
 }
@@ -247,6 +263,7 @@ void ParameterPanel::setParams(const SliceParams& p) {
     select(ui->windowCombo, static_cast<int>(p.options.filter.window));
     select(ui->paddingCombo, static_cast<int>(p.options.filter.padding));
     select(ui->deviceCombo, p.options.device);
+    select(ui->openclDeviceCombo, QString::fromStdString(p.options.openclDevice));
     ui->threadsSpin->setValue(p.options.threads);
     --m_blockSignals;
     if (otherCorrections) emit correctionsReplaced(m_corrections);

@@ -116,6 +116,7 @@ tomo::ReconOptions exactReferenceOptions(const tomo::ReconOptions& like, const Q
     tomo::ReconOptions o;
     o.filter = like.filter;
     o.device = like.device;
+    o.openclDevice = like.openclDevice;
     o.threads = like.threads;
     o.strategy = "cpu-reference";
     if (family != QLatin1String("cpu")) {

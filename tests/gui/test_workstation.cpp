@@ -677,6 +677,35 @@ private slots:
         saveScreenshot(w->compareDialog(), QStringLiteral("09-compare-modes"));
     }
 
+    void openclDeviceIsChosenInThePanelAndSaved() {
+        const auto devices = tomo::openclDevices();
+        auto* combo = w->findChild<QComboBox*>(QStringLiteral("openclDeviceCombo"));
+        QVERIFY(combo);
+        QCOMPARE(combo->count(), static_cast<int>(devices.size()) + 1); // "default" and each device
+        if (devices.empty()) {
+            QVERIFY(!combo->isEnabled());
+            QSKIP(qPrintable(QStringLiteral("no OpenCL device: ") + QString::fromStdString(tomo::openclStatus())));
+        }
+        QTemporaryDir cache; // compiled kernels stay out of the user's cache
+        qputenv("TOMO_OPENCL_CACHE", cache.path().toUtf8());
+        openDemo();
+        const tomo::OpenClDevice& last = devices.back();
+        combo->setCurrentIndex(combo->count() - 1);
+        QVERIFY(combo->currentText().contains(QString::fromStdString(last.name)));
+        setParams([](SliceParams& p) { p.options.strategy = "ocl-alu"; });
+        QVERIFY(waitForResult(*w, [&](const SliceResult& r) {
+            return r.preview.strategy == "ocl-alu" && r.params.options.openclDevice == std::to_string(last.index);
+        }));
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("params.json"));
+        QVERIFY(w->saveParameters(path));
+        QCOMPARE(tomo::loadRunConfig(path.toStdString()).options.openclDevice, std::to_string(last.index));
+        combo->setCurrentIndex(0); // back to the default: nothing stored
+        QVERIFY(w->parameterPanel()->params().options.openclDevice.empty());
+        w.reset(); // no plan left that could write to the cache
+        qunsetenv("TOMO_OPENCL_CACHE");
+    }
+
     void parametersRoundTripThroughJson() {
         openDemo();
         QTemporaryDir dir;
