@@ -136,6 +136,12 @@ void ParameterPanel::populateChoices() {
                                            .arg(d.index)
                                            .arg(QString::fromStdString(d.name), QString::fromStdString(d.platform)),
                                        QString::number(d.index));
+    // Device names are long ("pthread-skylake-avx512-…"): the combo must not widen the dock.
+    for (QComboBox* c : {ui->deviceCombo, ui->openclDeviceCombo}) {
+        c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        c->setMinimumContentsLength(12);
+        for (int i = 0; i < c->count(); ++i) c->setItemData(i, c->itemText(i), Qt::ToolTipRole);
+    }
     ui->openclDeviceCombo->setEnabled(!openclDevices.empty());
     ui->openclDeviceCombo->setToolTip(
         openclDevices.empty()
