@@ -6,6 +6,7 @@
 #include "cli_support.h"
 #include "correction_options.h"
 
+#include "tomo/autotune.h"
 #include "tomo/error.h"
 #include "tomo/phantom.h"
 #include "tomo/preview.h"
@@ -50,12 +51,14 @@ struct Settings {
     int threads = 0;
     int device = 0;
     std::string openclDevice;
+    std::string tunings; // --tuning: ';'-separated ReconOptions::tuning texts, or "all"
     std::string json;
     bool list = false;
     bool preview = false;
     bool openScan = false; // --pipeline --open-scan
     bool pipeline = false;
     bool cone = false;
+    bool tune = false;
     std::string outputType = "float32"; // --pipeline
     PipelineBenchSettings pipe;          // --pipeline: the scan, the folder, the output
     CorrectionCommandLine corrections;   // --preview and --pipeline
@@ -136,6 +139,7 @@ struct Result {
     std::string strategy;
     std::string family;
     Combination combo{};
+    std::string tuning;          ///< kernel parameters (ALU strategies), "" = none
     int threads = 0;             ///< CPU threads used (0 for GPU strategies)
     std::vector<double> bpRuns;  ///< back-projection seconds of each run
     std::vector<double> e2eRuns; ///< setSinograms + backproject seconds of each run
@@ -267,6 +271,99 @@ std::string fmt(double v, const char* format) {
 
 // ------------------------------------------------------------- back-projection
 
+/// The tunings to time for a strategy and mode: --tuning's list (';'-separated),
+/// "all" = the strategy's tuningCandidates(), none given = its default only.
+std::vector<std::string> tuningsFor(const Backend& backend, const ReconOptions& options, const std::string& list) {
+    if (list.empty()) return {""};
+    if (list == "all") return backend.tuningCandidates(options);
+    if (backend.tuningCandidates(options) == std::vector<std::string>{""}) return {""}; // takes none
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= list.size()) {
+        const std::size_t end = std::min(list.find(';', start), list.size());
+        out.push_back(list.substr(start, end - start));
+        start = end + 1;
+    }
+    return out;
+}
+
+/// With several tunings of one strategy and mode: the fastest of each.
+template <class Results>
+void printBestTunings(const Results& results) {
+    std::vector<std::string> lines;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        const auto& r = results[i];
+        if (r.tuning.empty()) continue;
+        int count = 0;
+        bool best = true;
+        for (const auto& o : results)
+            if (o.strategy == r.strategy && o.combo.interpolation == r.combo.interpolation &&
+                o.combo.precision == r.combo.precision && o.combo.slicesPerPass == r.combo.slicesPerPass) {
+                ++count;
+                if (o.gups > r.gups) best = false;
+            }
+        if (count > 1 && best)
+            lines.push_back("  " + r.strategy + " " + std::string(interpolationName(r.combo.interpolation)) + "/" +
+                            std::string(precisionName(r.combo.precision)) + "/" + std::to_string(r.combo.slicesPerPass) +
+                            ": " + r.tuning + " (" + std::to_string(static_cast<long>(std::lround(r.gups))) + " GU/s of " +
+                            std::to_string(count) + " tunings)");
+    }
+    if (lines.empty()) return;
+    std::printf("\nfastest tuning per strategy and mode:\n");
+    for (const std::string& l : lines) std::printf("%s\n", l.c_str());
+}
+
+/// --tune: what `auto` does for each mode, from an empty cache: every
+/// candidate (strategy and tuning) timed, the winner.
+int runTune(const Settings& s) {
+    if (!autotuneEnabled()) throw InvalidArgument("--tune: TOMO_AUTOTUNE is 'off'; unset it to tune");
+    const Problem problem = makeProblem(s);
+    const fs::path cache = fs::temp_directory_path() / ("tomo-bench-tune-" + std::to_string(::getpid()) + ".json");
+    const std::optional<std::vector<const Backend*>> only =
+        s.strategies.empty() ? std::nullopt : std::optional(selectBackends(s.strategies));
+    std::printf("tomo-bench --tune: 'auto' for %d projections x %d^2 from an empty cache\n", s.projections, s.size);
+    int tuned = 0;
+    for (const Combination& combo : combinations(s)) {
+        ReconOptions o;
+        o.interpolation = combo.interpolation;
+        o.precision = combo.precision;
+        o.slicesPerPass = combo.slicesPerPass;
+        o.threads = s.threads;
+        o.device = s.device;
+        o.openclDevice = s.openclDevice;
+        std::vector<const Backend*> candidates = BackendRegistry::instance().autoCandidates(o);
+        if (only)
+            std::erase_if(candidates, [&](const Backend* b) { return std::find(only->begin(), only->end(), b) == only->end(); });
+        if (candidates.empty()) {
+            std::printf("\n%s: no candidate\n", comboName(combo).c_str());
+            continue;
+        }
+        std::error_code ec;
+        fs::remove(cache, ec);
+        Autotuner tuner(cache);
+        const auto start = Clock::now();
+        const Autotuner::Choice choice = tuner.chooseTuned(candidates, problem.geometry, o);
+        const double seconds = secondsSince(start);
+        ++tuned;
+        std::ifstream in(cache);
+        const json file = json::parse(in, nullptr, false);
+        std::printf("\n%s: %d candidate(s) timed in %.2f s\n", comboName(combo).c_str(), tuner.timedCandidates(), seconds);
+        if (file.is_object() && file.contains("entries") && !file["entries"].empty()) {
+            const json& entry = file["entries"].begin().value();
+            const double pixels = entry["timedRegion"][0].get<double>() * entry["timedRegion"][1].get<double>();
+            std::vector<std::pair<double, std::string>> rows;
+            for (const auto& [label, secs] : entry["seconds"].items()) rows.emplace_back(secs.get<double>(), label);
+            std::sort(rows.begin(), rows.end());
+            for (const auto& [secs, label] : rows)
+                std::printf("  %-28s %9.1f GU/s\n", label.c_str(), pixels * s.projections / secs / 1e9);
+        }
+        std::printf("  winner: %s%s\n", choice.backend->name().c_str(),
+                    choice.tuning.empty() ? "" : (" [" + choice.tuning + "]").c_str());
+        fs::remove(cache, ec);
+    }
+    return tuned > 0 ? kExitOk : kExitUsage;
+}
+
 int runBackprojection(const Settings& s) {
     const int repeat = s.repeat > 0 ? s.repeat : 3;
     const auto backends = selectBackends(s.strategies);
@@ -314,8 +411,16 @@ int runBackprojection(const Settings& s) {
                 skip(backend->name(), comboName(combo), e.what());
                 continue;
             }
+            for (const std::string& tuning : tuningsFor(*backend, options, s.tunings)) {
+            options.tuning = tuning;
+            try {
+                backend->checkOptions(options);
+            } catch (const InvalidArgument& e) {
+                skip(backend->name(), comboName(combo) + (tuning.empty() ? "" : " " + tuning), e.what());
+                continue;
+            }
             Result r;
-            r.strategy = backend->name();
+            r.tuning = tuning;            r.strategy = backend->name();
             r.family = backend->family();
             r.combo = combo;
             r.threads = r.family == "cpu" ? (s.threads > 0 ? s.threads : hardwareThreads()) : 0;
@@ -335,10 +440,11 @@ int runBackprojection(const Settings& s) {
             }
             if (tty) std::fprintf(stderr, "\033[K");
             if (!failure.empty()) {
-                skip(backend->name(), comboName(combo), failure);
+                skip(backend->name(), comboName(combo) + (tuning.empty() ? "" : " " + tuning), failure);
                 continue;
             }
             results.push_back(std::move(r));
+            }
         }
     }
 
@@ -367,20 +473,21 @@ int runBackprojection(const Settings& s) {
                 r.fetchShare = r.gups * 1e9 * r.fetchesPerUpdate / fetchRate;
     }
 
-    std::printf("\n%-15s %-7s %-7s %3s %10s %9s %7s %9s %10s %5s %27s %6s\n", "strategy", "interp", "prec", "spp",
-                "bp ms", "GU/s", "vs ref", "GU/s/core", "e2e ms", "%bp", "upload/filter/bp/down ms", "tex");
+    std::printf("\n%-15s %-7s %-7s %3s %10s %9s %7s %9s %10s %5s %27s %6s  %s\n", "strategy", "interp", "prec", "spp",
+                "bp ms", "GU/s", "vs ref", "GU/s/core", "e2e ms", "%bp", "upload/filter/bp/down ms", "tex", "tuning");
     for (const Result& r : results) {
         const std::string split = fmt(r.stages.upload * 1e3, "%.1f") + "/" + fmt(r.stages.filter * 1e3, "%.1f") + "/" +
                                   fmt(r.stages.backproject * 1e3, "%.1f") + "/" + fmt(r.stages.download * 1e3, "%.1f");
-        std::printf("%-15s %-7s %-7s %3d %10s %9s %7s %9s %10s %5s %27s %6s\n", r.strategy.c_str(),
+        std::printf("%-15s %-7s %-7s %3d %10s %9s %7s %9s %10s %5s %27s %6s  %s\n", r.strategy.c_str(),
                     std::string(interpolationName(r.combo.interpolation)).c_str(),
                     std::string(precisionName(r.combo.precision)).c_str(), r.combo.slicesPerPass,
                     fmt(r.bpSeconds * 1e3, "%.2f").c_str(), fmt(r.gups, "%.3f").c_str(),
                     fmt(r.speedup, "%.1fx").c_str(), r.threads ? fmt(r.gups / r.threads, "%.3f").c_str() : "-",
                     fmt(r.e2eSeconds * 1e3, "%.2f").c_str(), fmt(100.0 * r.bpSeconds / r.e2eSeconds, "%.0f").c_str(),
-                    split.c_str(), fmt(100.0 * r.fetchShare, "%.0f%%").c_str());
+                    split.c_str(), fmt(100.0 * r.fetchShare, "%.0f%%").c_str(), r.tuning.c_str());
     }
     if (results.empty()) std::printf("(no strategy ran)\n");
+    printBestTunings(results);
     if (anyTexture) {
         if (std::isfinite(fetchRate))
             std::printf("\ntexture fetch ceiling (float32 bilinear): %.0f G fetches/s; 'tex' = the kernel's fetches/s "
@@ -405,6 +512,7 @@ int runBackprojection(const Settings& s) {
                 {"interpolation", interpolationName(r.combo.interpolation)},
                 {"precision", precisionName(r.combo.precision)},
                 {"slices_per_pass", r.combo.slicesPerPass},
+                {"tuning", r.tuning},
                 {"threads", r.threads},
                 {"seconds_backproject", number(r.bpSeconds)},
                 {"gups", number(r.gups)},
@@ -616,6 +724,13 @@ void addOptions(CLI::App& app, Settings& s) {
                    "Device of the OpenCL strategies: index or part of its name, as --list shows (default: "
                    "$TOMO_OPENCL_DEVICE, else the first GPU, else 0)")
         ->type_name("N|NAME");
+    app.add_option("--tuning", s.tunings,
+                   "Kernel parameters of the ALU strategies to time, ';'-separated (e.g. \"shape=0;shape=3\", "
+                   "hybrid also share=M), or 'all' (every candidate auto would time); default: their defaults")
+        ->type_name("LIST");
+    app.add_flag("--tune", s.tune,
+                 "Show what --strategy auto does per mode (--interp, --precision, --slices-per-pass): every "
+                 "candidate strategy and tuning timed from an empty cache, and the winner");
     app.add_option("--json", s.json, "Also write the results as JSON to this file")->type_name("FILE");
     app.add_flag("--list", s.list, "List the strategies with their availability, and the devices, then exit");
     app.add_flag("--preview", s.preview,
@@ -710,6 +825,7 @@ int main(int argc, char** argv) {
         if (s.cone)
             return runConeBenchmark({s.size, s.projections, s.strategies.empty() ? "cpu" : s.strategies,
                                      s.repeat > 0 ? s.repeat : 3, s.warmup, s.threads, s.json});
+        if (s.tune) return runTune(s);
         return s.preview ? runPreview(s, app) : runBackprojection(s);
     } catch (const std::exception& e) {
         return reportError(kProgram, e);

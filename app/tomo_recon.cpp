@@ -74,6 +74,7 @@ struct CommandLine {
     std::string padding = "edge";
     int device = 0;
     std::string openclDevice;
+    std::string tuning;
     int threads = 0;
     double memoryBudget = 0.0; // GiB, 0 = default
     std::string angles;
@@ -162,6 +163,11 @@ void addOptions(CLI::App& app, CommandLine& c) {
                    "Device of the OpenCL strategies (ocl-*): its index or part of its device or platform name, as "
                    "--list-strategies lists them (default: $TOMO_OPENCL_DEVICE, else the first GPU, else 0)")
         ->type_name("N|NAME");
+    app.add_option("--tuning", c.tuning,
+                   "Kernel parameters of the alu, hybrid and oversample strategies: shape=N (a block shape "
+                   "of the README's table), hybrid also share=M (texture blocks per 16), comma-separated "
+                   "(default: the mode's measured best; with --strategy auto, the autotuner's choice)")
+        ->type_name("K=V,...");
     app.add_option("--threads", c.threads,
                    "Worker threads of CPU strategies (0 = all hardware threads; at most " +
                        std::to_string(kMaxThreads) + ")")
@@ -294,6 +300,7 @@ RunConfig effectiveConfig(const CLI::App& app, const CommandLine& c) {
         if (c.openclDevice.empty()) throw InvalidArgument("--opencl-device '': expected a device index or name");
         o.openclDevice = c.openclDevice;
     }
+    if (given("--tuning")) o.tuning = c.tuning;
     if (given("--threads")) o.threads = c.threads;
     cfg.corrections = applyCorrectionOptions(app, c.corrections, cfg.corrections);
     return cfg;
@@ -834,7 +841,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     // Resolve the strategy now, so a bad one fails before any output exists
     // and the record names the one that ran.
     const std::string requested = cfg.options.strategy;
-    cfg.options.strategy = BackendRegistry::instance().resolve(cfg.options, recon).name();
+    cfg.options = BackendRegistry::instance().resolveOptions(cfg.options, recon);
 
     WriteOptions write = writeBase;
     write.attributes = {
@@ -852,6 +859,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
         {"slice_grid", std::to_string(recon.sliceWidth) + "x" + std::to_string(recon.sliceHeight)},
         {"strategy", cfg.options.strategy},
         {"strategy_requested", requested},
+        {"tuning", cfg.options.tuning},
         {"interpolation", std::string(interpolationName(cfg.options.interpolation))},
         {"precision", std::string(precisionName(cfg.options.precision))},
         {"slices_per_pass", std::to_string(cfg.options.slicesPerPass)},

@@ -27,7 +27,18 @@ namespace tomo {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+/// One candidate of the tuner: a strategy and one of its tunings ("" = none).
+struct AutotuneEntry {
+    const Backend* backend = nullptr;
+    std::string tuning;
+
+    /// "cpu", or "alu[shape=3]" with a tuning: the name in the cache file.
+    std::string label() const { return tuning.empty() ? backend->name() : backend->name() + "[" + tuning + "]"; }
+};
+
 namespace {
+
+using Entry = AutotuneEntry;
 
 using Clock = std::chrono::steady_clock;
 
@@ -41,12 +52,20 @@ constexpr int kCacheVersion = 1;
 /// even with thousands of projections. The per-update cost of every strategy
 /// depends little on the region size beyond that, so the ranking holds.
 constexpr double kTimedUpdates = 67108864.0; // 2^26
+/// The same for GPU candidates (any family but "cpu"): at ~3 T updates/s a
+/// call of 2^26 would take ~20 us, as short as a launch's own overhead, and
+/// kernel parameter sets that differ by a few percent would rank at random;
+/// 2^31 takes ~1 ms. Their times are scaled to the CPU's timed region.
+constexpr double kTimedUpdatesGpu = 2147483648.0; // 2^31
 /// Smallest timed region (pixels), whatever the projection count.
 constexpr double kMinTimedPixels = 64.0 * 64.0;
 /// No further candidate is started once tuning has taken this long and one
 /// candidate has a time: with the limits above this only triggers on very
 /// slow or very busy machines, and keeps tuning well under ~2 s there too.
 constexpr double kTuningBudgetSeconds = 1.0;
+/// With kernel parameter sets (tunings) to time as well: 0.1 s per timed
+/// entry, at most this long.
+constexpr double kMaxTuningBudgetSeconds = 4.0;
 /// Views of the phantom that are projected exactly; see syntheticSinograms().
 constexpr int kPhantomViews = 32;
 
@@ -54,18 +73,30 @@ double secondsSince(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-std::string joinedNames(std::span<const Backend* const> candidates) {
-    std::string names;
+std::vector<Entry> entriesOf(std::span<const Backend* const> candidates, const ReconOptions& options) {
+    std::vector<Entry> entries;
     for (const Backend* b : candidates) {
+        if (!options.tuning.empty()) {
+            entries.push_back({b, options.tuning}); // the user fixed it
+            continue;
+        }
+        for (const std::string& t : b->tuningCandidates(options)) entries.push_back({b, t});
+    }
+    return entries;
+}
+
+std::string joinedNames(const std::vector<Entry>& entries) {
+    std::string names;
+    for (const Entry& e : entries) {
         if (!names.empty()) names += ',';
-        names += b->name();
+        names += e.label();
     }
     return names;
 }
 
-json candidateNames(std::span<const Backend* const> candidates) {
+json candidateNames(const std::vector<Entry>& entries) {
     json names = json::array();
-    for (const Backend* b : candidates) names.push_back(b->name());
+    for (const Entry& e : entries) names.push_back(e.label());
     return names;
 }
 
@@ -96,20 +127,21 @@ json readCache(const fs::path& path) {
     return cache;
 }
 
-/// Index in `candidates` of the cached winner for `key`, if the entry is
+/// Index in `entries` of the cached winner for `key`, if the entry is
 /// well-formed, was tuned among the same candidates and its winner is one.
-std::optional<std::size_t> cachedWinner(const json& cache, const std::string& key,
-                                        std::span<const Backend* const> candidates) {
-    const json& entries = cache.at("entries");
-    const auto entry = entries.find(key);
-    if (entry == entries.end() || !entry->is_object()) return std::nullopt;
+std::optional<std::size_t> cachedWinner(const json& cache, const std::string& key, const std::vector<Entry>& entries) {
+    const json& all = cache.at("entries");
+    const auto entry = all.find(key);
+    if (entry == all.end() || !entry->is_object()) return std::nullopt;
     const auto strategy = entry->find("strategy");
     const auto tunedAmong = entry->find("candidates");
     if (strategy == entry->end() || !strategy->is_string() || tunedAmong == entry->end() ||
-        *tunedAmong != candidateNames(candidates))
+        *tunedAmong != candidateNames(entries))
         return std::nullopt;
-    for (std::size_t i = 0; i < candidates.size(); ++i)
-        if (candidates[i]->name() == strategy->get<std::string>()) return i;
+    const auto tuning = entry->find("tuning");
+    const std::string tuningText = tuning != entry->end() && tuning->is_string() ? tuning->get<std::string>() : "";
+    for (std::size_t i = 0; i < entries.size(); ++i)
+        if (entries[i].backend->name() == strategy->get<std::string>() && entries[i].tuning == tuningText) return i;
     return std::nullopt;
 }
 
@@ -140,11 +172,11 @@ void writeCache(const fs::path& path, const json& cache) {
 /// holds more than kTimedUpdates updates per pass, a centred part of it of
 /// the same aspect ratio instead (same projections and bins, smaller region:
 /// see kTimedUpdates for why that ranks the strategies the same way).
-ReconGeometry timedGeometry(const ReconGeometry& geometry, int slicesPerPass) {
+ReconGeometry timedGeometry(const ReconGeometry& geometry, int slicesPerPass, double updates) {
     ReconGeometry timed = geometry;
     const Region& r = geometry.region;
     const double perPixel = static_cast<double>(geometry.geometry.projections()) * slicesPerPass;
-    const double maxPixels = std::max(kTimedUpdates / perPixel, kMinTimedPixels);
+    const double maxPixels = std::max(updates / perPixel, kMinTimedPixels);
     if (static_cast<double>(r.pixels()) <= maxPixels) return timed;
     const double scale = std::sqrt(maxPixels / static_cast<double>(r.pixels()));
     const int width = std::clamp(static_cast<int>(r.width * scale), 1, r.width);
@@ -185,11 +217,12 @@ std::vector<float> syntheticSinograms(const Geometry& g, int count) {
 /// Seconds per slice of one backproject() of `backend` on the timed problem:
 /// the median of 3 calls after a warm-up, or the warm-up alone when it
 /// already took over `giveUpAfter` (that candidate has lost anyway).
-double timeCandidate(const Backend& backend, const ReconGeometry& timed, const ReconOptions& options,
+double timeCandidate(const Entry& entry, const ReconGeometry& timed, const ReconOptions& options,
                      std::span<const float> sinograms, int count, double giveUpAfter) {
     ReconOptions named = options;
-    named.strategy = backend.name();
-    const std::unique_ptr<ReconstructionPlan> plan = backend.createPlan(timed, named);
+    named.strategy = entry.backend->name();
+    named.tuning = entry.tuning;
+    const std::unique_ptr<ReconstructionPlan> plan = entry.backend->createPlan(timed, named);
     // A plan may take fewer slices than a pass (memory bound): seconds per
     // slice keep such a candidate comparable.
     const int slices = std::min(count, plan->maxSlices());
@@ -273,54 +306,79 @@ std::string Autotuner::deviceIdentity(std::span<const Backend* const> candidates
 
 const Backend& Autotuner::choose(std::span<const Backend* const> candidates, const ReconGeometry& geometry,
                                  const ReconOptions& options) {
+    return *chooseTuned(candidates, geometry, options).backend;
+}
+
+Autotuner::Choice Autotuner::chooseTuned(std::span<const Backend* const> candidates, const ReconGeometry& geometry,
+                                         const ReconOptions& options) {
     assert(!candidates.empty());
-    const Backend& preferred = *candidates.back();
-    if (candidates.size() == 1 || !autotuneEnabled()) return preferred;
+    const std::vector<Entry> entries = entriesOf(candidates, options);
+    const auto choice = [&](std::size_t i) { return Choice{entries[i].backend, entries[i].tuning}; };
+    // The preferred: the last strategy with its default tuning (listed first).
+    std::size_t preferred = entries.size() - 1;
+    while (preferred > 0 && entries[preferred - 1].backend == entries.back().backend) --preferred;
+    if (entries.size() == 1 || !autotuneEnabled()) return choice(preferred);
     try {
         geometry.validate();
     } catch (const InvalidArgument&) {
-        return preferred; // nothing to time (an options check); createPlan reports a real geometry's problem
+        return choice(preferred); // nothing to time (an options check); createPlan reports a real geometry's problem
     }
 
     std::lock_guard lock(m_mutex);
     const fs::path cachePath = m_cachePath.empty() ? defaultAutotuneCachePath() : m_cachePath;
     const std::string key = cacheKey(deviceIdentity(candidates, options), geometry, options);
-    const std::string memoKey = cachePath.string() + '\n' + key + '\n' + joinedNames(candidates);
-    if (const auto it = m_chosen.find(memoKey); it != m_chosen.end()) return *candidates[it->second];
-    if (const auto cached = cachedWinner(readCache(cachePath), key, candidates)) {
+    const std::string memoKey = cachePath.string() + '\n' + key + '\n' + joinedNames(entries);
+    if (const auto it = m_chosen.find(memoKey); it != m_chosen.end()) return choice(it->second);
+    if (const auto cached = cachedWinner(readCache(cachePath), key, entries)) {
         m_chosen[memoKey] = *cached;
-        return *candidates[*cached];
+        return choice(*cached);
     }
-    const std::optional<std::size_t> winner = tune(candidates, geometry, options, cachePath, key);
-    if (!winner) return preferred; // not remembered: the next plan tries again
+    const std::optional<std::size_t> winner = tune(entries, geometry, options, cachePath, key);
+    if (!winner) return choice(preferred); // not remembered: the next plan tries again
     m_chosen[memoKey] = *winner;
-    return *candidates[*winner];
+    return choice(*winner);
 }
 
-std::optional<std::size_t> Autotuner::tune(std::span<const Backend* const> candidates, const ReconGeometry& geometry,
+std::optional<std::size_t> Autotuner::tune(const std::vector<AutotuneEntry>& entries, const ReconGeometry& geometry,
                                            const ReconOptions& options, const fs::path& cachePath,
                                            const std::string& key) {
     const auto start = Clock::now();
-    const ReconGeometry timed = timedGeometry(geometry, options.slicesPerPass);
-    std::vector<float> sinograms;
+    const ReconGeometry timed = timedGeometry(geometry, options.slicesPerPass, kTimedUpdates);
+    const ReconGeometry timedGpu = timedGeometry(geometry, options.slicesPerPass, kTimedUpdatesGpu);
+    std::vector<float> sinograms; // projections x bins: the same for both regions
     try {
         sinograms = syntheticSinograms(timed.geometry, options.slicesPerPass);
     } catch (const std::bad_alloc&) {
         return std::nullopt; // the real reconstruction will report the memory it lacks
     }
+    const bool withTunings = std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return !e.tuning.empty(); });
+    const double budget =
+        withTunings ? std::clamp(0.1 * static_cast<double>(entries.size()), kTuningBudgetSeconds, kMaxTuningBudgetSeconds)
+                    : kTuningBudgetSeconds;
 
     json seconds = json::object();
     std::optional<std::size_t> best;
-    double bestSeconds = std::numeric_limits<double>::infinity();
+    double bestSeconds = std::numeric_limits<double>::infinity(); // per slice of `timed`
     // Preferred (fastest expected) first, so the slow ones stop after their
-    // warm-up call.
-    for (std::size_t i = candidates.size(); i-- > 0;) {
-        if (best && secondsSince(start) > kTuningBudgetSeconds) break;
+    // warm-up call; a strategy's tunings in their order (its default first).
+    std::vector<std::size_t> order;
+    for (std::size_t i = entries.size(); i-- > 0;) {
+        std::size_t first = i;
+        while (first > 0 && entries[first - 1].backend == entries[i].backend) --first;
+        for (std::size_t k = first; k <= i; ++k) order.push_back(k);
+        i = first;
+    }
+    for (const std::size_t i : order) {
+        if (best && secondsSince(start) > budget) break;
         ++m_timedCandidates;
+        const bool gpu = entries[i].backend->family() != "cpu";
+        const ReconGeometry& region = gpu ? timedGpu : timed;
+        // Seconds per slice of `timed`, whatever region was timed.
+        const double scale = static_cast<double>(timed.region.pixels()) / static_cast<double>(region.region.pixels());
         try {
-            const double s = timeCandidate(*candidates[i], timed, options, sinograms, options.slicesPerPass,
-                                           2.0 * bestSeconds);
-            seconds[candidates[i]->name()] = s;
+            const double s = scale * timeCandidate(entries[i], region, options, sinograms, options.slicesPerPass,
+                                                   2.0 * bestSeconds / scale);
+            seconds[entries[i].label()] = s;
             if (s < bestSeconds) {
                 best = i;
                 bestSeconds = s;
@@ -336,10 +394,12 @@ std::optional<std::size_t> Autotuner::tune(std::span<const Backend* const> candi
     // Re-read just before writing, so entries another process wrote while
     // this one was timing are kept.
     json cache = readCache(cachePath);
-    cache["entries"][key] = json{{"strategy", candidates[*best]->name()},
-                                 {"candidates", candidateNames(candidates)},
-                                 {"seconds", seconds},
-                                 {"timedRegion", {timed.region.width, timed.region.height}}};
+    json entry{{"strategy", entries[*best].backend->name()},
+               {"candidates", candidateNames(entries)},
+               {"seconds", seconds},
+               {"timedRegion", {timed.region.width, timed.region.height}}};
+    if (!entries[*best].tuning.empty()) entry["tuning"] = entries[*best].tuning;
+    cache["entries"][key] = entry;
     writeCache(cachePath, cache);
     return best;
 }

@@ -78,19 +78,14 @@ bool openclForAuto([[maybe_unused]] const ReconOptions& options) {
 } // namespace
 
 const Backend& BackendRegistry::resolve(const ReconOptions& options, const ReconGeometry& geometry) const {
-    if (options.strategy != "auto") {
-        const Backend* b = find(options.strategy);
-        if (!b)
-            throw InvalidArgument("unknown strategy '" + options.strategy + "' (known: " + knownNames(*this) + ")");
-        if (auto why = b->unavailableReason(); !why.empty())
-            throw DeviceError("strategy '" + b->name() + "' is not available: " + why);
-        b->checkOptions(options);
-        return *b;
-    }
-    // auto: the autotuner picks among the available exact backends that
-    // accept the options, in registry order but OpenCL first (its fallback
-    // preference is the last: CUDA, then the native CPU strategies, then
-    // OpenCL). OpenCL on a CPU driver counts only when the user chose it.
+    return *find(resolveOptions(options, geometry).strategy);
+}
+
+std::vector<const Backend*> BackendRegistry::autoCandidates(const ReconOptions& options) const {
+    // The available exact backends that accept the options, in registry
+    // order but OpenCL first (its fallback preference is the last: CUDA, then
+    // the native CPU strategies, then OpenCL). OpenCL on a CPU driver counts
+    // only when the user chose it.
     std::vector<const Backend*> candidates;
     for (const auto& b : m_backends)
         if (b->isExact() && b->unavailableReason().empty() && accepts(*b, options) &&
@@ -98,19 +93,35 @@ const Backend& BackendRegistry::resolve(const ReconOptions& options, const Recon
             candidates.push_back(b.get());
     std::stable_partition(candidates.begin(), candidates.end(),
                           [](const Backend* b) { return b->family() == "opencl"; });
+    return candidates;
+}
+
+ReconOptions BackendRegistry::resolveOptions(const ReconOptions& options, const ReconGeometry& geometry) const {
+    if (options.strategy != "auto") {
+        const Backend* b = find(options.strategy);
+        if (!b)
+            throw InvalidArgument("unknown strategy '" + options.strategy + "' (known: " + knownNames(*this) + ")");
+        if (auto why = b->unavailableReason(); !why.empty())
+            throw DeviceError("strategy '" + b->name() + "' is not available: " + why);
+        b->checkOptions(options);
+        return options;
+    }
+    const std::vector<const Backend*> candidates = autoCandidates(options);
     if (candidates.empty())
         throw InvalidArgument("no available strategy accepts these options (interpolation " +
                               std::string(interpolationName(options.interpolation)) + ", precision " +
                               std::string(precisionName(options.precision)) + ", slices per pass " +
                               std::to_string(options.slicesPerPass) + ")");
-    return Autotuner::instance().choose(candidates, geometry, options);
+    const Autotuner::Choice choice = Autotuner::instance().chooseTuned(candidates, geometry, options);
+    ReconOptions resolved = options;
+    resolved.strategy = choice.backend->name();
+    resolved.tuning = choice.tuning;
+    return resolved;
 }
 
 std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry, const ReconOptions& options) {
-    const Backend& backend = BackendRegistry::instance().resolve(options, geometry);
-    ReconOptions resolved = options;
-    resolved.strategy = backend.name();
-    return backend.createPlan(geometry, resolved);
+    const ReconOptions resolved = BackendRegistry::instance().resolveOptions(options, geometry);
+    return BackendRegistry::instance().find(resolved.strategy)->createPlan(geometry, resolved);
 }
 
 std::vector<GpuDevice> gpuDevices() {

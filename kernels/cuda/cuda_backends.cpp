@@ -58,20 +58,43 @@ class TextureBackend final : public Backend {
 public:
     explicit TextureBackend(TextureKernel kernel) : m_kernel(kernel) {}
 
-    std::string name() const override { return m_kernel == TextureKernel::Standard ? "tex-standard" : "tex-optimized"; }
+    std::string name() const override { return strategyName(m_kernel); }
 
     std::string description() const override {
-        if (m_kernel == TextureKernel::Standard)
+        switch (m_kernel) {
+        case TextureKernel::Standard:
             return "CUDA, texture unit, one thread per pixel, constants in constant memory: the paper's Algorithm 1 "
                    "(the baseline)";
-        return "CUDA, texture unit, Z-order 4x4 squares, 4 projections per block with shuffle reduction, constants "
-               "in shared memory (seed 004 Alg. 1)";
+        case TextureKernel::Optimized:
+            return "CUDA, texture unit, Z-order 4x4 squares, 4 projections per block with shuffle reduction, "
+                   "constants in shared memory (seed 004 Alg. 1)";
+        case TextureKernel::Alu:
+            return "CUDA, interpolation on the ALUs from bins cached in shared memory per tile (seed 000 §6), exact "
+                   "float32 linear, double-position nearest";
+        case TextureKernel::Hybrid:
+            return "CUDA, per-SM mix of texture blocks and ALU blocks in one launch (seed 000 §7.1), share tunable";
+        case TextureKernel::Oversample:
+            return "CUDA, ALU tile caching 4 texture-filtered samples per bin, nearest of them (seed 000 §7.2): "
+                   "approximate linear";
+        }
+        return {};
     }
 
     std::string family() const override { return "cuda"; }
 
+    bool isExact() const override { return m_kernel != TextureKernel::Oversample; }
+
     double textureFetchesPerUpdate(const ReconOptions& options) const override {
-        return options.slicesPerPass > 0 ? 1.0 / options.slicesPerPass : 0.0;
+        if (options.slicesPerPass <= 0) return 0.0;
+        switch (m_kernel) {
+        case TextureKernel::Standard:
+        case TextureKernel::Optimized: return 1.0 / options.slicesPerPass;
+        case TextureKernel::Hybrid: {
+            const AluTuning t = parseAluTuning(m_kernel, options);
+            return t.textureShare / 16.0 / options.slicesPerPass;
+        }
+        default: return 0.0;
+        }
     }
 
     std::string unavailableReason() const override { return availability(); }
@@ -80,6 +103,14 @@ public:
         requireGpuModes(name(), options);
         if (options.device < 0)
             throw InvalidArgument("strategy '" + name() + "': device is " + std::to_string(options.device) + " (expected >= 0)");
+        if (m_kernel == TextureKernel::Oversample && options.interpolation != Interpolation::Linear)
+            throw InvalidArgument("strategy 'oversample' approximates linear interpolation: use interpolation linear "
+                                  "(for nearest, 'alu' is exact and as fast)");
+        (void)parseAluTuning(m_kernel, options);
+    }
+
+    std::vector<std::string> tuningCandidates(const ReconOptions& options) const override {
+        return aluTuningCandidates(m_kernel, options);
     }
 
     std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry,
@@ -107,7 +138,11 @@ int checkedDevice(int device) {
 } // namespace
 
 void registerBackends(BackendRegistry& registry) {
+    // The last is `auto`'s choice when it does not time (TOMO_AUTOTUNE=off).
     registry.add(std::make_unique<TextureBackend>(TextureKernel::Standard));
+    registry.add(std::make_unique<TextureBackend>(TextureKernel::Oversample));
+    registry.add(std::make_unique<TextureBackend>(TextureKernel::Alu));
+    registry.add(std::make_unique<TextureBackend>(TextureKernel::Hybrid));
     registry.add(std::make_unique<TextureBackend>(TextureKernel::Optimized));
 }
 

@@ -61,6 +61,55 @@ struct BackprojectLaunch {
     std::size_t sliceStride = 0;        ///< floats from one channel's slice to the next
     int slices = 1;                     ///< channels written (the last pass of a chunk may be partial)
     const float* d_scale = nullptr;     ///< {scale, 1 / scale} of float16 storage; nullptr = 1
+    // The ALU strategies (alu, hybrid, oversample) read the packed pass directly:
+    const void* d_sinogram = nullptr;   ///< texels of the pass: projections rows of pitchBytes (planes == 1)
+    std::size_t pitchBytes = 0;
+    int bins = 0;
+    bool half = false;                  ///< texels are float16
+    bool linear = true;                 ///< interpolation (ALU strategies; nearest = double positions)
+    int aluShape = 0;                   ///< index in kAluShapes
+    int textureShare = 0;               ///< hybrid: texture blocks per 16 on each SM (0 to 16)
+    unsigned* d_counters = nullptr;     ///< kMaxSms per-SM tickets (hybrid) + the tile counter; zeroed by the launcher
 };
+
+/// Block shapes of the ALU strategies (seed 000 §6.9): a Tile x Tile square
+/// per block of `threads` (tile^2 / threads pixels per thread), `group`
+/// projections cached per step, the occupancy target in blocks per SM (the
+/// register cap: 65536 / (threads x minBlocks)). Tuning picks one by index.
+struct AluShape {
+    int tile, threads, group, minBlocks;
+};
+inline constexpr AluShape kAluShapes[] = {
+    {32, 256, 16, 4}, // 4 pixels per thread, <= 64 registers
+    {32, 256, 16, 6}, // the same at 75% occupancy, <= 40 registers
+    {32, 128, 16, 8}, // 8 pixels per thread, <= 64 registers
+    {64, 256, 8, 2},  // 16 pixels per thread, <= 128 registers
+    {64, 256, 16, 3}, // 16 pixels per thread, more projections per step, <= 85 registers
+    {32, 256, 8, 4},  // 4 pixels per thread, 8 projections per step (4 slices' oversampling fits)
+};
+inline constexpr int kAluShapeCount = static_cast<int>(sizeof(kAluShapes) / sizeof(kAluShapes[0]));
+inline constexpr int kMaxSms = 1024; ///< hybrid's per-SM ticket counters (%smid < this)
+inline constexpr int kAluCounters = kMaxSms + 1; ///< counters of one ALU launch (BackprojectLaunch::d_counters)
+
+/// Bins a tile's row needs: (tile - 1) * sqrt(2) spread, one below (h_m),
+/// one for the linear neighbour, one for rounding; a multiple of 4.
+constexpr int aluCachedBins(int tile) { return ((tile - 1) * 1414214 / 1000000 + 1 + 3 + 3) / 4 * 4; }
+
+inline constexpr std::size_t kMaxStaticSharedBytes = 48 * 1024; ///< a block's static shared memory
+inline constexpr int kAluChunk = 256; ///< projections whose row constants a block stages at once
+
+enum class AluCacheKind { Linear, Nearest, Oversample };
+
+/// Bytes of the shared-memory cache of one block (alu_tile.cuh checks it).
+constexpr std::size_t aluCacheBytes(AluCacheKind kind, const AluShape& shape, int channels) {
+    const std::size_t value = 4u * static_cast<std::size_t>(channels);
+    const std::size_t rows = static_cast<std::size_t>(shape.group) * aluCachedBins(shape.tile);
+    switch (kind) {
+    case AluCacheKind::Linear: return kAluChunk * 16u + rows * 2u * value;
+    case AluCacheKind::Nearest: return kAluChunk * 32u + rows * value;
+    case AluCacheKind::Oversample: return kAluChunk * 16u + 4u * rows * value;
+    }
+    return 0;
+}
 
 } // namespace tomo::cuda

@@ -1,5 +1,8 @@
 #include "texture_plan.h"
 
+#include "alu.h"
+#include "hybrid.h"
+#include "oversample.h"
 #include "tex_optimized.h"
 #include "tex_standard.h"
 
@@ -46,9 +49,9 @@ std::uint64_t nextGeometryVersion() {
     return ++counter;
 }
 
-std::string strategyName(TextureKernel k) { return k == TextureKernel::Standard ? "tex-standard" : "tex-optimized"; }
-
-SinogramLayout layoutFromEnvironment() {
+SinogramLayout layoutFor(TextureKernel kernel) {
+    // The ALU strategies read the packed texels as plain memory: pitched only.
+    if (isAluFamily(kernel)) return SinogramLayout::Pitched;
     const char* value = std::getenv("TOMO_CUDA_SINOGRAM_LAYOUT");
     if (value && std::string(value) == "array") return SinogramLayout::Array;
     return SinogramLayout::Pitched;
@@ -89,7 +92,8 @@ int copyThreads() {
 } // namespace
 
 TexturePlan::TexturePlan(const ReconGeometry& geometry, const ReconOptions& options, TextureKernel kernel)
-    : ReconstructionPlan(geometry, options), m_kernel(kernel), m_layout(layoutFromEnvironment()),
+    : ReconstructionPlan(geometry, options), m_kernel(kernel), m_layout(layoutFor(kernel)),
+      m_tuning(parseAluTuning(kernel, options)),
       m_sampling(samplingFor(options)),
       m_device(options.device), m_channels(options.slicesPerPass), m_half(options.precision == Precision::Float16),
       m_linear(options.interpolation == Interpolation::Linear), m_copier(copyThreads()) {
@@ -103,7 +107,9 @@ TexturePlan::TexturePlan(const ReconGeometry& geometry, const ReconOptions& opti
         throw InvalidArgument(who + ": device " + std::to_string(m_device) + " does not exist (" +
                               std::to_string(devices) + " CUDA device(s): 0 to " + std::to_string(devices - 1) + ")");
     DeviceScope scope(m_device);
-    const std::string probe = kernel == TextureKernel::Standard ? texStandardProbe() : texOptimizedProbe();
+    const std::string probe = kernel == TextureKernel::Standard    ? texStandardProbe()
+                              : kernel == TextureKernel::Optimized ? texOptimizedProbe()
+                                                                   : aluProbe();
     if (!probe.empty())
         throw DeviceError(deviceLabel(m_device) + " cannot run the " + strategyName(kernel) + " kernels: " + probe);
 
@@ -151,6 +157,8 @@ TexturePlan::TexturePlan(const ReconGeometry& geometry, const ReconOptions& opti
                                      "the geometry constants");
     d_geometryDouble = DeviceBuffer<GeometryDouble>(m_device, static_cast<std::size_t>(projections),
                                                     "the geometry constants");
+    if (isAluFamily(m_kernel))
+        d_counters = DeviceBuffer<unsigned>(m_device, 2 * kAluCounters, "the tile counters");
     computeGeometry();
     uploadGeometry(true);
     m_filter = std::make_unique<GpuFilter>(m_device, g.bins, m_channels * projections, options.filter,
@@ -230,9 +238,11 @@ void TexturePlan::uploadGeometry(bool all) {
     // tex-optimized reads one table from device memory (float4 for hardware
     // sampling, double for SnapDouble); tex-standard's launcher copies the
     // host table into constant memory itself.
+    // The ALU strategies read the doubles (their rows' h_m), hybrid also the floats.
     const bool optimized = m_kernel == TextureKernel::Optimized;
-    const bool floats = all || (optimized && m_sampling == Sampling::Hardware);
-    const bool doubles = all || (optimized && m_sampling == Sampling::SnapDouble);
+    const bool alu = isAluFamily(m_kernel);
+    const bool floats = all || (optimized && m_sampling == Sampling::Hardware) || m_kernel == TextureKernel::Hybrid;
+    const bool doubles = all || (optimized && m_sampling == Sampling::SnapDouble) || alu;
     DeviceScope scope(m_device);
     // Stream-ordered after the kernels already queued (they may still read the
     // old constants) and before the next ones; a pageable source is staged
@@ -458,7 +468,26 @@ BackprojectLaunch TexturePlan::launchFor(int chunk, int slices, int pass, int ba
     L.sliceStride = regionPixels();
     L.slices = slices;
     L.d_scale = m_half ? d_scales.get() + 2 * static_cast<std::size_t>(pass) : nullptr;
+    if (m_layout == SinogramLayout::Pitched) L.d_sinogram = d_store.get() + passBytes() * static_cast<std::size_t>(pass);
+    L.pitchBytes = m_pitch;
+    L.bins = m_geometry.geometry.bins;
+    L.half = m_half;
+    L.linear = m_linear;
+    L.aluShape = m_tuning.shape;
+    L.textureShare = m_tuning.textureShare;
     return L;
+}
+
+void TexturePlan::launchKernel(BackprojectLaunch L, cudaStream_t stream) {
+    // ALU strategies: each compute stream has its counters (bands on two streams run at once).
+    if (d_counters.get()) L.d_counters = d_counters.get() + (stream == m_compute2.get() ? kAluCounters : 0);
+    switch (m_kernel) {
+    case TextureKernel::Standard: launchTexStandard(L, stream); break;
+    case TextureKernel::Optimized: launchTexOptimized(L, stream); break;
+    case TextureKernel::Alu: launchAlu(L, stream); break;
+    case TextureKernel::Oversample: launchOversample(L, stream); break;
+    case TextureKernel::Hybrid: launchHybrid(L, stream); break;
+    }
 }
 
 void TexturePlan::backprojectPass(int chunk, int slices, int pass) {
@@ -468,10 +497,7 @@ void TexturePlan::backprojectPass(int chunk, int slices, int pass) {
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, s.filtered.get(), 0));   // this chunk's pass is packed
     const BackprojectLaunch L = launchFor(chunk, slices, pass, 0, m_geometry.region.height);
     const int span = beginSpan(kBackproject, stream);
-    if (m_kernel == TextureKernel::Standard)
-        launchTexStandard(L, stream);
-    else
-        launchTexOptimized(L, stream);
+    launchKernel(L, stream);
     endSpan(span, stream);
     TOMO_CUDA_CHECK(cudaEventRecord(s.computed.get(), stream));
 }
@@ -589,7 +615,9 @@ int TexturePlan::bandRows() const {
         rows = static_cast<long long>((kBandBytes + rowBytes - 1) / rowBytes);
         rows = std::max<long long>(rows, (r.height + kMaxBands - 1) / kMaxBands);
     }
-    rows = std::max<long long>(1, (rows + kBandTileRows - 1) / kBandTileRows) * kBandTileRows;
+    // Whole tiles per band: a band computes its tiles in full.
+    const int tileRows = isAluFamily(m_kernel) ? kAluShapes[m_tuning.shape].tile : kBandTileRows;
+    rows = std::max<long long>(1, (rows + tileRows - 1) / tileRows) * tileRows;
     return rows < r.height ? static_cast<int>(rows) : 0;
 }
 
@@ -617,11 +645,7 @@ void TexturePlan::backprojectBanded(std::span<float> out, int rowsPerBand) {
             const int y = i * rowsPerBand;
             const int height = std::min(rowsPerBand, r.height - y);
             cudaStream_t stream = streams[i % 2];
-            const BackprojectLaunch L = launchFor(0, slices, 0, y, height);
-            if (m_kernel == TextureKernel::Standard)
-                launchTexStandard(L, stream);
-            else
-                launchTexOptimized(L, stream);
+            launchKernel(launchFor(0, slices, 0, y, height), stream);
             TOMO_CUDA_CHECK(cudaEventRecord(m_bandComputed[i].get(), stream));
 
             // The band of every slice: [slice][rows of the band] in d_out and h_out.

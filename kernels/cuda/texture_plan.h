@@ -41,6 +41,7 @@
 // than the wall time.
 #pragma once
 
+#include "alu_tuning.h"
 #include "cuda_resources.h"
 #include "flat_field_kernels.h"
 #include "gpu_filter.h"
@@ -55,8 +56,6 @@
 #include <vector>
 
 namespace tomo::cuda {
-
-enum class TextureKernel { Standard, Optimized };
 
 /// Layout of the packed sinograms the texture unit reads: pitched linear
 /// memory (the default) or a CUDA array per pass (block-linear; one extra
@@ -141,6 +140,8 @@ private:
     void updateAxisConstants();       // the axis column only
     void uploadGeometry(bool all);    // the table(s) the kernel reads (all: both), stream-ordered on m_compute
     BackprojectLaunch launchFor(int chunk, int slices, int pass, int bandY, int bandHeight) const;
+    /// The strategy's kernel for L on `stream` (m_compute or m_compute2).
+    void launchKernel(BackprojectLaunch L, cudaStream_t stream);
     void backprojectBanded(std::span<float> slices, int rowsPerBand);
     /// The pass loop of backproject() and reconstruct(): per pass of up to
     /// m_channels slices, upload + filter (when `sinograms` is given), then
@@ -166,6 +167,8 @@ private:
 
     TextureKernel m_kernel;
     SinogramLayout m_layout = SinogramLayout::Pitched;
+    AluTuning m_tuning;              // alu, hybrid, oversample
+    DeviceBuffer<unsigned> d_counters; // ALU strategies: kAluCounters per compute stream
     Sampling m_sampling = Sampling::Hardware;
     int m_device = 0;
     int m_channels = 1;

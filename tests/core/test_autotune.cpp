@@ -16,6 +16,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tomo {
@@ -71,6 +72,54 @@ private:
     bool m_failsToPlan;
 };
 
+/// A plan of another strategy that waits `delay` in every backproject().
+class DelayedPlan final : public ReconstructionPlan {
+public:
+    DelayedPlan(std::unique_ptr<ReconstructionPlan> inner, std::chrono::milliseconds delay)
+        : ReconstructionPlan(inner->geometry(), inner->options()), m_inner(std::move(inner)), m_delay(delay) {}
+    void setSinograms(std::span<const float> sinograms, int count) override { m_inner->setSinograms(sinograms, count); }
+    void backproject(std::span<float> slices) override {
+        std::this_thread::sleep_for(m_delay);
+        m_inner->backproject(slices);
+    }
+    void setAxis(double axis, std::span<const double> offsets) override { m_inner->setAxis(axis, offsets); }
+    void setRegion(const Region& region) override { m_inner->setRegion(region); }
+    int maxSlices() const override { return m_inner->maxSlices(); }
+    std::size_t memoryBytes() const override { return m_inner->memoryBytes(); }
+
+private:
+    std::unique_ptr<ReconstructionPlan> m_inner;
+    std::chrono::milliseconds m_delay;
+};
+
+/// `cpu` with kernel parameters: tuning "slow" waits 30 ms per call, "fast"
+/// does not, "" (the default) waits 10 ms; anything else is refused.
+class TunableBackend final : public Backend {
+public:
+    explicit TunableBackend(const Backend& inner) : m_inner(inner) {}
+    std::string name() const override { return "cpu-tunable"; }
+    std::string description() const override { return "test: cpu with tunings"; }
+    std::string family() const override { return "cpu"; }
+    std::string unavailableReason() const override { return {}; }
+    std::vector<std::string> tuningCandidates(const ReconOptions&) const override { return {"", "slow", "fast"}; }
+    void checkOptions(const ReconOptions& options) const override {
+        if (options.tuning != "" && options.tuning != "slow" && options.tuning != "fast")
+            throw InvalidArgument("cpu-tunable: tuning '" + options.tuning + "'");
+    }
+    std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry,
+                                                   const ReconOptions& options) const override {
+        checkOptions(options);
+        ReconOptions inner = options;
+        inner.strategy = "cpu";
+        inner.tuning.clear();
+        const auto delay = std::chrono::milliseconds(options.tuning == "slow" ? 30 : options.tuning == "fast" ? 0 : 10);
+        return std::make_unique<DelayedPlan>(m_inner.createPlan(geometry, inner), delay);
+    }
+
+private:
+    const Backend& m_inner;
+};
+
 const Backend& registered(const char* name) {
     const Backend* b = BackendRegistry::instance().find(name);
     if (!b) throw std::runtime_error(std::string("strategy '") + name + "' is not registered");
@@ -119,6 +168,39 @@ protected:
     ScopedEnv m_enabled{"TOMO_AUTOTUNE", nullptr};
     ScopedEnv m_cachePath{"TOMO_AUTOTUNE_CACHE", m_cache.c_str()};
 };
+
+TEST_F(Autotune, KernelParameterSetsAreCandidatesAndTheWinnersIsKept) {
+    const TunableBackend tunable(registered("cpu"));
+    const std::vector<const Backend*> candidates{&tunable};
+    Autotuner tuner(m_cache);
+    const Autotuner::Choice choice = tuner.chooseTuned(candidates, problem(), ReconOptions{});
+    EXPECT_EQ(&tunable, choice.backend);
+    EXPECT_EQ("fast", choice.tuning);
+    EXPECT_EQ(3, tuner.timedCandidates());
+    const json entry = onlyEntry(m_cache);
+    EXPECT_EQ((json{"cpu-tunable", "cpu-tunable[slow]", "cpu-tunable[fast]"}), entry.at("candidates"));
+    EXPECT_EQ("cpu-tunable", entry.at("strategy"));
+    EXPECT_EQ("fast", entry.at("tuning"));
+    EXPECT_LT(entry.at("seconds").at("cpu-tunable[fast]").get<double>(),
+              entry.at("seconds").at("cpu-tunable[slow]").get<double>());
+
+    // Another process (a new tuner) reads the winner and its tuning from the file.
+    Autotuner second(m_cache);
+    const Autotuner::Choice again = second.chooseTuned(candidates, problem(), ReconOptions{});
+    EXPECT_EQ("fast", again.tuning);
+    EXPECT_EQ(0, second.timedCandidates());
+
+    // A tuning the user gives is kept: it is the only candidate of that strategy.
+    ReconOptions fixed;
+    fixed.tuning = "slow";
+    Autotuner third(m_dir / "other.json");
+    EXPECT_EQ("slow", third.chooseTuned(candidates, problem(), fixed).tuning);
+    EXPECT_EQ(0, third.timedCandidates()); // a single candidate is not timed
+
+    // Without timing, the preferred strategy with its default tuning.
+    ScopedEnv off("TOMO_AUTOTUNE", "off");
+    EXPECT_EQ("", Autotuner(m_dir / "x.json").chooseTuned(candidates, problem(), ReconOptions{}).tuning);
+}
 
 TEST_F(Autotune, AutoResolvesToAnAvailableStrategyAndCachesIt) {
     const int timedBefore = Autotuner::instance().timedCandidates();

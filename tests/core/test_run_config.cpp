@@ -38,6 +38,7 @@ RunConfig everyFieldSet() {
     c.options.device = 1;
     c.options.openclDevice = "Radeon";
     c.options.threads = 3;
+    c.options.tuning = "shape=3,share=6";
     return c;
 }
 
@@ -72,6 +73,7 @@ void expectSame(const RunConfig& a, const RunConfig& b) {
     EXPECT_EQ(a.options.device, b.options.device);
     EXPECT_EQ(a.options.openclDevice, b.options.openclDevice);
     EXPECT_EQ(a.options.threads, b.options.threads);
+    EXPECT_EQ(a.options.tuning, b.options.tuning);
 }
 
 /// The FormatError message of parsing `json`, or "" when it parsed.
@@ -150,6 +152,7 @@ TEST(RunConfig, WrongTypesNameTheKey) {
         {R"({"opencl_device": ""})", "opencl_device"},
         {R"({"opencl_device": -2})", "opencl_device"},
         {R"({"opencl_device": [0]})", "opencl_device"},
+        {R"({"tuning": 3})", "tuning"},
         {R"({"threads": 1.5})", "threads"},
         {R"({"threads": 100000})", "threads"},
         {R"({"axis": 1e300})", "axis"},

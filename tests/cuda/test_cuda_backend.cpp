@@ -45,7 +45,7 @@ TEST(CudaBackends, RegisteredInOrderEvenWithoutDevice) {
 }
 
 TEST(CudaBackends, RejectsUnsupportedOptionsNamingThem) {
-    for (const char* name : {"tex-standard", "tex-optimized"}) {
+    for (const char* name : {"tex-standard", "tex-optimized", "alu", "hybrid"}) {
         const Backend& b = backendNamed(name);
         ReconOptions o;
         for (int spp : {1, 2, 4}) {
@@ -68,7 +68,9 @@ TEST(CudaBackends, RejectsUnsupportedOptionsNamingThem) {
         o.slicesPerPass = 1;
         o.device = -1;
         EXPECT_THROW(b.checkOptions(o), InvalidArgument);
-        EXPECT_DOUBLE_EQ(0.25, b.textureFetchesPerUpdate(optionsFor(name, Interpolation::Linear, Precision::Float16, 4)));
+        // One packed fetch per pixel and projection; hybrid's texture blocks (4 of 16 at 4 slices) only.
+        const double fetches = std::string(name) == "alu" ? 0.0 : std::string(name) == "hybrid" ? 0.25 * 4 / 16 : 0.25;
+        EXPECT_DOUBLE_EQ(fetches, b.textureFetchesPerUpdate(optionsFor(name, Interpolation::Linear, Precision::Float16, 4)));
     }
 }
 

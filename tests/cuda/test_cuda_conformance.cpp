@@ -78,7 +78,7 @@ INSTANTIATE_TEST_SUITE_P(
         return name;
     });
 
-const char* kStrategies[] = {"tex-standard", "tex-optimized"};
+const char* kStrategies[] = {"tex-standard", "tex-optimized", "alu"}; // deterministic ones (not hybrid)
 
 TEST(CudaProperties, RegionEqualsWindowOfFullSlice) {
     TOMO_REQUIRE_CUDA();

@@ -18,7 +18,7 @@
 namespace tomo::cudatest {
 namespace {
 
-const char* kStrategies[] = {"tex-standard", "tex-optimized"};
+const char* kStrategies[] = {"tex-standard", "tex-optimized", "alu"}; // deterministic ones (not hybrid)
 
 /// Sets TOMO_CUDA_BAND_ROWS for the plans created in its lifetime.
 class BandRows {

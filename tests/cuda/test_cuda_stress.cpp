@@ -82,6 +82,9 @@ TEST(CudaStress, ConcurrentPlansOnThreadsEqualFreshPlans) {
         {"tex-optimized", Interpolation::Linear, Precision::Float32, 1, 1},
         {"tex-optimized", Interpolation::Nearest, Precision::Float32, 1, 2},
         {"tex-optimized", Interpolation::Linear, Precision::Float16, 4, 2},
+        {"alu", Interpolation::Linear, Precision::Float32, 1, 1},
+        {"alu", Interpolation::Nearest, Precision::Float16, 4, 2},
+        {"oversample", Interpolation::Linear, Precision::Float32, 2, 2},
     };
     const Region full = d.geometry.region;
     // Full slice and tall regions run banded (32-row bands), short ones as one launch.

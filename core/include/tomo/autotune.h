@@ -6,13 +6,19 @@
 //          └─ Autotuner::choose()
 //               memory → cache file → time each candidate → write the file
 //
-// The user's interpolation, precision and slices per pass stay fixed; only
-// the strategy is tuned. The cache file (JSON) maps a key to its winner:
+// The user's interpolation, precision and slices per pass stay fixed; the
+// strategy is tuned, and with it the kernel parameters of the strategies that
+// have them (Backend::tuningCandidates: each set is one more candidate,
+// "alu[shape=3]"; a tuning the user gives is kept). GPU candidates are timed
+// on a larger part of the region than CPU ones (~2^31 against ~2^26 updates:
+// a GPU call must outlast its launch overhead), their times scaled to the
+// CPU's region. The cache file (JSON) maps a key to its winner:
 //
 //   {"version": 1, "entries": {
 //     "<device>|projections=<P>|bins=<B>|region=<W>x<H>|<interpolation>|<precision>|slicesPerPass=<S>": {
 //       "strategy": "cpu", "candidates": ["cpu-reference", "cpu"],
 //       "seconds": {"cpu": 0.0031, "cpu-reference": 0.021}, "timedRegion": [256, 256]}}}
+//   (a winner with kernel parameters also has "tuning": "shape=3")
 //
 // <device> names what the candidates run on: "cpu:<threads>" for the CPU
 // family (options.threads, or the hardware threads when it is 0), the GPU's
@@ -36,6 +42,8 @@
 #include <vector>
 
 namespace tomo {
+
+struct AutotuneEntry; // a strategy and one of its tunings (autotune.cpp)
 
 /// The cache file: $TOMO_AUTOTUNE_CACHE if set, else
 /// $XDG_CACHE_HOME/tomo-workstation/autotune.json, else
@@ -79,6 +87,15 @@ public:
     const Backend& choose(std::span<const Backend* const> candidates, const ReconGeometry& geometry,
                           const ReconOptions& options);
 
+    /// The winner and its tuning (ReconOptions::tuning; "" for strategies
+    /// without parameters). choose() is its strategy.
+    struct Choice {
+        const Backend* backend = nullptr;
+        std::string tuning;
+    };
+    Choice chooseTuned(std::span<const Backend* const> candidates, const ReconGeometry& geometry,
+                       const ReconOptions& options);
+
     /// Candidates this tuner has timed so far (a cache hit times none).
     int timedCandidates() const;
 
@@ -86,7 +103,7 @@ private:
     std::string deviceIdentity(std::span<const Backend* const> candidates, const ReconOptions& options);
     /// Times the candidates and writes the winner to the cache; its index,
     /// or nothing when no candidate could run the timed problem.
-    std::optional<std::size_t> tune(std::span<const Backend* const> candidates, const ReconGeometry& geometry,
+    std::optional<std::size_t> tune(const std::vector<struct AutotuneEntry>& entries, const ReconGeometry& geometry,
                                     const ReconOptions& options, const std::filesystem::path& cachePath,
                                     const std::string& key);
 

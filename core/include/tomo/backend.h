@@ -49,6 +49,10 @@ struct ReconOptions {
     std::string openclDevice;
     /// Worker threads for CPU backends; 0 = all hardware threads.
     int threads = 0;
+    /// Kernel parameters of strategies that have them (alu, hybrid,
+    /// oversample: "shape=N", hybrid also "share=M"; comma-separated); empty =
+    /// the strategy's defaults, or, with strategy "auto", what the tuner picks.
+    std::string tuning;
 };
 
 /// Wall time of the stages of the last setSinograms + backproject, in
@@ -157,6 +161,14 @@ public:
     virtual double textureFetchesPerUpdate(const ReconOptions& options) const {
         (void)options;
         return 0.0;
+    }
+
+    /// The kernel parameter sets `auto` times for these options (their
+    /// ReconOptions::tuning texts), the default first; {""} for strategies
+    /// without parameters.
+    virtual std::vector<std::string> tuningCandidates(const ReconOptions& options) const {
+        (void)options;
+        return {""};
     }
 
     /// Empty when the strategy can run here; otherwise the reason it cannot

@@ -31,6 +31,15 @@ public:
     /// strategy for these options (timed once per device and shape, see autotune.h).
     const Backend& resolve(const ReconOptions& options, const ReconGeometry& geometry) const;
 
+    /// `options` with "auto" resolved: the strategy and, for strategies with
+    /// kernel parameters, the tuning the autotuner picked (a named strategy
+    /// is checked and returned as given). Throws as resolve().
+    ReconOptions resolveOptions(const ReconOptions& options, const ReconGeometry& geometry) const;
+
+    /// The strategies "auto" chooses among for these options (available,
+    /// exact, accepting them), the preferred one last.
+    std::vector<const Backend*> autoCandidates(const ReconOptions& options) const;
+
 private:
     std::vector<std::unique_ptr<Backend>> m_backends;
 };

@@ -25,7 +25,7 @@ constexpr std::array kKeys = {"input",      "angles_file",     "angles_lines",  
                               "raw_shape",  "raw_type",        "raw_header",     "raw_big_endian", "axis",
                               "axis_tilt",  "axis_row",        "axis_offsets_file", "rows",     "region",
                               "strategy",   "interpolation",   "precision",      "slices_per_pass", "filter",
-                              "padding",    "device",          "opencl_device",  "threads",     "corrections"};
+                              "padding",    "device",          "opencl_device",  "tuning",  "threads",     "corrections"};
 
 template <std::size_t N>
 std::string knownKeys(const std::array<const char*, N>& keys) {
@@ -262,6 +262,7 @@ std::string toJson(const RunConfig& config) {
     j["padding"] = paddingName(o.filter.padding);
     j["device"] = o.device;
     if (!o.openclDevice.empty()) j["opencl_device"] = o.openclDevice;
+    if (!o.tuning.empty()) j["tuning"] = o.tuning;
     j["threads"] = o.threads;
     j["corrections"] = correctionsObject(config.corrections);
     return j.dump(2) + "\n";
@@ -383,6 +384,11 @@ RunConfig runConfigFromJson(const std::string& text) {
         else o.openclDevice = getString(v, "opencl_device");
         if (o.openclDevice.empty() || o.openclDevice.find('\0') != std::string::npos)
             wrongValue("opencl_device", "a device index or a part of a device name", v);
+    }
+    if (has("tuning")) {
+        // Kernel parameters (ReconOptions::tuning); the strategy checks them when the plan is made.
+        o.tuning = getString(j["tuning"], "tuning");
+        if (o.tuning.find('\0') != std::string::npos) wrongValue("tuning", "text such as \"shape=3\"", j["tuning"]);
     }
     if (has("threads")) o.threads = getInt(j["threads"], "threads", 0, kMaxThreads);
     if (has("corrections")) c.corrections = correctionsFromJson(j["corrections"]);

@@ -1,0 +1,134 @@
+#include "alu_tuning.h"
+
+#include "tomo/error.h"
+
+#include <algorithm>
+#include <charconv>
+#include <string_view>
+
+namespace tomo::cuda {
+
+namespace {
+
+AluCacheKind cacheKind(TextureKernel kernel, bool linear) {
+    if (kernel == TextureKernel::Oversample) return AluCacheKind::Oversample;
+    return linear ? AluCacheKind::Linear : AluCacheKind::Nearest;
+}
+
+bool shapeFits(TextureKernel kernel, int shape, const ReconOptions& options) {
+    return aluSharedBytes(kernel, shape, options.slicesPerPass, options.interpolation == Interpolation::Linear) <=
+           kMaxStaticSharedBytes;
+}
+
+/// The defaults: the fastest shape and share of each mode measured on the
+/// H100 (docs/cuda_notes.md, "ALU strategies"): alu with 16 pixels per
+/// thread (shape 3) but single-slice nearest (shape 4); oversample by mode;
+/// hybrid with the 40-register shape 1, whose six blocks per SM make a share
+/// of 6 in 16 two texture blocks per SM.
+AluTuning defaultTuning(TextureKernel kernel, const ReconOptions& options) {
+    AluTuning t;
+    const int slices = options.slicesPerPass;
+    const bool linear = options.interpolation == Interpolation::Linear;
+    switch (kernel) {
+    case TextureKernel::Alu: t.shape = !linear && slices == 1 ? 4 : 3; break;
+    case TextureKernel::Oversample: t.shape = slices == 1 ? 4 : slices == 2 ? 1 : 5; break;
+    case TextureKernel::Hybrid:
+        t.shape = 1;
+        t.textureShare = slices == 4 ? 4 : 6;
+        break;
+    default: break;
+    }
+    return t;
+}
+
+int parseValue(std::string_view key, std::string_view text, int low, int high, const std::string& who) {
+    int value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || value < low || value > high)
+        throw InvalidArgument(who + ": tuning " + std::string(key) + "=" + std::string(text) + " (expected an integer " +
+                              std::to_string(low) + " to " + std::to_string(high) + ")");
+    return value;
+}
+
+} // namespace
+
+std::string strategyName(TextureKernel kernel) {
+    switch (kernel) {
+    case TextureKernel::Standard: return "tex-standard";
+    case TextureKernel::Optimized: return "tex-optimized";
+    case TextureKernel::Alu: return "alu";
+    case TextureKernel::Hybrid: return "hybrid";
+    case TextureKernel::Oversample: return "oversample";
+    }
+    return "?";
+}
+
+std::size_t aluSharedBytes(TextureKernel kernel, int shape, int channels, bool linear) {
+    return aluCacheBytes(cacheKind(kernel, linear), kAluShapes[shape], channels);
+}
+
+AluTuning parseAluTuning(TextureKernel kernel, const ReconOptions& options) {
+    const std::string who = "strategy '" + strategyName(kernel) + "'";
+    if (!isAluFamily(kernel)) {
+        if (!options.tuning.empty())
+            throw InvalidArgument(who + " takes no tuning (got '" + options.tuning +
+                                  "'); alu, hybrid and oversample do");
+        return {};
+    }
+    AluTuning t = defaultTuning(kernel, options);
+    std::string_view rest = options.tuning;
+    while (!rest.empty()) {
+        const std::size_t comma = rest.find(',');
+        const std::string_view item = rest.substr(0, comma);
+        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+        const std::size_t eq = item.find('=');
+        const std::string_view key = item.substr(0, eq);
+        const std::string_view value = eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1);
+        if (key == "shape") {
+            t.shape = parseValue(key, value, 0, kAluShapeCount - 1, who);
+        } else if (key == "share" && kernel == TextureKernel::Hybrid) {
+            t.textureShare = parseValue(key, value, 0, 16, who);
+        } else {
+            throw InvalidArgument(who + ": unknown tuning '" + std::string(item) + "' (expected shape=0.." +
+                                  std::to_string(kAluShapeCount - 1) +
+                                  (kernel == TextureKernel::Hybrid ? ", share=0..16" : "") + ", comma-separated)");
+        }
+    }
+    if (!shapeFits(kernel, t.shape, options)) {
+        const AluShape& s = kAluShapes[t.shape];
+        throw InvalidArgument(who + ": shape " + std::to_string(t.shape) + " (" + std::to_string(s.tile) + "x" +
+                              std::to_string(s.tile) + " pixels, " + std::to_string(s.group) +
+                              " projections per step) needs " +
+                              std::to_string(aluSharedBytes(kernel, t.shape, options.slicesPerPass,
+                                                            options.interpolation == Interpolation::Linear)) +
+                              " bytes of shared memory for " + std::to_string(options.slicesPerPass) +
+                              " slice(s) per pass (at most " + std::to_string(kMaxStaticSharedBytes) + ")");
+    }
+    return t;
+}
+
+std::string aluTuningText(TextureKernel kernel, const AluTuning& tuning) {
+    std::string text = "shape=" + std::to_string(tuning.shape);
+    if (kernel == TextureKernel::Hybrid) text += ",share=" + std::to_string(tuning.textureShare);
+    return text;
+}
+
+std::vector<std::string> aluTuningCandidates(TextureKernel kernel, const ReconOptions& options) {
+    if (!isAluFamily(kernel)) return {""};
+    ReconOptions plain = options;
+    plain.tuning.clear();
+    const AluTuning first = defaultTuning(kernel, plain);
+    std::vector<std::string> out{aluTuningText(kernel, first)};
+    const int shares[] = {first.textureShare, 4, 6, 8, 10};
+    for (int shape = 0; shape < kAluShapeCount; ++shape) {
+        if (!shapeFits(kernel, shape, plain)) continue;
+        for (int share : shares) {
+            if (kernel != TextureKernel::Hybrid && share != first.textureShare) continue;
+            const std::string text = aluTuningText(kernel, AluTuning{shape, share});
+            if (std::find(out.begin(), out.end(), text) == out.end()) out.push_back(text);
+        }
+    }
+    return out;
+}
+
+} // namespace tomo::cuda
