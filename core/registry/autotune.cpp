@@ -54,9 +54,13 @@ constexpr int kCacheVersion = 1;
 constexpr double kTimedUpdates = 67108864.0; // 2^26
 /// The same for GPU candidates (any family but "cpu"): at ~3 T updates/s a
 /// call of 2^26 would take ~20 us, as short as a launch's own overhead, and
-/// kernel parameter sets that differ by a few percent would rank at random;
-/// 2^31 takes ~1 ms. Their times are scaled to the CPU's timed region.
-constexpr double kTimedUpdatesGpu = 2147483648.0; // 2^31
+/// kernel parameter sets that differ by a few percent would rank at random.
+/// The ranking of block shapes also depends on the tile count (a 64x64 tile
+/// is 1/1024 of a 2048^2 slice but 1/256 of 1024^2: a part of a slice leaves
+/// SMs idle that the whole slice keeps busy), so a GPU times the whole region
+/// up to 2^33 updates per slice (2048^2 pixels x 2048 projections, ~3 ms a
+/// call). Their times are scaled to the CPU's timed region.
+constexpr double kTimedUpdatesGpu = 8589934592.0; // 2^33
 /// Smallest timed region (pixels), whatever the projection count.
 constexpr double kMinTimedPixels = 64.0 * 64.0;
 /// No further candidate is started once tuning has taken this long and one

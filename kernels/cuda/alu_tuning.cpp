@@ -22,15 +22,14 @@ bool shapeFits(TextureKernel kernel, int shape, const ReconOptions& options) {
 
 /// The defaults: the fastest shape and share of each mode measured on the
 /// H100 (docs/cuda_notes.md, "ALU strategies"): alu with 16 pixels per
-/// thread (shape 3) but single-slice nearest (shape 4); oversample by mode;
+/// thread in 64x64 tiles (shape 3) in every mode; oversample by mode;
 /// hybrid with the 40-register shape 1, whose six blocks per SM make a share
 /// of 6 in 16 two texture blocks per SM.
 AluTuning defaultTuning(TextureKernel kernel, const ReconOptions& options) {
     AluTuning t;
     const int slices = options.slicesPerPass;
-    const bool linear = options.interpolation == Interpolation::Linear;
     switch (kernel) {
-    case TextureKernel::Alu: t.shape = !linear && slices == 1 ? 4 : 3; break;
+    case TextureKernel::Alu: t.shape = 3; break;
     case TextureKernel::Oversample: t.shape = slices == 1 ? 4 : slices == 2 ? 1 : 5; break;
     case TextureKernel::Hybrid:
         t.shape = 1;

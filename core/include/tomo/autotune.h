@@ -10,9 +10,10 @@
 // strategy is tuned, and with it the kernel parameters of the strategies that
 // have them (Backend::tuningCandidates: each set is one more candidate,
 // "alu[shape=3]"; a tuning the user gives is kept). GPU candidates are timed
-// on a larger part of the region than CPU ones (~2^31 against ~2^26 updates:
-// a GPU call must outlast its launch overhead), their times scaled to the
-// CPU's region. The cache file (JSON) maps a key to its winner:
+// on a larger part of the region than CPU ones (up to 2^33 against ~2^26
+// updates: a GPU call must outlast its launch overhead, and block shapes rank
+// by the tile count of the real region), their times scaled to the CPU's
+// region. The cache file (JSON) maps a key to its winner:
 //
 //   {"version": 1, "entries": {
 //     "<device>|projections=<P>|bins=<B>|region=<W>x<H>|<interpolation>|<precision>|slicesPerPass=<S>": {
