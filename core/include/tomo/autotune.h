@@ -75,8 +75,9 @@ public:
     /// (one warm-up, then the median of 3 backproject() calls; a candidate
     /// whose warm-up takes over twice the best median so far is not timed
     /// further; large regions are timed on a centred part of at most
-    /// ~2^26 pixel x projection updates; about 0.1-0.5 s in all), and the
-    /// winner is written to the cache file.
+    /// ~2^26 pixel x projection updates, 2^33 on a GPU; about 0.1-0.5 s in
+    /// all, up to 4 s with the kernel parameter sets of the GPU strategies),
+    /// and the winner is written to the cache file.
     ///
     /// Without timing, the preferred candidate is returned: a single
     /// candidate, TOMO_AUTOTUNE=off, a geometry that does not validate (the
