@@ -34,6 +34,7 @@ constexpr int kBandTileRows = 16;
 constexpr std::size_t kBandBytes = 1u << 20;
 constexpr std::size_t kMinBandedBytes = 4u << 20;
 constexpr int kMaxBands = 32;
+constexpr int kAluBandTilesPerSm = 8;
 
 int bandRowsFromEnvironment() {
     const char* value = std::getenv("TOMO_CUDA_BAND_ROWS");
@@ -117,6 +118,7 @@ TexturePlan::TexturePlan(const ReconGeometry& geometry, const ReconOptions& opti
     const int projections = g.projections();
     cudaDeviceProp prop{};
     TOMO_CUDA_CHECK(cudaGetDeviceProperties(&prop, m_device));
+    m_multiprocessors = prop.multiProcessorCount;
     const int maxHeight = m_layout == SinogramLayout::Array ? prop.maxTexture2D[1] : prop.maxTexture2DLinear[1];
     const int maxWidth = m_layout == SinogramLayout::Array ? prop.maxTexture2D[0] : prop.maxTexture2DLinear[0];
     if (projections > maxHeight)
@@ -614,6 +616,15 @@ int TexturePlan::bandRows() const {
         if (rowBytes * static_cast<std::size_t>(r.height) < kMinBandedBytes) return 0;
         rows = static_cast<long long>((kBandBytes + rowBytes - 1) / rowBytes);
         rows = std::max<long long>(rows, (r.height + kMaxBands - 1) / kMaxBands);
+        if (isAluFamily(m_kernel)) {
+            // An ALU tile is 32 or 64 rows and a block keeps one SM slot for
+            // several tiles: a band of 128 rows would leave most SMs idle.
+            // At least kAluBandTilesPerSm tiles per SM in a band.
+            const int tile = kAluShapes[m_tuning.shape].tile;
+            const long long across = (r.width + tile - 1) / tile + 1;
+            const long long tileRows = (static_cast<long long>(kAluBandTilesPerSm) * m_multiprocessors + across - 1) / across;
+            rows = std::max<long long>(rows, tileRows * tile);
+        }
     }
     // Whole tiles per band: a band computes its tiles in full.
     const int tileRows = isAluFamily(m_kernel) ? kAluShapes[m_tuning.shape].tile : kBandTileRows;

@@ -171,6 +171,7 @@ private:
     DeviceBuffer<unsigned> d_counters; // ALU strategies: kAluCounters per compute stream
     Sampling m_sampling = Sampling::Hardware;
     int m_device = 0;
+    int m_multiprocessors = 1;
     int m_channels = 1;
     int m_planes = 1; // textures per pass: 2 = four float32 slices as two float2 planes
     bool m_half = false;
