@@ -24,7 +24,7 @@ bool shapeFits(TextureKernel kernel, int shape, const ReconOptions& options) {
 /// H100 (docs/cuda_notes.md, "ALU strategies"): alu with 16 pixels per
 /// thread in 64x64 tiles (shape 3) in every mode; oversample by mode;
 /// hybrid with the 40-register shape 1, whose six blocks per SM make a share
-/// of 6 in 16 two texture blocks per SM.
+/// of 6 in 16 two texture blocks per SM (4 slices: shape 5, share 10).
 AluTuning defaultTuning(TextureKernel kernel, const ReconOptions& options) {
     AluTuning t;
     const int slices = options.slicesPerPass;
@@ -32,8 +32,8 @@ AluTuning defaultTuning(TextureKernel kernel, const ReconOptions& options) {
     case TextureKernel::Alu: t.shape = 3; break;
     case TextureKernel::Oversample: t.shape = slices == 1 ? 4 : slices == 2 ? 1 : 5; break;
     case TextureKernel::Hybrid:
-        t.shape = 1;
-        t.textureShare = slices == 4 ? 4 : 6;
+        t.shape = slices == 4 ? 5 : 1;
+        t.textureShare = slices == 4 ? 10 : 6;
         break;
     default: break;
     }
