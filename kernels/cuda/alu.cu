@@ -30,23 +30,17 @@ __global__ void __launch_bounds__(S::threads, S::minBlocks) aluKernel(TileArgs a
 } // namespace
 
 void launchAlu(const BackprojectLaunch& L, StreamHandle stream) {
-    withShape(L.aluShape, [&](auto shape) {
+    withMode(L, [&](auto shape, auto channels, auto half, auto linear) {
         using S = decltype(shape);
-        withChannels(L.channels, [&](auto channels) {
-            constexpr int C = decltype(channels)::value;
-            withBool(L.half, [&](auto half) {
-                withBool(L.linear, [&](auto linear) {
-                    constexpr bool H = decltype(half)::value, Lin = decltype(linear)::value;
-                    if constexpr (sizeof(AluCache<S, C, Lin>) > kMaxStaticShared) {
-                        tooLarge("alu", sizeof(AluCache<S, C, Lin>), C);
-                    } else {
-                        const auto kernel = aluKernel<S, C, H, Lin>;
-                        const TileArgs a = tileArgs(L, S::tile);
-                        kernel<<<residentBlocks(kernel, S::threads, a, L, stream), S::threads, 0, stream>>>(a);
-                    }
-                });
-            });
-        });
+        constexpr int C = decltype(channels)::value;
+        constexpr bool H = decltype(half)::value, Lin = decltype(linear)::value;
+        if constexpr (sizeof(AluCache<S, C, Lin>) > kMaxStaticShared) {
+            tooLarge("alu", sizeof(AluCache<S, C, Lin>), C);
+        } else {
+            const auto kernel = aluKernel<S, C, H, Lin>;
+            const TileArgs a = tileArgs(L, S::tile);
+            kernel<<<residentBlocks(kernel, S::threads, a, L, stream), S::threads, 0, stream>>>(a);
+        }
     });
     TOMO_CUDA_CHECK(cudaGetLastError());
 }

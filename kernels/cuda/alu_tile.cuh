@@ -171,6 +171,18 @@ __device__ __forceinline__ float4 rowInfo(const TileArgs& a, int p, int tileX, i
                        static_cast<float>(origin - hm) * factor, __int_as_float(hm));
 }
 
+/// A thread's pixels relative to its tile's top-left pixel (float positions
+/// of the linear and oversample paths: small numbers, so little rounding).
+template <class S>
+struct LocalPixels {
+    float x;
+    float y[S::pixels];
+    __device__ __forceinline__ explicit LocalPixels(const TilePlace<S>& t) : x(static_cast<float>(t.col)) {
+#pragma unroll
+        for (int k = 0; k < S::pixels; ++k) y[k] = static_cast<float>(t.row0 + k * S::stepRows);
+    }
+};
+
 /// Writes a thread's sums (times the float16 scale) where they lie in the region.
 template <class S, class V>
 __device__ __forceinline__ void storePixels(const TileArgs& a, const TilePlace<S>& t, const V (&acc)[S::pixels]) {
@@ -213,10 +225,9 @@ __device__ __forceinline__ void linearTile(const TileArgs& a, const TilePlace<S>
     using V = typename Vec<C>::Type;
     using Entry = typename LinearCache<S, C>::Entry;
     const int tid = static_cast<int>(threadIdx.x);
-    const float x = static_cast<float>(t.col);
-    float y[S::pixels];
-#pragma unroll
-    for (int k = 0; k < S::pixels; ++k) y[k] = static_cast<float>(t.row0 + k * S::stepRows);
+    const LocalPixels<S> px(t);
+    const float x = px.x;
+    const auto& y = px.y;
     const auto* cacheBytes = reinterpret_cast<const unsigned char*>(&sm.entries[0][0]);
     // floor(s) + 2^23 as int bits, times the entry size: the address less this constant.
     constexpr unsigned kSize = sizeof(Entry), kBias = 0x4B000000u * kSize;
@@ -355,10 +366,9 @@ __device__ __forceinline__ void oversampleTile(const TileArgs& a, const TilePlac
                                                typename Vec<C>::Type (&acc)[S::pixels]) {
     using V = typename Vec<C>::Type;
     const int tid = static_cast<int>(threadIdx.x);
-    const float x = static_cast<float>(t.col);
-    float y[S::pixels];
-#pragma unroll
-    for (int k = 0; k < S::pixels; ++k) y[k] = static_cast<float>(t.row0 + k * S::stepRows);
+    const LocalPixels<S> px(t);
+    const float x = px.x;
+    const auto& y = px.y;
     const auto* cacheBytes = reinterpret_cast<const unsigned char*>(&sm.entries[0][0]);
     constexpr int kSamples = 4 * S::cached;
     constexpr unsigned kSize = sizeof(V), kBias = 0x4B000000u * kSize;
@@ -521,6 +531,17 @@ template <class F>
 void withBool(bool value, F&& f) {
     if (value) f(std::true_type{});
     else f(std::false_type{});
+}
+
+/// f(S{}, Channels<C>{}, bool_constant<half>{}, bool_constant<linear>{})
+/// for the launch's shape, slices per pass, storage and interpolation.
+template <class F>
+void withMode(const BackprojectLaunch& L, F&& f) {
+    withShape(L.aluShape, [&](auto shape) {
+        withChannels(L.channels, [&](auto channels) {
+            withBool(L.half, [&](auto half) { withBool(L.linear, [&](auto linear) { f(shape, channels, half, linear); }); });
+        });
+    });
 }
 
 constexpr std::size_t kMaxStaticShared = kMaxStaticSharedBytes;

@@ -50,24 +50,18 @@ hybridKernel(TileArgs a, int textureShare, unsigned* __restrict__ tickets) {
 void launchHybrid(const BackprojectLaunch& L, StreamHandle stream) {
     if (L.textureShare < 0 || L.textureShare > 16)
         throw InvalidArgument("hybrid: texture share " + std::to_string(L.textureShare) + " of 16 (expected 0 to 16)");
-    withShape(L.aluShape, [&](auto shape) {
+    withMode(L, [&](auto shape, auto channels, auto half, auto linear) {
         using S = decltype(shape);
-        withChannels(L.channels, [&](auto channels) {
-            constexpr int C = decltype(channels)::value;
-            withBool(L.half, [&](auto half) {
-                withBool(L.linear, [&](auto linear) {
-                    constexpr bool H = decltype(half)::value, Lin = decltype(linear)::value;
-                    if constexpr (sizeof(HybridShared<S, C, Lin>) > kMaxStaticShared) {
-                        tooLarge("hybrid", sizeof(HybridShared<S, C, Lin>), C);
-                    } else {
-                        const auto kernel = hybridKernel<S, C, H, Lin>;
-                        const TileArgs a = tileArgs(L, S::tile);
-                        kernel<<<residentBlocks(kernel, S::threads, a, L, stream), S::threads, 0, stream>>>(
-                            a, L.textureShare, L.d_counters);
-                    }
-                });
-            });
-        });
+        constexpr int C = decltype(channels)::value;
+        constexpr bool H = decltype(half)::value, Lin = decltype(linear)::value;
+        if constexpr (sizeof(HybridShared<S, C, Lin>) > kMaxStaticShared) {
+            tooLarge("hybrid", sizeof(HybridShared<S, C, Lin>), C);
+        } else {
+            const auto kernel = hybridKernel<S, C, H, Lin>;
+            const TileArgs a = tileArgs(L, S::tile);
+            kernel<<<residentBlocks(kernel, S::threads, a, L, stream), S::threads, 0, stream>>>(a, L.textureShare,
+                                                                                                   L.d_counters);
+        }
     });
     TOMO_CUDA_CHECK(cudaGetLastError());
 }

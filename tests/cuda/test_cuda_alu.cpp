@@ -51,7 +51,7 @@ const Dataset& oddDataset() {
     return d;
 }
 
-using Mode = std::tuple<std::string, Interpolation, Precision, int>;
+using Mode = ModeParam;
 
 class AluModes : public ::testing::TestWithParam<Mode> {};
 
@@ -73,14 +73,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(std::string("alu"), std::string("hybrid")),
                        ::testing::Values(Interpolation::Nearest, Interpolation::Linear),
                        ::testing::Values(Precision::Float32, Precision::Float16), ::testing::Values(1, 2, 4)),
-    [](const ::testing::TestParamInfo<Mode>& info) {
-        std::string name = std::get<0>(info.param) + "_" + std::string(interpolationName(std::get<1>(info.param))) +
-                           "_" + std::string(precisionName(std::get<2>(info.param))) + "_x" +
-                           std::to_string(std::get<3>(info.param));
-        for (char& c : name)
-            if (c == '-') c = '_';
-        return name;
-    });
+    modeTestName);
 
 TEST(CudaAlu, EveryShapeMatchesTheReference) {
     TOMO_REQUIRE_CUDA();

@@ -28,7 +28,7 @@ const Dataset& mainDataset() {
     return d;
 }
 
-using Mode = std::tuple<std::string, Interpolation, Precision, int>;
+using Mode = gputest::ModeParam;
 
 class OpenClModes : public ::testing::TestWithParam<Mode> {};
 
@@ -64,15 +64,7 @@ INSTANTIATE_TEST_SUITE_P(
                                          std::string("ocl-alu")),
                        ::testing::Values(Interpolation::Nearest, Interpolation::Linear),
                        ::testing::Values(Precision::Float32, Precision::Float16), ::testing::Values(1, 2, 4)),
-    [](const auto& info) {
-        std::string name = std::get<0>(info.param) + "_" +
-                           std::string(interpolationName(std::get<1>(info.param))) + "_" +
-                           std::string(precisionName(std::get<2>(info.param))) + "_x" +
-                           std::to_string(std::get<3>(info.param));
-        for (char& c : name)
-            if (c == '-') c = '_';
-        return name;
-    });
+    gputest::modeTestName);
 
 TEST(OpenClConformance, RegionIsAWindowOfTheFullSliceAndAxisChangesKeepTheFilter) {
     TOMO_REQUIRE_OPENCL();

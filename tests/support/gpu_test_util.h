@@ -20,6 +20,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace tomo::gputest {
@@ -80,6 +81,18 @@ inline ReconOptions optionsFor(const std::string& strategy, Interpolation interp
     o.precision = precision;
     o.slicesPerPass = spp;
     return o;
+}
+
+/// A GPU mode of a parameterised test: strategy, interpolation, precision, slices per pass.
+using ModeParam = std::tuple<std::string, Interpolation, Precision, int>;
+
+/// Its test name: "tex_optimized_linear_float32_x2".
+inline std::string modeTestName(const ::testing::TestParamInfo<ModeParam>& info) {
+    std::string name = std::get<0>(info.param) + "_" + std::string(interpolationName(std::get<1>(info.param))) + "_" +
+                       std::string(precisionName(std::get<2>(info.param))) + "_x" + std::to_string(std::get<3>(info.param));
+    for (char& c : name)
+        if (c == '-') c = '_';
+    return name;
 }
 
 /// Runs `strategy` over all slices of the dataset with `geometry` (region,
