@@ -85,14 +85,7 @@ TEST(CudaProperties, RegionEqualsWindowOfFullSlice) {
             const auto options = optionsFor(strategy, interp, precision, spp);
             const auto full = run(strategy, d, d.geometry, options);
             const auto part = run(strategy, d, roiGeometry, options);
-            std::vector<float> window(part.size());
-            for (int s = 0; s < d.slices; ++s)
-                for (int y = 0; y < roi.height; ++y)
-                    for (int x = 0; x < roi.width; ++x)
-                        window[(static_cast<std::size_t>(s) * roi.height + y) * roi.width + x] =
-                            full[(static_cast<std::size_t>(s) * d.geometry.sliceHeight + roi.y + y) *
-                                     d.geometry.sliceWidth +
-                                 roi.x + x];
+            const std::vector<float> window = windowOf(full, d, roi);
             const Errors e = compare(part, window, d.slices);
             report("ROI vs full window " + describe(strategy, interp, precision, spp), e);
             EXPECT_TRUE(e.allWritten);

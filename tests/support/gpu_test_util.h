@@ -83,6 +83,18 @@ inline ReconOptions optionsFor(const std::string& strategy, Interpolation interp
     return o;
 }
 
+/// The `roi` window of every slice of full-grid results ([slice][row][col]).
+inline std::vector<float> windowOf(std::span<const float> full, const Dataset& d, const Region& roi) {
+    std::vector<float> window(static_cast<std::size_t>(d.slices) * roi.pixels());
+    for (int s = 0; s < d.slices; ++s)
+        for (int y = 0; y < roi.height; ++y)
+            for (int x = 0; x < roi.width; ++x)
+                window[(static_cast<std::size_t>(s) * roi.height + y) * roi.width + x] =
+                    full[(static_cast<std::size_t>(s) * d.geometry.sliceHeight + roi.y + y) * d.geometry.sliceWidth +
+                         roi.x + x];
+    return window;
+}
+
 /// A GPU mode of a parameterised test: strategy, interpolation, precision, slices per pass.
 using ModeParam = std::tuple<std::string, Interpolation, Precision, int>;
 
