@@ -119,18 +119,23 @@ tomo::ReconOptions exactReferenceOptions(const tomo::ReconOptions& like, const Q
     o.openclDevice = like.openclDevice;
     o.threads = like.threads;
     o.strategy = "cpu-reference";
-    if (family != QLatin1String("cpu")) {
-        const tomo::Backend* gpu = tomo::BackendRegistry::instance().find("tex-optimized");
-        if (gpu && gpu->unavailableReason().empty()) {
-            o.strategy = gpu->name();
-            o.interpolation = tomo::Interpolation::Nearest;
-        }
+    if (family == QLatin1String("cpu")) return o;
+    const auto usable = [](const char* name) {
+        const tomo::Backend* b = tomo::BackendRegistry::instance().find(name);
+        return b && b->unavailableReason().empty();
+    };
+    if (usable("alu")) {
+        o.strategy = "alu"; // linear like cpu-reference's, in float32 arithmetic
+    } else if (usable("tex-optimized")) {
+        o.strategy = "tex-optimized";
+        o.interpolation = tomo::Interpolation::Nearest;
     }
     return o;
 }
 
 QString referenceModeLabel(const tomo::ReconOptions& o) {
     if (o.strategy == "cpu-reference") return QObject::tr("cpu-reference (exact)");
+    if (o.strategy == "alu") return QObject::tr("alu linear, float32 arithmetic (GPU exact)");
     return QObject::tr("%1 %2, double positions (GPU exact)")
         .arg(QString::fromStdString(o.strategy), QString::fromUtf8(tomo::interpolationName(o.interpolation).data()));
 }

@@ -282,14 +282,14 @@ SliceParams fromRunConfig(const tomo::RunConfig& config, int projections);
 bool referenceFits(const ReferenceResult& reference, const SliceResult& result);
 
 /// The mode of the Exact reference for results of `family` ("cpu", "cuda"):
-/// on the CPU cpu-reference (positions and sums in double); after a GPU
-/// result the GPU's exact mode, tex-optimized with nearest interpolation
-/// (positions in double, equal to cpu-reference nearest to 1e-5), so that a
-/// large slice's reference does not cost the CPU seconds. Falls back to
-/// cpu-reference when tex-optimized is not available. Filter, device and
-/// threads come from `like`.
+/// on the CPU cpu-reference linear (positions and sums in double); after a
+/// GPU result the GPU's exact mode, so that a large slice's reference does
+/// not cost the CPU seconds: alu linear (interpolation in float32
+/// arithmetic, equal to cpu-reference linear to 1e-6), else tex-optimized
+/// nearest (double positions, equal to cpu-reference nearest to 1e-5), else
+/// cpu-reference. Filter, device and threads come from `like`.
 tomo::ReconOptions exactReferenceOptions(const tomo::ReconOptions& like, const QString& family);
-/// "cpu-reference (exact)", "tex-optimized nearest, double positions (GPU exact)".
+/// "cpu-reference (exact)", "alu linear, float32 arithmetic (GPU exact)".
 QString referenceModeLabel(const tomo::ReconOptions& referenceOptions);
 
 /// Mask of the pixels of `region` (in a grid x grid slice) inside the disc the

@@ -1361,13 +1361,13 @@ private slots:
         QVERIFY(cpu.filter.window == tomo::FilterWindow::Hann);
         QCOMPARE(cpu.threads, 3);
         QCOMPARE(referenceModeLabel(cpu), QStringLiteral("cpu-reference (exact)"));
-        // After a GPU result: the GPU's exact nearest mode when it can run, else cpu-reference.
+        // After a GPU result: the GPU's exact linear mode (alu) when it can run, else cpu-reference.
         const tomo::ReconOptions gpu = exactReferenceOptions(options, QStringLiteral("cuda"));
-        const tomo::Backend* tex = tomo::BackendRegistry::instance().find("tex-optimized");
-        if (tex && tex->unavailableReason().empty()) {
-            QCOMPARE(gpu.strategy, std::string("tex-optimized"));
-            QVERIFY(gpu.interpolation == tomo::Interpolation::Nearest);
-            QCOMPARE(referenceModeLabel(gpu), QStringLiteral("tex-optimized nearest, double positions (GPU exact)"));
+        const tomo::Backend* alu = tomo::BackendRegistry::instance().find("alu");
+        if (alu && alu->unavailableReason().empty()) {
+            QCOMPARE(gpu.strategy, std::string("alu"));
+            QVERIFY(gpu.interpolation == tomo::Interpolation::Linear);
+            QCOMPARE(referenceModeLabel(gpu), QStringLiteral("alu linear, float32 arithmetic (GPU exact)"));
         } else {
             QCOMPARE(gpu.strategy, std::string("cpu-reference"));
         }
