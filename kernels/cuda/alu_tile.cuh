@@ -232,27 +232,50 @@ __device__ __forceinline__ void linearTile(const TileArgs& a, const TilePlace<S>
     // floor(s) + 2^23 as int bits, times the entry size: the address less this constant.
     constexpr unsigned kSize = sizeof(Entry), kBias = 0x4B000000u * kSize;
 
+    // One slice: the next group's bins travel into registers while this
+    // group is accumulated (software pipelining), so a block does not wait
+    // for its global loads at each step. With 2 or 4 slices the registers
+    // it takes would spill; there the loads are issued just before the
+    // barrier that precedes the cache's update.
+    constexpr bool kPrefetch = C == 1;
+    constexpr int kPerThread = (S::group * S::cached + S::threads - 1) / S::threads;
+    V next0[kPerThread], next1[kPerThread];
+    const auto load = [&](int chunk, int base) {
+#pragma unroll
+        for (int j = 0; j < kPerThread; ++j) {
+            const int e = tid + j * S::threads, g = e / S::cached, k = e - g * S::cached;
+            const int p = chunk + base + g;
+            next0[j] = next1[j] = zero<V>();
+            if (e < S::group * S::cached && p < a.projections) {
+                const int bin = __float_as_int(sm.info[base + g].w) + k;
+                const unsigned char* row = a.sinogram + static_cast<std::size_t>(p) * a.pitch;
+                next0[j] = loadTexel<C, Half>(row, bin, a.bins);
+                next1[j] = loadTexel<C, Half>(row, bin + 1, a.bins);
+            }
+        }
+    };
+
     for (int chunk = 0; chunk < a.projections; chunk += kChunk) {
         __syncthreads(); // the previous chunk's rows are no longer read
         for (int i = tid; i < kChunk; i += S::threads) sm.info[i] = rowInfo<S>(a, chunk + i, t.tileX, t.tileY, 1.0f);
         const int count = min(kChunk, a.projections - chunk);
+        __syncthreads(); // info written
+        if constexpr (kPrefetch) load(chunk, 0);
         for (int base = 0; base < count; base += S::group) {
-            __syncthreads(); // info written / the previous group no longer read
-            for (int e = tid; e < S::group * S::cached; e += S::threads) {
-                const int g = e / S::cached, k = e - g * S::cached;
-                const int p = chunk + base + g;
-                Entry entry{zero<V>(), zero<V>()};
-                if (p < a.projections) {
-                    const int bin = __float_as_int(sm.info[base + g].w) + k;
-                    const unsigned char* row = a.sinogram + static_cast<std::size_t>(p) * a.pitch;
-                    const V v0 = loadTexel<C, Half>(row, bin, a.bins);
-                    const V v1 = loadTexel<C, Half>(row, bin + 1, a.bins);
-                    entry.d = v1 - v0;
-                    entry.a = fmaV(-static_cast<float>(k), entry.d, v0);
-                }
+            if constexpr (!kPrefetch) load(chunk, base);
+            __syncthreads(); // the previous group is no longer read
+#pragma unroll
+            for (int j = 0; j < kPerThread; ++j) {
+                const int e = tid + j * S::threads, g = e / S::cached, k = e - g * S::cached;
+                if (e >= S::group * S::cached) continue;
+                Entry entry;
+                entry.d = next1[j] - next0[j];
+                entry.a = fmaV(-static_cast<float>(k), entry.d, next0[j]);
                 sm.entries[g][k] = entry;
             }
             __syncthreads();
+            if constexpr (kPrefetch)
+                if (base + S::group < count) load(chunk, base + S::group);
 #pragma unroll
             for (int g = 0; g < S::group; ++g) {
                 const float4 r = sm.info[base + g]; // (padding rows: s = 1 on zero entries)

@@ -68,9 +68,15 @@ TEST(CudaBackends, RejectsUnsupportedOptionsNamingThem) {
         o.slicesPerPass = 1;
         o.device = -1;
         EXPECT_THROW(b.checkOptions(o), InvalidArgument);
-        // One packed fetch per pixel and projection; hybrid's texture blocks (4 of 16 at 4 slices) only.
-        const double fetches = std::string(name) == "alu" ? 0.0 : std::string(name) == "hybrid" ? 0.25 * 4 / 16 : 0.25;
-        EXPECT_DOUBLE_EQ(fetches, b.textureFetchesPerUpdate(optionsFor(name, Interpolation::Linear, Precision::Float16, 4)));
+        // One packed fetch per pixel and projection; for hybrid in its texture blocks only (share of 16).
+        const ReconOptions four = optionsFor(name, Interpolation::Linear, Precision::Float16, 4);
+        double fetches = std::string(name) == "alu" ? 0.0 : 0.25;
+        if (std::string(name) == "hybrid") {
+            const std::string tuning = b.tuningCandidates(four).front(); // the default, "shape=N,share=M"
+            fetches *= std::stoi(tuning.substr(tuning.find("share=") + 6)) / 16.0;
+            EXPECT_GT(fetches, 0.0);
+        }
+        EXPECT_DOUBLE_EQ(fetches, b.textureFetchesPerUpdate(four));
     }
 }
 
