@@ -5,6 +5,7 @@
 #include "tomo/cone_scan.h"
 #include "tomo/error.h"
 #include "tomo/fdk.h"
+#include "tomo/registry.h"
 
 #include <algorithm>
 #include <chrono>
@@ -23,7 +24,7 @@ constexpr const char* kConeOptions[] = {
     "output",     "cone-geometry", "volume",       "voxel-size",  "strategy",   "filter",      "padding",
     "threads",    "angles",        "angles-lines", "angle-range", "angle-units", "variable",  "log-corrected",
     "raw-shape",  "raw-type",      "raw-header",   "raw-big-endian", "output-type", "range",   "tiff-bits",
-    "overwrite",  "quiet"};
+    "overwrite",  "quiet",         "device"};
 
 std::string number(double v) { return formatNumber(v, 10); }
 
@@ -63,13 +64,20 @@ ImageStack reconstructCone(const CLI::App& app, const ConeCommandLine& c, const 
             throw InvalidArgument("--" + name + " does not apply to fan/cone-beam data (reconstructed with FDK)");
     }
     FdkOptions fdk;
-    if (options.strategy == "auto" || options.strategy == "cpu") fdk.backprojector = ConeBackprojector::Fast;
+    // auto: the GPU when this build has CUDA and a device, else the CPU.
+    const BackendRegistry& registry = BackendRegistry::instance(); // also installs the GPU back-projector
+    const Backend* gpu = registry.find("tex-optimized");
+    const bool gpuUsable = gpu && gpu->unavailableReason().empty();
+    if (options.strategy == "auto") fdk.backprojector = gpuUsable ? ConeBackprojector::Cuda : ConeBackprojector::Fast;
+    else if (options.strategy == "cpu") fdk.backprojector = ConeBackprojector::Fast;
     else if (options.strategy == "cpu-reference") fdk.backprojector = ConeBackprojector::Reference;
+    else if (options.strategy == "cuda") fdk.backprojector = ConeBackprojector::Cuda;
     else
         throw InvalidArgument("strategy '" + options.strategy +
-                              "' has no fan/cone-beam back-projector (expected auto, cpu or cpu-reference)");
+                              "' has no fan/cone-beam back-projector (expected auto, cpu, cpu-reference or cuda)");
     fdk.filter = options.filter;
     fdk.threads = options.threads;
+    fdk.device = options.device;
 
     const DatasetInfo& info = reader.info();
     const ConeSetup setup = coneSetup(info, c.geometry);

@@ -59,6 +59,7 @@ struct Settings {
     bool pipeline = false;
     bool cone = false;
     bool tune = false;
+    std::vector<int> coneDetector{0, 0}; // --cone --detector COLS ROWS
     std::string outputType = "float32"; // --pipeline
     PipelineBenchSettings pipe;          // --pipeline: the scan, the folder, the output
     CorrectionCommandLine corrections;   // --preview and --pipeline
@@ -728,6 +729,11 @@ void addOptions(CLI::App& app, Settings& s) {
                    "Kernel parameters of the ALU strategies to time, ';'-separated (e.g. \"shape=0;shape=3\", "
                    "hybrid also share=M), or 'all' (every candidate auto would time); default: their defaults")
         ->type_name("LIST");
+    app.add_option("--detector", s.coneDetector,
+                   "--cone: detector columns and rows (default: --size + --size/4 by --size), e.g. --detector 1248 960")
+        ->expected(2)
+        ->check(CLI::PositiveNumber)
+        ->type_name("COLS ROWS");
     app.add_flag("--tune", s.tune,
                  "Show what --strategy auto does per mode (--interp, --precision, --slices-per-pass): every "
                  "candidate strategy and tuning timed from an empty cache, and the winner");
@@ -824,7 +830,8 @@ int main(int argc, char** argv) {
         if (s.pipeline) return runPipeline(s, app);
         if (s.cone)
             return runConeBenchmark({s.size, s.projections, s.strategies.empty() ? "cpu" : s.strategies,
-                                     s.repeat > 0 ? s.repeat : 3, s.warmup, s.threads, s.json});
+                                     s.repeat > 0 ? s.repeat : 3, s.warmup, s.threads, s.json, s.coneDetector[0],
+                                     s.coneDetector[1], s.device});
         if (s.tune) return runTune(s);
         return s.preview ? runPreview(s, app) : runBackprojection(s);
     } catch (const std::exception& e) {

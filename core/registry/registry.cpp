@@ -27,6 +27,7 @@ BackendRegistry& BackendRegistry::instance() {
 #endif
 #if TOMO_WITH_CUDA
         cuda::registerBackends(r);
+        setConeGpuBackprojector(&cuda::backprojectCone);
 #endif
         return r;
     }();

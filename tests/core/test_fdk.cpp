@@ -369,7 +369,7 @@ TEST(Fdk, BadInputIsRefusedNamingWhatWasExpected) {
     EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { fdkFilter(oneDirection, scan.projections.data); }),
                          "FDK needs a circular orbit"));
     EXPECT_TRUE(contains(messageOf<InvalidArgument>([] { parseConeBackprojector("gpu"); }),
-                         "expected cpu or cpu-reference"));
+                         "expected cpu, cpu-reference or cuda"));
 }
 
 } // namespace

@@ -5,8 +5,10 @@
 //                      angular weight / pixel size at the isocentre
 //   backprojectCone(): sum over views of value(u, v) / w^2 (bilinear
 //                      detector interpolation, distance weight 1/w^2 of the
-//                      normalised matrices), "cpu-reference" (double) or
-//                      "cpu" (float, threads, line-wise clipping, SIMD)
+//                      normalised matrices), "cpu-reference" (double),
+//                      "cpu" (float, threads, line-wise clipping, SIMD) or
+//                      "cuda" (the GPU: layered texture, several voxels per
+//                      thread along z; kernels/cuda/cone_backproject.cu)
 //
 // Scaled like the parallel-beam FBP: the volume holds attenuation per voxel
 // (mu times voxelSize) when the projections are line integrals.
@@ -25,15 +27,17 @@ namespace tomo {
 enum class ConeBackprojector {
     Reference, ///< "cpu-reference": plain loops in double, the oracle
     Fast,      ///< "cpu": float, threads, line-wise clipping, vectorised inner loop
+    Cuda,      ///< "cuda": the GPU's texture unit interpolates (8-bit weights)
 };
 std::string_view coneBackprojectorName(ConeBackprojector b);
-/// Throws InvalidArgument listing the names ("cpu", "cpu-reference").
+/// Throws InvalidArgument listing the names ("cpu", "cpu-reference", "cuda").
 ConeBackprojector parseConeBackprojector(std::string_view name);
 
 struct FdkOptions {
     FilterOptions filter;
     ConeBackprojector backprojector = ConeBackprojector::Fast;
     int threads = 0; ///< 0 = all hardware threads
+    int device = 0;  ///< GPU index of the "cuda" back-projector
     /// Fast back-projector only: skip, per view and voxel line, the voxels
     /// whose projection misses the detector (seed 002 §3.3). Turned off only
     /// to check that clipping changes nothing.
@@ -67,8 +71,16 @@ struct FilteredProjections {
 FilteredProjections fdkFilter(const ConeGeometry& geometry, std::span<const float> projections,
                               const FdkOptions& options = {});
 
+/// The GPU back-projector a build with CUDA provides (the backend registry
+/// installs it when it is created; BackendRegistry::instance()). Same
+/// contract as backprojectCone; throws DeviceError / OutOfMemory.
+using ConeGpuBackprojector = void (*)(const FilteredProjections& projections, const VolumeGrid& grid, double scale,
+                                      std::span<float> volume, int device);
+void setConeGpuBackprojector(ConeGpuBackprojector backprojector);
+
 /// volume[k][j][i] = scale * sum over views of value(u, v) / w^2 at voxel
-/// (i, j, k) of `grid`. Throws InvalidArgument for sizes that do not match.
+/// (i, j, k) of `grid`. Throws InvalidArgument for sizes that do not match,
+/// DeviceError for "cuda" without a CUDA build or device.
 void backprojectCone(const FilteredProjections& projections, const VolumeGrid& grid, double scale,
                      std::span<float> volume, const FdkOptions& options = {});
 

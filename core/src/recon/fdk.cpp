@@ -21,6 +21,7 @@
 #include "recon/cpu_plan.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <numbers>
@@ -92,15 +93,27 @@ double parkerWeight(double beta, double gamma, double delta) {
 } // namespace
 
 std::string_view coneBackprojectorName(ConeBackprojector b) {
-    return b == ConeBackprojector::Reference ? "cpu-reference" : "cpu";
+    switch (b) {
+    case ConeBackprojector::Reference: return "cpu-reference";
+    case ConeBackprojector::Fast: return "cpu";
+    case ConeBackprojector::Cuda: return "cuda";
+    }
+    return "?";
 }
 
 ConeBackprojector parseConeBackprojector(std::string_view name) {
     if (name == "cpu") return ConeBackprojector::Fast;
     if (name == "cpu-reference") return ConeBackprojector::Reference;
+    if (name == "cuda") return ConeBackprojector::Cuda;
     throw InvalidArgument("cone-beam back-projector '" + std::string(name) +
-                          "' is not known (expected cpu or cpu-reference)");
+                          "' is not known (expected cpu, cpu-reference or cuda)");
 }
+
+namespace {
+std::atomic<ConeGpuBackprojector> g_coneGpu{nullptr};
+} // namespace
+
+void setConeGpuBackprojector(ConeGpuBackprojector backprojector) { g_coneGpu.store(backprojector); }
 
 FilteredProjections fdkFilter(const ConeGeometry& geometry, std::span<const float> projections,
                               const FdkOptions& options) {
@@ -201,6 +214,12 @@ void backprojectCone(const FilteredProjections& projections, const VolumeGrid& g
     if (volume.size() != grid.voxels())
         throw InvalidArgument("cone back-projection: output has " + std::to_string(volume.size()) + " values (expected " +
                               std::to_string(grid.nx) + "x" + std::to_string(grid.ny) + "x" + std::to_string(grid.nz) + ")");
+    if (options.backprojector == ConeBackprojector::Cuda) {
+        const ConeGpuBackprojector gpu = g_coneGpu.load();
+        if (!gpu) throw DeviceError("cone-beam back-projector 'cuda': this build has no CUDA support");
+        gpu(projections, grid, scale, volume, options.device);
+        return;
+    }
     WorkerPool pool(cpu::resolveThreads(options.threads));
     if (options.backprojector == ConeBackprojector::Reference)
         cone::backprojectReference(projections, grid, scale, volume, pool);

@@ -1,6 +1,7 @@
-// The CUDA strategies of this build: "tex-standard" and "tex-optimized".
+// The CUDA strategies of this build: "tex-standard", "tex-optimized", "alu",
+// "hybrid", "oversample", and the cone-beam back-projector.
 //
-//   registerBackends()  adds both to a registry (also without a GPU: they then
+//   registerBackends()  adds them to a registry (also without a GPU: they then
 //                       report why in unavailableReason()).
 //   listDevices()       the CUDA GPUs this process can use.
 //   measureTextureFetchRate()  the texture unit's ceiling (float32 bilinear).
@@ -8,16 +9,25 @@
 // Plain C++: no CUDA type appears here, so core and the apps include it freely.
 #pragma once
 
+#include "tomo/fdk.h"
 #include "tomo/registry.h"
 
+#include <span>
 #include <vector>
 
 namespace tomo::cuda {
 
-/// Adds "tex-standard" then "tex-optimized" (the registry's `auto` prefers the
-/// last available exact backend, so tex-optimized wins when a GPU is present).
+/// Adds the strategies, tex-optimized last (the registry's `auto` prefers the
+/// last available exact backend when it does not time them).
 /// Never throws for a missing GPU or driver.
 void registerBackends(BackendRegistry& registry);
+
+/// backprojectCone() of fdk.h on `device` (ConeBackprojector::Cuda): the views
+/// as a layered texture (batches of the device's layer limit), matrices in
+/// constant memory, 8 voxels per thread along z, slabs of z when the volume
+/// does not fit. Throws InvalidArgument (sizes), DeviceError, OutOfMemory.
+void backprojectCone(const FilteredProjections& projections, const VolumeGrid& grid, double scale,
+                     std::span<float> volume, int device);
 
 /// The CUDA devices present; empty (no throw) without a driver or a device.
 std::vector<GpuDevice> listDevices();
