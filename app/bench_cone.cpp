@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <numbers>
 #include <thread>
@@ -65,13 +66,16 @@ int runConeBenchmark(const ConeBenchSettings& s) {
     (void)BackendRegistry::instance(); // installs the GPU back-projector of a CUDA build
 
     nlohmann::json results = nlohmann::json::array();
-    std::printf("%-14s %10s %10s %8s %10s %12s\n", "strategy", "filter ms", "bp ms", "GUPS", "GUPS/core", "GUPS/cpu-s");
+    std::printf("%-14s %10s %10s %8s %10s %12s %22s %12s\n", "strategy", "filter ms", "bp ms", "GUPS", "GUPS/core",
+                "GUPS/cpu-s", "upload/kernel/down ms", "kernel GUPS");
     for (const std::string& name : splitList(s.strategies)) {
         FdkOptions options;
         options.backprojector = parseConeBackprojector(name);
         options.threads = s.threads;
         options.device = s.device;
         std::vector<double> filterRuns, bpRuns, cpuRuns;
+        ConeStageTimes stages; // of the last run
+        options.times = &stages;
         std::vector<float> volume(grid.voxels());
         for (int run = 0; run < s.warmup + s.repeat; ++run) {
             throwIfInterrupted();
@@ -91,11 +95,18 @@ int runConeBenchmark(const ConeBenchSettings& s) {
         std::sort(cpuRuns.begin(), cpuRuns.end());
         const double bp = bpRuns[bpRuns.size() / 2], filter = filterRuns[filterRuns.size() / 2];
         const double gups = updates / bp / 1e9, perCpuSecond = updates / cpuRuns[cpuRuns.size() / 2] / 1e9;
-        std::printf("%-14s %10.1f %10.1f %8.3f %10.3f %12.3f\n", name.c_str(), filter * 1e3, bp * 1e3, gups,
-                    gups / threads, perCpuSecond);
+        const std::string split = std::to_string(static_cast<long>(std::lround(stages.upload * 1e3))) + "/" +
+                                  std::to_string(static_cast<long>(std::lround(stages.backproject * 1e3))) + "/" +
+                                  std::to_string(static_cast<long>(std::lround(stages.download * 1e3)));
+        const double kernelGups = stages.backproject > 0.0 ? updates / stages.backproject / 1e9 : gups;
+        std::printf("%-14s %10.1f %10.1f %8.3f %10.3f %12.3f %22s %12.1f\n", name.c_str(), filter * 1e3, bp * 1e3, gups,
+                    gups / threads, perCpuSecond, split.c_str(), kernelGups);
         std::fflush(stdout);
         results.push_back({{"strategy", name}, {"filter_ms", filter * 1e3}, {"bp_ms", bp * 1e3}, {"gups", gups},
-                           {"gups_per_core", gups / threads}, {"gups_per_cpu_second", perCpuSecond}});
+                           {"gups_per_core", gups / threads}, {"gups_per_cpu_second", perCpuSecond},
+                           {"stages_ms", {{"upload", stages.upload * 1e3}, {"backproject", stages.backproject * 1e3},
+                                          {"download", stages.download * 1e3}}},
+                           {"kernel_gups", kernelGups}});
     }
     if (!s.json.empty())
         writeJson(s.json, {{"mode", "cone"}, {"size", s.size}, {"views", s.views}, {"columns", circular.columns},

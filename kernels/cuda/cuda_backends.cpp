@@ -150,7 +150,7 @@ void registerBackends(BackendRegistry& registry) {
 }
 
 void backprojectCone(const FilteredProjections& in, const VolumeGrid& grid, double scale, std::span<float> volume,
-                     int device) {
+                     int device, ConeStageTimes* times) {
     const std::size_t image = static_cast<std::size_t>(in.columns) * static_cast<std::size_t>(in.rows);
     const int views = static_cast<int>(in.views.size());
     if (in.columns < 1 || in.rows < 1 || views < 1 || in.data.size() != image * in.views.size() ||
@@ -199,8 +199,17 @@ void backprojectCone(const FilteredProjections& in, const VolumeGrid& grid, doub
     texture.readMode = cudaReadModeElementType;
     const TextureObject views3d(resource, texture);
 
+    // Stage times from events around each stage (one stream: they do not overlap).
+    std::vector<std::pair<Event, Event>> marks[3];
+    auto mark = [&](int stage, bool begin) {
+        if (!times) return;
+        if (begin) marks[stage].emplace_back(Event::create(true), Event::create(true));
+        TOMO_CUDA_CHECK(cudaEventRecord(begin ? marks[stage].back().first.get() : marks[stage].back().second.get(),
+                                        stream.get()));
+    };
     std::vector<float> matrices;
     auto upload = [&](int b) {
+        mark(0, true);
         const int first = b * batch, count = std::min(batch, views - first);
         cudaMemcpy3DParms copy{};
         copy.srcPtr = cudaPitchedPtr{const_cast<float*>(in.data.data() + image * static_cast<std::size_t>(first)),
@@ -217,6 +226,7 @@ void backprojectCone(const FilteredProjections& in, const VolumeGrid& grid, doub
                 matrices[static_cast<std::size_t>(p) * 12 + e] = static_cast<float>(in.views[first + p].m[e]);
         TOMO_CUDA_CHECK(cudaStreamSynchronize(stream.get())); // the previous batch's kernels are done
         uploadConeMatrices(matrices.data(), count, stream.get());
+        mark(0, false);
         return count;
     };
     int uploaded = -1;
@@ -237,12 +247,26 @@ void backprojectCone(const FilteredProjections& in, const VolumeGrid& grid, doub
             L.scale = static_cast<float>(scale);
             L.accumulate = b > 0;
             L.d_volume = d_volume.get();
+            mark(1, true);
             launchConeBackproject(L, stream.get());
+            mark(1, false);
         }
+        mark(2, true);
         TOMO_CUDA_CHECK(cudaMemcpyAsync(volume.data() + sliceBytes / sizeof(float) * static_cast<std::size_t>(k0),
                                         d_volume.get(), sliceBytes * static_cast<std::size_t>(nz),
                                         cudaMemcpyDeviceToHost, stream.get()));
+        mark(2, false);
         TOMO_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    }
+    if (times) {
+        double seconds[3] = {};
+        for (int stage = 0; stage < 3; ++stage)
+            for (const auto& [begin, end] : marks[stage]) {
+                float ms = 0.0f;
+                TOMO_CUDA_CHECK(cudaEventElapsedTime(&ms, begin.get(), end.get()));
+                seconds[stage] += ms / 1e3;
+            }
+        *times = {seconds[0], seconds[1], seconds[2]};
     }
 }
 

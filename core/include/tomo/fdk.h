@@ -33,11 +33,21 @@ std::string_view coneBackprojectorName(ConeBackprojector b);
 /// Throws InvalidArgument listing the names ("cpu", "cpu-reference", "cuda").
 ConeBackprojector parseConeBackprojector(std::string_view name);
 
+/// Where the back-projection's time went (the GPU's transfers apart; all of
+/// it is `backproject` on the CPU), seconds.
+struct ConeStageTimes {
+    double upload = 0.0;
+    double backproject = 0.0;
+    double download = 0.0;
+};
+
 struct FdkOptions {
     FilterOptions filter;
     ConeBackprojector backprojector = ConeBackprojector::Fast;
     int threads = 0; ///< 0 = all hardware threads
     int device = 0;  ///< GPU index of the "cuda" back-projector
+    /// When set, backprojectCone() writes its stage times here.
+    ConeStageTimes* times = nullptr;
     /// Fast back-projector only: skip, per view and voxel line, the voxels
     /// whose projection misses the detector (seed 002 §3.3). Turned off only
     /// to check that clipping changes nothing.
@@ -75,7 +85,7 @@ FilteredProjections fdkFilter(const ConeGeometry& geometry, std::span<const floa
 /// installs it when it is created; BackendRegistry::instance()). Same
 /// contract as backprojectCone; throws DeviceError / OutOfMemory.
 using ConeGpuBackprojector = void (*)(const FilteredProjections& projections, const VolumeGrid& grid, double scale,
-                                      std::span<float> volume, int device);
+                                      std::span<float> volume, int device, ConeStageTimes* times);
 void setConeGpuBackprojector(ConeGpuBackprojector backprojector);
 
 /// volume[k][j][i] = scale * sum over views of value(u, v) / w^2 at voxel

@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <numbers>
@@ -217,14 +218,17 @@ void backprojectCone(const FilteredProjections& projections, const VolumeGrid& g
     if (options.backprojector == ConeBackprojector::Cuda) {
         const ConeGpuBackprojector gpu = g_coneGpu.load();
         if (!gpu) throw DeviceError("cone-beam back-projector 'cuda': this build has no CUDA support");
-        gpu(projections, grid, scale, volume, options.device);
+        gpu(projections, grid, scale, volume, options.device, options.times);
         return;
     }
+    const auto start = std::chrono::steady_clock::now();
     WorkerPool pool(cpu::resolveThreads(options.threads));
     if (options.backprojector == ConeBackprojector::Reference)
         cone::backprojectReference(projections, grid, scale, volume, pool);
     else
         cone::backprojectFast(projections, grid, scale, volume, pool, options.clip);
+    if (options.times)
+        *options.times = {0.0, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 0.0};
 }
 
 ImageStack reconstructFdk(const ConeGeometry& geometry, std::span<const float> projections, const VolumeGrid& grid,

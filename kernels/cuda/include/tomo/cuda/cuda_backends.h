@@ -27,7 +27,7 @@ void registerBackends(BackendRegistry& registry);
 /// constant memory, 8 voxels per thread along z, slabs of z when the volume
 /// does not fit. Throws InvalidArgument (sizes), DeviceError, OutOfMemory.
 void backprojectCone(const FilteredProjections& projections, const VolumeGrid& grid, double scale,
-                     std::span<float> volume, int device);
+                     std::span<float> volume, int device, ConeStageTimes* times = nullptr);
 
 /// The CUDA devices present; empty (no throw) without a driver or a device.
 std::vector<GpuDevice> listDevices();
