@@ -75,14 +75,7 @@ double meanRatio(const ImageStack& volume, const ImageStack& truth, int k) {
     return a / b;
 }
 
-double relativeDifference(const std::vector<float>& a, const std::vector<float>& b) {
-    double num = 0.0, den = 0.0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-        den += double(b[i]) * b[i];
-    }
-    return std::sqrt(num / den);
-}
+using test::relativeDifference;
 
 // ------------------------------------------------------------------ geometry
 

@@ -3,6 +3,7 @@
 // view batches; without a device, its error. Runs the device parts on a GPU
 // machine; skips (visibly) elsewhere.
 #include "cuda_test_util.h"
+#include "test_support.h"
 
 #include "tomo/fdk.h"
 #include "tomo/phantom.h"
@@ -12,6 +13,18 @@
 namespace tomo::cudatest {
 namespace {
 
+/// A circular scan over 360 degrees, magnification 2 (source 150 mm from the axis).
+ConeGeometry circularScan(int views, int columns, int rows, double pixelWidth) {
+    CircularConeGeometry c;
+    c.angles = uniformAngles(views, 2 * std::numbers::pi);
+    c.sourceAxis = 150.0;
+    c.sourceDetector = 300.0;
+    c.columns = columns;
+    c.rows = rows;
+    c.pixelWidth = pixelWidth;
+    return ConeGeometry::circular(c);
+}
+
 /// 180 views over 360 degrees of the 3D Shepp-Logan on a 96 x 64 detector,
 /// a 64 x 64 x 33 volume (33: not a multiple of the 8 voxels a thread takes).
 struct ConeProblem {
@@ -20,14 +33,7 @@ struct ConeProblem {
     FilteredProjections filtered;
 
     ConeProblem() {
-        CircularConeGeometry c;
-        c.angles = uniformAngles(180, 2 * std::numbers::pi);
-        c.sourceAxis = 150.0;
-        c.sourceDetector = 300.0;
-        c.columns = 96;
-        c.rows = 64;
-        c.pixelWidth = 1.0;
-        geometry = ConeGeometry::circular(c);
+        geometry = circularScan(180, 96, 64, 1.0);
         ConePhantom phantom;
         phantom.radius = 0.9 * 32 * grid.voxelSize;
         phantom.attenuation = 0.02;
@@ -40,14 +46,7 @@ const ConeProblem& problem() {
     return p;
 }
 
-double relativeDifference(const std::vector<float>& a, const std::vector<float>& b) {
-    double num = 0.0, den = 0.0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-        den += double(b[i]) * b[i];
-    }
-    return std::sqrt(num / den);
-}
+using test::relativeDifference;
 
 std::vector<float> backproject(const FilteredProjections& f, const VolumeGrid& grid, ConeBackprojector b) {
     (void)BackendRegistry::instance(); // installs the GPU back-projector
@@ -73,14 +72,7 @@ TEST(CudaCone, ViewBatchesAndAnOffsetGridGiveTheSameVolume) {
     TOMO_REQUIRE_CUDA();
     // 1500 views: two batches of the 1024 whose matrices fit constant memory,
     // the second added to the first; a grid off the isocentre.
-    CircularConeGeometry c;
-    c.angles = uniformAngles(1500, 2 * std::numbers::pi);
-    c.sourceAxis = 150.0;
-    c.sourceDetector = 300.0;
-    c.columns = 48;
-    c.rows = 24;
-    c.pixelWidth = 2.0;
-    const ConeGeometry geometry = ConeGeometry::circular(c);
+    const ConeGeometry geometry = circularScan(1500, 48, 24, 2.0);
     ConePhantom phantom;
     phantom.radius = 14.0;
     phantom.attenuation = 0.02;

@@ -1,5 +1,7 @@
 #include "test_support.h"
 
+#include <cmath>
+
 #include <atomic>
 #include <cstdio>
 #include <random>
@@ -37,6 +39,15 @@ std::filesystem::path realData(const std::string& relative) {
 
 std::filesystem::path testData(const std::string& relative) {
     return std::filesystem::path(TOMO_TEST_DATA_DIR) / relative;
+}
+
+double relativeDifference(std::span<const float> a, std::span<const float> b) {
+    double num = 0.0, den = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+        den += double(b[i]) * b[i];
+    }
+    return std::sqrt(num / den);
 }
 
 void printReadSpeedup(const std::string& what, double mib, const std::string& baseline, double baselineSeconds,

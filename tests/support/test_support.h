@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <span>
 #include <string>
 
 namespace tomo::test {
@@ -27,6 +28,9 @@ std::filesystem::path realData(const std::string& relative);
 
 /// tests/data/<relative> in the source tree.
 std::filesystem::path testData(const std::string& relative);
+
+/// ||a - b|| / ||b|| (sizes equal), in double.
+double relativeDifference(std::span<const float> a, std::span<const float> b);
 
 /// Prints "MEASURED <what>: <baseline> T s (R MiB/s), <ours> T s (R MiB/s),
 /// Nx on H hardware threads": a reading speed against the library's own,
