@@ -16,24 +16,16 @@ namespace tomo::cudatest {
 namespace {
 
 // Tolerances (relative RMSE per slice) of the ALU paths, with why.
-//  * float32 linear and nearest: exact arithmetic from the float32 texels
-//    (linear: float positions relative to the tile, nearest: double
-//    positions), so what is left is the float32 filter (cuFFT vs FFTW) and
-//    float summation: the bound of texture nearest, 1e-5.
-constexpr double kAluFloat = 1e-5;
-//  * float16 texels: 11 significant bits per texel (see test_cuda_conformance).
-constexpr double kAluHalf = 2e-4;
+//  * linear and nearest are exact arithmetic from the texels (linear: float
+//    positions relative to the tile, nearest: double positions): texture
+//    nearest's bounds (gpu_test_util.h), 1e-5 for float32 and 2e-4 for
+//    float16, in both interpolations;
 //  * hybrid linear: its texture blocks filter with 8-bit weights.
-constexpr double kTextureLinear = 2e-3;
+constexpr double kAluFloat = kNearestFloat;
 
 double aluTolerance(const std::string& strategy, Interpolation i, Precision p) {
-    if (p == Precision::Float16) return i == Interpolation::Linear && strategy == "hybrid" ? kTextureLinear : kAluHalf;
-    return i == Interpolation::Linear && strategy == "hybrid" ? kTextureLinear : kAluFloat;
-}
-
-std::string describe(const std::string& strategy, Interpolation i, Precision p, int spp, const std::string& tuning = "") {
-    return strategy + " " + std::string(interpolationName(i)) + " " + std::string(precisionName(p)) + " x" +
-           std::to_string(spp) + (tuning.empty() ? "" : " " + tuning);
+    if (strategy == "hybrid") return tolerance(i, p);
+    return tolerance(Interpolation::Nearest, p);
 }
 
 ReconOptions tuned(const std::string& strategy, Interpolation i, Precision p, int spp, const std::string& tuning) {

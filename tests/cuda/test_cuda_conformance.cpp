@@ -11,36 +11,6 @@
 namespace tomo::cudatest {
 namespace {
 
-// Tolerances (relative RMSE ||gpu - ref|| / ||ref|| per slice), with why.
-// Measured on the H200/H100 (GH100) values are in docs/cuda_notes.md.
-//  * float32 nearest (issue 3: 1e-5): positions in double, the texel itself
-//    fetched; what is left is the float32 filter (cuFFT vs FFTW rounding,
-//    ~1.5e-7 of |row x weight| per value, correlated over similar rows) and
-//    float summation. Measured 7.7e-6 (256^2 phantom), 3.8e-6 (1000x1001).
-constexpr double kNearestFloat = 1e-5;
-//  * float32 linear (issue 3: 2e-3): the texture unit's interpolation weights
-//    have 8 fractional bits. Measured 4.9e-4 (max 1.0e-3 of the peak).
-constexpr double kLinearFloat = 2e-3;
-//  * float16 storage, nearest: each texel rounded to 11 significant bits
-//    (2^-12 = 2.4e-4 relative, random over the projections summed), after a
-//    power-of-two scale that keeps it away from float16 subnormals. Measured
-//    7.7e-5 (256^2) and 7.8e-5 (1000x1001): bound 2e-4 = 2.6x the worst
-//    measurement and below one half-ulp; seed 004 claims < 1% of grey values.
-constexpr double kHalfNearest = 2e-4;
-//  * float16 storage, linear: the 8-bit weights dominate (measured 5.0e-4,
-//    float32 linear 4.9e-4): the float32 linear bound.
-constexpr double kHalfLinear = 2e-3;
-
-double tolerance(Interpolation i, Precision p) {
-    if (p == Precision::Float16) return i == Interpolation::Nearest ? kHalfNearest : kHalfLinear;
-    return i == Interpolation::Nearest ? kNearestFloat : kLinearFloat;
-}
-
-std::string describe(const std::string& strategy, Interpolation i, Precision p, int spp) {
-    return strategy + " " + std::string(interpolationName(i)) + " " + std::string(precisionName(p)) + " x" +
-           std::to_string(spp);
-}
-
 /// 256 bins, 256 angles, 5 slices (a full and a partial pass for 2 and 4
 /// slices per pass), 256x256 grid.
 const Dataset& mainDataset() {

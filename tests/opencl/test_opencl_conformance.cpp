@@ -12,15 +12,7 @@
 namespace tomo::ocltest {
 namespace {
 
-constexpr double kNearestFloat = 1e-5;
-constexpr double kLinearFloat = 2e-3;
-constexpr double kHalfNearest = 2e-4;
-constexpr double kHalfLinear = 2e-3;
-
-double tolerance(Interpolation i, Precision p) {
-    if (p == Precision::Float16) return i == Interpolation::Nearest ? kHalfNearest : kHalfLinear;
-    return i == Interpolation::Nearest ? kNearestFloat : kLinearFloat;
-}
+using gputest::tolerance;
 
 /// 64 bins, 64 angles, 5 slices (a full and a partial pass for 2 and 4 slices per pass).
 const Dataset& mainDataset() {

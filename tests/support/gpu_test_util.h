@@ -95,6 +95,40 @@ inline std::vector<float> windowOf(std::span<const float> full, const Dataset& d
     return window;
 }
 
+// Tolerances of the GPU strategies against cpu-reference (relative RMSE
+// ||gpu - ref|| / ||ref|| per slice), with why; measured values in
+// docs/cuda_notes.md.
+//  * float32 nearest (1e-5): positions in double, the texel itself fetched;
+//    what is left is the float32 filter (FFT rounding, ~1.5e-7 of |row x
+//    weight| per value, correlated over similar rows) and float summation.
+//    Measured 7.7e-6 (256^2 phantom), 3.8e-6 (1000x1001).
+inline constexpr double kNearestFloat = 1e-5;
+//  * float32 linear through a texture unit (2e-3): interpolation weights with
+//    8 fractional bits. Measured 4.9e-4 (max 1.0e-3 of the peak).
+inline constexpr double kLinearFloat = 2e-3;
+//  * float16 storage, nearest: each texel rounded to 11 significant bits
+//    (2^-12 = 2.4e-4 relative, random over the projections summed), after a
+//    power-of-two scale that keeps it away from float16 subnormals. Measured
+//    7.7e-5 (256^2) and 7.8e-5 (1000x1001): bound 2e-4 = 2.6x the worst
+//    measurement and below one half-ulp; seed 004 claims < 1% of grey values.
+inline constexpr double kHalfNearest = 2e-4;
+//  * float16 storage, linear through a texture unit: the 8-bit weights
+//    dominate (measured 5.0e-4, float32 linear 4.9e-4).
+inline constexpr double kHalfLinear = 2e-3;
+
+/// The bound of a texture strategy's mode (above).
+inline double tolerance(Interpolation i, Precision p) {
+    if (p == Precision::Float16) return i == Interpolation::Nearest ? kHalfNearest : kHalfLinear;
+    return i == Interpolation::Nearest ? kNearestFloat : kLinearFloat;
+}
+
+/// "alu linear float32 x2" (plus " <tuning>" when given).
+inline std::string describe(const std::string& strategy, Interpolation i, Precision p, int spp,
+                            const std::string& tuning = "") {
+    return strategy + " " + std::string(interpolationName(i)) + " " + std::string(precisionName(p)) + " x" +
+           std::to_string(spp) + (tuning.empty() ? "" : " " + tuning);
+}
+
 /// A GPU mode of a parameterised test: strategy, interpolation, precision, slices per pass.
 using ModeParam = std::tuple<std::string, Interpolation, Precision, int>;
 
