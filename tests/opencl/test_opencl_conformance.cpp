@@ -12,6 +12,7 @@
 namespace tomo::ocltest {
 namespace {
 
+using gputest::kLinearFloat;
 using gputest::tolerance;
 
 /// 64 bins, 64 angles, 5 slices (a full and a partial pass for 2 and 4 slices per pass).
