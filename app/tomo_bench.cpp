@@ -276,8 +276,8 @@ std::string fmt(double v, const char* format) {
 /// "all" = the strategy's tuningCandidates(), none given = its default only.
 std::vector<std::string> tuningsFor(const Backend& backend, const ReconOptions& options, const std::string& list) {
     if (list.empty()) return {""};
-    if (list == "all") return backend.tuningCandidates(options);
-    if (backend.tuningCandidates(options) == std::vector<std::string>{""}) return {""}; // takes none
+    std::vector<std::string> candidates = backend.tuningCandidates(options);
+    if (list == "all" || candidates == std::vector<std::string>{""}) return candidates; // all, or it takes none
     std::vector<std::string> out;
     std::size_t start = 0;
     while (start <= list.size()) {
@@ -289,15 +289,13 @@ std::vector<std::string> tuningsFor(const Backend& backend, const ReconOptions& 
 }
 
 /// With several tunings of one strategy and mode: the fastest of each.
-template <class Results>
-void printBestTunings(const Results& results) {
+void printBestTunings(const std::vector<Result>& results) {
     std::vector<std::string> lines;
-    for (std::size_t i = 0; i < results.size(); ++i) {
-        const auto& r = results[i];
+    for (const Result& r : results) {
         if (r.tuning.empty()) continue;
         int count = 0;
         bool best = true;
-        for (const auto& o : results)
+        for (const Result& o : results)
             if (o.strategy == r.strategy && o.combo.interpolation == r.combo.interpolation &&
                 o.combo.precision == r.combo.precision && o.combo.slicesPerPass == r.combo.slicesPerPass) {
                 ++count;

@@ -34,7 +34,7 @@ void launchAlu(const BackprojectLaunch& L, StreamHandle stream) {
         using S = decltype(shape);
         constexpr int C = decltype(channels)::value;
         constexpr bool H = decltype(half)::value, Lin = decltype(linear)::value;
-        if constexpr (sizeof(AluCache<S, C, Lin>) > kMaxStaticShared) {
+        if constexpr (sizeof(AluCache<S, C, Lin>) > kMaxStaticSharedBytes) {
             tooLarge("alu", sizeof(AluCache<S, C, Lin>), C);
         } else {
             const auto kernel = aluKernel<S, C, H, Lin>;

@@ -155,6 +155,22 @@ __device__ __forceinline__ void forEachTile(const TileArgs& a, int* slot, F&& bo
     }
 }
 
+/// Where projection g sees the tile's top-left pixel (`origin`, a detector
+/// position) and h_m: one bin below the lowest bin any pixel of the tile
+/// reads (the corner given by min(0, cos, -sin, cos - sin), seed 000 §6.1).
+struct TileRow {
+    double origin;
+    int hm;
+};
+template <class S>
+__device__ __forceinline__ TileRow tileRow(const TileArgs& a, const GeometryDouble& g, int tileX, int tileY) {
+    const double x0 = static_cast<double>(tileX) - static_cast<double>(a.centreX);
+    const double y0 = static_cast<double>(tileY) - static_cast<double>(a.centreY);
+    const double origin = fma(-y0, g.sinA, fma(x0, g.cosA, g.axis));
+    const double lowest = fmin(fmin(0.0, g.cosA), fmin(-g.sinA, g.cosA - g.sinA)) * (S::tile - 1);
+    return {origin, static_cast<int>(floor(origin + lowest)) - 1};
+}
+
 /// Row constants of one projection for one tile (RowInfo), linear / oversample:
 /// cos, sin (times `factor`), the tile origin's offset from h_m (times
 /// factor), h_m as int bits.
@@ -162,13 +178,9 @@ template <class S>
 __device__ __forceinline__ float4 rowInfo(const TileArgs& a, int p, int tileX, int tileY, float factor) {
     if (p >= a.projections) return make_float4(0.0f, 0.0f, factor, __int_as_float(0)); // padding: s = 1, zeros
     const GeometryDouble g = a.geometryDouble[p];
-    const double x0 = static_cast<double>(tileX) - static_cast<double>(a.centreX);
-    const double y0 = static_cast<double>(tileY) - static_cast<double>(a.centreY);
-    const double origin = fma(-y0, g.sinA, fma(x0, g.cosA, g.axis));
-    const double lowest = fmin(fmin(0.0, g.cosA), fmin(-g.sinA, g.cosA - g.sinA)) * (S::tile - 1);
-    const int hm = static_cast<int>(floor(origin + lowest)) - 1;
+    const TileRow row = tileRow<S>(a, g, tileX, tileY);
     return make_float4(static_cast<float>(g.cosA) * factor, static_cast<float>(g.sinA) * factor,
-                       static_cast<float>(origin - hm) * factor, __int_as_float(hm));
+                       static_cast<float>(row.origin - row.hm) * factor, __int_as_float(row.hm));
 }
 
 /// A thread's pixels relative to its tile's top-left pixel (float positions
@@ -328,9 +340,8 @@ __device__ __forceinline__ void nearestTile(const TileArgs& a, const TilePlace<S
             const int p = chunk + i;
             GeometryDouble g{0.0, 0.0, 1.0, 0.0}; // padding: bin 1 of zero entries
             if (p < a.projections) {
-                const float4 r = rowInfo<S>(a, p, t.tileX, t.tileY, 1.0f);
                 g = a.geometryDouble[p];
-                g.unused = static_cast<double>(__float_as_int(r.w));
+                g.unused = tileRow<S>(a, g, t.tileX, t.tileY).hm;
             }
             sm.info[i] = g;
         }
@@ -567,13 +578,11 @@ void withMode(const BackprojectLaunch& L, F&& f) {
     });
 }
 
-constexpr std::size_t kMaxStaticShared = kMaxStaticSharedBytes;
-
 /// Why a shape cannot run this mode (its cache exceeds shared memory).
 [[noreturn]] inline void tooLarge(const char* strategy, std::size_t bytes, int channels) {
     throw InvalidArgument(std::string(strategy) + ": this block shape needs " + std::to_string(bytes) +
                           " bytes of shared memory for " + std::to_string(channels) +
-                          " slice(s) per pass (at most " + std::to_string(kMaxStaticShared) +
+                          " slice(s) per pass (at most " + std::to_string(kMaxStaticSharedBytes) +
                           "); choose a shape with fewer projections per step or a smaller tile");
 }
 

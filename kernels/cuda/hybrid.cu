@@ -54,7 +54,7 @@ void launchHybrid(const BackprojectLaunch& L, StreamHandle stream) {
         using S = decltype(shape);
         constexpr int C = decltype(channels)::value;
         constexpr bool H = decltype(half)::value, Lin = decltype(linear)::value;
-        if constexpr (sizeof(HybridShared<S, C, Lin>) > kMaxStaticShared) {
+        if constexpr (sizeof(HybridShared<S, C, Lin>) > kMaxStaticSharedBytes) {
             tooLarge("hybrid", sizeof(HybridShared<S, C, Lin>), C);
         } else {
             const auto kernel = hybridKernel<S, C, H, Lin>;

@@ -33,7 +33,7 @@ void launchOversample(const BackprojectLaunch& L, StreamHandle stream) {
         using S = decltype(shape);
         withChannels(L.channels, [&](auto channels) {
             constexpr int C = decltype(channels)::value;
-            if constexpr (sizeof(OversampleCache<S, C>) > kMaxStaticShared) {
+            if constexpr (sizeof(OversampleCache<S, C>) > kMaxStaticSharedBytes) {
                 tooLarge("oversample", sizeof(OversampleCache<S, C>), C);
             } else {
                 const auto kernel = oversampleKernel<S, C>;

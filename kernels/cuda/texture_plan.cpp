@@ -27,14 +27,17 @@ constexpr std::size_t kRowAlignment = 512; // >= texturePitchAlignment and textu
 
 using Clock = std::chrono::steady_clock;
 
-// Banded back-projection (texture_plan.h): bands are whole 16-row tiles of
-// about kBandBytes of output per slice, at most kMaxBands; regions under
-// kMinBandedBytes per slice run as one launch (their download is short).
-constexpr int kBandTileRows = 16;
+// Banded back-projection (texture_plan.h): bands are whole rows of the
+// kernel's tiles (16 rows for the texture kernels, 32 or 64 for the ALU
+// ones) of about kBandBytes of output per slice, at most kMaxBands, and at
+// least kBandTilesPerSm tiles per SM (a band of 128 rows of 64x64 tiles
+// would leave most SMs idle); regions under kMinBandedBytes per slice run as
+// one launch (their download is short).
+constexpr int kTextureTileRows = 16;
 constexpr std::size_t kBandBytes = 1u << 20;
 constexpr std::size_t kMinBandedBytes = 4u << 20;
 constexpr int kMaxBands = 32;
-constexpr int kAluBandTilesPerSm = 8;
+constexpr int kBandTilesPerSm = 8;
 
 int bandRowsFromEnvironment() {
     const char* value = std::getenv("TOMO_CUDA_BAND_ROWS");
@@ -610,25 +613,18 @@ int TexturePlan::bandRows() const {
     const int batch =
         m_sampling == Sampling::SnapDouble ? kTexStandardMaxProjectionsDouble : kTexStandardMaxProjections;
     if (m_kernel == TextureKernel::Standard && m_geometry.geometry.projections() > batch) return 0;
+    const int tile = isAluFamily(m_kernel) ? kAluShapes[m_tuning.shape].tile : kTextureTileRows;
     long long rows = m_bandRowsSetting;
     if (rows < 0) {
         const std::size_t rowBytes = static_cast<std::size_t>(r.width) * sizeof(float);
         if (rowBytes * static_cast<std::size_t>(r.height) < kMinBandedBytes) return 0;
         rows = static_cast<long long>((kBandBytes + rowBytes - 1) / rowBytes);
         rows = std::max<long long>(rows, (r.height + kMaxBands - 1) / kMaxBands);
-        if (isAluFamily(m_kernel)) {
-            // An ALU tile is 32 or 64 rows and a block keeps one SM slot for
-            // several tiles: a band of 128 rows would leave most SMs idle.
-            // At least kAluBandTilesPerSm tiles per SM in a band.
-            const int tile = kAluShapes[m_tuning.shape].tile;
-            const long long across = (r.width + tile - 1) / tile + 1;
-            const long long tileRows = (static_cast<long long>(kAluBandTilesPerSm) * m_multiprocessors + across - 1) / across;
-            rows = std::max<long long>(rows, tileRows * tile);
-        }
+        const long long across = (r.width + tile - 1) / tile + 1;
+        rows = std::max<long long>(rows, (kBandTilesPerSm * static_cast<long long>(m_multiprocessors) + across - 1) /
+                                             across * tile);
     }
-    // Whole tiles per band: a band computes its tiles in full.
-    const int tileRows = isAluFamily(m_kernel) ? kAluShapes[m_tuning.shape].tile : kBandTileRows;
-    rows = std::max<long long>(1, (rows + tileRows - 1) / tileRows) * tileRows;
+    rows = std::max<long long>(1, (rows + tile - 1) / tile) * tile; // whole tiles: a band computes its tiles in full
     return rows < r.height ? static_cast<int>(rows) : 0;
 }
 

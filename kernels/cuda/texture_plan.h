@@ -25,7 +25,7 @@
 // the previous band's last blocks drain. Every pixel is computed by the same
 // arithmetic as in one launch (a band is a region, ROI = window of the full
 // slice), so the image is bit-identical. Environment TOMO_CUDA_BAND_ROWS=N
-// forces bands of N rows (rounded up to 16), 0 turns banding off (tests,
+// forces bands of N rows (rounded up to whole tiles), 0 turns banding off (tests,
 // measurements).
 //
 // setAxis() rewrites only the axis column of the cached per-projection
