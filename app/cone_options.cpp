@@ -64,17 +64,7 @@ ImageStack reconstructCone(const CLI::App& app, const ConeCommandLine& c, const 
             throw InvalidArgument("--" + name + " does not apply to fan/cone-beam data (reconstructed with FDK)");
     }
     FdkOptions fdk;
-    // auto: the GPU when this build has CUDA and a device, else the CPU.
-    const BackendRegistry& registry = BackendRegistry::instance(); // also installs the GPU back-projector
-    const Backend* gpu = registry.find("tex-optimized");
-    const bool gpuUsable = gpu && gpu->unavailableReason().empty();
-    if (options.strategy == "auto") fdk.backprojector = gpuUsable ? ConeBackprojector::Cuda : ConeBackprojector::Fast;
-    else if (options.strategy == "cpu") fdk.backprojector = ConeBackprojector::Fast;
-    else if (options.strategy == "cpu-reference") fdk.backprojector = ConeBackprojector::Reference;
-    else if (options.strategy == "cuda") fdk.backprojector = ConeBackprojector::Cuda;
-    else
-        throw InvalidArgument("strategy '" + options.strategy +
-                              "' has no fan/cone-beam back-projector (expected auto, cpu, cpu-reference or cuda)");
+    fdk.backprojector = coneBackprojectorFor(options.strategy);
     fdk.filter = options.filter;
     fdk.threads = options.threads;
     fdk.device = options.device;

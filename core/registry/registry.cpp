@@ -125,6 +125,18 @@ std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry, co
     return BackendRegistry::instance().find(resolved.strategy)->createPlan(geometry, resolved);
 }
 
+ConeBackprojector coneBackprojectorFor(std::string_view strategy, bool anyBackend) {
+    const BackendRegistry& registry = BackendRegistry::instance(); // installs the GPU back-projector
+    if (strategy == "auto") return gpuDevices().empty() ? ConeBackprojector::Fast : ConeBackprojector::Cuda;
+    for (ConeBackprojector b : {ConeBackprojector::Reference, ConeBackprojector::Fast, ConeBackprojector::Cuda})
+        if (strategy == coneBackprojectorName(b)) return b;
+    if (anyBackend)
+        if (const Backend* b = registry.find(strategy))
+            return b->family() == "cpu" ? ConeBackprojector::Fast : ConeBackprojector::Cuda;
+    throw InvalidArgument("strategy '" + std::string(strategy) +
+                          "' has no fan/cone-beam back-projector (expected auto, cpu, cpu-reference or cuda)");
+}
+
 std::vector<GpuDevice> gpuDevices() {
 #if TOMO_WITH_CUDA
     return cuda::listDevices();

@@ -11,6 +11,11 @@
 //     region changed ──────────► plan->setRegion           no filtering
 //     always ──────────────────► plan->backproject         the strategy's kernel
 //
+// Fan/cone-beam datasets (DatasetInfo::divergentBeam) go through FDK
+// instead: the request's row is a slice z of the default volume grid, and
+// only the detector rows that slice needs are loaded and filtered
+// (run/cone_preview.h).
+//
 // Tests: tests/core/test_preview.cpp (same image as a fresh reconstruction,
 // filter runs counted, cancellation, banded = unbanded).
 #pragma once
@@ -70,7 +75,8 @@ struct PreviewResult {
     Region region;
     int gridSize = 0;         ///< the full slice grid is gridSize x gridSize (= bins)
     int projections = 0;
-    std::string strategy;     ///< the strategy that ran ("auto" resolved)
+    std::string strategy;     ///< the strategy that ran ("auto" resolved; FDK: its back-projector)
+    bool fdk = false;         ///< a fan/cone-beam slice, reconstructed with FDK
     bool filtered = false;    ///< this run (re)filtered the sinogram
     double secondsLoad = 0.0; ///< read + corrections (0 when the row was cached)
     double secondsFilter = 0.0;      ///< plan creation + setSinograms (0 when kept)
@@ -130,6 +136,11 @@ public:
     /// The preprocessing stage of the last run (its output angles, columns,
     /// warnings); made with default corrections before the first run.
     const PreprocessingStage& stage();
+
+    /// The axis of a request without one, if it is not the grid's centre:
+    /// the stitched centre (360° stitching); for a fan/cone beam the column
+    /// the rotation axis projects to.
+    std::optional<double> defaultAxis();
 
     /// How many times run() filtered a sinogram (setSinograms calls) and
     /// loaded a row, since construction; for tests and benchmarks.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tomo/backend.h"
+#include "tomo/fdk.h"
 
 #include <cstddef>
 #include <memory>
@@ -89,6 +90,14 @@ std::vector<std::string> openclDeviceLines();
 /// micro-benchmark, about 0.2 s); the ceiling tomo-bench compares texture
 /// kernels with. Throws DeviceError when there is no such GPU.
 double measureTextureFetchRate(int device);
+
+/// The fan/cone-beam (FDK) back-projector for a strategy name: "auto" (the
+/// GPU's when this build has CUDA and a usable device, else "cpu"), "cpu",
+/// "cpu-reference", "cuda". With `anyBackend`, for front ends that list the
+/// parallel-beam strategies (the workstation), every other registered
+/// strategy maps to its family's: CPU ones to "cpu", GPU ones to "cuda".
+/// Throws InvalidArgument listing the names.
+ConeBackprojector coneBackprojectorFor(std::string_view strategy, bool anyBackend = false);
 
 /// Shortcut: resolve the strategy and create its plan.
 std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry, const ReconOptions& options);

@@ -4,6 +4,9 @@
 #include "tomo/preprocess.h"
 #include "tomo/registry.h"
 
+#include "run/cone_preview.h"
+#include "run/preview_bands.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -39,8 +42,6 @@ bool samePlanOptions(const ReconOptions& a, const ReconOptions& b) {
            a.filter.padding == b.filter.padding && a.device == b.device && a.threads == b.threads;
 }
 
-/// Aim of one back-projection band when a run can be cancelled.
-constexpr double kBandSeconds = 0.025;
 /// Speed assumed before the first run has been timed (updates per second):
 /// a 2-core CPU does about 2 GU/s, a GPU over 100.
 double firstRunSpeed(const std::string& strategy) {
@@ -165,6 +166,9 @@ struct PreviewSession::Impl {
     // The corrections as requested (the stage's options() have found values filled in).
     CorrectionOptions corrections;
     std::unique_ptr<PreprocessingStage> stage;
+    int stageGeneration = 0; // counts the stages made
+    // Set for fan/cone-beam datasets: it makes their slices (FDK).
+    std::unique_ptr<preview::ConeSlicePreview> cone;
 
     // The kept row (corrected) and what its corrections found.
     int loadedRow = -1;
@@ -190,6 +194,7 @@ struct PreviewSession::Impl {
             sinogram = Image();
             filteredRow = -1;
             stage = std::make_unique<PreprocessingStage>(*reader, wanted);
+            ++stageGeneration;
             corrections = wanted;
         }
         return *stage;
@@ -220,6 +225,7 @@ struct PreviewSession::Impl {
 PreviewSession::PreviewSession(std::shared_ptr<DatasetReader> reader) : m_impl(std::make_unique<Impl>()) {
     if (!reader) throw InvalidArgument("preview: no dataset");
     checkPositive(reader->info());
+    if (reader->info().divergentBeam) m_impl->cone = std::make_unique<preview::ConeSlicePreview>(reader->info());
     m_impl->reader = std::move(reader);
 }
 
@@ -231,8 +237,13 @@ const Image& PreviewSession::sinogram(int row) { return m_impl->load(row, nullpt
 
 const PreprocessingStage& PreviewSession::stage() { return m_impl->stageFor(m_impl->corrections); }
 
-int PreviewSession::filterRuns() const { return m_impl->filterRuns; }
-int PreviewSession::loadRuns() const { return m_impl->loadRuns; }
+int PreviewSession::filterRuns() const { return m_impl->filterRuns + (m_impl->cone ? m_impl->cone->filterRuns() : 0); }
+int PreviewSession::loadRuns() const { return m_impl->loadRuns + (m_impl->cone ? m_impl->cone->loadRuns() : 0); }
+
+std::optional<double> PreviewSession::defaultAxis() {
+    if (m_impl->cone) return m_impl->cone->defaultAxis();
+    return stage().outputAxis();
+}
 
 void PreviewSession::reset() {
     m_impl->stage.reset();
@@ -241,6 +252,7 @@ void PreviewSession::reset() {
     m_impl->loadedRow = -1;
     m_impl->sinogram = Image();
     m_impl->sliceBuffers.clear();
+    if (m_impl->cone) m_impl->cone->reset();
 }
 
 PreviewResult PreviewSession::run(const PreviewRequest& request, const CancelToken* cancel) {
@@ -249,6 +261,11 @@ PreviewResult PreviewSession::run(const PreviewRequest& request, const CancelTok
     auto checkCancel = [cancel] {
         if (cancel) cancel->throwIfCancelled();
     };
+
+    if (d.cone) {
+        PreprocessingStage& stage = d.stageFor(request.corrections); // first: it may start a new generation
+        return d.cone->run(request, stage, d.stageGeneration, cancel);
+    }
 
     // Validate the cheap parts first, so a bad request fails before any work.
     const PreprocessingStage& stage = d.stageFor(request.corrections);
@@ -306,43 +323,22 @@ PreviewResult PreviewSession::run(const PreviewRequest& request, const CancelTok
     if (current.axis != axis || current.axisOffsets != request.axisOffsets)
         plan.setAxis(axis, std::span<const double>(request.axisOffsets));
 
-    // Bands of rows, so a cancellable slow run can stop within ~kBandSeconds.
-    double speed = d.lastUpdatesPerSecond > 0.0 ? d.lastUpdatesPerSecond : firstRunSpeed(plan.options().strategy);
-    const int rowMultiple = bandRowMultiple(plan.options().strategy);
-    const double rowUpdates = static_cast<double>(region.width) * projections;
-    const bool banded = cancel && region.height > rowMultiple && rowUpdates * region.height / speed > kBandSeconds;
-
     // The result's memory was prepared during the last run; the next run's is
     // prepared while this one back-projects.
     result.slice.width = region.width;
     result.slice.height = region.height;
     result.slice.data = d.sliceBuffers.take(region.pixels());
     d.sliceBuffers.prepare(region.pixels());
+    if (d.lastUpdatesPerSecond <= 0.0) d.lastUpdatesPerSecond = firstRunSpeed(plan.options().strategy);
     const auto bpStart = Clock::now();
-    if (!banded) {
-        if (!(plan.geometry().region == region)) plan.setRegion(region);
-        plan.backproject(std::span<float>(result.slice.data));
-    } else {
-        // Each band's height comes from the latest speed, learnt from every
-        // band: a run that is always cancelled (a reference pre-empted by
-        // live slices) still learns how fast its plan is.
-        result.bands = 0;
-        for (int y = 0; y < region.height; ++result.bands) {
-            checkCancel();
-            const int fit = static_cast<int>(kBandSeconds * speed / rowUpdates) / rowMultiple * rowMultiple;
-            const int rows = std::min(std::max(rowMultiple, fit), region.height - y);
-            const Region band{region.x, region.y + y, region.width, rows};
+    result.bands = preview::backprojectInBands(
+        region, static_cast<double>(region.width) * projections, bandRowMultiple(plan.options().strategy),
+        d.lastUpdatesPerSecond,
+        cancel, [&](const Region& band, int y) {
             if (!(plan.geometry().region == band)) plan.setRegion(band);
             float* out = result.slice.data.data() + static_cast<std::size_t>(y) * region.width;
-            const auto bandStart = Clock::now();
             plan.backproject(std::span<float>(out, band.pixels()));
-            if (const double seconds = secondsSince(bandStart); seconds > 0.0) {
-                speed = rowUpdates * rows / seconds;
-                d.lastUpdatesPerSecond = speed;
-            }
-            y += rows;
-        }
-    }
+        });
     result.secondsBackproject = secondsSince(bpStart);
     const double updates = static_cast<double>(region.pixels()) * projections;
     if (result.secondsBackproject > 0.0) {

@@ -1,0 +1,199 @@
+#include "run/cone_preview.h"
+
+#include "tomo/error.h"
+#include "tomo/registry.h"
+
+#include "run/preview_bands.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <span>
+#include <string>
+
+namespace tomo::preview {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// Loaded rows reach this far beyond the ones a slice needs, so stepping
+/// through slices reads the detector once every few steps.
+constexpr int kRowMargin = 8;
+
+/// `p` seen by a detector whose columns are shifted by `du` and whose rows
+/// start at `firstRow`: (u + du, v - firstRow).
+ProjectionMatrix moved(const ProjectionMatrix& p, double du, int firstRow) {
+    ProjectionMatrix out = p;
+    for (int c = 0; c < 4; ++c) {
+        out.m[c] += du * p.m[8 + c];
+        out.m[4 + c] -= firstRow * p.m[8 + c];
+    }
+    return out;
+}
+
+} // namespace
+
+ConeSlicePreview::ConeSlicePreview(const DatasetInfo& info) : m_setup(coneSetup(info)) {
+    double sum = 0.0;
+    for (const ProjectionMatrix& p : m_setup.geometry.views) sum += p.m[3] / p.m[11]; // column of the origin
+    m_defaultAxis = sum / m_setup.geometry.viewCount();
+}
+
+void ConeSlicePreview::reset() {
+    m_projections = {};
+    m_loadedGeneration = -1;
+    m_filtered = {};
+    m_filteredGeneration = -1;
+}
+
+ConeSlicePreview::RowRange ConeSlicePreview::detectorRows(const Region& region, int k) const {
+    // v is a ratio of linear functions of (x, y) on the plane z: its extremes
+    // over the region's rectangle lie at the corners (the voxel centres at
+    // the border, widened by half a voxel).
+    const VolumeGrid& g = m_setup.grid;
+    const double half = 0.5 * g.voxelSize;
+    const double xs[2] = {g.x(region.x) - half, g.x(region.x + region.width - 1) + half};
+    const double ys[2] = {g.y(region.y) - half, g.y(region.y + region.height - 1) + half};
+    const double z = g.z(k);
+    double low = std::numeric_limits<double>::infinity(), high = -low;
+    for (const ProjectionMatrix& p : m_setup.geometry.views)
+        for (double x : xs)
+            for (double y : ys) {
+                const auto [uw, vw, w] = p.apply(x, y, z);
+                if (!(w > 0.0)) continue; // behind the source: never reached
+                low = std::min(low, vw / w);
+                high = std::max(high, vw / w);
+            }
+    const int rows = m_setup.geometry.rows;
+    if (!(low <= high)) return {rows / 2, 1};
+    const int first = static_cast<int>(std::clamp(std::floor(low) - 1.0, 0.0, rows - 1.0));
+    const int last = static_cast<int>(std::clamp(std::ceil(high) + 1.0, 0.0, rows - 1.0));
+    return {first, std::max(1, last - first + 1)};
+}
+
+PreviewResult ConeSlicePreview::run(const PreviewRequest& request, PreprocessingStage& stage, int stageGeneration,
+                                    const CancelToken* cancel) {
+    const auto start = Clock::now();
+    auto checkCancel = [cancel] {
+        if (cancel) cancel->throwIfCancelled();
+    };
+    const ConeGeometry& geometry = m_setup.geometry;
+    const VolumeGrid& grid = m_setup.grid;
+    const int views = geometry.viewCount(), columns = geometry.columns;
+
+    // The cheap checks first, so a bad request fails before any work.
+    if (request.corrections.halfAcquisition.enabled)
+        throw InvalidArgument("preview: 360° half-acquisition stitching does not apply to fan/cone-beam data "
+                              "(FDK takes the divergent views as they are)");
+    if (request.row < 0 || request.row >= grid.nz)
+        throw InvalidArgument("preview: slice " + std::to_string(request.row) + " is outside the volume (0.." +
+                              std::to_string(grid.nz - 1) + ")");
+    const double axis = request.axis.value_or(m_defaultAxis);
+    validateAxis(axis, request.axisOffsets, views);
+    const Region region = request.region.value_or(Region{0, 0, grid.nx, grid.ny});
+    validateRegion(region, grid.nx, grid.ny);
+    FdkOptions fdk;
+    fdk.filter = request.options.filter;
+    fdk.threads = request.options.threads;
+    fdk.device = request.options.device;
+    fdk.backprojector = coneBackprojectorFor(request.options.strategy, true);
+
+    PreviewResult result;
+    result.row = request.row;
+    result.axis = axis;
+    result.region = region;
+    result.gridSize = grid.nx;
+    result.projections = views;
+    result.strategy = std::string(coneBackprojectorName(fdk.backprojector));
+    result.fdk = true;
+    checkCancel();
+
+    // Detector rows, corrected by the stage, in view order.
+    const RowRange rows = detectorRows(region, request.row);
+    if (stageGeneration != m_loadedGeneration || rows.first < m_loaded.first ||
+        rows.first + rows.count > m_loaded.first + m_loaded.count) {
+        const auto loadStart = Clock::now();
+        m_loadedGeneration = -1;
+        const int first = std::max(0, rows.first - kRowMargin);
+        const int count = std::min(geometry.rows, rows.first + rows.count + kRowMargin) - first;
+        PreprocessStats stats;
+        const ImageStack sinograms = stage.load(first, count, &stats); // [row][view][column]
+        if (sinograms.width != columns || sinograms.height != views)
+            throw InvalidArgument("preview: the corrections give " + std::to_string(sinograms.height) + " views of " +
+                                  std::to_string(sinograms.width) + " columns; the fan/cone-beam geometry has " +
+                                  std::to_string(views) + " of " + std::to_string(columns));
+        m_projections.resize(sinograms.data.size());
+        const std::size_t line = static_cast<std::size_t>(columns);
+        for (int r = 0; r < count; ++r)
+            for (int p = 0; p < views; ++p)
+                std::copy_n(sinograms.data.data() + (static_cast<std::size_t>(r) * views + p) * line, line,
+                            m_projections.data() + (static_cast<std::size_t>(p) * count + r) * line);
+        m_loaded = {first, count};
+        m_loadedStats = std::move(stats);
+        m_loadedGeneration = stageGeneration;
+        ++m_loadRuns;
+        result.secondsLoad = secondsSince(loadStart);
+        checkCancel();
+    }
+    result.corrections = m_loadedStats;
+
+    // Those rows weighted and filtered, on a detector moved to the axis.
+    std::vector<double> shifts(views, axis - m_defaultAxis);
+    for (std::size_t p = 0; p < request.axisOffsets.size(); ++p) shifts[p] += request.axisOffsets[p];
+    if (m_filteredGeneration != stageGeneration || !(m_filteredRows == rows) || m_filteredShifts != shifts ||
+        m_filterOptions.window != fdk.filter.window || m_filterOptions.padding != fdk.filter.padding ||
+        m_filterThreads != fdk.threads) {
+        const auto filterStart = Clock::now();
+        m_filteredGeneration = -1;
+        ConeGeometry band{columns, rows.count, {}};
+        for (int p = 0; p < views; ++p) band.views.push_back(moved(geometry.views[p], shifts[p], rows.first));
+        const std::size_t line = static_cast<std::size_t>(columns);
+        std::vector<float> values(line * rows.count * views);
+        for (int p = 0; p < views; ++p)
+            std::copy_n(m_projections.data() + (static_cast<std::size_t>(p) * m_loaded.count + rows.first - m_loaded.first) * line,
+                        line * rows.count, values.data() + static_cast<std::size_t>(p) * rows.count * line);
+        m_filtered = fdkFilter(band, values, fdk);
+        m_filteredRows = rows;
+        m_filteredShifts = std::move(shifts);
+        m_filterOptions = fdk.filter;
+        m_filterThreads = fdk.threads;
+        m_filteredGeneration = stageGeneration;
+        ++m_filterRuns;
+        result.filtered = true;
+        result.secondsFilter = secondsSince(filterStart);
+        checkCancel();
+    }
+
+    // The region at z, in bands of slice rows when the run can be cancelled.
+    result.slice = Image(region.width, region.height);
+    const bool gpu = fdk.backprojector == ConeBackprojector::Cuda;
+    if (m_updatesPerSecond <= 0.0) m_updatesPerSecond = gpu ? 50e9 : 1e9;
+    const auto bpStart = Clock::now();
+    result.bands = backprojectInBands(region, static_cast<double>(region.width) * views, gpu ? 32 : 8,
+                                      m_updatesPerSecond, cancel, [&](const Region& band, int y) {
+                                          VolumeGrid sub{band.width, band.height, 1, grid.voxelSize, {}};
+                                          sub.centre = {grid.x(band.x) + 0.5 * (band.width - 1) * grid.voxelSize,
+                                                        grid.y(band.y) + 0.5 * (band.height - 1) * grid.voxelSize,
+                                                        grid.z(request.row)};
+                                          float* out = result.slice.data.data() +
+                                                       static_cast<std::size_t>(y) * region.width;
+                                          backprojectCone(m_filtered, sub, grid.voxelSize,
+                                                          std::span<float>(out, band.pixels()), fdk);
+                                      });
+    result.secondsBackproject = secondsSince(bpStart);
+    if (result.secondsBackproject > 0.0) {
+        m_updatesPerSecond = static_cast<double>(region.pixels()) * views / result.secondsBackproject;
+        result.gups = m_updatesPerSecond / 1e9;
+    }
+    checkCancel();
+    result.secondsTotal = secondsSince(start);
+    return result;
+}
+
+} // namespace tomo::preview

@@ -1,0 +1,79 @@
+// Live preview of a fan- or cone-beam scan (FDK): one slice z = k of the
+// default volume grid (cone_scan.h), the part of PreviewSession that runs
+// for datasets declaring a divergent beam.
+//
+//   rows of the detector the slice's region projects to (over all views)
+//     not loaded ──────► stage.load(rows and a margin)   the corrections
+//     rows / axis / filter changed ─► fdkFilter of those rows only
+//     always ──────────► backprojectCone of the region at z, in bands
+//
+// The FDK filter works row by row, so filtering a band of detector rows
+// gives the same values as filtering all of them; the band's matrices are
+// the scan's with the rows renumbered. The axis moves the detector
+// sideways: the matrices' columns shift by (axis - defaultAxis()), plus the
+// request's per-view offsets.
+#pragma once
+
+#include "tomo/cone_scan.h"
+#include "tomo/fdk.h"
+#include "tomo/preprocess.h"
+#include "tomo/preview.h"
+
+#include <vector>
+
+namespace tomo::preview {
+
+class ConeSlicePreview {
+public:
+    /// Throws InvalidArgument as coneSetup (a geometry the file does not
+    /// fully declare).
+    explicit ConeSlicePreview(const DatasetInfo& info);
+
+    /// The detector column the rotation axis projects to (mean over views):
+    /// the axis of a request without one.
+    double defaultAxis() const { return m_defaultAxis; }
+    const ConeSetup& setup() const { return m_setup; }
+
+    /// The slice request.row of the volume grid. `stageGeneration` changes
+    /// whenever `stage` is a new one (other corrections): the loaded rows
+    /// are dropped. Throws as PreviewSession::run.
+    PreviewResult run(const PreviewRequest& request, PreprocessingStage& stage, int stageGeneration,
+                      const CancelToken* cancel);
+
+    int filterRuns() const { return m_filterRuns; }
+    int loadRuns() const { return m_loadRuns; }
+    void reset();
+
+private:
+    struct RowRange {
+        int first = 0;
+        int count = 0;
+        bool operator==(const RowRange&) const = default;
+    };
+    /// Detector rows the voxels of `region` in slice `k` project to in any
+    /// view, with one row beyond each end (bilinear reads), at least one row.
+    RowRange detectorRows(const Region& region, int k) const;
+
+    ConeSetup m_setup;
+    double m_defaultAxis = 0.0;
+
+    // Loaded projections [view][row][column] of detector rows m_loaded.
+    std::vector<float> m_projections;
+    RowRange m_loaded;
+    int m_loadedGeneration = -1;
+    PreprocessStats m_loadedStats;
+
+    // What m_filtered was made from.
+    FilteredProjections m_filtered;
+    RowRange m_filteredRows;
+    std::vector<double> m_filteredShifts; // per view: columns moved
+    FilterOptions m_filterOptions;
+    int m_filterThreads = -1;
+    int m_filteredGeneration = -1;
+
+    double m_updatesPerSecond = 0.0;
+    int m_filterRuns = 0;
+    int m_loadRuns = 0;
+};
+
+} // namespace tomo::preview

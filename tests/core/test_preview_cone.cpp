@@ -1,0 +1,207 @@
+// PreviewSession on fan/cone-beam datasets (core/src/run/cone_preview.h):
+// each slice is the slice of a whole-volume FDK, made from only the
+// detector rows it needs.
+#include "tomo/cone_scan.h"
+#include "tomo/error.h"
+#include "tomo/fdk.h"
+#include "tomo/phantom.h"
+#include "tomo/preview.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+
+namespace {
+
+using namespace tomo;
+
+constexpr int kColumns = 48;
+constexpr int kRows = 40;
+constexpr int kViews = 60;
+
+/// A cone-beam scan of the 3D Shepp-Logan phantom held in memory, declared
+/// as a file would (DivergentBeam), already as line integrals.
+class ConeScanInMemory final : public DatasetReader {
+public:
+    explicit ConeScanInMemory(int rows = kRows, int columns = kColumns, int views = kViews) {
+        m_info.path = "cone-phantom";
+        m_info.projections = views;
+        m_info.rows = rows;
+        m_info.columns = columns;
+        m_info.logCorrected = true;
+        for (int p = 0; p < views; ++p) m_info.angles.push_back(2.0 * 3.14159265358979323846 * p / views);
+        DivergentBeam beam;
+        beam.declared = "a test";
+        beam.sourceAxis = 60.0;
+        beam.sourceDetector = 90.0;
+        beam.pixelSize = 1.0;
+        m_info.divergentBeam = beam;
+        ConePhantom phantom;
+        phantom.radius = 0.25 * columns;
+        const ImageStack projections = projectPhantomCone(phantom, coneSetup(m_info).geometry); // [view][row][column]
+        m_sinograms = ImageStack(columns, views, rows);                                          // [row][view][column]
+        for (int p = 0; p < views; ++p)
+            for (int r = 0; r < rows; ++r)
+                std::memcpy(m_sinograms.image(r).data() + static_cast<std::size_t>(p) * columns,
+                            projections.image(p).data() + static_cast<std::size_t>(r) * columns, columns * sizeof(float));
+    }
+
+    void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
+        ++rowReads;
+        std::memcpy(out.data(), m_sinograms.image(firstRow).data(),
+                    m_sinograms.imageSize() * rowCount * sizeof(float));
+    }
+    bool readMeanFlat(int, int, std::span<float>) override { return false; }
+    bool readMeanDark(int, int, std::span<float>) override { return false; }
+
+    int rowReads = 0;
+
+private:
+    ImageStack m_sinograms;
+};
+
+/// The whole volume, FDK in one go (the preview's oracle).
+ImageStack wholeVolume(DatasetReader& reader, double offsetU = 0.0) {
+    ConeSetup setup = coneSetup(reader.info());
+    ConeGeometry geometry = setup.geometry;
+    if (offsetU != 0.0) {
+        CircularConeGeometry c;
+        c.angles = reader.info().angles;
+        c.sourceAxis = 60.0;
+        c.sourceDetector = 90.0;
+        c.columns = kColumns;
+        c.rows = reader.info().rows;
+        c.pixelWidth = 1.0;
+        c.offsetU = offsetU;
+        geometry = ConeGeometry::circular(c);
+    }
+    return reconstructFdk(geometry, readConeProjections(reader), setup.grid);
+}
+
+double maxDifference(std::span<const float> a, std::span<const float> b, double* scale = nullptr) {
+    double diff = 0.0, peak = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        diff = std::max(diff, std::abs(static_cast<double>(a[i]) - b[i]));
+        peak = std::max(peak, std::abs(static_cast<double>(b[i])));
+    }
+    if (scale) *scale = peak;
+    return diff;
+}
+
+PreviewRequest cpuRequest(int slice) {
+    PreviewRequest request;
+    request.row = slice;
+    request.options.strategy = "cpu";
+    return request;
+}
+
+TEST(ConePreview, EverySliceIsTheSliceOfTheWholeVolume) {
+    auto reader = std::make_shared<ConeScanInMemory>();
+    const ImageStack volume = wholeVolume(*reader);
+    PreviewSession session(reader);
+    ASSERT_TRUE(session.defaultAxis());
+    EXPECT_NEAR(*session.defaultAxis(), (kColumns - 1) / 2.0, 1e-9);
+    double volumePeak = 0.0;
+    for (float v : volume.data) volumePeak = std::max(volumePeak, std::abs(static_cast<double>(v)));
+    for (int slice : {kRows / 2, 12, 30, 0, kRows - 1}) {
+        const PreviewResult r = session.run(cpuRequest(slice));
+        EXPECT_TRUE(r.fdk);
+        EXPECT_EQ(r.strategy, "cpu");
+        EXPECT_EQ(r.gridSize, kColumns);
+        ASSERT_EQ(r.slice.width, kColumns);
+        ASSERT_EQ(r.slice.height, kColumns);
+        EXPECT_LE(maxDifference(r.slice.data, volume.image(slice)), 1e-5 * volumePeak) << "slice " << slice;
+    }
+}
+
+TEST(ConePreview, OnlyTheRowsASliceNeedsAreReadAndFiltered) {
+    auto reader = std::make_shared<ConeScanInMemory>(400); // a tall detector: slices see a few rows each
+    PreviewSession session(reader);
+    session.run(cpuRequest(200));
+    const int reads = reader->rowReads;
+    EXPECT_EQ(session.loadRuns(), 1);
+    EXPECT_EQ(session.filterRuns(), 1);
+    session.run(cpuRequest(201)); // within the rows read with a margin: filtered, not read again
+    EXPECT_EQ(session.loadRuns(), 1);
+    EXPECT_EQ(session.filterRuns(), 2);
+    EXPECT_EQ(reader->rowReads, reads);
+    PreviewRequest region = cpuRequest(201);
+    region.region = Region{4, 10, 20, 12}; // fewer rows needed: refiltered from the rows in memory
+    const PreviewResult cropped = session.run(region);
+    EXPECT_EQ(session.loadRuns(), 1);
+    const PreviewResult full = session.run(cpuRequest(201));
+    for (int y = 0; y < 12; ++y)
+        for (int x = 0; x < 20; ++x)
+            EXPECT_NEAR(cropped.slice.at(x, y), full.slice.at(x + 4, y + 10), 1e-5) << x << "," << y;
+    session.run(cpuRequest(20)); // far away: read again
+    EXPECT_EQ(session.loadRuns(), 2);
+}
+
+TEST(ConePreview, MovingTheAxisShiftsTheDetector) {
+    auto reader = std::make_shared<ConeScanInMemory>();
+    const ImageStack shifted = wholeVolume(*reader, 1.5);
+    PreviewSession session(reader);
+    PreviewRequest request = cpuRequest(kRows / 2 + 5);
+    request.axis = (kColumns - 1) / 2.0 + 1.5;
+    const PreviewResult r = session.run(request);
+    EXPECT_EQ(r.axis, *request.axis);
+    double peak = 0.0;
+    const double diff = maxDifference(r.slice.data, shifted.image(kRows / 2 + 5), &peak);
+    EXPECT_GT(peak, 0.1);
+    EXPECT_LE(diff, 1e-5 * peak);
+
+    // Per-view offsets add to the axis: all of them +1.5 is the same detector.
+    request.axis = (kColumns - 1) / 2.0;
+    request.axisOffsets.assign(kViews, 1.5);
+    const PreviewResult same = session.run(request);
+    EXPECT_LE(maxDifference(same.slice.data, r.slice.data), 1e-6 * peak);
+}
+
+TEST(ConePreview, FanBeamHasOneSliceAndBadRequestsNameTheProblem) {
+    auto reader = std::make_shared<ConeScanInMemory>(1);
+    PreviewSession session(reader);
+    const PreviewResult r = session.run(cpuRequest(0));
+    double peak = 0.0;
+    const double diff = maxDifference(r.slice.data, wholeVolume(*reader).image(0), &peak);
+    EXPECT_GT(peak, 0.1);
+    EXPECT_LE(diff, 1e-5 * peak);
+
+    auto message = [&](const PreviewRequest& request) {
+        try {
+            session.run(request);
+        } catch (const InvalidArgument& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_NE(message(cpuRequest(1)).find("slice 1 is outside the volume (0..0)"), std::string::npos);
+    PreviewRequest stitched = cpuRequest(0);
+    stitched.corrections.halfAcquisition.enabled = true;
+    EXPECT_NE(message(stitched).find("does not apply to fan/cone-beam data"), std::string::npos);
+    PreviewRequest strategy = cpuRequest(0);
+    strategy.options.strategy = "no-such";
+    EXPECT_NE(message(strategy).find("has no fan/cone-beam back-projector"), std::string::npos);
+}
+
+TEST(ConePreview, CancellableRunGivesTheSameImageAsOneCall) {
+    // A fan beam of 256 columns and 360 views: cpu-reference takes well over
+    // the 25 ms a band aims at.
+    auto reader = std::make_shared<ConeScanInMemory>(1, 256, 360);
+    PreviewSession session(reader);
+    PreviewRequest request = cpuRequest(0);
+    request.options.strategy = "cpu-reference";
+    const PreviewResult whole = session.run(request);
+    CancelToken token;
+    const PreviewResult banded = session.run(request, &token);
+    EXPECT_GT(banded.bands, 1);
+    EXPECT_EQ(banded.strategy, "cpu-reference");
+    EXPECT_EQ(banded.slice.data, whole.slice.data);
+    token.cancel();
+    EXPECT_THROW(session.run(request, &token), Cancelled);
+}
+
+} // namespace
