@@ -2,6 +2,7 @@
 // each slice is the slice of a whole-volume FDK, made from only the
 // detector rows it needs.
 #include "tomo/cone_scan.h"
+#include "tomo/cone_volume.h"
 #include "tomo/error.h"
 #include "tomo/fdk.h"
 #include "tomo/phantom.h"
@@ -202,6 +203,65 @@ TEST(ConePreview, CancellableRunGivesTheSameImageAsOneCall) {
     EXPECT_EQ(banded.slice.data, whole.slice.data);
     token.cancel();
     EXPECT_THROW(session.run(request, &token), Cancelled);
+}
+
+/// Keeps what is written, and whether it was committed.
+class CapturingWriter final : public VolumeWriter {
+public:
+    CapturingWriter(int width, int height, int slices) : volume(width, height, slices) {}
+    void writeSlices(int first, int count, std::span<const float> data) override {
+        ASSERT_EQ(data.size(), volume.imageSize() * count);
+        std::copy(data.begin(), data.end(), volume.image(first).begin());
+        written += count;
+    }
+    void commit() override { committed = true; }
+    ImageStack volume;
+    int written = 0;
+    bool committed = false;
+};
+
+TEST(ConeVolume, PartOfTheVolumeIsThePartOfTheWholeVolume) {
+    auto reader = std::make_shared<ConeScanInMemory>();
+    const ImageStack volume = wholeVolume(*reader);
+    double peak = 0.0;
+    for (float v : volume.data) peak = std::max(peak, std::abs(static_cast<double>(v)));
+    PreviewRequest first = cpuRequest(12);
+    first.region = Region{5, 7, 30, 24};
+    CapturingWriter writer(30, 24, 9);
+    std::vector<double> fractions;
+    const VolumeReport report = reconstructConeVolume(*reader, first, 9, writer,
+                                                      [&](double f, std::string_view) { fractions.push_back(f); });
+    EXPECT_TRUE(writer.committed);
+    EXPECT_EQ(writer.written, 9);
+    EXPECT_EQ(report.slices, 9);
+    EXPECT_EQ(report.strategy, "cpu");
+    EXPECT_TRUE(std::is_sorted(fractions.begin(), fractions.end()));
+    ASSERT_FALSE(fractions.empty());
+    EXPECT_EQ(fractions.back(), 1.0);
+    double diff = 0.0;
+    for (int k = 0; k < 9; ++k)
+        for (int y = 0; y < 24; ++y)
+            for (int x = 0; x < 30; ++x)
+                diff = std::max(diff, std::abs(static_cast<double>(writer.volume.image(k)[y * 30 + x]) -
+                                               volume.image(12 + k)[(y + 7) * kColumns + x + 5]));
+    EXPECT_LE(diff, 1e-5 * peak);
+
+    // Cancelled from the progress callback: nothing committed.
+    CapturingWriter cancelled(30, 24, 9);
+    EXPECT_THROW(reconstructConeVolume(*reader, first, 9, cancelled,
+                                       [](double f, std::string_view) {
+                                           if (f > 0.3) throw Cancelled();
+                                       }),
+                 Cancelled);
+    EXPECT_FALSE(cancelled.committed);
+    PreviewRequest outside = cpuRequest(kRows - 2);
+    CapturingWriter small(kColumns, kColumns, 4);
+    try {
+        reconstructConeVolume(*reader, outside, 4, small);
+        ADD_FAILURE() << "slices beyond the volume were accepted";
+    } catch (const InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find("slice 41 is outside the volume (0..39)"), std::string::npos) << e.what();
+    }
 }
 
 } // namespace

@@ -1,5 +1,7 @@
 #include "run/cone_preview.h"
 
+#include "tomo/cone_volume.h"
+
 #include "tomo/error.h"
 #include "tomo/registry.h"
 
@@ -52,34 +54,43 @@ void ConeSlicePreview::reset() {
     m_filteredGeneration = -1;
 }
 
-ConeSlicePreview::RowRange ConeSlicePreview::detectorRows(const Region& region, int k) const {
-    // v is a ratio of linear functions of (x, y) on the plane z: its extremes
-    // over the region's rectangle lie at the corners (the voxel centres at
+ConeSlicePreview::RowRange ConeSlicePreview::detectorRows(const Region& region, int first, int last) const {
+    // v is a ratio of linear functions of (x, y, z): over the box of the
+    // slices' voxels its extremes lie at the corners (the voxel centres at
     // the border, widened by half a voxel).
     const VolumeGrid& g = m_setup.grid;
     const double half = 0.5 * g.voxelSize;
     const double xs[2] = {g.x(region.x) - half, g.x(region.x + region.width - 1) + half};
     const double ys[2] = {g.y(region.y) - half, g.y(region.y + region.height - 1) + half};
-    const double z = g.z(k);
+    const double zs[2] = {g.z(first), g.z(last)};
     double low = std::numeric_limits<double>::infinity(), high = -low;
     for (const ProjectionMatrix& p : m_setup.geometry.views)
         for (double x : xs)
-            for (double y : ys) {
-                const auto [uw, vw, w] = p.apply(x, y, z);
-                if (!(w > 0.0)) continue; // behind the source: never reached
-                low = std::min(low, vw / w);
-                high = std::max(high, vw / w);
-            }
+            for (double y : ys)
+                for (double z : zs) {
+                    const auto [uw, vw, w] = p.apply(x, y, z);
+                    if (!(w > 0.0)) continue; // behind the source: never reached
+                    low = std::min(low, vw / w);
+                    high = std::max(high, vw / w);
+                }
     const int rows = m_setup.geometry.rows;
     if (!(low <= high)) return {rows / 2, 1};
-    const int first = static_cast<int>(std::clamp(std::floor(low) - 1.0, 0.0, rows - 1.0));
-    const int last = static_cast<int>(std::clamp(std::ceil(high) + 1.0, 0.0, rows - 1.0));
-    return {first, std::max(1, last - first + 1)};
+    const int firstRow = static_cast<int>(std::clamp(std::floor(low) - 1.0, 0.0, rows - 1.0));
+    const int lastRow = static_cast<int>(std::clamp(std::ceil(high) + 1.0, 0.0, rows - 1.0));
+    return {firstRow, std::max(1, lastRow - firstRow + 1)};
 }
 
-PreviewResult ConeSlicePreview::run(const PreviewRequest& request, PreprocessingStage& stage, int stageGeneration,
-                                    const CancelToken* cancel) {
-    const auto start = Clock::now();
+VolumeGrid ConeSlicePreview::part(const Region& region, int first, int count) const {
+    const VolumeGrid& g = m_setup.grid;
+    VolumeGrid out{region.width, region.height, count, g.voxelSize, {}};
+    out.centre = {g.x(region.x) + 0.5 * (region.width - 1) * g.voxelSize,
+                  g.y(region.y) + 0.5 * (region.height - 1) * g.voxelSize,
+                  g.z(first) + 0.5 * (count - 1) * g.voxelSize};
+    return out;
+}
+
+FdkOptions ConeSlicePreview::prepare(const PreviewRequest& request, int last, PreprocessingStage& stage,
+                                     int stageGeneration, PreviewResult& result, const CancelToken* cancel) {
     auto checkCancel = [cancel] {
         if (cancel) cancel->throwIfCancelled();
     };
@@ -89,11 +100,12 @@ PreviewResult ConeSlicePreview::run(const PreviewRequest& request, Preprocessing
 
     // The cheap checks first, so a bad request fails before any work.
     if (request.corrections.halfAcquisition.enabled)
-        throw InvalidArgument("preview: 360° half-acquisition stitching does not apply to fan/cone-beam data "
-                              "(FDK takes the divergent views as they are)");
-    if (request.row < 0 || request.row >= grid.nz)
-        throw InvalidArgument("preview: slice " + std::to_string(request.row) + " is outside the volume (0.." +
-                              std::to_string(grid.nz - 1) + ")");
+        throw InvalidArgument("360° half-acquisition stitching does not apply to fan/cone-beam data (FDK takes the "
+                              "divergent views as they are)");
+    for (int slice : {request.row, last})
+        if (slice < 0 || slice >= grid.nz)
+            throw InvalidArgument("slice " + std::to_string(slice) + " is outside the volume (0.." +
+                                  std::to_string(grid.nz - 1) + ")");
     const double axis = request.axis.value_or(m_defaultAxis);
     validateAxis(axis, request.axisOffsets, views);
     const Region region = request.region.value_or(Region{0, 0, grid.nx, grid.ny});
@@ -104,7 +116,6 @@ PreviewResult ConeSlicePreview::run(const PreviewRequest& request, Preprocessing
     fdk.device = request.options.device;
     fdk.backprojector = coneBackprojectorFor(request.options.strategy, true);
 
-    PreviewResult result;
     result.row = request.row;
     result.axis = axis;
     result.region = region;
@@ -115,7 +126,7 @@ PreviewResult ConeSlicePreview::run(const PreviewRequest& request, Preprocessing
     checkCancel();
 
     // Detector rows, corrected by the stage, in view order.
-    const RowRange rows = detectorRows(region, request.row);
+    const RowRange rows = detectorRows(region, request.row, last);
     if (stageGeneration != m_loadedGeneration || rows.first < m_loaded.first ||
         rows.first + rows.count > m_loaded.first + m_loaded.count) {
         const auto loadStart = Clock::now();
@@ -125,7 +136,7 @@ PreviewResult ConeSlicePreview::run(const PreviewRequest& request, Preprocessing
         PreprocessStats stats;
         const ImageStack sinograms = stage.load(first, count, &stats); // [row][view][column]
         if (sinograms.width != columns || sinograms.height != views)
-            throw InvalidArgument("preview: the corrections give " + std::to_string(sinograms.height) + " views of " +
+            throw InvalidArgument("the corrections give " + std::to_string(sinograms.height) + " views of " +
                                   std::to_string(sinograms.width) + " columns; the fan/cone-beam geometry has " +
                                   std::to_string(views) + " of " + std::to_string(columns));
         m_projections.resize(sinograms.data.size());
@@ -169,31 +180,94 @@ PreviewResult ConeSlicePreview::run(const PreviewRequest& request, Preprocessing
         result.secondsFilter = secondsSince(filterStart);
         checkCancel();
     }
+    return fdk;
+}
+
+PreviewResult ConeSlicePreview::run(const PreviewRequest& request, PreprocessingStage& stage, int stageGeneration,
+                                    const CancelToken* cancel) {
+    const auto start = Clock::now();
+    PreviewResult result;
+    const FdkOptions fdk = prepare(request, request.row, stage, stageGeneration, result, cancel);
+    const Region region = result.region;
 
     // The region at z, in bands of slice rows when the run can be cancelled.
     result.slice = Image(region.width, region.height);
     const bool gpu = fdk.backprojector == ConeBackprojector::Cuda;
     if (m_updatesPerSecond <= 0.0) m_updatesPerSecond = gpu ? 50e9 : 1e9;
     const auto bpStart = Clock::now();
-    result.bands = backprojectInBands(region, static_cast<double>(region.width) * views, gpu ? 32 : 8,
+    result.bands = backprojectInBands(region, static_cast<double>(region.width) * result.projections, gpu ? 32 : 8,
                                       m_updatesPerSecond, cancel, [&](const Region& band, int y) {
-                                          VolumeGrid sub{band.width, band.height, 1, grid.voxelSize, {}};
-                                          sub.centre = {grid.x(band.x) + 0.5 * (band.width - 1) * grid.voxelSize,
-                                                        grid.y(band.y) + 0.5 * (band.height - 1) * grid.voxelSize,
-                                                        grid.z(request.row)};
                                           float* out = result.slice.data.data() +
                                                        static_cast<std::size_t>(y) * region.width;
-                                          backprojectCone(m_filtered, sub, grid.voxelSize,
-                                                          std::span<float>(out, band.pixels()), fdk);
+                                          backprojectCone(m_filtered, part(band, request.row, 1),
+                                                          m_setup.grid.voxelSize, std::span<float>(out, band.pixels()),
+                                                          fdk);
                                       });
     result.secondsBackproject = secondsSince(bpStart);
     if (result.secondsBackproject > 0.0) {
-        m_updatesPerSecond = static_cast<double>(region.pixels()) * views / result.secondsBackproject;
+        m_updatesPerSecond = static_cast<double>(region.pixels()) * result.projections / result.secondsBackproject;
         result.gups = m_updatesPerSecond / 1e9;
     }
-    checkCancel();
+    if (cancel) cancel->throwIfCancelled();
     result.secondsTotal = secondsSince(start);
     return result;
 }
 
+VolumeReport ConeSlicePreview::reconstruct(const PreviewRequest& request, int slices, PreprocessingStage& stage,
+                                           VolumeWriter& writer, const ProgressCallback& progress) {
+    const auto start = Clock::now();
+    auto report = [&](double fraction, std::string_view what) {
+        if (progress) progress(fraction, what);
+    };
+    if (slices < 1) throw InvalidArgument("FDK volume: " + std::to_string(slices) + " slices (expected at least 1)");
+    report(0.0, "reading and filtering");
+    PreviewResult figures;
+    const FdkOptions fdk = prepare(request, request.row + slices - 1, stage, -2, figures, nullptr);
+    VolumeReport out;
+    out.strategy = figures.strategy;
+    out.slices = slices;
+    out.preprocess = figures.corrections;
+    out.warnings = stage.warnings();
+    out.secondsRead = figures.secondsLoad;
+    out.secondsReconstruct = figures.secondsFilter;
+
+    // Chunks of about 1/20 of the volume (at least one slice), written as made.
+    const Region region = figures.region;
+    const int chunk = std::max(1, slices / 20);
+    out.chunkRows = chunk;
+    std::vector<float> values;
+    for (int done = 0; done < slices;) {
+        report(0.1 + 0.9 * done / slices, "back-projection");
+        const int count = std::min(chunk, slices - done);
+        values.assign(region.pixels() * static_cast<std::size_t>(count), 0.0f);
+        const auto bpStart = Clock::now();
+        backprojectCone(m_filtered, part(region, request.row + done, count), m_setup.grid.voxelSize, values, fdk);
+        out.secondsReconstruct += secondsSince(bpStart);
+        const auto writeStart = Clock::now();
+        writer.writeSlices(done, count, values);
+        out.secondsWrite += secondsSince(writeStart);
+        done += count;
+    }
+    report(1.0, "writing");
+    const auto commitStart = Clock::now();
+    writer.commit();
+    out.secondsWrite += secondsSince(commitStart);
+    out.peakBufferBytes = (m_projections.size() + m_filtered.data.size() + values.size()) * sizeof(float);
+    out.secondsTotal = secondsSince(start);
+    if (out.secondsReconstruct > 0.0)
+        out.gups = static_cast<double>(region.pixels()) * slices * figures.projections / out.secondsReconstruct / 1e9;
+    return out;
+}
+
 } // namespace tomo::preview
+
+namespace tomo {
+
+VolumeReport reconstructConeVolume(DatasetReader& reader, const PreviewRequest& first, int slices,
+                                   VolumeWriter& writer, const ProgressCallback& progress) {
+    preview::ConeSlicePreview cone(reader.info());
+    PreprocessingStage stage(reader, first.corrections);
+    return cone.reconstruct(first, slices, stage, writer, progress);
+}
+
+} // namespace tomo

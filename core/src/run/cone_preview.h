@@ -16,8 +16,10 @@
 
 #include "tomo/cone_scan.h"
 #include "tomo/fdk.h"
+#include "tomo/pipeline.h"
 #include "tomo/preprocess.h"
 #include "tomo/preview.h"
+#include "tomo/volume_io.h"
 
 #include <vector>
 
@@ -40,19 +42,33 @@ public:
     PreviewResult run(const PreviewRequest& request, PreprocessingStage& stage, int stageGeneration,
                       const CancelToken* cancel);
 
+    /// Slices request.row .. request.row + slices - 1 into `writer` (its
+    /// slices 0 .. slices - 1), in chunks, reporting progress after each
+    /// (which may throw Cancelled).
+    VolumeReport reconstruct(const PreviewRequest& request, int slices, PreprocessingStage& stage,
+                             VolumeWriter& writer, const ProgressCallback& progress);
+
     int filterRuns() const { return m_filterRuns; }
     int loadRuns() const { return m_loadRuns; }
     void reset();
 
 private:
+    /// What a run of slices first .. last shares: the checks, the rows
+    /// loaded, the filtering; fills result's figures and returns the options.
+    FdkOptions prepare(const PreviewRequest& request, int last, PreprocessingStage& stage, int stageGeneration,
+                       PreviewResult& result, const CancelToken* cancel);
+    /// The grid of `region` in slices first .. first + count - 1.
+    VolumeGrid part(const Region& region, int first, int count) const;
+
     struct RowRange {
         int first = 0;
         int count = 0;
         bool operator==(const RowRange&) const = default;
     };
-    /// Detector rows the voxels of `region` in slice `k` project to in any
-    /// view, with one row beyond each end (bilinear reads), at least one row.
-    RowRange detectorRows(const Region& region, int k) const;
+    /// Detector rows the voxels of `region` in slices first .. last project
+    /// to in any view, with one row beyond each end (bilinear reads), at
+    /// least one row.
+    RowRange detectorRows(const Region& region, int first, int last) const;
 
     ConeSetup m_setup;
     double m_defaultAxis = 0.0;
