@@ -5,6 +5,8 @@
 
 #include "tomo/axis_finder.h"
 #include "tomo/axis_sweep.h"
+#include "tomo/cone_scan.h"
+#include "tomo/cone_volume.h"
 #include "tomo/error.h"
 #include "tomo/output_range.h"
 #include "tomo/phantom.h"
@@ -55,6 +57,46 @@ bool isExactMode(const tomo::ReconOptions& o) {
     const tomo::Backend* b = tomo::BackendRegistry::instance().find(o.strategy);
     return b && b->isExact() && o.interpolation == tomo::Interpolation::Linear &&
            o.precision == tomo::Precision::Float32;
+}
+
+/// What the Dataset panel lists of a fan/cone-beam geometry (tomo::coneSetup's
+/// attributes, in the length unit of the file).
+DatasetSummary::DivergentBeam divergentBeamSummary(const tomo::DatasetInfo& info) {
+    const tomo::ConeSetup setup = tomo::coneSetup(info);
+    DatasetSummary::DivergentBeam out;
+    out.description = QString::fromStdString(setup.description);
+    const auto attribute = [&](const char* key) {
+        const auto it = setup.attributes.find(key);
+        return it == setup.attributes.end() ? QString() : QString::fromStdString(it->second);
+    };
+    const QString unit = attribute("length_unit");
+    const QString withUnit = unit.isEmpty() ? QString() : QStringLiteral(" ") % unit;
+    const std::pair<const char*, QString> labels[] = {
+        {"beam", QObject::tr("Beam")},
+        {"detector", QObject::tr("Detector")},
+        {"source_axis_distance", QObject::tr("Source–axis distance")},
+        {"source_detector_distance", QObject::tr("Source–detector distance")},
+        {"detector_pixel_size", QObject::tr("Detector pixel")},
+        {"detector_offset", QObject::tr("Central ray offset (px)")},
+        {"projection_matrices", QObject::tr("Projection matrices")},
+        {"cone_geometry_source", QObject::tr("Geometry from")}};
+    for (const auto& [key, label] : labels) {
+        QString value = attribute(key);
+        if (value.isEmpty()) continue;
+        if (std::string_view(key).ends_with("distance") || std::string_view(key) == "detector_pixel_size")
+            value += withUnit;
+        out.fields.emplace_back(label, value);
+    }
+    const tomo::VolumeGrid& g = setup.grid;
+    out.fields.emplace_back(QObject::tr("Volume grid"), QStringLiteral("%1 × %2 × %3 voxels of %4%5")
+                                                            .arg(g.nx)
+                                                            .arg(g.ny)
+                                                            .arg(g.nz)
+                                                            .arg(g.voxelSize, 0, 'g', 6)
+                                                            .arg(withUnit));
+    out.fields.emplace_back(QObject::tr("Reconstruction"), QObject::tr("FDK (filtered back-projection of the "
+                                                                       "divergent views)"));
+    return out;
 }
 
 /// Collects the slices of a volume in memory (the 3D view's sub-volume).
@@ -138,6 +180,52 @@ tomo::VolumeJob volumeJob(tomo::DatasetReader& reader, const SliceParams& p, int
     job.options = p.options;
     job.chunkRows = chunkRowsFor(count, p.options.slicesPerPass);
     return job;
+}
+
+/// Slices [first, first + count) of a fan/cone-beam volume (count 0 = to
+/// the last) with the live slice's parameters.
+struct ConeSlices {
+    tomo::PreviewRequest first; ///< its row: the first slice
+    int count = 0;
+    tomo::Region region;
+};
+
+ConeSlices coneSlices(tomo::DatasetReader& reader, const SliceParams& p, int first, int count) {
+    const tomo::DatasetInfo& info = reader.info();
+    if (count <= 0) count = info.rows - first;
+    if (first < 0 || first >= info.rows || count < 1 || first + count > info.rows)
+        throw tomo::InvalidArgument("slices " + std::to_string(first) + " to " + std::to_string(first + count - 1) +
+                                    " are outside the volume (0 to " + std::to_string(info.rows - 1) + ")");
+    ConeSlices out;
+    out.first = p.request();
+    out.first.row = first;
+    out.count = count;
+    out.region = p.effectiveRegion(info.columns);
+    return out;
+}
+
+/// tomo::estimateOutputRange for a fan/cone beam: robustRange of five slices
+/// spread over the volume.
+tomo::RangeEstimate coneRange(tomo::DatasetReader& reader, const ConeSlices& slices,
+                              const tomo::ProgressCallback& progress) {
+    const tomo::RangeEstimateOptions options;
+    std::vector<float> values;
+    std::vector<int> rows;
+    for (int i = 0; i < options.rows; ++i) {
+        const int row = slices.first.row + (options.rows > 1 ? i * (slices.count - 1) / (options.rows - 1) : 0);
+        if (!rows.empty() && rows.back() == row) continue;
+        if (progress) progress(static_cast<double>(i) / options.rows, "sample slices");
+        tomo::PreviewRequest request = slices.first;
+        request.row = row;
+        MemoryVolumeWriter writer(slices.region.width, slices.region.height, 1);
+        tomo::reconstructConeVolume(reader, request, 1, writer);
+        const tomo::ImageStack slice = writer.take();
+        values.insert(values.end(), slice.data.begin(), slice.data.end());
+        rows.push_back(row);
+    }
+    tomo::RangeEstimate estimate = tomo::robustRange(values, options);
+    estimate.rows = std::move(rows);
+    return estimate;
 }
 
 } // namespace
@@ -231,6 +319,11 @@ void Controller::installDataset(std::shared_ptr<tomo::DatasetReader> reader, std
                                 DatasetSummary summary, bool findAxis) {
     // Preview thread: replace the sessions, then tell the UI.
     auto session = std::make_unique<tomo::PreviewSession>(reader);
+    if (summary.info.divergentBeam) {
+        summary.divergent = divergentBeamSummary(summary.info);
+        summary.divergent->axis = session->defaultAxis().value_or((summary.info.columns - 1) / 2.0);
+        findAxis = false; // the finder assumes a parallel beam
+    }
     if (findAxis) {
         // The row the first slice shows: the session keeps it loaded for that slice.
         const int row = summary.info.rows / 2;
@@ -265,7 +358,9 @@ void Controller::installDataset(std::shared_ptr<tomo::DatasetReader> reader, std
     }, Qt::QueuedConnection);
 }
 
-void Controller::openFile(const QString& path, const tomo::OpenOptions& options, bool findAxis) {
+void Controller::openFile(const QString& path, const tomo::OpenOptions& given, bool findAxis) {
+    tomo::OpenOptions options = given;
+    options.allowDivergentBeam = true; // fan/cone beams are shown with FDK
     postPreview([this, path, options, findAxis] {
         QElapsedTimer timer;
         timer.start();
@@ -546,7 +641,9 @@ void Controller::runSlice(quint64 id, const SliceParams& params, int generation,
         timer.start();
         if (!m_preparePool) m_preparePool = std::make_unique<tomo::WorkerPool>(std::max(1, QThread::idealThreadCount()));
         r->stats = computeStats(r->preview.slice.data, 256, 0.5, 99.5, m_preparePool.get());
-        r->family = familyOf(r->preview.strategy);
+        // FDK's back-projectors: "cuda" is no registered strategy.
+        r->family = r->preview.fdk && r->preview.strategy == "cuda" ? QStringLiteral("cuda")
+                                                                    : familyOf(r->preview.strategy);
         const DisplaySettings settings = displaySettings();
         r->display = prepareDisplay(r->preview.slice, r->stats, settings, m_preparePool.get());
         r->comparisonFollows = fittingReference(*r, settings) != nullptr;
@@ -622,6 +719,9 @@ void Controller::findAxis(int row) {
     postPreview([this, row, generation] {
         if (generation != m_workerGeneration || !m_session) return;
         try {
+            if (m_session->info().divergentBeam)
+                throw tomo::InvalidArgument("the axis finder assumes a parallel beam; with a fan or cone beam move the "
+                                            "axis in the live view (it shifts the detector sideways)");
             AxisResult r;
             r.row = row;
             // The corrected sinogram of the slice on screen, with the stage's angles.
@@ -753,6 +853,20 @@ tomo::ProgressCallback progressReporter(Controller* target, const tomo::CancelTo
 bool Controller::exportVolume(const ExportRequest& request) {
     return startJob(JobKind::Export, [this, request](const tomo::CancelToken& token) {
         auto reader = openJobReader();
+        ExportReport report;
+        report.target = request.target;
+        report.type = request.write.type;
+        const auto progress = progressReporter(this, token, [this](const JobProgress& p) { emit jobProgress(p); });
+        if (reader->info().divergentBeam) {
+            const ConeSlices slices = coneSlices(*reader, request.params, request.firstRow, request.rowCount);
+            auto writer = tomo::createVolumeWriter(request.target.toStdString(), slices.region.width,
+                                                   slices.region.height, slices.count, request.write);
+            report.report = tomo::reconstructConeVolume(*reader, slices.first, slices.count, *writer, progress);
+            report.clipped = writer->clipped();
+            writer.reset();
+            QMetaObject::invokeMethod(this, [this, report] { emit exportFinished(report); }, Qt::QueuedConnection);
+            return;
+        }
         const tomo::VolumeJob job = volumeJob(*reader, request.params, request.firstRow, request.rowCount);
         const tomo::Region region = job.geometry.region;
         // The writer writes to a temporary and renames on commit; when the
@@ -760,12 +874,7 @@ bool Controller::exportVolume(const ExportRequest& request) {
         // temporary removed: no partial file under the target name.
         auto writer = tomo::createVolumeWriter(request.target.toStdString(), region.width, region.height,
                                                job.rowCount, request.write);
-        ExportReport report;
-        report.target = request.target;
-        report.type = request.write.type;
-        report.report = tomo::reconstructVolume(
-            *reader, job, *writer,
-            progressReporter(this, token, [this](const JobProgress& p) { emit jobProgress(p); }));
+        report.report = tomo::reconstructVolume(*reader, job, *writer, progress);
         report.clipped = writer->clipped();
         writer.reset();
         QMetaObject::invokeMethod(this, [this, report] { emit exportFinished(report); }, Qt::QueuedConnection);
@@ -775,9 +884,11 @@ bool Controller::exportVolume(const ExportRequest& request) {
 bool Controller::estimateRange(const SliceParams& params, int firstRow, int rowCount) {
     return startJob(JobKind::RangeEstimate, [this, params, firstRow, rowCount](const tomo::CancelToken& token) {
         auto reader = openJobReader();
-        const tomo::RangeEstimate estimate = tomo::estimateOutputRange(
-            *reader, volumeJob(*reader, params, firstRow, rowCount), {},
-            progressReporter(this, token, [this](const JobProgress& p) { emit jobProgress(p); }));
+        const auto progress = progressReporter(this, token, [this](const JobProgress& p) { emit jobProgress(p); });
+        const tomo::RangeEstimate estimate =
+            reader->info().divergentBeam
+                ? coneRange(*reader, coneSlices(*reader, params, firstRow, rowCount), progress)
+                : tomo::estimateOutputRange(*reader, volumeJob(*reader, params, firstRow, rowCount), {}, progress);
         QMetaObject::invokeMethod(this, [this, estimate] { emit rangeEstimated(estimate); }, Qt::QueuedConnection);
     });
 }
@@ -789,6 +900,9 @@ bool Controller::sweepAxis(const SliceParams& params, const std::vector<double>&
         if (params.stitched())
             throw tomo::InvalidArgument("with 360° half acquisition the axis is the stitched sinogram's centre: "
                                         "sweep the scan's axis in the Corrections panel instead");
+        if (reader->info().divergentBeam)
+            throw tomo::InvalidArgument("the axis sweep is for parallel-beam scans; with a fan or cone beam move the "
+                                        "axis in the live view (each position filters the detector rows again)");
         tomo::PreprocessingStage stage(*reader, params.corrections);
         tomo::ImageStack rows = stage.load(params.row, 1);
         tomo::Image sinogram(rows.width, rows.height);
@@ -833,13 +947,23 @@ bool Controller::reconstructSubVolume(const SliceParams& params, int firstRow, i
         QElapsedTimer timer;
         timer.start();
         auto reader = openJobReader();
-        const tomo::VolumeJob job = volumeJob(*reader, params, firstRow, rowCount);
-        const tomo::Region region = job.geometry.region;
-        MemoryVolumeWriter writer(region.width, region.height, job.rowCount);
-        tomo::reconstructVolume(*reader, job, writer,
-                                progressReporter(this, token, [this](const JobProgress& p) { emit jobProgress(p); }));
+        const auto progress = progressReporter(this, token, [this](const JobProgress& p) { emit jobProgress(p); });
         SubVolume out;
-        out.firstRow = job.firstRow;
+        tomo::Region region;
+        std::optional<MemoryVolumeWriter> writer;
+        if (reader->info().divergentBeam) { // cubic voxels: rows are as far apart as pixels
+            const ConeSlices slices = coneSlices(*reader, params, firstRow, rowCount);
+            region = slices.region;
+            out.firstRow = slices.first.row;
+            writer.emplace(region.width, region.height, slices.count);
+            tomo::reconstructConeVolume(*reader, slices.first, slices.count, *writer, progress);
+        } else {
+            const tomo::VolumeJob job = volumeJob(*reader, params, firstRow, rowCount);
+            region = job.geometry.region;
+            out.firstRow = job.firstRow;
+            writer.emplace(region.width, region.height, job.rowCount);
+            tomo::reconstructVolume(*reader, job, *writer, progress);
+        }
         {
             std::lock_guard lock(m_mutex);
             if (m_source && m_source->demo) {
@@ -851,7 +975,7 @@ bool Controller::reconstructSubVolume(const SliceParams& params, int firstRow, i
         }
         const int largest = std::max(region.width, region.height);
         out.binning = std::max(1, (largest + maxDisplaySize - 1) / std::max(1, maxDisplaySize));
-        out.volume = binXY(writer.take(), out.binning);
+        out.volume = binXY(writer->take(), out.binning);
         out.stats = computeStats(out.volume.data);
         out.seconds = timer.nsecsElapsed() / 1e9;
         // Dropped when another dataset was opened meanwhile (the 3D view shows that one).

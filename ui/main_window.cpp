@@ -758,7 +758,7 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
     m_params->setDataset(summary);
     SliceParams p = m_params->params();
     p.options = previous.options;
-    p.axis = (summary.info.columns - 1) / 2.0;
+    p.axis = summary.divergent ? summary.divergent->axis : (summary.info.columns - 1) / 2.0;
     QSettings settings;
     if (!summary.path.isEmpty()) p.axis = settings.value(axisKey(summary.path), p.axis).toDouble();
     QString axisNote;
@@ -938,7 +938,7 @@ void MainWindow::requestReferenceIfNeeded(bool asked) {
     if (!asked && ((!m_quality->isVisible() && !m_line) || !m_quality->automaticReference())) return;
     const SliceParams p = m_params->params();
     const tomo::ReconOptions mode =
-        exactReferenceOptions(p.options, m_result ? m_result->family : QStringLiteral("cpu"));
+        exactReferenceOptions(p.options, m_result ? m_result->family : QStringLiteral("cpu"), m_result && m_result->preview.fdk);
     auto same = [&](const SliceParams& a, const tomo::ReconOptions& o) {
         return kind == ReferenceKind::Exact
                    ? a.sameGeometry(p) && o.strategy == mode.strategy && o.interpolation == mode.interpolation
@@ -982,14 +982,17 @@ void MainWindow::onSliceReady(const SliceResultPtr& result) {
     else m_slice->setWindow(userLow, userHigh);
     const QString requested = QString::fromStdString(r.params.options.strategy);
     const QString ran = QString::fromStdString(r.preview.strategy);
-    m_slice->setCaption(tr("Row %1 · %2 · %3 · %4%5")
+    // FDK has one mode: its back-projector says all.
+    const QString mode = r.preview.fdk ? tr("FDK") : modeText(r.params.options);
+    m_slice->setCaption(tr("%1 %2 · %3 · %4 · %5%6")
+                            .arg(r.preview.fdk ? tr("Slice") : tr("Row"))
                             .arg(r.params.row)
                             .arg(r.stage.stitchedAxis ? tr("360° stitched, scan axis %1").arg(r.stage.scanAxis.value_or(0.0), 0, 'f', 2)
                                  : r.params.axisTilt != 0.0
                                      ? tr("axis %1 (tilt %2 px/row)").arg(r.params.axis, 0, 'f', 3).arg(r.params.axisTilt)
                                      : tr("axis %1").arg(r.params.axis, 0, 'f', 3))
                             .arg(ran)
-                            .arg(modeText(r.params.options))
+                            .arg(mode)
                             .arg(r.params.region ? tr(" · region %1×%2 at (%3, %4)")
                                                        .arg(region.width)
                                                        .arg(region.height)
@@ -1003,7 +1006,7 @@ void MainWindow::onSliceReady(const SliceResultPtr& result) {
     if (m_sweepDialog) m_sweepDialog->setCurrentAxis(r.params.axis);
     m_backendLabel->setText(r.family % QStringLiteral(" · ") % ran %
                             (requested == QLatin1String("auto") ? tr(" (auto)") : QString()) % QStringLiteral(" · ") %
-                            modeText(r.params.options));
+                            mode);
     m_timeLabel->setText(tr("%1 (back-projection %2%3)")
                              .arg(formatSeconds(r.preview.secondsTotal))
                              .arg(formatSeconds(r.preview.secondsBackproject))

@@ -86,6 +86,15 @@ void MetadataPanel::setDataset(const DatasetSummary& d) {
     add(tr("Values"), info.logCorrected ? tr("line integrals (already log-corrected)")
                                         : tr("raw counts: flat/dark + −log applied"));
     add(tr("Detector centre"), QString::number((info.columns - 1) / 2.0, 'f', 1));
+    if (d.divergent) {
+        auto* group = new QTreeWidgetItem(m_tree, {tr("Geometry"), d.divergent->description});
+        group->setToolTip(1, d.divergent->description);
+        for (const auto& [label, value] : d.divergent->fields) {
+            auto* item = new QTreeWidgetItem(group, {label, value});
+            item->setToolTip(1, value);
+        }
+        group->setExpanded(true);
+    }
     add(tr("Opened in"), formatSeconds(d.secondsToOpen));
     // What the reader warns about, each on its own row, in colour, and wrapped below.
     QStringList warnings;
@@ -102,9 +111,8 @@ void MetadataPanel::setDataset(const DatasetSummary& d) {
 }
 
 QString MetadataPanel::value(const QString& property) const {
-    for (int i = 0; i < m_tree->topLevelItemCount(); ++i)
-        if (m_tree->topLevelItem(i)->text(0) == property) return m_tree->topLevelItem(i)->text(1);
-    return {};
+    const auto items = m_tree->findItems(property, Qt::MatchExactly | Qt::MatchRecursive, 0);
+    return items.isEmpty() ? QString() : items.front()->text(1);
 }
 
 } // namespace tomo::ui

@@ -179,8 +179,28 @@ void ParameterPanel::setDataset(const DatasetSummary& dataset) {
     ui->roiHeightSpin->setValue(std::max(1, bins / 2));
     ui->roiGroup->setChecked(false);
     setEnabled(dataset.info.columns > 0);
+    setDivergentBeam(dataset.divergent.has_value());
     --m_blockSignals;
     updateValidation();
+}
+
+void ParameterPanel::setDivergentBeam(bool divergent) {
+    m_divergent = divergent;
+    // FDK has one interpolation (bilinear on the detector), one precision
+    // and one slice per call; the finder and the tilt assume a parallel beam.
+    const QString why = tr("Does not apply to fan/cone-beam data (FDK: bilinear detector interpolation in float32; "
+                           "CPU strategies use the CPU back-projector, GPU strategies the CUDA one)");
+    for (QWidget* w : std::initializer_list<QWidget*>{ui->interpolationCombo, ui->precisionCombo,
+                                                      ui->slicesPerPassCombo, ui->tiltSpin, ui->findAxisButton}) {
+        w->setEnabled(!divergent && !(m_stitched && (w == ui->tiltSpin || w == ui->findAxisButton)));
+        // The designer's tooltip is kept for parallel-beam data.
+        if (!w->property("parallelToolTip").isValid()) w->setProperty("parallelToolTip", w->toolTip());
+        w->setToolTip(divergent ? why : w->property("parallelToolTip").toString());
+    }
+    if (divergent) ui->tiltSpin->setValue(0.0);
+    ui->rowLabel->setToolTip(divergent ? tr("Slice of the FDK volume (one per detector row, cubic voxels of the "
+                                            "detector pixel at the rotation axis)")
+                                       : QString());
 }
 
 void ParameterPanel::setGrid(int size) {
@@ -293,7 +313,7 @@ void ParameterPanel::updateStitched() {
     const bool stitched = m_corrections.halfAcquisition.enabled;
     for (QWidget* w : std::initializer_list<QWidget*>{ui->axisSpin, ui->axisSlider, ui->fineAxisSlider, ui->centreButton,
                                                       ui->tiltSpin, ui->findAxisButton})
-        w->setEnabled(!stitched);
+        w->setEnabled(!stitched && !(m_divergent && (w == ui->tiltSpin || w == ui->findAxisButton)));
     if (stitched == m_stitched) return;
     m_stitched = stitched;
     m_foundAxis.reset(); // the note below replaces the finder's, or goes with it

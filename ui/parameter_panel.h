@@ -87,6 +87,7 @@ private:
     void setAxisControls(double axis);
     /// With 360° stitching the axis controls have nothing to set.
     void updateStitched();
+    void setDivergentBeam(bool divergent);
     /// Where the axis line puts the axis on `row`.
     void followRow(int row);
     void loadOffsets(const QString& path);
@@ -102,6 +103,7 @@ private:
     double m_fineCentre = 0.0;             // axis at the fine slider's middle
     std::optional<double> m_foundAxis;     // the axis the finder found, while it is the one shown
     tomo::CorrectionOptions m_corrections;
+    bool m_divergent = false;              // fan/cone beam: FDK's controls only
     bool m_stitched = false;               // the axis controls are off for 360° stitching
 };
 

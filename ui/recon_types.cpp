@@ -100,7 +100,8 @@ bool referenceFits(const ReferenceResult& ref, const SliceResult& result) {
     if (ref.image.width != image.width || ref.image.height != image.height) return false;
     switch (ref.kind) {
     case ReferenceKind::Exact: {
-        const tomo::ReconOptions mode = exactReferenceOptions(result.params.options, result.family);
+        const tomo::ReconOptions mode =
+            exactReferenceOptions(result.params.options, result.family, result.preview.fdk);
         return ref.params.sameGeometry(result.params) && ref.options.strategy == mode.strategy &&
                ref.options.interpolation == mode.interpolation;
     }
@@ -112,14 +113,14 @@ bool referenceFits(const ReferenceResult& ref, const SliceResult& result) {
     return false;
 }
 
-tomo::ReconOptions exactReferenceOptions(const tomo::ReconOptions& like, const QString& family) {
+tomo::ReconOptions exactReferenceOptions(const tomo::ReconOptions& like, const QString& family, bool fdk) {
     tomo::ReconOptions o;
     o.filter = like.filter;
     o.device = like.device;
     o.openclDevice = like.openclDevice;
     o.threads = like.threads;
     o.strategy = "cpu-reference";
-    if (family == QLatin1String("cpu")) return o;
+    if (fdk || family == QLatin1String("cpu")) return o;
     const auto usable = [](const char* name) {
         const tomo::Backend* b = tomo::BackendRegistry::instance().find(name);
         return b && b->unavailableReason().empty();

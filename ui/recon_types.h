@@ -55,6 +55,16 @@ struct DatasetSummary {
     /// The rotation axis found on open (when asked for), on the middle row.
     std::optional<AxisResult> axis;
     QString axisError;                  ///< why the axis could not be found on open
+
+    /// A fan or cone beam (reconstructed with FDK): what the Dataset panel
+    /// lists, and the column the rotation axis projects to (a new dataset's
+    /// axis; the finder assumes a parallel beam).
+    struct DivergentBeam {
+        QString description;                             ///< one line (tomo::ConeSetup)
+        std::vector<std::pair<QString, QString>> fields; ///< label, value
+        double axis = 0.0;
+    };
+    std::optional<DivergentBeam> divergent;
 };
 
 /// Everything the parameter and corrections panels set: one preview
@@ -287,8 +297,10 @@ bool referenceFits(const ReferenceResult& reference, const SliceResult& result);
 /// not cost the CPU seconds: alu linear (interpolation in float32
 /// arithmetic, equal to cpu-reference linear to 1e-6), else tex-optimized
 /// nearest (double positions, equal to cpu-reference nearest to 1e-5), else
-/// cpu-reference. Filter, device and threads come from `like`.
-tomo::ReconOptions exactReferenceOptions(const tomo::ReconOptions& like, const QString& family);
+/// cpu-reference. Filter, device and threads come from `like`. FDK results
+/// (`fdk`) always compare with cpu-reference: the GPU's FDK interpolates with
+/// the texture unit's 8-bit weights.
+tomo::ReconOptions exactReferenceOptions(const tomo::ReconOptions& like, const QString& family, bool fdk = false);
 /// "cpu-reference (exact)", "alu linear, float32 arithmetic (GPU exact)".
 QString referenceModeLabel(const tomo::ReconOptions& referenceOptions);
 
