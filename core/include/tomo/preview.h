@@ -21,10 +21,12 @@
 #pragma once
 
 #include "tomo/backend.h"
+#include "tomo/cone_geometry.h"
 #include "tomo/corrections.h"
 #include "tomo/dataset.h"
 #include "tomo/geometry.h"
 #include "tomo/image.h"
+#include "tomo/phantom.h"
 #include "tomo/preprocess.h"
 
 #include <atomic>
@@ -159,9 +161,19 @@ private:
 /// [row][angle][bin] (width = bins, height = angles, depth = rows) and their
 /// angles in radians; readSinograms copies, so one reader may be read from
 /// several threads at once. Used for the built-in demo phantom and for
-/// benchmarks. Throws InvalidArgument if the stack is empty or the angle
-/// count differs from sinograms.height.
+/// benchmarks; with `beam`, a fan/cone-beam scan declared as a file would
+/// (DatasetInfo::divergentBeam). Throws InvalidArgument if the stack is
+/// empty or the angle count differs from sinograms.height.
 std::unique_ptr<DatasetReader> makeMemoryDataset(ImageStack sinograms, std::vector<double> angles,
-                                                 std::filesystem::path name = "memory");
+                                                 std::filesystem::path name = "memory",
+                                                 std::optional<DivergentBeam> beam = std::nullopt);
+
+/// A circular fan/cone-beam scan of `phantom` (exact line integrals,
+/// projectPhantomCone) as a memory dataset declaring its geometry: for
+/// tests and benchmarks of the fan/cone-beam preview. `geometry` as
+/// DivergentBeam describes it: square pixels, the central ray on the
+/// detector centre (InvalidArgument otherwise).
+std::unique_ptr<DatasetReader> makeConePhantomDataset(const ConePhantom& phantom,
+                                                      const CircularConeGeometry& geometry);
 
 } // namespace tomo

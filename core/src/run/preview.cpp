@@ -358,7 +358,8 @@ namespace {
 
 class MemoryDataset final : public DatasetReader {
 public:
-    MemoryDataset(ImageStack sinograms, std::vector<double> angles, std::filesystem::path name)
+    MemoryDataset(ImageStack sinograms, std::vector<double> angles, std::filesystem::path name,
+                  std::optional<DivergentBeam> beam)
         : m_sinograms(std::move(sinograms)) {
         if (m_sinograms.width < 1 || m_sinograms.height < 1 || m_sinograms.depth < 1)
             throw InvalidArgument("memory dataset: the sinogram stack is empty");
@@ -373,6 +374,7 @@ public:
         m_info.sampleType = SampleType::Float32;
         m_info.angles = std::move(angles);
         m_info.logCorrected = true;
+        m_info.divergentBeam = std::move(beam);
     }
 
     void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
@@ -397,8 +399,29 @@ private:
 } // namespace
 
 std::unique_ptr<DatasetReader> makeMemoryDataset(ImageStack sinograms, std::vector<double> angles,
-                                                 std::filesystem::path name) {
-    return std::make_unique<MemoryDataset>(std::move(sinograms), std::move(angles), std::move(name));
+                                                 std::filesystem::path name, std::optional<DivergentBeam> beam) {
+    return std::make_unique<MemoryDataset>(std::move(sinograms), std::move(angles), std::move(name), std::move(beam));
+}
+
+std::unique_ptr<DatasetReader> makeConePhantomDataset(const ConePhantom& phantom,
+                                                      const CircularConeGeometry& geometry) {
+    if (geometry.offsetU != 0.0 || geometry.offsetV != 0.0 ||
+        (geometry.pixelHeight != 0.0 && geometry.pixelHeight != geometry.pixelWidth))
+        throw InvalidArgument("cone phantom dataset: a declared geometry has square pixels and the central ray on "
+                              "the detector centre");
+    const ImageStack views = projectPhantomCone(phantom, ConeGeometry::circular(geometry)); // [view][row][column]
+    const int columns = views.width, rows = views.height, count = views.depth;
+    ImageStack sinograms(columns, count, rows); // [row][view][column]
+    for (int p = 0; p < count; ++p)
+        for (int r = 0; r < rows; ++r)
+            std::memcpy(sinograms.image(r).data() + static_cast<std::size_t>(p) * columns,
+                        views.image(p).data() + static_cast<std::size_t>(r) * columns, columns * sizeof(float));
+    DivergentBeam beam;
+    beam.declared = "a phantom's circular scan";
+    beam.sourceAxis = geometry.sourceAxis;
+    beam.sourceDetector = geometry.sourceDetector;
+    beam.pixelSize = geometry.pixelWidth;
+    return makeMemoryDataset(std::move(sinograms), geometry.angles, "cone-phantom", beam);
 }
 
 } // namespace tomo
