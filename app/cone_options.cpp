@@ -102,7 +102,7 @@ ImageStack reconstructCone(const CLI::App& app, const ConeCommandLine& c, const 
 
     using Clock = std::chrono::steady_clock;
     const auto t0 = Clock::now();
-    const std::vector<float> projections = readConeProjections(reader);
+    const std::vector<float> projections = readConeProjections(reader, setup);
     throwIfInterrupted();
     const auto t1 = Clock::now();
     const FilteredProjections filtered = fdkFilter(setup.geometry, projections, fdk);

@@ -114,6 +114,8 @@ TEST(ConeScan, GeometryFileGivesACircularScanOrMatrices) {
     const ConeSetup fromMatrices = coneSetup(reader->info(), dir / "matrices.json");
     EXPECT_EQ(fromMatrices.geometry.views[2].m, c.geometry.views[2].m);
     EXPECT_NEAR(fromMatrices.grid.voxelSize, 0.1, 1e-12);
+    EXPECT_EQ(fromMatrices.detector(), DetectorShape::Flat);
+    EXPECT_EQ(fromMatrices.attributes.at("detector"), "flat");
 
     writeText(dir / "typo.json", R"({"source_axis": 100, "source_detektor": 300, "pixel_size": 0.3})");
     EXPECT_TRUE(contains(messageOf<FormatError>([&] { coneSetup(reader->info(), dir / "typo.json"); }),
@@ -131,6 +133,55 @@ TEST(ConeScan, GeometryFileGivesACircularScanOrMatrices) {
     writeText(dir / "broken.json", "{\"source_axis\": ");
     EXPECT_TRUE(contains(messageOf<FormatError>([&] { coneSetup(reader->info(), dir / "broken.json"); }),
                          "broken.json: not valid JSON"));
+}
+
+TEST(ConeScan, GeometryFileDeclaresACurvedDetector) {
+    test::TempDir dir;
+    std::vector<float> sinogram(4 * 5);
+    for (std::size_t i = 0; i < sinogram.size(); ++i) sinogram[i] = static_cast<float>((i % 5) * (i % 5) + i / 5); // not linear along a row
+    test::H5Builder(dir / "scan.h5")
+        .dataset("/sinogram", {4, 5}, sinogram)
+        .dataset("/angles_deg", {4}, std::vector<double>{0, 90, 180, 270});
+    const auto reader = openDataset(dir / "scan.h5", divergentAllowed());
+
+    writeText(dir / "curved.json",
+              R"({"source_axis": 100, "source_detector": 300, "pixel_size": 60, "detector": "curved", "unit": "mm"})");
+    const ConeSetup curved = coneSetup(reader->info(), dir / "curved.json");
+    ASSERT_TRUE(curved.circular);
+    EXPECT_EQ(curved.detector(), DetectorShape::Curved);
+    EXPECT_EQ(curved.attributes.at("detector"), "curved");
+    EXPECT_TRUE(contains(curved.description, "pixel 60 mm, curved detector (resampled onto a flat one of pixel"))
+        << curved.description;
+    // FDK sees the virtual flat detector; the projections reach it resampled.
+    const CircularConeGeometry flat = virtualFlatDetector(*curved.circular);
+    EXPECT_GT(flat.pixelWidth, 60.0);
+    EXPECT_EQ(curved.geometry.views[1].m, ConeGeometry::circular(flat).views[1].m);
+    const std::vector<float> resampled = resampleToFlatDetector(*curved.circular, sinogram);
+    EXPECT_NE(resampled, sinogram);
+    EXPECT_EQ(onGeometryDetector(curved, sinogram), resampled);
+    EXPECT_EQ(readConeProjections(*reader, curved), resampled);
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { onGeometryDetector(curved, std::vector<float>(19)); }),
+                         "(expected views x rows x columns = 4 x 1 x 5)"));
+
+    writeText(dir / "flat.json", R"({"source_axis": 100, "source_detector": 300, "pixel_size": 60})");
+    const ConeSetup plain = coneSetup(reader->info(), dir / "flat.json");
+    EXPECT_EQ(plain.detector(), DetectorShape::Flat);
+    EXPECT_EQ(plain.attributes.at("detector"), "flat");
+    EXPECT_TRUE(contains(plain.description, "flat detector"));
+    EXPECT_EQ(readConeProjections(*reader, plain), sinogram);
+
+    writeText(dir / "round.json",
+              R"({"source_axis": 100, "source_detector": 300, "pixel_size": 60, "detector": "round"})");
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { coneSetup(reader->info(), dir / "round.json"); }),
+                         "round.json: \"detector\" is \"round\" (expected \"flat\" or \"curved\""));
+    writeText(dir / "number.json", R"({"source_axis": 100, "source_detector": 300, "pixel_size": 60, "detector": 1})");
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { coneSetup(reader->info(), dir / "number.json"); }),
+                         "number.json: \"detector\" is 1"));
+    writeText(dir / "views.txt", "1 0 0 0 0 1 0 0 0 0 1 1\n");
+    writeText(dir / "matrices.json", R"({"matrices": "views.txt", "detector": "curved"})");
+    EXPECT_TRUE(contains(messageOf<FormatError>([&] { coneSetup(reader->info(), dir / "matrices.json"); }),
+                         "matrices.json: \"detector\": \"curved\" cannot go with \"matrices\" (a projection "
+                         "matrix describes a flat detector"));
 }
 
 /// A float dataset of an HDF5 file, read whole.
@@ -160,7 +211,7 @@ TEST(ConeScanRealData, Htc2022FanBeamMatchesTheProvidersReconstruction) {
         grid.nx = grid.ny = 512;
         FdkOptions options;
         options.filter.window = FilterWindow::RamLak;
-        const ImageStack volume = reconstructFdk(setup.geometry, readConeProjections(*reader), grid, options);
+        const ImageStack volume = reconstructFdk(setup.geometry, readConeProjections(*reader, setup), grid, options);
         const std::vector<float> reference = readFloats(path, "/reference_fbp");
         ASSERT_EQ(reference.size(), volume.data.size());
 

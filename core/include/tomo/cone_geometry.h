@@ -18,10 +18,16 @@
 //        x = (i - (nx - 1) / 2) * voxelSize + centre[0]   (likewise y, z)
 //    and is stored at [k][j][i] (ImageStack: depth nz, height ny, width nx).
 //    Fan beam is the case of one detector row and one slice (nz = 1, z = 0).
+//
+// A curved (cylindrical) detector is no pinhole camera, so no matrix: its
+// projections are resampled onto a virtual flat detector
+// (resampleToFlatDetector), whose matrices ConeGeometry::circular() gives;
+// from there on FDK is the flat detector's.
 #pragma once
 
 #include <array>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,7 +44,15 @@ struct ProjectionMatrix {
     }
 };
 
-/// A circular scan with a flat detector.
+enum class DetectorShape {
+    Flat,
+    /// A cylinder about the source with its axis along the rotation axis,
+    /// radius sourceDetector: columns equi-angular (pixelWidth is the arc of
+    /// one column), rows equally spaced along z.
+    Curved,
+};
+
+/// A circular scan with a flat or a curved detector.
 struct CircularConeGeometry {
     std::vector<double> angles;  ///< source angles in radians, one per view
     double sourceAxis = 0.0;     ///< source to rotation axis
@@ -49,15 +63,25 @@ struct CircularConeGeometry {
     double pixelHeight = 0.0;    ///< along a column; 0 = pixelWidth
     /// Where the central ray (through the axis, perpendicular to the
     /// detector) hits the detector, in pixels from the detector centre
-    /// ((columns - 1) / 2, (rows - 1) / 2).
+    /// ((columns - 1) / 2, (rows - 1) / 2); on a curved detector offsetU
+    /// is an angle, in columns.
     double offsetU = 0.0;
     double offsetV = 0.0;
+    DetectorShape detector = DetectorShape::Flat;
 
-    /// Throws InvalidArgument naming the field when the geometry is unusable.
+    /// Throws InvalidArgument naming the field when the geometry is unusable
+    /// (a curved detector must stay within 90 degrees of the central ray).
     void validate() const;
     /// Pixel size at the rotation axis (pixelWidth * sourceAxis / sourceDetector):
     /// the natural voxel size.
     double axisPixelSize() const { return pixelWidth * sourceAxis / sourceDetector; }
+    /// Distance between detector rows at the detector.
+    double rowPitch() const { return pixelHeight > 0.0 ? pixelHeight : pixelWidth; }
+    /// Curved detector: the angle of the ray through column position `u`
+    /// (pixel centres at whole numbers) to the central ray.
+    double columnAngle(double u) const {
+        return (u - (columns - 1) / 2.0 - offsetU) * pixelWidth / sourceDetector;
+    }
 };
 
 /// Any divergent-beam geometry: a detector size and one matrix per view.
@@ -71,8 +95,28 @@ struct ConeGeometry {
     /// or singular (its left 3x3 part), or the detector is empty.
     void validate() const;
 
+    /// The matrices of g's views; for a curved detector, those of its
+    /// virtual flat one (virtualFlatDetector). Throws as g.validate().
     static ConeGeometry circular(const CircularConeGeometry& g);
 };
+
+/// The flat detector a curved one is resampled onto: same source distance,
+/// columns and rows; its outer column edges on the rays of the curved one's
+/// outer column edges (the same fan), its rows pixelHeight / cos(the widest
+/// ray's angle) apart so that it covers the curved rows' height in every
+/// column. A flat g is returned as it is. Throws as g.validate().
+CircularConeGeometry virtualFlatDetector(const CircularConeGeometry& g);
+
+/// Projections [view][row][column] recorded on g's detector, on the
+/// detector of ConeGeometry::circular(g) (a copy for a flat one). Each flat
+/// pixel takes the curved value where its ray meets the cylinder, linear in
+/// angle and in height (in angle only for one row). Where the flat detector
+/// is taller than the curved one (towards its middle column) a ray passes
+/// above or below the curved rows: it takes the nearest row's value, since
+/// the ramp filter runs along rows and a row cut off to 0 would ring. Throws
+/// InvalidArgument for an unusable g or a size other than
+/// views x rows x columns.
+std::vector<float> resampleToFlatDetector(const CircularConeGeometry& g, std::span<const float> projections);
 
 /// A view's matrix taken apart (pinhole camera without skew).
 struct ViewFrame {

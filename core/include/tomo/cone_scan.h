@@ -6,8 +6,9 @@
 // angles:
 //   { "source_axis": 410.66, "source_detector": 553.74,
 //     "pixel_size": 0.2,            (or [width, height]; at the detector)
-//     "offset_u": 0, "offset_v": 0 } (central ray from the detector centre, pixels)
-// or one projection matrix per view (cone_geometry.h conventions):
+//     "offset_u": 0, "offset_v": 0,  (central ray from the detector centre, pixels)
+//     "detector": "flat" }          (or "curved": cylindrical, equi-angular columns)
+// or one projection matrix per view (cone_geometry.h conventions, a flat detector):
 //   { "matrices": "views.txt",      (relative to the JSON file's folder)
 //     "matrix_order": "row-major" } (or "rabbitct")
 // Lengths in one unit (that of the pixel size); unknown keys are refused.
@@ -18,19 +19,27 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace tomo {
 
 struct ConeSetup {
+    /// What FDK takes: for a curved detector that of its virtual flat one,
+    /// which the projections reach through onGeometryDetector().
     ConeGeometry geometry;
+    /// The circular scan as declared (none for projection matrices).
+    std::optional<CircularConeGeometry> circular;
     /// The default volume: columns x columns x rows voxels (fan beam: one
     /// slice) of the detector pixel size at the rotation axis.
     VolumeGrid grid;
     /// For the output's attributes: the geometry and where it came from.
     std::map<std::string, std::string> attributes;
     std::string description; ///< one line, e.g. "fan beam, source-axis 410.66 mm, ..."
+
+    /// The detector the projections were recorded on.
+    DetectorShape detector() const { return circular ? circular->detector : DetectorShape::Flat; }
 };
 
 /// The geometry of `info`'s scan: from `geometryFile` when not empty, else
@@ -41,8 +50,15 @@ struct ConeSetup {
 ConeSetup coneSetup(const DatasetInfo& info, const std::filesystem::path& geometryFile = {});
 
 /// All projections of the dataset as line integrals, [view][row][column]
-/// (flat/dark and -log applied unless the values are already log-corrected).
-/// Throws as the reader and loadSinograms.
-std::vector<float> readConeProjections(DatasetReader& reader);
+/// (flat/dark and -log applied unless the values are already log-corrected),
+/// on the detector of setup.geometry (onGeometryDetector). Throws as the
+/// reader, loadSinograms and onGeometryDetector.
+std::vector<float> readConeProjections(DatasetReader& reader, const ConeSetup& setup);
+
+/// Projections [view][row][column] (all rows) as recorded, on the detector
+/// of setup.geometry: returned as they are for a flat detector, resampled
+/// for a curved one (resampleToFlatDetector). Throws InvalidArgument when
+/// the size is not views x rows x columns of the setup.
+std::vector<float> onGeometryDetector(const ConeSetup& setup, std::vector<float> projections);
 
 } // namespace tomo

@@ -71,6 +71,11 @@ struct ConePhantom {
 /// views); each pixel averages subsamples x subsamples rays over its area.
 /// Throws InvalidArgument (bad geometry, subsamples < 1).
 ImageStack projectPhantomCone(const ConePhantom& phantom, const ConeGeometry& geometry, int subsamples = 1);
+/// The same for a circular scan on its own detector: for a curved one the
+/// rays through its pixels on the cylinder (what a curved scanner records,
+/// before resampleToFlatDetector); for a flat one as through
+/// ConeGeometry::circular(geometry).
+ImageStack projectPhantomCone(const ConePhantom& phantom, const CircularConeGeometry& geometry, int subsamples = 1);
 
 /// The true attenuation per voxel (attenuation x voxelSize) on `grid`, each
 /// voxel the mean of subsamples^3 point samples.

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <utility>
 
 namespace tomo {
 
@@ -44,6 +45,18 @@ std::string pixelText(const CircularConeGeometry& c, const char* separator) {
     return s.str();
 }
 
+const char* detectorName(DetectorShape shape) { return shape == DetectorShape::Curved ? "curved" : "flat"; }
+
+/// "detector": "flat" (the default) or "curved".
+DetectorShape detectorAt(const json& doc, const std::filesystem::path& path) {
+    if (!doc.contains("detector")) return DetectorShape::Flat;
+    const json& v = doc["detector"];
+    if (v == "flat") return DetectorShape::Flat;
+    if (v == "curved") return DetectorShape::Curved;
+    throw FormatError(path.string() + ": \"detector\" is " + v.dump().substr(0, 40) +
+                      " (expected \"flat\" or \"curved\": cylindrical)");
+}
+
 /// The default grid of a geometry: columns^2 x rows voxels of `voxel`.
 VolumeGrid defaultGrid(const ConeGeometry& g, double voxel) {
     return VolumeGrid{g.columns, g.columns, g.rows, voxel, {}};
@@ -57,13 +70,16 @@ ConeSetup circularSetup(const DatasetInfo& info, CircularConeGeometry c, const s
     c.validate();
     ConeSetup s;
     s.geometry = ConeGeometry::circular(c);
+    s.circular = c;
     s.grid = defaultGrid(s.geometry, c.axisPixelSize());
     const std::string u = unit.empty() ? "" : " " + unit;
     s.description = std::string(c.rows == 1 ? "fan" : "cone") + " beam (" + source + "): source-axis " +
                     text(c.sourceAxis) + u + ", source-detector " + text(c.sourceDetector) + u + ", pixel " +
-                    pixelText(c, "x") + u +
-                    ", flat detector";
+                    pixelText(c, "x") + u + ", " + detectorName(c.detector) + " detector";
+    if (c.detector == DetectorShape::Curved)
+        s.description += " (resampled onto a flat one of pixel " + pixelText(virtualFlatDetector(c), "x") + u + ")";
     s.attributes = {{"beam", c.rows == 1 ? "fan" : "cone"},
+                    {"detector", detectorName(c.detector)},
                     {"cone_geometry_source", source},
                     {"source_axis_distance", text(c.sourceAxis)},
                     {"source_detector_distance", text(c.sourceDetector)},
@@ -82,17 +98,22 @@ ConeSetup fromGeometryFile(const DatasetInfo& info, const std::filesystem::path&
         throw FormatError(path.string() + ": not valid JSON (" + std::string(e.what()).substr(0, 120) + ")");
     }
     if (!doc.is_object()) throw FormatError(path.string() + ": expected a JSON object of geometry keys");
-    static const char* const kKeys[] = {"source_axis", "source_detector", "pixel_size", "offset_u",
-                                        "offset_v",    "matrices",        "matrix_order", "unit"};
+    static const char* const kKeys[] = {"source_axis", "source_detector", "pixel_size",   "offset_u", "offset_v",
+                                        "detector",    "matrices",        "matrix_order", "unit"};
     for (const auto& item : doc.items()) {
         const std::string& key = item.key(); // not a structured binding: Clang 14 cannot capture those
         if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; }) == std::end(kKeys))
             throw FormatError(path.string() + ": unknown key \"" + key.substr(0, 40) +
-                              "\" (expected source_axis, source_detector, pixel_size, offset_u, offset_v, unit, or "
-                              "matrices and matrix_order)");
+                              "\" (expected source_axis, source_detector, pixel_size, offset_u, offset_v, detector, "
+                              "unit, or matrices and matrix_order)");
     }
     const std::string unit = doc.contains("unit") && doc["unit"].is_string() ? doc["unit"].get<std::string>() : "";
+    const DetectorShape detector = detectorAt(doc, path);
     if (doc.contains("matrices")) {
+        if (detector == DetectorShape::Curved)
+            throw FormatError(path.string() + ": \"detector\": \"curved\" cannot go with \"matrices\" (a "
+                              "projection matrix describes a flat detector; give source_axis, source_detector and "
+                              "pixel_size instead)");
         if (!doc["matrices"].is_string()) throw FormatError(path.string() + ": \"matrices\" must be a file name");
         MatrixOrder order = MatrixOrder::RowMajor;
         if (doc.contains("matrix_order")) {
@@ -114,9 +135,11 @@ ConeSetup fromGeometryFile(const DatasetInfo& info, const std::filesystem::path&
         const ViewFrame f = describeView(s.geometry.views[0], "view 0 of " + matrices.string());
         s.grid = defaultGrid(s.geometry, f.originDepth / f.focalU);
         s.description = std::string(info.rows == 1 ? "fan" : "cone") + " beam: " +
-                        std::to_string(s.geometry.viewCount()) + " projection matrices from " + matrices.string();
+                        std::to_string(s.geometry.viewCount()) + " projection matrices from " + matrices.string() +
+                        ", flat detector";
         s.attributes = {{"beam", info.rows == 1 ? "fan" : "cone"},
                         {"cone_geometry_source", path.string()},
+                        {"detector", detectorName(DetectorShape::Flat)},
                         {"projection_matrices", matrices.string()},
                         {"matrix_order", order == MatrixOrder::RabbitCT ? "rabbitct" : "row-major"},
                         {"length_unit", unit}};
@@ -141,6 +164,7 @@ ConeSetup fromGeometryFile(const DatasetInfo& info, const std::filesystem::path&
     }
     if (doc.contains("offset_u")) c.offsetU = numberAt(doc, "offset_u", path);
     if (doc.contains("offset_v")) c.offsetV = numberAt(doc, "offset_v", path);
+    c.detector = detector;
     try {
         return circularSetup(info, c, path.string(), unit);
     } catch (const InvalidArgument& e) {
@@ -171,7 +195,7 @@ ConeSetup coneSetup(const DatasetInfo& info, const std::filesystem::path& geomet
     return circularSetup(info, c, "attributes of " + info.path.filename().string(), b.unit);
 }
 
-std::vector<float> readConeProjections(DatasetReader& reader) {
+std::vector<float> readConeProjections(DatasetReader& reader, const ConeSetup& setup) {
     const DatasetInfo& info = reader.info();
     const ImageStack sinograms = loadSinograms(reader, 0, info.rows); // [row][view][column]
     const std::size_t cols = static_cast<std::size_t>(info.columns), views = static_cast<std::size_t>(info.projections);
@@ -180,7 +204,18 @@ std::vector<float> readConeProjections(DatasetReader& reader) {
         for (std::size_t p = 0; p < views; ++p)
             std::copy_n(sinograms.data.data() + (r * views + p) * cols, cols,
                         out.data() + (p * info.rows + r) * cols);
-    return out;
+    return onGeometryDetector(setup, std::move(out));
+}
+
+std::vector<float> onGeometryDetector(const ConeSetup& setup, std::vector<float> projections) {
+    const ConeGeometry& g = setup.geometry;
+    const std::size_t expected = static_cast<std::size_t>(g.viewCount()) * g.rows * g.columns;
+    if (projections.size() != expected)
+        throw InvalidArgument("cone-beam projections: " + std::to_string(projections.size()) +
+                              " values (expected views x rows x columns = " + std::to_string(g.viewCount()) + " x " +
+                              std::to_string(g.rows) + " x " + std::to_string(g.columns) + ")");
+    if (setup.detector() == DetectorShape::Flat) return projections;
+    return resampleToFlatDetector(*setup.circular, projections);
 }
 
 } // namespace tomo

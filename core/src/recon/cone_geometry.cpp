@@ -6,8 +6,10 @@
 
 #include "io/file_checks.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <numbers>
 #include <sstream>
 
 namespace tomo {
@@ -52,13 +54,21 @@ void CircularConeGeometry::validate() const {
                               " (expected a size > 0, or 0 for square pixels)");
     if (!std::isfinite(offsetU) || !std::isfinite(offsetV))
         throw InvalidArgument("cone geometry: detector offsets must be finite");
+    if (detector == DetectorShape::Curved) {
+        const double first = columnAngle(-0.5), last = columnAngle(columns - 0.5);
+        if (std::max(-first, last) >= std::numbers::pi / 2)
+            throw InvalidArgument("cone geometry: the curved detector's columns span ray angles from " +
+                                  number(first * 180 / std::numbers::pi) + " to " +
+                                  number(last * 180 / std::numbers::pi) +
+                                  " degrees (expected within 90 of the central ray: pixelWidth or offsetU too large)");
+    }
 }
 
-ConeGeometry ConeGeometry::circular(const CircularConeGeometry& g) {
-    g.validate();
+ConeGeometry ConeGeometry::circular(const CircularConeGeometry& curvedOrFlat) {
+    const CircularConeGeometry g = virtualFlatDetector(curvedOrFlat);
     const double D = g.sourceAxis;
     const double fu = g.sourceDetector / g.pixelWidth;
-    const double fv = g.sourceDetector / (g.pixelHeight > 0.0 ? g.pixelHeight : g.pixelWidth);
+    const double fv = g.sourceDetector / g.rowPitch();
     const double cu = (g.columns - 1) / 2.0 + g.offsetU;
     const double cv = (g.rows - 1) / 2.0 + g.offsetV;
     ConeGeometry out;
