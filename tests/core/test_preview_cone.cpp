@@ -47,7 +47,8 @@ std::shared_ptr<DatasetReader> coneScan(int rows = kRows, int columns = kColumns
 ImageStack wholeVolume(DatasetReader& reader, double offsetU = 0.0) {
     CircularConeGeometry c = scanGeometry(reader.info().rows, reader.info().columns, reader.info().projections);
     c.offsetU = offsetU;
-    return reconstructFdk(ConeGeometry::circular(c), readConeProjections(reader), coneSetup(reader.info()).grid);
+    const ConeSetup setup = coneSetup(reader.info());
+    return reconstructFdk(ConeGeometry::circular(c), readConeProjections(reader, setup), setup.grid);
 }
 
 double maxDifference(std::span<const float> a, std::span<const float> b, double* scale = nullptr) {

@@ -494,7 +494,7 @@ private slots:
         const auto reader = tomo::openDataset(htc.toStdString(), open);
         const tomo::ConeSetup setup = tomo::coneSetup(reader->info());
         const tomo::ImageStack oracle =
-            tomo::reconstructFdk(setup.geometry, tomo::readConeProjections(*reader), setup.grid);
+            tomo::reconstructFdk(setup.geometry, tomo::readConeProjections(*reader, setup), setup.grid);
         const tomo::Image& slice = w->currentResult()->preview.slice;
         const float peak = *std::max_element(oracle.data.begin(), oracle.data.end());
         QVERIFY(peak > 0.0f);

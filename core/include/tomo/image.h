@@ -1,6 +1,7 @@
 // Plain float32 image containers shared by every layer (no Qt, no CUDA).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -45,6 +46,17 @@ struct ImageStack {
         Image out(width, height);
         auto src = image(z);
         out.data.assign(src.begin(), src.end());
+        return out;
+    }
+    /// The stack with depth and height swapped, [z][y][x] -> [y][z][x]:
+    /// sinograms [row][view][column] <-> projections [view][row][column].
+    ImageStack swapDepthAndHeight() const {
+        ImageStack out(width, depth, height);
+        const auto w = static_cast<std::size_t>(width);
+        for (int z = 0; z < depth; ++z)
+            for (int y = 0; y < height; ++y)
+                std::copy_n(data.data() + (static_cast<std::size_t>(z) * height + y) * w, w,
+                            out.data.data() + (static_cast<std::size_t>(y) * depth + z) * w);
         return out;
     }
 };

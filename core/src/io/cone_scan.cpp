@@ -196,15 +196,8 @@ ConeSetup coneSetup(const DatasetInfo& info, const std::filesystem::path& geomet
 }
 
 std::vector<float> readConeProjections(DatasetReader& reader, const ConeSetup& setup) {
-    const DatasetInfo& info = reader.info();
-    const ImageStack sinograms = loadSinograms(reader, 0, info.rows); // [row][view][column]
-    const std::size_t cols = static_cast<std::size_t>(info.columns), views = static_cast<std::size_t>(info.projections);
-    std::vector<float> out(sinograms.data.size());
-    for (std::size_t r = 0; r < static_cast<std::size_t>(info.rows); ++r)
-        for (std::size_t p = 0; p < views; ++p)
-            std::copy_n(sinograms.data.data() + (r * views + p) * cols, cols,
-                        out.data() + (p * info.rows + r) * cols);
-    return onGeometryDetector(setup, std::move(out));
+    const ImageStack sinograms = loadSinograms(reader, 0, reader.info().rows); // [row][view][column]
+    return onGeometryDetector(setup, sinograms.swapDepthAndHeight().data);
 }
 
 std::vector<float> onGeometryDetector(const ConeSetup& setup, std::vector<float> projections) {

@@ -139,12 +139,7 @@ FdkOptions ConeSlicePreview::prepare(const PreviewRequest& request, int last, Pr
             throw InvalidArgument("the corrections give " + std::to_string(sinograms.height) + " views of " +
                                   std::to_string(sinograms.width) + " columns; the fan/cone-beam geometry has " +
                                   std::to_string(views) + " of " + std::to_string(columns));
-        m_projections.resize(sinograms.data.size());
-        const std::size_t line = static_cast<std::size_t>(columns);
-        for (int r = 0; r < count; ++r)
-            for (int p = 0; p < views; ++p)
-                std::copy_n(sinograms.data.data() + (static_cast<std::size_t>(r) * views + p) * line, line,
-                            m_projections.data() + (static_cast<std::size_t>(p) * count + r) * line);
+        m_projections = sinograms.swapDepthAndHeight().data;
         m_loaded = {first, count};
         m_loadedStats = std::move(stats);
         m_loadedGeneration = stageGeneration;

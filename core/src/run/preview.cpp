@@ -409,13 +409,8 @@ std::unique_ptr<DatasetReader> makeConePhantomDataset(const ConePhantom& phantom
         (geometry.pixelHeight != 0.0 && geometry.pixelHeight != geometry.pixelWidth))
         throw InvalidArgument("cone phantom dataset: a declared geometry has square pixels and the central ray on "
                               "the detector centre");
-    const ImageStack views = projectPhantomCone(phantom, ConeGeometry::circular(geometry)); // [view][row][column]
-    const int columns = views.width, rows = views.height, count = views.depth;
-    ImageStack sinograms(columns, count, rows); // [row][view][column]
-    for (int p = 0; p < count; ++p)
-        for (int r = 0; r < rows; ++r)
-            std::memcpy(sinograms.image(r).data() + static_cast<std::size_t>(p) * columns,
-                        views.image(p).data() + static_cast<std::size_t>(r) * columns, columns * sizeof(float));
+    // [view][row][column] -> the sinograms [row][view][column] a dataset reads.
+    ImageStack sinograms = projectPhantomCone(phantom, ConeGeometry::circular(geometry)).swapDepthAndHeight();
     DivergentBeam beam;
     beam.declared = "a phantom's circular scan";
     beam.sourceAxis = geometry.sourceAxis;
