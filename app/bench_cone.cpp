@@ -9,6 +9,7 @@
 #include "tomo/error.h"
 #include "tomo/fdk.h"
 #include "tomo/phantom.h"
+#include "tomo/preview.h"
 #include "tomo/registry.h"
 
 #include <algorithm>
@@ -108,9 +109,61 @@ int runConeBenchmark(const ConeBenchSettings& s) {
                                           {"download", stages.download * 1e3}}},
                            {"kernel_gups", kernelGups}});
     }
+
+    // The workstation's live slice (PreviewSession on the scan as a dataset
+    // declaring its cone beam): the middle slice of the default grid
+    // (columns^2 voxels of the detector pixel at the axis) opened, then an
+    // axis step and the next slice, each re-filtering the rows it needs.
+    DivergentBeam beam;
+    beam.declared = "tomo-bench";
+    beam.sourceAxis = circular.sourceAxis;
+    beam.sourceDetector = circular.sourceDetector;
+    beam.pixelSize = circular.pixelWidth;
+    std::shared_ptr<DatasetReader> scan =
+        makeMemoryDataset(projections.swapDepthAndHeight(), circular.angles, "tomo-bench cone scan", beam);
+    nlohmann::json live = nlohmann::json::array();
+    std::printf("\nlive slice %dx%d (workstation): ms, median of %d\n%-14s %10s %10s %10s %12s %10s\n",
+                circular.columns, circular.columns, s.repeat, "strategy", "open", "axis step", "next slice",
+                "(of it: bp)", "bp GUPS");
+    for (const std::string& name : splitList(s.strategies)) {
+        PreviewRequest request;
+        request.row = circular.rows / 2;
+        request.options.strategy = name;
+        request.options.threads = s.threads;
+        request.options.device = s.device;
+        const double centre = (circular.columns - 1) / 2.0;
+        std::vector<double> opens, axisSteps, nextSlices, bps;
+        double gups = 0.0;
+        for (int run = 0; run < s.warmup + s.repeat; ++run) {
+            throwIfInterrupted();
+            PreviewSession session(scan);
+            request.row = circular.rows / 2;
+            request.axis = centre;
+            const PreviewResult opened = session.run(request);
+            request.axis = centre + 0.25;
+            const PreviewResult axisStep = session.run(request);
+            request.row += 1;
+            const PreviewResult next = session.run(request);
+            if (run < s.warmup) continue;
+            opens.push_back(opened.secondsTotal);
+            axisSteps.push_back(axisStep.secondsTotal);
+            nextSlices.push_back(next.secondsTotal);
+            bps.push_back(next.secondsBackproject);
+            gups = std::max(gups, next.gups);
+        }
+        const auto median = [](std::vector<double> v) {
+            std::sort(v.begin(), v.end());
+            return v[v.size() / 2] * 1e3;
+        };
+        std::printf("%-14s %10.1f %10.1f %10.1f %12.1f %10.1f\n", name.c_str(), median(opens), median(axisSteps),
+                    median(nextSlices), median(bps), gups);
+        std::fflush(stdout);
+        live.push_back({{"strategy", name}, {"open_ms", median(opens)}, {"axis_step_ms", median(axisSteps)},
+                        {"next_slice_ms", median(nextSlices)}, {"backproject_ms", median(bps)}, {"gups", gups}});
+    }
     if (!s.json.empty())
         writeJson(s.json, {{"mode", "cone"}, {"size", s.size}, {"views", s.views}, {"columns", circular.columns},
-                           {"rows", circular.rows}, {"threads", threads}, {"results", results}});
+                           {"rows", circular.rows}, {"threads", threads}, {"results", results}, {"live_slice", live}});
     return kExitOk;
 }
 
