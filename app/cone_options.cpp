@@ -105,18 +105,17 @@ ImageStack reconstructCone(const CLI::App& app, const ConeCommandLine& c, const 
     const std::vector<float> projections = readConeProjections(reader, setup);
     throwIfInterrupted();
     const auto t1 = Clock::now();
-    const FilteredProjections filtered = fdkFilter(setup.geometry, projections, fdk);
-    throwIfInterrupted();
+    ConeStageTimes stages;
+    fdk.times = &stages;
+    ImageStack volume = reconstructFdk(setup.geometry, projections, grid, fdk); // "cuda": all of it on the GPU
     const auto t2 = Clock::now();
-    ImageStack volume(grid.nx, grid.ny, grid.nz);
-    backprojectCone(filtered, grid, grid.voxelSize, volume.data, fdk);
-    const auto t3 = Clock::now();
     auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+    const double backproject = seconds(t1, t2) - stages.filter; // the GPU's transfers included
     const double updates = static_cast<double>(grid.voxels()) * setup.geometry.viewCount();
     std::printf("tomo-recon: FDK of %d views -> %dx%dx%d voxels: read %s, filter %s, back-projection %s at %.3g GUPS\n",
                 setup.geometry.viewCount(), grid.nx, grid.ny, grid.nz, formatSeconds(seconds(t0, t1)).c_str(),
-                formatSeconds(seconds(t1, t2)).c_str(), formatSeconds(seconds(t2, t3)).c_str(),
-                updates / seconds(t2, t3) / 1e9);
+                formatSeconds(stages.filter).c_str(), formatSeconds(backproject).c_str(), updates / backproject / 1e9);
+    const ScanCoverage coverage = fdkWeights(setup.geometry).coverage;
 
     attributes.insert(setup.attributes.begin(), setup.attributes.end());
     attributes["reconstruction"] = "FDK";
@@ -127,8 +126,8 @@ ImageStack reconstructCone(const CLI::App& app, const ConeCommandLine& c, const 
     attributes["volume_grid"] = std::to_string(grid.nx) + "x" + std::to_string(grid.ny) + "x" + std::to_string(grid.nz);
     attributes["voxel_size"] = number(grid.voxelSize);
     attributes["volume_centre"] = number(grid.centre[0]) + "," + number(grid.centre[1]) + "," + number(grid.centre[2]);
-    attributes["angular_span_degrees"] = number(filtered.coverage.span * 180.0 / 3.14159265358979323846);
-    attributes["short_scan"] = filtered.coverage.shortScan ? "parker" : "no";
+    attributes["angular_span_degrees"] = number(coverage.span * 180.0 / 3.14159265358979323846);
+    attributes["short_scan"] = coverage.shortScan ? "parker" : "no";
     attributes["units"] = "attenuation per voxel";
     return volume;
 }

@@ -28,6 +28,7 @@ BackendRegistry& BackendRegistry::instance() {
 #if TOMO_WITH_CUDA
         cuda::registerBackends(r);
         setConeGpuBackprojector(&cuda::backprojectCone);
+        setConeGpuFdk(&cuda::reconstructFdk);
 #endif
         return r;
     }();

@@ -6,6 +6,8 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 namespace tomo::cuda {
 
 namespace {
@@ -54,7 +56,34 @@ coneKernel(cudaTextureObject_t tex, int views, int nx, int ny, int nz, float x0,
     }
 }
 
+// grid stride over the pixels of all views
+__global__ void coneWeightKernel(ConeWeightLaunch L) {
+    const long long total = static_cast<long long>(L.views) * L.rows * L.columns;
+    for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
+         i += static_cast<long long>(gridDim.x) * blockDim.x) {
+        const int c = static_cast<int>(i % L.columns);
+        const long long line = i / L.columns;
+        const int r = static_cast<int>(line % L.rows);
+        const int p = static_cast<int>(line / L.rows);
+        const float4 f = reinterpret_cast<const float4*>(L.d_frames)[p];
+        const float tu = (static_cast<float>(c) - f.x) * f.z;
+        const float tv = (static_cast<float>(r) - f.y) * f.w;
+        float w = rsqrtf(1.0f + tu * tu + tv * tv);
+        if (L.d_columnWeights) w *= L.d_columnWeights[static_cast<long long>(p) * L.columns + c];
+        L.d_views[i] *= w;
+    }
+}
+
 } // namespace
+
+void launchConeWeight(const ConeWeightLaunch& L, StreamHandle stream) {
+    const long long total = static_cast<long long>(L.views) * L.rows * L.columns;
+    if (total == 0) return;
+    constexpr int kThreads = 256;
+    const int blocks = static_cast<int>(std::min<long long>((total + kThreads - 1) / kThreads, 65535LL * 32));
+    coneWeightKernel<<<blocks, kThreads, 0, stream>>>(L);
+    TOMO_CUDA_CHECK(cudaGetLastError());
+}
 
 void uploadConeMatrices(const float* h_matrices, int views, StreamHandle stream) {
     if (views < 1 || views > kConeMaxViews)

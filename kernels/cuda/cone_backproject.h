@@ -30,4 +30,15 @@ void uploadConeMatrices(const float* h_matrices, int views, StreamHandle stream)
 
 void launchConeBackproject(const ConeLaunch& launch, StreamHandle stream);
 
+/// FDK's weighting before the ramp filter (tomo::FdkWeights), in place:
+/// pixel (r, c) of view p times columnWeights[p][c] / sqrt(1 + tu^2 + tv^2),
+/// tu = (c - centreU) / focalU, tv = (r - centreV) / focalV.
+struct ConeWeightLaunch {
+    float* d_views = nullptr;                ///< [view][row][column]
+    int views = 0, rows = 0, columns = 0;
+    const float* d_frames = nullptr;         ///< per view: centreU, centreV, 1 / focalU, 1 / focalV
+    const float* d_columnWeights = nullptr;  ///< [view][column], or null (all 1)
+};
+void launchConeWeight(const ConeWeightLaunch& launch, StreamHandle stream);
+
 } // namespace tomo::cuda

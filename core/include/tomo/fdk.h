@@ -18,6 +18,7 @@
 #include "tomo/filter.h"
 #include "tomo/image.h"
 
+#include <array>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -33,12 +34,15 @@ std::string_view coneBackprojectorName(ConeBackprojector b);
 /// Throws InvalidArgument listing the names ("cpu", "cpu-reference", "cuda").
 ConeBackprojector parseConeBackprojector(std::string_view name);
 
-/// Where the back-projection's time went (the GPU's transfers apart; all of
-/// it is `backproject` on the CPU), seconds.
+/// Where the time went, seconds: the back-projection's (the GPU's transfers
+/// apart; all of it is `backproject` on the CPU), and, from
+/// reconstructFdk, the weighting and ramp filter (on the GPU: its kernels
+/// and FFTs; `upload` is then the raw projections').
 struct ConeStageTimes {
     double upload = 0.0;
     double backproject = 0.0;
     double download = 0.0;
+    double filter = 0.0;
 };
 
 struct FdkOptions {
@@ -74,6 +78,25 @@ struct FilteredProjections {
     ScanCoverage coverage;
 };
 
+/// What FDK multiplies each view by (fdkFilter on the CPU, the GPU's FDK on
+/// the device): before the ramp filter, pixel (row r, column c) of view p by
+///     columnWeights[p][c] / sqrt(1 + ((c - centreU) / focalU)^2 + ((r - centreV) / focalV)^2)
+/// (the cosine of the ray's angle to the central ray, times Parker's weight
+/// on a short scan), and the filtered rows of view p by rowWeights[p]
+/// (d_beta / the pixel size at the isocentre).
+struct FdkWeights {
+    int columns = 0;
+    int rows = 0;
+    std::vector<std::array<double, 4>> frames; ///< per view: centreU, centreV, focalU, focalV
+    std::vector<float> columnWeights;          ///< [view][column]; empty on a full turn (all 1)
+    std::vector<double> rowWeights;            ///< per view
+    std::vector<ProjectionMatrix> normalised;  ///< per view: the back-projection's matrices
+    ScanCoverage coverage;
+};
+
+/// Throws InvalidArgument as fdkFilter for the geometry.
+FdkWeights fdkWeights(const ConeGeometry& geometry);
+
 /// Weights and filters `projections` ([view][row][column] line integrals,
 /// viewCount * rows * columns values). Throws InvalidArgument for a size
 /// mismatch, an invalid geometry, fewer than 2 views, or a short scan that
@@ -88,13 +111,22 @@ using ConeGpuBackprojector = void (*)(const FilteredProjections& projections, co
                                       std::span<float> volume, int device, ConeStageTimes* times);
 void setConeGpuBackprojector(ConeGpuBackprojector backprojector);
 
+/// The whole FDK on the GPU (weights, ramp filter with cuFFT, back-projection;
+/// installed with the back-projector): reconstructFdk's "cuda" path, so the
+/// projections cross the bus once, unfiltered. Throws DeviceError / OutOfMemory.
+using ConeGpuFdk = void (*)(const FdkWeights& weights, std::span<const float> projections, const FilterOptions& filter,
+                            const VolumeGrid& grid, double scale, std::span<float> volume, int device,
+                            ConeStageTimes* times);
+void setConeGpuFdk(ConeGpuFdk fdk);
+
 /// volume[k][j][i] = scale * sum over views of value(u, v) / w^2 at voxel
 /// (i, j, k) of `grid`. Throws InvalidArgument for sizes that do not match,
 /// DeviceError for "cuda" without a CUDA build or device.
 void backprojectCone(const FilteredProjections& projections, const VolumeGrid& grid, double scale,
                      std::span<float> volume, const FdkOptions& options = {});
 
-/// fdkFilter then backprojectCone with scale = grid.voxelSize.
+/// fdkFilter then backprojectCone with scale = grid.voxelSize; for "cuda"
+/// all of it on the GPU (ConeGpuFdk). options.times gets every stage.
 ImageStack reconstructFdk(const ConeGeometry& geometry, std::span<const float> projections, const VolumeGrid& grid,
                           const FdkOptions& options = {});
 

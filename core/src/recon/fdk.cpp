@@ -112,26 +112,25 @@ ConeBackprojector parseConeBackprojector(std::string_view name) {
 
 namespace {
 std::atomic<ConeGpuBackprojector> g_coneGpu{nullptr};
+std::atomic<ConeGpuFdk> g_coneGpuFdk{nullptr};
 } // namespace
 
 void setConeGpuBackprojector(ConeGpuBackprojector backprojector) { g_coneGpu.store(backprojector); }
+void setConeGpuFdk(ConeGpuFdk fdk) { g_coneGpuFdk.store(fdk); }
 
-FilteredProjections fdkFilter(const ConeGeometry& geometry, std::span<const float> projections,
-                              const FdkOptions& options) {
+FdkWeights fdkWeights(const ConeGeometry& geometry) {
     geometry.validate();
-    const int views = geometry.viewCount(), cols = geometry.columns, rows = geometry.rows;
+    const int views = geometry.viewCount(), cols = geometry.columns;
     if (views < 2) throw InvalidArgument("FDK: " + std::to_string(views) + " view(s) (expected at least 2)");
-    const std::size_t image = static_cast<std::size_t>(cols) * rows;
-    if (projections.size() != image * views)
-        throw InvalidArgument("FDK: " + std::to_string(projections.size()) + " projection values (expected views x rows x columns = " +
-                              std::to_string(views) + " x " + std::to_string(rows) + " x " + std::to_string(cols) + ")");
 
     std::vector<ViewFrame> frames;
     for (int p = 0; p < views; ++p) frames.push_back(describeView(geometry.views[p], "view " + std::to_string(p)));
     const std::vector<double> beta = sourceAngles(frames);
 
     // Coverage: sorted source angles, their steps, the fan angle.
-    FilteredProjections out;
+    FdkWeights out;
+    out.columns = cols;
+    out.rows = geometry.rows;
     std::vector<std::size_t> order(views);
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return beta[a] < beta[b]; });
@@ -170,35 +169,58 @@ FilteredProjections fdkFilter(const ConeGeometry& geometry, std::span<const floa
         dBeta = angularWeights(half);
     }
     const double delta = std::max(0.5 * (cover.span - kPi), 1e-9);
-
-    out.columns = cols;
-    out.rows = rows;
-    out.data.assign(projections.begin(), projections.end());
-    WorkerPool pool(cpu::resolveThreads(options.threads));
-    std::vector<std::unique_ptr<SinogramFilter>> filters;
-    for (int t = 0; t < pool.threads(); ++t) filters.push_back(std::make_unique<SinogramFilter>(cols, options.filter));
-    pool.parallelFor(views, [&](int p, int thread) {
+    if (cover.shortScan) out.columnWeights.resize(static_cast<std::size_t>(views) * cols);
+    for (int p = 0; p < views; ++p) {
         const ViewFrame& f = frames[p];
+        out.frames.push_back({f.centreU, f.centreV, f.focalU, f.focalV});
+        out.rowWeights.push_back(dBeta[p] * f.focalU / f.originDepth); // d_beta / tau
+        out.normalised.push_back(f.normalised);
+        if (!cover.shortScan) continue;
         // Which way gamma grows: towards where the source goes next.
         const std::size_t q = static_cast<std::size_t>(std::find(order.begin(), order.end(), p) - order.begin());
         const ViewFrame& next = frames[order[q + 1 < order.size() ? q + 1 : q - 1]];
         Vec3 motion{};
         for (int i = 0; i < 3; ++i) motion[i] = (next.source[i] - f.source[i]) * (q + 1 < order.size() ? 1.0 : -1.0);
         const double sense = dot(motion, f.axisU) >= 0.0 ? 1.0 : -1.0;
+        for (int c = 0; c < cols; ++c)
+            out.columnWeights[static_cast<std::size_t>(p) * cols + c] =
+                static_cast<float>(parkerWeight(beta[p] - first, sense * std::atan((c - f.centreU) / f.focalU), delta));
+    }
+    return out;
+}
+
+FilteredProjections fdkFilter(const ConeGeometry& geometry, std::span<const float> projections,
+                              const FdkOptions& options) {
+    const FdkWeights w = fdkWeights(geometry);
+    const int views = geometry.viewCount(), cols = geometry.columns, rows = geometry.rows;
+    const std::size_t image = static_cast<std::size_t>(cols) * rows;
+    if (projections.size() != image * views)
+        throw InvalidArgument("FDK: " + std::to_string(projections.size()) + " projection values (expected views x rows x columns = " +
+                              std::to_string(views) + " x " + std::to_string(rows) + " x " + std::to_string(cols) + ")");
+    FilteredProjections out;
+    out.columns = cols;
+    out.rows = rows;
+    out.coverage = w.coverage;
+    out.views = w.normalised;
+    out.data.assign(projections.begin(), projections.end());
+    WorkerPool pool(cpu::resolveThreads(options.threads));
+    std::vector<std::unique_ptr<SinogramFilter>> filters;
+    for (int t = 0; t < pool.threads(); ++t) filters.push_back(std::make_unique<SinogramFilter>(cols, options.filter));
+    pool.parallelFor(views, [&](int p, int thread) {
+        const auto& [centreU, centreV, focalU, focalV] = w.frames[p];
+        const float* parker = w.columnWeights.empty() ? nullptr : w.columnWeights.data() + static_cast<std::size_t>(p) * cols;
         float* img = out.data.data() + image * p;
         for (int r = 0; r < rows; ++r) {
-            const double tv = (r - f.centreV) / f.focalV;
+            const double tv = (r - centreV) / focalV;
             for (int c = 0; c < cols; ++c) {
-                const double tu = (c - f.centreU) / f.focalU;
+                const double tu = (c - centreU) / focalU;
                 double weight = 1.0 / std::sqrt(1.0 + tu * tu + tv * tv);
-                if (cover.shortScan) weight *= parkerWeight(beta[p] - first, sense * std::atan(tu), delta);
+                if (parker) weight *= parker[c];
                 img[static_cast<std::size_t>(r) * cols + c] *= static_cast<float>(weight);
             }
         }
-        const double rowWeight = dBeta[p] * f.focalU / f.originDepth; // d_beta / tau
-        filters[thread]->apply(std::span<float>(img, image), rows, std::span<const double>(&rowWeight, 1));
+        filters[thread]->apply(std::span<float>(img, image), rows, std::span<const double>(&w.rowWeights[p], 1));
     });
-    for (const ViewFrame& f : frames) out.views.push_back(f.normalised);
     return out;
 }
 
@@ -228,15 +250,30 @@ void backprojectCone(const FilteredProjections& projections, const VolumeGrid& g
     else
         cone::backprojectFast(projections, grid, scale, volume, pool, options.clip);
     if (options.times)
-        *options.times = {0.0, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 0.0};
+        *options.times = {.backproject = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
 }
 
 ImageStack reconstructFdk(const ConeGeometry& geometry, std::span<const float> projections, const VolumeGrid& grid,
                           const FdkOptions& options) {
     grid.validate();
-    const FilteredProjections filtered = fdkFilter(geometry, projections, options);
     ImageStack volume(grid.nx, grid.ny, grid.nz);
+    if (options.backprojector == ConeBackprojector::Cuda) {
+        const ConeGpuFdk gpu = g_coneGpuFdk.load();
+        if (!gpu) throw DeviceError("cone-beam back-projector 'cuda': this build has no CUDA support");
+        const FdkWeights weights = fdkWeights(geometry);
+        const std::size_t values = static_cast<std::size_t>(geometry.columns) * geometry.rows * geometry.viewCount();
+        if (projections.size() != values)
+            throw InvalidArgument("FDK: " + std::to_string(projections.size()) + " projection values (expected views x "
+                                  "rows x columns = " + std::to_string(geometry.viewCount()) + " x " +
+                                  std::to_string(geometry.rows) + " x " + std::to_string(geometry.columns) + ")");
+        gpu(weights, projections, options.filter, grid, grid.voxelSize, volume.data, options.device, options.times);
+        return volume;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const FilteredProjections filtered = fdkFilter(geometry, projections, options);
+    const double filter = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     backprojectCone(filtered, grid, grid.voxelSize, volume.data, options);
+    if (options.times) options.times->filter = filter;
     return volume;
 }
 

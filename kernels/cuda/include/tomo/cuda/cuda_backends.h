@@ -29,6 +29,15 @@ void registerBackends(BackendRegistry& registry);
 void backprojectCone(const FilteredProjections& projections, const VolumeGrid& grid, double scale,
                      std::span<float> volume, int device, ConeStageTimes* times = nullptr);
 
+/// reconstructFdk() of fdk.h for "cuda" on `device`: the raw projections
+/// uploaded once (pinned staging for large ones) in chunks of views, each
+/// weighted, ramp-filtered (cuFFT, the parallel plans' GpuFilter) and copied
+/// into the layered texture, then backprojectCone's kernel. Throws as
+/// backprojectCone.
+void reconstructFdk(const FdkWeights& weights, std::span<const float> projections, const FilterOptions& filter,
+                    const VolumeGrid& grid, double scale, std::span<float> volume, int device,
+                    ConeStageTimes* times = nullptr);
+
 /// The CUDA devices present; empty (no throw) without a driver or a device.
 std::vector<GpuDevice> listDevices();
 
