@@ -51,6 +51,8 @@ void ConeSlicePreview::reset() {
     m_projections = {};
     m_loadedGeneration = -1;
     m_filtered = {};
+    m_band = {};
+    m_bandValues = {};
     m_filteredGeneration = -1;
 }
 
@@ -157,14 +159,16 @@ FdkOptions ConeSlicePreview::prepare(const PreviewRequest& request, int last, Pr
         m_filterThreads != fdk.threads) {
         const auto filterStart = Clock::now();
         m_filteredGeneration = -1;
-        ConeGeometry band{columns, rows.count, {}};
-        for (int p = 0; p < views; ++p) band.views.push_back(moved(geometry.views[p], shifts[p], rows.first));
+        m_band = ConeGeometry{columns, rows.count, {}};
+        for (int p = 0; p < views; ++p) m_band.views.push_back(moved(geometry.views[p], shifts[p], rows.first));
         const std::size_t line = static_cast<std::size_t>(columns);
-        std::vector<float> values(line * rows.count * views);
+        m_bandValues.resize(line * rows.count * views);
         for (int p = 0; p < views; ++p)
             std::copy_n(m_projections.data() + (static_cast<std::size_t>(p) * m_loaded.count + rows.first - m_loaded.first) * line,
-                        line * rows.count, values.data() + static_cast<std::size_t>(p) * rows.count * line);
-        m_filtered = fdkFilter(band, values, fdk);
+                        line * rows.count, m_bandValues.data() + static_cast<std::size_t>(p) * rows.count * line);
+        // The GPU filters the raw band itself, each time it back-projects.
+        m_filtered = fdk.backprojector == ConeBackprojector::Cuda ? FilteredProjections{}
+                                                                  : fdkFilter(m_band, m_bandValues, fdk);
         m_filteredRows = rows;
         m_filteredShifts = std::move(shifts);
         m_filterOptions = fdk.filter;
@@ -176,6 +180,15 @@ FdkOptions ConeSlicePreview::prepare(const PreviewRequest& request, int last, Pr
         checkCancel();
     }
     return fdk;
+}
+
+void ConeSlicePreview::backprojectPart(const VolumeGrid& grid, std::span<float> out, const FdkOptions& fdk) const {
+    if (fdk.backprojector != ConeBackprojector::Cuda) {
+        backprojectCone(m_filtered, grid, m_setup.grid.voxelSize, out, fdk);
+        return;
+    }
+    const ImageStack part = reconstructFdk(m_band, m_bandValues, grid, fdk);
+    std::copy(part.data.begin(), part.data.end(), out.begin());
 }
 
 PreviewResult ConeSlicePreview::run(const PreviewRequest& request, PreprocessingStage& stage, int stageGeneration,
@@ -194,9 +207,8 @@ PreviewResult ConeSlicePreview::run(const PreviewRequest& request, Preprocessing
                                       m_updatesPerSecond, cancel, [&](const Region& band, int y) {
                                           float* out = result.slice.data.data() +
                                                        static_cast<std::size_t>(y) * region.width;
-                                          backprojectCone(m_filtered, part(band, request.row, 1),
-                                                          m_setup.grid.voxelSize, std::span<float>(out, band.pixels()),
-                                                          fdk);
+                                          backprojectPart(part(band, request.row, 1),
+                                                          std::span<float>(out, band.pixels()), fdk);
                                       });
     result.secondsBackproject = secondsSince(bpStart);
     if (result.secondsBackproject > 0.0) {
@@ -226,9 +238,10 @@ VolumeReport ConeSlicePreview::reconstruct(const PreviewRequest& request, int sl
     out.secondsRead = figures.secondsLoad;
     out.secondsReconstruct = figures.secondsFilter;
 
-    // Chunks of about 1/20 of the volume (at least one slice), written as made.
+    // Chunks of about 1/20 of the volume (at least one slice), written as
+    // made; on the GPU one, filtered once.
     const Region region = figures.region;
-    const int chunk = std::max(1, slices / 20);
+    const int chunk = fdk.backprojector == ConeBackprojector::Cuda ? slices : std::max(1, slices / 20);
     out.chunkRows = chunk;
     std::vector<float> values;
     for (int done = 0; done < slices;) {
@@ -236,7 +249,7 @@ VolumeReport ConeSlicePreview::reconstruct(const PreviewRequest& request, int sl
         const int count = std::min(chunk, slices - done);
         values.assign(region.pixels() * static_cast<std::size_t>(count), 0.0f);
         const auto bpStart = Clock::now();
-        backprojectCone(m_filtered, part(region, request.row + done, count), m_setup.grid.voxelSize, values, fdk);
+        backprojectPart(part(region, request.row + done, count), values, fdk);
         out.secondsReconstruct += secondsSince(bpStart);
         const auto writeStart = Clock::now();
         writer.writeSlices(done, count, values);
@@ -247,7 +260,7 @@ VolumeReport ConeSlicePreview::reconstruct(const PreviewRequest& request, int sl
     const auto commitStart = Clock::now();
     writer.commit();
     out.secondsWrite += secondsSince(commitStart);
-    out.peakBufferBytes = (m_projections.size() + m_filtered.data.size() + values.size()) * sizeof(float);
+    out.peakBufferBytes = (m_projections.size() + m_bandValues.size() + m_filtered.data.size() + values.size()) * sizeof(float);
     out.secondsTotal = secondsSince(start);
     if (out.secondsReconstruct > 0.0)
         out.gups = static_cast<double>(region.pixels()) * slices * figures.projections / out.secondsReconstruct / 1e9;

@@ -4,8 +4,9 @@
 //
 //   rows of the detector the slice's region projects to (over all views)
 //     not loaded ──────► stage.load(rows and a margin)   the corrections
-//     rows / axis / filter changed ─► fdkFilter of those rows only
+//     rows / axis / filter changed ─► fdkFilter of those rows only (CPU)
 //     always ──────────► backprojectCone of the region at z, in bands
+//                        (GPU: reconstructFdk of those rows, filtered there)
 //
 // The FDK filter works row by row, so filtering a band of detector rows
 // gives the same values as filtering all of them; the band's matrices are
@@ -57,6 +58,9 @@ private:
     /// loaded, the filtering; fills result's figures and returns the options.
     FdkOptions prepare(const PreviewRequest& request, int last, PreprocessingStage& stage, int stageGeneration,
                        PreviewResult& result, const CancelToken* cancel);
+    /// `grid` (a part of the volume) from the band: back-projected from
+    /// m_filtered, or for the GPU the whole FDK of the band there.
+    void backprojectPart(const VolumeGrid& grid, std::span<float> out, const FdkOptions& fdk) const;
     /// The grid of `region` in slices first .. first + count - 1.
     VolumeGrid part(const Region& region, int first, int count) const;
 
@@ -79,7 +83,10 @@ private:
     int m_loadedGeneration = -1;
     PreprocessStats m_loadedStats;
 
-    // What m_filtered was made from.
+    // The detector rows the slices need, raw, on the detector moved to the
+    // axis; their CPU filtering (empty for the GPU, which filters them itself).
+    ConeGeometry m_band;
+    std::vector<float> m_bandValues;
     FilteredProjections m_filtered;
     RowRange m_filteredRows;
     std::vector<double> m_filteredShifts; // per view: columns moved
