@@ -1,6 +1,7 @@
 // tomo-recon on fan- and cone-beam data: the geometry from a geometry file
 // (a cone-beam phantom scan as raw projections) or from the file itself
 // (the HTC2022 fan-beam scans), reconstructed with FDK.
+#include "cone_test_scan.h"
 #include "cli_runner.h"
 
 #include "tomo/cone_geometry.h"
@@ -61,13 +62,7 @@ void writeRaw(const fs::path& file, const ImageStack& projections) {
 TEST(TomoReconCone, RawConeProjectionsWithAGeometryFile) {
     test::TempDir dir;
     // The core tests' scan: magnification 2, 96 x 64 pixels of 1 mm, 180 views.
-    CircularConeGeometry g;
-    g.angles = uniformAngles(180, 2 * std::numbers::pi);
-    g.sourceAxis = 150.0;
-    g.sourceDetector = 300.0;
-    g.columns = 96;
-    g.rows = 64;
-    g.pixelWidth = 1.0;
+    const CircularConeGeometry g = test::circularCone(180, 96, 64, 1.0, 150.0, 300.0);
     ConePhantom phantom;
     phantom.radius = 0.9 * 32 * 0.5;
     phantom.attenuation = 0.02;
@@ -98,12 +93,7 @@ TEST(TomoReconCone, RawConeProjectionsWithAGeometryFile) {
 TEST(TomoReconCone, CurvedDetectorFanBeamIsResampledBeforeFdk) {
     test::TempDir dir;
     // The core tests' wide fan: +-25.8 degrees on 96 columns of 0.75 mm arc.
-    CircularConeGeometry g;
-    g.angles = uniformAngles(180, 2 * std::numbers::pi);
-    g.sourceAxis = 40.0;
-    g.sourceDetector = 80.0;
-    g.columns = 96;
-    g.pixelWidth = 0.75;
+    CircularConeGeometry g = test::circularCone(180, 96, 1, 0.75, 40.0, 80.0);
     g.detector = DetectorShape::Curved;
     ConePhantom phantom;
     phantom.shapes = sheppLogan2D();

@@ -9,6 +9,7 @@
 
 #include "test_support.h"
 
+#include "cone_test_scan.h"
 #include "io_test_helpers.h"
 
 #include <gtest/gtest.h>
@@ -29,14 +30,7 @@ using test::messageOf;
 /// Magnification 2, a 96 x `rows` detector of 1 mm pixels 300 mm from the
 /// source: the phantom below fills a fan of +-5.5 of its +-9.1 degrees.
 CircularConeGeometry narrowScan(double rangeRadians, int views, int rows) {
-    CircularConeGeometry g;
-    g.angles = uniformAngles(views, rangeRadians);
-    g.sourceAxis = 150.0;
-    g.sourceDetector = 300.0;
-    g.columns = 96;
-    g.rows = rows;
-    g.pixelWidth = 1.0;
-    return g;
+    return test::circularCone(views, 96, rows, 1.0, 150.0, 300.0, rangeRadians);
 }
 
 /// Magnification 2 with the source 40 mm from the axis: the phantom below
@@ -44,13 +38,8 @@ CircularConeGeometry narrowScan(double rangeRadians, int views, int rows) {
 /// detector read as a flat one of its pixel pitch puts the phantom's edge
 /// 1.6 columns off) and, up to 27 mm high, `rows` <= 64 of 1 mm.
 CircularConeGeometry wideScan(DetectorShape detector, int rows) {
-    CircularConeGeometry g;
-    g.angles = uniformAngles(180, 2 * kPi);
-    g.sourceAxis = 40.0;
-    g.sourceDetector = 80.0;
-    g.columns = 96;
-    g.rows = rows;
-    g.pixelWidth = detector == DetectorShape::Curved ? 0.75 : 80.0 * std::tan(0.45) / 48; // the same fan
+    const double pitch = detector == DetectorShape::Curved ? 0.75 : 80.0 * std::tan(0.45) / 48; // the same fan
+    CircularConeGeometry g = test::circularCone(180, 96, rows, pitch, 40.0, 80.0);
     g.pixelHeight = 1.0;
     g.detector = detector;
     return g;
@@ -254,13 +243,8 @@ TEST(ConePhantom, CentralRayThroughABallIsItsDiameter) {
     ball.shapes = {{1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0}};
     ball.radius = 10.0;
     ball.attenuation = 0.5;
-    CircularConeGeometry g;
+    CircularConeGeometry g = test::circularCone(1, 5, 5, 1.0, 100.0, 200.0);
     g.angles = {0.7};
-    g.sourceAxis = 100.0;
-    g.sourceDetector = 200.0;
-    g.columns = 5;
-    g.rows = 5;
-    g.pixelWidth = 1.0;
     const ImageStack p = projectPhantomCone(ball, ConeGeometry::circular(g));
     EXPECT_NEAR(p.data[2 * 5 + 2], 20.0 * 0.5, 1e-9);
     // One pixel off centre: the ray at distance 100 * 1 / sqrt(200^2 + 1)
@@ -274,13 +258,9 @@ TEST(ConePhantom, CurvedDetectorRaysMeetTheCylinder) {
     ball.shapes = {{1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0}};
     ball.radius = 50.0;
     ball.attenuation = 0.5;
-    CircularConeGeometry g;
+    // 0.3 radians per column (a flat detector's column 1 is at 0.29)
+    CircularConeGeometry g = test::circularCone(1, 5, 5, 60.0, 100.0, 200.0);
     g.angles = {0.7};
-    g.sourceAxis = 100.0;
-    g.sourceDetector = 200.0;
-    g.columns = 5;
-    g.rows = 5;
-    g.pixelWidth = 60.0; // 0.3 radians per column (a flat detector's column 1 is at 0.29)
     g.pixelHeight = 40.0;
     g.detector = DetectorShape::Curved;
     const ImageStack p = projectPhantomCone(ball, g);

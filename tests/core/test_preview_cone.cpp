@@ -1,6 +1,7 @@
 // PreviewSession on fan/cone-beam datasets (core/src/run/cone_preview.h):
 // each slice is the slice of a whole-volume FDK, made from only the
 // detector rows it needs.
+#include "cone_test_scan.h"
 #include "tomo/cone_scan.h"
 #include "tomo/cone_volume.h"
 #include "tomo/error.h"
@@ -27,14 +28,7 @@ constexpr int kViews = 60;
 /// declared as a file would (magnification 1.5, the phantom within the
 /// detector's field).
 CircularConeGeometry scanGeometry(int rows = kRows, int columns = kColumns, int views = kViews) {
-    CircularConeGeometry g;
-    g.angles = uniformAngles(views, 2.0 * 3.14159265358979323846);
-    g.sourceAxis = 60.0;
-    g.sourceDetector = 90.0;
-    g.columns = columns;
-    g.rows = rows;
-    g.pixelWidth = 1.0;
-    return g;
+    return test::circularCone(views, columns, rows, 1.0, 60.0, 90.0);
 }
 
 std::shared_ptr<DatasetReader> coneScan(int rows = kRows, int columns = kColumns, int views = kViews) {

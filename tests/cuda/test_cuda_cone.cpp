@@ -2,6 +2,7 @@
 // against cpu-reference on an analytic cone-beam phantom, with slabs and
 // view batches; without a device, its error. Runs the device parts on a GPU
 // machine; skips (visibly) elsewhere.
+#include "cone_test_scan.h"
 #include "cuda_test_util.h"
 #include "test_support.h"
 
@@ -17,14 +18,7 @@ namespace {
 
 /// A circular scan over 360 degrees, magnification 2 (source 150 mm from the axis).
 ConeGeometry circularScan(int views, int columns, int rows, double pixelWidth) {
-    CircularConeGeometry c;
-    c.angles = uniformAngles(views, 2 * std::numbers::pi);
-    c.sourceAxis = 150.0;
-    c.sourceDetector = 300.0;
-    c.columns = columns;
-    c.rows = rows;
-    c.pixelWidth = pixelWidth;
-    return ConeGeometry::circular(c);
+    return ConeGeometry::circular(test::circularCone(views, columns, rows, pixelWidth, 150.0, 300.0));
 }
 
 /// 180 views over 360 degrees of the 3D Shepp-Logan on a 96 x 64 detector,
@@ -135,16 +129,10 @@ TEST(CudaCone, WholeFdkOnTheGpuMatchesTheCpu) {
         ConeGeometry geometry;
         VolumeGrid grid;
     };
-    CircularConeGeometry shortScan;
-    shortScan.angles = uniformAngles(150, std::numbers::pi * 1.45);
-    shortScan.sourceAxis = 150.0;
-    shortScan.sourceDetector = 300.0;
-    shortScan.columns = 96;
-    shortScan.rows = 64;
-    shortScan.pixelWidth = 1.0;
     const Case cases[] = {
         {"full turn", problem().geometry, problem().grid},
-        {"short scan", ConeGeometry::circular(shortScan), {64, 64, 33, 0.5, {}}},
+        {"short scan", ConeGeometry::circular(test::circularCone(150, 96, 64, 1.0, 150.0, 300.0, 1.45 * std::numbers::pi)),
+         {64, 64, 33, 0.5, {}}},
         {"262 MB of views", circularScan(200, 640, 512, 0.25), {48, 48, 40, 0.5, {}}}};
     for (const Case& c : cases) {
         const ImageStack projections = projectPhantomCone(phantom, c.geometry);
@@ -168,13 +156,7 @@ TEST(CudaCone, LivePreviewOfAConeScanRunsOnTheGpu) {
     TOMO_REQUIRE_CUDA();
     // The workstation's path: a scan declaring a cone beam, "auto" and any
     // GPU strategy take the CUDA back-projector, cpu-reference the oracle.
-    CircularConeGeometry c;
-    c.angles = uniformAngles(240, 2 * std::numbers::pi);
-    c.sourceAxis = 150.0;
-    c.sourceDetector = 300.0;
-    c.columns = 160;
-    c.rows = 120;
-    c.pixelWidth = 1.0;
+    const CircularConeGeometry c = test::circularCone(240, 160, 120, 1.0, 150.0, 300.0);
     ConePhantom phantom;
     phantom.radius = 30.0;
     phantom.attenuation = 0.02;
