@@ -290,6 +290,8 @@ Controller::~Controller() {
         if (m_running) m_running->cancel();
         if (m_jobToken) m_jobToken->cancel();
     }
+    m_axisSearches.clear();
+    m_axisSearches.waitForDone(); // a search posts to this object
     m_previewThread.quit();
     m_jobThread.quit();
     m_previewThread.wait();
@@ -324,22 +326,11 @@ void Controller::installDataset(std::shared_ptr<tomo::DatasetReader> reader, std
         summary.divergent->axis = session->defaultAxis().value_or((summary.info.columns - 1) / 2.0);
         findAxis = false; // the finder assumes a parallel beam
     }
-    if (findAxis) {
-        // The row the first slice shows: the session keeps it loaded for that slice.
-        const int row = summary.info.rows / 2;
-        try {
-            AxisResult axis;
-            axis.row = row;
-            const tomo::Image& sinogram = session->sinogram(row); // read here: the first slice's row
-            QElapsedTimer timer;
-            timer.start();
-            axis.estimate = tomo::findRotationAxis(sinogram, summary.info.angles);
-            axis.seconds = timer.nsecsElapsed() / 1e9;
-            summary.axis = axis;
-        } catch (const std::exception& e) {
-            summary.axisError = QString::fromUtf8(e.what());
-        }
-    }
+    // The finder runs after the first slice (runSlice), on the middle row
+    // that slice reads: a large scan shows its slice at once.
+    m_axisSearchRow.reset();
+    if (findAxis) m_axisSearchRow = summary.info.rows / 2;
+    summary.axisSearchPending = findAxis;
     m_session = std::move(session);
     m_goodCorrections = tomo::CorrectionOptions{};
     m_reader = std::move(reader);
@@ -660,12 +651,16 @@ void Controller::runSlice(quint64 id, const SliceParams& params, int generation,
                 }, Qt::QueuedConnection);
     } catch (const tomo::Cancelled&) {
         QMetaObject::invokeMethod(this, [this, id] { emit sliceCancelled(id); }, Qt::QueuedConnection);
+        return; // the opening's axis search waits for a slice that ends
     } catch (const std::exception& e) {
         reportError(tr("Reconstruction failed"), e);
         QMetaObject::invokeMethod(this, [this, generation, id] {
             if (generation == m_generation) emit sliceFailed(id);
         }, Qt::QueuedConnection);
     }
+    // The opening's axis search, once its first slice is on its way.
+    if (m_axisSearchRow && generation == m_workerGeneration)
+        searchAxis(*std::exchange(m_axisSearchRow, std::nullopt), generation, true);
 }
 
 void Controller::runReference(ReferenceKind kind, const SliceParams& params, const tomo::ReconOptions& options,
@@ -718,25 +713,52 @@ void Controller::findAxis(int row) {
     const int generation = m_generation;
     postPreview([this, row, generation] {
         if (generation != m_workerGeneration || !m_session) return;
+        searchAxis(row, generation, false);
+    });
+}
+
+void Controller::searchAxis(int row, int generation, bool onOpening) {
+    // Preview thread: the corrected sinogram of the row (kept by the session
+    // for the slice on screen) and the stage's angles, copied for the search.
+    AxisResult r;
+    r.row = row;
+    r.onOpening = onOpening;
+    tomo::Image sinogram;
+    std::vector<double> angles;
+    try {
+        if (m_session->info().divergentBeam)
+            throw tomo::InvalidArgument("the axis finder assumes a parallel beam; with a fan or cone beam move the "
+                                        "axis in the live view (it shifts the detector sideways)");
+        sinogram = m_session->sinogram(row);
+        angles = m_session->stage().outputAngles();
+    } catch (const std::exception& e) {
+        axisSearchFailed(row, generation, onOpening, e);
+        return;
+    }
+    // The search itself (2D FFTs: seconds on a 2048² sinogram) runs off the
+    // preview thread, so live slices go on meanwhile.
+    m_axisSearches.start([this, generation, r, sinogram = std::move(sinogram), angles = std::move(angles)]() mutable {
         try {
-            if (m_session->info().divergentBeam)
-                throw tomo::InvalidArgument("the axis finder assumes a parallel beam; with a fan or cone beam move the "
-                                            "axis in the live view (it shifts the detector sideways)");
-            AxisResult r;
-            r.row = row;
-            // The corrected sinogram of the slice on screen, with the stage's angles.
-            const tomo::Image& sinogram = m_session->sinogram(row);
-            r.estimate = tomo::findRotationAxis(sinogram, m_session->stage().outputAngles());
+            QElapsedTimer timer;
+            timer.start();
+            r.estimate = tomo::findRotationAxis(sinogram, angles);
+            r.seconds = timer.nsecsElapsed() / 1e9;
             QMetaObject::invokeMethod(this, [this, generation, r] {
                 if (generation == m_generation) emit axisFound(r);
             }, Qt::QueuedConnection);
         } catch (const std::exception& e) {
-            reportError(tr("Axis finder failed"), e);
-            QMetaObject::invokeMethod(this, [this, generation, row] {
-                if (generation == m_generation) emit axisFailed(row);
-            }, Qt::QueuedConnection);
+            axisSearchFailed(r.row, generation, r.onOpening, e);
         }
     });
+}
+
+void Controller::axisSearchFailed(int row, int generation, bool onOpening, const std::exception& e) {
+    // The opening's search is the program's idea: its failure is a note, not a dialog.
+    if (!onOpening) reportError(tr("Axis finder failed"), e);
+    const QString why = QString::fromUtf8(e.what());
+    QMetaObject::invokeMethod(this, [this, generation, row, why] {
+        if (generation == m_generation) emit axisFailed(row, why);
+    }, Qt::QueuedConnection);
 }
 
 void Controller::requestDataView(DataViewKind kind, int row, int angle) {

@@ -26,6 +26,7 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QThread>
+#include <QThreadPool>
 
 #include <functional>
 #include <memory>
@@ -42,8 +43,9 @@ public:
 
     /// Opens a dataset on the preview thread; datasetOpened or failed follows.
     /// The dataset on screen stays until the new one is open. With
-    /// `findAxis` the rotation axis is found on the middle row before
-    /// datasetOpened (DatasetSummary::axis or axisError).
+    /// `findAxis` the rotation axis is searched on the middle row after the
+    /// first slice (DatasetSummary::axisSearchPending): axisFound (onOpening)
+    /// or axisFailed follows; slices go on meanwhile.
     void openFile(const QString& path, const tomo::OpenOptions& options = {}, bool findAxis = false);
     void openDemo(const DemoSpec& spec = {});
 
@@ -115,8 +117,9 @@ signals:
     /// The reference asked for could not be made (failed() carries the message).
     void referenceFailed(const QString& message);
     void axisFound(const tomo::ui::AxisResult& result);
-    /// The axis finder failed on `row` (failed() carries the message).
-    void axisFailed(int row);
+    /// The axis finder failed on `row`, for the reason `why` (a search the
+    /// user asked for also shows it through failed()).
+    void axisFailed(int row, const QString& why);
     void dataViewReady(const tomo::ui::DataView& view);
     /// A live slice started waiting or running / finished (sliceBusy()).
     void busyChanged(bool busy);
@@ -154,9 +157,14 @@ private:
     std::shared_ptr<tomo::DatasetReader> openJobReader() const;
     void installDataset(std::shared_ptr<tomo::DatasetReader> reader, std::shared_ptr<const Source> source,
                         DatasetSummary summary, bool findAxis = false);
+    /// Preview thread: copies `row`'s sinogram and searches its axis on
+    /// m_axisSearches; axisFound or axisFailed follows.
+    void searchAxis(int row, int generation, bool onOpening);
+    void axisSearchFailed(int row, int generation, bool onOpening, const std::exception& e);
 
     QThread m_previewThread;
     QThread m_jobThread;
+    QThreadPool m_axisSearches; // the axis finder, off the preview thread
     QObject* m_previewContext = nullptr; // lives in m_previewThread
     QObject* m_jobContext = nullptr;     // lives in m_jobThread
 
@@ -164,6 +172,7 @@ private:
     std::shared_ptr<tomo::DatasetReader> m_reader;
     std::unique_ptr<tomo::PreviewSession> m_session;
     std::unique_ptr<tomo::PreviewSession> m_referenceSession;
+    std::optional<int> m_axisSearchRow; // the opening's axis search, after the first slice
     std::optional<DemoSpec> m_demo;
     tomo::CorrectionOptions m_goodCorrections; // of the last slice made: a failure with others blames them
     int m_workerGeneration = 0;

@@ -65,6 +65,7 @@ bool LatencyProbe::waitFor(const std::function<bool()>& done) {
     };
     const auto a = connect(&m_window, &MainWindow::resultOnScreen, &loop, check);
     const auto b = connect(&m_window, &MainWindow::referenceShown, &loop, check);
+    const auto d = connect(&m_window, &MainWindow::openingAxisSearched, &loop, check);
     const auto c = connect(&m_window, &MainWindow::errorShown, &loop, [&](const QString& title, const QString& text) {
         m_error = title % QStringLiteral(": ") % text;
         loop.quit();
@@ -74,6 +75,7 @@ bool LatencyProbe::waitFor(const std::function<bool()>& done) {
     disconnect(a);
     disconnect(b);
     disconnect(c);
+    disconnect(d);
     return m_error.isEmpty() && done();
 }
 
@@ -114,6 +116,20 @@ int LatencyProbe::run() {
     }
     m_firstSliceMs = sinceStart.nsecsElapsed() / 1e6;
     m_firstWorkerMs = m_window.currentResult()->preview.secondsTotal * 1e3;
+    // 1b. The opening's axis search, and the slice at the axis it found.
+    if (m_window.openingAxisPending()) {
+        const bool found = waitFor([&] {
+            if (m_window.openingAxisPending()) return false;
+            const SliceResult* r = m_window.currentResult();
+            return !m_window.openingAxis() || (r && r->params.axis == m_window.parameterPanel()->params().axis &&
+                                               m_window.lastLatency() >= 0.0);
+        });
+        if (!found) {
+            std::printf("%s\n", qPrintable(summary(m_error.isEmpty() ? QStringLiteral("no axis search") : m_error)));
+            return 1;
+        }
+        m_foundAxisSliceMs = sinceStart.nsecsElapsed() / 1e6;
+    }
     m_stalls.setMeasuring(true);
     ParameterPanel* panel = m_window.parameterPanel();
 
@@ -178,9 +194,11 @@ QString LatencyProbe::summary(const QString& error) const {
                                             QString::fromUtf8(tomo::interpolationName(ref->options.interpolation).data())
                                       : QString()));
     const auto& opened = m_window.dataset();
-    line += QStringLiteral(" open_ms=%1 axis_finder_ms=%2 first_worker_ms=%3")
+    const auto& axis = m_window.openingAxis();
+    line += QStringLiteral(" open_ms=%1 axis_finder_ms=%2 found_axis_slice_ms=%3 first_worker_ms=%4")
                 .arg(ms(opened ? opened->secondsToOpen * 1e3 : 0.0))
-                .arg(ms(opened && opened->axis ? opened->axis->seconds * 1e3 : 0.0))
+                .arg(ms(axis ? axis->seconds * 1e3 : 0.0))
+                .arg(ms(m_foundAxisSliceMs))
                 .arg(ms(m_firstWorkerMs));
     line += QStringLiteral(" first_slice_ms=%1 axis_changes=%2 axis_median_ms=%3 axis_max_ms=%4 worker_median_ms=%5 "
                            "prepare_median_ms=%6 ui_cpu_median_ms=%7")

@@ -631,6 +631,10 @@ void MainWindow::connectController() {
     connect(m_slice, &SliceView::imagePainted, this, &MainWindow::onSlicePainted);
     connect(m_controller, &Controller::failed, this, &MainWindow::showError);
     connect(m_controller, &Controller::axisFound, this, [this](const AxisResult& r) {
+        if (r.onOpening) {
+            onOpeningAxisFound(r);
+            return;
+        }
         m_params->setAxisEstimate(r);
         statusBar()->showMessage(tr("Rotation axis %1 px (confidence %2)").arg(r.estimate.axis, 0, 'f', 3)
                                      .arg(r.estimate.confidence, 0, 'f', 2), 8000);
@@ -650,7 +654,15 @@ void MainWindow::connectController() {
         showError(tr("Cannot open %1").arg(QFileInfo(path).fileName()), message);
         openFailed(path);
     });
-    connect(m_controller, &Controller::axisFailed, this, [this] { m_params->setAxisSearchFailed(); });
+    connect(m_controller, &Controller::axisFailed, this, [this](int, const QString& why) {
+        m_params->setAxisSearchFailed(why);
+        if (!std::exchange(m_openingAxisPending, false)) return;
+        statusBar()->showMessage(tr("The rotation axis could not be found automatically (%1): the slice stays at %2 px")
+                                     .arg(why)
+                                     .arg(m_params->params().axis, 0, 'f', 3),
+                                 12000);
+        emit openingAxisSearched();
+    });
     connect(m_controller, &Controller::correctionsRejected, this,
             [this](const tomo::CorrectionOptions& corrections, const QString& message) {
                 m_rejectedCorrections = corrections;
@@ -761,16 +773,15 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
     p.axis = summary.divergent ? summary.divergent->axis : (summary.info.columns - 1) / 2.0;
     QSettings settings;
     if (!summary.path.isEmpty()) p.axis = settings.value(axisKey(summary.path), p.axis).toDouble();
+    // Without a remembered axis the first slice shows the detector centre
+    // (a large scan's slice comes at once); the finder's axis follows.
     QString axisNote;
-    if (summary.axis) {
-        m_params->setAxisEstimate(*summary.axis, true);
-        p.axis = summary.axis->estimate.axis;
-        axisNote = tr("; rotation axis %1 px found automatically (confidence %2)")
-                       .arg(p.axis, 0, 'f', 3)
-                       .arg(summary.axis->estimate.confidence, 0, 'f', 2);
-    } else if (!summary.axisError.isEmpty()) {
-        m_params->setAxisSearchFailed(summary.axisError);
-        axisNote = tr("; the rotation axis could not be found automatically (%1): detector centre").arg(summary.axisError);
+    m_openingAxis.reset();
+    m_openingAxisPending = summary.axisSearchPending;
+    m_axisBeforeSearch = p.axis;
+    if (summary.axisSearchPending) {
+        m_params->setAxisSearching();
+        axisNote = tr("; finding its rotation axis…");
     }
     // A new dataset starts with the automatic window: the last one's values mean nothing here.
     m_autoWindowAction->setChecked(true);
@@ -817,7 +828,7 @@ SliceParams MainWindow::paramsFromConfig(const tomo::RunConfig& config, const Sl
     SliceParams p = fromRunConfig(config, m_dataset->info.projections);
     // No axis in the file means "found automatically": keep the one found
     // on opening (or the current one).
-    if (!config.axis) p.axis = m_dataset->axis ? m_dataset->axis->estimate.axis : current.axis;
+    if (!config.axis) p.axis = m_openingAxis ? m_openingAxis->estimate.axis : current.axis;
     const bool covers = config.rowCount == 0 ? current.row >= config.firstRow
                                              : current.row >= config.firstRow && current.row < config.firstRow + config.rowCount;
     p.moveToRow(covers ? current.row : std::clamp(config.firstRow, 0, m_dataset->info.rows - 1)); // along a tilted axis
@@ -870,6 +881,24 @@ bool MainWindow::saveParameters(const QString& path) {
 }
 
 // ------------------------------------------------------------- live slices
+
+void MainWindow::onOpeningAxisFound(const AxisResult& r) {
+    m_openingAxisPending = false;
+    m_openingAxis = r;
+    const QString found = tr("rotation axis %1 px found automatically (confidence %2)")
+                              .arg(r.estimate.axis, 0, 'f', 3)
+                              .arg(r.estimate.confidence, 0, 'f', 2);
+    if (m_params->params().axis != m_axisBeforeSearch) {
+        // The user moved the axis meanwhile: theirs stays.
+        statusBar()->showMessage(tr("%1; not applied: the axis was moved meanwhile").arg(found), 12000);
+        m_params->setAxisSearchFailed(tr("found %1 px, not applied: the axis was moved meanwhile").arg(r.estimate.axis, 0, 'f', 3));
+    } else {
+        m_params->setAxisEstimate(r, true);
+        statusBar()->showMessage(found.left(1).toUpper() % found.mid(1), 12000);
+        onParamsChanged(); // the slice at the found axis
+    }
+    emit openingAxisSearched();
+}
 
 void MainWindow::onParamsChanged() {
     if (!m_dataset) return;

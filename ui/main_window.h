@@ -92,6 +92,10 @@ public:
     /// The slice on screen (null before the first one).
     const SliceResult* currentResult() const { return m_result.get(); }
     const std::optional<DatasetSummary>& dataset() const { return m_dataset; }
+    /// The axis search the opening asked for runs (after the first slice).
+    bool openingAxisPending() const { return m_openingAxisPending; }
+    /// What it found (unset while pending, or when it failed).
+    const std::optional<AxisResult>& openingAxis() const { return m_openingAxis; }
     /// The reference the quality panel compares with now (if it matches).
     const ReferenceResult* activeReference() const;
     /// The comparison shown for the slice on screen (null while none).
@@ -121,6 +125,8 @@ signals:
     void resultOnScreen(quint64 id, double seconds);
     void referenceShown();
     void errorShown(const QString& title, const QString& message);
+    /// The opening's axis search ended (found, applied or not, or failed).
+    void openingAxisSearched();
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -164,6 +170,7 @@ private:
     /// Tells the worker how to colour and compare the next slices.
     void syncDisplaySettings();
     void onParamsChanged();
+    void onOpeningAxisFound(const AxisResult& result);
     /// Puts the change since the last one on the undo stack (unless undo or redo made it).
     void recordParamsChange();
     void requestSlice();
@@ -260,6 +267,9 @@ private:
     std::map<quint64, qint64> m_requestedAt;      // request id -> m_clock ns
     quint64 m_awaitingPaint = 0;                  // id of the slice set on the view, not yet painted
     double m_lastLatency = -1.0;
+    bool m_openingAxisPending = false;
+    std::optional<AxisResult> m_openingAxis;
+    double m_axisBeforeSearch = 0.0; // the axis the first slice used: the found one replaces only that
     double m_showCpuStart = -1.0;                 // UI-thread CPU time when the result on screen arrived
     double m_lastShowCpu = -1.0;
 };

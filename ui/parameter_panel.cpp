@@ -405,9 +405,14 @@ QString ParameterPanel::axisNote() const { return ui->confidenceLabel->text(); }
 
 void ParameterPanel::findAxis() {
     if (m_bins <= 0) return;
+    setAxisSearching();
+    emit findAxisRequested(ui->rowSpin->value());
+}
+
+void ParameterPanel::setAxisSearching() {
+    m_foundAxis.reset();
     ui->confidenceLabel->setToolTip(QString());
     ui->confidenceLabel->setText(tr("searching…"));
-    emit findAxisRequested(ui->rowSpin->value());
 }
 
 void ParameterPanel::setAxisSearchFailed(const QString& why) {

@@ -61,6 +61,8 @@ public:
     /// Runs the axis finder on the current row (as the "Find automatically"
     /// button does): emits findAxisRequested and shows that it searches.
     void findAxis();
+    /// Shows that the finder searches (the opening's search, or the button's).
+    void setAxisSearching();
     /// The finder failed (`why`, when known, in the tooltip).
     void setAxisSearchFailed(const QString& why = {});
     void setRegion(const std::optional<tomo::Region>& region);

@@ -41,6 +41,7 @@ struct AxisResult {
     int row = 0;
     tomo::AxisEstimate estimate;
     double seconds = 0.0; ///< the search's time
+    bool onOpening = false; ///< the search a dataset's opening asked for (after its first slice)
 };
 
 /// The dataset on screen, as the views need it.
@@ -52,9 +53,10 @@ struct DatasetSummary {
     std::optional<DemoSpec> demo;       ///< set for the demo phantom
     double secondsToOpen = 0.0;
     int generation = 0;                 ///< counts datasets opened (Controller::generation)
-    /// The rotation axis found on open (when asked for), on the middle row.
-    std::optional<AxisResult> axis;
-    QString axisError;                  ///< why the axis could not be found on open
+    /// The rotation axis is searched on the middle row once the first slice
+    /// is on screen (opened without a remembered axis): axisFound with
+    /// onOpening, or axisFailed, follows.
+    bool axisSearchPending = false;
 
     /// A fan or cone beam (reconstructed with FDK): what the Dataset panel
     /// lists, and the column the rotation axis projects to (a new dataset's

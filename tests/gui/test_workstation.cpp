@@ -1109,9 +1109,15 @@ private slots:
     void realScanOpensWithItsAxisFound() {
         const QString tooth = realData(QStringLiteral("aps_tooth/tooth.h5"));
         if (tooth.isEmpty()) QSKIP("shared/data/real/aps_tooth/tooth.h5 not found");
-        // No axis remembered for it: the finder runs before the first slice.
+        // No axis remembered for it: the first slice at the detector centre
+        // comes at once, the finder runs after it and its axis follows.
+        QSignalSpy searched(w.get(), &MainWindow::openingAxisSearched);
         w->openPath(tooth);
         QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 640; }));
+        QVERIFY(w->dataset()->axisSearchPending);
+        QVERIFY(waitUntil([&] { return searched.count() == 1; }));
+        QVERIFY(w->openingAxis().has_value());
+        QVERIFY(waitForResult(*w, [&](const SliceResult& r) { return r.params.axis == w->openingAxis()->estimate.axis; }));
         const double found = w->currentResult()->params.axis;
         qInfo("tooth opened with axis %.3f px; %s", found, qPrintable(w->parameterPanel()->axisNote()));
         QVERIFY2(std::abs(found - 296.0) < 1.5, "the tooth's axis is about 296 px (SOURCES.md), not the centre 319.5");
@@ -1134,7 +1140,7 @@ private slots:
         QSignalSpy opened(w->controller(), &Controller::datasetOpened);
         w->openPath(tooth);
         QVERIFY(waitUntil([&] { return opened.count() == 1; }));
-        QVERIFY(!opened.first().first().value<DatasetSummary>().axis.has_value());
+        QVERIFY(!opened.first().first().value<DatasetSummary>().axisSearchPending);
         QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.axis == 296.125; }));
         QVERIFY(w->parameterPanel()->axisNote().isEmpty());
     }
@@ -2003,7 +2009,9 @@ private slots:
         const qint64 before = bytesRead();
         w->openPath(scan);
         QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 1024; }, 180000));
-        QVERIFY(w->dataset()->axis.has_value()); // the finder ran on opening
+        QVERIFY(w->dataset()->axisSearchPending); // the finder runs after the first slice, on its row
+        QVERIFY(waitUntil([&] { return !w->openingAxisPending(); }, 60000));
+        QVERIFY(w->openingAxis().has_value());
         const qint64 read = bytesRead() - before;
         qInfo("opening a %.1f MB scan (%d rows) and showing its first slice read %.2f MB", fileSize / 1e6, spec.rows,
               read / 1e6);
