@@ -4,7 +4,10 @@
 #include "tomo/error.h"
 #include "tomo/metrics.h"
 #include "tomo/phantom.h"
+#include "tomo/preprocess.h"
 #include "tomo/registry.h"
+
+#include "test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -80,6 +83,70 @@ TEST(Preview, AxisChangeMatchesFreshReconstructionWithoutFiltering) {
     // And the image really changed.
     EXPECT_GT(compareImages(first.slice, moved.slice).maxAbsError, 1e-3);
 }
+
+/// A dataset that counts the reads reaching it.
+class CountingReader final : public DatasetReader {
+public:
+    explicit CountingReader(std::shared_ptr<DatasetReader> inner) : m_inner(std::move(inner)) { m_info = m_inner->info(); }
+    void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
+        ++reads;
+        m_inner->readSinograms(firstRow, rowCount, out);
+    }
+    bool readMeanFlat(int, int, std::span<float>) override { return false; }
+    bool readMeanDark(int, int, std::span<float>) override { return false; }
+    int reads = 0;
+
+private:
+    std::shared_ptr<DatasetReader> m_inner;
+};
+
+TEST(Preview, NeighbouringRowsComeFromOneRead) {
+    // 40 rows: a file read a row at a time costs a small read per
+    // projection; the session reads a block around the row instead.
+    PhantomSpec spec;
+    spec.bins = 48;
+    spec.rows = 40;
+    const auto angles = uniformAngles(60);
+    std::shared_ptr<DatasetReader> plain = makeMemoryDataset(projectPhantom(spec, angles), angles, "phantom");
+    auto counting = std::make_shared<CountingReader>(plain);
+    PreviewSession session(counting);
+    PreviewSession oracle(plain);
+    PreviewRequest request;
+    request.options = cpuOptions();
+    for (int row : {20, 21, 22, 19, 17}) {
+        request.row = row;
+        const PreviewResult r = session.run(request);
+        EXPECT_EQ(r.slice.data, oracle.run(request).slice.data) << "row " << row;
+    }
+    EXPECT_EQ(counting->reads, 1) << "rows 17 to 22 lie in one block";
+    EXPECT_EQ(session.loadRuns(), 5); // each row still corrected on its own
+    for (int row : {39, 0}) { // blocks at the ends stay inside the data
+        request.row = row;
+        EXPECT_EQ(session.run(request).slice.data, oracle.run(request).slice.data) << "row " << row;
+    }
+    EXPECT_EQ(counting->reads, 3);
+}
+
+#if TOMO_WITH_HDF5
+TEST(Preview, RowsOfAFileReadInBlocksAreTheRowsReadOneByOne) {
+    // A DXchange file (uint16 counts, flats, darks): the raw rows go through
+    // the block reader, each row corrected alone.
+    test::TempDir dir;
+    PhantomSpec spec;
+    spec.bins = 40;
+    spec.rows = 21;
+    ScanSimulation sim;
+    sim.poissonNoise = false;
+    writePhantomDXchange(dir / "scan.h5", spec, uniformAngles(30), sim);
+    PreviewSession session(openDataset(dir / "scan.h5"));
+    const auto direct = openDataset(dir / "scan.h5");
+    PreprocessingStage stage(*direct, {});
+    for (int row : {10, 11, 7, 14, 0, 20}) {
+        const ImageStack expected = stage.load(row, 1);
+        EXPECT_EQ(session.sinogram(row).data, expected.data) << "row " << row;
+    }
+}
+#endif
 
 TEST(Preview, RegionIsACropOfTheFullSlice) {
     auto reader = phantomDataset();

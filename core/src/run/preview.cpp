@@ -6,6 +6,7 @@
 
 #include "run/cone_preview.h"
 #include "run/preview_bands.h"
+#include "run/row_block_reader.h"
 
 #include <algorithm>
 #include <chrono>
@@ -226,7 +227,7 @@ PreviewSession::PreviewSession(std::shared_ptr<DatasetReader> reader) : m_impl(s
     if (!reader) throw InvalidArgument("preview: no dataset");
     checkPositive(reader->info());
     if (reader->info().divergentBeam) m_impl->cone = std::make_unique<preview::ConeSlicePreview>(reader->info());
-    m_impl->reader = std::move(reader);
+    m_impl->reader = std::make_shared<preview::RowBlockReader>(std::move(reader));
 }
 
 PreviewSession::~PreviewSession() = default;
