@@ -245,6 +245,7 @@ struct Controller::Pending {
     };
     std::optional<std::pair<quint64, SliceParams>> slice;
     int sliceGeneration = 0;
+    QElapsedTimer sliceRequested; // when `slice` was asked for
     bool comparison = false;
     std::optional<Reference> reference;
     int referenceGeneration = 0;
@@ -423,6 +424,7 @@ quint64 Controller::requestSlice(const SliceParams& params) {
         id = ++m_sequence;
         m_pending->slice = std::make_pair(id, params);
         m_pending->sliceGeneration = m_generation;
+        m_pending->sliceRequested.start();
         // A reference yields to any slice (it is queued again); a slice
         // yields to a newer one only when it has run a while.
         if (m_running && (m_runningReference || (m_runningSince.isValid() &&
@@ -514,6 +516,7 @@ void Controller::scheduleDrain() {
 void Controller::drain() {
     for (;;) {
         std::optional<std::pair<quint64, SliceParams>> slice;
+        double waited = 0.0;
         std::optional<Pending::Reference> reference;
         bool comparison = false;
         int generation = 0;
@@ -526,6 +529,7 @@ void Controller::drain() {
             if (m_pending->slice) {
                 slice.swap(m_pending->slice);
                 generation = m_pending->sliceGeneration;
+                waited = m_pending->sliceRequested.nsecsElapsed() / 1e9;
             } else if (m_pending->comparison) {
                 comparison = std::exchange(m_pending->comparison, false);
             } else if (m_pending->reference) {
@@ -553,7 +557,7 @@ void Controller::drain() {
             }
         } else if (generation == m_workerGeneration && m_session) { // else made for another dataset
             if (slice) {
-                runSlice(slice->first, slice->second, generation, *token);
+                runSlice(slice->first, slice->second, generation, *token, waited);
             } else {
                 try {
                     runReference(reference->kind, reference->params, reference->options, generation, *token);
@@ -599,10 +603,12 @@ std::optional<Comparison> Controller::compareLastSlice(const SliceResult& slice,
                                 settings.differenceZoom);
 }
 
-void Controller::runSlice(quint64 id, const SliceParams& params, int generation, const tomo::CancelToken& token) {
+void Controller::runSlice(quint64 id, const SliceParams& params, int generation, const tomo::CancelToken& token,
+                          double waited) {
     try {
         auto r = std::make_shared<SliceResult>();
         r->id = id;
+        r->secondsWaiting = waited;
         r->params = params;
         try {
             r->preview = m_session->run(r->params.request(), &token);

@@ -145,7 +145,8 @@ private:
     bool startJob(JobKind kind, std::function<void(const tomo::CancelToken&)> job);
     void scheduleDrain();
     void drain();
-    void runSlice(quint64 id, const SliceParams& params, int generation, const tomo::CancelToken& token);
+    void runSlice(quint64 id, const SliceParams& params, int generation, const tomo::CancelToken& token,
+                  double waited);
     void runReference(ReferenceKind kind, const SliceParams& params, const tomo::ReconOptions& options,
                       int generation, const tomo::CancelToken& token);
     /// The reference of the display settings, if it fits `slice`.

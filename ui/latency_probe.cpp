@@ -97,8 +97,14 @@ bool LatencyProbe::changeAndWait(const std::function<void()>& change, std::vecto
     if (&latencies == &m_axisMs && m_window.lastShowCpuSeconds() >= 0.0)
         m_uiCpuMs.push_back(m_window.lastShowCpuSeconds() * 1e3);
     latencies.push_back(seconds * 1e3);
-    m_workerMs.push_back(m_window.currentResult()->preview.secondsTotal * 1e3);
-    m_prepareMs.push_back(m_window.currentResult()->secondsPrepare * 1e3);
+    const SliceResult& shown = *m_window.currentResult();
+    m_workerMs.push_back(shown.preview.secondsTotal * 1e3);
+    m_prepareMs.push_back(shown.secondsPrepare * 1e3);
+    if (&latencies == &m_axisMs) {
+        m_waitMs.push_back(shown.secondsWaiting * 1e3);
+        // The rest: the result's trip to the UI thread, its handling and the paint.
+        m_deliverMs.push_back(seconds * 1e3 - (shown.secondsWaiting + shown.preview.secondsTotal + shown.secondsPrepare) * 1e3);
+    }
     // A pause, as between two clicks: the reference starts and is pre-empted by the next change.
     QEventLoop pause;
     QTimer::singleShot(m_options.settleMs, &pause, &QEventLoop::quit);
@@ -206,6 +212,8 @@ QString LatencyProbe::summary(const QString& error) const {
                 .arg(m_axisMs.size())
                 .arg(ms(quantile(m_axisMs, 0.5)), ms(quantile(m_axisMs, 1.0)), ms(quantile(m_workerMs, 0.5)),
                      ms(quantile(m_prepareMs, 0.5)), ms(quantile(m_uiCpuMs, 0.5)));
+    line += QStringLiteral(" axis_wait_median_ms=%1 axis_deliver_median_ms=%2")
+                .arg(ms(quantile(m_waitMs, 0.5)), ms(quantile(m_deliverMs, 0.5)));
     line += QStringLiteral(" row_changes=%1 row_median_ms=%2 row_max_ms=%3 drag_changes=%4 drag_slices=%5")
                 .arg(m_rowMs.size())
                 .arg(ms(quantile(m_rowMs, 0.5)), ms(quantile(m_rowMs, 1.0)))

@@ -85,6 +85,7 @@ private:
     double m_firstWorkerMs = -1.0; ///< the first slice's reconstruction on the worker
     double m_foundAxisSliceMs = -1.0; ///< from start to the slice at the axis the opening's search found
     std::vector<double> m_axisMs, m_rowMs, m_workerMs, m_prepareMs;
+    std::vector<double> m_waitMs, m_deliverMs; ///< of the axis changes: before the worker, after it
     std::vector<double> m_uiCpuMs; // MainWindow::lastShowCpuSeconds per axis change
     int m_dragSlices = 0;
     double m_referenceMs = -1.0;

@@ -183,6 +183,9 @@ struct SliceResult {
     /// A reference fits: its comparison follows (Controller::comparisonReady).
     bool comparisonFollows = false;
     double secondsPrepare = 0.0;        ///< statistics and colours on the worker
+    /// From the request to the worker taking it (a reference or comparison
+    /// finishing, an older slice running).
+    double secondsWaiting = 0.0;
 };
 using SliceResultPtr = std::shared_ptr<const SliceResult>;
 
