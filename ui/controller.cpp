@@ -589,6 +589,11 @@ ReferencePtr Controller::fittingReference(const SliceResult& slice, const Displa
     return reference && referenceFits(*reference, slice) ? reference : nullptr;
 }
 
+tomo::WorkerPool& Controller::preparePool() {
+    if (!m_preparePool) m_preparePool = std::make_unique<tomo::WorkerPool>(std::max(1, QThread::idealThreadCount()));
+    return *m_preparePool;
+}
+
 std::optional<Comparison> Controller::compareLastSlice(const SliceResult& slice, const DisplaySettings& settings) {
     const ReferencePtr reference = fittingReference(slice, settings);
     if (!reference) return std::nullopt;
@@ -600,7 +605,7 @@ std::optional<Comparison> Controller::compareLastSlice(const SliceResult& slice,
     }
     return compareWithReference(slice, *reference,
                                 settings.discOnly ? std::span<const std::uint8_t>(m_disc) : std::span<const std::uint8_t>(),
-                                settings.differenceZoom);
+                                settings.differenceZoom, &preparePool());
 }
 
 void Controller::runSlice(quint64 id, const SliceParams& params, int generation, const tomo::CancelToken& token,
@@ -636,13 +641,12 @@ void Controller::runSlice(quint64 id, const SliceParams& params, int generation,
         // What the screen needs, here rather than on the UI thread.
         QElapsedTimer timer;
         timer.start();
-        if (!m_preparePool) m_preparePool = std::make_unique<tomo::WorkerPool>(std::max(1, QThread::idealThreadCount()));
-        r->stats = computeStats(r->preview.slice.data, 256, 0.5, 99.5, m_preparePool.get());
+        r->stats = computeStats(r->preview.slice.data, 256, 0.5, 99.5, &preparePool());
         // FDK's back-projectors: "cuda" is no registered strategy.
         r->family = r->preview.fdk && r->preview.strategy == "cuda" ? QStringLiteral("cuda")
                                                                     : familyOf(r->preview.strategy);
         const DisplaySettings settings = displaySettings();
-        r->display = prepareDisplay(r->preview.slice, r->stats, settings, m_preparePool.get());
+        r->display = prepareDisplay(r->preview.slice, r->stats, settings, &preparePool());
         r->comparisonFollows = fittingReference(*r, settings) != nullptr;
         r->secondsPrepare = timer.nsecsElapsed() / 1e9;
         m_lastSlice = r;
@@ -693,8 +697,10 @@ void Controller::runReference(ReferenceKind kind, const SliceParams& params, con
         }
         ref->seconds = timer.nsecsElapsed() / 1e9;
         m_computedReference = ref;
+        // Not when a slice waits (it cancelled this run): the reference is
+        // kept, and the slice must not wait for a comparison it makes stale.
         std::optional<Comparison> comparison;
-        if (m_lastSlice) comparison = compareLastSlice(*m_lastSlice, displaySettings());
+        if (m_lastSlice && !token.cancelled()) comparison = compareLastSlice(*m_lastSlice, displaySettings());
         QMetaObject::invokeMethod(this, [this, generation, ref = ReferencePtr(std::move(ref)),
                                          comparison = std::move(comparison)] {
             if (generation != m_generation) return;

@@ -149,6 +149,8 @@ private:
                   double waited);
     void runReference(ReferenceKind kind, const SliceParams& params, const tomo::ReconOptions& options,
                       int generation, const tomo::CancelToken& token);
+    /// Preview thread: the threads that prepare slices and comparisons.
+    tomo::WorkerPool& preparePool();
     /// The reference of the display settings, if it fits `slice`.
     ReferencePtr fittingReference(const SliceResult& slice, const DisplaySettings& settings);
     /// `slice` against the reference of the display settings, if one fits.
@@ -179,7 +181,7 @@ private:
     int m_workerGeneration = 0;
     SliceResultPtr m_lastSlice;             // the last slice prepared (for later comparisons)
     ReferencePtr m_computedReference;       // the last Exact / Truth reference made
-    std::unique_ptr<tomo::WorkerPool> m_preparePool; // statistics and colours of each slice
+    std::unique_ptr<tomo::WorkerPool> m_preparePool; // statistics, colours and comparisons: preparePool()
     std::vector<std::uint8_t> m_disc;       // reconstructionDisc(m_discRegion, m_discGrid)
     tomo::Region m_discRegion{};
     int m_discGrid = -1;

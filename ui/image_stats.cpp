@@ -61,9 +61,6 @@ float percentileFromHistogram(const std::vector<int>& h, std::size_t total, floa
 
 } // namespace
 
-namespace {
-
-/// Calls part(first, count, index) over about equal parts of [0, n), on `pool` when given.
 void inParts(std::size_t n, tomo::WorkerPool* pool, const std::function<void(std::size_t, std::size_t, int)>& part) {
     const int parts = pool ? pool->threads() : 1;
     const std::size_t size = (n + static_cast<std::size_t>(parts) - 1) / static_cast<std::size_t>(parts);
@@ -74,8 +71,6 @@ void inParts(std::size_t n, tomo::WorkerPool* pool, const std::function<void(std
     if (pool) pool->parallelFor(parts, run);
     else run(0, 0);
 }
-
-} // namespace
 
 ImageStats computeStats(std::span<const float> values, int bins, double lowPercentile, double highPercentile,
                         tomo::WorkerPool* pool) {

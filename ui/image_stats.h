@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -28,6 +29,10 @@ struct ImageStats {
         return min + (max - min) * static_cast<double>(i) / static_cast<double>(histogram.empty() ? 1 : histogram.size());
     }
 };
+
+/// Calls part(first, count, index) over about equal parts of [0, n), one per
+/// thread of `pool` (index = the part), or once over all of it without one.
+void inParts(std::size_t n, tomo::WorkerPool* pool, const std::function<void(std::size_t, std::size_t, int)>& part);
 
 /// One pass for the range, one for a fine histogram (percentiles accurate to
 /// (max - min) / 4096) and the coarse `bins`-bin histogram for display;

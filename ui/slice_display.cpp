@@ -43,7 +43,7 @@ SliceDisplay prepareDisplay(const tomo::Image& image, const ImageStats& stats, c
 }
 
 Comparison compareWithReference(const SliceResult& result, const ReferenceResult& reference,
-                                std::span<const std::uint8_t> mask, double zoom) {
+                                std::span<const std::uint8_t> mask, double zoom, tomo::WorkerPool* pool) {
     Comparison c;
     c.resultId = result.id;
     c.kind = reference.kind;
@@ -58,10 +58,12 @@ Comparison compareWithReference(const SliceResult& result, const ReferenceResult
         return c;
     }
     auto difference = std::make_shared<tomo::Image>(image.width, image.height);
-    for (std::size_t i = 0; i < image.data.size(); ++i) difference->data[i] = image.data[i] - reference.image.data[i];
+    inParts(image.data.size(), pool, [&](std::size_t first, std::size_t count, int) {
+        for (std::size_t i = first; i < first + count; ++i) difference->data[i] = image.data[i] - reference.image.data[i];
+    });
     c.range = differenceRange(*difference, mask, c.metrics->maxAbsError);
     c.rendered = renderImage(difference->data.data(), difference->width, difference->height, -c.range, c.range,
-                             colormap(kDifferenceColormap));
+                             colormap(kDifferenceColormap), pool);
     c.difference = std::move(difference);
     c.scaled = shrinkForView(c.rendered, zoom);
     c.zoom = c.scaled.isNull() ? 0.0 : zoom;

@@ -23,8 +23,10 @@ SliceDisplay prepareDisplay(const tomo::Image& image, const ImageStats& stats, c
 /// difference coloured in the diverging map with a symmetric window: the
 /// 99.5th percentile of |difference| over those pixels, shrunk for a view at
 /// `zoom` (shrinkForView). The reference must match the result's size
-/// (referenceFits); a mismatch sets `error`.
+/// (referenceFits); a mismatch sets `error`. The difference and its colours
+/// are spread over `pool` when given.
 Comparison compareWithReference(const SliceResult& result, const ReferenceResult& reference,
-                                std::span<const std::uint8_t> mask, double zoom = 1.0);
+                                std::span<const std::uint8_t> mask, double zoom = 1.0,
+                                tomo::WorkerPool* pool = nullptr);
 
 } // namespace tomo::ui

@@ -88,7 +88,7 @@ struct PreviewResult {
     /// region pixels x projections / secondsBackproject / 1e9.
     double gups = 0.0;
     /// Bands of rows the back-projection ran in (1 = one call; > 1 only
-    /// for a cancellable run estimated slower than ~0.025 s, see run()).
+    /// for a cancellable run estimated slower than one band's aim, see run()).
     int bands = 1;
     /// What the corrections found in the row (when it was loaded by an
     /// earlier run: the figures of that load).
@@ -116,9 +116,9 @@ public:
     /// Reconstructs the requested slice, reusing the loaded row, the plan and
     /// its filtered sinogram when the request allows. With a token, the
     /// back-projection of a slow run is split into bands of rows (each
-    /// estimated at <= 0.025 s from the speed of the plan's last band or run,
-    /// or from a fixed guess before its first; at least 8 rows on a CPU, 32
-    /// on a GPU; the image is the same; see
+    /// estimated at <= 0.025 s on a CPU, <= 0.005 s on a GPU, from the speed
+    /// of the plan's last band or run, or from a fixed guess before its
+    /// first; at least 8 rows on a CPU, 32 on a GPU; the image is the same; see
     /// PreviewResult::bands) and the token is checked between stages and bands.
     /// Throws InvalidArgument (row outside the dataset, offsets count !=
     /// projections, region outside the grid, options the strategy rejects,

@@ -204,7 +204,8 @@ PreviewResult ConeSlicePreview::run(const PreviewRequest& request, Preprocessing
     if (m_updatesPerSecond <= 0.0) m_updatesPerSecond = gpu ? 50e9 : 1e9;
     const auto bpStart = Clock::now();
     result.bands = backprojectInBands(region, static_cast<double>(region.width) * result.projections, gpu ? 32 : 8,
-                                      m_updatesPerSecond, cancel, [&](const Region& band, int y) {
+                                      gpu ? kGpuBandSeconds : kCpuBandSeconds, m_updatesPerSecond, cancel,
+                                      [&](const Region& band, int y) {
                                           float* out = result.slice.data.data() +
                                                        static_cast<std::size_t>(y) * region.width;
                                           backprojectPart(part(band, request.row, 1),

@@ -43,18 +43,11 @@ bool samePlanOptions(const ReconOptions& a, const ReconOptions& b) {
            a.filter.padding == b.filter.padding && a.device == b.device && a.threads == b.threads;
 }
 
-/// Speed assumed before the first run has been timed (updates per second):
-/// a 2-core CPU does about 2 GU/s, a GPU over 100.
-double firstRunSpeed(const std::string& strategy) {
+/// The strategy runs on a GPU (CUDA or OpenCL): its first speed guess,
+/// band rows and band time differ from a CPU's.
+bool runsOnGpu(const std::string& strategy) {
     const Backend* b = BackendRegistry::instance().find(strategy);
-    return b && b->family() != "cpu" ? 100e9 : 2.5e9;
-}
-/// Bands are whole multiples of this many rows: GPU tiles are 16 to 64
-/// rows; CPU plans take any height, and a slow exact CPU mode needs thin
-/// bands to stop within kBandSeconds.
-int bandRowMultiple(const std::string& strategy) {
-    const Backend* b = BackendRegistry::instance().find(strategy);
-    return b && b->family() != "cpu" ? 32 : 8;
+    return b && b->family() != "cpu";
 }
 
 void checkPositive(const DatasetInfo& info) {
@@ -330,12 +323,16 @@ PreviewResult PreviewSession::run(const PreviewRequest& request, const CancelTok
     result.slice.height = region.height;
     result.slice.data = d.sliceBuffers.take(region.pixels());
     d.sliceBuffers.prepare(region.pixels());
-    if (d.lastUpdatesPerSecond <= 0.0) d.lastUpdatesPerSecond = firstRunSpeed(plan.options().strategy);
+    // Before the first timing: a 2-core CPU does about 2 GU/s, a GPU over 100.
+    // Bands are whole multiples of the GPU kernels' tiles (16 to 64 rows);
+    // a slow exact CPU mode needs thin ones.
+    const bool gpu = runsOnGpu(plan.options().strategy);
+    if (d.lastUpdatesPerSecond <= 0.0) d.lastUpdatesPerSecond = gpu ? 100e9 : 2.5e9;
     const auto bpStart = Clock::now();
     result.bands = preview::backprojectInBands(
-        region, static_cast<double>(region.width) * projections, bandRowMultiple(plan.options().strategy),
-        d.lastUpdatesPerSecond,
-        cancel, [&](const Region& band, int y) {
+        region, static_cast<double>(region.width) * projections, gpu ? 32 : 8,
+        gpu ? preview::kGpuBandSeconds : preview::kCpuBandSeconds, d.lastUpdatesPerSecond, cancel,
+        [&](const Region& band, int y) {
             if (!(plan.geometry().region == band)) plan.setRegion(band);
             float* out = result.slice.data.data() + static_cast<std::size_t>(y) * region.width;
             plan.backproject(std::span<float>(out, band.pixels()));

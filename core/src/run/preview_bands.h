@@ -1,5 +1,5 @@
 // Back-projection of a live slice in bands of rows, so a slow cancellable run
-// stops within about kBandSeconds (PreviewSession, parallel and cone beam).
+// stops within about one band's time (PreviewSession, parallel and cone beam).
 #pragma once
 
 #include "tomo/geometry.h"
@@ -10,20 +10,24 @@
 
 namespace tomo::preview {
 
-/// Aim of one back-projection band when a run can be cancelled.
-constexpr double kBandSeconds = 0.025;
+/// Aim of one back-projection band when a run can be cancelled: what a newer
+/// request waits at most (a reference pre-empted by a live slice). A GPU
+/// band costs a launch, so its bands can be short; a CPU band keeps its
+/// threads busy a while.
+constexpr double kGpuBandSeconds = 0.005;
+constexpr double kCpuBandSeconds = 0.025;
 
 /// Back-projects `region` with backprojectBand(band, firstRowOfBand) and
 /// returns the number of bands. One call when the run cannot be cancelled
-/// or is estimated faster than kBandSeconds at `speed` (updates per second,
+/// or is estimated faster than `bandSeconds` at `speed` (updates per second,
 /// each band's own speed is learnt into it); else bands of whole multiples of
 /// `rowMultiple` rows with a cancellation check before each.
 /// `rowUpdates` = updates per slice row (region width x projections).
 template <class BackprojectBand>
-int backprojectInBands(const Region& region, double rowUpdates, int rowMultiple, double& speed,
+int backprojectInBands(const Region& region, double rowUpdates, int rowMultiple, double bandSeconds, double& speed,
                        const CancelToken* cancel, BackprojectBand&& backprojectBand) {
     using Clock = std::chrono::steady_clock;
-    if (!cancel || region.height <= rowMultiple || rowUpdates * region.height / speed <= kBandSeconds) {
+    if (!cancel || region.height <= rowMultiple || rowUpdates * region.height / speed <= bandSeconds) {
         backprojectBand(region, 0);
         return 1;
     }
@@ -33,7 +37,7 @@ int backprojectInBands(const Region& region, double rowUpdates, int rowMultiple,
     int bands = 0;
     for (int y = 0; y < region.height; ++bands) {
         cancel->throwIfCancelled();
-        const int fit = static_cast<int>(kBandSeconds * speed / rowUpdates) / rowMultiple * rowMultiple;
+        const int fit = static_cast<int>(bandSeconds * speed / rowUpdates) / rowMultiple * rowMultiple;
         const int rows = std::min(std::max(rowMultiple, fit), region.height - y);
         const auto start = Clock::now();
         backprojectBand(Region{region.x, region.y + y, region.width, rows}, y);
