@@ -204,30 +204,6 @@ ConeSlices coneSlices(tomo::DatasetReader& reader, const SliceParams& p, int fir
     return out;
 }
 
-/// tomo::estimateOutputRange for a fan/cone beam: robustRange of five slices
-/// spread over the volume.
-tomo::RangeEstimate coneRange(tomo::DatasetReader& reader, const ConeSlices& slices,
-                              const tomo::ProgressCallback& progress) {
-    const tomo::RangeEstimateOptions options;
-    std::vector<float> values;
-    std::vector<int> rows;
-    for (int i = 0; i < options.rows; ++i) {
-        const int row = slices.first.row + (options.rows > 1 ? i * (slices.count - 1) / (options.rows - 1) : 0);
-        if (!rows.empty() && rows.back() == row) continue;
-        if (progress) progress(static_cast<double>(i) / options.rows, "sample slices");
-        tomo::PreviewRequest request = slices.first;
-        request.row = row;
-        MemoryVolumeWriter writer(slices.region.width, slices.region.height, 1);
-        tomo::reconstructConeVolume(reader, request, 1, writer);
-        const tomo::ImageStack slice = writer.take();
-        values.insert(values.end(), slice.data.begin(), slice.data.end());
-        rows.push_back(row);
-    }
-    tomo::RangeEstimate estimate = tomo::robustRange(values, options);
-    estimate.rows = std::move(rows);
-    return estimate;
-}
-
 } // namespace
 
 struct Controller::Source {
@@ -919,10 +895,13 @@ bool Controller::estimateRange(const SliceParams& params, int firstRow, int rowC
     return startJob(JobKind::RangeEstimate, [this, params, firstRow, rowCount](const tomo::CancelToken& token) {
         auto reader = openJobReader();
         const auto progress = progressReporter(this, token, [this](const JobProgress& p) { emit jobProgress(p); });
-        const tomo::RangeEstimate estimate =
-            reader->info().divergentBeam
-                ? coneRange(*reader, coneSlices(*reader, params, firstRow, rowCount), progress)
-                : tomo::estimateOutputRange(*reader, volumeJob(*reader, params, firstRow, rowCount), {}, progress);
+        tomo::RangeEstimate estimate;
+        if (reader->info().divergentBeam) {
+            const ConeSlices slices = coneSlices(*reader, params, firstRow, rowCount);
+            estimate = tomo::estimateConeOutputRange(*reader, slices.first, slices.count, {}, progress);
+        } else {
+            estimate = tomo::estimateOutputRange(*reader, volumeJob(*reader, params, firstRow, rowCount), {}, progress);
+        }
         QMetaObject::invokeMethod(this, [this, estimate] { emit rangeEstimated(estimate); }, Qt::QueuedConnection);
     });
 }

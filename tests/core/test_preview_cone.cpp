@@ -3,7 +3,9 @@
 // detector rows it needs.
 #include "cone_test_scan.h"
 #include "tomo/cone_scan.h"
+#include "tomo/axis_finder.h"
 #include "tomo/cone_volume.h"
+#include "tomo/output_range.h"
 #include "tomo/error.h"
 #include "tomo/fdk.h"
 #include "tomo/phantom.h"
@@ -222,6 +224,22 @@ TEST(ConeVolume, PartOfTheVolumeIsThePartOfTheWholeVolume) {
     } catch (const InvalidArgument& e) {
         EXPECT_NE(std::string(e.what()).find("slice 41 is outside the volume (0..39)"), std::string::npos) << e.what();
     }
+}
+
+TEST(ConeVolume, RangeEstimateSamplesSlicesSpreadOverTheVolume) {
+    auto reader = coneScan();
+    const ImageStack volume = wholeVolume(*reader);
+    const RangeEstimate e = estimateConeOutputRange(*reader, cpuRequest(0), kRows);
+    EXPECT_EQ(e.rows, spreadRows(0, kRows, 5)); // as the parallel-beam estimate spreads its rows
+    EXPECT_EQ(e.values, 5u * kColumns * kColumns);
+    float low = INFINITY, high = -INFINITY;
+    for (int row : e.rows)
+        for (float v : volume.image(row)) low = std::min(low, v), high = std::max(high, v);
+    // The percentiles lie within the sampled slices' values; the range widens them.
+    EXPECT_GE(e.low, low - 1e-5f);
+    EXPECT_LE(e.high, high + 1e-5f);
+    EXPECT_LT(e.min, e.low);
+    EXPECT_GT(e.max, e.high);
 }
 
 } // namespace

@@ -13,6 +13,7 @@
 
 #include "tomo/dataset.h"
 #include "tomo/pipeline.h"
+#include "tomo/preview.h"
 #include "tomo/progress.h"
 
 #include <cstddef>
@@ -56,5 +57,10 @@ RangeEstimate robustRange(std::span<const float> values, const RangeEstimateOpti
 /// robustRange do.
 RangeEstimate estimateOutputRange(DatasetReader& reader, const VolumeJob& job,
                                   const RangeEstimateOptions& options = {}, const ProgressCallback& progress = {});
+
+/// The same for slices first.row .. first.row + slices - 1 of a fan/cone-beam
+/// volume (reconstructConeVolume with first's parameters, cone_volume.h).
+RangeEstimate estimateConeOutputRange(DatasetReader& reader, const PreviewRequest& first, int slices,
+                                      const RangeEstimateOptions& options = {}, const ProgressCallback& progress = {});
 
 } // namespace tomo

@@ -91,6 +91,15 @@ double parkerWeight(double beta, double gamma, double delta) {
     return std::pow(std::sin(kPi / 4.0 * (kPi + 2.0 * delta - beta) / (delta - gamma)), 2);
 }
 
+/// Throws InvalidArgument unless there are views x rows x columns values.
+void checkProjectionCount(const ConeGeometry& geometry, std::size_t values) {
+    const std::size_t expected = static_cast<std::size_t>(geometry.columns) * geometry.rows * geometry.viewCount();
+    if (values != expected)
+        throw InvalidArgument("FDK: " + std::to_string(values) + " projection values (expected views x rows x columns = " +
+                              std::to_string(geometry.viewCount()) + " x " + std::to_string(geometry.rows) + " x " +
+                              std::to_string(geometry.columns) + ")");
+}
+
 } // namespace
 
 std::string_view coneBackprojectorName(ConeBackprojector b) {
@@ -192,11 +201,9 @@ FdkWeights fdkWeights(const ConeGeometry& geometry) {
 FilteredProjections fdkFilter(const ConeGeometry& geometry, std::span<const float> projections,
                               const FdkOptions& options) {
     const FdkWeights w = fdkWeights(geometry);
+    checkProjectionCount(geometry, projections.size());
     const int views = geometry.viewCount(), cols = geometry.columns, rows = geometry.rows;
     const std::size_t image = static_cast<std::size_t>(cols) * rows;
-    if (projections.size() != image * views)
-        throw InvalidArgument("FDK: " + std::to_string(projections.size()) + " projection values (expected views x rows x columns = " +
-                              std::to_string(views) + " x " + std::to_string(rows) + " x " + std::to_string(cols) + ")");
     FilteredProjections out;
     out.columns = cols;
     out.rows = rows;
@@ -261,11 +268,7 @@ ImageStack reconstructFdk(const ConeGeometry& geometry, std::span<const float> p
         const ConeGpuFdk gpu = g_coneGpuFdk.load();
         if (!gpu) throw DeviceError("cone-beam back-projector 'cuda': this build has no CUDA support");
         const FdkWeights weights = fdkWeights(geometry);
-        const std::size_t values = static_cast<std::size_t>(geometry.columns) * geometry.rows * geometry.viewCount();
-        if (projections.size() != values)
-            throw InvalidArgument("FDK: " + std::to_string(projections.size()) + " projection values (expected views x "
-                                  "rows x columns = " + std::to_string(geometry.viewCount()) + " x " +
-                                  std::to_string(geometry.rows) + " x " + std::to_string(geometry.columns) + ")");
+        checkProjectionCount(geometry, projections.size());
         gpu(weights, projections, options.filter, grid, grid.voxelSize, volume.data, options.device, options.times);
         return volume;
     }

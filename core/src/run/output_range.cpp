@@ -1,11 +1,13 @@
 #include "tomo/output_range.h"
 
 #include "tomo/axis_finder.h"
+#include "tomo/cone_volume.h"
 #include "tomo/error.h"
 #include "tomo/volume_io.h"
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace tomo {
 
@@ -59,24 +61,49 @@ RangeEstimate robustRange(std::span<const float> values, const RangeEstimateOpti
     return e;
 }
 
-RangeEstimate estimateOutputRange(DatasetReader& reader, const VolumeJob& job, const RangeEstimateOptions& options,
-                                  const ProgressCallback& progress) {
-    checkOptions(options);
-    const int rowCount = job.rowCount == 0 ? reader.info().rows - job.firstRow : job.rowCount;
-    const std::vector<int> rows = spreadRows(job.firstRow, rowCount, options.rows);
+namespace {
+
+/// robustRange of the rows `rows`, each reconstructed alone by
+/// reconstructRow(row, writer, progress of that row).
+RangeEstimate rangeOfRows(const std::vector<int>& rows, const RangeEstimateOptions& options,
+                          const ProgressCallback& progress,
+                          const std::function<void(int, VolumeWriter&, const ProgressCallback&)>& reconstructRow) {
     std::vector<float> values;
     for (std::size_t i = 0; i < rows.size(); ++i) {
-        VolumeJob one = job;
-        one.firstRow = rows[i];
-        one.rowCount = 1;
         CollectingWriter writer(values);
-        reconstructVolume(reader, one, writer, [&](double fraction, std::string_view stage) {
+        reconstructRow(rows[i], writer, [&](double fraction, std::string_view stage) {
             if (progress) progress((static_cast<double>(i) + fraction) / static_cast<double>(rows.size()), stage);
         });
     }
     RangeEstimate e = robustRange(values, options);
     e.rows = rows;
     return e;
+}
+
+} // namespace
+
+RangeEstimate estimateOutputRange(DatasetReader& reader, const VolumeJob& job, const RangeEstimateOptions& options,
+                                  const ProgressCallback& progress) {
+    checkOptions(options);
+    const int rowCount = job.rowCount == 0 ? reader.info().rows - job.firstRow : job.rowCount;
+    return rangeOfRows(spreadRows(job.firstRow, rowCount, options.rows), options, progress,
+                       [&](int row, VolumeWriter& writer, const ProgressCallback& rowProgress) {
+                           VolumeJob one = job;
+                           one.firstRow = row;
+                           one.rowCount = 1;
+                           reconstructVolume(reader, one, writer, rowProgress);
+                       });
+}
+
+RangeEstimate estimateConeOutputRange(DatasetReader& reader, const PreviewRequest& first, int slices,
+                                      const RangeEstimateOptions& options, const ProgressCallback& progress) {
+    checkOptions(options);
+    return rangeOfRows(spreadRows(first.row, slices, options.rows), options, progress,
+                       [&](int row, VolumeWriter& writer, const ProgressCallback& rowProgress) {
+                           PreviewRequest one = first;
+                           one.row = row;
+                           reconstructConeVolume(reader, one, 1, writer, rowProgress);
+                       });
 }
 
 } // namespace tomo
