@@ -154,9 +154,11 @@ FdkOptions ConeSlicePreview::prepare(const PreviewRequest& request, int last, Pr
     // Those rows weighted and filtered, on a detector moved to the axis.
     std::vector<double> shifts(views, axis - m_defaultAxis);
     for (std::size_t p = 0; p < request.axisOffsets.size(); ++p) shifts[p] += request.axisOffsets[p];
+    // A CPU back-projector after the GPU's needs the CPU filtering the GPU skipped.
+    const bool cpuNeedsFiltering = fdk.backprojector != ConeBackprojector::Cuda && m_filtered.views.empty();
     if (m_filteredGeneration != stageGeneration || !(m_filteredRows == rows) || m_filteredShifts != shifts ||
         m_filterOptions.window != fdk.filter.window || m_filterOptions.padding != fdk.filter.padding ||
-        m_filterThreads != fdk.threads) {
+        m_filterThreads != fdk.threads || cpuNeedsFiltering) {
         const auto filterStart = Clock::now();
         m_filteredGeneration = -1;
         m_band = ConeGeometry{columns, rows.count, {}};
