@@ -3,6 +3,7 @@
 #include "tomo/cuda/cuda_backends.h"
 #include "tomo/cuda/diagnostics.h"
 
+#include "corrections/chunk_corrector.h"
 #include "cuda_resources.h"
 #include "device_check.h"
 #include "fetch_rate.h"
@@ -120,6 +121,11 @@ public:
         if (const std::string& why = availability(); !why.empty())
             throw DeviceError("strategy '" + name() + "' is not available: " + why);
         return std::make_unique<TexturePlan>(geometry, options, m_kernel);
+    }
+
+    std::unique_ptr<ChunkCorrector> createCorrector(PreprocessingStage& stage,
+                                                    const ReconOptions& options) const override {
+        return createChunkCorrector(stage, checkedDevice(options.device));
     }
 
 private:

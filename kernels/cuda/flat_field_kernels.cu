@@ -37,13 +37,36 @@ struct Maximum {
 // segment of columns; block scans find each segment's nearest good columns
 // to the left and right), then -log. Products are rounded one by one
 // (__fmul_rn, __fadd_rn: no fused multiply-add), as the CPU computes them.
+// The scale of pixel (r, c) in projection a: its flat group's, or, between
+// two groups, tomo::detail::flatScales of the blended flat.
+struct Scales {
+    const float* scale;
+    const float* flats;
+    const int* blendGroups;
+    const float* blendWeights;
+    std::size_t groupValues;
+
+    __device__ float operator()(int a, std::size_t pixel, float dark) const {
+        if (!blendGroups) return scale[pixel];
+        const int lower = blendGroups[2 * a], upper = blendGroups[2 * a + 1];
+        if (lower == upper) return scale[lower * groupValues + pixel];
+        const float w = blendWeights[a];
+        const float flat = __fadd_rn(__fmul_rn(__fsub_rn(1.0f, w), flats[lower * groupValues + pixel]),
+                                     __fmul_rn(w, flats[upper * groupValues + pixel]));
+        const float range = __fsub_rn(flat, dark);
+        return range > 0.0f ? __fdiv_rn(1.0f, range) : 0.0f;
+    }
+};
+
+__device__ inline float logOr(bool takeLog, float t) { return takeLog ? -logf(t) : t; }
+
 template <class T>
 __global__ void __launch_bounds__(kThreads)
 flatFieldKernel(const T* __restrict__ raw, int projections, int rows, int columns, const float* __restrict__ dark,
-                const float* __restrict__ scale, const unsigned char* __restrict__ dead, float saturation,
-                bool interpolate, float* __restrict__ out, unsigned long long* clamped,
-                unsigned long long* interpolated, unsigned long long* firstBad, unsigned long long* listed,
-                unsigned long long* badKeys, int badKeyCapacity, int rowOffset) {
+                Scales scale, const unsigned char* __restrict__ dead, float saturation, bool interpolate,
+                bool takeLog, float* __restrict__ out, unsigned long long* clamped, unsigned long long* interpolated,
+                unsigned long long* firstBad, unsigned long long* listed, unsigned long long* badKeys,
+                int badKeyCapacity, int rowOffset, int countedFirst, int countedEnd) {
     using Scan = cub::BlockScan<int, kThreads>;
     using Reduce = cub::BlockReduce<int, kThreads>;
     __shared__ union {
@@ -56,6 +79,7 @@ flatFieldKernel(const T* __restrict__ raw, int projections, int rows, int column
     unsigned char* bad = reinterpret_cast<unsigned char*>(t + columns); // columns
 
     const int a = blockIdx.x, r = blockIdx.y;
+    const bool counted = r >= countedFirst && r < countedEnd; // margin rows are counted by their own chunk
     const T* line = raw + (static_cast<std::size_t>(a) * rows + r) * columns;
     const std::size_t pixel0 = static_cast<std::size_t>(r) * columns;
     if (threadIdx.x == 0) lineNonFinite = columns;
@@ -65,7 +89,8 @@ flatFieldKernel(const T* __restrict__ raw, int projections, int rows, int column
         const T value = line[c];
         if (notFinite(value)) atomicMin(&lineNonFinite, c);
         const float v = static_cast<float>(value);
-        const float tc = fminf(__fmul_rn(__fsub_rn(v, dark[pixel0 + c]), scale[pixel0 + c]), FLT_MAX);
+        const float d = dark[pixel0 + c];
+        const float tc = fminf(__fmul_rn(__fsub_rn(v, d), scale(a, pixel0 + c, d)), FLT_MAX);
         const bool isBad = !(tc > 0.0f) || (saturation > 0.0f && v >= saturation) || dead[pixel0 + c];
         t[c] = tc;
         bad[c] = isBad;
@@ -114,7 +139,7 @@ flatFieldKernel(const T* __restrict__ raw, int projections, int rows, int column
             while (next < end && bad[next]) ++next;
             const int rightGood = next < end ? next : right;
             for (int k = c; k < (next < end ? next : end); ++k) {
-                if (!dead[pixel0 + k]) { // a bad value, not a dead pixel: listed (rare: one atomic each)
+                if (counted && !dead[pixel0 + k]) { // a bad value, not a dead pixel: listed (rare: one atomic each)
                     const unsigned long long slot = atomicAdd(listed, 1ull);
                     if (slot < static_cast<unsigned long long>(badKeyCapacity))
                         badKeys[slot] = (static_cast<unsigned long long>(rowOffset + r) * projections + a) * columns + k;
@@ -126,15 +151,15 @@ flatFieldKernel(const T* __restrict__ raw, int projections, int rows, int column
                     const float w = __fdiv_rn(static_cast<float>(k - left), static_cast<float>(rightGood - left));
                     v = __fadd_rn(__fmul_rn(__fsub_rn(1.0f, w), t[left]), __fmul_rn(w, t[rightGood]));
                 }
-                out[(static_cast<std::size_t>(r) * projections + a) * columns + k] = -logf(v);
+                out[(static_cast<std::size_t>(r) * projections + a) * columns + k] = logOr(takeLog, v);
             }
             c = (next < end ? next : end) - 1;
         }
         // The good values of the segment.
         for (int c = begin; c < end; ++c)
-            if (!bad[c]) out[(static_cast<std::size_t>(r) * projections + a) * columns + c] = -logf(t[c]);
+            if (!bad[c]) out[(static_cast<std::size_t>(r) * projections + a) * columns + c] = logOr(takeLog, t[c]);
         const int interpolatedHere = Reduce(temp.reduce).Sum(myInterpolated);
-        if (threadIdx.x == 0 && interpolatedHere > 0)
+        if (threadIdx.x == 0 && counted && interpolatedHere > 0)
             atomicAdd(interpolated, static_cast<unsigned long long>(interpolatedHere));
         return;
     }
@@ -143,8 +168,8 @@ flatFieldKernel(const T* __restrict__ raw, int projections, int rows, int column
     const bool all = interpolate && nBad > 0;
     for (int c = threadIdx.x; c < columns; c += kThreads)
         out[(static_cast<std::size_t>(r) * projections + a) * columns + c] =
-            -logf(bad[c] || all ? kMinTransmission : t[c]);
-    if (threadIdx.x == 0 && nBad > 0)
+            logOr(takeLog, bad[c] || all ? kMinTransmission : t[c]);
+    if (threadIdx.x == 0 && counted && nBad > 0)
         atomicAdd(clamped, static_cast<unsigned long long>(all ? columns : nBad));
 }
 
@@ -155,10 +180,12 @@ void launchT(const FlatFieldLaunch& L, cudaStream_t stream) {
         TOMO_CUDA_CHECK(cudaFuncSetAttribute(flatFieldKernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              static_cast<int>(sharedBytes)));
     const dim3 grid(static_cast<unsigned>(L.projections), static_cast<unsigned>(L.rows));
+    const Scales scales{L.d_scale, L.d_flats, L.d_blendGroups, L.d_blendWeights,
+                        static_cast<std::size_t>(L.rows) * static_cast<std::size_t>(L.columns)};
     flatFieldKernel<T><<<grid, kThreads, sharedBytes, stream>>>(
-        static_cast<const T*>(L.d_raw), L.projections, L.rows, L.columns, L.d_dark, L.d_scale, L.d_dead, L.saturation,
-        L.interpolate, L.d_out, L.d_counters, L.d_counters + 1, L.d_counters + 2, L.d_counters + 3,
-        L.d_counters + kCounterSlots, kListedKeys, L.rowOffset);
+        static_cast<const T*>(L.d_raw), L.projections, L.rows, L.columns, L.d_dark, scales, L.d_dead, L.saturation,
+        L.interpolate, L.takeLog, L.d_out, L.d_counters, L.d_counters + 1, L.d_counters + 2, L.d_counters + 3,
+        L.d_counters + kCounterSlots, kListedKeys, L.rowOffset, L.countedFirst, L.countedEnd);
 }
 
 } // namespace

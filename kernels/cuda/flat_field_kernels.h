@@ -35,10 +35,18 @@ struct FlatFieldLaunch {
     int rows = 0;
     int columns = 0;
     const float* d_dark = nullptr;  ///< rows x columns
-    const float* d_scale = nullptr; ///< rows x columns
+    const float* d_scale = nullptr; ///< rows x columns (per flat group with blends)
+    /// Several flat groups (tomo::ChunkConstants::blends): per projection
+    /// its two groups (lower, upper) and the weight of upper; d_flats holds
+    /// every group's rows x columns flat and d_scale every group's scale.
+    /// Null: one scale for every projection.
+    const int* d_blendGroups = nullptr;
+    const float* d_blendWeights = nullptr;
+    const float* d_flats = nullptr;
     const unsigned char* d_dead = nullptr; ///< rows x columns, 0 or 1
     float saturation = 0.0f;        ///< 0 = none
     bool interpolate = false;
+    bool takeLog = true;            ///< false: the transmissions t themselves
     float* d_out = nullptr;         ///< rows x projections x columns
     /// The counters (kCounterWords, set up by resetFlatFieldCounters): the
     /// values clamped, the values interpolated (dead pixels not counted), the
@@ -48,6 +56,10 @@ struct FlatFieldLaunch {
     /// order: flatFieldStats sorts them).
     unsigned long long* d_counters = nullptr;
     int rowOffset = 0;
+    /// Rows whose clamped and interpolated values are counted and listed
+    /// (a chunk's output rows, not its margin).
+    int countedFirst = 0;
+    int countedEnd = 1 << 30;
 };
 
 void launchFlatField(const FlatFieldLaunch& launch, StreamHandle stream);

@@ -46,6 +46,8 @@ public:
         m_info.darks = 1;
     }
     ImageStack& counts() { return m_counts; }
+    /// The values are line integrals (DatasetInfo::logCorrected).
+    void setLogCorrected() { m_info.logCorrected = true; }
 
     void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
         check(firstRow, rowCount, out.size(), m_counts.imageSize());

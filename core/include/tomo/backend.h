@@ -179,6 +179,16 @@ public:
     /// this strategy cannot run with these options.
     virtual void checkOptions(const ReconOptions& options) const = 0;
 
+    /// A corrector that runs `stage`'s corrections on this strategy's device
+    /// (options.device), or nullptr where the stage corrects on the CPU (the
+    /// CPU strategies; the default). Throws DeviceError, OutOfMemory.
+    virtual std::unique_ptr<ChunkCorrector> createCorrector(PreprocessingStage& stage,
+                                                            const ReconOptions& options) const {
+        (void)stage;
+        (void)options;
+        return nullptr;
+    }
+
     /// Creates a plan for this geometry and these options. Throws
     /// InvalidArgument (unsupported options, invalid geometry), DeviceError,
     /// OutOfMemory.

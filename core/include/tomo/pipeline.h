@@ -63,6 +63,10 @@ public:
 
 struct VolumeReport {
     std::string strategy;        ///< resolved strategy name
+    /// Where the preprocessing ran: "cpu", the GPU corrector's device
+    /// (ChunkCorrector::where), or the strategy when its plan corrected the
+    /// stored values itself (flat field and log only).
+    std::string correctedOn;
     int slices = 0;
     int chunkRows = 0;           ///< rows per chunk of the conveyor
     PreprocessStats preprocess;

@@ -173,6 +173,30 @@ struct RawChunk {
     std::vector<float> dark;
 };
 
+/// The host-side part of PreprocessingStage::correct() for one chunk of
+/// intensities (stage.prepare()): its flats and dark checked and cleared of
+/// zingers, and the per-pixel constants of the flat-field step
+/// ([block row][column] each). A device that runs the rest of the chain
+/// (ChunkCorrector) multiplies the same floats as the CPU.
+struct ChunkConstants {
+    int blockRows = 0;
+    int columns = 0;
+    std::vector<float> dark;               ///< zeros without darks
+    std::vector<std::vector<float>> flats; ///< mean flat of each group; empty without flats
+    /// flatScales of each group (one scale of 1 everywhere without flats).
+    std::vector<std::vector<float>> scales;
+    /// Per projection, with several flat groups: the groups its flat is
+    /// blended from (scales[lower] alone where lower == upper); else empty.
+    std::vector<FlatBlend> blends;
+    std::vector<std::uint8_t> dead; ///< 1 = dead pixel (interpolated in every projection)
+    float saturation = 0.0f;        ///< 0 = none
+    bool interpolate = false;       ///< dead-pixel correction on
+    /// The log is taken in the flat-field pass (no correction comes between).
+    bool logInFlatField = false;
+};
+
+class ChunkCorrector;
+
 class PreprocessingStage {
 public:
     /// Validates `options` (CorrectionOptions::validate) and against the
@@ -233,6 +257,19 @@ public:
     /// and column), InvalidArgument for a chunk of another shape.
     ImageStack correct(RawChunk chunk, PreprocessStats* stats = nullptr);
 
+    /// The host-side part of correct() (steps 1-2's constants) for a chunk
+    /// of intensities: checks the flats and darks for NaN/inf, removes their
+    /// zingers (flatZingerCount in `stats`), warns about raw counts, finds
+    /// the dead pixels (counted and listed in `stats`). Log-corrected
+    /// chunks: only checked for NaN/inf (returns blockRows and columns).
+    /// Throws as correct().
+    ChunkConstants prepare(RawChunk& chunk, PreprocessStats& stats);
+    /// The stitching plan with half acquisition on (outputColumns() etc.).
+    const std::optional<HalfAcquisitionLayout>& halfAcquisition() const;
+    /// Absolute detector row of block row `blockRow` of a chunk whose first
+    /// output row is `firstRow` (margin rows clamped to the detector).
+    int detectorRow(int firstRow, int blockRow) const;
+
     /// Hands the buffers of a chunk or of corrected sinograms that are done
     /// with back to the stage, which reuses them for later reads and
     /// corrections (a batch conveyor's chunks are gigabytes: no allocation,
@@ -246,6 +283,19 @@ public:
 private:
     struct Impl;
     std::unique_ptr<Impl> m_impl;
+};
+
+/// PreprocessingStage::correct() run elsewhere - on a GPU (made by
+/// Backend::createCorrector for one stage): the same chain on the same
+/// constants (stage.prepare()), the same results within 1e-5 relative and
+/// the same statistics. Used by one thread at a time.
+class ChunkCorrector {
+public:
+    virtual ~ChunkCorrector() = default;
+    /// As PreprocessingStage::correct().
+    virtual ImageStack correct(RawChunk chunk, PreprocessStats* stats = nullptr) = 0;
+    /// Where it runs, for reports: "CUDA device 0 (NVIDIA H100 80GB HBM3)".
+    virtual std::string where() const = 0;
 };
 
 /// Flat/dark + log only (CorrectionOptions::none()), for callers that want

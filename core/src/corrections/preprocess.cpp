@@ -152,10 +152,17 @@ struct PreprocessingStage::Impl {
     /// (flat <= dark) or a saturated flat, with dead-pixel correction on
     /// (else none). Counted and listed in `stats` for the output rows.
     std::vector<std::uint8_t> deadPixels(const RawChunk& chunk, PreprocessStats& stats) const;
-    void transmissions(RawChunk& chunk, bool takeLog, PreprocessStats& stats);
+    void transmissions(RawChunk& chunk, const ChunkConstants& k, PreprocessStats& stats);
     template <class T>
-    void transmissionsOf(RawChunk& chunk, bool takeLog, PreprocessStats& stats);
+    void transmissionsOf(RawChunk& chunk, const ChunkConstants& k, PreprocessStats& stats);
     void checkLineIntegrals(const RawChunk& chunk) const;
+    void checkChunk(const RawChunk& chunk) const;
+    /// No correction between the flat field and the log (for intensities).
+    bool logInFlatField() const {
+        const CorrectionOptions& o = options;
+        return !info().logCorrected && !o.zingers.enabled && o.flatField.backgroundCount == 0 &&
+               o.rings.method == RingMethod::Off && !o.paganin.enabled;
+    }
 };
 
 void PreprocessingStage::Impl::setUpFlats() {
@@ -227,18 +234,18 @@ void PreprocessingStage::Impl::checkLineIntegrals(const RawChunk& chunk) const {
                                 index % cols);
 }
 
-/// Flat/dark correction of every line of the chunk: the stored values ->
-/// transmissions in chunk.data ([block row][projection][column]), dead / bad
-/// values interpolated (or clamped), and -log when `takeLog` (nothing else
-/// comes between: one pass over the data). The arithmetic of the line
-/// kernels (flat_field_lines.h), which the GPU repeats. Fills the dead-pixel
-/// and bad-value figures of the output rows.
-void PreprocessingStage::Impl::transmissions(RawChunk& chunk, bool takeLog, PreprocessStats& stats) {
+/// Flat/dark correction of every line of the chunk with the constants of
+/// prepare(): the stored values -> transmissions in chunk.data ([block
+/// row][projection][column]), dead / bad values interpolated (or clamped),
+/// and -log when k.logInFlatField (one pass over the data). The arithmetic
+/// of the line kernels (flat_field_lines.h), which the GPU repeats. Fills
+/// the bad-value figures of the output rows.
+void PreprocessingStage::Impl::transmissions(RawChunk& chunk, const ChunkConstants& k, PreprocessStats& stats) {
     switch (chunk.type) {
-    case SampleType::UInt8: transmissionsOf<std::uint8_t>(chunk, takeLog, stats); break;
-    case SampleType::UInt16: transmissionsOf<std::uint16_t>(chunk, takeLog, stats); break;
-    case SampleType::Float32: transmissionsOf<float>(chunk, takeLog, stats); break;
-    case SampleType::Float64: transmissionsOf<double>(chunk, takeLog, stats); break;
+    case SampleType::UInt8: transmissionsOf<std::uint8_t>(chunk, k, stats); break;
+    case SampleType::UInt16: transmissionsOf<std::uint16_t>(chunk, k, stats); break;
+    case SampleType::Float32: transmissionsOf<float>(chunk, k, stats); break;
+    case SampleType::Float64: transmissionsOf<double>(chunk, k, stats); break;
     }
 }
 
@@ -263,29 +270,15 @@ std::vector<std::uint8_t> PreprocessingStage::Impl::deadPixels(const RawChunk& c
 }
 
 template <class T>
-void PreprocessingStage::Impl::transmissionsOf(RawChunk& chunk, bool takeLog, PreprocessStats& stats) {
+void PreprocessingStage::Impl::transmissionsOf(RawChunk& chunk, const ChunkConstants& k, PreprocessStats& stats) {
     const DatasetInfo& i = info();
     const int N = i.columns, P = i.projections;
-    const int blockRows = chunk.rowCount + 2 * chunk.margin;
+    const int blockRows = k.blockRows;
     const std::size_t cols = static_cast<std::size_t>(N);
-    const bool fixBad = options.badPixels.enabled;
-    if (chunk.values.size() != static_cast<std::size_t>(P) * blockRows * cols * sizeof(T))
-        throw InvalidArgument("corrections: a chunk of " + std::to_string(chunk.values.size()) + " bytes for " +
-                              std::to_string(blockRows) + " rows does not come from this stage's read()");
     const T* raw = reinterpret_cast<const T*>(chunk.values.data());
-
-    const std::vector<std::uint8_t> dead = deadPixels(chunk, stats);
-    // The per-pixel constants of each flat group (or of none: scale 1).
-    const std::vector<float> noDark(chunk.dark.empty() ? static_cast<std::size_t>(blockRows) * cols : 0, 0.0f);
-    const std::vector<float>& dark = chunk.dark.empty() ? noDark : chunk.dark;
-    std::vector<std::vector<float>> scales;
-    if (chunk.flats.empty()) scales.emplace_back(static_cast<std::size_t>(blockRows) * cols, 1.0f);
-    for (const auto& flat : chunk.flats) {
-        std::vector<float>& scale = scales.emplace_back(flat.size());
-        for (int r = 0; r < blockRows; ++r)
-            detail::flatScales(flat.data() + r * cols, nullptr, 0.0f, dark.data() + r * cols, N,
-                               scale.data() + r * cols);
-    }
+    const std::vector<std::uint8_t>& dead = k.dead;
+    const std::vector<float>& dark = k.dark;
+    const std::vector<std::vector<float>>& scales = k.scales;
 
     chunk.data.width = N;
     chunk.data.height = P;
@@ -306,10 +299,10 @@ void PreprocessingStage::Impl::transmissionsOf(RawChunk& chunk, bool takeLog, Pr
             float* values = chunk.data.data.data() + static_cast<std::size_t>(line) * cols;
             const T* stored = raw + (static_cast<std::size_t>(a) * blockRows + r) * cols;
             const float* scale = scales[0].data() + rowOffset;
-            if (!blends.empty() && chunk.flats.size() > 1) {
-                const FlatBlend b = blends[a];
+            if (!k.blends.empty()) {
+                const FlatBlend b = k.blends[a];
                 if (b.upper != b.lower) {
-                    detail::flatScales(chunk.flats[b.lower].data() + rowOffset, chunk.flats[b.upper].data() + rowOffset,
+                    detail::flatScales(k.flats[b.lower].data() + rowOffset, k.flats[b.upper].data() + rowOffset,
                                        static_cast<float>(b.weight), dark.data() + rowOffset, N, blended.data());
                     scale = blended.data();
                 } else {
@@ -317,9 +310,8 @@ void PreprocessingStage::Impl::transmissionsOf(RawChunk& chunk, bool takeLog, Pr
                 }
             }
             const detail::LineOutcome o =
-                detail::correctLine(stored, dark.data() + rowOffset, scale, dead.data() + rowOffset,
-                                    fixBad ? static_cast<float>(saturation) : 0.0f, fixBad, takeLog, N, values,
-                                    bad.data());
+                detail::correctLine(stored, dark.data() + rowOffset, scale, dead.data() + rowOffset, k.saturation,
+                                    k.interpolate, k.logInFlatField, N, values, bad.data());
             if (o.firstNonFinite >= 0) {
                 f.firstNonFinite = (static_cast<std::size_t>(a) * blockRows + r) * cols +
                                    static_cast<std::size_t>(o.firstNonFinite);
@@ -515,16 +507,82 @@ RawChunk PreprocessingStage::read(int firstRow, int rowCount) {
     return chunk;
 }
 
+void PreprocessingStage::Impl::checkChunk(const RawChunk& chunk) const {
+    const DatasetInfo& i = info();
+    const int blockRows = chunk.rowCount + 2 * chunk.margin;
+    const std::size_t bytes = static_cast<std::size_t>(i.projections) * static_cast<std::size_t>(blockRows) *
+                              static_cast<std::size_t>(i.columns) * sampleBytes(i.sampleType);
+    const bool shapeOk = i.logCorrected ? chunk.data.width == i.columns && chunk.data.height == i.projections &&
+                                              chunk.data.depth == blockRows
+                                        : chunk.type == i.sampleType && chunk.values.size() == bytes;
+    if (chunk.margin != margin || chunk.rowCount < 1 || !shapeOk)
+        throw InvalidArgument("corrections: a chunk of " + std::to_string(chunk.rowCount) + " rows with margin " +
+                              std::to_string(chunk.margin) + " does not come from this stage's read()");
+}
+
+ChunkConstants PreprocessingStage::prepare(RawChunk& chunk, PreprocessStats& found) {
+    Impl& d = *m_impl;
+    d.checkChunk(chunk);
+    const DatasetInfo& i = d.info();
+    const int N = i.columns;
+    const std::size_t cols = static_cast<std::size_t>(N);
+    ChunkConstants k;
+    k.blockRows = chunk.rowCount + 2 * chunk.margin;
+    k.columns = N;
+    if (i.logCorrected) {
+        d.checkLineIntegrals(chunk);
+        return k;
+    }
+    const CorrectionOptions& o = d.options;
+    auto isOutput = [&](int blockRow) { return blockRow >= chunk.margin && blockRow < chunk.margin + chunk.rowCount; };
+    for (const auto& flat : chunk.flats)
+        detail::checkReference(flat, N, d.source(), "flat field", chunk.firstRow - chunk.margin, i.rows);
+    detail::checkReference(chunk.dark, N, d.source(), "dark field", chunk.firstRow - chunk.margin, i.rows);
+    if (o.zingers.enabled) {
+        // Zingers of the flats and darks, row by row (so a chunk's result
+        // does not depend on the rows around it).
+        std::vector<std::vector<float>*> references;
+        for (auto& flat : chunk.flats) references.push_back(&flat);
+        if (!chunk.dark.empty()) references.push_back(&chunk.dark);
+        for (std::vector<float>* image : references)
+            for (int r = 0; r < k.blockRows; ++r) {
+                const std::size_t n = removeZingers(std::span<float>(*image).subspan(r * cols, cols), 1, N, o.zingers,
+                                                    ValueKind::Transmission);
+                if (isOutput(r)) found.flatZingerCount += n;
+            }
+    }
+    d.checkRawCounts(chunk);
+    k.dead = d.deadPixels(chunk, found);
+    k.dark = chunk.dark.empty() ? std::vector<float>(static_cast<std::size_t>(k.blockRows) * cols, 0.0f)
+                                : std::move(chunk.dark);
+    if (chunk.flats.empty()) k.scales.emplace_back(static_cast<std::size_t>(k.blockRows) * cols, 1.0f);
+    for (const auto& flat : chunk.flats) {
+        std::vector<float>& scale = k.scales.emplace_back(flat.size());
+        for (int r = 0; r < k.blockRows; ++r)
+            detail::flatScales(flat.data() + r * cols, nullptr, 0.0f, k.dark.data() + r * cols, N,
+                               scale.data() + r * cols);
+    }
+    if (chunk.flats.size() > 1 && !d.blends.empty()) k.blends = d.blends;
+    k.flats = std::move(chunk.flats);
+    k.saturation = o.badPixels.enabled ? static_cast<float>(d.saturation) : 0.0f;
+    k.interpolate = o.badPixels.enabled;
+    k.logInFlatField = d.logInFlatField();
+    return k;
+}
+
+const std::optional<HalfAcquisitionLayout>& PreprocessingStage::halfAcquisition() const {
+    return m_impl->layout;
+}
+
+int PreprocessingStage::detectorRow(int firstRow, int blockRow) const {
+    return m_impl->detectorRow(firstRow, blockRow);
+}
+
 ImageStack PreprocessingStage::correct(RawChunk chunk, PreprocessStats* stats) {
     Impl& d = *m_impl;
     const DatasetInfo& i = d.info();
     const int N = i.columns, P = i.projections;
     const int blockRows = chunk.rowCount + 2 * chunk.margin;
-    const bool shapeOk = i.logCorrected ? chunk.data.width == N && chunk.data.height == P && chunk.data.depth == blockRows
-                                        : chunk.type == i.sampleType;
-    if (chunk.margin != d.margin || chunk.rowCount < 1 || !shapeOk)
-        throw InvalidArgument("corrections: a chunk of " + std::to_string(chunk.rowCount) + " rows with margin " +
-                              std::to_string(chunk.margin) + " does not come from this stage's read()");
     const std::size_t cols = static_cast<std::size_t>(N);
     const std::size_t sinogramSize = static_cast<std::size_t>(P) * cols;
     const CorrectionOptions& o = d.options;
@@ -535,32 +593,9 @@ ImageStack PreprocessingStage::correct(RawChunk chunk, PreprocessStats* stats) {
     };
     auto isOutput = [&](int blockRow) { return blockRow >= chunk.margin && blockRow < chunk.margin + chunk.rowCount; };
 
-    // Without corrections between the flat field and the log, the log is
-    // taken in the same pass (the live preview's common case).
-    const bool logNow = !i.logCorrected && !o.zingers.enabled && o.flatField.backgroundCount == 0 &&
-                        o.rings.method == RingMethod::Off && !o.paganin.enabled;
-    if (i.logCorrected) {
-        d.checkLineIntegrals(chunk);
-    } else {
-        for (const auto& flat : chunk.flats)
-            detail::checkReference(flat, N, d.source(), "flat field", chunk.firstRow - chunk.margin, i.rows);
-        detail::checkReference(chunk.dark, N, d.source(), "dark field", chunk.firstRow - chunk.margin, i.rows);
-        if (o.zingers.enabled) {
-            // Zingers of the flats and darks, row by row (so a chunk's result
-            // does not depend on the rows around it).
-            std::vector<std::vector<float>*> references;
-            for (auto& flat : chunk.flats) references.push_back(&flat);
-            if (!chunk.dark.empty()) references.push_back(&chunk.dark);
-            for (std::vector<float>* image : references)
-                for (int r = 0; r < blockRows; ++r) {
-                    const std::size_t n = removeZingers(std::span<float>(*image).subspan(r * cols, cols), 1, N,
-                                                        o.zingers, ValueKind::Transmission);
-                    if (isOutput(r)) found.flatZingerCount += n;
-                }
-        }
-        d.checkRawCounts(chunk);
-        d.transmissions(chunk, logNow, found);
-    }
+    const ChunkConstants constants = prepare(chunk, found);
+    const bool logNow = constants.logInFlatField;
+    if (!i.logCorrected) d.transmissions(chunk, constants, found);
 
     if (o.zingers.enabled)
         for (int r = 0; r < blockRows; ++r) {

@@ -251,9 +251,18 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     report.strategy = plan->options().strategy;
     const int chunkRows = chooseChunkRows(job, *plan, stage, rowCount);
     report.chunkRows = chunkRows;
+    const Backend* backend = BackendRegistry::instance().find(report.strategy);
+    // Otherwise the corrections run on the strategy's GPU when it has one
+    // (log-corrected data without corrections only need their NaN check).
+    const CorrectionOptions& o = stage.options();
+    const bool anyCorrection = o.zingers.enabled || o.flatField.backgroundCount > 0 ||
+                               o.rings.method != RingMethod::Off || o.paganin.enabled || o.halfAcquisition.enabled;
+    std::unique_ptr<ChunkCorrector> corrector;
+    if (!rawToPlan && backend && (anyCorrection || !info.logCorrected))
+        corrector = backend->createCorrector(stage, plan->options());
+    report.correctedOn = rawToPlan ? plan->options().strategy : corrector ? corrector->where() : "cpu";
     // A CPU plan's memory is host memory: what the chunks leave of the
     // budget bounds its batches, measured after the first one.
-    const Backend* backend = BackendRegistry::instance().find(report.strategy);
     bool limitPlanMemory = backend && backend->family() == "cpu";
     const std::size_t chunkBytes = static_cast<std::size_t>(chunkRows) * chunkRowBytes(info, geometry.region);
     const std::size_t planBudget = chunkBytes < budgetOf(job) ? budgetOf(job) - chunkBytes : 0;
@@ -323,7 +332,8 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                     onCpu.merge(deadPixels);
                 } else {
                     PreprocessStats stats;
-                    chunk->sinograms = stage.correct(std::move(chunk->raw), &stats);
+                    chunk->sinograms = corrector ? corrector->correct(std::move(chunk->raw), &stats)
+                                                 : stage.correct(std::move(chunk->raw), &stats);
                     chunk->raw = {};
                     checkClamped(stats.clamped, info, job.firstRow + chunk->first, chunk->rows,
                                  job.maxClampedFraction);

@@ -1,0 +1,236 @@
+// CudaChunkCorrector: PreprocessingStage::correct() on the GPU. The host
+// part (flats, darks, dead pixels: stage.prepare()) stays on the CPU, so
+// both sides multiply the same constants; every step after it runs on the
+// chunk's values in device memory, in the order of tomo/preprocess.h.
+#include "chunk_corrector.h"
+
+#include "corrections/device_corrections.h"
+#include "corrections/stage_kernels.h"
+#include "cuda_resources.h"
+#include "flat_field_kernels.h"
+
+#include "tomo/error.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace tomo::cuda {
+
+namespace {
+
+constexpr std::size_t kLogClamped = kCounterWords; // the counter after the flat-field kernel's
+
+class CudaChunkCorrector final : public ChunkCorrector {
+public:
+    CudaChunkCorrector(PreprocessingStage& stage, int device) : m_stage(stage), m_device(device) {
+        DeviceScope scope(m_device);
+        m_stream = Stream::create();
+        m_counters = DeviceBuffer<unsigned long long>(m_device, kCounterWords + 1, "the preprocessing counters");
+        m_hostCounters = PinnedBuffer<unsigned long long>(kCounterWords + 1, "the preprocessing counters");
+    }
+
+    std::string where() const override { return deviceLabel(m_device); }
+
+    ImageStack correct(RawChunk chunk, PreprocessStats* stats) override;
+
+private:
+    /// Buffers and device corrections for chunks of `blockRows` rows (made
+    /// again only when the shape changes: the last chunk of a run).
+    void ensureShape(int blockRows);
+    /// Copies `values` to `buffer` (grown when too small) on the stream.
+    template <class T>
+    T* upload(DeviceBuffer<T>& buffer, const T* values, std::size_t count, const char* what);
+    /// The flat-field kernel: the chunk's stored values -> transmissions (or
+    /// line integrals) in m_chunk.
+    void flatField(const RawChunk& chunk, const ChunkConstants& k);
+    [[noreturn]] void throwNonFinite(const RawChunk& chunk, unsigned long long key) const;
+
+    PreprocessingStage& m_stage;
+    int m_device;
+    Stream m_stream;
+    int m_blockRows = 0;
+    DeviceBuffer<unsigned char> m_raw;
+    DeviceBuffer<float> m_chunk, m_stitched;
+    DeviceBuffer<float> m_dark, m_scales, m_flats;
+    DeviceBuffer<unsigned char> m_dead;
+    DeviceBuffer<int> m_blendGroups;
+    DeviceBuffer<float> m_blendWeights;
+    DeviceBuffer<unsigned long long> m_counters; // the flat-field kernel's, then the log's clamped count
+    PinnedBuffer<unsigned long long> m_hostCounters;
+    std::unique_ptr<DeviceZingers> m_zingers;
+    std::unique_ptr<DeviceStripes> m_stripes;
+    std::unique_ptr<DevicePaganin> m_paganin;
+    std::unique_ptr<DeviceHalfAcquisition> m_halfAcquisition;
+};
+
+void CudaChunkCorrector::ensureShape(int blockRows) {
+    if (blockRows == m_blockRows) return;
+    const DatasetInfo& i = m_stage.info();
+    const CorrectionOptions& o = m_stage.options();
+    const int P = i.projections, N = i.columns;
+    m_zingers.reset();
+    m_stripes.reset();
+    m_paganin.reset();
+    m_chunk.reset();
+    m_chunk = DeviceBuffer<float>(m_device, static_cast<std::size_t>(blockRows) * P * N, "the chunk being corrected");
+    if (o.zingers.enabled) m_zingers = std::make_unique<DeviceZingers>(m_device, P, N, blockRows);
+    if (o.rings.method != RingMethod::Off)
+        m_stripes = std::make_unique<DeviceStripes>(m_device, P, N, o.rings, blockRows);
+    if (o.paganin.enabled) m_paganin = std::make_unique<DevicePaganin>(m_device, blockRows, N, o.paganin);
+    if (const auto& layout = m_stage.halfAcquisition(); layout && !m_halfAcquisition)
+        m_halfAcquisition = std::make_unique<DeviceHalfAcquisition>(m_device, *layout, P);
+    m_blockRows = blockRows;
+}
+
+template <class T>
+T* CudaChunkCorrector::upload(DeviceBuffer<T>& buffer, const T* values, std::size_t count, const char* what) {
+    if (buffer.size() < count) {
+        buffer.reset();
+        buffer = DeviceBuffer<T>(m_device, count, what);
+    }
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(buffer.get(), values, count * sizeof(T), cudaMemcpyHostToDevice, m_stream.get()));
+    return buffer.get();
+}
+
+void CudaChunkCorrector::flatField(const RawChunk& chunk, const ChunkConstants& k) {
+    const DatasetInfo& i = m_stage.info();
+    const std::size_t pixels = static_cast<std::size_t>(k.blockRows) * k.columns;
+    auto concatenated = [](const std::vector<std::vector<float>>& groups) {
+        std::vector<float> all;
+        for (const auto& g : groups) all.insert(all.end(), g.begin(), g.end());
+        return all;
+    };
+    FlatFieldLaunch f;
+    f.d_raw = upload(m_raw, reinterpret_cast<const unsigned char*>(chunk.values.data()), chunk.values.size(),
+                     "the chunk's stored values");
+    f.type = rawTypeOf(static_cast<int>(chunk.type));
+    f.projections = i.projections;
+    f.rows = k.blockRows;
+    f.columns = k.columns;
+    f.d_dark = upload(m_dark, k.dark.data(), pixels, "the flat-field constants");
+    const std::vector<float> scales = concatenated(k.scales);
+    f.d_scale = upload(m_scales, scales.data(), scales.size(), "the flat-field constants");
+    f.d_dead = upload(m_dead, k.dead.data(), pixels, "the flat-field constants");
+    if (!k.blends.empty()) {
+        if (!m_blendGroups.get()) { // the same for every chunk
+            std::vector<int> groups;
+            std::vector<float> weights;
+            for (const FlatBlend& b : k.blends) {
+                groups.push_back(b.lower);
+                groups.push_back(b.upper);
+                weights.push_back(static_cast<float>(b.weight));
+            }
+            upload(m_blendGroups, groups.data(), groups.size(), "the flat blends");
+            upload(m_blendWeights, weights.data(), weights.size(), "the flat blends");
+            TOMO_CUDA_CHECK(cudaStreamSynchronize(m_stream.get())); // the host vectors go now
+        }
+        const std::vector<float> flats = concatenated(k.flats);
+        f.d_flats = upload(m_flats, flats.data(), flats.size(), "the flat fields");
+        f.d_blendGroups = m_blendGroups.get();
+        f.d_blendWeights = m_blendWeights.get();
+        // The concatenations are freed when this function returns: wait for their copies.
+        TOMO_CUDA_CHECK(cudaStreamSynchronize(m_stream.get()));
+    }
+    f.saturation = k.saturation;
+    f.interpolate = k.interpolate;
+    f.takeLog = k.logInFlatField;
+    f.d_out = m_chunk.get();
+    f.d_counters = m_counters.get();
+    f.countedFirst = chunk.margin;
+    f.countedEnd = chunk.margin + chunk.rowCount;
+    launchFlatField(f, m_stream.get());
+    TOMO_CUDA_CHECK(cudaStreamSynchronize(m_stream.get())); // `scales` is freed on return
+}
+
+void CudaChunkCorrector::throwNonFinite(const RawChunk& chunk, unsigned long long key) const {
+    const DatasetInfo& i = m_stage.info();
+    const auto columns = static_cast<unsigned long long>(i.columns);
+    const auto perRow = static_cast<unsigned long long>(i.projections) * columns;
+    throw DataError(i.path.string() + ": value is not finite (NaN or inf) at row " +
+                    std::to_string(m_stage.detectorRow(chunk.firstRow, static_cast<int>(key / perRow))) +
+                    ", projection " + std::to_string(key / columns % static_cast<unsigned long long>(i.projections)) +
+                    ", column " + std::to_string(key % columns) + "; expected finite values");
+}
+
+ImageStack CudaChunkCorrector::correct(RawChunk chunk, PreprocessStats* stats) {
+    PreprocessStats found;
+    const ChunkConstants k = m_stage.prepare(chunk, found);
+    const DatasetInfo& i = m_stage.info();
+    const CorrectionOptions& o = m_stage.options();
+    const int P = i.projections, N = i.columns, rows = chunk.rowCount, margin = chunk.margin;
+    const std::size_t sinogramSize = static_cast<std::size_t>(P) * N;
+    DeviceScope scope(m_device);
+    cudaStream_t stream = m_stream.get();
+    ensureShape(k.blockRows);
+    resetFlatFieldCounters(m_counters.get(), stream);
+    TOMO_CUDA_CHECK(cudaMemsetAsync(m_counters.get() + kLogClamped, 0, sizeof(unsigned long long), stream));
+    if (i.logCorrected)
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(m_chunk.get(), chunk.data.data.data(), chunk.data.data.size() * sizeof(float),
+                                        cudaMemcpyHostToDevice, stream));
+    else
+        flatField(chunk, k);
+    const ValueKind kind = i.logCorrected ? ValueKind::LineIntegral : ValueKind::Transmission;
+
+    if (m_zingers) {
+        const DeviceZingers::Found z =
+            m_zingers->apply(m_chunk.get(), k.blockRows, o.zingers, kind, stream, margin, margin + rows,
+                             PreprocessStats::kListLimit);
+        for (int r = margin; r < margin + rows; ++r) found.zingerCount += z.counts[static_cast<std::size_t>(r)];
+        for (PixelPosition p : z.positions) {
+            p.row = m_stage.detectorRow(chunk.firstRow, p.row);
+            found.zingers.push_back(p);
+        }
+    }
+    if (o.flatField.backgroundCount > 0)
+        launchBackgroundNormalisation(m_chunk.get(), static_cast<long long>(k.blockRows) * P, N,
+                                      o.flatField.backgroundFirst, o.flatField.backgroundCount,
+                                      kind == ValueKind::LineIntegral, stream);
+    if (m_stripes) m_stripes->apply(m_chunk.get(), k.blockRows, stream);
+    if (m_paganin) m_paganin->apply(m_chunk.get(), P, margin, rows, stream);
+
+    float* output = m_chunk.get() + static_cast<std::size_t>(margin) * sinogramSize;
+    if (!i.logCorrected && !k.logInFlatField)
+        launchMinusLog(output, static_cast<std::size_t>(rows) * sinogramSize, m_counters.get() + kLogClamped, stream);
+    int outColumns = N, outProjections = P;
+    if (m_halfAcquisition) {
+        const HalfAcquisitionLayout& layout = *m_stage.halfAcquisition();
+        outColumns = layout.columns;
+        outProjections = static_cast<int>(layout.views.size());
+        const std::size_t values = static_cast<std::size_t>(rows) * outColumns * outProjections;
+        if (m_stitched.size() < values) {
+            m_stitched.reset();
+            m_stitched = DeviceBuffer<float>(m_device, values, "the stitched sinograms");
+        }
+        m_halfAcquisition->apply(output, rows, m_stitched.get(), stream);
+        output = m_stitched.get();
+    }
+    ImageStack out(outColumns, outProjections, rows);
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(out.data.data(), output, out.data.size() * sizeof(float), cudaMemcpyDeviceToHost,
+                                    stream));
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(m_hostCounters.get(), m_counters.get(), m_counters.bytes(), cudaMemcpyDeviceToHost,
+                                    stream));
+    TOMO_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const unsigned long long* counters = m_hostCounters.get();
+    if (!i.logCorrected) {
+        if (counters[2] != ~0ull) throwNonFinite(chunk, counters[2]);
+        PreprocessStats flat;
+        // Keys count block rows from 0: their rows start at the chunk's first block row.
+        readFlatFieldStats(counters, i.path.string(), chunk.firstRow - margin, P, N, flat);
+        found.clamped += flat.clamped;
+        found.badValueCount += flat.badValueCount;
+        found.badValues = std::move(flat.badValues);
+    }
+    found.clamped += static_cast<std::size_t>(counters[kLogClamped]);
+    m_stage.recycle(std::move(chunk));
+    if (stats) *stats = std::move(found);
+    return out;
+}
+
+} // namespace
+
+std::unique_ptr<ChunkCorrector> createChunkCorrector(PreprocessingStage& stage, int device) {
+    return std::make_unique<CudaChunkCorrector>(stage, device);
+}
+
+} // namespace tomo::cuda
