@@ -51,7 +51,8 @@ std::vector<double> squaredFrequencies(int n, double pixel, bool half) {
     return k2;
 }
 
-/// Scratch (padded blocks and spectra) of one batch at most.
+/// Padded blocks and spectra of one batch at most (cuFFT's work area, one
+/// for both plans, comes on top).
 constexpr std::size_t kScratchBytes = std::size_t{512} << 20;
 /// Beyond this many projections per transform the launches are amortised;
 /// the cap keeps small blocks from reserving the whole scratch budget.
@@ -94,6 +95,7 @@ private:
 
 } // namespace
 
+// One set of scratch buffers: calls of apply() on different streams must not overlap.
 struct DevicePaganin::Impl {
     int device = 0;
     PaganinShape shape;
@@ -146,8 +148,10 @@ DevicePaganin::DevicePaganin(int device, int rows, int columns, const PaganinOpt
     impl->inverse = std::make_unique<Plan2d>(s.paddedRows, s.paddedColumns, impl->batch, CUFFT_C2R);
     impl->work = DeviceBuffer<char>(device, std::max(impl->forward->workBytes(), impl->inverse->workBytes()),
                                     "the cuFFT work area of Paganin" + what);
-    TOMO_CUFFT_CHECK(cufftSetWorkArea(impl->forward->get(), impl->work.get()));
-    TOMO_CUFFT_CHECK(cufftSetWorkArea(impl->inverse->get(), impl->work.get()));
+    if (impl->work.size() > 0) {
+        TOMO_CUFFT_CHECK(cufftSetWorkArea(impl->forward->get(), impl->work.get()));
+        TOMO_CUFFT_CHECK(cufftSetWorkArea(impl->inverse->get(), impl->work.get()));
+    }
 
     // Slots a last, partial batch leaves unused are transformed too: zeroed
     // here so that they never hold undefined values.
