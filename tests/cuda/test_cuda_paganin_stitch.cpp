@@ -50,7 +50,8 @@ std::vector<float> transmissions(int rows, int columns, unsigned seed) {
             const double y = (r + 0.5) / rows, x = (c + 0.5) / columns;
             const double thickness = 1.5 * std::exp(-((x - 0.4) * (x - 0.4) + (y - 0.5) * (y - 0.5)) / 0.02) +
                                      0.8 * std::exp(-((x - 0.7) * (x - 0.7) + (y - 0.3) * (y - 0.3)) / 0.005);
-            t[static_cast<std::size_t>(r) * columns + c] = static_cast<float>(std::exp(-thickness)) * (0.95f + noise(random));
+            t[static_cast<std::size_t>(r) * columns + c] =
+                static_cast<float>(std::exp(-thickness)) * (0.95f + noise(random));
         }
     return t;
 }
