@@ -1,0 +1,211 @@
+// DevicePaganin and paganinOnGpu: PaganinFilter (core/src/corrections/paganin.cpp)
+// on the GPU. The padding, frequencies, alpha and normalisation are the
+// CPU's, computed on the host with its double arithmetic; cuFFT's batched 2D
+// R2C / C2R replaces FFTW.
+#include "corrections/device_corrections.h"
+#include "corrections/paganin_kernels.h"
+#include "cuda_resources.h"
+
+#include "tomo/cuda/corrections.h"
+#include "tomo/error.h"
+
+#include <algorithm>
+#include <memory>
+#include <numbers>
+#include <string>
+#include <vector>
+
+namespace tomo::cuda {
+
+namespace {
+
+// Private helpers of core's paganin.cpp, replicated with the same arithmetic.
+
+/// hc in metre keV: wavelength = kHcMetreKeV / energy.
+constexpr double kHcMetreKeV = 1.23984193e-9;
+
+double alphaOf(const PaganinOptions& o) {
+    const double wavelength = kHcMetreKeV / o.energyKeV;
+    return o.distanceM * wavelength * o.deltaOverBeta / (4.0 * std::numbers::pi);
+}
+
+/// The smallest length >= n whose prime factors are 2, 3, 5, 7.
+int smoothLength(int n) {
+    for (int m = std::max(n, 1);; ++m) {
+        int r = m;
+        for (int p : {2, 3, 5, 7})
+            while (r % p == 0) r /= p;
+        if (r == 1) return m;
+    }
+}
+
+/// (2 pi f / pixel)^2 for the FFT frequencies f = i / n (signed; `half`
+/// keeps only i = 0 ... n/2, the R2C layout).
+std::vector<double> squaredFrequencies(int n, double pixel, bool half) {
+    std::vector<double> k2(static_cast<std::size_t>(half ? n / 2 + 1 : n));
+    for (std::size_t i = 0; i < k2.size(); ++i) {
+        const int signedIndex = static_cast<int>(i) <= n / 2 ? static_cast<int>(i) : static_cast<int>(i) - n;
+        const double k = 2.0 * std::numbers::pi * signedIndex / (n * pixel);
+        k2[i] = k * k;
+    }
+    return k2;
+}
+
+/// Padded blocks and spectra of one batch at most (cuFFT's work area, one
+/// for both plans, comes on top).
+constexpr std::size_t kScratchBytes = std::size_t{512} << 20;
+/// Beyond this many projections per transform the launches are amortised;
+/// the cap keeps small blocks from reserving the whole scratch budget.
+constexpr int kMaxBatch = 64;
+
+/// A cuFFT plan whose work area the caller provides (the forward and inverse
+/// plans run one after the other on one stream, so they share one).
+class Plan2d {
+public:
+    /// Throws OutOfMemory (cuFFT allocation failure), DeviceError.
+    Plan2d(long long rows, long long columns, int batch, cufftType type) {
+        TOMO_CUFFT_CHECK(cufftCreate(&m_plan));
+        m_valid = true;
+        TOMO_CUFFT_CHECK(cufftSetAutoAllocation(m_plan, 0));
+        const long long halfColumns = columns / 2 + 1;
+        long long n[2] = {rows, columns};
+        long long realEmbed[2] = {rows, columns};
+        long long complexEmbed[2] = {rows, halfColumns};
+        const bool forward = type == CUFFT_R2C;
+        // Slot b's real block starts at b * rows * columns floats, its
+        // spectrum at b * rows * halfColumns complex values.
+        TOMO_CUFFT_CHECK(cufftMakePlanMany64(m_plan, 2, n, forward ? realEmbed : complexEmbed, 1,
+                                             rows * (forward ? columns : halfColumns),
+                                             forward ? complexEmbed : realEmbed, 1,
+                                             rows * (forward ? halfColumns : columns), type, batch, &m_workBytes));
+    }
+    ~Plan2d() {
+        if (m_valid) (void)cufftDestroy(m_plan);
+    }
+    Plan2d(const Plan2d&) = delete;
+    Plan2d& operator=(const Plan2d&) = delete;
+    cufftHandle get() const { return m_plan; }
+    std::size_t workBytes() const { return m_workBytes; }
+
+private:
+    cufftHandle m_plan = 0;
+    bool m_valid = false;
+    std::size_t m_workBytes = 0;
+};
+
+} // namespace
+
+// One set of scratch buffers: calls of apply() on different streams must not overlap.
+struct DevicePaganin::Impl {
+    int device = 0;
+    PaganinShape shape;
+    double alpha = 0.0;
+    double norm = 0.0;
+    int batch = 1;
+    DeviceBuffer<double> ky2, kx2;
+    DeviceBuffer<float> padded;          // batch x Ny x Nx
+    DeviceBuffer<cufftComplex> spectrum; // batch x Ny x (Nx / 2 + 1)
+    DeviceBuffer<char> work;             // shared by both plans
+    std::unique_ptr<Plan2d> forward, inverse;
+};
+
+DevicePaganin::DevicePaganin(int device, int rows, int columns, const PaganinOptions& options) {
+    // PaganinFilter's checks and messages.
+    if (rows < 1 || columns < 1)
+        throw InvalidArgument("Paganin: a block of " + std::to_string(rows) + " x " + std::to_string(columns) +
+                              " pixels; expected at least 1 x 1");
+    if (!(options.deltaOverBeta > 0 && options.energyKeV > 0 && options.distanceM > 0 && options.pixelSizeM > 0))
+        throw InvalidArgument("Paganin: delta/beta, energy, distance and pixel size must all be > 0");
+    const int margin = PaganinFilter::margin(options);
+
+    auto impl = std::make_unique<Impl>();
+    impl->device = device;
+    PaganinShape& s = impl->shape;
+    s.rows = rows;
+    s.columns = columns;
+    s.paddedRows = smoothLength(rows + 2 * margin);
+    s.paddedColumns = smoothLength(columns + 2 * margin);
+    s.top = (s.paddedRows - rows) / 2;
+    s.left = (s.paddedColumns - columns) / 2;
+    impl->alpha = alphaOf(options);
+    impl->norm = 1.0 / (static_cast<double>(s.paddedRows) * s.paddedColumns);
+    const std::vector<double> ky2 = squaredFrequencies(s.paddedRows, options.pixelSizeM, false);
+    const std::vector<double> kx2 = squaredFrequencies(s.paddedColumns, options.pixelSizeM, true);
+
+    const std::size_t realPerSlot = static_cast<std::size_t>(s.paddedRows) * s.paddedColumns;
+    const std::size_t complexPerSlot = static_cast<std::size_t>(s.paddedRows) * (s.paddedColumns / 2 + 1);
+    const std::size_t bytesPerSlot = realPerSlot * sizeof(float) + complexPerSlot * sizeof(cufftComplex);
+    impl->batch = static_cast<int>(std::clamp<std::size_t>(kScratchBytes / bytesPerSlot, 1, kMaxBatch));
+    const std::string what = " (" + std::to_string(impl->batch) + " projections of " +
+                             std::to_string(s.paddedRows) + " x " + std::to_string(s.paddedColumns) + ")";
+
+    DeviceScope scope(device);
+    impl->ky2 = DeviceBuffer<double>(device, ky2.size(), "the Paganin row frequencies");
+    impl->kx2 = DeviceBuffer<double>(device, kx2.size(), "the Paganin column frequencies");
+    impl->padded = DeviceBuffer<float>(device, realPerSlot * impl->batch, "the Paganin padded blocks" + what);
+    impl->spectrum = DeviceBuffer<cufftComplex>(device, complexPerSlot * impl->batch, "the Paganin spectra" + what);
+    impl->forward = std::make_unique<Plan2d>(s.paddedRows, s.paddedColumns, impl->batch, CUFFT_R2C);
+    impl->inverse = std::make_unique<Plan2d>(s.paddedRows, s.paddedColumns, impl->batch, CUFFT_C2R);
+    impl->work = DeviceBuffer<char>(device, std::max(impl->forward->workBytes(), impl->inverse->workBytes()),
+                                    "the cuFFT work area of Paganin" + what);
+    if (impl->work.size() > 0) {
+        TOMO_CUFFT_CHECK(cufftSetWorkArea(impl->forward->get(), impl->work.get()));
+        TOMO_CUFFT_CHECK(cufftSetWorkArea(impl->inverse->get(), impl->work.get()));
+    }
+
+    // Slots a last, partial batch leaves unused are transformed too: zeroed
+    // here so that they never hold undefined values.
+    const Stream stream = Stream::create();
+    TOMO_CUDA_CHECK(cudaMemsetAsync(impl->padded.get(), 0, impl->padded.bytes(), stream.get()));
+    copyToDeviceNow(impl->ky2.get(), ky2.data(), ky2.size() * sizeof(double), stream.get());
+    copyToDeviceNow(impl->kx2.get(), kx2.data(), kx2.size() * sizeof(double), stream.get());
+    m_impl = std::move(impl);
+}
+
+DevicePaganin::~DevicePaganin() = default;
+
+void DevicePaganin::apply(float* d_chunk, int projections, int firstKept, int keptRows, StreamHandle stream) {
+    Impl& im = *m_impl;
+    const PaganinShape& s = im.shape;
+    if (projections < 0 || firstKept < 0 || keptRows < 0 || firstKept > s.rows - keptRows)
+        throw InvalidArgument("GPU Paganin: rows [" + std::to_string(firstKept) + ", " +
+                              std::to_string(static_cast<long long>(firstKept) + keptRows) + ") kept of " +
+                              std::to_string(projections) + " projections of " + std::to_string(s.rows) +
+                              " rows; expected a range within the rows and projections >= 0");
+    if (projections == 0 || keptRows == 0) return;
+    if (!d_chunk) throw InvalidArgument("GPU Paganin: no chunk");
+
+    DeviceScope scope(im.device);
+    TOMO_CUFFT_CHECK(cufftSetStream(im.forward->get(), stream));
+    TOMO_CUFFT_CHECK(cufftSetStream(im.inverse->get(), stream));
+    for (int first = 0; first < projections; first += im.batch) {
+        const int count = std::min(im.batch, projections - first);
+        launchPaganinGather(s, d_chunk, projections, first, count, im.padded.get(), stream);
+        TOMO_CUFFT_CHECK(cufftExecR2C(im.forward->get(), im.padded.get(), im.spectrum.get()));
+        // Every slot, so that the unused ones of a partial batch stay
+        // normalised (the unnormalised round trip would grow them each call).
+        launchPaganinFilter(s, im.ky2.get(), im.kx2.get(), im.alpha, im.norm, im.batch,
+                            reinterpret_cast<float*>(im.spectrum.get()), stream);
+        TOMO_CUFFT_CHECK(cufftExecC2R(im.inverse->get(), im.spectrum.get(), im.padded.get()));
+        launchPaganinScatter(s, im.padded.get(), count, firstKept, keptRows, d_chunk, projections, first, stream);
+    }
+}
+
+void paganinOnGpu(std::span<float> block, int rows, int columns, const PaganinOptions& options, int device) {
+    DevicePaganin filter(device, rows, columns, options);
+    if (block.size() != static_cast<std::size_t>(rows) * columns)
+        throw InvalidArgument("Paganin: " + std::to_string(block.size()) + " values for a block of " +
+                              std::to_string(rows) + " x " + std::to_string(columns));
+    DeviceScope scope(device);
+    const Stream stream = Stream::create();
+    // One projection: the chunk layout [row][projection][column] is the block's [row][column].
+    DeviceBuffer<float> d_block(device, block.size(), "the Paganin block");
+    TOMO_CUDA_CHECK(
+        cudaMemcpyAsync(d_block.get(), block.data(), block.size_bytes(), cudaMemcpyHostToDevice, stream.get()));
+    filter.apply(d_block.get(), 1, 0, rows, stream.get());
+    TOMO_CUDA_CHECK(
+        cudaMemcpyAsync(block.data(), d_block.get(), block.size_bytes(), cudaMemcpyDeviceToHost, stream.get()));
+    TOMO_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+}
+
+} // namespace tomo::cuda
