@@ -282,8 +282,24 @@ std::span<const double> daubechies5();
 /// columns to rows + 2 margin and columns + 2 margin, then to the next
 /// length whose prime factors are 2, 3, 5, 7 (extension split evenly, the
 /// extra one after), transformed with FFTW (single precision).
+/// The padded transform of PaganinFilter(rows, columns, options): sizes,
+/// where the block sits in it, alpha and the squared angular frequencies
+/// (what a GPU twin needs to filter exactly as the CPU does).
+struct PaganinTransform {
+    int rows = 0, columns = 0;
+    int paddedRows = 0, paddedColumns = 0;
+    int top = 0, left = 0; ///< the block's first row and column in the padded one
+    double alpha = 0.0;
+    std::vector<double> ky2; ///< (2 pi f / pixelSize)^2 of each padded row
+    std::vector<double> kx2; ///< the same for columns 0 ... paddedColumns / 2 (the r2c half spectrum)
+};
+
 class PaganinFilter {
 public:
+    /// The transform of a filter of this shape. Throws InvalidArgument for
+    /// non-positive parameters or sizes.
+    static PaganinTransform transform(int rows, int columns, const PaganinOptions& options);
+
     /// Throws InvalidArgument for non-positive parameters or sizes.
     PaganinFilter(int rows, int columns, const PaganinOptions& options);
     ~PaganinFilter();

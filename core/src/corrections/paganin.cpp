@@ -52,11 +52,7 @@ std::vector<double> squaredFrequencies(int n, double pixel, bool half) {
 } // namespace
 
 struct PaganinFilter::Impl {
-    int rows = 0, columns = 0;
-    int paddedRows = 0, paddedColumns = 0;
-    int top = 0, left = 0;
-    double alpha = 0.0;
-    std::vector<double> ky2, kx2;
+    PaganinTransform t;
     fftw::Plan forward, inverse;
 };
 
@@ -72,38 +68,45 @@ int PaganinFilter::margin(const PaganinOptions& options) {
     return std::max(1, static_cast<int>(m));
 }
 
-PaganinFilter::PaganinFilter(int rows, int columns, const PaganinOptions& options) {
+PaganinTransform PaganinFilter::transform(int rows, int columns, const PaganinOptions& options) {
     if (rows < 1 || columns < 1)
         throw InvalidArgument("Paganin: a block of " + std::to_string(rows) + " x " + std::to_string(columns) +
                               " pixels; expected at least 1 x 1");
     if (!(options.deltaOverBeta > 0 && options.energyKeV > 0 && options.distanceM > 0 && options.pixelSizeM > 0))
         throw InvalidArgument("Paganin: delta/beta, energy, distance and pixel size must all be > 0");
-    auto impl = std::make_unique<Impl>();
     const int m = margin(options);
-    impl->rows = rows;
-    impl->columns = columns;
-    impl->paddedRows = smoothLength(rows + 2 * m);
-    impl->paddedColumns = smoothLength(columns + 2 * m);
-    impl->top = (impl->paddedRows - rows) / 2;
-    impl->left = (impl->paddedColumns - columns) / 2;
-    impl->alpha = alphaOf(options);
-    impl->ky2 = squaredFrequencies(impl->paddedRows, options.pixelSizeM, false);
-    impl->kx2 = squaredFrequencies(impl->paddedColumns, options.pixelSizeM, true);
-    const std::size_t real = static_cast<std::size_t>(impl->paddedRows) * impl->paddedColumns;
-    const std::size_t spectrum = static_cast<std::size_t>(impl->paddedRows) * (impl->paddedColumns / 2 + 1);
+    PaganinTransform t;
+    t.rows = rows;
+    t.columns = columns;
+    t.paddedRows = smoothLength(rows + 2 * m);
+    t.paddedColumns = smoothLength(columns + 2 * m);
+    t.top = (t.paddedRows - rows) / 2;
+    t.left = (t.paddedColumns - columns) / 2;
+    t.alpha = alphaOf(options);
+    t.ky2 = squaredFrequencies(t.paddedRows, options.pixelSizeM, false);
+    t.kx2 = squaredFrequencies(t.paddedColumns, options.pixelSizeM, true);
+    return t;
+}
+
+PaganinFilter::PaganinFilter(int rows, int columns, const PaganinOptions& options) {
+    auto impl = std::make_unique<Impl>();
+    impl->t = transform(rows, columns, options);
+    const PaganinTransform& t = impl->t;
+    const std::size_t real = static_cast<std::size_t>(t.paddedRows) * t.paddedColumns;
+    const std::size_t spectrum = static_cast<std::size_t>(t.paddedRows) * (t.paddedColumns / 2 + 1);
     auto in = fftw::allocate<float>(real);
     auto out = fftw::allocate<std::complex<float>>(spectrum);
     auto* spec = reinterpret_cast<fftwf_complex*>(out.get());
     {
         std::lock_guard lock(fftw::plannerMutex());
         impl->forward.reset(
-            fftwf_plan_dft_r2c_2d(impl->paddedRows, impl->paddedColumns, in.get(), spec, FFTW_ESTIMATE));
+            fftwf_plan_dft_r2c_2d(t.paddedRows, t.paddedColumns, in.get(), spec, FFTW_ESTIMATE));
         impl->inverse.reset(
-            fftwf_plan_dft_c2r_2d(impl->paddedRows, impl->paddedColumns, spec, in.get(), FFTW_ESTIMATE));
+            fftwf_plan_dft_c2r_2d(t.paddedRows, t.paddedColumns, spec, in.get(), FFTW_ESTIMATE));
     }
     if (!impl->forward || !impl->inverse)
-        throw Error("Paganin: FFTW could not plan a " + std::to_string(impl->paddedRows) + " x " +
-                    std::to_string(impl->paddedColumns) + " transform");
+        throw Error("Paganin: FFTW could not plan a " + std::to_string(t.paddedRows) + " x " +
+                    std::to_string(t.paddedColumns) + " transform");
     m_impl = impl.release();
 }
 
@@ -112,14 +115,14 @@ PaganinFilter::~PaganinFilter() {
 }
 
 int PaganinFilter::rows() const {
-    return m_impl->rows;
+    return m_impl->t.rows;
 }
 int PaganinFilter::columns() const {
-    return m_impl->columns;
+    return m_impl->t.columns;
 }
 
 void PaganinFilter::apply(std::span<float> block) const {
-    const Impl& im = *m_impl;
+    const PaganinTransform& im = m_impl->t;
     if (block.size() != static_cast<std::size_t>(im.rows) * im.columns)
         throw InvalidArgument("Paganin: " + std::to_string(block.size()) + " values for a block of " +
                               std::to_string(im.rows) + " x " + std::to_string(im.columns));
@@ -134,13 +137,13 @@ void PaganinFilter::apply(std::span<float> block) const {
         std::fill(dst + im.left + im.columns, dst + Nx, src[im.columns - 1]);
     }
     auto* spec = reinterpret_cast<fftwf_complex*>(spectrum.get());
-    fftwf_execute_dft_r2c(im.forward.get(), buffer.get(), spec);
+    fftwf_execute_dft_r2c(m_impl->forward.get(), buffer.get(), spec);
     const double norm = 1.0 / (static_cast<double>(Ny) * Nx);
     for (int y = 0; y < Ny; ++y) {
         std::complex<float>* row = spectrum.get() + static_cast<std::size_t>(y) * halfX;
         for (int x = 0; x < halfX; ++x) row[x] *= static_cast<float>(norm / (1.0 + im.alpha * (im.ky2[y] + im.kx2[x])));
     }
-    fftwf_execute_dft_c2r(im.inverse.get(), spec, buffer.get());
+    fftwf_execute_dft_c2r(m_impl->inverse.get(), spec, buffer.get());
     for (int r = 0; r < im.rows; ++r) {
         const float* src = buffer.get() + static_cast<std::size_t>(r + im.top) * Nx + im.left;
         std::copy(src, src + im.columns, block.data() + static_cast<std::size_t>(r) * im.columns);

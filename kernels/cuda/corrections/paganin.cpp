@@ -1,7 +1,6 @@
 // DevicePaganin and paganinOnGpu: PaganinFilter (core/src/corrections/paganin.cpp)
-// on the GPU. The padding, frequencies, alpha and normalisation are the
-// CPU's, computed on the host with its double arithmetic; cuFFT's batched 2D
-// R2C / C2R replaces FFTW.
+// on the GPU. The padding, frequencies and alpha are the CPU's own
+// (PaganinFilter::transform); cuFFT's batched 2D R2C / C2R replaces FFTW.
 #include "corrections/device_corrections.h"
 #include "corrections/paganin_kernels.h"
 #include "cuda_resources.h"
@@ -11,45 +10,12 @@
 
 #include <algorithm>
 #include <memory>
-#include <numbers>
 #include <string>
 #include <vector>
 
 namespace tomo::cuda {
 
 namespace {
-
-// Private helpers of core's paganin.cpp, replicated with the same arithmetic.
-
-/// hc in metre keV: wavelength = kHcMetreKeV / energy.
-constexpr double kHcMetreKeV = 1.23984193e-9;
-
-double alphaOf(const PaganinOptions& o) {
-    const double wavelength = kHcMetreKeV / o.energyKeV;
-    return o.distanceM * wavelength * o.deltaOverBeta / (4.0 * std::numbers::pi);
-}
-
-/// The smallest length >= n whose prime factors are 2, 3, 5, 7.
-int smoothLength(int n) {
-    for (int m = std::max(n, 1);; ++m) {
-        int r = m;
-        for (int p : {2, 3, 5, 7})
-            while (r % p == 0) r /= p;
-        if (r == 1) return m;
-    }
-}
-
-/// (2 pi f / pixel)^2 for the FFT frequencies f = i / n (signed; `half`
-/// keeps only i = 0 ... n/2, the R2C layout).
-std::vector<double> squaredFrequencies(int n, double pixel, bool half) {
-    std::vector<double> k2(static_cast<std::size_t>(half ? n / 2 + 1 : n));
-    for (std::size_t i = 0; i < k2.size(); ++i) {
-        const int signedIndex = static_cast<int>(i) <= n / 2 ? static_cast<int>(i) : static_cast<int>(i) - n;
-        const double k = 2.0 * std::numbers::pi * signedIndex / (n * pixel);
-        k2[i] = k * k;
-    }
-    return k2;
-}
 
 /// Padded blocks and spectra of one batch at most (cuFFT's work area, one
 /// for both plans, comes on top).
@@ -110,27 +76,21 @@ struct DevicePaganin::Impl {
 };
 
 DevicePaganin::DevicePaganin(int device, int rows, int columns, const PaganinOptions& options) {
-    // PaganinFilter's checks and messages.
-    if (rows < 1 || columns < 1)
-        throw InvalidArgument("Paganin: a block of " + std::to_string(rows) + " x " + std::to_string(columns) +
-                              " pixels; expected at least 1 x 1");
-    if (!(options.deltaOverBeta > 0 && options.energyKeV > 0 && options.distanceM > 0 && options.pixelSizeM > 0))
-        throw InvalidArgument("Paganin: delta/beta, energy, distance and pixel size must all be > 0");
-    const int margin = PaganinFilter::margin(options);
-
+    // PaganinFilter's own transform (its checks and messages too).
+    const PaganinTransform t = PaganinFilter::transform(rows, columns, options);
     auto impl = std::make_unique<Impl>();
     impl->device = device;
     PaganinShape& s = impl->shape;
-    s.rows = rows;
-    s.columns = columns;
-    s.paddedRows = smoothLength(rows + 2 * margin);
-    s.paddedColumns = smoothLength(columns + 2 * margin);
-    s.top = (s.paddedRows - rows) / 2;
-    s.left = (s.paddedColumns - columns) / 2;
-    impl->alpha = alphaOf(options);
+    s.rows = t.rows;
+    s.columns = t.columns;
+    s.paddedRows = t.paddedRows;
+    s.paddedColumns = t.paddedColumns;
+    s.top = t.top;
+    s.left = t.left;
+    impl->alpha = t.alpha;
     impl->norm = 1.0 / (static_cast<double>(s.paddedRows) * s.paddedColumns);
-    const std::vector<double> ky2 = squaredFrequencies(s.paddedRows, options.pixelSizeM, false);
-    const std::vector<double> kx2 = squaredFrequencies(s.paddedColumns, options.pixelSizeM, true);
+    const std::vector<double>& ky2 = t.ky2;
+    const std::vector<double>& kx2 = t.kx2;
 
     const std::size_t realPerSlot = static_cast<std::size_t>(s.paddedRows) * s.paddedColumns;
     const std::size_t complexPerSlot = static_cast<std::size_t>(s.paddedRows) * (s.paddedColumns / 2 + 1);
