@@ -48,7 +48,8 @@ std::vector<float> stripedSinogram(int projections, int columns) {
         const double theta = std::numbers::pi * a / projections;
         for (int c = 0; c < columns; ++c) {
             const double x = (c - 0.5 * (columns - 1)) / columns; // -0.5 ... 0.5 across the detector
-            const double p = 1.5 * chord(x - 0.15 * std::cos(theta), 0.25) + 0.8 * chord(x + 0.2 * std::sin(theta), 0.1);
+            const double p =
+                1.5 * chord(x - 0.15 * std::cos(theta), 0.25) + 0.8 * chord(x + 0.2 * std::sin(theta), 0.1);
             const std::size_t i = static_cast<std::size_t>(a) * columns + c;
             s[i] = static_cast<float>(std::exp(-p) * gain[c] + 0.005 * (hashUnit(i) - 0.5));
         }

@@ -3,7 +3,8 @@
 // shape: `level` pywt dwt2 steps (the first reading the sinogram with its rows
 // repeated), each vertical-detail band damped along the projections by a
 // batched cuFFT R2C / x notch / C2R, then the idwt2 steps back, the last
-// writing only the sinogram's own rows and columns into it.
+// writing only the sinogram's own rows and columns into it. One apply() at a
+// time per object: every call uses the same scratch and plans.
 #include "device_corrections.h"
 
 #include "cuda_resources.h"
