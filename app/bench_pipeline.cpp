@@ -198,6 +198,7 @@ RunResult runOnce(const PipelineBenchSettings& s, const fs::path& scan, const fs
     VolumeJob job;
     job.options = s.options;
     job.corrections = s.corrections;
+    job.gpuCorrections = s.gpuCorrections;
     Geometry g;
     g.angles = info.angles;
     g.bins = info.columns;
@@ -428,9 +429,10 @@ int runPipelineBenchmark(const PipelineBenchSettings& s) {
                 "filter + back-projection on the GPU, or the reconstruct stage on the CPU; floor = max(read floor of "
                 "the same cache state, write floor, compute); ratio = total / floor)\n");
     for (const RunResult& r : runs) {
-        std::printf("%s input: chunk %d rows, chunk buffers peak %.0f MiB; plan split upload %.2f, filter %.2f, "
-                    "back-projection %.2f, download %.2f s; %.0f GU/s over the reconstruct stage\n",
-                    r.input.c_str(), r.report.chunkRows, static_cast<double>(r.report.peakBufferBytes) / (1 << 20),
+        std::printf("%s input: preprocessing on %s; chunk %d rows, chunk buffers peak %.0f MiB; plan split upload "
+                    "%.2f, filter %.2f, back-projection %.2f, download %.2f s; %.0f GU/s over the reconstruct stage\n",
+                    r.input.c_str(), r.report.correctedOn.c_str(), r.report.chunkRows,
+                    static_cast<double>(r.report.peakBufferBytes) / (1 << 20),
                     r.report.plan.upload, r.report.plan.filter, r.report.plan.backproject, r.report.plan.download,
                     r.report.gups);
         if (s.outputType != OutputType::Float32)
@@ -448,6 +450,7 @@ int runPipelineBenchmark(const PipelineBenchSettings& s) {
             const VolumeReport& v = r.report;
             results.push_back({{"input", r.input},
                                {"strategy", v.strategy},
+                               {"preprocessing_on", v.correctedOn},
                                {"seconds_total", v.secondsTotal},
                                {"busy_seconds",
                                 {{"read", v.secondsRead},

@@ -28,6 +28,7 @@ struct PipelineBenchSettings {
     bool keep = false;               ///< keep the scan (and reuse it when it matches) and the output
     ReconOptions options;
     CorrectionOptions corrections;
+    bool gpuCorrections = true; ///< --cpu-corrections clears it
     std::string json;                ///< also write the results here
 };
 

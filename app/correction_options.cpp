@@ -142,6 +142,10 @@ void addCorrectionOptions(CLI::App& app, CorrectionCommandLine& c) {
         ->type_name("N")
         ->capture_default_str()
         ->group(kGroup);
+    app.add_flag("--cpu-corrections", c.cpuCorrections,
+                 "Run the corrections on the CPU even when the strategy runs on a GPU (by default a CUDA strategy "
+                 "corrects on its GPU)")
+        ->group(kGroup);
     app.add_flag("--list-bad-pixels", c.listBadPixels,
                  "After the run, list every dead pixel, interpolated value and zinger found (up to 1000 each)")
         ->group(kGroup);

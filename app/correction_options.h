@@ -36,6 +36,7 @@ struct CorrectionCommandLine {
     std::string halfAcquisition;
     int overlapWindow = HalfAcquisitionOptions{}.window;
     bool listBadPixels = false;
+    bool cpuCorrections = false;
 };
 
 /// Declares the options in the group "Corrections".

@@ -677,6 +677,7 @@ int runPipeline(Settings s, const CLI::App& app) {
     o.device = s.device;
     o.openclDevice = s.openclDevice;
     s.pipe.corrections = applyCorrectionOptions(app, s.corrections, CorrectionOptions{});
+    s.pipe.gpuCorrections = !s.corrections.cpuCorrections;
     return s.openScan ? runOpenScanBenchmark(s.pipe) : runPipelineBenchmark(s.pipe);
 }
 

@@ -905,6 +905,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     job.memoryBudget = static_cast<std::size_t>(c.memoryBudget * double(std::size_t{1} << 30));
     job.corrections = cfg.corrections;
     job.maxClampedFraction = c.maxClampedPercent / 100.0;
+    job.gpuCorrections = !c.corrections.cpuCorrections;
 
     VolumeReport report;
     ClippedValues clipped;

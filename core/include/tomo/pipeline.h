@@ -53,6 +53,9 @@ struct VolumeJob {
     /// source) and the run stops with TooManyClampedValues before anything
     /// is committed. 1 accepts everything.
     double maxClampedFraction = 0.01;
+    /// Run the corrections on the strategy's GPU when it has one
+    /// (Backend::createCorrector); false = on the CPU threads.
+    bool gpuCorrections = true;
 };
 
 /// More than VolumeJob::maxClampedFraction of a chunk's values were clamped.

@@ -258,7 +258,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     const bool anyCorrection = o.zingers.enabled || o.flatField.backgroundCount > 0 ||
                                o.rings.method != RingMethod::Off || o.paganin.enabled || o.halfAcquisition.enabled;
     std::unique_ptr<ChunkCorrector> corrector;
-    if (!rawToPlan && backend && (anyCorrection || !info.logCorrected))
+    if (!rawToPlan && backend && job.gpuCorrections && (anyCorrection || !info.logCorrected))
         corrector = backend->createCorrector(stage, plan->options());
     report.correctedOn = rawToPlan ? plan->options().strategy : corrector ? corrector->where() : "cpu";
     // A CPU plan's memory is host memory: what the chunks leave of the
