@@ -127,7 +127,7 @@ TEST_P(CudaZingers, EqualTheCpuValuesCountAndPositions) {
     std::vector<float> cpu2 = image, gpu2 = image;
     removeZingers(cpu2, z.height, z.width, options, z.kind, &cpuFew, 7);
     cuda::removeZingersOnGpu(gpu2, z.height, z.width, options, z.kind, &gpuFew, 7);
-    ASSERT_EQ(cpuFew.size(), 7u);
+    ASSERT_EQ(cpuFew.size(), std::min<std::size_t>(7, 1 + cpuCount));
     EXPECT_TRUE(gpuFew == cpuFew);
 }
 
