@@ -560,7 +560,7 @@ int runPreview(const Settings& s, const CLI::App& app) {
     std::fflush(stdout);
 
     Settings one = s;
-    one.slices = 1;
+    one.slices = 3; // row changes alternate between rows 1 and 2
     Problem problem = makeProblem(one);
     auto session = std::make_shared<PreviewSession>(
         makeMemoryDataset(std::move(problem.sinograms), problem.geometry.geometry.angles, "phantom"));
@@ -575,8 +575,8 @@ int runPreview(const Settings& s, const CLI::App& app) {
     if (!app.count("--slices-per-pass")) comboSettings.slicesPerPass = "1";
 
     json rows = json::array();
-    std::printf("\n%-15s %-7s %-7s %10s %10s %9s %10s\n", "strategy", "interp", "prec", "median ms", "bp ms", "GU/s",
-                "first ms");
+    std::printf("\n%-15s %-7s %-7s %10s %10s %9s %10s %10s %10s\n", "strategy", "interp", "prec", "median ms", "bp ms",
+                "GU/s", "first ms", "row ms", "load ms");
     for (const std::string& strategy : strategies) {
         for (const Combination& combo : combinations(comboSettings)) {
             PreviewRequest request;
@@ -590,7 +590,7 @@ int runPreview(const Settings& s, const CLI::App& app) {
             request.options.openclDevice = s.openclDevice;
             request.corrections = applyCorrectionOptions(app, s.corrections, CorrectionOptions{});
             const double centre = problem.geometry.geometry.detectorCentre();
-            std::vector<double> totals, bps;
+            std::vector<double> totals, bps, rowTotals, loads;
             PreviewResult first;
             try {
                 session->reset();
@@ -603,6 +603,14 @@ int runPreview(const Settings& s, const CLI::App& app) {
                     if (i < s.warmup) continue;
                     totals.push_back(r.secondsTotal);
                     bps.push_back(r.secondsBackproject);
+                }
+                for (int i = 0; i < s.warmup + repeat; ++i) {
+                    throwIfInterrupted();
+                    request.row = 1 + i % 2; // a new row every run: load, correct, filter, back-project
+                    const PreviewResult r = session->run(request);
+                    if (i < s.warmup) continue;
+                    rowTotals.push_back(r.secondsTotal);
+                    loads.push_back(r.secondsLoad);
                 }
             } catch (const InvalidArgument& e) {
                 std::printf("%-15s %-7s %-7s skipped: %s\n", strategy.c_str(),
@@ -618,10 +626,10 @@ int runPreview(const Settings& s, const CLI::App& app) {
             }
             const double total = median(totals), bp = median(bps);
             const double gups = static_cast<double>(s.size) * s.size * s.projections / bp / 1e9;
-            std::printf("%-15s %-7s %-7s %10.2f %10.2f %9.3f %10.1f\n", first.strategy.c_str(),
+            std::printf("%-15s %-7s %-7s %10.2f %10.2f %9.3f %10.1f %10.1f %10.1f\n", first.strategy.c_str(),
                         std::string(interpolationName(combo.interpolation)).c_str(),
                         std::string(precisionName(combo.precision)).c_str(), total * 1e3, bp * 1e3, gups,
-                        first.secondsTotal * 1e3);
+                        first.secondsTotal * 1e3, median(rowTotals) * 1e3, median(loads) * 1e3);
             rows.push_back({{"strategy", first.strategy},
                             {"requested", strategy},
                             {"interpolation", interpolationName(combo.interpolation)},
@@ -631,6 +639,8 @@ int runPreview(const Settings& s, const CLI::App& app) {
                             {"median_ms_backproject", bp * 1e3},
                             {"gups", number(gups)},
                             {"first_run_ms_with_filter", first.secondsTotal * 1e3},
+                            {"median_ms_row_change_to_slice", median(rowTotals) * 1e3},
+                            {"median_ms_row_load_and_corrections", median(loads) * 1e3},
                             {"runs_ms", [&] {
                                  std::vector<double> ms;
                                  for (double t : totals) ms.push_back(t * 1e3);
@@ -639,7 +649,8 @@ int runPreview(const Settings& s, const CLI::App& app) {
         }
     }
     std::printf("('median ms' = PreviewSession::run after an axis change, the filtered sinogram kept; 'first ms' = the "
-                "first run, which loads and filters)\n");
+                "first run, which loads and filters; 'row ms' = a run after a row change, and 'load ms' its reading "
+                "and corrections)\n");
     if (!s.json.empty()) {
         writeJson(s.json, {{"program", std::string(kProgram) + " " + TOMO_VERSION},
                            {"mode", "preview"},

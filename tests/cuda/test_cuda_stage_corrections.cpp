@@ -9,6 +9,7 @@
 #include "../core/corrections_test_helpers.h"
 #include "tomo/pipeline.h"
 #include "tomo/preprocess.h"
+#include "tomo/preview.h"
 
 #include <cmath>
 #include <cstdint>
@@ -24,7 +25,7 @@ constexpr float kFlat = 20000.0f, kDark = 100.0f;
 /// Raw uint16 counts of a Shepp-Logan scan with what real detectors add:
 /// column gains (rings), zingers, a dead pixel, noise, and two flat groups
 /// (before and after) that differ, so flats are blended.
-test::CountsDataset faultyScan(double lastAngle = kPi, int projections = kProjections) {
+std::shared_ptr<test::CountsDataset> faultyScan(double lastAngle = kPi, int projections = kProjections) {
     std::vector<double> angles(static_cast<std::size_t>(projections));
     for (int a = 0; a < projections; ++a) angles[a] = lastAngle * a / projections;
     const ImageStack p = projectPhantom(test::phantom2D(kColumns, kRows), angles);
@@ -42,7 +43,7 @@ test::CountsDataset faultyScan(double lastAngle = kPi, int projections = kProjec
                 if ((r * 131 + a * 17 + c) % 997 == 0) v += 15000.0f; // a zinger
                 counts.image(r)[static_cast<std::size_t>(a) * kColumns + c] = std::round(std::clamp(v, 0.0f, 65535.0f));
             }
-    test::CountsDataset scan(std::move(counts), angles, SampleType::UInt16);
+    auto scan = std::make_shared<test::CountsDataset>(std::move(counts), angles, SampleType::UInt16);
     std::vector<float> before(static_cast<std::size_t>(kRows) * kColumns), after(before.size()),
         dark(before.size(), kDark);
     for (int r = 0; r < kRows; ++r)
@@ -51,9 +52,9 @@ test::CountsDataset faultyScan(double lastAngle = kPi, int projections = kProjec
             after[r * kColumns + c] = kDark + (kFlat * 1.05f - kDark) * gain[c];
         }
     before[3 * kColumns + 50] = after[3 * kColumns + 50] = kDark; // a dead pixel
-    scan.addFlatGroup(0, before);
-    scan.addFlatGroup(projections, after);
-    scan.setDark(dark);
+    scan->addFlatGroup(0, before);
+    scan->addFlatGroup(projections, after);
+    scan->setDark(dark);
     return scan;
 }
 
@@ -112,7 +113,8 @@ CorrectionOptions withRings(RingMethod method) {
 
 TEST(CudaStageCorrections, EveryCorrectionEqualsTheCpuStage) {
     TOMO_REQUIRE_CUDA();
-    test::CountsDataset scan = faultyScan();
+    const std::shared_ptr<test::CountsDataset> held = faultyScan();
+    test::CountsDataset& scan = *held;
     expectGpuEqualsCpu(scan, CorrectionOptions(), 0, kRows, "flats before and after, dead pixels");
     CorrectionOptions zingers;
     zingers.zingers.enabled = true;
@@ -130,7 +132,8 @@ TEST(CudaStageCorrections, EveryCorrectionEqualsTheCpuStage) {
 
 TEST(CudaStageCorrections, PaganinWithItsRowMarginAndEverythingTogether) {
     TOMO_REQUIRE_CUDA();
-    test::CountsDataset scan = faultyScan();
+    const std::shared_ptr<test::CountsDataset> held = faultyScan();
+    test::CountsDataset& scan = *held;
     CorrectionOptions paganin;
     paganin.paganin = {true, 200.0, 25.0, 0.5, 3e-6};
     // Chunks inside the detector and at both edges (margin rows repeated).
@@ -147,7 +150,8 @@ TEST(CudaStageCorrections, PaganinWithItsRowMarginAndEverythingTogether) {
 
 TEST(CudaStageCorrections, HalfAcquisitionStitchingEqualsTheCpuStage) {
     TOMO_REQUIRE_CUDA();
-    test::CountsDataset scan = faultyScan(2 * kPi, 2 * kProjections);
+    const std::shared_ptr<test::CountsDataset> held = faultyScan(2 * kPi, 2 * kProjections);
+    test::CountsDataset& scan = *held;
     CorrectionOptions half;
     half.halfAcquisition.enabled = true;
     half.halfAcquisition.axis = 30.25;
@@ -170,7 +174,8 @@ TEST(CudaStageCorrections, LogCorrectedInputEqualsTheCpuStage) {
 
 TEST(CudaStageCorrections, ConveyorCorrectsOnTheGpuAndEqualsTheCpuStage) {
     TOMO_REQUIRE_CUDA();
-    test::CountsDataset scan = faultyScan();
+    const std::shared_ptr<test::CountsDataset> held = faultyScan();
+    test::CountsDataset& scan = *held;
     VolumeJob job;
     job.geometry = ReconGeometry::fullSlice([&] {
         Geometry g;
@@ -198,6 +203,26 @@ TEST(CudaStageCorrections, ConveyorCorrectsOnTheGpuAndEqualsTheCpuStage) {
     EXPECT_TRUE(e.allWritten);
     report("conveyor (GPU corrections) vs CPU stage + plan", e);
     EXPECT_LE(e.relative, 1e-5);
+}
+
+TEST(CudaStageCorrections, PreviewCorrectsRowsOnTheGpu) {
+    TOMO_REQUIRE_CUDA();
+    const std::shared_ptr<test::CountsDataset> scan = faultyScan();
+    PreviewSession session(scan);
+    PreviewRequest request;
+    request.options = optionsFor("tex-optimized", Interpolation::Linear, Precision::Float32, 1);
+    request.corrections.zingers.enabled = true;
+    request.corrections.rings.method = RingMethod::All;
+    for (int row : {2, 5}) {
+        request.row = row;
+        const PreviewResult result = session.run(request);
+        EXPECT_GT(result.corrections.zingerCount, 0u);
+        PreprocessingStage stage(*scan, request.corrections);
+        const ImageStack cpu = stage.load(row, 1);
+        ImageStack gpu(cpu.width, cpu.height, 1);
+        gpu.data = session.sinogram(row).data;
+        EXPECT_LE(relativeDifference(gpu, cpu), 1e-5) << "row " << row;
+    }
 }
 
 } // namespace
