@@ -435,6 +435,9 @@ int runPipelineBenchmark(const PipelineBenchSettings& s) {
                     static_cast<double>(r.report.peakBufferBytes) / (1 << 20),
                     r.report.plan.upload, r.report.plan.filter, r.report.plan.backproject, r.report.plan.download,
                     r.report.gups);
+        if (!r.report.preprocessSteps.empty())
+            std::printf("%s input: preprocessing busy per step: %s\n", r.input.c_str(),
+                        formatSteps(r.report.preprocessSteps).c_str());
         if (s.outputType != OutputType::Float32)
             std::printf("%s input: %s output, %llu values clipped%s\n", r.input.c_str(), outputTypeName(s.outputType),
                         static_cast<unsigned long long>(r.clipped.total()),
@@ -451,6 +454,12 @@ int runPipelineBenchmark(const PipelineBenchSettings& s) {
             results.push_back({{"input", r.input},
                                {"strategy", v.strategy},
                                {"preprocessing_on", v.correctedOn},
+                               {"preprocessing_step_seconds",
+                                [&] {
+                                    json steps = json::object();
+                                    for (const auto& [name, seconds] : v.preprocessSteps) steps[name] = seconds;
+                                    return steps;
+                                }()},
                                {"seconds_total", v.secondsTotal},
                                {"busy_seconds",
                                 {{"read", v.secondsRead},

@@ -218,6 +218,12 @@ std::string formatSeconds(double seconds) {
     return buf;
 }
 
+std::string formatSteps(const std::vector<std::pair<std::string, double>>& steps) {
+    std::string text;
+    for (const auto& [name, seconds] : steps) text += (text.empty() ? "" : ", ") + name + " " + formatSeconds(seconds);
+    return text;
+}
+
 namespace {
 
 std::string trim(std::string_view s) {

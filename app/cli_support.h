@@ -94,6 +94,9 @@ std::string formatDuration(double seconds);
 /// Seconds with a sensible number of digits: "0.012 s", "1.23 s", "123 s".
 std::string formatSeconds(double seconds);
 
+/// "prepare 0.12 s, upload 0.31 s, ..." (a GPU corrector's busy time per step).
+std::string formatSteps(const std::vector<std::pair<std::string, double>>& steps);
+
 /// Detector rows from "a:b" (a to b-1), "a:" (a to the end), ":b" or "a"
 /// (one row): first row and count (0 = to the end). Bounds are checked
 /// against the dataset by checkRows. Throws InvalidArgument naming `option`.

@@ -936,6 +936,9 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
                 busy(report.secondsPreprocess).c_str(), report.correctedOn.c_str(),
                 busy(report.secondsReconstruct).c_str(), report.gups, report.strategy.c_str(), busy(report.secondsWrite).c_str(), report.bottleneck().c_str(),
                 static_cast<double>(report.peakBufferBytes) / (1 << 20));
+    if (!report.preprocessSteps.empty())
+        std::printf("%s: preprocessing on %s, busy per step: %s\n", kProgram, report.correctedOn.c_str(),
+                    formatSteps(report.preprocessSteps).c_str());
     printOutputSummary(write, clipped, static_cast<double>(recon.region.pixels()) * rowCount);
     printCorrectionReport(report.preprocess, report.warnings, c.corrections.listBadPixels);
 

@@ -70,6 +70,9 @@ struct VolumeReport {
     /// (ChunkCorrector::where), or the strategy when its plan corrected the
     /// stored values itself (flat field and log only).
     std::string correctedOn;
+    /// With a GPU corrector: the busy seconds of each of its steps
+    /// (ChunkCorrector::stepSeconds); empty otherwise.
+    std::vector<std::pair<std::string, double>> preprocessSteps;
     int slices = 0;
     int chunkRows = 0;           ///< rows per chunk of the conveyor
     PreprocessStats preprocess;

@@ -276,6 +276,10 @@ public:
     /// page faults or zero-filling per chunk). Thread-safe.
     void recycle(RawChunk&& chunk);
     void recycle(ImageStack&& sinograms);
+    /// A buffer of `values` floats for corrected sinograms, recycled ones
+    /// first (contents undefined): what a ChunkCorrector fills, so that the
+    /// buffers the conveyor hands back are reused. Thread-safe.
+    std::vector<float> sinogramBuffer(std::size_t values);
 
     /// correct(read(firstRow, rowCount), stats).
     ImageStack load(int firstRow, int rowCount, PreprocessStats* stats = nullptr);
@@ -296,6 +300,10 @@ public:
     virtual ImageStack correct(RawChunk chunk, PreprocessStats* stats = nullptr) = 0;
     /// Where it runs, for reports: "CUDA device 0 (NVIDIA H100 80GB HBM3)".
     virtual std::string where() const = 0;
+    /// Busy seconds of each step over every correct() so far, in the order
+    /// they run ("prepare" on the host, "upload", "flat field", ...; steps
+    /// that did not run are left out).
+    virtual std::vector<std::pair<std::string, double>> stepSeconds() const = 0;
 };
 
 /// Flat/dark + log only (CorrectionOptions::none()), for callers that want

@@ -698,6 +698,10 @@ void PreprocessingStage::recycle(RawChunk&& chunk) {
     chunk = {};
 }
 
+std::vector<float> PreprocessingStage::sinogramBuffer(std::size_t values) {
+    return m_impl->floats.take(values);
+}
+
 void PreprocessingStage::recycle(ImageStack&& sinograms) {
     m_impl->floats.give(std::move(sinograms.data));
     sinograms = {};

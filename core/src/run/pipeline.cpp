@@ -436,6 +436,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     report.preprocess = std::move(onCpu);
     report.preprocess.merge(onPlan);
     report.warnings = stage.warnings();
+    if (corrector) report.preprocessSteps = corrector->stepSeconds();
     report.plan = planTimes;
     report.peakBufferBytes = meter.peak();
     report.secondsTotal = secondsSince(tStart);

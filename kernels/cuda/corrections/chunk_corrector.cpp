@@ -12,6 +12,7 @@
 #include "tomo/error.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,11 @@ namespace {
 
 constexpr std::size_t kLogClamped = kCounterWords; // the counter after the flat-field kernel's
 
+/// The steps of correct(), timed with events on the stream (prepare: on the host).
+enum Step { kPrepare, kUpload, kFlatField, kZingers, kBackground, kRings, kPaganin, kLog, kStitch, kDownload, kSteps };
+constexpr const char* kStepNames[kSteps] = {"prepare", "upload", "flat field", "zingers", "background",
+                                            "rings", "Paganin", "log", "stitch", "download"};
+
 class CudaChunkCorrector final : public ChunkCorrector {
 public:
     CudaChunkCorrector(PreprocessingStage& stage, int device) : m_stage(stage), m_device(device) {
@@ -28,9 +34,20 @@ public:
         m_stream = Stream::create();
         m_counters = DeviceBuffer<unsigned long long>(m_device, kCounterWords + 1, "the preprocessing counters");
         m_hostCounters = PinnedBuffer<unsigned long long>(kCounterWords + 1, "the preprocessing counters");
+        for (int i = 0; i < kSteps; ++i) {
+            m_stepStart[i] = Event::create(true);
+            m_stepEnd[i] = Event::create(true);
+        }
     }
 
     std::string where() const override { return deviceLabel(m_device); }
+
+    std::vector<std::pair<std::string, double>> stepSeconds() const override {
+        std::vector<std::pair<std::string, double>> steps;
+        for (int i = 0; i < kSteps; ++i)
+            if (m_ran[i]) steps.emplace_back(kStepNames[i], m_seconds[i]);
+        return steps;
+    }
 
     ImageStack correct(RawChunk chunk, PreprocessStats* stats) override;
 
@@ -45,6 +62,22 @@ private:
     /// line integrals) in m_chunk.
     void flatField(const RawChunk& chunk, const ChunkConstants& k);
     [[noreturn]] void throwNonFinite(const RawChunk& chunk, unsigned long long key) const;
+    /// Brackets a device step with its events (collected after the chunk's last wait).
+    void begin(Step step) {
+        TOMO_CUDA_CHECK(cudaEventRecord(m_stepStart[step].get(), m_stream.get()));
+        m_recorded[step] = true;
+    }
+    void end(Step step) { TOMO_CUDA_CHECK(cudaEventRecord(m_stepEnd[step].get(), m_stream.get())); }
+    void collectSteps() {
+        for (int i = 0; i < kSteps; ++i) {
+            if (!m_recorded[i]) continue;
+            float ms = 0.0f;
+            TOMO_CUDA_CHECK(cudaEventElapsedTime(&ms, m_stepStart[i].get(), m_stepEnd[i].get()));
+            m_seconds[i] += ms * 1e-3;
+            m_ran[i] = true;
+            m_recorded[i] = false;
+        }
+    }
 
     PreprocessingStage& m_stage;
     int m_device;
@@ -62,6 +95,10 @@ private:
     std::unique_ptr<DeviceStripes> m_stripes;
     std::unique_ptr<DevicePaganin> m_paganin;
     std::unique_ptr<DeviceHalfAcquisition> m_halfAcquisition;
+    Event m_stepStart[kSteps], m_stepEnd[kSteps];
+    bool m_recorded[kSteps] = {};
+    bool m_ran[kSteps] = {};
+    double m_seconds[kSteps] = {};
 };
 
 void CudaChunkCorrector::ensureShape(int blockRows) {
@@ -102,6 +139,7 @@ void CudaChunkCorrector::flatField(const RawChunk& chunk, const ChunkConstants& 
         return all;
     };
     FlatFieldLaunch f;
+    begin(kUpload);
     f.d_raw = upload(m_raw, reinterpret_cast<const unsigned char*>(chunk.values.data()), chunk.values.size(),
                      "the chunk's stored values");
     f.type = rawTypeOf(static_cast<int>(chunk.type));
@@ -132,6 +170,7 @@ void CudaChunkCorrector::flatField(const RawChunk& chunk, const ChunkConstants& 
         // The concatenations are freed when this function returns: wait for their copies.
         TOMO_CUDA_CHECK(cudaStreamSynchronize(m_stream.get()));
     }
+    end(kUpload);
     f.saturation = k.saturation;
     f.interpolate = k.interpolate;
     f.takeLog = k.logInFlatField;
@@ -139,7 +178,9 @@ void CudaChunkCorrector::flatField(const RawChunk& chunk, const ChunkConstants& 
     f.d_counters = m_counters.get();
     f.countedFirst = chunk.margin;
     f.countedEnd = chunk.margin + chunk.rowCount;
+    begin(kFlatField);
     launchFlatField(f, m_stream.get());
+    end(kFlatField);
     TOMO_CUDA_CHECK(cudaStreamSynchronize(m_stream.get())); // `scales` is freed on return
 }
 
@@ -155,7 +196,10 @@ void CudaChunkCorrector::throwNonFinite(const RawChunk& chunk, unsigned long lon
 
 ImageStack CudaChunkCorrector::correct(RawChunk chunk, PreprocessStats* stats) {
     PreprocessStats found;
+    const auto prepareStart = std::chrono::steady_clock::now();
     const ChunkConstants k = m_stage.prepare(chunk, found);
+    m_seconds[kPrepare] += std::chrono::duration<double>(std::chrono::steady_clock::now() - prepareStart).count();
+    m_ran[kPrepare] = true;
     const DatasetInfo& i = m_stage.info();
     const CorrectionOptions& o = m_stage.options();
     const int P = i.projections, N = i.columns, rows = chunk.rowCount, margin = chunk.margin;
@@ -165,33 +209,51 @@ ImageStack CudaChunkCorrector::correct(RawChunk chunk, PreprocessStats* stats) {
     ensureShape(k.blockRows);
     resetFlatFieldCounters(m_counters.get(), stream);
     TOMO_CUDA_CHECK(cudaMemsetAsync(m_counters.get() + kLogClamped, 0, sizeof(unsigned long long), stream));
-    if (i.logCorrected)
+    if (i.logCorrected) {
+        begin(kUpload);
         TOMO_CUDA_CHECK(cudaMemcpyAsync(m_chunk.get(), chunk.data.data.data(), chunk.data.data.size() * sizeof(float),
                                         cudaMemcpyHostToDevice, stream));
-    else
+        end(kUpload);
+    } else
         flatField(chunk, k);
     const ValueKind kind = i.logCorrected ? ValueKind::LineIntegral : ValueKind::Transmission;
 
     if (m_zingers) {
+        begin(kZingers);
         const DeviceZingers::Found z =
             m_zingers->apply(m_chunk.get(), k.blockRows, o.zingers, kind, stream, margin, margin + rows,
                              PreprocessStats::kListLimit);
+        end(kZingers);
         for (int r = margin; r < margin + rows; ++r) found.zingerCount += z.counts[static_cast<std::size_t>(r)];
         for (PixelPosition p : z.positions) {
             p.row = m_stage.detectorRow(chunk.firstRow, p.row);
             found.zingers.push_back(p);
         }
     }
-    if (o.flatField.backgroundCount > 0)
+    if (o.flatField.backgroundCount > 0) {
+        begin(kBackground);
         launchBackgroundNormalisation(m_chunk.get(), static_cast<long long>(k.blockRows) * P, N,
                                       o.flatField.backgroundFirst, o.flatField.backgroundCount,
                                       kind == ValueKind::LineIntegral, stream);
-    if (m_stripes) m_stripes->apply(m_chunk.get(), k.blockRows, stream);
-    if (m_paganin) m_paganin->apply(m_chunk.get(), P, margin, rows, stream);
+        end(kBackground);
+    }
+    if (m_stripes) {
+        begin(kRings);
+        m_stripes->apply(m_chunk.get(), k.blockRows, stream);
+        end(kRings);
+    }
+    if (m_paganin) {
+        begin(kPaganin);
+        m_paganin->apply(m_chunk.get(), P, margin, rows, stream);
+        end(kPaganin);
+    }
 
     float* output = m_chunk.get() + static_cast<std::size_t>(margin) * sinogramSize;
-    if (!i.logCorrected && !k.logInFlatField)
+    if (!i.logCorrected && !k.logInFlatField) {
+        begin(kLog);
         launchMinusLog(output, static_cast<std::size_t>(rows) * sinogramSize, m_counters.get() + kLogClamped, stream);
+        end(kLog);
+    }
     int outColumns = N, outProjections = P;
     if (m_halfAcquisition) {
         const HalfAcquisitionLayout& layout = *m_stage.halfAcquisition();
@@ -202,15 +264,24 @@ ImageStack CudaChunkCorrector::correct(RawChunk chunk, PreprocessStats* stats) {
             m_stitched.reset();
             m_stitched = DeviceBuffer<float>(m_device, values, "the stitched sinograms");
         }
+        begin(kStitch);
         m_halfAcquisition->apply(output, rows, m_stitched.get(), stream);
+        end(kStitch);
         output = m_stitched.get();
     }
-    ImageStack out(outColumns, outProjections, rows);
+    begin(kDownload);
+    ImageStack out;
+    out.width = outColumns;
+    out.height = outProjections;
+    out.depth = rows;
+    out.data = m_stage.sinogramBuffer(static_cast<std::size_t>(rows) * outColumns * outProjections);
     TOMO_CUDA_CHECK(cudaMemcpyAsync(out.data.data(), output, out.data.size() * sizeof(float), cudaMemcpyDeviceToHost,
                                     stream));
+    end(kDownload);
     TOMO_CUDA_CHECK(cudaMemcpyAsync(m_hostCounters.get(), m_counters.get(), m_counters.bytes(), cudaMemcpyDeviceToHost,
                                     stream));
     TOMO_CUDA_CHECK(cudaStreamSynchronize(stream));
+    collectSteps();
     const unsigned long long* counters = m_hostCounters.get();
     if (!i.logCorrected) {
         if (counters[2] != ~0ull) throwNonFinite(chunk, counters[2]);
