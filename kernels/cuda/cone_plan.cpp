@@ -9,7 +9,7 @@
 #include "device_check.h"
 #include "filter_kernels.h"
 #include "gpu_filter.h"
-#include "host_copy.h"
+#include "pinned_staging.h"
 
 #include "tomo/error.h"
 
@@ -27,61 +27,10 @@ namespace tomo::cuda {
 
 namespace {
 
-/// Transfers of this many bytes or more go through pinned staging buffers:
-/// from pageable memory the driver copies at a few GB/s, through two pinned
-/// buffers that threads fill while the other one's DMA runs at PCIe speed.
-/// Smaller ones (a live slice's few detector rows) are not worth pinning.
+/// Transfers of this many bytes or more go through pinned staging buffers
+/// (pinned_staging.h). Smaller ones (a live slice's few detector rows) are
+/// not worth pinning.
 constexpr std::size_t kStagedBytes = std::size_t{256} << 20;
-constexpr std::size_t kStagingBytes = std::size_t{32} << 20; // each of the two buffers
-
-/// Two pinned buffers, the events that say their DMA is done, and the
-/// threads that copy to and from pageable memory.
-struct Staging {
-    explicit Staging(std::size_t values)
-        : buffers{PinnedBuffer<float>(values, "the cone-beam staging buffers"),
-                  PinnedBuffer<float>(values, "the cone-beam staging buffers")},
-          done{Event::create(false), Event::create(false)},
-          copier(static_cast<int>(std::clamp(std::thread::hardware_concurrency() / 2, 1u, 8u))) {}
-    /// Host bytes at `source` to the device through the buffers, in parts of
-    /// whole `unit`s: send(part in a pinned buffer, offset, bytes) enqueues
-    /// each part's DMA on `stream`; threads fill one buffer while the other's
-    /// DMA runs.
-    template <class Send>
-    void forEachPart(const float* source, std::size_t bytes, std::size_t unit, cudaStream_t stream, Send&& send) {
-        const std::size_t part = buffers[0].size() * sizeof(float) / unit * unit;
-        for (std::size_t offset = 0, i = 0; offset < bytes; offset += part, ++i) {
-            const std::size_t n = std::min(part, bytes - offset);
-            TOMO_CUDA_CHECK(cudaEventSynchronize(done[i % 2].get())); // its last DMA has landed
-            copier.copy(buffers[i % 2].get(), reinterpret_cast<const char*>(source) + offset, n);
-            send(buffers[i % 2].get(), offset, n);
-            TOMO_CUDA_CHECK(cudaEventRecord(done[i % 2].get(), stream));
-        }
-    }
-
-    /// `bytes` of device memory to the host through the buffers: the DMA of
-    /// part i + 1 runs while threads copy part i out. Returns when all is there.
-    void download(float* target, const float* d_source, std::size_t bytes, cudaStream_t stream) {
-        const std::size_t part = buffers[0].size() * sizeof(float);
-        const std::size_t parts = (bytes + part - 1) / part;
-        auto partBytes = [&](std::size_t i) { return std::min(part, bytes - i * part); };
-        for (std::size_t i = 0; i <= parts; ++i) {
-            if (i < parts) {
-                TOMO_CUDA_CHECK(cudaMemcpyAsync(buffers[i % 2].get(), reinterpret_cast<const char*>(d_source) + i * part,
-                                                partBytes(i), cudaMemcpyDeviceToHost, stream));
-                TOMO_CUDA_CHECK(cudaEventRecord(done[i % 2].get(), stream));
-            }
-            if (i > 0) {
-                const std::size_t j = i - 1;
-                TOMO_CUDA_CHECK(cudaEventSynchronize(done[j % 2].get()));
-                copier.copy(reinterpret_cast<char*>(target) + j * part, buffers[j % 2].get(), partBytes(j));
-            }
-        }
-    }
-
-    std::array<PinnedBuffer<float>, 2> buffers;
-    std::array<Event, 2> done;
-    HostCopier copier;
-};
 
 /// Constant memory holds one batch of matrices for the whole process.
 std::mutex& constantMemory() {
@@ -120,7 +69,7 @@ private:
 
 /// Views [first, first + count) into layers 0.. of `array` (and nothing
 /// else): the caller's upload, or the GPU's FDK filtering.
-using FillLayers = std::function<void(int first, int count, cudaArray_t array, cudaStream_t stream, Staging* staging,
+using FillLayers = std::function<void(int first, int count, cudaArray_t array, cudaStream_t stream, PinnedStaging* staging,
                                       StageMarks& marks)>;
 
 /// The layered-texture back-projection shared by backprojectCone and
@@ -172,9 +121,9 @@ void backprojectLayers(int columns, int rows, std::span<const ProjectionMatrix> 
 
     // One stream: the stages do not overlap, so their events time them.
     StageMarks marks(times != nullptr);
-    std::unique_ptr<Staging> staging;
+    std::unique_ptr<PinnedStaging> staging;
     if (std::max(inputBytes, volume.size_bytes()) >= kStagedBytes)
-        staging = std::make_unique<Staging>(std::max(image, kStagingBytes / sizeof(float)));
+        staging = std::make_unique<PinnedStaging>(std::max(image * sizeof(float), PinnedStaging::kDefaultBytes));
     std::vector<float> batchMatrices;
     auto upload = [&](int b) {
         const int first = b * batch, count = std::min(batch, views - first);
@@ -254,7 +203,7 @@ void backprojectCone(const FilteredProjections& in, const VolumeGrid& grid, doub
     device = checkedDevice(device);
     std::lock_guard lock(constantMemory());
     backprojectLayers(in.columns, in.rows, in.views, in.data.size() * sizeof(float), grid, scale, volume, device, times,
-                      [&](int first, int count, cudaArray_t array, cudaStream_t stream, Staging* staging,
+                      [&](int first, int count, cudaArray_t array, cudaStream_t stream, PinnedStaging* staging,
                           StageMarks& marks) {
                           marks.begin(StageMarks::Upload, stream);
                           const float* source = in.data.data() + image * static_cast<std::size_t>(first);
@@ -263,8 +212,8 @@ void backprojectCone(const FilteredProjections& in, const VolumeGrid& grid, doub
                           } else {
                               // Threads fill one buffer while the other one's DMA runs.
                               staging->forEachPart(source, image * count * sizeof(float), image * sizeof(float),
-                                                   stream, [&](const float* part, std::size_t offset, std::size_t bytes) {
-                                                       copyLayers(part, in.columns, in.rows,
+                                                   stream, [&](const void* part, std::size_t offset, std::size_t bytes) {
+                                                       copyLayers(static_cast<const float*>(part), in.columns, in.rows,
                                                                   static_cast<int>(bytes / (image * sizeof(float))),
                                                                   static_cast<int>(offset / (image * sizeof(float))),
                                                                   array, cudaMemcpyHostToDevice, stream);
@@ -312,7 +261,7 @@ void reconstructFdk(const FdkWeights& w, std::span<const float> projections, con
     DeviceBuffer<float> d_filtered(device, image * chunkViews, "the filtered projections of one chunk");
 
     backprojectLayers(columns, rows, w.normalised, projections.size_bytes(), grid, scale, volume, device, times,
-                      [&](int first, int count, cudaArray_t array, cudaStream_t stream, Staging* staging,
+                      [&](int first, int count, cudaArray_t array, cudaStream_t stream, PinnedStaging* staging,
                           StageMarks& marks) {
                           for (int done = 0; done < count; done += chunkViews) {
                               const int n = std::min(chunkViews, count - done);
@@ -324,7 +273,7 @@ void reconstructFdk(const FdkWeights& w, std::span<const float> projections, con
                                   TOMO_CUDA_CHECK(cudaMemcpyAsync(d_raw.get(), source, bytes, cudaMemcpyHostToDevice, stream));
                               else
                                   staging->forEachPart(source, bytes, sizeof(float), stream,
-                                                       [&](const float* part, std::size_t offset, std::size_t partBytes) {
+                                                       [&](const void* part, std::size_t offset, std::size_t partBytes) {
                                                            TOMO_CUDA_CHECK(cudaMemcpyAsync(
                                                                reinterpret_cast<char*>(d_raw.get()) + offset, part,
                                                                partBytes, cudaMemcpyHostToDevice, stream));

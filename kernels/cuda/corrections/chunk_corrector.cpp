@@ -8,6 +8,7 @@
 #include "corrections/stage_kernels.h"
 #include "cuda_resources.h"
 #include "flat_field_kernels.h"
+#include "pinned_staging.h"
 
 #include "tomo/error.h"
 
@@ -21,6 +22,8 @@ namespace tomo::cuda {
 namespace {
 
 constexpr std::size_t kLogClamped = kCounterWords; // the counter after the flat-field kernel's
+/// Transfers this large go through pinned staging (a row of a live preview does not).
+constexpr std::size_t kStagedBytes = std::size_t{16} << 20;
 
 /// The steps of correct(), timed with events on the stream (prepare: on the host).
 enum Step { kPrepare, kUpload, kFlatField, kZingers, kBackground, kRings, kPaganin, kLog, kStitch, kDownload, kSteps };
@@ -58,6 +61,13 @@ private:
     /// Copies `values` to `buffer` (grown when too small) on the stream.
     template <class T>
     T* upload(DeviceBuffer<T>& buffer, const T* values, std::size_t count, const char* what);
+    /// Host <-> device copies, through pinned staging when large.
+    void copyIn(void* d_target, const void* source, std::size_t bytes);
+    void copyOut(void* target, const void* d_source, std::size_t bytes);
+    PinnedStaging& staging() {
+        if (!m_staging) m_staging = std::make_unique<PinnedStaging>();
+        return *m_staging;
+    }
     /// The flat-field kernel: the chunk's stored values -> transmissions (or
     /// line integrals) in m_chunk.
     void flatField(const RawChunk& chunk, const ChunkConstants& k);
@@ -95,6 +105,7 @@ private:
     std::unique_ptr<DeviceStripes> m_stripes;
     std::unique_ptr<DevicePaganin> m_paganin;
     std::unique_ptr<DeviceHalfAcquisition> m_halfAcquisition;
+    std::unique_ptr<PinnedStaging> m_staging;
     Event m_stepStart[kSteps], m_stepEnd[kSteps];
     bool m_recorded[kSteps] = {};
     bool m_ran[kSteps] = {};
@@ -126,8 +137,22 @@ T* CudaChunkCorrector::upload(DeviceBuffer<T>& buffer, const T* values, std::siz
         buffer.reset();
         buffer = DeviceBuffer<T>(m_device, count, what);
     }
-    TOMO_CUDA_CHECK(cudaMemcpyAsync(buffer.get(), values, count * sizeof(T), cudaMemcpyHostToDevice, m_stream.get()));
+    copyIn(buffer.get(), values, count * sizeof(T));
     return buffer.get();
+}
+
+void CudaChunkCorrector::copyIn(void* d_target, const void* source, std::size_t bytes) {
+    if (bytes >= kStagedBytes)
+        staging().upload(d_target, source, bytes, m_stream.get());
+    else
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(d_target, source, bytes, cudaMemcpyHostToDevice, m_stream.get()));
+}
+
+void CudaChunkCorrector::copyOut(void* target, const void* d_source, std::size_t bytes) {
+    if (bytes >= kStagedBytes)
+        staging().download(target, d_source, bytes, m_stream.get());
+    else
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(target, d_source, bytes, cudaMemcpyDeviceToHost, m_stream.get()));
 }
 
 void CudaChunkCorrector::flatField(const RawChunk& chunk, const ChunkConstants& k) {
@@ -211,8 +236,7 @@ ImageStack CudaChunkCorrector::correct(RawChunk chunk, PreprocessStats* stats) {
     TOMO_CUDA_CHECK(cudaMemsetAsync(m_counters.get() + kLogClamped, 0, sizeof(unsigned long long), stream));
     if (i.logCorrected) {
         begin(kUpload);
-        TOMO_CUDA_CHECK(cudaMemcpyAsync(m_chunk.get(), chunk.data.data.data(), chunk.data.data.size() * sizeof(float),
-                                        cudaMemcpyHostToDevice, stream));
+        copyIn(m_chunk.get(), chunk.data.data.data(), chunk.data.data.size() * sizeof(float));
         end(kUpload);
     } else
         flatField(chunk, k);
@@ -275,8 +299,7 @@ ImageStack CudaChunkCorrector::correct(RawChunk chunk, PreprocessStats* stats) {
     out.height = outProjections;
     out.depth = rows;
     out.data = m_stage.sinogramBuffer(static_cast<std::size_t>(rows) * outColumns * outProjections);
-    TOMO_CUDA_CHECK(cudaMemcpyAsync(out.data.data(), output, out.data.size() * sizeof(float), cudaMemcpyDeviceToHost,
-                                    stream));
+    copyOut(out.data.data(), output, out.data.size() * sizeof(float));
     end(kDownload);
     TOMO_CUDA_CHECK(cudaMemcpyAsync(m_hostCounters.get(), m_counters.get(), m_counters.bytes(), cudaMemcpyDeviceToHost,
                                     stream));
