@@ -43,7 +43,8 @@ struct VolumeJob {
     /// budget allows, a whole number of plan batches).
     int chunkRows = 0;
     /// Host memory the conveyor's chunk buffers may take, all chunks in
-    /// flight together (0 = defaultMemoryBudget()). The plan's own memory
+    /// flight together (0 = defaultMemoryBudget(), grown for chunks of twice
+    /// the stage's row margin, up to a quarter of the memory). The plan's own memory
     /// (ReconstructionPlan::memoryBytes()) and the file libraries' caches
     /// come on top.
     std::size_t memoryBudget = 0;

@@ -76,12 +76,24 @@ std::size_t budgetOf(const VolumeJob& job) {
 int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const PreprocessingStage& stage,
                     int rowCount) {
     if (job.chunkRows > 0) return std::min(job.chunkRows, rowCount);
-    const std::size_t budget = budgetOf(job);
+    std::size_t budget = budgetOf(job);
     const DatasetInfo& info = stage.info();
     const std::size_t values = static_cast<std::size_t>(info.projections) * info.columns;
     const std::size_t raw = values * sampleBytes(info.sampleType);
     const std::size_t rowBytes = chunkRowBytes(info, plan.geometry().region) + 2 * sizeof(float) * values;
-    const std::size_t marginBytes = (5 * raw + 2 * sizeof(float) * values) * 2 * stage.rowMargin();
+    // Margin rows (Paganin's) are held as read (a chunk being read, one
+    // queued, one being corrected) and once as floats while corrected.
+    const int margin = stage.rowMargin();
+    const std::size_t marginBytes = (3 * raw + sizeof(float) * values) * 2 * margin;
+    if (job.memoryBudget == 0 && margin > 0) {
+        // Chunks of fewer rows than the margins spend most of the reading and
+        // correcting on margin rows: the default budget grows to chunks of
+        // 2 x margin rows, up to a quarter of the machine's memory.
+        const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+        const std::size_t physical = pages > 0 && pageSize > 0 ? static_cast<std::size_t>(pages) * pageSize : 0;
+        const std::size_t wanted = marginBytes + 2 * static_cast<std::size_t>(margin) * rowBytes;
+        budget = std::max(budget, std::min(wanted, physical / 4));
+    }
     const std::size_t room = budget > marginBytes ? budget - marginBytes : 0;
     const int fit = static_cast<int>(std::clamp<std::size_t>(room / rowBytes, 1, rowCount));
     const int batch = std::max(1, plan.maxSlices());
