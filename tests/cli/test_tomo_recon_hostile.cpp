@@ -268,7 +268,10 @@ TEST_F(TomoReconHostile, SinogramTiffWithAnglesAndTheCountsWarning) {
     const ToolRun r = recon(quoted(sino) + " --angles " + quoted(test::realData("sarepy_neutron_360/angles_deg.txt")) +
                             out() + " --center 244.9 --max-clamped 1 -q");
     ASSERT_EQ(r.exitCode, 0) << r.err;
+    const std::size_t warning = r.out.find("has no flat fields");
     EXPECT_NE(r.out.find("warning: " + sino.string() + " has no flat fields"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("has no flat fields", warning + 1), std::string::npos) << "said twice:\n" << r.out;
+    EXPECT_NE(r.out.find("detector gains are not corrected"), std::string::npos) << r.out;
     const ImageStack v = readVolume(m_dir / "o.h5");
     EXPECT_EQ(v.depth, 1);
     EXPECT_EQ(v.width, 503);

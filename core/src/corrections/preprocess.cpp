@@ -212,14 +212,16 @@ void PreprocessingStage::Impl::checkRawCounts(const RawChunk& chunk) {
         countsChecked = true;
     }
     if (!chunk.flats.empty() || options.flatField.backgroundCount > 0) return;
+    if (isInteger(info().sampleType)) return; // the reader says it for integer data (DatasetInfo::warnings)
     const double mean = meanOf(chunk);
-    if (!isInteger(info().sampleType) && mean <= 2.0) return;
+    if (mean <= 2.0) return;
     std::ostringstream s;
     s.precision(4);
     s << "'" << source() << "' has no flat fields and its values look like raw counts ("
       << sampleTypeName(info().sampleType) << ", mean " << mean
-      << "): -log of counts is not a line integral; give flats, or normalise by an open-beam "
-      << "region with --background-columns (corrections.flat_field.background_columns)";
+      << "): they are taken as transmissions up to a constant factor (harmless: the ramp filter removes the "
+      << "log's offset), but detector gains are not corrected (they make rings); give flats, or normalise by an "
+      << "open-beam region with --background-columns (corrections.flat_field.background_columns)";
     warn(s.str());
 }
 
