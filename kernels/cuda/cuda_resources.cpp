@@ -1,5 +1,7 @@
 #include "cuda_resources.h"
 
+#include <algorithm>
+
 #include <cstdio>
 #include <string>
 
@@ -200,23 +202,45 @@ CudaArray& CudaArray::operator=(CudaArray&& o) noexcept {
     return *this;
 }
 
+namespace {
+
+/// Destroys a plan whose planning failed (its owner's destructor does not
+/// run for a constructor that throws) and throws what cuFFT said.
+[[noreturn]] void throwPlanFailure(cufftHandle plan, cufftResult result, int device, const std::string& what,
+                                   std::size_t bytes, const char* call) {
+    (void)cufftDestroy(plan);
+    if (result == CUFFT_ALLOC_FAILED) throwDeviceOutOfMemory(device, what, bytes);
+    detail::throwCufftError(result, call, __FILE__, __LINE__);
+}
+
+} // namespace
+
 FftPlan::FftPlan(int device, int length, int batch) {
     TOMO_CUFFT_CHECK(cufftCreate(&m_plan));
-    m_valid = true;
     std::size_t work = 0;
     const cufftResult result = cufftMakePlan1d(m_plan, length, CUFFT_C2C, batch, &work);
-    if (result == CUFFT_ALLOC_FAILED) {
-        cufftDestroy(m_plan);
-        m_valid = false;
-        throwDeviceOutOfMemory(device,
-                               "the cuFFT plan (" + std::to_string(batch) + " rows of " + std::to_string(length) + ")",
-                               work ? work : static_cast<std::size_t>(length) * batch * 8);
+    if (result != CUFFT_SUCCESS)
+        throwPlanFailure(m_plan, result, device,
+                         "the cuFFT plan (" + std::to_string(batch) + " rows of " + std::to_string(length) + ")",
+                         work ? work : static_cast<std::size_t>(length) * batch * 8, "cufftMakePlan1d");
+    m_valid = true;
+    m_workBytes = work;
+}
+
+FftPlan::FftPlan(int device, const FftLayout& l, const std::string& what) {
+    TOMO_CUFFT_CHECK(cufftCreate(&m_plan));
+    std::size_t work = 0;
+    cufftResult result = cufftSetAutoAllocation(m_plan, 0);
+    if (result == CUFFT_SUCCESS) {
+        long long n[3], inembed[3], onembed[3];
+        std::copy_n(l.n, 3, n);
+        std::copy_n(l.inembed, 3, inembed);
+        std::copy_n(l.onembed, 3, onembed);
+        result = cufftMakePlanMany64(m_plan, l.rank, n, inembed, l.istride, l.idist, onembed, l.ostride, l.odist,
+                                     l.type, l.batch, &work);
     }
-    if (result != CUFFT_SUCCESS) {
-        cufftDestroy(m_plan);
-        m_valid = false;
-        detail::throwCufftError(result, "cufftMakePlan1d", __FILE__, __LINE__);
-    }
+    if (result != CUFFT_SUCCESS) throwPlanFailure(m_plan, result, device, what, work, "cufftMakePlanMany64");
+    m_valid = true;
     m_workBytes = work;
 }
 

@@ -196,12 +196,26 @@ private:
     std::size_t m_bytes = 0;
 };
 
-/// A batched 1D complex-to-complex cuFFT plan.
+/// The layout of a batched cuFFT transform: cufftMakePlanMany64's arguments.
+struct FftLayout {
+    int rank = 1;
+    long long n[3] = {};
+    long long inembed[3] = {}, istride = 1, idist = 0;
+    long long onembed[3] = {}, ostride = 1, odist = 0;
+    cufftType type = CUFFT_C2C;
+    long long batch = 1;
+};
+
+/// A cuFFT plan: batched 1D complex-to-complex, or any layout.
 class FftPlan {
 public:
     FftPlan() = default;
     /// Throws OutOfMemory when cuFFT cannot allocate its work area.
     FftPlan(int device, int length, int batch);
+    /// `layout`, planned without a work area: the caller gives it one
+    /// (cufftSetWorkArea; plans that run one after another on one stream can
+    /// share one). Throws OutOfMemory naming `what`, DeviceError.
+    FftPlan(int device, const FftLayout& layout, const std::string& what);
     ~FftPlan();
     FftPlan(FftPlan&& o) noexcept
         : m_plan(std::exchange(o.m_plan, 0)), m_valid(std::exchange(o.m_valid, false)), m_workBytes(o.m_workBytes) {}

@@ -4,8 +4,26 @@
 
 #include "gpu_test_util.h"
 
+#include "tomo/volume_io.h"
+
+#include <algorithm>
+#include <span>
+#include <vector>
+
 namespace tomo::cudatest {
 using namespace gputest;
+
+/// A volume written into memory, every value first set to -12345 (a
+/// poison that Errors::allWritten finds).
+class MemoryWriter final : public VolumeWriter {
+public:
+    explicit MemoryWriter(std::size_t values) : volume(values, -12345.0f) {}
+    void writeSlices(int first, int count, std::span<const float> data) override {
+        std::copy(data.begin(), data.end(), volume.begin() + static_cast<std::ptrdiff_t>(first * data.size() / count));
+    }
+    void commit() override {}
+    std::vector<float> volume;
+};
 } // namespace tomo::cudatest
 
 /// Skips the test, with the backend's reason, when no usable CUDA device exists.

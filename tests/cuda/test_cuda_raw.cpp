@@ -206,16 +206,6 @@ private:
     std::vector<std::byte> m_counts;
 };
 
-class MemoryWriter final : public VolumeWriter {
-public:
-    explicit MemoryWriter(std::size_t values) : volume(values, -12345.0f) {}
-    void writeSlices(int first, int count, std::span<const float> data) override {
-        std::copy(data.begin(), data.end(), volume.begin() + static_cast<std::ptrdiff_t>(first * data.size() / count));
-    }
-    void commit() override {}
-    std::vector<float> volume;
-};
-
 TEST(CudaRaw, ConveyorWithTheGpuCorrectingEqualsOneShot) {
     TOMO_REQUIRE_CUDA();
     static const Dataset d = phantomDataset(160, 150, 7);

@@ -95,16 +95,6 @@ void expectGpuEqualsCpu(DatasetReader& reader, const CorrectionOptions& options,
     EXPECT_EQ(gpuStats.clamped, cpuStats.clamped);
 }
 
-class MemoryWriter final : public VolumeWriter {
-public:
-    explicit MemoryWriter(std::size_t values) : volume(values, -12345.0f) {}
-    void writeSlices(int first, int count, std::span<const float> data) override {
-        std::copy(data.begin(), data.end(), volume.begin() + static_cast<std::ptrdiff_t>(first * data.size() / count));
-    }
-    void commit() override {}
-    std::vector<float> volume;
-};
-
 CorrectionOptions withRings(RingMethod method) {
     CorrectionOptions o;
     o.rings.method = method;

@@ -24,40 +24,25 @@ constexpr std::size_t kScratchBytes = std::size_t{512} << 20;
 /// the cap keeps small blocks from reserving the whole scratch budget.
 constexpr int kMaxBatch = 64;
 
-/// A cuFFT plan whose work area the caller provides (the forward and inverse
-/// plans run one after the other on one stream, so they share one).
-class Plan2d {
-public:
-    /// Throws OutOfMemory (cuFFT allocation failure), DeviceError.
-    Plan2d(long long rows, long long columns, int batch, cufftType type) {
-        TOMO_CUFFT_CHECK(cufftCreate(&m_plan));
-        m_valid = true;
-        TOMO_CUFFT_CHECK(cufftSetAutoAllocation(m_plan, 0));
-        const long long halfColumns = columns / 2 + 1;
-        long long n[2] = {rows, columns};
-        long long realEmbed[2] = {rows, columns};
-        long long complexEmbed[2] = {rows, halfColumns};
-        const bool forward = type == CUFFT_R2C;
-        // Slot b's real block starts at b * rows * columns floats, its
-        // spectrum at b * rows * halfColumns complex values.
-        TOMO_CUFFT_CHECK(cufftMakePlanMany64(m_plan, 2, n, forward ? realEmbed : complexEmbed, 1,
-                                             rows * (forward ? columns : halfColumns),
-                                             forward ? complexEmbed : realEmbed, 1,
-                                             rows * (forward ? halfColumns : columns), type, batch, &m_workBytes));
-    }
-    ~Plan2d() {
-        if (m_valid) (void)cufftDestroy(m_plan);
-    }
-    Plan2d(const Plan2d&) = delete;
-    Plan2d& operator=(const Plan2d&) = delete;
-    cufftHandle get() const { return m_plan; }
-    std::size_t workBytes() const { return m_workBytes; }
-
-private:
-    cufftHandle m_plan = 0;
-    bool m_valid = false;
-    std::size_t m_workBytes = 0;
-};
+/// A batch of 2D real transforms of rows x columns: slot b's block starts at
+/// b * rows * columns floats, its half spectrum at b * rows * (columns / 2 + 1)
+/// complex values. Planned without a work area: the forward and inverse
+/// plans run one after the other on one stream, so they share one.
+FftPlan plan2d(int device, long long rows, long long columns, int batch, cufftType type, const std::string& what) {
+    const long long halfColumns = columns / 2 + 1;
+    const bool forward = type == CUFFT_R2C;
+    FftLayout l;
+    l.rank = 2;
+    l.n[0] = l.inembed[0] = l.onembed[0] = rows;
+    l.n[1] = columns;
+    l.inembed[1] = forward ? columns : halfColumns;
+    l.onembed[1] = forward ? halfColumns : columns;
+    l.idist = rows * l.inembed[1];
+    l.odist = rows * l.onembed[1];
+    l.type = type;
+    l.batch = batch;
+    return FftPlan(device, l, "the cuFFT plan of Paganin" + what);
+}
 
 } // namespace
 
@@ -72,7 +57,7 @@ struct DevicePaganin::Impl {
     DeviceBuffer<float> padded;          // batch x Ny x Nx
     DeviceBuffer<cufftComplex> spectrum; // batch x Ny x (Nx / 2 + 1)
     DeviceBuffer<char> work;             // shared by both plans
-    std::unique_ptr<Plan2d> forward, inverse;
+    FftPlan forward, inverse;
 };
 
 DevicePaganin::DevicePaganin(int device, int rows, int columns, const PaganinOptions& options) {
@@ -104,13 +89,13 @@ DevicePaganin::DevicePaganin(int device, int rows, int columns, const PaganinOpt
     impl->kx2 = DeviceBuffer<double>(device, kx2.size(), "the Paganin column frequencies");
     impl->padded = DeviceBuffer<float>(device, realPerSlot * impl->batch, "the Paganin padded blocks" + what);
     impl->spectrum = DeviceBuffer<cufftComplex>(device, complexPerSlot * impl->batch, "the Paganin spectra" + what);
-    impl->forward = std::make_unique<Plan2d>(s.paddedRows, s.paddedColumns, impl->batch, CUFFT_R2C);
-    impl->inverse = std::make_unique<Plan2d>(s.paddedRows, s.paddedColumns, impl->batch, CUFFT_C2R);
-    impl->work = DeviceBuffer<char>(device, std::max(impl->forward->workBytes(), impl->inverse->workBytes()),
+    impl->forward = plan2d(device, s.paddedRows, s.paddedColumns, impl->batch, CUFFT_R2C, what);
+    impl->inverse = plan2d(device, s.paddedRows, s.paddedColumns, impl->batch, CUFFT_C2R, what);
+    impl->work = DeviceBuffer<char>(device, std::max(impl->forward.workBytes(), impl->inverse.workBytes()),
                                     "the cuFFT work area of Paganin" + what);
     if (impl->work.size() > 0) {
-        TOMO_CUFFT_CHECK(cufftSetWorkArea(impl->forward->get(), impl->work.get()));
-        TOMO_CUFFT_CHECK(cufftSetWorkArea(impl->inverse->get(), impl->work.get()));
+        TOMO_CUFFT_CHECK(cufftSetWorkArea(impl->forward.get(), impl->work.get()));
+        TOMO_CUFFT_CHECK(cufftSetWorkArea(impl->inverse.get(), impl->work.get()));
     }
 
     // Slots a last, partial batch leaves unused are transformed too: zeroed
@@ -136,17 +121,17 @@ void DevicePaganin::apply(float* d_chunk, int projections, int firstKept, int ke
     if (!d_chunk) throw InvalidArgument("GPU Paganin: no chunk");
 
     DeviceScope scope(im.device);
-    TOMO_CUFFT_CHECK(cufftSetStream(im.forward->get(), stream));
-    TOMO_CUFFT_CHECK(cufftSetStream(im.inverse->get(), stream));
+    TOMO_CUFFT_CHECK(cufftSetStream(im.forward.get(), stream));
+    TOMO_CUFFT_CHECK(cufftSetStream(im.inverse.get(), stream));
     for (int first = 0; first < projections; first += im.batch) {
         const int count = std::min(im.batch, projections - first);
         launchPaganinGather(s, d_chunk, projections, first, count, im.padded.get(), stream);
-        TOMO_CUFFT_CHECK(cufftExecR2C(im.forward->get(), im.padded.get(), im.spectrum.get()));
+        TOMO_CUFFT_CHECK(cufftExecR2C(im.forward.get(), im.padded.get(), im.spectrum.get()));
         // Every slot, so that the unused ones of a partial batch stay
         // normalised (the unnormalised round trip would grow them each call).
         launchPaganinFilter(s, im.ky2.get(), im.kx2.get(), im.alpha, im.norm, im.batch,
                             reinterpret_cast<float*>(im.spectrum.get()), stream);
-        TOMO_CUFFT_CHECK(cufftExecC2R(im.inverse->get(), im.spectrum.get(), im.padded.get()));
+        TOMO_CUFFT_CHECK(cufftExecC2R(im.inverse.get(), im.spectrum.get(), im.padded.get()));
         launchPaganinScatter(s, im.padded.get(), count, firstKept, keptRows, d_chunk, projections, first, stream);
     }
 }

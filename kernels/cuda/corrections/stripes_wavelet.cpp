@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,49 +23,24 @@ namespace tomo::cuda {
 
 namespace {
 
-/// A cuFFT plan of batched 1D transforms down every column of a
-/// height x width band (pitch width, real or complex values): R2C from the
-/// band to height / 2 + 1 rows of half spectra, or C2R back. Planned without
-/// a work area; the caller gives it one (shared by all plans of a shape, as
-/// they run one after another on one stream).
-class ColumnFftPlan {
-public:
-    ColumnFftPlan(int device, cufftType type, int height, int width) {
-        TOMO_CUFFT_CHECK(cufftCreate(&m_plan));
-        m_valid = true;
-        int length = height, realRows = height, spectrumRows = height / 2 + 1;
-        const bool forward = type == CUFFT_R2C;
-        std::size_t workBytes = 0;
-        cufftResult result = cufftSetAutoAllocation(m_plan, 0);
-        if (result == CUFFT_SUCCESS)
-            result = cufftMakePlanMany(m_plan, 1, &length, forward ? &realRows : &spectrumRows, width, 1,
-                                       forward ? &spectrumRows : &realRows, width, 1, type, width, &workBytes);
-        m_workBytes = workBytes;
-        if (result == CUFFT_SUCCESS) return;
-        // The destructor does not run for a constructor that throws.
-        (void)cufftDestroy(m_plan);
-        m_valid = false;
-        if (result == CUFFT_ALLOC_FAILED)
-            throwDeviceOutOfMemory(device,
-                                   "the cuFFT plan (" + std::to_string(width) + " columns of " +
-                                       std::to_string(height) + ")",
-                                   static_cast<std::size_t>(spectrumRows) * width * sizeof(cufftComplex));
-        detail::throwCufftError(result, "cufftMakePlanMany", __FILE__, __LINE__);
-    }
-    ~ColumnFftPlan() {
-        if (m_valid) (void)cufftDestroy(m_plan);
-    }
-    ColumnFftPlan(const ColumnFftPlan&) = delete;
-    ColumnFftPlan& operator=(const ColumnFftPlan&) = delete;
-
-    cufftHandle get() const { return m_plan; }
-    std::size_t workBytes() const { return m_workBytes; }
-
-private:
-    cufftHandle m_plan = 0;
-    bool m_valid = false;
-    std::size_t m_workBytes = 0;
-};
+/// Batched 1D transforms down every column of a height x width band (pitch
+/// width, real or complex values): R2C from the band to height / 2 + 1 rows
+/// of half spectra, or C2R back. Planned without a work area; the caller
+/// gives it one (shared by all plans of a shape, as they run one after
+/// another on one stream).
+FftPlan columnPlan(int device, cufftType type, int height, int width) {
+    const bool forward = type == CUFFT_R2C;
+    FftLayout l;
+    l.n[0] = height;
+    l.inembed[0] = forward ? height : height / 2 + 1;
+    l.onembed[0] = forward ? height / 2 + 1 : height;
+    l.istride = l.ostride = width;
+    l.idist = l.odist = 1;
+    l.type = type;
+    l.batch = width;
+    return FftPlan(device, l,
+                   "the cuFFT plan (" + std::to_string(width) + " columns of " + std::to_string(height) + ")");
+}
 
 /// The CPU's filter set: dec_lo from core, the others by the quadrature-mirror
 /// relations (rec_lo[k] = dec_lo[F-1-k], rec_hi[k] = (-1)^k dec_lo[k],
@@ -103,7 +77,7 @@ struct DeviceWaveletStripes::Impl {
         int inHeight = 0, inWidth = 0, height = 0, width = 0;
         std::size_t horizontal = 0, vertical = 0, diagonal = 0; ///< offsets of the bands in `bands`
         std::size_t damping = 0;                                ///< offset of the notch in `damping`
-        std::optional<ColumnFftPlan> forward, inverse; ///< built in place (not movable)
+        FftPlan forward, inverse;
     };
 
     int device = 0, projections = 0, columns = 0, top = 0;
@@ -174,15 +148,15 @@ DeviceWaveletStripes::DeviceWaveletStripes(int device, int projections, int colu
     m.damping = DeviceBuffer<float>(device, notches.size(), "the Gaussian notches");
     std::size_t workBytes = 0;
     for (Impl::Step& s : m.steps) {
-        s.forward.emplace(device, CUFFT_R2C, s.height, s.width);
-        s.inverse.emplace(device, CUFFT_C2R, s.height, s.width);
-        workBytes = std::max({workBytes, s.forward->workBytes(), s.inverse->workBytes()});
+        s.forward = columnPlan(device, CUFFT_R2C, s.height, s.width);
+        s.inverse = columnPlan(device, CUFFT_C2R, s.height, s.width);
+        workBytes = std::max({workBytes, s.forward.workBytes(), s.inverse.workBytes()});
     }
     if (workBytes > 0) {
         m.fftWork = DeviceBuffer<unsigned char>(device, workBytes, "the cuFFT work area");
         for (Impl::Step& s : m.steps) {
-            TOMO_CUFFT_CHECK(cufftSetWorkArea(s.forward->get(), m.fftWork.get()));
-            TOMO_CUFFT_CHECK(cufftSetWorkArea(s.inverse->get(), m.fftWork.get()));
+            TOMO_CUFFT_CHECK(cufftSetWorkArea(s.forward.get(), m.fftWork.get()));
+            TOMO_CUFFT_CHECK(cufftSetWorkArea(s.inverse.get(), m.fftWork.get()));
         }
     }
     // Landed before the constructor returns, so apply() on any stream sees it.
@@ -209,12 +183,12 @@ void DeviceWaveletStripes::apply(float* d_sinogram, StreamHandle stream) {
         launchWaveletRows(m.filters, input, inputPitch, s.inHeight, s.inWidth, top, sourceRows, lo, hi, stream);
         launchWaveletColumns(m.filters, lo, hi, s.inHeight, s.width, approx, bands + s.horizontal, vertical,
                              bands + s.diagonal, stream);
-        TOMO_CUFFT_CHECK(cufftSetStream(s.forward->get(), stream));
-        TOMO_CUFFT_CHECK(cufftExecR2C(s.forward->get(), vertical, m.spectrum.get()));
+        TOMO_CUFFT_CHECK(cufftSetStream(s.forward.get(), stream));
+        TOMO_CUFFT_CHECK(cufftExecR2C(s.forward.get(), vertical, m.spectrum.get()));
         launchDampSpectrum(reinterpret_cast<float*>(m.spectrum.get()), m.damping.get() + s.damping,
                            s.height / 2 + 1, s.width, stream);
-        TOMO_CUFFT_CHECK(cufftSetStream(s.inverse->get(), stream));
-        TOMO_CUFFT_CHECK(cufftExecC2R(s.inverse->get(), m.spectrum.get(), vertical));
+        TOMO_CUFFT_CHECK(cufftSetStream(s.inverse.get(), stream));
+        TOMO_CUFFT_CHECK(cufftExecC2R(s.inverse.get(), m.spectrum.get(), vertical));
         input = approx;
         inputPitch = s.width;
         top = 0;
