@@ -30,13 +30,7 @@ double relativeToMax(std::span<const float> a, std::span<const float> b) {
 }
 
 PaganinOptions paganinOptions(double deltaOverBeta, double energyKeV, double distanceM, double pixelSizeM) {
-    PaganinOptions o;
-    o.enabled = true;
-    o.deltaOverBeta = deltaOverBeta;
-    o.energyKeV = energyKeV;
-    o.distanceM = distanceM;
-    o.pixelSizeM = pixelSizeM;
-    return o;
+    return {true, deltaOverBeta, energyKeV, distanceM, pixelSizeM};
 }
 
 /// Transmissions of a smooth object (two overlapping Gaussian blobs) times
