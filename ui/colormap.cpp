@@ -1,5 +1,7 @@
 #include "colormap.h"
 
+#include "image_stats.h"
+
 #include "tomo/worker_pool.h"
 
 #include <QFile>
@@ -125,11 +127,67 @@ QImage renderImage(const float* data, int width, int height, float low, float hi
     return image;
 }
 
-QImage shrinkForView(const QImage& rendered, double zoom) {
+namespace {
+
+/// The source pixels output pixel i of `out` covers when `in` pixels shrink
+/// to `out`, with their share of it (the weights of one output sum to 1).
+struct Tap {
+    int index;
+    float weight;
+};
+std::vector<std::vector<Tap>> areaTaps(int in, int out) {
+    std::vector<std::vector<Tap>> taps(static_cast<std::size_t>(out));
+    const double step = static_cast<double>(in) / out;
+    for (int i = 0; i < out; ++i) {
+        const double begin = i * step, end = std::min<double>(in, (i + 1) * step);
+        for (int k = static_cast<int>(begin); k < in && k < end; ++k) {
+            const double covered = std::min<double>(end, k + 1) - std::max<double>(begin, k);
+            if (covered > 0.0) taps[static_cast<std::size_t>(i)].push_back({k, static_cast<float>(covered / (end - begin))});
+        }
+    }
+    return taps;
+}
+
+} // namespace
+
+QImage shrinkForView(const QImage& rendered, double zoom, tomo::WorkerPool* pool) {
     if (!(zoom > 0.0 && zoom < 1.0) || rendered.isNull()) return {};
     const QSize size(std::max(1, static_cast<int>(std::lround(rendered.width() * zoom))),
                      std::max(1, static_cast<int>(std::lround(rendered.height() * zoom))));
-    return rendered.scaled(size, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+    const QImage source = rendered.format() == QImage::Format_RGB32 ? rendered
+                                                                    : rendered.convertToFormat(QImage::Format_RGB32);
+    const int width = source.width();
+    const auto columns = areaTaps(width, size.width()), rows = areaTaps(source.height(), size.height());
+    QImage out(size, QImage::Format_RGB32);
+    uchar* bits = out.bits(); // detached once here, not on the pool's threads
+    const qsizetype stride = out.bytesPerLine();
+    inParts(static_cast<std::size_t>(size.height()), pool, [&](std::size_t first, std::size_t count, int) {
+        std::vector<float> sums(static_cast<std::size_t>(width) * 3); // the output row's source rows, blended
+        for (std::size_t y = first; y < first + count; ++y) {
+            std::fill(sums.begin(), sums.end(), 0.0f);
+            for (const Tap& row : rows[y]) {
+                const auto* line = reinterpret_cast<const QRgb*>(source.constScanLine(row.index));
+                for (int x = 0; x < width; ++x) {
+                    sums[3 * x] += row.weight * static_cast<float>(qRed(line[x]));
+                    sums[3 * x + 1] += row.weight * static_cast<float>(qGreen(line[x]));
+                    sums[3 * x + 2] += row.weight * static_cast<float>(qBlue(line[x]));
+                }
+            }
+            auto* target = reinterpret_cast<QRgb*>(bits + static_cast<qsizetype>(y) * stride);
+            for (int x = 0; x < size.width(); ++x) {
+                float r = 0.0f, g = 0.0f, b = 0.0f;
+                for (const Tap& column : columns[static_cast<std::size_t>(x)]) {
+                    r += column.weight * sums[3 * column.index];
+                    g += column.weight * sums[3 * column.index + 1];
+                    b += column.weight * sums[3 * column.index + 2];
+                }
+                target[x] = qRgb(std::clamp(static_cast<int>(r + 0.5f), 0, 255),
+                                 std::clamp(static_cast<int>(g + 0.5f), 0, 255),
+                                 std::clamp(static_cast<int>(b + 0.5f), 0, 255));
+            }
+        }
+    });
+    return out;
 }
 
 QImage colorbarImage(const Colormap& map, int width, int height) {

@@ -526,10 +526,14 @@ void Controller::drain() {
         }
         publishBusy();
         if (comparison) {
+            // Dropped when a slice waits: that slice brings its own comparison.
             if (m_lastSlice) {
-                if (auto c = compareLastSlice(*m_lastSlice, settings))
-                    QMetaObject::invokeMethod(this, [this, c = std::move(*c)] { emit comparisonReady(c); },
-                                              Qt::QueuedConnection);
+                try {
+                    if (auto c = compareLastSlice(*m_lastSlice, settings, [this] { return sliceWaiting(); }))
+                        QMetaObject::invokeMethod(this, [this, c = std::move(*c)] { emit comparisonReady(c); },
+                                                  Qt::QueuedConnection);
+                } catch (const tomo::Cancelled&) {
+                }
             }
         } else if (generation == m_workerGeneration && m_session) { // else made for another dataset
             if (slice) {
@@ -570,7 +574,13 @@ tomo::WorkerPool& Controller::preparePool() {
     return *m_preparePool;
 }
 
-std::optional<Comparison> Controller::compareLastSlice(const SliceResult& slice, const DisplaySettings& settings) {
+bool Controller::sliceWaiting() const {
+    std::lock_guard lock(m_mutex);
+    return m_pending->slice.has_value();
+}
+
+std::optional<Comparison> Controller::compareLastSlice(const SliceResult& slice, const DisplaySettings& settings,
+                                                       const std::function<bool()>& abandoned) {
     const ReferencePtr reference = fittingReference(slice, settings);
     if (!reference) return std::nullopt;
     // The disc mask changes only with the region (kept between live slices).
@@ -581,7 +591,7 @@ std::optional<Comparison> Controller::compareLastSlice(const SliceResult& slice,
     }
     return compareWithReference(slice, *reference,
                                 settings.discOnly ? std::span<const std::uint8_t>(m_disc) : std::span<const std::uint8_t>(),
-                                settings.differenceZoom, &preparePool());
+                                settings.differenceZoom, &preparePool(), abandoned);
 }
 
 void Controller::runSlice(quint64 id, const SliceParams& params, int generation, const tomo::CancelToken& token,
@@ -629,12 +639,17 @@ void Controller::runSlice(quint64 id, const SliceParams& params, int generation,
         QMetaObject::invokeMethod(this, [this, generation, r = SliceResultPtr(r)] {
             if (generation == m_generation) emit sliceReady(r);
         }, Qt::QueuedConnection);
-        // The comparison after the slice: it never delays the image.
-        if (r->comparisonFollows)
-            if (auto c = compareLastSlice(*r, settings))
-                QMetaObject::invokeMethod(this, [this, generation, c = std::move(*c)] {
-                    if (generation == m_generation) emit comparisonReady(c);
-                }, Qt::QueuedConnection);
+        // The comparison after the slice: it never delays the image, and a
+        // newer slice waiting makes it stale (dropped between its steps).
+        if (r->comparisonFollows) {
+            try {
+                if (auto c = compareLastSlice(*r, settings, [this] { return sliceWaiting(); }))
+                    QMetaObject::invokeMethod(this, [this, generation, c = std::move(*c)] {
+                        if (generation == m_generation) emit comparisonReady(c);
+                    }, Qt::QueuedConnection);
+            } catch (const tomo::Cancelled&) {
+            }
+        }
     } catch (const tomo::Cancelled&) {
         QMetaObject::invokeMethod(this, [this, id] { emit sliceCancelled(id); }, Qt::QueuedConnection);
         return; // the opening's axis search waits for a slice that ends
@@ -676,7 +691,11 @@ void Controller::runReference(ReferenceKind kind, const SliceParams& params, con
         // Not when a slice waits (it cancelled this run): the reference is
         // kept, and the slice must not wait for a comparison it makes stale.
         std::optional<Comparison> comparison;
-        if (m_lastSlice && !token.cancelled()) comparison = compareLastSlice(*m_lastSlice, displaySettings());
+        try {
+            if (m_lastSlice && !token.cancelled())
+                comparison = compareLastSlice(*m_lastSlice, displaySettings(), [&] { return token.cancelled(); });
+        } catch (const tomo::Cancelled&) {
+        }
         QMetaObject::invokeMethod(this, [this, generation, ref = ReferencePtr(std::move(ref)),
                                          comparison = std::move(comparison)] {
             if (generation != m_generation) return;

@@ -154,7 +154,11 @@ private:
     /// The reference of the display settings, if it fits `slice`.
     ReferencePtr fittingReference(const SliceResult& slice, const DisplaySettings& settings);
     /// `slice` against the reference of the display settings, if one fits.
-    std::optional<Comparison> compareLastSlice(const SliceResult& slice, const DisplaySettings& settings);
+    /// Throws tomo::Cancelled when `abandoned` says so between its steps.
+    std::optional<Comparison> compareLastSlice(const SliceResult& slice, const DisplaySettings& settings,
+                                               const std::function<bool()>& abandoned);
+    /// A live slice is waiting for the worker (what a comparison yields to).
+    bool sliceWaiting() const;
     void publishBusy();
     void reportError(const QString& what, const std::exception& e);
     std::shared_ptr<tomo::DatasetReader> openJobReader() const;

@@ -2,6 +2,8 @@
 
 #include "colormap.h"
 
+#include "tomo/error.h"
+
 #include <QThread>
 
 #include <algorithm>
@@ -36,14 +38,18 @@ SliceDisplay prepareDisplay(const tomo::Image& image, const ImageStats& stats, c
     d.high = settings.autoWindow ? stats.autoHigh : settings.high;
     d.colormap = colormap(settings.colormap).name;
     d.rendered = renderImage(image.data.data(), image.width, image.height, d.low, d.high, colormap(d.colormap), pool);
-    d.scaled = shrinkForView(d.rendered, settings.sliceZoom);
+    d.scaled = shrinkForView(d.rendered, settings.sliceZoom, pool);
     d.zoom = d.scaled.isNull() ? 0.0 : settings.sliceZoom;
     d.preparedOn = QThread::currentThread();
     return d;
 }
 
 Comparison compareWithReference(const SliceResult& result, const ReferenceResult& reference,
-                                std::span<const std::uint8_t> mask, double zoom, tomo::WorkerPool* pool) {
+                                std::span<const std::uint8_t> mask, double zoom, tomo::WorkerPool* pool,
+                                const std::function<bool()>& abandoned) {
+    auto checkpoint = [&] {
+        if (abandoned && abandoned()) throw tomo::Cancelled();
+    };
     Comparison c;
     c.resultId = result.id;
     c.kind = reference.kind;
@@ -52,20 +58,23 @@ Comparison compareWithReference(const SliceResult& result, const ReferenceResult
     c.preparedOn = QThread::currentThread();
     const tomo::Image& image = result.preview.slice;
     try {
-        c.metrics = tomo::compareImages(image, reference.image, mask);
+        c.metrics = tomo::compareImages(image, reference.image, mask, pool);
     } catch (const std::exception& e) {
         c.error = QString::fromUtf8(e.what());
         return c;
     }
+    checkpoint();
     auto difference = std::make_shared<tomo::Image>(image.width, image.height);
     inParts(image.data.size(), pool, [&](std::size_t first, std::size_t count, int) {
         for (std::size_t i = first; i < first + count; ++i) difference->data[i] = image.data[i] - reference.image.data[i];
     });
+    checkpoint();
     c.range = differenceRange(*difference, mask, c.metrics->maxAbsError);
     c.rendered = renderImage(difference->data.data(), difference->width, difference->height, -c.range, c.range,
                              colormap(kDifferenceColormap), pool);
     c.difference = std::move(difference);
-    c.scaled = shrinkForView(c.rendered, zoom);
+    checkpoint();
+    c.scaled = shrinkForView(c.rendered, zoom, pool);
     c.zoom = c.scaled.isNull() ? 0.0 : zoom;
     return c;
 }

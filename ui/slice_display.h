@@ -6,6 +6,7 @@
 #include "recon_types.h"
 
 #include <cstdint>
+#include <functional>
 #include <span>
 
 namespace tomo::ui {
@@ -24,9 +25,11 @@ SliceDisplay prepareDisplay(const tomo::Image& image, const ImageStats& stats, c
 /// 99.5th percentile of |difference| over those pixels, shrunk for a view at
 /// `zoom` (shrinkForView). The reference must match the result's size
 /// (referenceFits); a mismatch sets `error`. The difference and its colours
-/// are spread over `pool` when given.
+/// are spread over `pool` when given. `abandoned` is asked between the steps
+/// (figures, difference, colours, scaling): when it says true the work is
+/// dropped with tomo::Cancelled (a newer slice makes it stale).
 Comparison compareWithReference(const SliceResult& result, const ReferenceResult& reference,
                                 std::span<const std::uint8_t> mask, double zoom = 1.0,
-                                tomo::WorkerPool* pool = nullptr);
+                                tomo::WorkerPool* pool = nullptr, const std::function<bool()>& abandoned = {});
 
 } // namespace tomo::ui

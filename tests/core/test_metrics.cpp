@@ -1,10 +1,13 @@
 // Quality figures and line profiles.
 #include "tomo/error.h"
 #include "tomo/metrics.h"
+#include "tomo/worker_pool.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <span>
+#include <string>
 #include <vector>
 
 namespace tomo {
@@ -57,6 +60,33 @@ TEST(CompareImages, RejectsMismatchedSizesEmptyMasksAndNaN) {
     Image n(4, 2);
     n.data[5] = std::nanf("");
     EXPECT_THROW(compareImages(n, a), DataError);
+}
+
+TEST(CompareImages, ThreadsGiveTheSameFiguresAndTheFirstNaN) {
+    Image ref(301, 257), res(301, 257);
+    for (std::size_t i = 0; i < ref.data.size(); ++i) {
+        ref.data[i] = std::sin(0.001f * static_cast<float>(i));
+        res.data[i] = ref.data[i] + 1e-3f * std::cos(0.37f * static_cast<float>(i));
+    }
+    const std::vector<std::uint8_t> mask = discMask(301, 257, 120.0);
+    WorkerPool pool(4);
+    for (const auto& m : {std::span<const std::uint8_t>(), std::span<const std::uint8_t>(mask)}) {
+        const QualityMetrics one = compareImages(res, ref, m), many = compareImages(res, ref, m, &pool);
+        EXPECT_EQ(many.pixels, one.pixels);
+        EXPECT_EQ(many.maxAbsError, one.maxAbsError);
+        EXPECT_NEAR(many.rmse, one.rmse, 1e-12 * one.rmse);
+        EXPECT_NEAR(many.psnr, one.psnr, 1e-9);
+        EXPECT_NEAR(many.relativeError, one.relativeError, 1e-12 * one.relativeError);
+    }
+    // Two NaNs in different parts: the message names the first.
+    res.data[60000] = std::nanf("");
+    ref.data[70001] = std::nanf("");
+    try {
+        compareImages(res, ref, {}, &pool);
+        ADD_FAILURE() << "no DataError";
+    } catch (const DataError& e) {
+        EXPECT_NE(std::string(e.what()).find("NaN in the result at pixel (101, 199)"), std::string::npos) << e.what();
+    }
 }
 
 TEST(DiscMask, SelectsPixelCentresInsideTheRadius) {

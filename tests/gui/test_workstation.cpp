@@ -5,6 +5,7 @@
 
 #include "axis_sweep_dialog.h"
 #include "colormap.h"
+#include "tomo/worker_pool.h"
 #include "compare_modes_dialog.h"
 #include "corrections_panel.h"
 #include "data_panel.h"
@@ -1883,6 +1884,35 @@ private slots:
         QVERIFY(waitUntil([&] { return opened.count() == 1; }));
         QCOMPARE(w->metadataPanel()->value(QStringLiteral("Angle units")), QStringLiteral("radians"));
         QVERIFY(w->metadataPanel()->value(QStringLiteral("Angles")) != QStringLiteral("0.000° … 360.000°"));
+    }
+
+    void shrinkForViewAveragesTheAreaItCovers() {
+        // Three columns to two: each output pixel covers 1.5 source pixels.
+        QImage row(3, 2, QImage::Format_RGB32);
+        for (int y = 0; y < 2; ++y) {
+            row.setPixel(0, y, qRgb(0, 30, 255));
+            row.setPixel(1, y, qRgb(90, 30, 255));
+            row.setPixel(2, y, qRgb(180, 30, 255));
+        }
+        const QImage two = shrinkForView(row, 2.0 / 3.0);
+        QCOMPARE(two.size(), QSize(2, 1));
+        QCOMPARE(qRed(two.pixel(0, 0)), 30);  // (0 x 1 + 90 x 0.5) / 1.5
+        QCOMPARE(qRed(two.pixel(1, 0)), 150); // (90 x 0.5 + 180 x 1) / 1.5
+        QCOMPARE(qGreen(two.pixel(1, 0)), 30);
+        QCOMPARE(qBlue(two.pixel(0, 0)), 255);
+        QVERIFY(shrinkForView(row, 1.0).isNull());
+        // A large image: the same on the pool's threads, and close to Qt's smooth scaling.
+        QImage big(1024, 768, QImage::Format_RGB32);
+        for (int y = 0; y < big.height(); ++y)
+            for (int x = 0; x < big.width(); ++x) big.setPixel(x, y, qRgb((x * 7 + y) % 256, (x / 4) % 256, (y * 3) % 256));
+        tomo::WorkerPool pool(4);
+        const QImage alone = shrinkForView(big, 0.37), threaded = shrinkForView(big, 0.37, &pool);
+        QCOMPARE(threaded, alone);
+        const QImage qt = big.scaled(alone.size(), Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+        double difference = 0.0;
+        for (int y = 0; y < qt.height(); ++y)
+            for (int x = 0; x < qt.width(); ++x) difference += std::abs(qGreen(qt.pixel(x, y)) - qGreen(alone.pixel(x, y)));
+        QVERIFY2(difference / (qt.width() * qt.height()) < 3.0, qPrintable(QString::number(difference)));
     }
 
     void exportOutputTypesRangeEstimateAndClipping() {

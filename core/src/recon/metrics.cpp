@@ -1,11 +1,13 @@
 #include "tomo/metrics.h"
 
 #include "tomo/error.h"
+#include "tomo/worker_pool.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace tomo {
 
@@ -20,7 +22,8 @@ void checkImage(const Image& i, const char* what) {
 
 } // namespace
 
-QualityMetrics compareImages(const Image& result, const Image& reference, std::span<const std::uint8_t> mask) {
+QualityMetrics compareImages(const Image& result, const Image& reference, std::span<const std::uint8_t> mask,
+                             WorkerPool* pool) {
     checkImage(result, "result");
     checkImage(reference, "reference");
     if (result.width != reference.width || result.height != reference.height)
@@ -30,25 +33,59 @@ QualityMetrics compareImages(const Image& result, const Image& reference, std::s
         throw InvalidArgument("compare: mask has " + std::to_string(mask.size()) + " values (expected " +
                               std::to_string(n) + ")");
 
+    // Sums of one range of pixels.
+    struct Part {
+        double sumSq = 0.0, refSq = 0.0, maxAbs = 0.0;
+        double refMin = std::numeric_limits<double>::infinity();
+        double refMax = -std::numeric_limits<double>::infinity();
+        std::size_t pixels = 0;
+        std::size_t firstNaN = std::numeric_limits<std::size_t>::max();
+    };
+    const int parts = pool ? 4 * pool->threads() : 1;
+    std::vector<Part> found(static_cast<std::size_t>(parts));
+    auto work = [&](int part) {
+        Part& p = found[static_cast<std::size_t>(part)];
+        const std::size_t first = n * static_cast<std::size_t>(part) / static_cast<std::size_t>(parts);
+        const std::size_t last = n * (static_cast<std::size_t>(part) + 1) / static_cast<std::size_t>(parts);
+        for (std::size_t i = first; i < last; ++i) {
+            if (!mask.empty() && mask[i] == 0) continue;
+            const double r = result.data[i];
+            const double f = reference.data[i];
+            if (std::isnan(r) || std::isnan(f)) {
+                p.firstNaN = i;
+                return;
+            }
+            const double d = r - f;
+            p.maxAbs = std::max(p.maxAbs, std::abs(d));
+            p.sumSq += d * d;
+            p.refSq += f * f;
+            p.refMin = std::min(p.refMin, f);
+            p.refMax = std::max(p.refMax, f);
+            ++p.pixels;
+        }
+    };
+    if (parts == 1)
+        work(0);
+    else
+        pool->parallelFor(parts, [&](int part, int) { work(part); });
+
     QualityMetrics m;
     double sumSq = 0.0, refSq = 0.0;
     double refMin = std::numeric_limits<double>::infinity();
     double refMax = -std::numeric_limits<double>::infinity();
-    for (std::size_t i = 0; i < n; ++i) {
-        if (!mask.empty() && mask[i] == 0) continue;
-        const double r = result.data[i];
-        const double f = reference.data[i];
-        if (std::isnan(r) || std::isnan(f))
-            throw DataError(std::string("compare: NaN in the ") + (std::isnan(r) ? "result" : "reference") +
+    for (const Part& p : found) {
+        if (p.firstNaN != std::numeric_limits<std::size_t>::max()) {
+            const std::size_t i = p.firstNaN; // parts in order: the first one found is the first NaN
+            throw DataError(std::string("compare: NaN in the ") + (std::isnan(result.data[i]) ? "result" : "reference") +
                             " at pixel (" + std::to_string(i % reference.width) + ", " +
                             std::to_string(i / reference.width) + ")");
-        const double d = r - f;
-        m.maxAbsError = std::max(m.maxAbsError, std::abs(d));
-        sumSq += d * d;
-        refSq += f * f;
-        refMin = std::min(refMin, f);
-        refMax = std::max(refMax, f);
-        ++m.pixels;
+        }
+        m.maxAbsError = std::max(m.maxAbsError, p.maxAbs);
+        sumSq += p.sumSq;
+        refSq += p.refSq;
+        refMin = std::min(refMin, p.refMin);
+        refMax = std::max(refMax, p.refMax);
+        m.pixels += p.pixels;
     }
     if (m.pixels == 0) throw InvalidArgument("compare: the mask selects no pixel");
 
