@@ -570,7 +570,10 @@ ReferencePtr Controller::fittingReference(const SliceResult& slice, const Displa
 }
 
 tomo::WorkerPool& Controller::preparePool() {
-    if (!m_preparePool) m_preparePool = std::make_unique<tomo::WorkerPool>(std::max(1, QThread::idealThreadCount()));
+    // Two cores stay free: the UI thread must never wait for a core while
+    // statistics, colours and comparisons run (nor the worker's next slice).
+    if (!m_preparePool)
+        m_preparePool = std::make_unique<tomo::WorkerPool>(std::max(1, QThread::idealThreadCount() - 2));
     return *m_preparePool;
 }
 

@@ -3,6 +3,7 @@
 #include "main_window.h"
 #include "parameter_panel.h"
 #include "quality_panel.h"
+#include "slice_view.h"
 
 #include <QEventLoop>
 #include <QFileInfo>
@@ -137,6 +138,14 @@ int LatencyProbe::run() {
         m_foundAxisSliceMs = sinceStart.nsecsElapsed() / 1e6;
     }
     m_stalls.setMeasuring(true);
+    SliceView* slice = m_window.sliceView();
+    SliceView* difference = m_window.qualityPanel()->view();
+    slice->resetLongestPaint();
+    difference->resetLongestPaint();
+    m_sliceRenders = -slice->renderCount();
+    m_sliceScales = -slice->scaleCount();
+    m_differenceRenders = -difference->renderCount();
+    m_differenceScales = -difference->scaleCount();
     ParameterPanel* panel = m_window.parameterPanel();
 
     // 2. Axis steps, each waited for until on screen.
@@ -144,6 +153,7 @@ int LatencyProbe::run() {
         const double step = (i % 2 == 0 ? 1.0 : -1.0) * m_options.axisStep;
         changeAndWait([&] { panel->nudgeAxis(step); }, m_axisMs);
     }
+    m_stallsAfterAxis = m_stalls.stalls().size();
     // 3. Row steps: each loads, filters and back-projects a new sinogram.
     const int rows = m_window.dataset() ? m_window.dataset()->info.rows : 1;
     for (int i = 0; i < m_options.rowChanges && m_error.isEmpty() && rows > 1; ++i) {
@@ -151,6 +161,7 @@ int LatencyProbe::run() {
         const int delta = row + 1 < rows ? 1 : -1;
         changeAndWait([&] { panel->stepRow(delta); }, m_rowMs);
     }
+    m_stallsAfterRows = m_stalls.stalls().size();
     // 4. A slider drag: changes 16 ms apart, not waited for; they coalesce.
     if (m_error.isEmpty() && m_options.dragChanges > 0) {
         int shown = 0;
@@ -174,6 +185,10 @@ int LatencyProbe::run() {
         m_dragSlices = shown;
     }
     m_stalls.setMeasuring(false);
+    m_sliceRenders += slice->renderCount();
+    m_sliceScales += slice->scaleCount();
+    m_differenceRenders += difference->renderCount();
+    m_differenceScales += difference->scaleCount();
     // 5. The reference, computed at low priority once the changes stop.
     if (m_error.isEmpty() && m_window.qualityPanel()->isVisible() && m_window.qualityPanel()->automaticReference()) {
         QElapsedTimer reference;
@@ -222,6 +237,27 @@ QString LatencyProbe::summary(const QString& error) const {
     line += QStringLiteral(" ui_stall_max_ms=%1 ui_stall_p99_ms=%2 reference_ms=%3 threads=%4")
                 .arg(ms(quantile(m_stalls.stalls(), 1.0)), ms(quantile(m_stalls.stalls(), 0.99)), ms(m_referenceMs))
                 .arg(QThread::idealThreadCount());
+    // Where the UI thread stalled (axis steps, row steps, the drag) and its
+    // longest paints: what to look at when the stall is too long.
+    const std::vector<double>& all = m_stalls.stalls();
+    auto phaseMax = [&](std::size_t first, std::size_t last) {
+        last = std::min(last, all.size());
+        first = std::min(first, last);
+        return ms(quantile(std::vector<double>(all.begin() + static_cast<std::ptrdiff_t>(first),
+                                               all.begin() + static_cast<std::ptrdiff_t>(last)),
+                           1.0));
+    };
+    line += QStringLiteral(" ui_stall_axis_max_ms=%1 ui_stall_row_max_ms=%2 ui_stall_drag_max_ms=%3 "
+                           "slice_paint_max_ms=%4 difference_paint_max_ms=%5")
+                .arg(phaseMax(0, m_stallsAfterAxis), phaseMax(m_stallsAfterAxis, m_stallsAfterRows),
+                     phaseMax(m_stallsAfterRows, all.size()))
+                .arg(ms(m_window.sliceView()->longestPaintSeconds() * 1e3),
+                     ms(m_window.qualityPanel()->view()->longestPaintSeconds() * 1e3));
+    line += QStringLiteral(" ui_renders=%1/%2 ui_scales=%3/%4")
+                .arg(m_sliceRenders)
+                .arg(m_differenceRenders)
+                .arg(m_sliceScales)
+                .arg(m_differenceScales);
     if (!error.isEmpty()) line += QStringLiteral(" error=\"%1\"").arg(QString(error).replace(QLatin1Char('"'), QLatin1Char('\'')).simplified());
     return line;
 }

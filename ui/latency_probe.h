@@ -87,6 +87,9 @@ private:
     std::vector<double> m_axisMs, m_rowMs, m_workerMs, m_prepareMs;
     std::vector<double> m_waitMs, m_deliverMs; ///< of the axis changes: before the worker, after it
     std::vector<double> m_uiCpuMs; // MainWindow::lastShowCpuSeconds per axis change
+    std::size_t m_stallsAfterAxis = 0, m_stallsAfterRows = 0; // where each phase's ticks end
+    // The views' colour mappings and shrinks on the UI thread while measuring.
+    int m_sliceRenders = 0, m_sliceScales = 0, m_differenceRenders = 0, m_differenceScales = 0;
     int m_dragSlices = 0;
     double m_referenceMs = -1.0;
 };

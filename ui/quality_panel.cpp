@@ -60,6 +60,9 @@ QualityPanel::QualityPanel(QWidget* parent) : QWidget(parent) {
 
     m_status = new QLabel;
     m_status->setWordWrap(true);
+    // Two lines kept whatever the text: a status that wraps differently must
+    // not resize the difference view (its shrunk image is made for its size).
+    m_status->setMinimumHeight(2 * m_status->fontMetrics().lineSpacing());
     auto makeFigure = [] {
         auto* l = new QLabel(QStringLiteral("–"));
         l->setTextInteractionFlags(Qt::TextSelectableByMouse);

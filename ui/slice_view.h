@@ -16,6 +16,7 @@
 #include <QImage>
 #include <QLineF>
 #include <QPoint>
+#include <QTimer>
 #include <QWidget>
 
 #include <memory>
@@ -51,6 +52,9 @@ public:
     int renderCount() const { return m_renderCount; }
     /// Times a paint scaled the image itself rather than showing one scaled on the worker.
     int scaleCount() const { return m_scaleCount; }
+    /// The longest paintEvent since the last reset, in seconds (for --measure-latency).
+    double longestPaintSeconds() const { return m_longestPaint; }
+    void resetLongestPaint() { m_longestPaint = 0.0; }
     const tomo::Image& image() const { return *m_image; }
     QPoint origin() const { return m_origin; }
     bool hasImage() const { return m_image->width > 0; }
@@ -114,17 +118,24 @@ private:
     void render();
     void drawScaleBar(QPainter& p);
     void drawLegend(QPainter& p);
+    void drawScaledOrRendered(QPainter& p, const QRectF& target);
+    void drawOverlays(QPainter& p);
+    /// A shrunk image made for a zoom within this share of the view's is
+    /// drawn stretched until the view's size settles (m_rescale).
+    static constexpr double kStretchLimit = 0.25;
     void zoomAbout(QPointF widgetPos, double factor);
 
     std::shared_ptr<const tomo::Image> m_image; // never null
     QPoint m_origin;
     QImage m_rendered;
     QImage m_scaled;              // m_rendered shrunk on the worker for m_scaledZoom
+    QTimer* m_rescale = nullptr;  // single shot: shrinks for the view's zoom once its size settles
     double m_scaledZoom = 0.0;
     bool m_renderPending = false; // m_rendered is out of date: paintEvent maps again
     bool m_newImage = false;      // set since the last paint: imagePainted() follows the next one
     int m_renderCount = 0;
     int m_scaleCount = 0;
+    double m_longestPaint = 0.0;
     float m_low = 0.0f;
     float m_high = 1.0f;
     const Colormap* m_colormap = nullptr;
