@@ -1,4 +1,5 @@
 #include "histogram_widget.h"
+#include "latency_probe.h"
 
 #include "colormap.h"
 
@@ -54,6 +55,7 @@ double HistogramWidget::toValue(double x) const {
 }
 
 void HistogramWidget::paintEvent(QPaintEvent*) {
+    noteUiActivity("histogram-paint");
     QPainter p(this);
     p.fillRect(rect(), palette().base());
     const QRectF r = plotRect();

@@ -32,13 +32,27 @@ QString token(QString text) { return text.isEmpty() ? QStringLiteral("none") : t
 
 } // namespace
 
+namespace {
+const char* g_uiActivity = "none";
+} // namespace
+
+void noteUiActivity(const char* what) { g_uiActivity = what; }
+
 UiStallMonitor::UiStallMonitor(QObject* parent) : QObject(parent), m_tick(new QTimer(this)) {
     m_tick->setTimerType(Qt::PreciseTimer);
     m_tick->setInterval(kIntervalMs);
     connect(m_tick, &QTimer::timeout, this, [this] {
         const qint64 now = m_clock.nsecsElapsed();
-        if (m_last >= 0) m_stalls.push_back(std::max(0.0, (now - m_last) / 1e6 - kIntervalMs));
+        if (m_last >= 0) {
+            const double stall = std::max(0.0, (now - m_last) / 1e6 - kIntervalMs);
+            m_stalls.push_back(stall);
+            if (stall > m_longest) {
+                m_longest = stall;
+                m_longestActivity = g_uiActivity;
+            }
+        }
         m_last = now;
+        g_uiActivity = "none"; // what is noted from here on ran in the next gap
     });
 }
 
@@ -253,6 +267,7 @@ QString LatencyProbe::summary(const QString& error) const {
                      phaseMax(m_stallsAfterRows, all.size()))
                 .arg(ms(m_window.sliceView()->longestPaintSeconds() * 1e3),
                      ms(m_window.qualityPanel()->view()->longestPaintSeconds() * 1e3));
+    line += QStringLiteral(" ui_stall_longest_during=%1").arg(token(QString::fromUtf8(m_stalls.longestStallActivity())));
     line += QStringLiteral(" ui_renders=%1/%2 ui_scales=%3/%4")
                 .arg(m_sliceRenders)
                 .arg(m_differenceRenders)

@@ -40,6 +40,11 @@ struct LatencyProbeOptions {
 /// while measuring, and each gap between two ticks beyond 2 ms is a stall
 /// (work that kept the thread from its event loop). Works with every event
 /// dispatcher; resolution about 1 ms.
+/// Names what the UI thread is about to do (a handler, a paint), so that
+/// the stall monitor can say what ran during its longest stall. A plain
+/// static string: the UI thread writes and reads it.
+void noteUiActivity(const char* what);
+
 class UiStallMonitor : public QObject {
     Q_OBJECT
 public:
@@ -47,6 +52,8 @@ public:
     void setMeasuring(bool on);
     /// The gaps beyond the interval, in milliseconds, one per tick.
     const std::vector<double>& stalls() const { return m_stalls; }
+    /// What the UI thread noted last during the longest stall ("none": nothing).
+    const char* longestStallActivity() const { return m_longestActivity; }
 
 private:
     static constexpr int kIntervalMs = 2;
@@ -54,6 +61,8 @@ private:
     QElapsedTimer m_clock;
     qint64 m_last = -1;
     std::vector<double> m_stalls;
+    double m_longest = -1.0;
+    const char* m_longestActivity = "none";
 };
 
 class LatencyProbe : public QObject {

@@ -1,4 +1,5 @@
 #include "main_window.h"
+#include "latency_probe.h"
 
 #include "application.h"
 #include "axis_sweep_dialog.h"
@@ -726,6 +727,7 @@ void MainWindow::openDemo(const DemoSpec& spec) {
 }
 
 void MainWindow::rememberAxis() {
+    noteUiActivity("remember-axis");
     m_rememberAxis->stop();
     if (auto pending = std::exchange(m_axisToRemember, std::nullopt))
         QSettings().setValue(axisKey(pending->first), pending->second);
@@ -925,6 +927,7 @@ void MainWindow::recordParamsChange() {
 }
 
 void MainWindow::requestSlice() {
+    noteUiActivity("request-slice");
     if (!m_dataset) return;
     const QString error = m_params->validationError();
     if (!error.isEmpty()) {
@@ -985,6 +988,7 @@ void MainWindow::requestReferenceIfNeeded(bool asked) {
 }
 
 void MainWindow::onSliceReady(const SliceResultPtr& result) {
+    noteUiActivity("slice-ready");
     m_showCpuStart = threadCpuSeconds();
     const bool otherCorrections = !m_result || !(m_result->params.corrections == result->params.corrections);
     m_result = result;
@@ -1065,6 +1069,7 @@ void MainWindow::onSlicePainted() {
 }
 
 void MainWindow::onReferenceReady(const ReferencePtr& ref) {
+    noteUiActivity("reference-ready");
     m_reference = ref;
     m_referenceRequested.reset();
     m_referenceError.clear();
@@ -1074,6 +1079,7 @@ void MainWindow::onReferenceReady(const ReferencePtr& ref) {
 }
 
 void MainWindow::onComparisonReady(const Comparison& comparison) {
+    noteUiActivity("comparison-ready");
     if (!m_result || comparison.resultId != m_result->id) return; // made for a slice no longer shown
     m_comparison = comparison;
     refreshComparison();

@@ -1,4 +1,5 @@
 #include "slice_view.h"
+#include "latency_probe.h"
 
 #include "tomo/worker_pool.h"
 
@@ -190,6 +191,7 @@ void SliceView::render() {
 }
 
 void SliceView::paintEvent(QPaintEvent*) {
+    noteUiActivity("view-paint");
     QElapsedTimer timer;
     timer.start();
     struct Longest { // on every way out
