@@ -527,14 +527,10 @@ void Controller::drain() {
         publishBusy();
         if (comparison) {
             // Dropped when a slice waits: that slice brings its own comparison.
-            if (m_lastSlice) {
-                try {
-                    if (auto c = compareLastSlice(*m_lastSlice, settings, [this] { return sliceWaiting(); }))
-                        QMetaObject::invokeMethod(this, [this, c = std::move(*c)] { emit comparisonReady(c); },
-                                                  Qt::QueuedConnection);
-                } catch (const tomo::Cancelled&) {
-                }
-            }
+            if (m_lastSlice)
+                if (auto c = compareLastSlice(*m_lastSlice, settings, [this] { return sliceWaiting(); }))
+                    QMetaObject::invokeMethod(this, [this, c = std::move(*c)] { emit comparisonReady(c); },
+                                              Qt::QueuedConnection);
         } else if (generation == m_workerGeneration && m_session) { // else made for another dataset
             if (slice) {
                 runSlice(slice->first, slice->second, generation, *token, waited);
@@ -592,9 +588,14 @@ std::optional<Comparison> Controller::compareLastSlice(const SliceResult& slice,
         m_discRegion = slice.preview.region;
         m_discGrid = slice.preview.gridSize;
     }
-    return compareWithReference(slice, *reference,
-                                settings.discOnly ? std::span<const std::uint8_t>(m_disc) : std::span<const std::uint8_t>(),
-                                settings.differenceZoom, &preparePool(), abandoned);
+    try {
+        return compareWithReference(slice, *reference,
+                                    settings.discOnly ? std::span<const std::uint8_t>(m_disc)
+                                                      : std::span<const std::uint8_t>(),
+                                    settings.differenceZoom, &preparePool(), abandoned);
+    } catch (const tomo::Cancelled&) {
+        return std::nullopt; // stale: a newer slice brings its own comparison
+    }
 }
 
 void Controller::runSlice(quint64 id, const SliceParams& params, int generation, const tomo::CancelToken& token,
@@ -644,15 +645,11 @@ void Controller::runSlice(quint64 id, const SliceParams& params, int generation,
         }, Qt::QueuedConnection);
         // The comparison after the slice: it never delays the image, and a
         // newer slice waiting makes it stale (dropped between its steps).
-        if (r->comparisonFollows) {
-            try {
-                if (auto c = compareLastSlice(*r, settings, [this] { return sliceWaiting(); }))
-                    QMetaObject::invokeMethod(this, [this, generation, c = std::move(*c)] {
-                        if (generation == m_generation) emit comparisonReady(c);
-                    }, Qt::QueuedConnection);
-            } catch (const tomo::Cancelled&) {
-            }
-        }
+        if (r->comparisonFollows)
+            if (auto c = compareLastSlice(*r, settings, [this] { return sliceWaiting(); }))
+                QMetaObject::invokeMethod(this, [this, generation, c = std::move(*c)] {
+                    if (generation == m_generation) emit comparisonReady(c);
+                }, Qt::QueuedConnection);
     } catch (const tomo::Cancelled&) {
         QMetaObject::invokeMethod(this, [this, id] { emit sliceCancelled(id); }, Qt::QueuedConnection);
         return; // the opening's axis search waits for a slice that ends
@@ -694,11 +691,8 @@ void Controller::runReference(ReferenceKind kind, const SliceParams& params, con
         // Not when a slice waits (it cancelled this run): the reference is
         // kept, and the slice must not wait for a comparison it makes stale.
         std::optional<Comparison> comparison;
-        try {
-            if (m_lastSlice && !token.cancelled())
-                comparison = compareLastSlice(*m_lastSlice, displaySettings(), [&] { return token.cancelled(); });
-        } catch (const tomo::Cancelled&) {
-        }
+        if (m_lastSlice && !token.cancelled())
+            comparison = compareLastSlice(*m_lastSlice, displaySettings(), [&] { return token.cancelled(); });
         QMetaObject::invokeMethod(this, [this, generation, ref = ReferencePtr(std::move(ref)),
                                          comparison = std::move(comparison)] {
             if (generation != m_generation) return;

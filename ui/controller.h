@@ -154,7 +154,7 @@ private:
     /// The reference of the display settings, if it fits `slice`.
     ReferencePtr fittingReference(const SliceResult& slice, const DisplaySettings& settings);
     /// `slice` against the reference of the display settings, if one fits.
-    /// Throws tomo::Cancelled when `abandoned` says so between its steps.
+    /// Nothing when no reference fits, or when `abandoned` says so between its steps.
     std::optional<Comparison> compareLastSlice(const SliceResult& slice, const DisplaySettings& settings,
                                                const std::function<bool()>& abandoned);
     /// A live slice is waiting for the worker (what a comparison yields to).

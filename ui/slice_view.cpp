@@ -63,9 +63,7 @@ SliceView::SliceView(QWidget* parent)
     m_rescale->setInterval(150);
     connect(m_rescale, &QTimer::timeout, this, [this] {
         if (m_scale < 1.0 && !m_rendered.isNull() && std::abs(deviceZoom() - m_scaledZoom) > 1e-9) {
-            m_scaled = shrinkForView(m_rendered, deviceZoom(), &viewPool());
-            m_scaledZoom = deviceZoom();
-            ++m_scaleCount;
+            shrinkForZoom();
             update();
         }
     });
@@ -220,16 +218,18 @@ void SliceView::paintEvent(QPaintEvent*) {
         p.setRenderHint(QPainter::SmoothPixmapTransform);
         p.drawImage(target, m_scaled);
     } else {
-        if (otherZoom) {
-            // Not shrunk for this zoom yet (the worker made it for another one):
-            // once here, then kept for the next paints at this zoom.
-            m_scaled = shrinkForView(m_rendered, deviceZoom(), &viewPool());
-            m_scaledZoom = deviceZoom();
-            ++m_scaleCount;
-        }
+        // Not shrunk for this zoom yet (the worker made it for another one):
+        // once here, then kept for the next paints at this zoom.
+        if (otherZoom) shrinkForZoom();
         drawScaledOrRendered(p, target);
     }
     drawOverlays(p);
+}
+
+void SliceView::shrinkForZoom() {
+    m_scaled = shrinkForView(m_rendered, deviceZoom(), &viewPool());
+    m_scaledZoom = deviceZoom();
+    ++m_scaleCount;
 }
 
 void SliceView::drawScaledOrRendered(QPainter& p, const QRectF& target) {

@@ -119,6 +119,8 @@ private:
     void drawScaleBar(QPainter& p);
     void drawLegend(QPainter& p);
     void drawScaledOrRendered(QPainter& p, const QRectF& target);
+    /// m_scaled made here (on the UI thread, over a pool) for the view's zoom.
+    void shrinkForZoom();
     void drawOverlays(QPainter& p);
     /// A shrunk image made for a zoom within this share of the view's is
     /// drawn stretched until the view's size settles (m_rescale).

@@ -139,6 +139,13 @@ struct CorrectionOptions {
     /// ranges, log-corrected input) are made by PreprocessingStage.
     void validate() const;
 
+    /// True when a correction runs between the flat field and the log
+    /// (zingers, background columns, rings, Paganin). Flat field, dead
+    /// pixels and the log alone are one pass over the values.
+    bool betweenFlatFieldAndLog() const {
+        return zingers.enabled || flatField.backgroundCount > 0 || rings.method != RingMethod::Off || paganin.enabled;
+    }
+
     /// One line for logs and the CLI, e.g. "dead pixels, zingers (0.3, 3x3), rings all".
     std::string summary() const;
 

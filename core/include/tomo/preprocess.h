@@ -187,7 +187,8 @@ struct ChunkConstants {
     std::vector<std::vector<float>> scales;
     /// Per projection, with several flat groups: the groups its flat is
     /// blended from (scales[lower] alone where lower == upper); else empty.
-    std::vector<FlatBlend> blends;
+    /// The stage's own table (valid while the stage lives).
+    std::span<const FlatBlend> blends;
     std::vector<std::uint8_t> dead; ///< 1 = dead pixel (interpolated in every projection)
     float saturation = 0.0f;        ///< 0 = none
     bool interpolate = false;       ///< dead-pixel correction on

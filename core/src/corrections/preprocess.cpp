@@ -158,11 +158,7 @@ struct PreprocessingStage::Impl {
     void checkLineIntegrals(const RawChunk& chunk) const;
     void checkChunk(const RawChunk& chunk) const;
     /// No correction between the flat field and the log (for intensities).
-    bool logInFlatField() const {
-        const CorrectionOptions& o = options;
-        return !info().logCorrected && !o.zingers.enabled && o.flatField.backgroundCount == 0 &&
-               o.rings.method == RingMethod::Off && !o.paganin.enabled;
-    }
+    bool logInFlatField() const { return !info().logCorrected && !options.betweenFlatFieldAndLog(); }
 };
 
 void PreprocessingStage::Impl::setUpFlats() {
@@ -407,10 +403,7 @@ std::vector<std::string> PreprocessingStage::warnings() const {
 
 bool PreprocessingStage::flatFieldOnly() const {
     const Impl& d = *m_impl;
-    const CorrectionOptions& o = d.options;
-    return !d.info().logCorrected && !o.zingers.enabled && o.flatField.backgroundCount == 0 &&
-           o.rings.method == RingMethod::Off && !o.paganin.enabled && !o.halfAcquisition.enabled &&
-           d.flatPositions.size() <= 1;
+    return d.logInFlatField() && !d.options.halfAcquisition.enabled && d.flatPositions.size() <= 1;
 }
 
 FlatFieldRows PreprocessingStage::flatFieldRows(const RawChunk& chunk, PreprocessStats* stats) const {
@@ -564,7 +557,7 @@ ChunkConstants PreprocessingStage::prepare(RawChunk& chunk, PreprocessStats& fou
             detail::flatScales(flat.data() + r * cols, nullptr, 0.0f, k.dark.data() + r * cols, N,
                                scale.data() + r * cols);
     }
-    if (chunk.flats.size() > 1 && !d.blends.empty()) k.blends = d.blends;
+    if (chunk.flats.size() > 1) k.blends = d.blends;
     k.flats = std::move(chunk.flats);
     k.saturation = o.badPixels.enabled ? static_cast<float>(d.saturation) : 0.0f;
     k.interpolate = o.badPixels.enabled;

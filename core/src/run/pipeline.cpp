@@ -54,6 +54,13 @@ ReconGeometry completeGeometry(const ReconGeometry& given, const PreprocessingSt
     return g;
 }
 
+/// The machine's memory (8 GiB when the system does not say).
+std::size_t physicalMemory() {
+    const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && pageSize > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(pageSize)
+                                     : std::size_t{8} << 30;
+}
+
 /// Rows per chunk: what the job asks for, else as many as fit in the memory
 /// budget, a whole number of plan batches. The conveyor holds at most, per
 /// chunk row: five raw rows (being read, queued, being corrected, and on the
@@ -89,10 +96,8 @@ int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const 
         // Chunks of fewer rows than the margins spend most of the reading and
         // correcting on margin rows: the default budget grows to chunks of
         // 2 x margin rows, up to a quarter of the machine's memory.
-        const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
-        const std::size_t physical = pages > 0 && pageSize > 0 ? static_cast<std::size_t>(pages) * pageSize : 0;
         const std::size_t wanted = marginBytes + 2 * static_cast<std::size_t>(margin) * rowBytes;
-        budget = std::max(budget, std::min(wanted, physical / 4));
+        budget = std::max(budget, std::min(wanted, physicalMemory() / 4));
     }
     const std::size_t room = budget > marginBytes ? budget - marginBytes : 0;
     const int fit = static_cast<int>(std::clamp<std::size_t>(room / rowBytes, 1, rowCount));
@@ -218,9 +223,7 @@ void checkClamped(std::size_t clamped, const DatasetInfo& info, int firstRow, in
 
 std::size_t defaultMemoryBudget() {
     constexpr std::size_t kGiB = std::size_t{1} << 30;
-    const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
-    const std::size_t physical = pages > 0 && pageSize > 0 ? static_cast<std::size_t>(pages) * pageSize : 8 * kGiB;
-    return std::clamp(physical / 16, kGiB, 4 * kGiB);
+    return std::clamp(physicalMemory() / 16, kGiB, 4 * kGiB);
 }
 
 std::string VolumeReport::bottleneck() const {
@@ -267,8 +270,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     // Otherwise the corrections run on the strategy's GPU when it has one
     // (log-corrected data without corrections only need their NaN check).
     const CorrectionOptions& o = stage.options();
-    const bool anyCorrection = o.zingers.enabled || o.flatField.backgroundCount > 0 ||
-                               o.rings.method != RingMethod::Off || o.paganin.enabled || o.halfAcquisition.enabled;
+    const bool anyCorrection = o.betweenFlatFieldAndLog() || o.halfAcquisition.enabled;
     std::unique_ptr<ChunkCorrector> corrector;
     if (!rawToPlan && backend && job.gpuCorrections && (anyCorrection || !info.logCorrected))
         corrector = backend->createCorrector(stage, plan->options());

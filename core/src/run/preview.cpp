@@ -206,8 +206,7 @@ struct PreviewSession::Impl {
     ChunkCorrector* correctorFor(PreprocessingStage& s, const ReconOptions& options) {
         const std::string& strategy = options.strategy;
         const CorrectionOptions& o = s.options();
-        const bool worthIt = o.zingers.enabled || o.rings.method != RingMethod::Off || o.paganin.enabled ||
-                             o.halfAcquisition.enabled || o.flatField.backgroundCount > 0;
+        const bool worthIt = o.betweenFlatFieldAndLog() || o.halfAcquisition.enabled;
         if (!worthIt || !runsOnGpu(strategy)) return nullptr;
         if (strategy != correctorStrategy) {
             corrector.reset();

@@ -158,10 +158,17 @@ void CudaChunkCorrector::copyOut(void* target, const void* d_source, std::size_t
 void CudaChunkCorrector::flatField(const RawChunk& chunk, const ChunkConstants& k) {
     const DatasetInfo& i = m_stage.info();
     const std::size_t pixels = static_cast<std::size_t>(k.blockRows) * k.columns;
-    auto concatenated = [](const std::vector<std::vector<float>>& groups) {
-        std::vector<float> all;
-        for (const auto& g : groups) all.insert(all.end(), g.begin(), g.end());
-        return all;
+    // Each flat group's values at its place in one device buffer (the host
+    // vectors live in `k` until correct() has waited for the stream).
+    auto uploadGroups = [&](DeviceBuffer<float>& buffer, const std::vector<std::vector<float>>& groups,
+                            const char* what) {
+        if (buffer.size() < groups.size() * pixels) {
+            buffer.reset();
+            buffer = DeviceBuffer<float>(m_device, groups.size() * pixels, what);
+        }
+        for (std::size_t g = 0; g < groups.size(); ++g)
+            copyIn(buffer.get() + g * pixels, groups[g].data(), pixels * sizeof(float));
+        return buffer.get();
     };
     FlatFieldLaunch f;
     begin(kUpload);
@@ -172,8 +179,7 @@ void CudaChunkCorrector::flatField(const RawChunk& chunk, const ChunkConstants& 
     f.rows = k.blockRows;
     f.columns = k.columns;
     f.d_dark = upload(m_dark, k.dark.data(), pixels, "the flat-field constants");
-    const std::vector<float> scales = concatenated(k.scales);
-    f.d_scale = upload(m_scales, scales.data(), scales.size(), "the flat-field constants");
+    f.d_scale = uploadGroups(m_scales, k.scales, "the flat-field constants");
     f.d_dead = upload(m_dead, k.dead.data(), pixels, "the flat-field constants");
     if (!k.blends.empty()) {
         if (!m_blendGroups.get()) { // the same for every chunk
@@ -188,12 +194,9 @@ void CudaChunkCorrector::flatField(const RawChunk& chunk, const ChunkConstants& 
             upload(m_blendWeights, weights.data(), weights.size(), "the flat blends");
             TOMO_CUDA_CHECK(cudaStreamSynchronize(m_stream.get())); // the host vectors go now
         }
-        const std::vector<float> flats = concatenated(k.flats);
-        f.d_flats = upload(m_flats, flats.data(), flats.size(), "the flat fields");
+        f.d_flats = uploadGroups(m_flats, k.flats, "the flat fields");
         f.d_blendGroups = m_blendGroups.get();
         f.d_blendWeights = m_blendWeights.get();
-        // The concatenations are freed when this function returns: wait for their copies.
-        TOMO_CUDA_CHECK(cudaStreamSynchronize(m_stream.get()));
     }
     end(kUpload);
     f.saturation = k.saturation;
@@ -206,7 +209,6 @@ void CudaChunkCorrector::flatField(const RawChunk& chunk, const ChunkConstants& 
     begin(kFlatField);
     launchFlatField(f, m_stream.get());
     end(kFlatField);
-    TOMO_CUDA_CHECK(cudaStreamSynchronize(m_stream.get())); // `scales` is freed on return
 }
 
 void CudaChunkCorrector::throwNonFinite(const RawChunk& chunk, unsigned long long key) const {
