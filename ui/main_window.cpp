@@ -709,8 +709,10 @@ void MainWindow::openPath(const QString& path, const tomo::OpenOptions& options)
 
 void MainWindow::openChecked(const QString& path, const tomo::OpenOptions& options, const QString& note) {
     // Without an axis remembered for this dataset (or one from a parameter
-    // file about to be applied) the finder runs before the first slice.
-    const bool findAxis = !QSettings().contains(axisKey(path)) && m_pendingParameters.isEmpty();
+    // file about to be applied: a file without `axis` asks for the finder)
+    // the finder runs after the first slice.
+    const bool findAxis =
+        !QSettings().contains(axisKey(path)) && (m_pendingParameters.isEmpty() || !m_pendingParametersSetAxis);
     const QString name = QFileInfo(path).fileName();
     m_openNote = note.isEmpty() ? QString() : QStringLiteral(" — ") % tr("without the damaged-file guard: %1").arg(note);
     statusBar()->showMessage((findAxis ? tr("Opening %1 and finding its rotation axis…").arg(name)
@@ -846,6 +848,7 @@ bool MainWindow::loadParameters(const QString& path) {
             m_dataset && ((input.isEmpty() && m_dataset->demo) ||
                           (!input.isEmpty() && QFileInfo(input) == QFileInfo(m_dataset->path) &&
                            sameOpenOptions(config.open, m_dataset->options)));
+        m_pendingParametersSetAxis = config.axis.has_value();
         if (!input.isEmpty() && !sameDataset) {
             m_pendingParameters = path; // applied when the dataset is open
             openPath(input, config.open);

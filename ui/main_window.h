@@ -253,6 +253,7 @@ private:
     quint64 m_comparisonAskedFor = 0;             // result id a comparison was requested for
     std::optional<QLineF> m_line;
     QString m_pendingParameters;                  // run config waiting for its dataset
+    bool m_pendingParametersSetAxis = false;      // ... and it names an axis (else the finder runs)
     QString m_openNote;                           // " — without the damaged-file guard: why", or empty
     std::optional<JobKind> m_runningJob;          // between jobStarted and jobFinished
     std::optional<std::pair<QString, double>> m_axisToRemember; // dataset path, axis: not written yet

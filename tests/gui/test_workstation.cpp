@@ -1144,6 +1144,25 @@ private slots:
         QVERIFY(!opened.first().first().value<DatasetSummary>().axisSearchPending);
         QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.axis == 296.125; }));
         QVERIFY(w->parameterPanel()->axisNote().isEmpty());
+
+        // A parameter file without `axis` ("found automatically") opens the
+        // scan with the finder too, not at the detector centre.
+        openDemo(128, 4); // another dataset is open when the file is loaded
+        QSettings().clear();
+        QTemporaryDir dir;
+        const QString json = dir.filePath(QStringLiteral("tooth_params.json"));
+        QFile file(json);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(QStringLiteral("{\"input\": \"%1\", \"corrections\": {\"rings\": {\"method\": \"sorting\"}}}")
+                       .arg(tooth)
+                       .toUtf8());
+        file.close();
+        QSignalSpy searchedAgain(w.get(), &MainWindow::openingAxisSearched);
+        QVERIFY(w->loadParameters(json));
+        QVERIFY(waitUntil([&] { return searchedAgain.count() == 1; }));
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) {
+            return r.params.axis == 295.875 && r.params.corrections.rings.method == tomo::RingMethod::Sorting;
+        }));
     }
 
     void newDatasetStartsWithAutomaticWindow() {
