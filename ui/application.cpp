@@ -71,7 +71,7 @@ QString strategyProblem(const QString& name) {
 
 int runWorkstation(int argc, char** argv) {
     setDefaultSurfaceFormat();
-    QApplication app(argc, argv);
+    TimedApplication app(argc, argv);
     initApplication();
 
     QCommandLineParser parser;

@@ -1,6 +1,7 @@
 #include "controller.h"
 
 #include "colormap.h"
+#include "latency_probe.h"
 #include "slice_display.h"
 
 #include "tomo/axis_finder.h"
@@ -260,6 +261,17 @@ Controller::Controller(QObject* parent) : QObject(parent), m_pending(std::make_u
     QMetaObject::invokeMethod(m_jobContext, &lowerThreadPriority, Qt::QueuedConnection);
 }
 
+template <typename Task>
+void Controller::toUi(const char* what, Task&& task) {
+    QMetaObject::invokeMethod(
+        this,
+        [what, task = std::forward<Task>(task)]() mutable {
+            noteUiActivity(what);
+            task();
+        },
+        Qt::QueuedConnection);
+}
+
 Controller::~Controller() {
     {
         std::lock_guard lock(m_mutex);
@@ -289,7 +301,7 @@ void Controller::reportError(const QString& what, const std::exception& e) {
         title = tr("Cannot read or write the file");
     QString message = what % QStringLiteral(": ") % QString::fromUtf8(e.what());
     if (dynamic_cast<const std::bad_alloc*>(&e)) message = what % QStringLiteral(": ") % tr("out of host memory");
-    QMetaObject::invokeMethod(this, [this, title, message] { emit failed(title, message); }, Qt::QueuedConnection);
+    toUi("error", [this, title, message] { emit failed(title, message); });
 }
 
 // ---------------------------------------------------------------- datasets
@@ -320,10 +332,10 @@ void Controller::installDataset(std::shared_ptr<tomo::DatasetReader> reader, std
         std::lock_guard lock(m_mutex);
         m_source = std::move(source);
     }
-    QMetaObject::invokeMethod(this, [this, summary] {
+    toUi("dataset-opened", [this, summary] {
         m_generation = summary.generation;
         emit datasetOpened(summary);
-    }, Qt::QueuedConnection);
+    });
 }
 
 void Controller::openFile(const QString& path, const tomo::OpenOptions& given, bool findAxis) {
@@ -350,7 +362,7 @@ void Controller::openFile(const QString& path, const tomo::OpenOptions& given, b
             installDataset(std::move(reader), std::move(source), std::move(summary), findAxis);
         } catch (const std::exception& e) {
             reportError(tr("Cannot open %1").arg(QFileInfo(path).fileName()), e);
-            QMetaObject::invokeMethod(this, [this, path] { emit openFailed(path); }, Qt::QueuedConnection);
+            toUi("open-failed", [this, path] { emit openFailed(path); });
         }
     });
 }
@@ -375,7 +387,7 @@ void Controller::openDemo(const DemoSpec& spec) {
             installDataset(std::move(reader), std::move(source), std::move(summary));
         } catch (const std::exception& e) {
             reportError(tr("Cannot create the demo phantom"), e);
-            QMetaObject::invokeMethod(this, [this] { emit openFailed(QString()); }, Qt::QueuedConnection);
+            toUi("open-failed", [this] { emit openFailed(QString()); });
         }
     });
 }
@@ -459,21 +471,31 @@ void Controller::cancelSlice() {
 
 bool Controller::sliceBusy() const {
     std::lock_guard lock(m_mutex);
-    return m_pending->slice.has_value() || (m_running && !m_runningReference);
+    return sliceBusyLocked();
 }
 
 bool Controller::referenceBusy() const {
     std::lock_guard lock(m_mutex);
+    return referenceBusyLocked();
+}
+
+bool Controller::sliceBusyLocked() const { return m_pending->slice.has_value() || (m_running && !m_runningReference); }
+
+bool Controller::referenceBusyLocked() const {
     return m_pending->reference.has_value() || (m_running && m_runningReference);
 }
 
 void Controller::publishBusy() {
-    // From any thread: the signals go out in the UI thread, once per change.
-    QMetaObject::invokeMethod(this, [this] {
-        const bool slice = sliceBusy(), reference = referenceBusy();
+    std::lock_guard lock(m_mutex);
+    publishBusyLocked();
+}
+
+void Controller::publishBusyLocked() {
+    const bool slice = sliceBusyLocked(), reference = referenceBusyLocked();
+    toUi("busy-state", [this, slice, reference] {
         if (slice != m_shownSliceBusy) emit busyChanged(m_shownSliceBusy = slice);
         if (reference != m_shownReferenceBusy) emit referenceBusyChanged(m_shownReferenceBusy = reference);
-    }, Qt::QueuedConnection);
+    });
 }
 
 void Controller::scheduleDrain() {
@@ -514,7 +536,7 @@ void Controller::drain() {
             } else {
                 m_drainScheduled = false;
                 m_running.reset();
-                publishBusy();
+                publishBusyLocked();
                 return;
             }
             token = std::make_shared<tomo::CancelToken>();
@@ -529,8 +551,7 @@ void Controller::drain() {
             // Dropped when a slice waits: that slice brings its own comparison.
             if (m_lastSlice)
                 if (auto c = compareLastSlice(*m_lastSlice, settings, [this] { return sliceWaiting(); }))
-                    QMetaObject::invokeMethod(this, [this, c = std::move(*c)] { emit comparisonReady(c); },
-                                              Qt::QueuedConnection);
+                    toUi("comparison", [this, c = std::move(*c)] { emit comparisonReady(c); });
         } else if (generation == m_workerGeneration && m_session) { // else made for another dataset
             if (slice) {
                 runSlice(slice->first, slice->second, generation, *token, waited);
@@ -613,11 +634,11 @@ void Controller::runSlice(quint64 id, const SliceParams& params, int generation,
             if (r->params.corrections == m_goodCorrections) throw;
             reportError(tr("These corrections cannot be used on this dataset"), e);
             const QString message = QString::fromUtf8(e.what());
-            QMetaObject::invokeMethod(this, [this, generation, id, corrections = r->params.corrections, message] {
+            toUi("corrections-rejected", [this, generation, id, corrections = r->params.corrections, message] {
                 if (generation != m_generation) return;
                 emit correctionsRejected(corrections, message);
                 emit sliceFailed(id);
-            }, Qt::QueuedConnection);
+            });
             return;
         }
         m_goodCorrections = r->params.corrections;
@@ -640,24 +661,24 @@ void Controller::runSlice(quint64 id, const SliceParams& params, int generation,
         r->comparisonFollows = fittingReference(*r, settings) != nullptr;
         r->secondsPrepare = timer.nsecsElapsed() / 1e9;
         m_lastSlice = r;
-        QMetaObject::invokeMethod(this, [this, generation, r = SliceResultPtr(r)] {
+        toUi("slice", [this, generation, r = SliceResultPtr(r)] {
             if (generation == m_generation) emit sliceReady(r);
-        }, Qt::QueuedConnection);
+        });
         // The comparison after the slice: it never delays the image, and a
         // newer slice waiting makes it stale (dropped between its steps).
         if (r->comparisonFollows)
             if (auto c = compareLastSlice(*r, settings, [this] { return sliceWaiting(); }))
-                QMetaObject::invokeMethod(this, [this, generation, c = std::move(*c)] {
+                toUi("comparison", [this, generation, c = std::move(*c)] {
                     if (generation == m_generation) emit comparisonReady(c);
-                }, Qt::QueuedConnection);
+                });
     } catch (const tomo::Cancelled&) {
-        QMetaObject::invokeMethod(this, [this, id] { emit sliceCancelled(id); }, Qt::QueuedConnection);
+        toUi("slice-cancelled", [this, id] { emit sliceCancelled(id); });
         return; // the opening's axis search waits for a slice that ends
     } catch (const std::exception& e) {
         reportError(tr("Reconstruction failed"), e);
-        QMetaObject::invokeMethod(this, [this, generation, id] {
+        toUi("slice-failed", [this, generation, id] {
             if (generation == m_generation) emit sliceFailed(id);
-        }, Qt::QueuedConnection);
+        });
     }
     // The opening's axis search, once its first slice is on its way.
     if (m_axisSearchRow && generation == m_workerGeneration)
@@ -693,12 +714,12 @@ void Controller::runReference(ReferenceKind kind, const SliceParams& params, con
         std::optional<Comparison> comparison;
         if (m_lastSlice && !token.cancelled())
             comparison = compareLastSlice(*m_lastSlice, displaySettings(), [&] { return token.cancelled(); });
-        QMetaObject::invokeMethod(this, [this, generation, ref = ReferencePtr(std::move(ref)),
+        toUi("reference", [this, generation, ref = ReferencePtr(std::move(ref)),
                                          comparison = std::move(comparison)] {
             if (generation != m_generation) return;
             emit referenceReady(ref);
             if (comparison) emit comparisonReady(*comparison);
-        }, Qt::QueuedConnection);
+        });
     } catch (const tomo::Cancelled&) {
         throw;
     } catch (const std::exception& e) {
@@ -707,9 +728,9 @@ void Controller::runReference(ReferenceKind kind, const SliceParams& params, con
             dynamic_cast<const tomo::InvalidArgument*>(&e) && !(params.corrections == m_goodCorrections);
         if (!refusedCorrections) reportError(tr("Reference failed"), e);
         const QString message = QString::fromUtf8(e.what());
-        QMetaObject::invokeMethod(this, [this, generation, message] {
+        toUi("reference-failed", [this, generation, message] {
             if (generation == m_generation) emit referenceFailed(message);
-        }, Qt::QueuedConnection);
+        });
     }
 }
 
@@ -747,9 +768,9 @@ void Controller::searchAxis(int row, int generation, bool onOpening) {
             timer.start();
             r.estimate = tomo::findRotationAxis(sinogram, angles);
             r.seconds = timer.nsecsElapsed() / 1e9;
-            QMetaObject::invokeMethod(this, [this, generation, r] {
+            toUi("axis-found", [this, generation, r] {
                 if (generation == m_generation) emit axisFound(r);
-            }, Qt::QueuedConnection);
+            });
         } catch (const std::exception& e) {
             axisSearchFailed(r.row, generation, r.onOpening, e);
         }
@@ -760,9 +781,9 @@ void Controller::axisSearchFailed(int row, int generation, bool onOpening, const
     // The opening's search is the program's idea: its failure is a note, not a dialog.
     if (!onOpening) reportError(tr("Axis finder failed"), e);
     const QString why = QString::fromUtf8(e.what());
-    QMetaObject::invokeMethod(this, [this, generation, row, why] {
+    toUi("axis-failed", [this, generation, row, why] {
         if (generation == m_generation) emit axisFailed(row, why);
-    }, Qt::QueuedConnection);
+    });
 }
 
 void Controller::requestDataView(DataViewKind kind, int row, int angle) {
@@ -776,32 +797,32 @@ void Controller::requestDataView(DataViewKind kind, int row, int angle) {
         try {
             const tomo::DatasetInfo& info = m_session->info();
             if (kind == DataViewKind::Sinogram) {
-                view.image = m_session->sinogram(row);
+                view.image = std::make_shared<const tomo::Image>(m_session->sinogram(row));
             } else if (info.logCorrected) {
                 view.error = tr("This dataset holds sinograms already log-corrected: no raw projections, flats or darks.");
             } else {
                 tomo::Image image(info.columns, info.rows);
                 if (kind == DataViewKind::Projection) {
                     m_reader->readProjection(angle, image.data);
-                    view.image = std::move(image);
+                    view.image = std::make_shared<const tomo::Image>(std::move(image));
                 } else if (kind == DataViewKind::Flat ? m_reader->readMeanFlat(0, info.rows, image.data)
                                                       : m_reader->readMeanDark(0, info.rows, image.data)) {
-                    view.image = std::move(image);
+                    view.image = std::make_shared<const tomo::Image>(std::move(image));
                 } else {
                     view.error = kind == DataViewKind::Flat ? tr("This dataset has no flat fields.")
                                                             : tr("This dataset has no dark fields.");
                 }
             }
             if (view.error.isEmpty()) {
-                view.stats = computeStats(view.image.data);
-                view.display = prepareDisplay(view.image, view.stats, DisplaySettings{});
+                view.stats = computeStats(view.image->data);
+                view.display = prepareDisplay(*view.image, view.stats, DisplaySettings{});
             }
         } catch (const std::exception& e) {
             view.error = QString::fromUtf8(e.what());
         }
-        QMetaObject::invokeMethod(this, [this, generation, view = std::move(view)] {
+        toUi("data-view", [this, generation, view = std::move(view)] {
             if (generation == m_generation) emit dataViewReady(view);
-        }, Qt::QueuedConnection);
+        });
     });
 }
 
@@ -849,8 +870,7 @@ bool Controller::startJob(JobKind kind, std::function<void(const tomo::CancelTok
             std::lock_guard lock(m_mutex);
             m_jobToken.reset();
         }
-        QMetaObject::invokeMethod(this, [this, kind, status, message] { emit jobFinished(kind, status, message); },
-                                  Qt::QueuedConnection);
+        toUi("job-finished", [this, kind, status, message] { emit jobFinished(kind, status, message); });
     }, Qt::QueuedConnection);
     return true;
 }
@@ -890,7 +910,7 @@ bool Controller::exportVolume(const ExportRequest& request) {
             report.report = tomo::reconstructConeVolume(*reader, slices.first, slices.count, *writer, progress);
             report.clipped = writer->clipped();
             writer.reset();
-            QMetaObject::invokeMethod(this, [this, report] { emit exportFinished(report); }, Qt::QueuedConnection);
+            toUi("export-finished", [this, report] { emit exportFinished(report); });
             return;
         }
         const tomo::VolumeJob job = volumeJob(*reader, request.params, request.firstRow, request.rowCount);
@@ -903,7 +923,7 @@ bool Controller::exportVolume(const ExportRequest& request) {
         report.report = tomo::reconstructVolume(*reader, job, *writer, progress);
         report.clipped = writer->clipped();
         writer.reset();
-        QMetaObject::invokeMethod(this, [this, report] { emit exportFinished(report); }, Qt::QueuedConnection);
+        toUi("export-finished", [this, report] { emit exportFinished(report); });
     });
 }
 
@@ -918,7 +938,7 @@ bool Controller::estimateRange(const SliceParams& params, int firstRow, int rowC
         } else {
             estimate = tomo::estimateOutputRange(*reader, volumeJob(*reader, params, firstRow, rowCount), {}, progress);
         }
-        QMetaObject::invokeMethod(this, [this, estimate] { emit rangeEstimated(estimate); }, Qt::QueuedConnection);
+        toUi("range-estimated", [this, estimate] { emit rangeEstimated(estimate); });
     });
 }
 
@@ -963,9 +983,9 @@ bool Controller::sweepAxis(const SliceParams& params, const std::vector<double>&
             out.thumbnails.push_back(image.scaled(thumbnailSize, thumbnailSize, Qt::KeepAspectRatio,
                                                   Qt::SmoothTransformation));
         }
-        QMetaObject::invokeMethod(this, [this, generation, out = std::move(out)] {
+        toUi("axis-sweep", [this, generation, out = std::move(out)] {
             if (generation == m_generation) emit axisSweepReady(out);
-        }, Qt::QueuedConnection);
+        });
     });
 }
 
@@ -1008,9 +1028,9 @@ bool Controller::reconstructSubVolume(const SliceParams& params, int firstRow, i
         out.stats = computeStats(out.volume.data);
         out.seconds = timer.nsecsElapsed() / 1e9;
         // Dropped when another dataset was opened meanwhile (the 3D view shows that one).
-        QMetaObject::invokeMethod(this, [this, generation, out = std::move(out)] {
+        toUi("sub-volume", [this, generation, out = std::move(out)] {
             if (generation == m_generation) emit subVolumeReady(out);
-        }, Qt::QueuedConnection);
+        });
     });
 }
 
@@ -1022,7 +1042,7 @@ bool Controller::compareModes(const SliceParams& params, const std::vector<tomo:
             JobProgress p;
             p.fraction = fraction;
             p.stage = stage;
-            QMetaObject::invokeMethod(this, [this, p] { emit jobProgress(p); }, Qt::QueuedConnection);
+            toUi("job-progress", [this, p] { emit jobProgress(p); });
         };
         report(0.0, tr("cpu-reference"));
         tomo::PreviewRequest request = params.request();
@@ -1053,7 +1073,7 @@ bool Controller::compareModes(const SliceParams& params, const std::vector<tomo:
             } catch (const std::exception& e) {
                 row.error = QString::fromUtf8(e.what());
             }
-            QMetaObject::invokeMethod(this, [this, row] { emit modeCompared(row); }, Qt::QueuedConnection);
+            toUi("mode-compared", [this, row] { emit modeCompared(row); });
         }
         report(1.0, tr("done"));
     });

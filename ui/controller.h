@@ -159,7 +159,19 @@ private:
                                                const std::function<bool()>& abandoned);
     /// A live slice is waiting for the worker (what a comparison yields to).
     bool sliceWaiting() const;
+    /// Reads sliceBusy/referenceBusy and sends the reading to the UI thread
+    /// (busyChanged, referenceBusyChanged), posted under the lock so that
+    /// readings arrive in order. From any thread; the ...Locked form with
+    /// m_mutex held. The UI thread never takes the lock for it: a worker
+    /// holding the lock may be waiting for a core.
     void publishBusy();
+    void publishBusyLocked();
+    /// Runs `task` in the UI thread (queued), noted as `what` for
+    /// --measure-latency (noteUiActivity).
+    template <typename Task>
+    void toUi(const char* what, Task&& task);
+    bool sliceBusyLocked() const;
+    bool referenceBusyLocked() const;
     void reportError(const QString& what, const std::exception& e);
     std::shared_ptr<tomo::DatasetReader> openJobReader() const;
     void installDataset(std::shared_ptr<tomo::DatasetReader> reader, std::shared_ptr<const Source> source,

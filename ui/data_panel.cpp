@@ -106,14 +106,14 @@ void DataPanel::setView(const DataView& view) {
         m_view->setCaption(view.error);
         return;
     }
-    m_view->setPreparedImage(std::make_shared<const tomo::Image>(view.image), {}, view.display.rendered,
+    m_view->setPreparedImage(view.image, {}, view.display.rendered,
                              view.display.low, view.display.high, view.display.colormap);
     updateMarker();
 }
 
 void DataPanel::updateMarker() {
     if (!m_shown || !m_shown->error.isEmpty()) return;
-    const tomo::Image& image = m_shown->image;
+    const tomo::Image& image = *m_shown->image;
     switch (m_shown->kind) {
     case DataViewKind::Sinogram:
         m_view->setLine(QLineF(m_axis, 0.0, m_axis, image.height - 1.0));

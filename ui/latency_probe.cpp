@@ -7,6 +7,7 @@
 
 #include <QEventLoop>
 #include <QFileInfo>
+#include <QMetaEnum>
 #include <QThread>
 
 #include <algorithm>
@@ -34,9 +35,52 @@ QString token(QString text) { return text.isEmpty() ? QStringLiteral("none") : t
 
 namespace {
 const char* g_uiActivity = "none";
+
+/// The events of the UI thread's loop between two ticks of the monitor.
+/// Written and read on the UI thread only.
+struct EventTiming {
+    bool on = false;
+    int depth = 0;          ///< notify() calls in progress on the UI thread
+    int measuredDepth = 0;  ///< the depth of the loop's own dispatches
+    double eventsMs = 0.0;  ///< in dispatches since the last tick
+    double longestMs = -1.0;
+    const char* longestClass = nullptr;
+    QEvent::Type longestType = QEvent::None;
+};
+EventTiming g_events;
 } // namespace
 
 void noteUiActivity(const char* what) { g_uiActivity = what; }
+
+bool TimedApplication::notify(QObject* receiver, QEvent* event) {
+    if (!g_events.on || QThread::currentThread() != thread()) return QApplication::notify(receiver, event);
+    struct Depth {
+        Depth() { ++g_events.depth; }
+        ~Depth() { --g_events.depth; }
+    };
+    if (g_events.depth != g_events.measuredDepth) {
+        const Depth nested;
+        return QApplication::notify(receiver, event);
+    }
+    // Read before: the event and its receiver may be deleted by the dispatch.
+    const char* cls = receiver->metaObject()->className();
+    const QEvent::Type type = event->type();
+    QElapsedTimer clock;
+    clock.start();
+    bool handled = false;
+    {
+        const Depth dispatch;
+        handled = QApplication::notify(receiver, event);
+    }
+    const double took = clock.nsecsElapsed() / 1e6;
+    g_events.eventsMs += took;
+    if (took > g_events.longestMs) {
+        g_events.longestMs = took;
+        g_events.longestClass = cls;
+        g_events.longestType = type;
+    }
+    return handled;
+}
 
 UiStallMonitor::UiStallMonitor(QObject* parent) : QObject(parent), m_tick(new QTimer(this)) {
     m_tick->setTimerType(Qt::PreciseTimer);
@@ -49,14 +93,34 @@ UiStallMonitor::UiStallMonitor(QObject* parent) : QObject(parent), m_tick(new QT
             if (stall > m_longest) {
                 m_longest = stall;
                 m_longestActivity = g_uiActivity;
+                m_longestEventMs = g_events.longestMs;
+                m_longestEventClass = g_events.longestClass;
+                m_longestEventType = g_events.longestType;
+                m_longestOutsideMs = (now - m_last) / 1e6 - g_events.eventsMs;
             }
         }
         m_last = now;
         g_uiActivity = "none"; // what is noted from here on ran in the next gap
+        g_events.eventsMs = 0.0;
+        g_events.longestMs = -1.0;
     });
 }
 
+QString UiStallMonitor::longestStallEvent() const {
+    if (!m_longestEventClass) return QStringLiteral("none");
+    const char* type = QMetaEnum::fromType<QEvent::Type>().valueToKey(m_longestEventType);
+    return QStringLiteral("%1:%2:%3")
+        .arg(type ? QString::fromLatin1(type) : QString::number(m_longestEventType),
+             QString::fromLatin1(m_longestEventClass), QString::number(m_longestEventMs, 'f', 2));
+}
+
 void UiStallMonitor::setMeasuring(bool on) {
+    // Depth is counted only while on: from here, dispatches at the current
+    // depth are the loop's own; events sent inside them count in theirs.
+    g_events.on = on;
+    g_events.measuredDepth = g_events.depth;
+    g_events.eventsMs = 0.0;
+    g_events.longestMs = -1.0;
     m_last = -1;
     m_clock.start();
     if (on) m_tick->start();
@@ -267,7 +331,9 @@ QString LatencyProbe::summary(const QString& error) const {
                      phaseMax(m_stallsAfterRows, all.size()))
                 .arg(ms(m_window.sliceView()->longestPaintSeconds() * 1e3),
                      ms(m_window.qualityPanel()->view()->longestPaintSeconds() * 1e3));
-    line += QStringLiteral(" ui_stall_longest_during=%1").arg(token(QString::fromUtf8(m_stalls.longestStallActivity())));
+    line += QStringLiteral(" ui_stall_longest_during=%1 ui_stall_longest_event=%2 ui_stall_longest_outside_events_ms=%3")
+                .arg(token(QString::fromUtf8(m_stalls.longestStallActivity())), token(m_stalls.longestStallEvent()),
+                     ms(m_stalls.longestStallOutsideEventsMs()));
     line += QStringLiteral(" ui_renders=%1/%2 ui_scales=%3/%4")
                 .arg(m_sliceRenders)
                 .arg(m_differenceRenders)

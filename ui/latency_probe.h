@@ -15,7 +15,9 @@
 // Measurements are printed, never asserted: they depend on the machine.
 #pragma once
 
+#include <QApplication>
 #include <QElapsedTimer>
+#include <QEvent>
 #include <QObject>
 #include <QString>
 #include <QTimer>
@@ -45,6 +47,17 @@ struct LatencyProbeOptions {
 /// static string: the UI thread writes and reads it.
 void noteUiActivity(const char* what);
 
+/// The workstation's application object: while a UiStallMonitor measures,
+/// it times every event the UI thread's event loop dispatches, so the
+/// monitor can name the event behind its longest stall and say how much of
+/// the stall ran outside any event (code the measuring itself called, or
+/// the thread not running).
+class TimedApplication : public QApplication {
+public:
+    using QApplication::QApplication;
+    bool notify(QObject* receiver, QEvent* event) override;
+};
+
 class UiStallMonitor : public QObject {
     Q_OBJECT
 public:
@@ -54,6 +67,11 @@ public:
     const std::vector<double>& stalls() const { return m_stalls; }
     /// What the UI thread noted last during the longest stall ("none": nothing).
     const char* longestStallActivity() const { return m_longestActivity; }
+    /// The longest event dispatched during the longest stall, as
+    /// "Type:Class:ms" ("none" without a TimedApplication), and the part of
+    /// that stall spent outside events, in milliseconds.
+    QString longestStallEvent() const;
+    double longestStallOutsideEventsMs() const { return m_longestOutsideMs; }
 
 private:
     static constexpr int kIntervalMs = 2;
@@ -63,6 +81,10 @@ private:
     std::vector<double> m_stalls;
     double m_longest = -1.0;
     const char* m_longestActivity = "none";
+    double m_longestEventMs = -1.0;
+    const char* m_longestEventClass = nullptr;
+    QEvent::Type m_longestEventType = QEvent::None;
+    double m_longestOutsideMs = -1.0;
 };
 
 class LatencyProbe : public QObject {
