@@ -417,15 +417,16 @@ int runPipelineBenchmark(const PipelineBenchSettings& s) {
     }
     if (!s.keep) fs::remove(scan, ec);
 
-    std::printf("\n%-5s %-14s %9s %9s %9s %9s %9s %9s %-12s %9s %7s\n", "input", "strategy", "total", "read",
-                "preproc", "recon", "write", "compute", "bottleneck", "floor", "ratio");
+    std::printf("\n%-5s %-14s %9s %9s %9s %9s %9s %9s %9s %-12s %9s %7s\n", "input", "strategy", "total", "setup",
+                "read", "preproc", "recon", "write", "compute", "bottleneck", "floor", "ratio");
     for (const RunResult& r : runs) {
         const VolumeReport& v = r.report;
-        std::printf("%-5s %-14s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %-12s %9.2f %7.2f\n", r.input.c_str(),
-                    v.strategy.c_str(), v.secondsTotal, v.secondsRead, v.secondsPreprocess, v.secondsReconstruct,
+        std::printf("%-5s %-14s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %-12s %9.2f %7.2f\n", r.input.c_str(),
+                    v.strategy.c_str(), v.secondsTotal, v.secondsSetup, v.secondsRead, v.secondsPreprocess, v.secondsReconstruct,
                     v.secondsWrite, r.compute, v.bottleneck().c_str(), r.floor, v.secondsTotal / r.floor);
     }
-    std::printf("(seconds; read/preproc/recon/write = busy time of each conveyor stage, overlapping; compute = "
+    std::printf("(seconds; setup = before the stages start (plan, tuning on the strategy's first use); "
+                "read/preproc/recon/write = busy time of each conveyor stage, overlapping; compute = "
                 "filter + back-projection on the GPU, or the reconstruct stage on the CPU; floor = max(read floor of "
                 "the same cache state, write floor, compute); ratio = total / floor)\n");
     for (const RunResult& r : runs) {
@@ -461,6 +462,7 @@ int runPipelineBenchmark(const PipelineBenchSettings& s) {
                                     return steps;
                                 }()},
                                {"seconds_total", v.secondsTotal},
+                               {"seconds_setup", v.secondsSetup},
                                {"busy_seconds",
                                 {{"read", v.secondsRead},
                                  {"preprocess", v.secondsPreprocess},

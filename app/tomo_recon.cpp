@@ -929,10 +929,10 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
         const double share = report.secondsTotal > 0.0 ? 100.0 * seconds / report.secondsTotal : 0.0;
         return formatSeconds(seconds) + " (" + std::to_string(static_cast<int>(std::lround(share))) + "%)";
     };
-    std::printf("%s: %d slices of %dx%d -> %s in %s; busy: read %s, preprocess %s (on %s), filter + back-projection %s at "
-                "%.3g GU/s with %s, write %s; bottleneck: %s; chunk buffers peak %.0f MiB\n",
+    std::printf("%s: %d slices of %dx%d -> %s in %s; setup %s; busy: read %s, preprocess %s (on %s), filter + "
+                "back-projection %s at %.3g GU/s with %s, write %s; bottleneck: %s; chunk buffers peak %.0f MiB\n",
                 kProgram, report.slices, recon.region.width, recon.region.height, output.c_str(),
-                formatSeconds(report.secondsTotal).c_str(), busy(report.secondsRead).c_str(),
+                formatSeconds(report.secondsTotal).c_str(), busy(report.secondsSetup).c_str(), busy(report.secondsRead).c_str(),
                 busy(report.secondsPreprocess).c_str(), report.correctedOn.c_str(),
                 busy(report.secondsReconstruct).c_str(), report.gups, report.strategy.c_str(), busy(report.secondsWrite).c_str(), report.bottleneck().c_str(),
                 static_cast<double>(report.peakBufferBytes) / (1 << 20));

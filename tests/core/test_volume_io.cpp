@@ -290,31 +290,23 @@ TEST(Hdf5Volume, UncommittedOrIncompleteWritersLeaveNothing) {
     EXPECT_EQ(entriesIn(dir.path()), 0u);
 }
 
-TEST(Hdf5Volume, FullDiskIsOneShortIoErrorAndNoCrash) {
+TEST(Hdf5Volume, FullDiskIsOneShortIoErrorBeforeAnySliceAndNoCrash) {
     TempDir dir;
-    // Slices larger than HDF5's chunk cache: the write itself fails.
-    const ImageStack big = testVolume(512, 512, 2);
-    ChildResult r = withFileSizeLimit(100000, [&] {
-        auto writer = createVolumeWriter(dir / "big.h5", 512, 512, 2, {});
-        writer->writeSlices(0, 2, big.data);
-        writer->commit();
-    });
-    EXPECT_TRUE(r.exitedCleanly) << "the child crashed after: " << r.message;
-    EXPECT_TRUE(contains(r.message, "big.h5: writing slices 0..1 failed (HDF5: file write failed: File too large)"));
-    EXPECT_EQ(r.message.find('\n'), std::string::npos);
-    EXPECT_LT(r.message.size(), 300u) << r.message;
-
-    // Small slices stay in the cache: only the final flush fails.
-    const ImageStack small = testVolume(32, 32, 64);
-    r = withFileSizeLimit(40000, [&] {
-        auto writer = createVolumeWriter(dir / "small.h5", 32, 32, 64, {});
-        writer->writeSlices(0, 64, small.data);
-        writer->commit();
-    });
-    EXPECT_TRUE(r.exitedCleanly) << "the child crashed after: " << r.message;
-    EXPECT_TRUE(contains(r.message, "small.h5: cannot flush")) << r.message;
-    EXPECT_TRUE(contains(r.message, "File too large")) << r.message;
-    EXPECT_EQ(entriesIn(dir.path()), 0u) << "a temporary was left behind";
+    // The whole volume's room is taken when the writer is made: a disk too
+    // small fails there, before anything is computed, and never later in a
+    // mapped write (SIGBUS).
+    for (const auto& [width, slices] : {std::pair{512, 2}, std::pair{32, 64}}) {
+        const ChildResult r = withFileSizeLimit(40000, [&, width = width, slices = slices] {
+            auto writer = createVolumeWriter(dir / "big.h5", width, width, slices, {});
+            throw std::runtime_error("the writer was made");
+        });
+        EXPECT_TRUE(r.exitedCleanly) << "the child crashed after: " << r.message;
+        EXPECT_TRUE(contains(r.message, "big.h5: cannot make room for the volume")) << r.message;
+        EXPECT_TRUE(contains(r.message, "File too large")) << r.message;
+        EXPECT_EQ(r.message.find('\n'), std::string::npos);
+        EXPECT_LT(r.message.size(), 300u) << r.message;
+        EXPECT_EQ(entriesIn(dir.path()), 0u) << "a temporary was left behind";
+    }
 }
 
 TEST(Hdf5Volume, WriteSlicesChecksRangeAndSize) {

@@ -88,6 +88,9 @@ struct VolumeReport {
     double secondsReconstruct = 0.0;
     double secondsWrite = 0.0;
     double secondsTotal = 0.0;   ///< wall time of the whole job, commit included
+    /// Of the total: before the stages start (the plan made, with the
+    /// strategy's tuning on its first use; the corrections prepared).
+    double secondsSetup = 0.0;
     /// The plan's own split of the reconstruct stage, summed over the calls
     /// (GPU plans: upload, filter, back-projection, download busy times).
     StageTimes plan;

@@ -280,8 +280,12 @@ void ParallelEncoder::forEach(int count, const std::function<void(int index, int
 std::span<std::byte> ParallelEncoder::encodeOnThread(int thread, std::span<const float> values) {
     auto& buffer = m_scratch[static_cast<std::size_t>(thread)];
     buffer.resize(values.size() * sampleBytes());
-    m_encoder.encode(values, buffer.data(), m_counts[static_cast<std::size_t>(thread)]);
+    encodeOnThread(thread, values, buffer.data());
     return buffer;
+}
+
+void ParallelEncoder::encodeOnThread(int thread, std::span<const float> values, std::byte* out) {
+    m_encoder.encode(values, out, m_counts[static_cast<std::size_t>(thread)]);
 }
 
 int ParallelEncoder::slicesPerBuffer(std::size_t sliceValues) const {

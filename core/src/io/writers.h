@@ -101,6 +101,9 @@ public:
     /// Inside forEach: encodes `values` into the thread's own buffer (valid
     /// until the thread's next call).
     std::span<std::byte> encodeOnThread(int thread, std::span<const float> values);
+    /// Inside forEach: encodes `values` into `out` (values.size() *
+    /// sampleBytes() bytes), counted as the thread's.
+    void encodeOnThread(int thread, std::span<const float> values, std::byte* out);
     /// How many slices of `sliceValues` values to encode into one buffer:
     /// at most 64 MiB of samples (at least one slice), so a writer's memory
     /// stays small beside the conveyor's chunks of hundreds of slices.

@@ -321,6 +321,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
         meter.remove(before);
         meter.add(chunk.bytes());
     };
+    report.secondsSetup = secondsSince(tStart);
     std::jthread readThread = runStage([&] {
         for (int done = 0; done < rowCount && !stop.stopped();) {
             Chunk chunk;
