@@ -1,6 +1,7 @@
 // Volume writers and readVolume: exact round trips, 8/16-bit mapping,
 // temporary-then-rename, overwrite rules, and nothing left behind on failure.
 #include "hdf5_builder.h"
+#include "io/chunk_file.h"
 #include "io_test_helpers.h"
 #include "test_support.h"
 #include "tomo/error.h"
@@ -10,6 +11,8 @@
 
 #include <cmath>
 #include <csignal>
+#include <fstream>
+#include <thread>
 #include <cstdlib>
 #include <limits>
 
@@ -307,6 +310,60 @@ TEST(Hdf5Volume, FullDiskIsOneShortIoErrorBeforeAnySliceAndNoCrash) {
         EXPECT_LT(r.message.size(), 300u) << r.message;
         EXPECT_EQ(entriesIn(dir.path()), 0u) << "a temporary was left behind";
     }
+}
+
+/// The bytes of `path`.
+std::vector<char> fileBytes(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(ChunkFile, BothAccessesPutEachRangeAtItsOffset) {
+    using detail::ChunkFile;
+    TempDir dir;
+    constexpr std::uint64_t kBytes = 1 << 20, kRange = 1 << 16;
+    for (const ChunkFile::Access access : {ChunkFile::Access::Automatic, ChunkFile::Access::Written}) {
+        const auto path = dir / "chunks.bin";
+        writeText(path, "header");
+        {
+            ChunkFile file(path, kBytes, "chunks.bin", access);
+            if (access == ChunkFile::Access::Written) EXPECT_EQ(file.at(0), nullptr);
+            // Ranges 1, 3, 5, ... from two threads at once; the even ones stay zero.
+            auto fill = [&](int first) {
+                for (int r = first; r < static_cast<int>(kBytes / kRange); r += 4) {
+                    std::vector<std::byte> bytes(kRange, static_cast<std::byte>(r));
+                    const std::uint64_t offset = static_cast<std::uint64_t>(r) * kRange;
+                    if (std::byte* place = file.at(offset)) std::copy(bytes.begin(), bytes.end(), place);
+                    else file.write(bytes, offset);
+                }
+            };
+            std::thread other(fill, 3);
+            fill(1);
+            other.join();
+            file.close();
+        }
+        const std::vector<char> bytes = fileBytes(path);
+        ASSERT_EQ(bytes.size(), kBytes);
+        EXPECT_EQ(std::string(bytes.data(), 6), "header");
+        for (std::uint64_t r = 1; r < kBytes / kRange; ++r) {
+            const char expected = r % 2 ? static_cast<char>(r) : 0;
+            EXPECT_EQ(std::count(bytes.begin() + static_cast<std::ptrdiff_t>(r * kRange),
+                                 bytes.begin() + static_cast<std::ptrdiff_t>((r + 1) * kRange), expected),
+                      static_cast<std::ptrdiff_t>(kRange))
+                << "range " << r;
+        }
+    }
+}
+
+TEST(ChunkFile, MissingRoomIsAnErrorNamingTheOutput) {
+    TempDir dir;
+    writeText(dir / "small.bin", "x");
+    const ChildResult r = withFileSizeLimit(40000, [&] {
+        detail::ChunkFile file(dir / "small.bin", 1000000, "out.h5", detail::ChunkFile::Access::Written);
+    });
+    EXPECT_TRUE(r.exitedCleanly) << r.message;
+    EXPECT_TRUE(contains(r.message, "out.h5: cannot make room for the volume (1000000 bytes): File too large"))
+        << r.message;
 }
 
 TEST(Hdf5Volume, WriteSlicesChecksRangeAndSize) {

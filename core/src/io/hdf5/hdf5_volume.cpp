@@ -2,20 +2,15 @@
 // type, one slice per chunk (a viewer showing a slice reads one chunk), the
 // reconstruction parameters as string attributes on /volume; integers carry
 // the CF attributes scale_factor and add_offset.
+#include "io/chunk_file.h"
 #include "io/hdf5/h5_util.h"
 #include "tomo/error.h"
 #include "io/writers.h"
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <optional>
-
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 namespace tomo::detail {
 
@@ -61,68 +56,6 @@ void writeFloatAttribute(hid_t object, const char* name, float value, const std:
     if (!attribute.valid() || H5Awrite(attribute.get(), H5T_NATIVE_FLOAT, &value) < 0)
         throw IoError(where + ": cannot write attribute " + name + h5::errorDetail());
 }
-
-/// The temporary file opened again after the library closed it, to fill
-/// its chunks from many threads. write() calls on one file are serialised
-/// by the kernel (about 2.5 GB/s into tmpfs on the H100 machine); copies
-/// into a shared mapping are not (4–6 GB/s with 8–16 threads). The space is
-/// reserved first, so a full disk fails here with an error and never as a
-/// SIGBUS in a mapped copy; where the file system cannot reserve space, the
-/// chunks are written with pwrite instead.
-class ChunkFile {
-public:
-    ChunkFile(const std::filesystem::path& path, std::uint64_t bytes, std::string what) : m_what(std::move(what)) {
-        m_fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-        if (m_fd < 0) fail("cannot open " + path.string() + " again");
-        const int reserved = ::posix_fallocate(m_fd, 0, static_cast<off_t>(bytes));
-        if (reserved == EOPNOTSUPP || reserved == EINVAL) return; // pwrite
-        if (reserved != 0) {
-            errno = reserved;
-            fail("cannot make room for the volume (" + std::to_string(bytes) + " bytes)");
-        }
-        void* map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, m_fd, 0);
-        if (map == MAP_FAILED) return; // pwrite
-        m_map = static_cast<std::byte*>(map);
-        m_bytes = bytes;
-    }
-    ~ChunkFile() { release(); }
-    ChunkFile(const ChunkFile&) = delete;
-    ChunkFile& operator=(const ChunkFile&) = delete;
-
-    /// Where a chunk's bytes go in place (mapped), or nullptr: write() them.
-    std::byte* at(std::uint64_t offset) const { return m_map ? m_map + offset : nullptr; }
-
-    void write(std::span<const std::byte> bytes, std::uint64_t offset) const {
-        for (std::size_t done = 0; done < bytes.size();) {
-            const ssize_t n = ::pwrite(m_fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
-            if (n > 0) done += static_cast<std::size_t>(n);
-            else if (n < 0 && errno == EINTR) continue;
-            else fail("writing failed");
-        }
-    }
-
-    /// Unmaps and closes; throws IoError when the close reports an error.
-    void close() {
-        if (!release()) fail("closing failed");
-    }
-
-private:
-    [[noreturn]] void fail(const std::string& what) const {
-        throw IoError(m_what + ": " + what + ": " + std::strerror(errno));
-    }
-    bool release() {
-        if (m_map) ::munmap(m_map, m_bytes);
-        m_map = nullptr;
-        const bool closed = m_fd < 0 || ::close(m_fd) == 0;
-        m_fd = -1;
-        return closed;
-    }
-
-    std::string m_what;
-    int m_fd = -1;
-    std::byte* m_map = nullptr;
-    std::uint64_t m_bytes = 0;
-};
 
 /// Writes /volume's chunks itself: the library creates the file, the
 /// dataset with every chunk allocated (no fill values) and the attributes,
