@@ -3,7 +3,9 @@
 #include "tomo/error.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <csignal>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -24,6 +26,30 @@ std::string deviceType(cl_device_type type) {
     return "other";
 }
 
+/// LLVM, which PoCL loads when it starts, installs its crash handlers over
+/// the program's own for SIGINT, SIGTERM, SIGXFSZ and more; before LLVM 22
+/// also over signals the program ignores, so that a write beyond `ulimit -f`
+/// killed tomo-recon instead of failing with EFBIG and a message. The
+/// dispositions the program had are put back afterwards; LLVM does not
+/// install its handlers again.
+class KeepSignalDispositions {
+public:
+    KeepSignalDispositions() {
+        for (std::size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], nullptr, &m_saved[i]);
+    }
+    ~KeepSignalDispositions() {
+        for (std::size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &m_saved[i], nullptr);
+    }
+    KeepSignalDispositions(const KeepSignalDispositions&) = delete;
+    KeepSignalDispositions& operator=(const KeepSignalDispositions&) = delete;
+
+private:
+    // LLVM's (lib/Support/Unix/Signals.inc): termination, crash, info and pipe signals.
+    static constexpr std::array kSignals{SIGHUP,  SIGINT,  SIGTERM, SIGUSR2, SIGILL,  SIGTRAP, SIGABRT, SIGFPE,
+                                         SIGBUS,  SIGSEGV, SIGQUIT, SIGSYS,  SIGXCPU, SIGXFSZ, SIGUSR1, SIGPIPE};
+    std::array<struct sigaction, kSignals.size()> m_saved{};
+};
+
 struct Discovery {
     std::vector<DeviceEntry> entries;
     std::string reason;
@@ -31,6 +57,7 @@ struct Discovery {
 
 const Discovery& discovery() {
     static const Discovery found = [] {
+        const KeepSignalDispositions keep;
         Discovery d;
         std::vector<cl::Platform> platforms;
         try {
