@@ -60,10 +60,9 @@ void writeFloatAttribute(hid_t object, const char* name, float value, const std:
 /// Writes /volume's chunks itself: the library creates the file, the
 /// dataset with every chunk allocated (no fill values) and the attributes,
 /// and closes it; the slices' samples are then encoded by many threads
-/// straight into the chunks' bytes at the addresses the library gave. The
-/// library writes one slice at a time on one thread under its lock, at
-/// half the speed of one plain write() (measured: 16 GiB of float16 took
-/// 7.7 s into tmpfs).
+/// straight into the chunks' bytes at the addresses the library gave
+/// (ChunkFile). Through H5Dwrite, one thread under the library's lock wrote
+/// 16 GiB of float16 into tmpfs in 7.7 s; 2.7 s this way (H100 machine).
 class Hdf5VolumeWriter final : public VolumeWriter {
 public:
     Hdf5VolumeWriter(const std::filesystem::path& target, int width, int height, int slices,
