@@ -53,7 +53,7 @@ work=$build/fuzz
 # sanitizers and libFuzzer says whose code failed.
 culprit() {
   { grep -E '^ +#[0-9]+ ' "$1" || true; } |
-    { grep -vE 'libc\.so|sysdeps/|libstdc\+\+|libgcc|libclang_rt|__sanitizer|__asan|__ubsan|__interceptor|fuzzer::|in abort |in raise |pthread_kill|__cxa_|std::terminate' || true; } |
+    { grep -vE 'libc\.so|sysdeps/|libstdc\+\+|libgcc|libclang_rt|__sanitizer|__asan|__ubsan|__interceptor|fuzzer::|in abort |in raise |pthread_kill|__cxa_|std::terminate|__fortify_fail|__stack_chk_fail|__chk_fail|__libc_message' || true; } |
     head -1
 }
 

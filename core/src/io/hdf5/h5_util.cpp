@@ -100,6 +100,20 @@ std::string typeText(hid_t type) {
     }
 }
 
+/// A damaged file can declare a number type whose bits lie outside its
+/// bytes; libhdf5's conversion of such values smashes its own stack (found
+/// by fuzzing, libhdf5 1.10.8: H5T__bit_get_d from H5T__conv_i_f).
+bool bitsInsideBytes(hid_t type) {
+    const std::size_t bits = H5Tget_size(type) * 8;
+    const std::size_t precision = H5Tget_precision(type);
+    const int offset = H5Tget_offset(type);
+    if (precision == 0 || offset < 0 || precision + static_cast<std::size_t>(offset) > bits) return false;
+    if (H5Tget_class(type) != H5T_FLOAT) return true;
+    std::size_t sign = 0, exponentPos = 0, exponentSize = 0, mantissaPos = 0, mantissaSize = 0;
+    return H5Tget_fields(type, &sign, &exponentPos, &exponentSize, &mantissaPos, &mantissaSize) >= 0 && sign < bits &&
+           exponentSize > 0 && exponentPos + exponentSize <= bits && mantissaPos + mantissaSize <= bits;
+}
+
 } // namespace
 
 Array::Array(hid_t file, std::filesystem::path filePath, std::string name)
@@ -119,6 +133,9 @@ Array::Array(hid_t file, std::filesystem::path filePath, std::string name)
     else if (cls == H5T_FLOAT && size == 8) m_pixelType = SampleType::Float64;
     if (cls != H5T_INTEGER && cls != H5T_FLOAT)
         throw FormatError(where() + " has type " + typeText(type.get()) + "; expected numbers");
+    if (!bitsInsideBytes(type.get()))
+        throw FormatError(where() + " has a damaged " + typeText(type.get()) + " type (its bits lie outside its " +
+                          std::to_string(size) + " bytes)");
     m_typeText = typeText(type.get());
 
     Dataspace space(H5Dget_space(m_dataset.get()));
