@@ -372,6 +372,19 @@ TEST_F(TomoReconHostile, DamagedFilesThatCrashOrHangHdf5AreOneLineErrors) {
     EXPECT_GE(files, 4);
 }
 
+TEST_F(TomoReconHostile, ANumberTypeWithBitsOutsideItsBytesIsRefusedByName) {
+#if TOMO_WITH_HDF5
+    // libhdf5 1.10.8 smashes its stack converting such values (found by the
+    // fuzzer); the reader refuses the type before any read.
+    const fs::path input = fs::path(TOMO_FUZZ_REGRESSIONS_DIR) / "fuzz_hdf5" / "integer_type_bits_outside_bytes.h5";
+    expectOneLineError(quoted(input) + out(), 3,
+                       "/entry/instrument/detector/data in " + input.string() +
+                           " has a damaged uint16 type (its bits lie outside its 2 bytes)");
+#else
+    GTEST_SKIP() << "this build reads no HDF5";
+#endif
+}
+
 TEST_F(TomoReconHostile, InfoOnADamagedFileIsTheOneLineErrorOfARun) {
     // What the workstation runs before it opens a file: the same probe, the
     // same message naming the file, the same exit code, nothing written.
