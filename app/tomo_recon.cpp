@@ -35,6 +35,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -596,12 +597,17 @@ void requireRowFitsInMemory(const DatasetInfo& info, const Region& region) {
                           " slice) but this machine has " + formatNumber(memory / kGiB, 3) + " GiB");
 }
 
-/// libhdf5 1.10 crashes or loops for ever on some damaged files (its global
-/// and local heaps; found by fuzzing). So a file's metadata is read once in
-/// a child process first: a crash or a hang there is reported as a damaged
-/// file, and this process never meets it. Errors the child meets are left
-/// for the real open to report. Runs before any thread exists (fork-safe).
+/// libhdf5 1.10 crashes, loops for ever or allocates without end on some
+/// damaged files (its global and local heaps; found by fuzzing: 20 GB in a
+/// minute from a 2 kB file). So a file's metadata is read once in a child
+/// process first, its heap capped at kProbeMemoryBytes: a crash, a hang or
+/// the cap reached there is reported as a damaged file, and this process
+/// never meets it. Errors the child meets are left for the real open to
+/// report. Runs before any thread exists (fork-safe).
 void probeInChildProcess(const fs::path& input, const OpenOptions& options) {
+    // Metadata, angles and keys of the largest scans take megabytes.
+    constexpr rlim_t kProbeMemoryBytes = rlim_t{2} << 30;
+    constexpr int kProbeOutOfMemory = 4; // the child's exit code when it came near the cap
     const int kTimeoutSeconds = metadataTimeoutSeconds();
     std::error_code ec;
     if (fs::is_directory(input, ec)) return; // TIFF folders: libtiff, file by file
@@ -613,11 +619,15 @@ void probeInChildProcess(const fs::path& input, const OpenOptions& options) {
         const int devnull = ::open("/dev/null", O_WRONLY);
         ::dup2(devnull, STDERR_FILENO);
         ::dup2(devnull, STDOUT_FILENO);
+        const rlimit heap{kProbeMemoryBytes, kProbeMemoryBytes};
+        ::setrlimit(RLIMIT_DATA, &heap);
         try {
             (void)openDataset(input, options);
         } catch (...) {
         }
-        ::_exit(0);
+        rusage used{};
+        ::getrusage(RUSAGE_SELF, &used); // ru_maxrss in KiB
+        ::_exit(static_cast<rlim_t>(used.ru_maxrss) * 1024 > kProbeMemoryBytes / 2 ? kProbeOutOfMemory : 0);
     }
     int status = 0;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kTimeoutSeconds);
@@ -635,6 +645,10 @@ void probeInChildProcess(const fs::path& input, const OpenOptions& options) {
     if (WIFSIGNALED(status))
         throw FormatError(input.string() + ": the file library crashed reading its metadata (signal " +
                           std::to_string(WTERMSIG(status)) + "): the file is damaged");
+    if (WIFEXITED(status) && WEXITSTATUS(status) == kProbeOutOfMemory)
+        throw FormatError(input.string() + ": reading its metadata took more than " +
+                          std::to_string(kProbeMemoryBytes / 2 >> 30) +
+                          " GiB of memory: the file is damaged (the HDF5 library allocates without end on some)");
 }
 
 /// Opens the input (its metadata read in a child process first, except for
