@@ -4,6 +4,7 @@
 
 #include "tomo/cone_scan.h"
 #include "tomo/error.h"
+#include "tomo/worker_pool.h"
 #include "tomo/fdk.h"
 #include "tomo/registry.h"
 
@@ -12,7 +13,6 @@
 #include <cstdio>
 #include <sstream>
 
-#include <unistd.h>
 
 namespace tomo::cli {
 
@@ -85,7 +85,7 @@ ImageStack reconstructCone(const CLI::App& app, const ConeCommandLine& c, const 
     constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
     const double projectionBytes = 4.0 * info.projections * static_cast<double>(info.rows) * info.columns;
     const double needed = 4.0 * static_cast<double>(grid.voxels()) + 4.0 * projectionBytes;
-    const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+    const auto memory = static_cast<double>(physicalMemoryBytes());
     if (memory > 0 && needed > memory)
         throw OutOfMemory("FDK of " + info.path.string() + " into " + std::to_string(grid.nx) + "x" +
                           std::to_string(grid.ny) + "x" + std::to_string(grid.nz) + " voxels needs " +

@@ -7,6 +7,7 @@
 
 #include "tomo/dataset.h"
 #include "tomo/error.h"
+#include "tomo/worker_pool.h"
 #include "tomo/metrics.h"
 #include "tomo/output_range.h"
 #include "tomo/phantom.h"
@@ -588,7 +589,7 @@ void requireRowFitsInMemory(const DatasetInfo& info, const Region& region) {
     constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
     const double sinogram = 4.0 * info.projections * info.columns;
     const double needed = 3.0 * sinogram + 4.0 * static_cast<double>(region.pixels());
-    const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+    const auto memory = static_cast<double>(physicalMemoryBytes());
     if (memory > 0 && needed > memory)
         throw OutOfMemory(info.path.string() + " declares " + std::to_string(info.projections) + " projections x " +
                           std::to_string(info.columns) + " columns: one row needs " +

@@ -1,5 +1,6 @@
 // A small fixed thread pool for data-parallel loops (CPU back-projection,
-// filtering, host-side staging copies of the GPU plans).
+// filtering, host-side staging copies of the GPU plans), and the machine's
+// memory that sizes the work given to it.
 #pragma once
 
 #include <condition_variable>
@@ -11,6 +12,9 @@
 #include <vector>
 
 namespace tomo {
+
+/// The machine's physical memory in bytes; 0 when the system does not say.
+std::size_t physicalMemoryBytes();
 
 /// A fixed set of threads that run index ranges; the calling thread takes
 /// part, so a pool of 1 runs everything on the caller.

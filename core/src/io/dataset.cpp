@@ -5,6 +5,7 @@
 #include "io/file_checks.h"
 #include "io/readers.h"
 #include "tomo/error.h"
+#include "tomo/worker_pool.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -21,7 +22,6 @@
 #include <system_error>
 #include <thread>
 
-#include <unistd.h>
 
 namespace tomo {
 
@@ -108,7 +108,7 @@ int readerThreads() {
 }
 
 void requireMemory(double bytes, const std::filesystem::path& path, const std::string& what) {
-    const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+    const auto memory = static_cast<double>(physicalMemoryBytes());
     if (memory > 0 && bytes > memory)
         throw OutOfMemory(path.string() + ": " + what + " needs " + formatBytes(bytes) + " but this machine has " +
                           formatBytes(memory) + " of memory");

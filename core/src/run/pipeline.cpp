@@ -3,6 +3,7 @@
 #include "buffer_pool.h"
 #include "run/bounded_queue.h"
 #include "tomo/error.h"
+#include "tomo/worker_pool.h"
 #include "tomo/preprocess.h"
 #include "tomo/registry.h"
 
@@ -18,7 +19,6 @@
 #include <thread>
 #include <vector>
 
-#include <unistd.h>
 
 namespace tomo {
 
@@ -56,9 +56,8 @@ ReconGeometry completeGeometry(const ReconGeometry& given, const PreprocessingSt
 
 /// The machine's memory (8 GiB when the system does not say).
 std::size_t physicalMemory() {
-    const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && pageSize > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(pageSize)
-                                     : std::size_t{8} << 30;
+    const std::size_t bytes = physicalMemoryBytes();
+    return bytes > 0 ? bytes : std::size_t{8} << 30;
 }
 
 /// Rows per chunk: what the job asks for, else as many as fit in the memory

@@ -7,7 +7,14 @@
 #include <system_error>
 #include <utility>
 
+#include <unistd.h>
+
 namespace tomo {
+
+std::size_t physicalMemoryBytes() {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), pageSize = ::sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && pageSize > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(pageSize) : 0;
+}
 
 WorkerPool::WorkerPool(int threads) {
     m_workers.reserve(static_cast<std::size_t>(std::max(threads, 1) - 1));
