@@ -5,8 +5,8 @@
 // reconstructVolume -> volume writer) with the input cold and warm, and
 // reports each stage's busy time and the ratio
 //   total / max(read floor, write floor, compute),
-// where compute is the plan's filter + back-projection time (GPU) or the
-// reconstruct stage's busy time (CPU). 1.0 = as fast as the slowest of
+// where compute is the time in which the plan filtered or back-projected
+// (GPU; the two overlap) or the reconstruct stage's busy time (CPU). 1.0 = as fast as the slowest of
 // storage and compute allows.
 #include "bench_pipeline.h"
 
@@ -184,7 +184,7 @@ WriteFloor timeWrite(const fs::path& dir, std::size_t bytes) {
 struct RunResult {
     std::string input; ///< "cold" or "warm"
     VolumeReport report;
-    double compute = 0.0; ///< seconds: GPU filter + back-projection, or the CPU reconstruct stage
+    double compute = 0.0; ///< seconds: GPU filtering or back-projecting (union), or the CPU reconstruct stage
     double rangeEstimate = 0.0; ///< seconds estimating an integer output's range first (not in the total)
     ClippedValues clipped;
     double floor = 0.0;   ///< max(read floor, write floor, compute)
@@ -239,7 +239,8 @@ RunResult runOnce(const PipelineBenchSettings& s, const fs::path& scan, const fs
     }
     const Backend* backend = BackendRegistry::instance().find(r.report.strategy);
     const bool gpu = backend && backend->family() != "cpu";
-    r.compute = gpu ? r.report.plan.filter + r.report.plan.backproject : r.report.secondsReconstruct;
+    const StageTimes& t = r.report.plan;
+    r.compute = !gpu ? r.report.secondsReconstruct : t.compute > 0.0 ? t.compute : t.filter + t.backproject;
     r.floor = std::max({readFloor, writeFloor, r.compute});
     return r;
 }
@@ -448,7 +449,7 @@ int runPipelineBenchmark(const PipelineBenchSettings& s) {
     }
     std::printf("(seconds; setup = before the stages start (plan, tuning on the strategy's first use); "
                 "read/preproc/recon/write = busy time of each conveyor stage, overlapping; compute = "
-                "filter + back-projection on the GPU, or the reconstruct stage on the CPU; floor = max(read floor of "
+                "GPU filtering or back-projecting (overlaps once), or the reconstruct stage on the CPU; floor = max(read floor of "
                 "the same cache state, write floor, compute); ratio = total / floor)\n");
     for (const RunResult& r : runs) {
         std::printf("%s input: preprocessing on %s; chunk %d rows, chunk buffers peak %.0f MiB; plan split upload "

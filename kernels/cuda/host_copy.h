@@ -1,14 +1,26 @@
-// Parallel host memcpy for staging data between the caller's (pageable)
-// buffers and the plan's pinned double buffers: one thread copies ~10 GB/s,
-// less than PCIe and the back-projection need when 4 slices run per pass.
-// Copies are split into parts of at least 256 KiB, one per thread.
+// Host memory and transfers: page-locked buffers for callers (their data
+// then travel by DMA, no copy), and a parallel host memcpy for staging data
+// between the caller's pageable buffers and the plan's pinned double
+// buffers: one thread copies ~10 GB/s, less than PCIe and the
+// back-projection need when 4 slices run per pass. Copies are split into
+// parts of at least 256 KiB, one per thread.
 #pragma once
 
+#include "tomo/host_buffer.h"
 #include "tomo/worker_pool.h"
 
 #include <cstddef>
 
 namespace tomo::cuda {
+
+/// `bytes` of page-locked host memory (registered with every device), or
+/// plain memory where the system refuses to lock that much (transfers then
+/// go through the plans' staging buffers). Throws OutOfMemory.
+HostBuffer allocatePageLockedHost(std::size_t bytes);
+
+/// True when [data, data + bytes) is host memory the driver has page-locked
+/// (allocatePageLockedHost, cudaHostRegister): copies may use it directly.
+bool isPageLocked(const void* data, std::size_t bytes);
 
 class HostCopier {
 public:

@@ -371,17 +371,30 @@ void TexturePlan::stageAndUploadRaw(int chunk, const PassInput& input, int first
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(m_copyIn.get(), s.filtered.get(), 0)); // d_raw no longer read
     const int span = beginSpan(kUpload, m_copyIn.get());
     const auto start = Clock::now();
-    // Rows [firstSlice, firstSlice + slices) of every angle: one strided block.
+    // Rows [firstSlice, firstSlice + slices) of every angle: one strided
+    // block, gathered into the pinned buffer unless the caller's rows are
+    // page-locked (then the DMA engine gathers them).
     const std::size_t width = static_cast<std::size_t>(slices) * columns * sample;
-    m_copier.copyRows(s.h_raw.get(), width, raw.values.data() + static_cast<std::size_t>(firstSlice) * columns * sample,
-                      pitch * columns * sample, width, static_cast<std::size_t>(raw.projections));
+    const std::byte* rows = raw.values.data() + static_cast<std::size_t>(firstSlice) * columns * sample;
+    const std::size_t rowsPitch = pitch * columns * sample;
+    const bool direct = isPageLocked(rows, (static_cast<std::size_t>(raw.projections) - 1) * rowsPitch + width);
+    if (!direct) m_copier.copyRows(s.h_raw.get(), width, rows, rowsPitch, width, static_cast<std::size_t>(raw.projections));
     const std::size_t fieldBytes = static_cast<std::size_t>(slices) * columns * sizeof(float);
     const std::size_t fieldOffset = static_cast<std::size_t>(firstSlice) * columns;
     std::memcpy(s.h_raw.get() + layout.dark, input.field->dark.data() + fieldOffset, fieldBytes);
     std::memcpy(s.h_raw.get() + layout.scale, input.field->scale.data() + fieldOffset, fieldBytes);
     std::memcpy(s.h_raw.get() + layout.dead, input.field->dead.data() + fieldOffset, fieldBytes / sizeof(float));
     m_hostSeconds[kUpload] += std::chrono::duration<double>(Clock::now() - start).count();
-    TOMO_CUDA_CHECK(cudaMemcpyAsync(s.d_raw.get(), s.h_raw.get(), layout.total, cudaMemcpyHostToDevice, m_copyIn.get()));
+    if (direct) {
+        TOMO_CUDA_CHECK(cudaMemcpy2DAsync(s.d_raw.get(), width, rows, rowsPitch, width,
+                                          static_cast<std::size_t>(raw.projections), cudaMemcpyHostToDevice,
+                                          m_copyIn.get()));
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(s.d_raw.get() + layout.dark, s.h_raw.get() + layout.dark,
+                                        layout.total - layout.dark, cudaMemcpyHostToDevice, m_copyIn.get()));
+    } else {
+        TOMO_CUDA_CHECK(
+            cudaMemcpyAsync(s.d_raw.get(), s.h_raw.get(), layout.total, cudaMemcpyHostToDevice, m_copyIn.get()));
+    }
     endSpan(span, m_copyIn.get());
     TOMO_CUDA_CHECK(cudaEventRecord(s.uploaded.get(), m_copyIn.get()));
 }
@@ -507,11 +520,17 @@ void TexturePlan::backprojectPass(int chunk, int slices, int pass) {
     TOMO_CUDA_CHECK(cudaEventRecord(s.computed.get(), stream));
 }
 
-void TexturePlan::download(int chunk, int slices) {
+void TexturePlan::download(int chunk, int slices, float* direct) {
     Slot& s = m_slots[chunk % 2];
     const std::size_t bytes = static_cast<std::size_t>(slices) * regionPixels() * sizeof(float);
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(m_copyOut.get(), s.computed.get(), 0));
     const int span = beginSpan(kDownload, m_copyOut.get());
+    if (direct) {
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(direct, s.d_out.get(), bytes, cudaMemcpyDeviceToHost, m_copyOut.get()));
+        endSpan(span, m_copyOut.get());
+        TOMO_CUDA_CHECK(cudaEventRecord(s.downloaded.get(), m_copyOut.get()));
+        return;
+    }
     const std::size_t piece = pieceBytes(bytes);
     int index = 0;
     for (std::size_t offset = 0; offset < bytes; offset += piece, ++index) {
@@ -571,6 +590,22 @@ void TexturePlan::collectSpans(StageTimes& times) {
         seconds[s.stage] += ms * 1e-3;
     }
     for (int i = 0; i < kStages; ++i) seconds[i] += m_hostSeconds[i];
+    // The union of the filter and back-projection spans, on the timeline of
+    // the first span (every later span waits for it, in stream order).
+    std::vector<std::pair<float, float>> computing;
+    for (const Span& s : m_spans) {
+        if (s.stage != kFilter && s.stage != kBackproject) continue;
+        float begin = 0.0f, end = 0.0f;
+        TOMO_CUDA_CHECK(cudaEventElapsedTime(&begin, m_spans.front().begin, s.begin));
+        TOMO_CUDA_CHECK(cudaEventElapsedTime(&end, m_spans.front().begin, s.end));
+        computing.emplace_back(begin, end);
+    }
+    std::sort(computing.begin(), computing.end());
+    double computeMs = 0.0, reached = -1e30;
+    for (const auto& [begin, end] : computing) {
+        computeMs += std::max(0.0, end - std::max<double>(begin, reached));
+        reached = std::max<double>(reached, end);
+    }
     // Only the stages this call ran are replaced.
     bool ran[kStages] = {};
     for (const Span& s : m_spans) ran[s.stage] = true;
@@ -578,6 +613,7 @@ void TexturePlan::collectSpans(StageTimes& times) {
     if (ran[kFilter]) times.filter = seconds[kFilter];
     if (ran[kBackproject]) times.backproject = seconds[kBackproject];
     if (ran[kDownload]) times.download = seconds[kDownload];
+    if (ran[kFilter] || ran[kBackproject]) times.compute = computeMs * 1e-3;
 }
 
 // ----------------------------------------------------------------- API
@@ -749,6 +785,10 @@ void TexturePlan::runPasses(int count, const PassInput* input, std::span<float> 
     const int passes = (count + m_channels - 1) / m_channels;
     const std::size_t pixels = regionPixels();
     auto slicesOf = [&](int g) { return std::min(m_channels, count - g * m_channels); };
+    auto passOutput = [&](int g) { return slices.data() + static_cast<std::size_t>(g) * m_channels * pixels; };
+    // Page-locked slices: every download lands there by DMA, and this thread
+    // goes on staging the next passes instead of copying the last ones out.
+    const bool direct = isPageLocked(slices.data(), static_cast<std::size_t>(count) * pixels * sizeof(float));
     resetSpans();
     try {
         for (int g = 0; g < passes; ++g) {
@@ -761,13 +801,11 @@ void TexturePlan::runPasses(int count, const PassInput* input, std::span<float> 
                 filterChunk(g, slicesOf(g), g);
             }
             backprojectPass(g, slicesOf(g), g);
-            download(g, slicesOf(g));
-            if (g > 0)
-                finishDownload(g - 1, slicesOf(g - 1),
-                               slices.data() + static_cast<std::size_t>(g - 1) * m_channels * pixels);
+            download(g, slicesOf(g), direct ? passOutput(g) : nullptr);
+            if (g > 0 && !direct) finishDownload(g - 1, slicesOf(g - 1), passOutput(g - 1));
         }
-        finishDownload(passes - 1, slicesOf(passes - 1),
-                       slices.data() + static_cast<std::size_t>(passes - 1) * m_channels * pixels);
+        if (direct) TOMO_CUDA_CHECK(cudaStreamSynchronize(m_copyOut.get()));
+        else finishDownload(passes - 1, slicesOf(passes - 1), passOutput(passes - 1));
         collectSpans(m_times); // replaces the stages this call ran; setSinograms' upload/filter stay otherwise
     } catch (...) {
         drain();

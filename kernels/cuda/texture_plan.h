@@ -12,7 +12,9 @@
 // Events order the four streams; the two halves of each double buffer let
 // chunk i+1 travel and filter while chunk i back-projects. Host staging
 // copies run in pieces so the first upload and the last download overlap
-// their own DMA. The filtered, packed sinograms of
+// their own DMA. Caller buffers from allocateHost() (page-locked) need no
+// staging: raw rows go up in one strided DMA, slices come down into them,
+// and the host thread only enqueues (the batch conveyor's buffers). The filtered, packed sinograms of
 // every pass stay on the device (maxSlices() bounds them), so setAxis() and
 // setRegion() re-run only the kernel (the live preview).
 //
@@ -85,6 +87,9 @@ public:
     /// the rest is reconstruct().
     bool correctsRawRows() const override { return true; }
     PreprocessStats reconstructRaw(const RawRows& raw, const FlatFieldRows& field, std::span<float> slices) override;
+    /// Page-locked: raw rows read from it go up in one strided DMA, slices
+    /// come down into it by DMA, without the staging copies.
+    HostBuffer allocateHost(std::size_t bytes) const override { return allocatePageLockedHost(bytes); }
     void setAxis(double axis, std::span<const double> offsets) override;
     void setRegion(const Region& region) override;
     int maxSlices() const override { return m_maxSlices; }
@@ -156,7 +161,9 @@ private:
     /// rawInput: correct the slot's raw rows into d_in first (rows from firstSlice of the call).
     void filterChunk(int chunk, int slices, int pass, const PassInput* rawInput = nullptr, int firstSlice = 0);
     void backprojectPass(int chunk, int slices, int pass);
-    void download(int chunk, int slices);
+    /// D2H of the chunk's slices: into the pinned h_out (finishDownload()
+    /// copies them out), or straight to `direct` when that is page-locked.
+    void download(int chunk, int slices, float* direct);
     void finishDownload(int chunk, int slices, float* h_dst);
     void drain() noexcept;
 

@@ -166,6 +166,19 @@ TEST(CudaRaw, ReconstructRawEqualsCorrectionOnTheCpuThenReconstruct) {
             std::vector<float> again(a.size());
             onGpu->backproject(again);
             EXPECT_EQ(std::memcmp(again.data(), a.data(), a.size() * sizeof(float)), 0);
+            // Rows and slices in the plan's page-locked memory (the conveyor's
+            // buffers): the rows go up and the slices come down by DMA alone,
+            // the same values.
+            const HostBuffer rawMemory = onGpu->allocateHost(bytes.size());
+            std::memcpy(rawMemory.data(), bytes.data(), bytes.size());
+            RawRows pinnedBlock = block;
+            pinnedBlock.values = rawMemory.as<const std::byte>(bytes.size());
+            const HostBuffer sliceMemory = onGpu->allocateHost(a.size() * sizeof(float));
+            const std::span<float> pinned = sliceMemory.as<float>(a.size());
+            std::fill(pinned.begin(), pinned.end(), -12345.0f);
+            const PreprocessStats pinnedStats = onGpu->reconstructRaw(rowsOf(pinnedBlock, 1, 4), partField, pinned);
+            EXPECT_EQ(std::memcmp(pinned.data(), a.data(), a.size() * sizeof(float)), 0) << strategy << " x" << spp;
+            EXPECT_EQ(pinnedStats.badValues, cpuStats.badValues);
         }
 }
 

@@ -15,6 +15,7 @@
 #include "tomo/filter.h"
 #include "tomo/preprocess.h"
 #include "tomo/geometry.h"
+#include "tomo/host_buffer.h"
 
 #include <cstddef>
 #include <memory>
@@ -62,6 +63,9 @@ struct StageTimes {
     double filter = 0.0;
     double backproject = 0.0;
     double download = 0.0;
+    /// Wall time in which filtering or back-projection ran (their union:
+    /// on a GPU they overlap); 0 where the plan does not measure it.
+    double compute = 0.0;
 };
 
 class ReconstructionPlan {
@@ -116,6 +120,12 @@ public:
     /// into sinograms, then reconstruct() of raw.rows slices. The default
     /// corrects on the CPU. Throws as both.
     virtual PreprocessStats reconstructRaw(const RawRows& raw, const FlatFieldRows& field, std::span<float> slices);
+
+    /// `bytes` of host memory for the inputs and slices of later calls: the
+    /// CUDA plans page-lock it, so their uploads read it and their downloads
+    /// land in it by DMA, without their staging copies; plain memory by
+    /// default. It may outlive the plan. Throws OutOfMemory.
+    virtual HostBuffer allocateHost(std::size_t bytes) const { return HostBuffer::plain(bytes); }
 
 protected:
     /// Throws InvalidArgument unless 1 <= count <= maxSlices() and

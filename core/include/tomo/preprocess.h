@@ -41,9 +41,11 @@
 
 #include "tomo/corrections.h"
 #include "tomo/dataset.h"
+#include "tomo/host_buffer.h"
 #include "tomo/image.h"
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -164,7 +166,8 @@ struct RawChunk {
     /// Intensities as stored (DatasetReader::readRawRows, no conversion), in
     /// projection order: [projection][block row][column] of `type`.
     SampleType type = SampleType::Float32;
-    std::vector<std::byte> values;
+    std::span<std::byte> values;
+    HostBuffer memory; ///< holds `values` (PreprocessingStage::allocateRawWith)
     /// Log-corrected data only (no `values`): [block row][projection][column].
     ImageStack data;
     /// Mean flat of each group ([row][column], same rows); empty without flats.
@@ -277,6 +280,10 @@ public:
     /// page faults or zero-filling per chunk). Thread-safe.
     void recycle(RawChunk&& chunk);
     void recycle(ImageStack&& sinograms);
+    /// Stored values read from now on go to memory from `allocate` (the
+    /// batch conveyor passes ReconstructionPlan::allocateHost when the plan
+    /// corrects raw rows itself: a CUDA plan then uploads them by DMA).
+    void allocateRawWith(std::function<HostBuffer(std::size_t bytes)> allocate);
     /// A buffer of `values` floats for corrected sinograms, recycled ones
     /// first (contents undefined): what a ChunkCorrector fills, so that the
     /// buffers the conveyor hands back are reused. Thread-safe.

@@ -117,7 +117,7 @@ struct PreprocessingStage::Impl {
     std::optional<HalfAcquisitionAxis> foundAxis;
     WorkerPool pool;
     /// Buffers of finished chunks, reused by later ones (recycle()).
-    detail::BufferPool<std::byte> bytes;
+    detail::HostBufferPool bytes;
     detail::BufferPool<float> floats;
 
     std::mutex paganinMutex;
@@ -338,7 +338,8 @@ void PreprocessingStage::Impl::transmissionsOf(RawChunk& chunk, const ChunkConst
             stats.badValues.push_back(p);
         }
     }
-    bytes.give(std::move(chunk.values));
+    chunk.values = {};
+    bytes.give(std::move(chunk.memory));
 }
 
 PreprocessingStage::PreprocessingStage(DatasetReader& reader, CorrectionOptions options) :
@@ -456,7 +457,9 @@ RawChunk PreprocessingStage::read(int firstRow, int rowCount) {
     // Stored values, projection order: [projection][block row][column].
     chunk.type = i.sampleType;
     const std::size_t line = static_cast<std::size_t>(i.columns) * sampleBytes(i.sampleType);
-    chunk.values = d.bytes.take(static_cast<std::size_t>(i.projections) * blockRows * line);
+    const std::size_t valueBytes = static_cast<std::size_t>(i.projections) * blockRows * line;
+    chunk.memory = d.bytes.take(valueBytes);
+    chunk.values = chunk.memory.as<std::byte>(valueBytes);
     if (blockRows == hi - lo) {
         d.reader.readRawRows(lo, hi - lo, chunk.values);
     } else {
@@ -687,8 +690,12 @@ ImageStack PreprocessingStage::correct(RawChunk chunk, PreprocessStats* stats) {
     return out;
 }
 
+void PreprocessingStage::allocateRawWith(std::function<HostBuffer(std::size_t bytes)> allocate) {
+    m_impl->bytes.allocateWith(std::move(allocate));
+}
+
 void PreprocessingStage::recycle(RawChunk&& chunk) {
-    m_impl->bytes.give(std::move(chunk.values));
+    m_impl->bytes.give(std::move(chunk.memory));
     m_impl->floats.give(std::move(chunk.data.data));
     chunk = {};
 }

@@ -65,14 +65,15 @@ std::size_t physicalMemory() {
 /// chunk row: five raw rows (being read, queued, being corrected, and on the
 /// GPU path queued and being reconstructed), four float sinogram rows (being
 /// corrected, queued, being reconstructed, and the stage's block of
-/// transmissions) and three slices (being reconstructed, queued, being
-/// written); each chunk also carries the stage's margin rows. Two more
-/// sinogram rows leave room for a CPU plan's filtered and packed copies of a
-/// batch (which never exceeds a chunk; see BatchSizer::limitMemory).
-std::size_t chunkRowBytes(const DatasetInfo& info, const Region& region) {
+/// transmissions; none when the plan corrects the raw rows itself) and
+/// three slices (being reconstructed, queued, being written); each chunk
+/// also carries the stage's margin rows. Two more sinogram rows leave room
+/// for a CPU plan's filtered and packed copies of a batch (which never
+/// exceeds a chunk; see BatchSizer::limitMemory).
+std::size_t chunkRowBytes(const DatasetInfo& info, const Region& region, bool rawToPlan) {
     const std::size_t values = static_cast<std::size_t>(info.projections) * info.columns;
     const std::size_t raw = values * sampleBytes(info.sampleType);
-    return 5 * raw + 4 * sizeof(float) * values + 3 * sizeof(float) * region.pixels();
+    return 5 * raw + (rawToPlan ? 0 : 4 * sizeof(float) * values) + 3 * sizeof(float) * region.pixels();
 }
 
 std::size_t budgetOf(const VolumeJob& job) {
@@ -80,13 +81,14 @@ std::size_t budgetOf(const VolumeJob& job) {
 }
 
 int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const PreprocessingStage& stage,
-                    int rowCount) {
+                    int rowCount, bool rawToPlan) {
     if (job.chunkRows > 0) return std::min(job.chunkRows, rowCount);
     std::size_t budget = budgetOf(job);
     const DatasetInfo& info = stage.info();
     const std::size_t values = static_cast<std::size_t>(info.projections) * info.columns;
     const std::size_t raw = values * sampleBytes(info.sampleType);
-    const std::size_t rowBytes = chunkRowBytes(info, plan.geometry().region) + 2 * sizeof(float) * values;
+    const std::size_t rowBytes =
+        chunkRowBytes(info, plan.geometry().region, rawToPlan) + (rawToPlan ? 0 : 2 * sizeof(float) * values);
     // Margin rows (Paganin's) are held as read (a chunk being read, one
     // queued, one being corrected) and once as floats while corrected.
     const int margin = stage.rowMargin();
@@ -101,7 +103,10 @@ int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const 
     const std::size_t room = budget > marginBytes ? budget - marginBytes : 0;
     const int fit = static_cast<int>(std::clamp<std::size_t>(room / rowBytes, 1, rowCount));
     const int batch = std::max(1, plan.maxSlices());
-    return fit >= batch ? fit / batch * batch : fit;
+    if (fit >= batch) return fit / batch * batch;
+    // Whole passes: a partial pass costs a GPU plan a full one.
+    const int pass = std::clamp(plan.options().slicesPerPass, 1, batch);
+    return fit >= pass ? fit / pass * pass : fit;
 }
 
 /// Slices per plan call: as many as the plan takes, but few enough that
@@ -146,7 +151,8 @@ struct Chunk {
     RawChunk raw;
     FlatFieldRows field;
     ImageStack sinograms;
-    std::vector<float> slices;
+    HostBuffer sliceMemory;   ///< from the plan
+    std::span<float> slices;  ///< rows x region pixels of it
 
     std::size_t bytes() const {
         std::size_t floats = raw.data.data.size() + raw.dark.size() + field.dark.size() + field.scale.size() +
@@ -263,7 +269,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
 
     VolumeReport report;
     report.strategy = plan->options().strategy;
-    const int chunkRows = chooseChunkRows(job, *plan, stage, rowCount);
+    const int chunkRows = chooseChunkRows(job, *plan, stage, rowCount, rawToPlan);
     report.chunkRows = chunkRows;
     const Backend* backend = BackendRegistry::instance().find(report.strategy);
     // Otherwise the corrections run on the strategy's GPU when it has one
@@ -277,7 +283,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     // A CPU plan's memory is host memory: what the chunks leave of the
     // budget bounds its batches, measured after the first one.
     bool limitPlanMemory = backend && backend->family() == "cpu";
-    const std::size_t chunkBytes = static_cast<std::size_t>(chunkRows) * chunkRowBytes(info, geometry.region);
+    const std::size_t chunkBytes = static_cast<std::size_t>(chunkRows) * chunkRowBytes(info, geometry.region, rawToPlan);
     const std::size_t planBudget = chunkBytes < budgetOf(job) ? budgetOf(job) - chunkBytes : 0;
     const std::size_t sinogramSize =
         static_cast<std::size_t>(stage.outputProjections()) * static_cast<std::size_t>(stage.outputColumns());
@@ -291,7 +297,12 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     detail::BoundedQueue<Chunk> readQueue(1), ready(1), reconstructed(1);
     Stop stop({[&] { readQueue.close(); }, [&] { ready.close(); }, [&] { reconstructed.close(); }});
     BufferMeter meter;
-    detail::BufferPool<float> slicePool; // the writer hands slices back to the reconstruct stage
+    // The writer hands slices back to the reconstruct stage. The plan
+    // allocates them, and the raw rows it corrects itself: a CUDA plan's
+    // transfers reach its page-locked memory by DMA alone.
+    const auto allocateForPlan = [&plan](std::size_t bytes) { return plan->allocateHost(bytes); };
+    detail::HostBufferPool slicePool(allocateForPlan);
+    if (rawToPlan) stage.allocateRawWith(allocateForPlan);
     std::atomic<int> slicesReconstructed{0}, slicesWritten{0};
     std::mutex progressMutex;
     std::condition_variable progressed;
@@ -364,7 +375,11 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
         while (std::optional<Chunk> chunk = ready.pop()) {
             if (stop.stopped()) return;
             const auto t0 = Clock::now();
-            resized(*chunk, [&] { chunk->slices = slicePool.take(slicePixels * static_cast<std::size_t>(chunk->rows)); });
+            resized(*chunk, [&] {
+                const std::size_t values = slicePixels * static_cast<std::size_t>(chunk->rows);
+                chunk->sliceMemory = slicePool.take(values * sizeof(float));
+                chunk->slices = chunk->sliceMemory.as<float>(values);
+            });
             const RawRows raw = rawToPlan ? stage.rawRows(chunk->raw) : RawRows{};
             PreprocessStats onPlanInChunk;
             for (int b = 0; b < chunk->rows && !stop.stopped();) {
@@ -372,7 +387,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                 if (tilted)
                     plan->setAxis(job.axisLine->at(job.firstRow + chunk->first + b), geometry.geometry.axisOffsets);
                 const auto tBatch = Clock::now();
-                const std::span<float> out = std::span<float>(chunk->slices).subspan(b * slicePixels, n * slicePixels);
+                const std::span<float> out = chunk->slices.subspan(b * slicePixels, n * slicePixels);
                 if (rawToPlan)
                     onPlanInChunk.merge(plan->reconstructRaw(rowsOf(raw, b, n), rowsOf(chunk->field, b, n), out));
                 else
@@ -389,6 +404,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                 planTimes.filter += t.filter;
                 planTimes.backproject += t.backproject;
                 planTimes.download += t.download;
+                planTimes.compute += t.compute;
                 b += n;
                 slicesReconstructed += n;
                 notify();
@@ -408,13 +424,22 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
         reconstructed.close();
     });
     std::jthread writeThread = runStage([&] {
+        // Idle until the first chunk is reconstructed: it allocates the slice
+        // buffers of the next chunks meanwhile, so that the reconstruct stage
+        // does not (page-locking them takes ~0.05 s a GiB).
+        const int chunks = (rowCount + chunkRows - 1) / chunkRows;
+        std::vector<HostBuffer> ahead;
+        for (int i = 0; i < std::min(2, chunks - 1) && !stop.stopped(); ++i)
+            ahead.push_back(slicePool.take(slicePixels * static_cast<std::size_t>(chunkRows) * sizeof(float)));
+        for (HostBuffer& b : ahead) slicePool.give(std::move(b));
         while (std::optional<Chunk> chunk = reconstructed.pop()) {
             if (stop.stopped()) return;
             const auto t0 = Clock::now();
             writer.writeSlices(chunk->first, chunk->rows, chunk->slices);
             report.secondsWrite += secondsSince(t0);
             meter.remove(chunk->bytes());
-            slicePool.give(std::move(chunk->slices));
+            chunk->slices = {};
+            slicePool.give(std::move(chunk->sliceMemory));
             slicesWritten += chunk->rows;
             notify();
         }
