@@ -926,12 +926,17 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     ClippedValues clipped;
     try {
         chooseRange(write, !c.range.empty(), *reader, job, c.quiet);
+        const auto created = std::chrono::steady_clock::now();
         auto writer = createVolumeWriter(output, recon.region.width, recon.region.height, rowCount, write);
+        const double createSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - created).count();
         ProgressBar bar(rowCount, "rows", !c.quiet);
         report = reconstructVolume(*reader, job, *writer, [&](double fraction, std::string_view) {
             throwIfInterrupted();
             bar.update(static_cast<int>(std::lround(fraction * rowCount)));
         });
+        // The output's creation (its room reserved) is part of the job.
+        report.secondsSetup += createSeconds;
+        report.secondsTotal += createSeconds;
         clipped = writer->clipped();
     } catch (const TooManyClampedValues& e) {
         throw TooManyClampedValues(std::string(e.what()) + "; --max-clamped " + formatNumber(c.maxClampedPercent) +

@@ -95,6 +95,16 @@ public:
         m_free.push_back(std::move(buffer));
     }
 
+    /// Allocates a buffer of `bytes` ahead of need and keeps it free.
+    void addNew(std::size_t bytes) {
+        Allocate allocate;
+        {
+            std::lock_guard lock(m_mutex);
+            allocate = m_allocate;
+        }
+        give(allocate(bytes));
+    }
+
 private:
     std::mutex m_mutex;
     Allocate m_allocate;

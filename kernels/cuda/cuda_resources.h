@@ -49,6 +49,10 @@ std::string deviceLabel(int device);
 namespace detail {
 void* allocateDevice(int device, std::size_t bytes, const std::string& what);
 void freeDevice(void* ptr) noexcept;
+/// Page-locked host memory, or nullptr where the system refuses to lock it
+/// (throws OutOfMemory when there is no memory at all).
+void* tryAllocatePinned(std::size_t bytes);
+/// Throws OutOfMemory naming `what` where the system refuses.
 void* allocatePinned(std::size_t bytes, const std::string& what);
 void freePinned(void* ptr) noexcept;
 } // namespace detail

@@ -3,9 +3,7 @@
 #include "cuda_resources.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <string>
 
 namespace tomo::cuda {
 
@@ -17,34 +15,8 @@ constexpr std::size_t kMinPart = 256u << 10;
 }
 
 HostBuffer allocatePageLockedHost(std::size_t bytes) {
-    if (bytes == 0) return {};
-    // Whole pages (no two buffers share one), touched by several threads,
-    // then locked by cudaHostRegister. On the H100 machine: cudaHostAlloc
-    // 2-3 GB/s, registering untouched pages 2.7 GB/s (the kernel faults them
-    // in one by one), touched pages ~19 GB/s.
-    constexpr std::size_t kPage = 4096, kPart = std::size_t{32} << 20;
-    const std::size_t rounded = (bytes + kPage - 1) / kPage * kPage;
-    void* ptr = std::aligned_alloc(kPage, rounded);
-    if (!ptr) throw OutOfMemory("not enough host memory: asked " + std::to_string(bytes >> 20) + " MiB");
-    try {
-        const int parts = static_cast<int>((rounded + kPart - 1) / kPart);
-        WorkerPool touch(std::clamp(parts, 1, 8));
-        touch.parallelFor(parts, [&](int part, int) {
-            const std::size_t begin = static_cast<std::size_t>(part) * kPart;
-            std::memset(static_cast<char*>(ptr) + begin, 0, std::min(kPart, rounded - begin));
-        });
-    } catch (...) {
-        std::free(ptr);
-        throw;
-    }
-    if (cudaHostRegister(ptr, rounded, cudaHostRegisterPortable) != cudaSuccess) {
-        (void)cudaGetLastError(); // copies through the staging buffers then
-        return HostBuffer(ptr, bytes, [](void* p) { std::free(p); });
-    }
-    return HostBuffer(ptr, bytes, [](void* p) {
-        (void)cudaHostUnregister(p);
-        std::free(p);
-    });
+    if (void* ptr = detail::tryAllocatePinned(bytes)) return HostBuffer(ptr, bytes, detail::freePinned);
+    return HostBuffer::plain(bytes); // copies through the staging buffers then
 }
 
 bool isPageLocked(const void* data, std::size_t bytes) {

@@ -295,9 +295,9 @@ TEST(Hdf5Volume, UncommittedOrIncompleteWritersLeaveNothing) {
 
 TEST(Hdf5Volume, FullDiskIsOneShortIoErrorBeforeAnySliceAndNoCrash) {
     TempDir dir;
-    // The whole volume's room is taken when the writer is made: a disk too
-    // small fails there, before anything is computed, and never later in a
-    // mapped write (SIGBUS).
+    // The volume's room is checked when the writer is made: a disk too
+    // small fails there, before anything is computed (and ranges are
+    // reserved before they are written: never a SIGBUS in a mapped write).
     for (const auto& [width, slices] : {std::pair{512, 2}, std::pair{32, 64}}) {
         const ChildResult r = withFileSizeLimit(40000, [&, width = width, slices = slices] {
             auto writer = createVolumeWriter(dir / "big.h5", width, width, slices, {});
@@ -333,6 +333,7 @@ TEST(ChunkFile, BothAccessesPutEachRangeAtItsOffset) {
                 for (int r = first; r < static_cast<int>(kBytes / kRange); r += 4) {
                     std::vector<std::byte> bytes(kRange, static_cast<std::byte>(r));
                     const std::uint64_t offset = static_cast<std::uint64_t>(r) * kRange;
+                    file.reserve(offset, kRange);
                     if (std::byte* place = file.at(offset)) std::copy(bytes.begin(), bytes.end(), place);
                     else file.write(bytes, offset);
                 }

@@ -89,7 +89,8 @@ struct VolumeReport {
     double secondsWrite = 0.0;
     double secondsTotal = 0.0;   ///< wall time of the whole job, commit included
     /// Of the total: before the stages start (the plan made, with the
-    /// strategy's tuning on its first use; the corrections prepared).
+    /// strategy's tuning on its first use; the corrections prepared;
+    /// tomo-recon and tomo-bench add the output's creation).
     double secondsSetup = 0.0;
     /// The plan's own split of the reconstruct stage, summed over the calls
     /// (GPU plans: upload, filter, back-projection, download busy times).

@@ -424,14 +424,12 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
         reconstructed.close();
     });
     std::jthread writeThread = runStage([&] {
-        // Idle until the first chunk is reconstructed: it allocates the slice
-        // buffers of the next chunks meanwhile, so that the reconstruct stage
-        // does not (page-locking them takes ~0.05 s a GiB).
+        // Idle until the first chunk is reconstructed: it allocates two slice
+        // buffers meanwhile, so that the reconstruct stage mostly finds one
+        // (page-locking takes ~0.1 s a GiB). Three at most are ever alive.
         const int chunks = (rowCount + chunkRows - 1) / chunkRows;
-        std::vector<HostBuffer> ahead;
         for (int i = 0; i < std::min(2, chunks - 1) && !stop.stopped(); ++i)
-            ahead.push_back(slicePool.take(slicePixels * static_cast<std::size_t>(chunkRows) * sizeof(float)));
-        for (HostBuffer& b : ahead) slicePool.give(std::move(b));
+            slicePool.addNew(slicePixels * static_cast<std::size_t>(chunkRows) * sizeof(float));
         while (std::optional<Chunk> chunk = reconstructed.pop()) {
             if (stop.stopped()) return;
             const auto t0 = Clock::now();
