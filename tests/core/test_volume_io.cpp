@@ -16,9 +16,7 @@
 #include <cstdlib>
 #include <limits>
 
-#include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -356,40 +354,6 @@ TEST(ChunkFile, BothAccessesPutEachRangeAtItsOffset) {
                 << "range " << r;
         }
     }
-}
-
-TEST(ChunkFile, MappedRangesAreAllocatedBeforeTheyAreWritten) {
-    TempDir dir;
-    const auto path = dir / "chunks.bin";
-    writeText(path, "header");
-    constexpr std::uint64_t kBytes = 8 << 20;
-    detail::ChunkFile file(path, kBytes, "chunks.bin");
-    if (!file.at(0)) GTEST_SKIP() << "this file system maps no shared file or reserves no space: ranges are written";
-    // The whole file in two ranges, one of them not on a page boundary.
-    file.reserve(0, 5000);
-    file.reserve(5000, kBytes - 5000);
-    struct stat status {};
-    ASSERT_EQ(::stat(path.c_str(), &status), 0);
-    EXPECT_GE(static_cast<std::uint64_t>(status.st_blocks) * 512, kBytes);
-    file.close();
-}
-
-TEST(ChunkFile, ARangeThatCannotBeAllocatedIsAnErrorNotACrash) {
-    void* page = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(page, MAP_FAILED);
-    const bool populates = ::madvise(page, 4096, 23 /* MADV_POPULATE_WRITE */) == 0;
-    ::munmap(page, 4096);
-    if (!populates) GTEST_SKIP() << "this kernel (before 5.14) cannot populate a mapping: ranges are fallocated";
-    TempDir dir;
-    const auto path = dir / "chunks.bin";
-    writeText(path, "header");
-    constexpr std::uint64_t kBytes = 1 << 20;
-    detail::ChunkFile file(path, kBytes, "out.h5");
-    if (!file.at(0)) GTEST_SKIP() << "this file system maps no shared file: ranges are written";
-    // The file shrinks under the writer: a copy into the range would die of SIGBUS.
-    std::filesystem::resize_file(path, 0);
-    const std::string message = messageOf<IoError>([&] { file.reserve(kBytes / 2, 4096); });
-    EXPECT_TRUE(contains(message, "out.h5: cannot make room for 4096 bytes at 524288")) << message;
 }
 
 TEST(ChunkFile, MissingRoomIsAnErrorNamingTheOutput) {

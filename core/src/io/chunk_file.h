@@ -20,19 +20,18 @@ public:
 
     /// Opens the existing file `path` for writing, grows it to `bytes` and
     /// checks that the file system has room for them, so that a disk too
-    /// small fails here (a mapped range is allocated before it is written:
-    /// reserve()). Where the file system cannot reserve space
-    /// (or map the file), ranges are written with pwrite. Throws IoError
-    /// starting with `what` (the output's name) and saying why.
+    /// small fails here; where the file system cannot reserve space (or map
+    /// the file), ranges are written with pwrite. Throws IoError starting
+    /// with `what` (the output's name) and saying why.
     ChunkFile(const std::filesystem::path& path, std::uint64_t bytes, std::string what,
               Access access = Access::Automatic);
     ~ChunkFile();
     ChunkFile(const ChunkFile&) = delete;
     ChunkFile& operator=(const ChunkFile&) = delete;
 
-    /// Allocates the mapped [offset, offset + bytes) before it is written, so
-    /// that a disk filled meanwhile fails here and never as a SIGBUS in a
-    /// mapped copy. Thread-safe. Throws IoError.
+    /// Reserves [offset, offset + bytes) before they are written in place,
+    /// so that a disk filled meanwhile fails here and never as a SIGBUS in
+    /// a mapped copy. Thread-safe. Throws IoError.
     void reserve(std::uint64_t offset, std::uint64_t bytes) const;
     /// Where bytes at `offset` go in place (mapped), or nullptr: write() them.
     std::byte* at(std::uint64_t offset) const { return m_map ? m_map + offset : nullptr; }
@@ -49,6 +48,7 @@ private:
     int m_fd = -1;
     std::byte* m_map = nullptr;
     std::uint64_t m_bytes = 0;
+    bool m_reserves = false; ///< the file system reserves ranges (fallocate)
 };
 
 } // namespace tomo::detail
