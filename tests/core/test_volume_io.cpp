@@ -17,6 +17,7 @@
 #include <limits>
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -354,6 +355,21 @@ TEST(ChunkFile, BothAccessesPutEachRangeAtItsOffset) {
                 << "range " << r;
         }
     }
+}
+
+TEST(ChunkFile, MappedRangesAreReservedBeforeTheyAreWritten) {
+    TempDir dir;
+    const auto path = dir / "chunks.bin";
+    writeText(path, "header");
+    constexpr std::uint64_t kBytes = 8 << 20;
+    detail::ChunkFile file(path, kBytes, "chunks.bin");
+    if (!file.at(0)) GTEST_SKIP() << "this file system maps no shared file or reserves no space: ranges are written";
+    // The last range: the reserving thread has gone through the whole file.
+    file.reserve(kBytes - 4096, 4096);
+    struct stat status {};
+    ASSERT_EQ(::stat(path.c_str(), &status), 0);
+    EXPECT_GE(static_cast<std::uint64_t>(status.st_blocks) * 512, kBytes);
+    file.close();
 }
 
 TEST(ChunkFile, MissingRoomIsAnErrorNamingTheOutput) {
