@@ -64,15 +64,17 @@ public:
 
     /// Buffers allocated from now on come from `allocate`; free ones are released.
     void allocateWith(Allocate allocate) {
+        std::vector<HostBuffer> released;
         std::lock_guard lock(m_mutex);
         m_allocate = std::move(allocate);
-        m_free.clear();
+        released.swap(m_free);
     }
 
     /// The smallest free buffer of at least `bytes`, else a new one (a free
     /// one too small is released first, so the pool does not grow).
     HostBuffer take(std::size_t bytes) {
         Allocate allocate;
+        HostBuffer tooSmall;
         {
             std::lock_guard lock(m_mutex);
             auto best = m_free.end();
@@ -83,10 +85,15 @@ public:
                 m_free.erase(best);
                 return out;
             }
-            if (!m_free.empty()) m_free.pop_back();
+            if (!m_free.empty()) {
+                tooSmall = std::move(m_free.back());
+                m_free.pop_back();
+            }
             allocate = m_allocate;
         }
-        return allocate(bytes); // outside the lock: page-locking gigabytes takes a while
+        // Outside the lock: unlocking and page-locking gigabytes take a while.
+        tooSmall = {};
+        return allocate(bytes);
     }
 
     void give(HostBuffer&& buffer) {
