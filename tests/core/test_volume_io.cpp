@@ -335,8 +335,12 @@ TEST(ChunkFile, BothAccessesPutEachRangeAtItsOffset) {
                     std::vector<std::byte> bytes(kRange, static_cast<std::byte>(r));
                     const std::uint64_t offset = static_cast<std::uint64_t>(r) * kRange;
                     file.reserve(offset, kRange);
-                    if (std::byte* place = file.at(offset)) std::copy(bytes.begin(), bytes.end(), place);
-                    else file.write(bytes, offset);
+                    if (std::byte* place = file.at(offset)) {
+                        std::copy(bytes.begin(), bytes.end(), place);
+                        file.unmapWritten(offset, kRange); // the bytes stay in the file
+                    } else {
+                        file.write(bytes, offset);
+                    }
                 }
             };
             std::thread other(fill, 3);
@@ -355,6 +359,32 @@ TEST(ChunkFile, BothAccessesPutEachRangeAtItsOffset) {
                 << "range " << r;
         }
     }
+}
+
+TEST(ChunkFile, RangesUnmappedOnceWrittenKeepTheirBytesAndTheirNeighbours) {
+    // Ranges that share pages: each one's whole pages are unmapped after it
+    // is written, the shared ones stay mapped for the neighbour.
+    TempDir dir;
+    const auto path = dir / "chunks.bin";
+    writeText(path, "");
+    constexpr std::uint64_t kBytes = 1 << 20, kRange = 10000;
+    {
+        detail::ChunkFile file(path, kBytes, "chunks.bin");
+        if (!file.at(0)) GTEST_SKIP() << "this file system maps no shared file or reserves no space: ranges are written";
+        for (std::uint64_t r = 0; (r + 1) * kRange <= kBytes; ++r) {
+            file.reserve(r * kRange, kRange);
+            std::fill_n(file.at(r * kRange), kRange, static_cast<std::byte>(r + 1));
+            file.unmapWritten(r * kRange, kRange);
+        }
+        file.close();
+    }
+    const std::vector<char> bytes = fileBytes(path);
+    ASSERT_EQ(bytes.size(), kBytes);
+    for (std::uint64_t r = 0; (r + 1) * kRange <= kBytes; ++r)
+        ASSERT_EQ(std::count(bytes.begin() + static_cast<std::ptrdiff_t>(r * kRange),
+                             bytes.begin() + static_cast<std::ptrdiff_t>((r + 1) * kRange), static_cast<char>(r + 1)),
+                  static_cast<std::ptrdiff_t>(kRange))
+            << "range " << r;
 }
 
 TEST(ChunkFile, MappedRangesAreReservedBeforeTheyAreWritten) {

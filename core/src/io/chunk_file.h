@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace tomo::detail {
 
@@ -23,7 +24,7 @@ public:
 
     /// Opens the existing file `path` for writing, grows it to `bytes` and
     /// checks that the file system has room for them, so that a disk too
-    /// small fails here; a mapped file is then reserved by a thread ahead of
+    /// small fails here; a mapped file is then reserved by threads ahead of
     /// the writes (reserve()). Where the file system cannot reserve space
     /// (or map the file), ranges are written with pwrite. Throws IoError
     /// starting with `what` (the output's name) and saying why.
@@ -33,33 +34,49 @@ public:
     ChunkFile(const ChunkFile&) = delete;
     ChunkFile& operator=(const ChunkFile&) = delete;
 
-    /// Returns once [offset, offset + bytes) is reserved (a thread reserves
+    /// Returns once [offset, offset + bytes) is reserved (threads reserve
     /// the mapped volume ahead of the writes), so that a disk filled
     /// meanwhile fails here and never as a SIGBUS in a mapped copy.
     /// Thread-safe. Throws IoError.
     void reserve(std::uint64_t offset, std::uint64_t bytes) const;
     /// Where bytes at `offset` go in place (mapped), or nullptr: write() them.
     std::byte* at(std::uint64_t offset) const { return m_map ? m_map + offset : nullptr; }
+    /// Drops the mapping of the whole pages of [offset, offset + bytes), once
+    /// written (their bytes stay in the file): unmapping the whole volume at
+    /// close() would otherwise take seconds (16 GiB in tmpfs: 1.2 s) after
+    /// the last slice, where each writing thread now does its share as it
+    /// goes. Thread-safe; nothing for a written file.
+    void unmapWritten(std::uint64_t offset, std::uint64_t bytes) const;
     /// pwrite of all of `bytes` at `offset`; thread-safe.
     void write(std::span<const std::byte> bytes, std::uint64_t offset) const;
     /// Unmaps and closes; throws IoError when the close reports an error.
     void close();
 
 private:
+    static constexpr std::uint64_t kStep = std::uint64_t{64} << 20; ///< reserved at once
+    static constexpr std::uint64_t kLead = std::uint64_t{1} << 30;  ///< reserved ahead of the writes
+    static constexpr int kReservers = 4;
+
     [[noreturn]] void fail(const std::string& what) const;
-    void reserveAhead(); // the reserving thread
+    void reserveAhead(); // a reserving thread
+    int reserveStep(std::uint64_t offset, std::uint64_t bytes) const; ///< 0 or errno
     bool release();
 
     std::string m_what;
     int m_fd = -1;
     std::byte* m_map = nullptr;
     std::uint64_t m_bytes = 0;
+    bool m_allocate = true;  ///< fallocate each step
+    bool m_populate = false; ///< and populate it (MADV_POPULATE_WRITE)
     mutable std::mutex m_mutex;
     mutable std::condition_variable m_progress;
-    std::uint64_t m_reserved = 0; ///< bytes from 0 reserved so far
-    int m_reserveError = 0;       ///< errno of the reservation that failed
+    std::uint64_t m_next = 0;             ///< the next step to reserve
+    std::vector<bool> m_stepDone;         ///< steps reserved
+    std::uint64_t m_reserved = 0;         ///< bytes from 0 reserved so far
+    mutable std::uint64_t m_wanted = 0;   ///< end of the furthest range asked for
+    int m_reserveError = 0;               ///< errno of the reservation that failed
     bool m_stopReserving = false;
-    std::thread m_reserver;
+    std::vector<std::thread> m_reservers;
 };
 
 } // namespace tomo::detail

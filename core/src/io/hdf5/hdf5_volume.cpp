@@ -85,9 +85,14 @@ public:
                                              rows * rowValues);
             const std::uint64_t address = m_chunkAddress[static_cast<std::size_t>(first + slice) * m_bandsPerSlice +
                                                          static_cast<std::size_t>(band)];
-            m_file->reserve(address, values.size() * m_encoder.sampleBytes());
-            if (std::byte* place = m_file->at(address)) m_encoder.encodeOnThread(thread, values, place);
-            else m_file->write(m_encoder.encodeOnThread(thread, values), address);
+            const std::size_t bytes = values.size() * m_encoder.sampleBytes();
+            m_file->reserve(address, bytes);
+            if (std::byte* place = m_file->at(address)) {
+                m_encoder.encodeOnThread(thread, values, place);
+                m_file->unmapWritten(address, bytes);
+            } else {
+                m_file->write(m_encoder.encodeOnThread(thread, values), address);
+            }
         });
         m_slices.markWritten(first, count);
     }
