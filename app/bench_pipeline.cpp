@@ -436,6 +436,10 @@ int runPipelineBenchmark(const PipelineBenchSettings& s) {
                 formatSeconds(tuning).c_str());
     std::fflush(stdout);
 
+    // Both runs make a new output: replacing one (kept by an earlier --keep)
+    // costs more on some file systems (ext4 starts writing the new file out
+    // at the rename).
+    fs::remove_all(output, ec);
     std::vector<RunResult> runs;
     for (bool cold : {true, false}) {
         throwIfInterrupted();
