@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <utility>
 
 namespace tomo {
 
@@ -16,6 +17,14 @@ public:
     HostBuffer() = default;
     /// Owns `data` (`bytes` bytes), which `release` frees.
     HostBuffer(void* data, std::size_t bytes, Release release) : m_data(data, release), m_bytes(bytes) {}
+    /// A buffer moved from is empty (size() 0).
+    HostBuffer(HostBuffer&& other) noexcept
+        : m_data(std::move(other.m_data)), m_bytes(std::exchange(other.m_bytes, 0)) {}
+    HostBuffer& operator=(HostBuffer&& other) noexcept {
+        m_data = std::move(other.m_data);
+        m_bytes = std::exchange(other.m_bytes, 0);
+        return *this;
+    }
 
     /// `bytes` of ordinary memory, not touched (no page is committed before
     /// it is written). Throws OutOfMemory.
