@@ -346,12 +346,13 @@ TexturePlan::RawLayout TexturePlan::rawLayout(int slices, std::size_t sample) co
 
 void TexturePlan::ensureRawBuffers(std::size_t sample) {
     if (m_rawSample >= sample) return;
-    const std::size_t bytes = rawLayout(m_channels, sample).total;
+    const RawLayout layout = rawLayout(m_channels, sample);
     for (Slot& s : m_slots) {
-        s.h_raw.reset();
+        s.h_rows.reset(); // for larger samples, allocated again when needed
+        s.h_field.reset();
         s.d_raw.reset();
-        s.h_raw = PinnedBuffer<unsigned char>(bytes, "the raw input buffers");
-        s.d_raw = DeviceBuffer<unsigned char>(m_device, bytes, "the raw input buffers");
+        s.h_field = PinnedBuffer<unsigned char>(layout.total - layout.dark, "the flat-field constants");
+        s.d_raw = DeviceBuffer<unsigned char>(m_device, layout.total, "the raw input buffers");
     }
     if (!d_rawStats.get()) {
         d_rawStats = DeviceBuffer<unsigned long long>(m_device, kCounterWords, "the preprocessing counters");
@@ -378,23 +379,27 @@ void TexturePlan::stageAndUploadRaw(int chunk, const PassInput& input, int first
     const std::byte* rows = raw.values.data() + static_cast<std::size_t>(firstSlice) * columns * sample;
     const std::size_t rowsPitch = pitch * columns * sample;
     const bool direct = isPageLocked(rows, (static_cast<std::size_t>(raw.projections) - 1) * rowsPitch + width);
-    if (!direct) m_copier.copyRows(s.h_raw.get(), width, rows, rowsPitch, width, static_cast<std::size_t>(raw.projections));
+    const std::size_t projections = static_cast<std::size_t>(raw.projections);
+    if (!direct) {
+        const std::size_t most = rawLayout(m_channels, sample).dark;
+        if (s.h_rows.size() < most) s.h_rows = PinnedBuffer<unsigned char>(most, "the raw input buffers");
+        m_copier.copyRows(s.h_rows.get(), width, rows, rowsPitch, width, projections);
+    }
     const std::size_t fieldBytes = static_cast<std::size_t>(slices) * columns * sizeof(float);
     const std::size_t fieldOffset = static_cast<std::size_t>(firstSlice) * columns;
-    std::memcpy(s.h_raw.get() + layout.dark, input.field->dark.data() + fieldOffset, fieldBytes);
-    std::memcpy(s.h_raw.get() + layout.scale, input.field->scale.data() + fieldOffset, fieldBytes);
-    std::memcpy(s.h_raw.get() + layout.dead, input.field->dead.data() + fieldOffset, fieldBytes / sizeof(float));
+    unsigned char* field = s.h_field.get(); // [dark][scale][dead] as in the layout, from layout.dark
+    std::memcpy(field, input.field->dark.data() + fieldOffset, fieldBytes);
+    std::memcpy(field + (layout.scale - layout.dark), input.field->scale.data() + fieldOffset, fieldBytes);
+    std::memcpy(field + (layout.dead - layout.dark), input.field->dead.data() + fieldOffset, fieldBytes / sizeof(float));
     m_hostSeconds[kUpload] += std::chrono::duration<double>(Clock::now() - start).count();
-    if (direct) {
-        TOMO_CUDA_CHECK(cudaMemcpy2DAsync(s.d_raw.get(), width, rows, rowsPitch, width,
-                                          static_cast<std::size_t>(raw.projections), cudaMemcpyHostToDevice,
-                                          m_copyIn.get()));
-        TOMO_CUDA_CHECK(cudaMemcpyAsync(s.d_raw.get() + layout.dark, s.h_raw.get() + layout.dark,
-                                        layout.total - layout.dark, cudaMemcpyHostToDevice, m_copyIn.get()));
-    } else {
-        TOMO_CUDA_CHECK(
-            cudaMemcpyAsync(s.d_raw.get(), s.h_raw.get(), layout.total, cudaMemcpyHostToDevice, m_copyIn.get()));
-    }
+    if (direct)
+        TOMO_CUDA_CHECK(cudaMemcpy2DAsync(s.d_raw.get(), width, rows, rowsPitch, width, projections,
+                                          cudaMemcpyHostToDevice, m_copyIn.get()));
+    else
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(s.d_raw.get(), s.h_rows.get(), width * projections, cudaMemcpyHostToDevice,
+                                        m_copyIn.get()));
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(s.d_raw.get() + layout.dark, s.h_field.get(), layout.total - layout.dark,
+                                    cudaMemcpyHostToDevice, m_copyIn.get()));
     endSpan(span, m_copyIn.get());
     TOMO_CUDA_CHECK(cudaEventRecord(s.uploaded.get(), m_copyIn.get()));
 }

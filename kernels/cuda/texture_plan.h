@@ -108,8 +108,12 @@ private:
     struct Slot {
         PinnedBuffer<float> h_in;
         DeviceBuffer<float> d_in;
-        // Raw passes: [values][dark][scale][dead] (rawLayout()), staged and uploaded.
-        PinnedBuffer<unsigned char> h_raw;
+        // Raw passes: [values][dark][scale][dead] (rawLayout()) on the device;
+        // the flat-field constants staged in h_field, the values gathered into
+        // h_rows only when the caller's rows are not page-locked (allocated
+        // then: page-locking it cost the first pass 0.1 s).
+        PinnedBuffer<unsigned char> h_rows;
+        PinnedBuffer<unsigned char> h_field;
         DeviceBuffer<unsigned char> d_raw;
         DeviceBuffer<float> d_out;
         PinnedBuffer<float> h_out;
