@@ -385,8 +385,9 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     });
     std::jthread reconstructThread = runStage([&] {
         BatchSizer batch(*plan);
-        // Allocated while the first chunk is read (page-locking: ~0.1 s a GiB).
-        HostBuffer firstSlices = slicePool.take(slicePixels * static_cast<std::size_t>(firstRows) * sizeof(float));
+        // Allocated while the first chunk is read (page-locking: ~0.1 s a
+        // GiB), for a whole chunk: one of the three the writer counts on.
+        HostBuffer firstSlices = slicePool.take(slicePixels * static_cast<std::size_t>(chunkRows) * sizeof(float));
         while (std::optional<Chunk> chunk = ready.pop()) {
             if (stop.stopped()) return;
             const auto t0 = Clock::now();
