@@ -50,10 +50,11 @@ work=$build/fuzz
 "$build/tests/fuzz/tomo-fuzz-seeds" "$work/seeds" "$shared"
 
 # The first frame of the crash report outside the C/C++ runtime, the
-# sanitizers and libFuzzer says whose code failed.
+# sanitizers (their interceptors of malloc, strdup, memcpy... appear as
+# frames of the fuzz target itself) and libFuzzer says whose code failed.
 culprit() {
   { grep -E '^ +#[0-9]+ ' "$1" || true; } |
-    { grep -vE 'libc\.so|sysdeps/|libstdc\+\+|libgcc|libclang_rt|__sanitizer|__asan|__ubsan|__interceptor|fuzzer::|in abort |in raise |pthread_kill|__cxa_|std::terminate|__fortify_fail|__stack_chk_fail|__chk_fail|__libc_message|in (malloc|calloc|realloc|operator new)' || true; } |
+    { grep -vE 'libc\.so|sysdeps/|libstdc\+\+|libgcc|libclang_rt|__sanitizer|__asan|__ubsan|__interceptor|fuzzer::|in abort |in raise |pthread_kill|__cxa_|std::terminate|__fortify_fail|__stack_chk_fail|__chk_fail|__libc_message|in (malloc|calloc|realloc|free|operator new|operator delete|(str|mem|wcs)[a-z]*)\b' || true; } |
     head -1
 }
 
