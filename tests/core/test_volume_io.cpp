@@ -319,6 +319,12 @@ std::vector<char> fileBytes(const std::filesystem::path& path) {
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+/// How many of the `size` bytes from `offset` equal `value`.
+std::ptrdiff_t countIn(const std::vector<char>& bytes, std::uint64_t offset, std::uint64_t size, char value) {
+    const auto begin = bytes.begin() + static_cast<std::ptrdiff_t>(offset);
+    return std::count(begin, begin + static_cast<std::ptrdiff_t>(size), value);
+}
+
 TEST(ChunkFile, BothAccessesPutEachRangeAtItsOffset) {
     using detail::ChunkFile;
     TempDir dir;
@@ -353,10 +359,7 @@ TEST(ChunkFile, BothAccessesPutEachRangeAtItsOffset) {
         EXPECT_EQ(std::string(bytes.data(), 6), "header");
         for (std::uint64_t r = 1; r < kBytes / kRange; ++r) {
             const char expected = r % 2 ? static_cast<char>(r) : 0;
-            EXPECT_EQ(std::count(bytes.begin() + static_cast<std::ptrdiff_t>(r * kRange),
-                                 bytes.begin() + static_cast<std::ptrdiff_t>((r + 1) * kRange), expected),
-                      static_cast<std::ptrdiff_t>(kRange))
-                << "range " << r;
+            EXPECT_EQ(countIn(bytes, r * kRange, kRange, expected), static_cast<std::ptrdiff_t>(kRange)) << "range " << r;
         }
     }
 }
@@ -381,9 +384,7 @@ TEST(ChunkFile, RangesUnmappedOnceWrittenKeepTheirBytesAndTheirNeighbours) {
     const std::vector<char> bytes = fileBytes(path);
     ASSERT_EQ(bytes.size(), kBytes);
     for (std::uint64_t r = 0; (r + 1) * kRange <= kBytes; ++r)
-        ASSERT_EQ(std::count(bytes.begin() + static_cast<std::ptrdiff_t>(r * kRange),
-                             bytes.begin() + static_cast<std::ptrdiff_t>((r + 1) * kRange), static_cast<char>(r + 1)),
-                  static_cast<std::ptrdiff_t>(kRange))
+        ASSERT_EQ(countIn(bytes, r * kRange, kRange, static_cast<char>(r + 1)), static_cast<std::ptrdiff_t>(kRange))
             << "range " << r;
 }
 
@@ -394,7 +395,7 @@ TEST(ChunkFile, MappedRangesAreReservedBeforeTheyAreWritten) {
     constexpr std::uint64_t kBytes = 8 << 20;
     detail::ChunkFile file(path, kBytes, "chunks.bin");
     if (!file.at(0)) GTEST_SKIP() << "this file system maps no shared file or reserves no space: ranges are written";
-    // The last range: the reserving thread has gone through the whole file.
+    // The last range: the reserving threads have gone through the whole file.
     file.reserve(kBytes - 4096, 4096);
     struct stat status {};
     ASSERT_EQ(::stat(path.c_str(), &status), 0);
