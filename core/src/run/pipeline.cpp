@@ -80,6 +80,12 @@ std::size_t budgetOf(const VolumeJob& job) {
     return job.memoryBudget > 0 ? job.memoryBudget : defaultMemoryBudget();
 }
 
+/// Slices of one GPU pass (1 for a plan without passes): what chunks and
+/// batches are cut in, since a partial pass costs a GPU plan a full one.
+int passSlices(const ReconstructionPlan& plan) {
+    return std::clamp(plan.options().slicesPerPass, 1, std::max(1, plan.maxSlices()));
+}
+
 int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const PreprocessingStage& stage,
                     int rowCount, bool rawToPlan) {
     if (job.chunkRows > 0) return std::min(job.chunkRows, rowCount);
@@ -104,8 +110,7 @@ int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const 
     const int fit = static_cast<int>(std::clamp<std::size_t>(room / rowBytes, 1, rowCount));
     const int batch = std::max(1, plan.maxSlices());
     if (fit >= batch) return fit / batch * batch;
-    // Whole passes: a partial pass costs a GPU plan a full one.
-    const int pass = std::clamp(plan.options().slicesPerPass, 1, batch);
+    const int pass = passSlices(plan);
     return fit >= pass ? fit / pass * pass : fit;
 }
 
@@ -115,7 +120,7 @@ int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const 
 /// for one of 8, of a run of 1.7 s). Chunk sizes the job gives are kept.
 int firstChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, int chunkRows) {
     if (job.chunkRows > 0) return chunkRows;
-    const int pass = std::clamp(plan.options().slicesPerPass, 1, std::max(1, plan.maxSlices()));
+    const int pass = passSlices(plan);
     const int quarter = chunkRows / 4 / pass * pass;
     return quarter > 0 ? quarter : chunkRows;
 }
@@ -126,7 +131,7 @@ int firstChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, int chu
 class BatchSizer {
 public:
     explicit BatchSizer(const ReconstructionPlan& plan) :
-        m_max(std::max(1, plan.maxSlices())), m_multiple(std::clamp(plan.options().slicesPerPass, 1, m_max)),
+        m_max(std::max(1, plan.maxSlices())), m_multiple(passSlices(plan)),
         m_next(m_multiple) {}
 
     int next() const { return m_next; }
@@ -385,16 +390,15 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     });
     std::jthread reconstructThread = runStage([&] {
         BatchSizer batch(*plan);
-        // Allocated while the first chunk is read (page-locking: ~0.1 s a
-        // GiB), for a whole chunk: one of the three the writer counts on.
-        HostBuffer firstSlices = slicePool.take(slicePixels * static_cast<std::size_t>(chunkRows) * sizeof(float));
+        // The first chunk's slices are allocated while it is read
+        // (page-locking: ~0.1 s a GiB), one of the three the writer counts on.
+        slicePool.addNew(slicePixels * static_cast<std::size_t>(chunkRows) * sizeof(float));
         while (std::optional<Chunk> chunk = ready.pop()) {
             if (stop.stopped()) return;
             const auto t0 = Clock::now();
             resized(*chunk, [&] {
                 const std::size_t values = slicePixels * static_cast<std::size_t>(chunk->rows);
-                chunk->sliceMemory =
-                    firstSlices.size() > 0 ? std::move(firstSlices) : slicePool.take(values * sizeof(float));
+                chunk->sliceMemory = slicePool.take(values * sizeof(float));
                 chunk->slices = chunk->sliceMemory.as<float>(values);
             });
             const RawRows raw = rawToPlan ? stage.rawRows(chunk->raw) : RawRows{};
@@ -441,9 +445,10 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
         reconstructed.close();
     });
     std::jthread writeThread = runStage([&] {
-        // Idle until the first chunk is reconstructed: it allocates two slice
-        // buffers meanwhile, so that the reconstruct stage mostly finds one
-        // (page-locking takes ~0.1 s a GiB). Three at most are ever alive.
+        // Idle until the first chunk is reconstructed: it allocates the next
+        // two slice buffers meanwhile, so that the reconstruct stage mostly
+        // finds one (page-locking takes ~0.1 s a GiB). Three at most are ever
+        // alive: the reconstruct stage allocated the first.
         for (int i = 0; i < std::min(2, chunks - 1) && !stop.stopped(); ++i)
             slicePool.addNew(slicePixels * static_cast<std::size_t>(chunkRows) * sizeof(float));
         while (std::optional<Chunk> chunk = reconstructed.pop()) {
