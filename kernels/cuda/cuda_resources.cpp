@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <string>
 
+#include <sys/mman.h>
+
 namespace tomo::cuda {
 
 namespace {
@@ -76,11 +78,16 @@ void* tryAllocatePinned(std::size_t bytes) {
     // Whole pages (no two buffers share one), touched by several threads,
     // then registered. On the H100 machine cudaHostAlloc locks 2-3 GB/s,
     // registering untouched pages 2.7 GB/s (the kernel faults them in one by
-    // one), touched pages ~19 GB/s.
-    constexpr std::size_t kPage = 4096, kPart = std::size_t{32} << 20;
-    const std::size_t rounded = (bytes + kPage - 1) / kPage * kPage;
-    void* ptr = std::aligned_alloc(kPage, rounded);
+    // one), touched 4 KiB pages 6 GB/s, touched transparent huge pages
+    // 16 GB/s (704 MiB: 126 ms -> 45 ms; freed in 16 ms instead of 76 ms).
+    // Huge pages are asked for (MADV_HUGEPAGE) where the kernel gives them
+    // on request only; elsewhere the advice is ignored.
+    constexpr std::size_t kPage = 4096, kHugePage = std::size_t{2} << 20, kPart = std::size_t{32} << 20;
+    const std::size_t align = bytes >= kHugePage ? kHugePage : kPage;
+    const std::size_t rounded = (bytes + align - 1) / align * align;
+    void* ptr = std::aligned_alloc(align, rounded);
     if (!ptr) throw OutOfMemory("not enough host memory: asked " + mib(bytes));
+    if (align == kHugePage) (void)::madvise(ptr, rounded, MADV_HUGEPAGE);
     try {
         const int parts = static_cast<int>((rounded + kPart - 1) / kPart);
         WorkerPool touch(std::clamp(parts, 1, 8));
