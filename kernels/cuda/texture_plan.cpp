@@ -170,7 +170,6 @@ TexturePlan::TexturePlan(const ReconGeometry& geometry, const ReconOptions& opti
                                            angularWeights(g.angles), m_filterStream.get());
     for (Slot& s : m_slots) {
         s.d_in = DeviceBuffer<float>(m_device, chunkValues, "the sinogram input buffers");
-        s.h_in = PinnedBuffer<float>(chunkValues, "the sinogram input buffers");
         s.uploaded = Event::create(false);
         s.filtered = Event::create(false);
         s.computed = Event::create(false);
@@ -305,10 +304,16 @@ void TexturePlan::ensureOutput(std::size_t pixels) {
     if (m_slots[0].d_out.size() >= values) return;
     for (Slot& s : m_slots) {
         s.d_out.reset();
-        s.h_out.reset();
         s.d_out = DeviceBuffer<float>(m_device, values, "the slice output buffers");
-        s.h_out = PinnedBuffer<float>(values, "the slice output buffers");
     }
+}
+
+float* TexturePlan::pinned(PinnedBuffer<float>& buffer, std::size_t values, const char* what) {
+    if (buffer.size() < values) {
+        buffer.reset();
+        buffer = PinnedBuffer<float>(values, what);
+    }
+    return buffer.get();
 }
 
 // ----------------------------------------------------------------- stages
@@ -321,13 +326,14 @@ void TexturePlan::stageAndUpload(int chunk, const float* h_src, int slices) {
     const int span = beginSpan(kUpload, m_copyIn.get());
     // Piece by piece: the DMA of one piece overlaps the host copy of the next.
     const std::size_t piece = pieceBytes(bytes);
-    auto* pinned = reinterpret_cast<unsigned char*>(s.h_in.get());
+    auto* staging = reinterpret_cast<unsigned char*>(
+        pinned(s.h_in, static_cast<std::size_t>(m_channels) * sliceValues(), "the sinogram input buffers"));
     auto* device = reinterpret_cast<unsigned char*>(s.d_in.get());
     const auto* source = reinterpret_cast<const unsigned char*>(h_src);
     for (std::size_t offset = 0; offset < bytes; offset += piece) {
         const std::size_t n = std::min(piece, bytes - offset);
-        m_copier.copy(pinned + offset, source + offset, n); // (inside the upload span)
-        TOMO_CUDA_CHECK(cudaMemcpyAsync(device + offset, pinned + offset, n, cudaMemcpyHostToDevice, m_copyIn.get()));
+        m_copier.copy(staging + offset, source + offset, n); // (inside the upload span)
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(device + offset, staging + offset, n, cudaMemcpyHostToDevice, m_copyIn.get()));
     }
     endSpan(span, m_copyIn.get());
     TOMO_CUDA_CHECK(cudaEventRecord(s.uploaded.get(), m_copyIn.get()));
@@ -537,10 +543,11 @@ void TexturePlan::download(int chunk, int slices, float* direct) {
         return;
     }
     const std::size_t piece = pieceBytes(bytes);
+    auto* staging = reinterpret_cast<unsigned char*>(pinned(s.h_out, s.d_out.size(), "the slice output buffers"));
     int index = 0;
     for (std::size_t offset = 0; offset < bytes; offset += piece, ++index) {
         const std::size_t n = std::min(piece, bytes - offset);
-        TOMO_CUDA_CHECK(cudaMemcpyAsync(reinterpret_cast<unsigned char*>(s.h_out.get()) + offset,
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(staging + offset,
                                         reinterpret_cast<const unsigned char*>(s.d_out.get()) + offset, n,
                                         cudaMemcpyDeviceToHost, m_copyOut.get()));
         TOMO_CUDA_CHECK(cudaEventRecord(s.downloadedPiece[index].get(), m_copyOut.get()));
@@ -674,6 +681,7 @@ void TexturePlan::backprojectBanded(std::span<float> out, int rowsPerBand) {
     const Region& r = m_geometry.region;
     const int slices = m_count; // one pass (bandRows())
     const std::size_t pixels = regionPixels();
+    float* staging = pinned(s.h_out, s.d_out.size(), "the slice output buffers");
     const int bands = (r.height + rowsPerBand - 1) / rowsPerBand;
     while (static_cast<int>(m_bandComputed.size()) < bands) {
         m_bandComputed.push_back(Event::create(false));
@@ -701,7 +709,7 @@ void TexturePlan::backprojectBanded(std::span<float> out, int rowsPerBand) {
             const int downloadSpan = beginSpan(kDownload, copy);
             const std::size_t offset = static_cast<std::size_t>(y) * r.width;
             const std::size_t bytes = static_cast<std::size_t>(height) * r.width * sizeof(float);
-            TOMO_CUDA_CHECK(cudaMemcpy2DAsync(s.h_out.get() + offset, pixels * sizeof(float), s.d_out.get() + offset,
+            TOMO_CUDA_CHECK(cudaMemcpy2DAsync(staging + offset, pixels * sizeof(float), s.d_out.get() + offset,
                                               pixels * sizeof(float), bytes, static_cast<std::size_t>(slices),
                                               cudaMemcpyDeviceToHost, copy));
             endSpan(downloadSpan, copy);
@@ -724,7 +732,7 @@ void TexturePlan::backprojectBanded(std::span<float> out, int rowsPerBand) {
             TOMO_CUDA_CHECK(cudaEventSynchronize(m_bandDownloaded[i].get()));
             const auto start = Clock::now();
             for (int c = 0; c < slices; ++c)
-                m_copier.copy(out.data() + c * pixels + offset, s.h_out.get() + c * pixels + offset, bytes);
+                m_copier.copy(out.data() + c * pixels + offset, staging + c * pixels + offset, bytes);
             m_hostSeconds[kDownload] += std::chrono::duration<double>(Clock::now() - start).count();
         }
         collectSpans(m_times);
