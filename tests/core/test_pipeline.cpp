@@ -163,6 +163,34 @@ TEST(Pipeline, ChunkedEqualsOneShotExactly) {
     EXPECT_GT(*std::max_element(expected.data.begin(), expected.data.end()), 0.005f);
 }
 
+TEST(Pipeline, ChunksSizedByTheBudgetStartAndEndSmallAndEqualOneShotExactly) {
+    Scan scan = makeScan();
+    CountsReader reader(scan.lineIntegrals, scan.angles);
+    const ReconOptions options = optionsFor("cpu-reference");
+    const ImageStack expected = oneShot(reader, scan.geometry, options);
+
+    reader.rowsRead = 0;
+    VolumeJob job; // chunkRows 0: the conveyor chooses, all rows fit
+    job.geometry = scan.geometry;
+    job.options = options;
+    MemoryWriter writer(kBins, kBins, kRows);
+    const VolumeReport report = reconstructVolume(reader, job, writer);
+
+    ASSERT_GT(report.chunkRows, 2);
+    ASSERT_GE(writer.writes.size(), 3u);
+    int next = 0;
+    for (const auto& [first, count] : writer.writes) {
+        EXPECT_EQ(first, next);
+        EXPECT_LE(count, report.chunkRows);
+        next = first + count;
+    }
+    EXPECT_EQ(next, kRows);
+    EXPECT_EQ(writer.writes.front().second, 1);
+    EXPECT_EQ(writer.writes.back().second, 1);
+    EXPECT_EQ(writer.volume.data, expected.data);
+    EXPECT_EQ(reader.rowsRead, kRows);
+}
+
 TEST(Pipeline, ChunkedEqualsOneShotForTheFastStrategyWithSeveralSlicesPerPass) {
     Scan scan = makeScan();
     CountsReader reader(scan.lineIntegrals, scan.angles);
@@ -319,6 +347,11 @@ TEST(Pipeline, ReportFieldsAddUp) {
     // Reading overlaps the reconstruction, so only these add up for sure.
     EXPECT_GE(r.secondsTotal, r.secondsReconstruct + r.secondsWrite - 1e-6);
     EXPECT_GE(r.secondsTotal, r.secondsRead);
+    // What nothing overlaps: the plan within the setup; setup, lead-in and tail apart.
+    EXPECT_GT(r.secondsPlan, 0.0);
+    EXPECT_LE(r.secondsPlan, r.secondsSetup);
+    EXPECT_GT(r.secondsTail, 0.0);
+    EXPECT_LE(r.secondsSetup + r.secondsLeadIn + r.secondsTail, r.secondsTotal + 1e-9);
     EXPECT_NEAR(r.gups, double(kBins) * kBins * kRows * kAngles / r.secondsReconstruct / 1e9, 1e-9 * r.gups);
     EXPECT_EQ(reader.rowsRead, kRows); // nothing read twice
     for (float v : writer.volume.data) ASSERT_TRUE(std::isfinite(v));

@@ -39,8 +39,9 @@ struct VolumeJob {
     std::optional<AxisLine> axisLine;
     ReconOptions options;
     CorrectionOptions corrections;
-    /// Rows read and reconstructed per chunk (0 = as many as the memory
-    /// budget allows, a whole number of plan batches).
+    /// Rows read and reconstructed per chunk, the last one what is left (0 =
+    /// as many as the memory budget allows, a whole number of plan batches,
+    /// with smaller chunks at both ends: see run/chunk_schedule.h).
     int chunkRows = 0;
     /// Host memory the conveyor's chunk buffers may take, all chunks in
     /// flight together (0 = defaultMemoryBudget(), grown for chunks of twice
@@ -75,7 +76,7 @@ struct VolumeReport {
     /// (ChunkCorrector::stepSeconds); empty otherwise.
     std::vector<std::pair<std::string, double>> preprocessSteps;
     int slices = 0;
-    int chunkRows = 0;           ///< rows per chunk of the conveyor
+    int chunkRows = 0;           ///< rows of the conveyor's largest chunks
     PreprocessStats preprocess;
     /// The stage's warnings (e.g. raw counts without flats).
     std::vector<std::string> warnings;
@@ -92,6 +93,14 @@ struct VolumeReport {
     /// strategy's tuning on its first use; the corrections prepared;
     /// tomo-recon and tomo-bench add the output's creation).
     double secondsSetup = 0.0;
+    /// Of the setup: making the plan.
+    double secondsPlan = 0.0;
+    /// From the stages' start until the reconstruct stage began its first
+    /// chunk (the first read and preprocessing, overlapped by nothing).
+    double secondsLeadIn = 0.0;
+    /// From the reconstruct stage's last slice to the end (the last writes
+    /// and the commit, overlapped by nothing).
+    double secondsTail = 0.0;
     /// The plan's own split of the reconstruct stage, summed over the calls
     /// (GPU plans: upload, filter, back-projection, download busy times).
     StageTimes plan;

@@ -284,6 +284,12 @@ public:
     /// batch conveyor passes ReconstructionPlan::allocateHost when the plan
     /// corrects raw rows itself: a CUDA plan then uploads them by DMA).
     void allocateRawWith(std::function<HostBuffer(std::size_t bytes)> allocate);
+    /// Allocates `count` buffers for the stored values of chunks of up to
+    /// `chunkRows` rows (margins included) on a thread of its own, for
+    /// read() to use and reuse: chunks of different sizes share them, and
+    /// read() waits for them rather than allocating its own. Call it once,
+    /// after allocateRawWith(). Nothing to do for log-corrected data.
+    void allocateRawAhead(int chunkRows, int count);
     /// A buffer of `values` floats for corrected sinograms, recycled ones
     /// first (contents undefined): what a ChunkCorrector fills, so that the
     /// buffers the conveyor hands back are reused. Thread-safe.

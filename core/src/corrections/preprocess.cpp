@@ -694,6 +694,15 @@ void PreprocessingStage::allocateRawWith(std::function<HostBuffer(std::size_t by
     m_impl->bytes.allocateWith(std::move(allocate));
 }
 
+void PreprocessingStage::allocateRawAhead(int chunkRows, int count) {
+    const DatasetInfo& i = m_impl->info();
+    if (i.logCorrected) return;
+    const std::size_t blockRows = static_cast<std::size_t>(chunkRows) + 2 * static_cast<std::size_t>(m_impl->margin);
+    m_impl->bytes.allocateAhead(
+        static_cast<std::size_t>(i.projections) * blockRows * static_cast<std::size_t>(i.columns) * sampleBytes(i.sampleType),
+        count);
+}
+
 void PreprocessingStage::recycle(RawChunk&& chunk) {
     m_impl->bytes.give(std::move(chunk.memory));
     m_impl->floats.give(std::move(chunk.data.data));

@@ -1,6 +1,7 @@
 #include "tomo/pipeline.h"
 
 #include "buffer_pool.h"
+#include "run/chunk_schedule.h"
 #include "run/bounded_queue.h"
 #include "tomo/error.h"
 #include "tomo/worker_pool.h"
@@ -112,17 +113,6 @@ int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const 
     if (fit >= batch) return fit / batch * batch;
     const int pass = passSlices(plan);
     return fit >= pass ? fit / pass * pass : fit;
-}
-
-/// Rows of the first chunk: a quarter of the others in whole passes, so
-/// that the stages downstream start sooner (4 GiB scan from memory on the
-/// H100 machine: the GPU waited 0.20 s for a first chunk of 44 rows, 0.05 s
-/// for one of 8, of a run of 1.7 s). Chunk sizes the job gives are kept.
-int firstChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, int chunkRows) {
-    if (job.chunkRows > 0) return chunkRows;
-    const int pass = passSlices(plan);
-    const int quarter = chunkRows / 4 / pass * pass;
-    return quarter > 0 ? quarter : chunkRows;
 }
 
 /// Slices per plan call: as many as the plan takes, but few enough that
@@ -278,17 +268,22 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
         geometry.geometry.axis = job.axisLine->at(job.firstRow);
     }
     const bool tilted = job.axisLine && job.axisLine->tilt != 0.0;
+    const auto tPlan = Clock::now();
     std::unique_ptr<ReconstructionPlan> plan = createPlan(geometry, job.options);
+    const double planSeconds = secondsSince(tPlan);
     // The GPU corrects the stored values itself when the flat/dark + log is
     // all there is to do (it uploads half the bytes of float for uint16).
     const bool rawToPlan = plan->correctsRawRows() && stage.flatFieldOnly();
 
     VolumeReport report;
     report.strategy = plan->options().strategy;
+    report.secondsPlan = planSeconds;
     const int chunkRows = chooseChunkRows(job, *plan, stage, rowCount, rawToPlan);
     report.chunkRows = chunkRows;
-    const int firstRows = std::min(firstChunkRows(job, *plan, chunkRows), rowCount);
-    const int chunks = 1 + (rowCount - firstRows + chunkRows - 1) / chunkRows;
+    const std::vector<int> chunkSizes = job.chunkRows > 0
+                                            ? detail::equalChunks(rowCount, chunkRows)
+                                            : detail::taperedChunks(rowCount, chunkRows, passSlices(*plan));
+    const int chunks = static_cast<int>(chunkSizes.size());
     const Backend* backend = BackendRegistry::instance().find(report.strategy);
     // Otherwise the corrections run on the strategy's GPU when it has one
     // (log-corrected data without corrections only need their NaN check).
@@ -321,6 +316,14 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     const auto allocateForPlan = [&plan](std::size_t bytes) { return plan->allocateHost(bytes); };
     detail::HostBufferPool slicePool(allocateForPlan);
     if (rawToPlan) stage.allocateRawWith(allocateForPlan);
+    // Every chunk buffer a whole chunk's, allocated ahead on threads of their
+    // own (page-locking 1 GiB takes 0.06-0.2 s), while the stages start on
+    // the first chunk; the small chunks at either end reuse them. Alive at
+    // once: five raw chunks on the GPU path (being read, queued, being
+    // flat-fielded, queued, being reconstructed), else three; three of
+    // slices (being reconstructed, queued, being written).
+    stage.allocateRawAhead(chunkRows, std::min(chunks, rawToPlan ? 5 : 3));
+    slicePool.allocateAhead(slicePixels * static_cast<std::size_t>(chunkRows) * sizeof(float), std::min(chunks, 3));
     std::atomic<int> slicesReconstructed{0}, slicesWritten{0};
     std::mutex progressMutex;
     std::condition_variable progressed;
@@ -330,6 +333,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     };
     // Busy times and figures, each written by its own stage's thread only.
     StageTimes planTimes;
+    Clock::time_point lastSliceAt = tStart;
     PreprocessStats onCpu, onPlan; // what the stage and the plan found
 
     auto runStage = [&](auto body) {
@@ -350,16 +354,16 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
         meter.add(chunk.bytes());
     };
     report.secondsSetup = secondsSince(tStart);
+    const auto tStages = Clock::now();
     std::jthread readThread = runStage([&] {
-        for (int done = 0; done < rowCount && !stop.stopped();) {
+        for (int index = 0, done = 0; index < chunks && !stop.stopped(); done += chunkSizes[index++]) {
             Chunk chunk;
             chunk.first = done;
-            chunk.rows = std::min(done == 0 ? firstRows : chunkRows, rowCount - done);
+            chunk.rows = chunkSizes[index];
             const auto t0 = Clock::now();
             chunk.raw = stage.read(job.firstRow + done, chunk.rows);
             report.secondsRead += secondsSince(t0);
             meter.add(chunk.bytes());
-            done += chunk.rows;
             if (!readQueue.push(std::move(chunk))) return;
         }
         readQueue.close();
@@ -390,12 +394,10 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     });
     std::jthread reconstructThread = runStage([&] {
         BatchSizer batch(*plan);
-        // The first chunk's slices are allocated while it is read
-        // (page-locking: ~0.1 s a GiB), one of the three the writer counts on.
-        slicePool.addNew(slicePixels * static_cast<std::size_t>(chunkRows) * sizeof(float));
         while (std::optional<Chunk> chunk = ready.pop()) {
             if (stop.stopped()) return;
             const auto t0 = Clock::now();
+            if (chunk->first == 0) report.secondsLeadIn = std::chrono::duration<double>(t0 - tStages).count();
             resized(*chunk, [&] {
                 const std::size_t values = slicePixels * static_cast<std::size_t>(chunk->rows);
                 chunk->sliceMemory = slicePool.take(values * sizeof(float));
@@ -440,17 +442,12 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                 chunk->field = {};
             });
             report.secondsReconstruct += secondsSince(t0);
+            lastSliceAt = Clock::now();
             if (!reconstructed.push(std::move(*chunk))) return;
         }
         reconstructed.close();
     });
     std::jthread writeThread = runStage([&] {
-        // Idle until the first chunk is reconstructed: it allocates the next
-        // two slice buffers meanwhile, so that the reconstruct stage mostly
-        // finds one (page-locking takes ~0.1 s a GiB). Three at most are ever
-        // alive: the reconstruct stage allocated the first.
-        for (int i = 0; i < std::min(2, chunks - 1) && !stop.stopped(); ++i)
-            slicePool.addNew(slicePixels * static_cast<std::size_t>(chunkRows) * sizeof(float));
         while (std::optional<Chunk> chunk = reconstructed.pop()) {
             if (stop.stopped()) return;
             const auto t0 = Clock::now();
@@ -498,6 +495,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     report.plan = planTimes;
     report.peakBufferBytes = meter.peak();
     report.secondsTotal = secondsSince(tStart);
+    report.secondsTail = secondsSince(lastSliceAt);
     if (report.secondsReconstruct > 0.0)
         report.gups = static_cast<double>(slicePixels) * report.slices * geometry.geometry.projections() /
                       report.secondsReconstruct / 1e9;
