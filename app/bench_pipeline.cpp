@@ -186,6 +186,7 @@ struct RunResult {
     VolumeReport report;
     double compute = 0.0; ///< seconds: GPU filtering or back-projecting (union), or the CPU reconstruct stage
     double rangeEstimate = 0.0; ///< seconds estimating an integer output's range first (not in the total)
+    double createOutput = 0.0;  ///< seconds creating the output (in the setup and the total)
     ClippedValues clipped;
     double floor = 0.0;   ///< max(read floor, write floor, compute)
 };
@@ -196,6 +197,7 @@ VolumeJob scanJob(const PipelineBenchSettings& s, const DatasetInfo& info) {
     job.options = s.options;
     job.corrections = s.corrections;
     job.gpuCorrections = s.gpuCorrections;
+    job.memoryBudget = static_cast<std::size_t>(s.memoryBudgetGiB * double(std::size_t{1} << 30));
     Geometry g;
     g.angles = info.angles;
     g.bins = info.columns;
@@ -236,6 +238,7 @@ RunResult runOnce(const PipelineBenchSettings& s, const fs::path& scan, const fs
         const auto created = Clock::now();
         auto writer = createVolumeWriter(output, info.columns, info.columns, info.rows, write);
         const double createSeconds = secondsSince(created);
+        r.createOutput = createSeconds;
         r.report = reconstructVolume(*reader, job, *writer, [](double, std::string_view) { throwIfInterrupted(); });
         // As tomo-recon counts it: the output's creation (its room reserved) is setup.
         r.report.secondsSetup += createSeconds;
@@ -467,6 +470,10 @@ int runPipelineBenchmark(const PipelineBenchSettings& s) {
                     static_cast<double>(r.report.peakBufferBytes) / (1 << 20),
                     r.report.plan.upload, r.report.plan.filter, r.report.plan.backproject, r.report.plan.download,
                     r.report.gups);
+        std::printf("%s input: not overlapped: setup %.3f s (plan %.3f, output %.3f), lead-in %.3f s (the first "
+                    "chunk read and preprocessed), tail %.3f s (the last writes and the commit)\n",
+                    r.input.c_str(), r.report.secondsSetup, r.report.secondsPlan, r.createOutput,
+                    r.report.secondsLeadIn, r.report.secondsTail);
         if (!r.report.preprocessSteps.empty())
             std::printf("%s input: preprocessing busy per step: %s\n", r.input.c_str(),
                         formatSteps(r.report.preprocessSteps).c_str());
@@ -494,6 +501,10 @@ int runPipelineBenchmark(const PipelineBenchSettings& s) {
                                 }()},
                                {"seconds_total", v.secondsTotal},
                                {"seconds_setup", v.secondsSetup},
+                               {"seconds_setup_plan", v.secondsPlan},
+                               {"seconds_setup_output", r.createOutput},
+                               {"seconds_lead_in", v.secondsLeadIn},
+                               {"seconds_tail", v.secondsTail},
                                {"busy_seconds",
                                 {{"read", v.secondsRead},
                                  {"preprocess", v.secondsPreprocess},

@@ -29,6 +29,7 @@ struct PipelineBenchSettings {
     ReconOptions options;
     CorrectionOptions corrections;
     bool gpuCorrections = true; ///< --cpu-corrections clears it
+    double memoryBudgetGiB = 0.0;    ///< the conveyor's chunk buffers (0 = tomo-recon's default)
     std::string json;                ///< also write the results here
 };
 

@@ -789,6 +789,12 @@ void addOptions(CLI::App& app, Settings& s) {
                  "dropped, the middle row's first slice, row changes to rows not read yet, axis changes (the live "
                  "preview's path, one --strategy, --interp, --precision)")
         ->needs(pipeline);
+    app.add_option("--memory-budget", s.pipe.memoryBudgetGiB,
+                   "--pipeline: GiB of host memory for the conveyor's chunks in flight, as tomo-recon's option "
+                   "(default: 1/16 of the machine's memory, 1 to 4 GiB)")
+        ->type_name("GIB")
+        ->check(CLI::Range(0.001, 1e6))
+        ->needs(pipeline);
     app.add_flag("--keep", s.pipe.keep,
                  "--pipeline: keep the scan (reused by the next run when it matches) and the output")
         ->needs(pipeline);

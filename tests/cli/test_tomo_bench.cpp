@@ -149,7 +149,7 @@ TEST(TomoBench, PipelineRunsColdAndWarmAndCleansUp) {
     test::TempDir dir;
     const auto work = dir / "work";
     ToolRun r;
-    const json doc = pipelineJson("--projections 48 --rows 6 --size 32", dir, work, r);
+    const json doc = pipelineJson("--projections 48 --rows 6 --size 32 --memory-budget 0.5", dir, work, r);
     ASSERT_EQ(doc["runs"].size(), 2u);
     EXPECT_EQ(doc["runs"][0]["input"], "cold");
     EXPECT_EQ(doc["runs"][1]["input"], "warm");
@@ -162,6 +162,12 @@ TEST(TomoBench, PipelineRunsColdAndWarmAndCleansUp) {
             EXPECT_LE(run["busy_seconds"][stage].get<double>(), total) << stage;
         EXPECT_GE(run["floor_seconds"].get<double>(), run["compute_seconds"].get<double>());
         EXPECT_DOUBLE_EQ(run["ratio"].get<double>(), total / run["floor_seconds"].get<double>());
+        // What nothing overlaps: the setup's parts, the lead-in and the tail lie within the run.
+        const double setup = run["seconds_setup"].get<double>();
+        EXPECT_LE(run["seconds_setup_plan"].get<double>() + run["seconds_setup_output"].get<double>(), setup + 1e-9);
+        EXPECT_GE(run["seconds_lead_in"].get<double>(), 0.0);
+        EXPECT_GT(run["seconds_tail"].get<double>(), 0.0);
+        EXPECT_LE(setup + run["seconds_lead_in"].get<double>() + run["seconds_tail"].get<double>(), total + 1e-9);
     }
     EXPECT_GT(doc["scan"]["bytes"].get<double>(), 48.0 * 6 * 32 * 2); // uint16 values and metadata
     EXPECT_TRUE(std::filesystem::is_empty(work)) << "scan, output or scratch file left behind";
