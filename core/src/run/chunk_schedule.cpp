@@ -23,7 +23,6 @@ std::vector<int> taperedChunks(int rows, int chunkRows, int pass) {
     int left = rows;
     for (int step : steps) {
         for (std::vector<int>* end : {&front, &back}) {
-            if (left <= 0) break;
             // What is left after a part-filled step goes to the middle, so
             // that the steps stay whole passes.
             if (left < step) break;

@@ -13,7 +13,7 @@ namespace tomo::detail {
 /// grow as chunkRows / 8, / 4, / 2 and the last ones shrink the same way,
 /// each a whole number of `pass` rows (a GPU pass of fewer slices costs a
 /// whole one), so that only one chunk, if any, is not. Steps of less than
-/// a pass are left out; chunkRows <= 2 * pass gives equal chunks.
+/// a pass are left out: chunkRows < 2 * pass gives equal chunks.
 std::vector<int> taperedChunks(int rows, int chunkRows, int pass);
 
 /// Chunks of `chunkRows` rows, the last one what is left.
