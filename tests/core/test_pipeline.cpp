@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -52,6 +53,12 @@ public:
         auto src = m_counts.data.begin() + static_cast<std::ptrdiff_t>(firstRow * m_counts.imageSize());
         std::copy(src, src + static_cast<std::ptrdiff_t>(out.size()), out.begin());
         rowsRead += rowCount;
+        std::lock_guard lock(callsMutex);
+        calls.push_back({'r', firstRow, rowCount});
+    }
+    void prefetchRows(int firstRow, int rowCount) override {
+        std::lock_guard lock(callsMutex);
+        calls.push_back({'p', firstRow, rowCount});
     }
     bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override {
         check(firstRow, rowCount, out.size(), static_cast<std::size_t>(m_info.columns));
@@ -66,6 +73,14 @@ public:
 
     std::atomic<int> rowsRead{0};
     std::chrono::milliseconds readDelay{0};
+    /// Reads ('r') and prefetch hints ('p') in order: kind, first row, rows.
+    struct Call {
+        char kind;
+        int first;
+        int count;
+    };
+    std::vector<Call> calls;
+    std::mutex callsMutex;
 
 private:
     void check(int firstRow, int rowCount, std::size_t size, std::size_t perRow) const {
@@ -125,6 +140,15 @@ ReconOptions optionsFor(const std::string& strategy, int slicesPerPass = 1) {
     o.slicesPerPass = slicesPerPass;
     o.threads = 2;
     return o;
+}
+
+/// The scan's job through `strategy` in chunks of `chunkRows` (0: the conveyor chooses).
+VolumeJob jobFor(const Scan& scan, const std::string& strategy, int chunkRows) {
+    VolumeJob job;
+    job.geometry = scan.geometry;
+    job.options = optionsFor(strategy);
+    job.chunkRows = chunkRows;
+    return job;
 }
 
 /// All rows at once through one plan, without the pipeline.
@@ -253,10 +277,7 @@ TEST(Pipeline, CompletesTheGeometryFromTheDatasetAndHonoursTheRegion) {
 TEST(Pipeline, ProgressRisesToOneBeforeTheCommit) {
     Scan scan = makeScan();
     CountsReader reader(scan.lineIntegrals, scan.angles);
-    VolumeJob job;
-    job.geometry = scan.geometry;
-    job.options = optionsFor("cpu-reference");
-    job.chunkRows = 2;
+    VolumeJob job = jobFor(scan, "cpu-reference", 2);
     MemoryWriter writer(kBins, kBins, kRows);
     std::vector<double> fractions;
     reconstructVolume(reader, job, writer, [&](double f, std::string_view stage) {
@@ -279,10 +300,7 @@ TEST(Pipeline, CancelledFromProgressLeavesNoOutputFile) {
     CountsReader reader(scan.lineIntegrals, scan.angles);
     test::TempDir dir;
     const auto target = dir / "volume.h5";
-    VolumeJob job;
-    job.geometry = scan.geometry;
-    job.options = optionsFor("cpu-reference");
-    job.chunkRows = 2;
+    VolumeJob job = jobFor(scan, "cpu-reference", 2);
     int calls = 0;
     {
         auto writer = createVolumeWriter(target, kBins, kBins, kRows, WriteOptions{});
@@ -361,10 +379,7 @@ TEST(Pipeline, ReadsAheadBounded) {
     Scan scan = makeScan();
     CountsReader reader(scan.lineIntegrals, scan.angles);
     reader.readDelay = std::chrono::milliseconds(5);
-    VolumeJob job;
-    job.geometry = scan.geometry;
-    job.options = optionsFor("cpu-reference");
-    job.chunkRows = 1;
+    VolumeJob job = jobFor(scan, "cpu-reference", 1);
     MemoryWriter writer(kBins, kBins, kRows);
     std::vector<int> readWhenWritten; // rows read when the k-th row has been written
     int written = 0;
@@ -382,6 +397,36 @@ TEST(Pipeline, ReadsAheadBounded) {
         EXPECT_LE(readWhenWritten[k], static_cast<int>(k) + 1 + 6) << "read too far ahead at write " << k;
     }
     EXPECT_EQ(reader.rowsRead, kRows);
+}
+
+TEST(Pipeline, HintsTheRowsAfterEachChunkBeforeReadingThem) {
+    Scan scan = makeScan();
+    CountsReader reader(scan.lineIntegrals, scan.angles);
+    VolumeJob job = jobFor(scan, "cpu-reference", 2); // 2 + 2 + 2 + 1
+    MemoryWriter writer(kBins, kBins, kRows);
+    reconstructVolume(reader, job, writer);
+
+    // The first two chunks are read unhinted (all stages wait for the first:
+    // nothing competes with it); while each later one is read, the rows
+    // after it are hinted. So every row from the third chunk on is hinted
+    // before it is read, and no hint reaches outside the rows.
+    ASSERT_FALSE(reader.calls.empty());
+    EXPECT_EQ(reader.calls.front().kind, 'r');
+    std::vector<bool> hinted(kRows, false);
+    int hints = 0;
+    for (const auto& [kind, first, count] : reader.calls) {
+        ASSERT_GE(first, 0);
+        ASSERT_GE(count, 1);
+        ASSERT_LE(first + count, kRows);
+        if (kind == 'p') {
+            ++hints;
+            for (int r = first; r < first + count; ++r) hinted[static_cast<std::size_t>(r)] = true;
+        } else {
+            for (int r = std::max(first, 4); r < first + count; ++r)
+                EXPECT_TRUE(hinted[static_cast<std::size_t>(r)]) << "row " << r << " read before it was hinted";
+        }
+    }
+    EXPECT_EQ(hints, 2); // while the 2nd and 3rd chunks were read
 }
 
 TEST(Pipeline, RowsOutsideTheDatasetAreRejectedBeforeAnyWrite) {

@@ -178,6 +178,14 @@ public:
     /// readSinograms.
     virtual void readRawRows(int firstRow, int rowCount, std::span<std::byte> out);
 
+    /// A hint: rows [firstRow, firstRow + rowCount) will be read soon. A
+    /// reader of files on a disk may ask the kernel to start reading them
+    /// into the page cache, without waiting, so that the disk's queue stays
+    /// full while the caller reads other rows (the batch conveyor hints the
+    /// rows after the chunk it reads). Rows outside the data are ignored;
+    /// never throws. The default does nothing.
+    virtual void prefetchRows(int firstRow, int rowCount);
+
     /// Raw values of one whole projection (every row), out[r * columns + c].
     /// The file readers read only that image; the default goes through
     /// readSinograms a row at a time (every projection of each row: meant

@@ -252,6 +252,9 @@ public:
     /// Reads rows [firstRow, firstRow + rowCount) with the margin.
     /// Throws InvalidArgument for rows outside the dataset, and as the reader.
     RawChunk read(int firstRow, int rowCount);
+    /// Tells the reader that read(firstRow, rowCount) comes soon
+    /// (DatasetReader::prefetchRows, margin included); returns at once.
+    void prefetch(int firstRow, int rowCount);
 
     /// The corrected sinograms of the chunk's output rows (width =
     /// outputColumns(), height = outputProjections(), depth = rowCount);

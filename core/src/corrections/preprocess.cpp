@@ -430,6 +430,11 @@ RawRows PreprocessingStage::rawRows(const RawChunk& chunk) const {
             m_impl->source(), chunk.firstRow};
 }
 
+void PreprocessingStage::prefetch(int firstRow, int rowCount) {
+    const int margin = m_impl->margin;
+    m_impl->reader.prefetchRows(firstRow - margin, rowCount + 2 * margin);
+}
+
 RawChunk PreprocessingStage::read(int firstRow, int rowCount) {
     Impl& d = *m_impl;
     const DatasetInfo& i = d.info();

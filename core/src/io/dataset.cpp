@@ -446,6 +446,8 @@ void toProjectionOrder(std::span<const float> sinograms, int rows, int projectio
 
 } // namespace
 
+void DatasetReader::prefetchRows(int, int) {}
+
 void DatasetReader::readRawRows(int firstRow, int rowCount, std::span<std::byte> out) {
     detail::checkRawRowRequest(m_info, firstRow, rowCount, out.size());
     const std::size_t perRow = static_cast<std::size_t>(m_info.projections) * static_cast<std::size_t>(m_info.columns);

@@ -361,6 +361,13 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
             chunk.first = done;
             chunk.rows = chunkSizes[index];
             const auto t0 = Clock::now();
+            // The rows after this chunk, up to a whole chunk's, are asked for
+            // while it is read, so the disk's queue stays full across chunk
+            // boundaries (a cold 4 GiB scan on the H100 machine's disk: read
+            // stage 3.4-3.6 s before, 2.8-3.4 s with). Not while the first
+            // chunk is read: everything waits for that one.
+            if (const int next = done + chunk.rows; index > 0 && next < rowCount)
+                stage.prefetch(job.firstRow + next, std::min(chunkRows, rowCount - next));
             chunk.raw = stage.read(job.firstRow + done, chunk.rows);
             report.secondsRead += secondsSince(t0);
             meter.add(chunk.bytes());

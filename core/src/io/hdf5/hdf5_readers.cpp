@@ -3,6 +3,7 @@
 // files far larger than memory are fine; raw rows of uncompressed or
 // deflated frames are read with pread and inflated with zlib on several
 // threads (direct_rows.h), the rest through H5Dread.
+#include "io/file_prefetch.h"
 #include "io/hdf5/direct_rows.h"
 #include "io/hdf5/h5_util.h"
 #include "io/readers.h"
@@ -207,6 +208,27 @@ public:
         else readInParallel(pieces);
     }
 
+    void prefetchRows(int firstRow, int rowCount) override {
+        // The rows readRawRows would pread (deflated chunks are read and
+        // inflated as streams; the library's reads are its own).
+        const int first = std::max(firstRow, 0), end = std::min(firstRow + rowCount, m_info.rows);
+        if (!m_direct || end <= first) return;
+        try {
+            std::vector<h5::DirectRows::Piece> pieces;
+            {
+                const h5::Session session;
+                if (!directPieces(first, end - first, pieces)) return;
+            }
+            std::vector<FilePrefetcher::Range> ranges;
+            ranges.reserve(pieces.size());
+            for (const auto& p : pieces) ranges.push_back({p.offset, p.bytes});
+            if (!m_prefetcher) m_prefetcher = std::make_unique<FilePrefetcher>(m_fd->get());
+            m_prefetcher->prefetch(ranges);
+        } catch (...) {
+            // A hint that cannot be given leaves the reads to the disk.
+        }
+    }
+
     void readProjection(int index, std::span<float> out) override {
         const h5::Session session;
         checkProjectionRequest(m_info, index, out.size());
@@ -266,22 +288,27 @@ private:
         set.array->read(blocksOf(set, firstRow, rowCount), out);
     }
 
-    /// The file pieces of the requested rows of every projection and where
-    /// they go in `out`; false when some rows are not plain bytes in the file.
-    bool directPieces(int firstRow, int rowCount, std::span<std::byte> out, std::vector<ReadPiece>& pieces) {
+    /// The file pieces of the requested rows of every projection, in the
+    /// order of readRawRows' output; false when some rows are not plain bytes
+    /// in the file. Calls HDF5: hold the library lock.
+    bool directPieces(int firstRow, int rowCount, std::vector<h5::DirectRows::Piece>& pieces) {
         if (!m_direct) return false;
-        std::vector<h5::DirectRows::Piece> frame;
-        std::byte* cursor = out.data();
         for (const auto& [first, count] : m_projections.runs)
-            for (hsize_t f = first; f < first + count; ++f) {
-                frame.clear();
-                if (!m_direct->pieces(f, static_cast<hsize_t>(firstRow), static_cast<hsize_t>(rowCount), frame))
+            for (hsize_t f = first; f < first + count; ++f)
+                if (!m_direct->pieces(f, static_cast<hsize_t>(firstRow), static_cast<hsize_t>(rowCount), pieces))
                     return false;
-                for (const auto& p : frame) {
-                    pieces.push_back({p.offset, p.bytes, cursor});
-                    cursor += p.bytes;
-                }
-            }
+        return true;
+    }
+
+    /// The direct pieces and where they go in `out`.
+    bool directPieces(int firstRow, int rowCount, std::span<std::byte> out, std::vector<ReadPiece>& pieces) {
+        std::vector<h5::DirectRows::Piece> file;
+        if (!directPieces(firstRow, rowCount, file)) return false;
+        std::byte* cursor = out.data();
+        for (const auto& p : file) {
+            pieces.push_back({p.offset, p.bytes, cursor});
+            cursor += p.bytes;
+        }
         return true;
     }
 
@@ -304,6 +331,7 @@ private:
     std::optional<h5::DeflatedRows> m_deflated;
     std::vector<hsize_t> m_projectionFrames; ///< the frames of m_projections, in order
     std::optional<ReadOnlyFile> m_fd;
+    std::unique_ptr<FilePrefetcher> m_prefetcher; ///< hints for m_fd: after it, so it goes first
     std::unique_ptr<WorkerPool> m_pool;
 
     /// Mean over every frame of `sets`.
