@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <vector>
 
 namespace tomo {
@@ -98,6 +99,7 @@ TEST(RawRows, EveryStorageLayoutReadsTheSameValues) {
         // Hints (the conveyor's, and some outside the rows) change nothing.
         reader->prefetchRows(-3, 2);
         reader->prefetchRows(R - 1, 100);
+        reader->prefetchRows(1, std::numeric_limits<int>::max());
         for (auto [first, count] : {std::pair{0, R}, std::pair{2, 3}, std::pair{6, 1}}) {
             std::vector<std::byte> raw(static_cast<std::size_t>(A) * count * C * 2);
             reader->prefetchRows(first, count);

@@ -211,7 +211,8 @@ public:
     void prefetchRows(int firstRow, int rowCount) override {
         // The rows readRawRows would pread (deflated chunks are read and
         // inflated as streams; the library's reads are its own).
-        const int first = std::max(firstRow, 0), end = std::min(firstRow + rowCount, m_info.rows);
+        const int first = std::max(firstRow, 0);
+        const int end = static_cast<int>(std::min<long long>(static_cast<long long>(firstRow) + rowCount, m_info.rows));
         if (!m_direct || end <= first) return;
         try {
             std::vector<h5::DirectRows::Piece> pieces;
