@@ -189,19 +189,22 @@ TEST_F(Autotune, KernelParameterSetsAreCandidatesAndTheWinnersIsKept) {
     Autotuner tuner(m_cache);
     const Autotuner::Choice choice = tuner.chooseTuned(candidates, problem(), ReconOptions{});
     EXPECT_EQ(&tunable, choice.backend);
-    EXPECT_EQ("fast", choice.tuning);
     EXPECT_EQ(3, tuner.timedCandidates());
     const json entry = onlyEntry(m_cache);
     EXPECT_EQ((json{"cpu-tunable", "cpu-tunable[slow]", "cpu-tunable[fast]"}), entry.at("candidates"));
     EXPECT_EQ("cpu-tunable", entry.at("strategy"));
-    EXPECT_EQ("fast", entry.at("tuning"));
+    // The tuning timed fastest is chosen and kept. Which one that is depends
+    // on the load: "fast" alone, but under a parallel test run the default's
+    // 10 ms went unnoticed in the noise (2-core machine, ctest -j4).
+    EXPECT_EQ(fastestIn(entry), choice.tuning.empty() ? "cpu-tunable" : "cpu-tunable[" + choice.tuning + "]");
+    EXPECT_EQ(choice.tuning, entry.value("tuning", std::string())); // none kept for the default
     EXPECT_LT(entry.at("seconds").at("cpu-tunable[fast]").get<double>(),
               entry.at("seconds").at("cpu-tunable[slow]").get<double>());
 
     // Another process (a new tuner) reads the winner and its tuning from the file.
     Autotuner second(m_cache);
     const Autotuner::Choice again = second.chooseTuned(candidates, problem(), ReconOptions{});
-    EXPECT_EQ("fast", again.tuning);
+    EXPECT_EQ(choice.tuning, again.tuning);
     EXPECT_EQ(0, second.timedCandidates());
 
     // A tuning the user gives is kept: it is the only candidate of that strategy.
