@@ -308,14 +308,6 @@ void TexturePlan::ensureOutput(std::size_t pixels) {
     }
 }
 
-float* TexturePlan::pinned(PinnedBuffer<float>& buffer, std::size_t values, const char* what) {
-    if (buffer.size() < values) {
-        buffer.reset();
-        buffer = PinnedBuffer<float>(values, what);
-    }
-    return buffer.get();
-}
-
 // ----------------------------------------------------------------- stages
 
 void TexturePlan::stageAndUpload(int chunk, const float* h_src, int slices) {
@@ -387,9 +379,8 @@ void TexturePlan::stageAndUploadRaw(int chunk, const PassInput& input, int first
     const bool direct = isPageLocked(rows, (static_cast<std::size_t>(raw.projections) - 1) * rowsPitch + width);
     const std::size_t projections = static_cast<std::size_t>(raw.projections);
     if (!direct) {
-        const std::size_t most = rawLayout(m_channels, sample).dark;
-        if (s.h_rows.size() < most) s.h_rows = PinnedBuffer<unsigned char>(most, "the raw input buffers");
-        m_copier.copyRows(s.h_rows.get(), width, rows, rowsPitch, width, projections);
+        unsigned char* staging = pinned(s.h_rows, rawLayout(m_channels, sample).dark, "the raw input buffers");
+        m_copier.copyRows(staging, width, rows, rowsPitch, width, projections);
     }
     const std::size_t fieldBytes = static_cast<std::size_t>(slices) * columns * sizeof(float);
     const std::size_t fieldOffset = static_cast<std::size_t>(firstSlice) * columns;

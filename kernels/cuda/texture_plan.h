@@ -159,11 +159,19 @@ private:
     void ensureRawBuffers(std::size_t sample);
     void ensurePasses(int passes);
     void ensureOutput(std::size_t pixels);
-    /// `buffer`, grown to `values` first: the slice staging is page-locked
-    /// on first use (the batch conveyor's page-locked rows and slices never
-    /// need it; made with the plan, it took the conveyor's setup from 0.02 s
-    /// to 0.11-0.15 s on the H100 machine, 2048 projections x 2048^2 x 4).
-    static float* pinned(PinnedBuffer<float>& buffer, std::size_t values, const char* what);
+    /// `buffer`, grown to `values` first: the staging buffers are
+    /// page-locked on first use (the batch conveyor's page-locked rows and
+    /// slices never need them; the slice staging, made with the plan, took
+    /// the conveyor's setup from 0.02 s to 0.11-0.15 s on the H100 machine,
+    /// 2048 projections x 2048^2 x 4).
+    template <class T>
+    static T* pinned(PinnedBuffer<T>& buffer, std::size_t values, const char* what) {
+        if (buffer.size() < values) {
+            buffer.reset(); // the old one freed before the new one is locked
+            buffer = PinnedBuffer<T>(values, what);
+        }
+        return buffer.get();
+    }
 
     void stageAndUpload(int chunk, const float* h_src, int slices);
     void stageAndUploadRaw(int chunk, const PassInput& input, int firstSlice, int slices);

@@ -128,6 +128,12 @@ struct PreprocessingStage::Impl {
     bool countsChecked = false;
 
     const DatasetInfo& info() const { return reader.info(); }
+    /// Bytes of a chunk's stored values, `blockRows` rows (margins included) of every projection.
+    std::size_t storedBytes(std::size_t blockRows) const {
+        const DatasetInfo& i = info();
+        return static_cast<std::size_t>(i.projections) * blockRows * static_cast<std::size_t>(i.columns) *
+               sampleBytes(i.sampleType);
+    }
     std::string source() const { return info().path.string(); }
     int detectorRow(int chunkFirst, int blockRow) const {
         return std::clamp(chunkFirst - margin + blockRow, 0, info().rows - 1);
@@ -462,7 +468,7 @@ RawChunk PreprocessingStage::read(int firstRow, int rowCount) {
     // Stored values, projection order: [projection][block row][column].
     chunk.type = i.sampleType;
     const std::size_t line = static_cast<std::size_t>(i.columns) * sampleBytes(i.sampleType);
-    const std::size_t valueBytes = static_cast<std::size_t>(i.projections) * blockRows * line;
+    const std::size_t valueBytes = d.storedBytes(static_cast<std::size_t>(blockRows));
     chunk.memory = d.bytes.take(valueBytes);
     chunk.values = chunk.memory.as<std::byte>(valueBytes);
     if (blockRows == hi - lo) {
@@ -700,12 +706,9 @@ void PreprocessingStage::allocateRawWith(std::function<HostBuffer(std::size_t by
 }
 
 void PreprocessingStage::allocateRawAhead(int chunkRows, int count) {
-    const DatasetInfo& i = m_impl->info();
-    if (i.logCorrected) return;
+    if (m_impl->info().logCorrected) return;
     const std::size_t blockRows = static_cast<std::size_t>(chunkRows) + 2 * static_cast<std::size_t>(m_impl->margin);
-    m_impl->bytes.allocateAhead(
-        static_cast<std::size_t>(i.projections) * blockRows * static_cast<std::size_t>(i.columns) * sampleBytes(i.sampleType),
-        count);
+    m_impl->bytes.allocateAhead(m_impl->storedBytes(blockRows), count);
 }
 
 void PreprocessingStage::recycle(RawChunk&& chunk) {

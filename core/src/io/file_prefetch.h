@@ -39,10 +39,6 @@ public:
     /// (512 KiB and more on common disks).
     void prefetch(const std::vector<Range>& ranges);
 
-    /// Blocks until every range queued so far was handed to the kernel (for
-    /// tests; the reads themselves may still be in flight).
-    void waitUntilHinted();
-
 private:
     void run(std::stop_token stop);
 
@@ -50,7 +46,6 @@ private:
     std::mutex m_mutex;
     std::condition_variable_any m_changed;
     std::deque<Range> m_pending;
-    bool m_hinting = false; ///< the thread holds a range taken from m_pending
     std::jthread m_thread;  ///< last: stopped and joined before the rest goes
 };
 
