@@ -133,6 +133,7 @@ public:
     }
 
     ClippedValues clipped() const override { return m_encoder.clipped(); }
+    bool holdsEarlySlices() const override { return true; }
 
 private:
     void appendPage(std::span<std::byte> samples) {
