@@ -397,6 +397,64 @@ int runOpenScanBenchmark(const PipelineBenchSettings& s) {
     return 0;
 }
 
+int runWriterBenchmark(const PipelineBenchSettings& s) {
+    if (s.output != "h5" && s.output != "tiff")
+        throw InvalidArgument("--output-format " + s.output + ": expected h5 or tiff");
+    const int slices = s.rows > 0 ? s.rows : s.columns;
+    const fs::path dir = s.dir.empty() ? fs::temp_directory_path() : s.dir;
+    const fs::path output = dir / (s.output == "h5" ? "tomo-bench-writer.h5" : "tomo-bench-writer");
+    const std::size_t sliceValues = static_cast<std::size_t>(s.columns) * s.columns;
+    const double bytes = static_cast<double>(outputTypeBytes(s.outputType)) * static_cast<double>(sliceValues) * slices;
+    // The conveyor hands the writer chunks of slices: 64 of them here, the
+    // values made up once (a ramp, so that no encoding takes a shortcut).
+    const int chunk = std::min(slices, 64);
+    std::vector<float> values(sliceValues * static_cast<std::size_t>(chunk));
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 4093) * 1e-3f;
+    std::printf("tomo-bench --pipeline --writer-threads: %d slices of %d^2 %s (%s, %.2f GiB) into %s, %d slices "
+                "per call, a new output each run\n\n",
+                slices, s.columns, outputTypeName(s.outputType), s.output == "h5" ? "HDF5" : "TIFF folder", gib(bytes),
+                dir.c_str(), chunk);
+    std::printf("%8s %10s %10s %10s %10s\n", "threads", "create s", "write s", "GB/s", "vs 1st");
+    json runs = json::array();
+    double first = 0.0;
+    for (const int threads : s.writerThreads) {
+        throwIfInterrupted();
+        std::error_code ec;
+        fs::remove_all(output, ec);
+        WriteOptions options;
+        options.type = s.outputType;
+        options.rangeMin = -1.0f;
+        options.rangeMax = 5.0f;
+        options.threads = threads;
+        const auto t0 = Clock::now();
+        auto writer = createVolumeWriter(output, s.columns, s.columns, slices, options);
+        const double create = secondsSince(t0);
+        const auto t1 = Clock::now();
+        for (int done = 0; done < slices; done += chunk) {
+            const int n = std::min(chunk, slices - done);
+            writer->writeSlices(done, n, std::span<const float>(values).first(sliceValues * static_cast<std::size_t>(n)));
+        }
+        writer->commit();
+        const double write = secondsSince(t1);
+        writer.reset();
+        fs::remove_all(output, ec);
+        const double rate = bytes / (create + write) / 1e9;
+        if (first == 0.0) first = rate;
+        std::printf("%8d %10.3f %10.3f %10.2f %9.2fx\n", threads, create, write, rate, rate / first);
+        runs.push_back({{"threads", threads}, {"seconds_create", create}, {"seconds_write", write}, {"gb_per_s", rate}});
+    }
+    std::printf("(create = the output made with its room checked; write = every slice written and the commit; GB/s "
+                "over both)\n");
+    if (!s.json.empty()) {
+        writeJson(s.json, {{"mode", "writer"},
+                           {"output", {{"format", s.output}, {"type", outputTypeName(s.outputType)}, {"bytes", bytes}}},
+                           {"dir", dir.string()},
+                           {"runs", runs}});
+        std::printf("wrote %s\n", s.json.c_str());
+    }
+    return kExitOk;
+}
+
 int runPipelineBenchmark(const PipelineBenchSettings& s) {
     if (s.output != "h5" && s.output != "tiff")
         throw InvalidArgument("--output-format " + s.output + ": expected h5 or tiff");

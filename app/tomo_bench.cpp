@@ -689,6 +689,7 @@ int runPipeline(Settings s, const CLI::App& app) {
     o.openclDevice = s.openclDevice;
     s.pipe.corrections = applyCorrectionOptions(app, s.corrections, CorrectionOptions{});
     s.pipe.gpuCorrections = !s.corrections.cpuCorrections;
+    if (!s.pipe.writerThreads.empty()) return runWriterBenchmark(s.pipe);
     return s.openScan ? runOpenScanBenchmark(s.pipe) : runPipelineBenchmark(s.pipe);
 }
 
@@ -794,6 +795,13 @@ void addOptions(CLI::App& app, Settings& s) {
                    "(default: 1/16 of the machine's memory, 1 to 4 GiB)")
         ->type_name("GIB")
         ->check(CLI::Range(0.001, 1e6))
+        ->needs(pipeline);
+    app.add_option("--writer-threads", s.pipe.writerThreads,
+                   "--pipeline: measure the output writer alone (no scan, no conveyor) with each of these thread "
+                   "counts, e.g. 1,2,4,8: GB/s into --dir for --size, --rows, --output-type, --output-format")
+        ->delimiter(',')
+        ->check(CLI::Range(1, 1024))
+        ->type_name("N,N,...")
         ->needs(pipeline);
     app.add_flag("--keep", s.pipe.keep,
                  "--pipeline: keep the scan (reused by the next run when it matches) and the output")

@@ -4,6 +4,7 @@
 #include "cli_support.h"
 #include "cone_options.h"
 #include "correction_options.h"
+#include "parallel_options.h"
 
 #include "tomo/dataset.h"
 #include "tomo/error.h"
@@ -102,6 +103,7 @@ struct CommandLine {
     bool quiet = false;
     CorrectionCommandLine corrections;
     ConeCommandLine cone;
+    ParallelCommandLine parallel;
 };
 
 std::string joinNames(const std::vector<std::string>& names) {
@@ -264,6 +266,7 @@ void addOptions(CLI::App& app, CommandLine& c) {
     app.add_flag("-q,--quiet", c.quiet, "No progress bar and no informational lines; results and the summary stay");
     addCorrectionOptions(app, c.corrections);
     addConeOptions(app, c.cone);
+    addParallelOptions(app, c.parallel);
     app.footer("Examples:\n"
                "  tomo-recon --demo -o demo.h5\n"
                "  tomo-recon scan.h5 -o volume.h5 --auto-tilt\n"
@@ -856,7 +859,8 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     // Resolve the strategy now, so a bad one fails before any output exists
     // and the record names the one that ran.
     const std::string requested = cfg.options.strategy;
-    cfg.options = BackendRegistry::instance().resolveOptions(cfg.options, recon);
+    const GpuChoice gpus = chooseGpus(app, c.parallel, cfg.options, recon);
+    cfg.options = gpus.options;
 
     WriteOptions write = writeBase;
     write.attributes = {
@@ -887,6 +891,8 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     };
     write.attributes.insert(axis.attributes.begin(), axis.attributes.end());
     addCorrectionAttributes(write.attributes, stage);
+    if (!gpus.devices.empty()) write.attributes["gpus"] = joinIndices(gpus.devices);
+    if (!gpus.perDevice.empty()) write.attributes["strategy_per_gpu"] = gpus.perDevice;
 
     if (sweep) {
         if (!c.reference.empty()) throw InvalidArgument("--reference does not apply to --center-sweep");
@@ -921,6 +927,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     job.corrections = cfg.corrections;
     job.maxClampedFraction = c.maxClampedPercent / 100.0;
     job.gpuCorrections = !c.corrections.cpuCorrections;
+    job.devices = gpus.devices;
 
     VolumeReport report;
     ClippedValues clipped;
@@ -956,6 +963,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
                 busy(report.secondsPreprocess).c_str(), report.correctedOn.c_str(),
                 busy(report.secondsReconstruct).c_str(), report.gups, report.strategy.c_str(), busy(report.secondsWrite).c_str(), report.bottleneck().c_str(),
                 static_cast<double>(report.peakBufferBytes) / (1 << 20));
+    if (report.lanes.size() > 1) std::printf("%s: per device: %s\n", kProgram, laneSummary(report).c_str());
     if (!report.preprocessSteps.empty())
         std::printf("%s: preprocessing on %s, busy per step: %s\n", kProgram, report.correctedOn.c_str(),
                     formatSteps(report.preprocessSteps).c_str());
