@@ -684,6 +684,8 @@ int runPipeline(Settings s, const CLI::App& app) {
     o.interpolation = parseInterpolation(one(s.interps, "--interp", "linear"));
     o.precision = parsePrecision(one(s.precisions, "--precision", "float32"));
     o.slicesPerPass = parseInts(one(s.slicesPerPass, "--slices-per-pass", "1"), 1, 1, "--slices-per-pass").front();
+    // As tomo-recon: `auto` chooses the slices per pass too, unless given.
+    if (o.strategy == "auto" && !app.count("--slices-per-pass")) o.slicesPerPass = 0;
     o.threads = s.threads;
     o.device = s.device;
     o.openclDevice = s.openclDevice;

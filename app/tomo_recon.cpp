@@ -859,7 +859,11 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     // Resolve the strategy now, so a bad one fails before any output exists
     // and the record names the one that ran.
     const std::string requested = cfg.options.strategy;
-    const GpuChoice gpus = chooseGpus(app, c.parallel, cfg.options, recon);
+    ReconOptions requestedOptions = cfg.options;
+    // `auto` chooses the slices per pass too, unless given (here or in --config).
+    if (requestedOptions.strategy == "auto" && !app.count("--slices-per-pass") && c.config.empty())
+        requestedOptions.slicesPerPass = 0;
+    const GpuChoice gpus = chooseGpus(app, c.parallel, requestedOptions, recon);
     cfg.options = gpus.options;
 
     WriteOptions write = writeBase;
