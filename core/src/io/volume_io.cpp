@@ -152,8 +152,8 @@ void requireFreeSpace(const std::filesystem::path& target, double bytes) {
                       " are free in " + dir.string());
 }
 
-StagedOutput::StagedOutput(std::filesystem::path target, bool overwrite)
-    : m_target(withoutTrailingSlash(target)), m_overwrite(overwrite) {
+StagedOutput::StagedOutput(std::filesystem::path target, bool overwrite, Staging staging)
+    : m_target(withoutTrailingSlash(target)), m_overwrite(overwrite), m_keep(staging == Staging::Resumable) {
     const auto dir = m_target.has_parent_path() ? m_target.parent_path() : std::filesystem::path(".");
     const std::string name = m_target.filename().string();
     const std::size_t limit = nameMax(dir);
@@ -176,16 +176,19 @@ StagedOutput::StagedOutput(std::filesystem::path target, bool overwrite)
     // the final rename stays on one file system (atomic). A long target
     // name is shortened so that the temporary (and the ".old" name used
     // when replacing a directory) still fits the file system's limit.
+    // A resumable one has a fixed name (a later run finds it) and is not
+    // published: neither a signal nor an error deletes it.
     static std::atomic<unsigned> counter{0};
-    const std::string suffix = ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-    constexpr std::size_t kAsideSuffix = 4; // ".old"
+    const std::string suffix =
+        m_keep ? std::string(".tomo-partial") : ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    constexpr std::size_t kAsideSuffix = 5; // ".old", or ".done" (SharedVolume's record)
     m_temporary = dir / ("." + utf8Prefix(name, limit - 1 - suffix.size() - kAsideSuffix) + suffix);
-    m_slot = publishTemporary(m_temporary);
+    if (!m_keep) m_slot = publishTemporary(m_temporary);
 }
 
 StagedOutput::~StagedOutput() {
     withdrawTemporary(m_slot);
-    if (m_committed) return;
+    if (m_committed || m_keep) return;
     std::error_code ec;
     std::filesystem::remove_all(m_temporary, ec);
 }
