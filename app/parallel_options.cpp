@@ -30,8 +30,18 @@ void addParallelOptions(CLI::App& app, ParallelCommandLine& c) {
     app.add_option("--gpus", c.gpus,
                    "Reconstruct on several GPUs at once (CUDA strategies): all, or a comma-separated list of GPU "
                    "indices (0,1,...). Each GPU takes chunks of rows as it has room (a faster one takes more) with "
-                   "its own plan and corrections; the slices go into the one output. Default: --device alone")
+                   "its own plan and corrections; the slices go into the one output. Default: --device alone "
+                   "(with --mpi: each rank the GPU of its rank on the host)")
         ->type_name("all|N,N,...");
+    app.add_flag("--mpi", c.mpi,
+                 "Run as the ranks of an MPI job (mpirun -n N tomo-recon ... --mpi; srun): rank 0 hands out slabs of "
+                 "rows by demand, every rank reconstructs its slabs on its host's GPUs (--gpus, per rank) and writes "
+                 "them into the one output (HDF5 or a TIFF folder), which keeps the slices done for --resume until "
+                 "it is complete. Rank 0's options are every rank's. Without a launcher: one rank");
+    app.add_flag("--resume", c.resume,
+                 "With --mpi: finish the partial output an earlier --mpi run left (.NAME.tomo-partial beside the "
+                 "output and its record of the slices written), redoing only the slices missing; the same options "
+                 "are required. Without one there, the run starts it");
 }
 
 namespace {

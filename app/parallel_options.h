@@ -1,5 +1,5 @@
-// tomo-recon's options for several GPUs (--gpus): their parsing and checks,
-// shared with tomo-bench.
+// tomo-recon's options for several GPUs (--gpus) and for MPI runs (--mpi,
+// --resume): their parsing and checks, shared with tomo-bench.
 #pragma once
 
 #include "tomo/backend.h"
@@ -17,9 +17,11 @@ namespace tomo::cli {
 
 struct ParallelCommandLine {
     std::string gpus;    ///< --gpus: "all" or "0,1,..."; empty = not given
+    bool mpi = false;    ///< --mpi
+    bool resume = false; ///< --resume
 };
 
-/// Adds --gpus.
+/// Adds --gpus, --mpi and --resume.
 void addParallelOptions(CLI::App& app, ParallelCommandLine& c);
 
 /// The GPUs of a run and the options each lane gets.

@@ -4,6 +4,7 @@
 #include "cli_support.h"
 #include "cone_options.h"
 #include "correction_options.h"
+#include "mpi_run.h"
 #include "parallel_options.h"
 
 #include "tomo/dataset.h"
@@ -778,6 +779,13 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     }
     installInterruptHandler();
     installCrashHandler(kProgram, c.input.empty() ? c.config : c.input);
+    checkResume(c.parallel);
+    std::unique_ptr<Cluster> cluster; // --mpi: the ranks; the others only take part in rank 0's run
+    if (c.parallel.mpi) cluster = joinForMpi(kProgram);
+    if (cluster && cluster->rank() > 0) {
+        takePart(*cluster);
+        return kExitOk;
+    }
 
     std::error_code ec;
     const bool demo = c.demo || (c.input == "demo" && !fs::exists("demo", ec));
@@ -821,6 +829,8 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     if (!info.anglesFile.empty()) cfg.open.anglesFile = info.anglesFile;
     if (info.anglesLines) cfg.open.anglesLines = info.anglesLines;
 
+    if (cluster && (isConeRun(app, info, c.cone) || sweepRequested(c.axis)))
+        throw InvalidArgument("--mpi reconstructs parallel-beam volumes; not fan/cone-beam data or --center-sweep");
     if (isConeRun(app, info, c.cone)) return runCone(app, c, cfg, *reader, output, writeBase, argc, argv);
 
     RowRange rows{cfg.firstRow, cfg.rowCount};
@@ -937,18 +947,24 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     ClippedValues clipped;
     try {
         chooseRange(write, !c.range.empty(), *reader, job, c.quiet);
-        const auto created = std::chrono::steady_clock::now();
-        auto writer = createVolumeWriter(output, recon.region.width, recon.region.height, rowCount, write);
-        const double createSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - created).count();
-        ProgressBar bar(rowCount, "rows", !c.quiet);
-        report = reconstructVolume(*reader, job, *writer, [&](double fraction, std::string_view) {
-            throwIfInterrupted();
-            bar.update(static_cast<int>(std::lround(fraction * rowCount)));
-        });
-        // The output's creation (its room reserved) is part of the job.
-        report.secondsSetup += createSeconds;
-        report.secondsTotal += createSeconds;
-        clipped = writer->clipped();
+        if (cluster) {
+            report = reconstructWithRanks(*cluster, c.parallel, *reader, cfg.input, cfg.open, job, output, write,
+                                          clipped, c.quiet, kProgram);
+        } else {
+            const auto created = std::chrono::steady_clock::now();
+            auto writer = createVolumeWriter(output, recon.region.width, recon.region.height, rowCount, write);
+            const double createSeconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - created).count();
+            ProgressBar bar(rowCount, "rows", !c.quiet);
+            report = reconstructVolume(*reader, job, *writer, [&](double fraction, std::string_view) {
+                throwIfInterrupted();
+                bar.update(static_cast<int>(std::lround(fraction * rowCount)));
+            });
+            // The output's creation (its room reserved) is part of the job.
+            report.secondsSetup += createSeconds;
+            report.secondsTotal += createSeconds;
+            clipped = writer->clipped();
+        }
     } catch (const TooManyClampedValues& e) {
         throw TooManyClampedValues(std::string(e.what()) + "; --max-clamped " + formatNumber(c.maxClampedPercent) +
                                    " is the limit in percent");

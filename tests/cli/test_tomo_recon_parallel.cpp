@@ -1,6 +1,6 @@
 // tomo-recon's --gpus on a bad list: one-line errors naming the option and
 // what was expected (on a machine without GPUs, which CI is, and on one with
-// them).
+// them); --resume without --mpi.
 #include "cli_runner.h"
 
 #include "tomo/registry.h"
@@ -58,6 +58,10 @@ TEST_F(TomoReconParallel, BadGpuListsAreOneLineErrors) {
     } else {
         expectOneLineError("--gpus 0,999", 4, "--gpus 0,999: there is no GPU 999; this machine has GPU");
     }
+}
+
+TEST_F(TomoReconParallel, ResumeWithoutMpiIsAnError) {
+    expectOneLineError("--resume", 2, "--resume continues the partial output of an --mpi run; add --mpi");
 }
 
 } // namespace
