@@ -35,6 +35,11 @@ struct PipelineBenchSettings {
     /// --writer-threads: measure the output writer alone at each of these
     /// thread counts instead of the conveyor.
     std::vector<int> writerThreads;
+    /// --gpus: the scaling table, runs on the first 1, 2, 4, ... of these
+    /// devices and on all ("" = --device alone).
+    std::string gpus;
+    /// --mpi: every rank of the MPI job takes part in each run (rank 0 prints).
+    bool mpi = false;
 };
 
 /// Writes `doc` to `path` (--json) through a temporary name.

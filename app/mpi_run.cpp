@@ -23,7 +23,8 @@ std::unique_ptr<Cluster> joinForMpi(const std::string& program) {
 }
 
 void takePart(Cluster& cluster) {
-    takePartInCluster(cluster, [](double, std::string_view) { throwIfInterrupted(); });
+    while (takePartInCluster(cluster, [](double, std::string_view) { throwIfInterrupted(); })) {
+    }
 }
 
 void checkResume(const ParallelCommandLine& c) {
@@ -32,14 +33,13 @@ void checkResume(const ParallelCommandLine& c) {
                               "a launcher)");
 }
 
-namespace {
-
-/// "GPU 0,1", or "CPU" for a CPU strategy.
 std::string devicesText(const RankReport& r) {
     const Backend* b =
         r.report.lanes.empty() ? nullptr : BackendRegistry::instance().find(r.report.lanes.front().strategy);
     return b && b->family() == "cuda" ? "GPU " + joinIndices(r.devices) : "CPU";
 }
+
+namespace {
 
 void add(ClippedValues& sum, const ClippedValues& c) {
     sum.below += c.below;
@@ -94,20 +94,10 @@ VolumeReport reconstructWithRanks(Cluster& cluster, const ParallelCommandLine& c
     }
 
     // One report for tomo-recon's summary: the busiest rank's busy times.
-    VolumeReport report;
     clipped = {};
     for (const RankReport& r : distributed.ranks) {
-        const VolumeReport& v = r.report;
-        report.slices += v.slices;
-        report.secondsRead = std::max(report.secondsRead, v.secondsRead);
-        report.secondsPreprocess = std::max(report.secondsPreprocess, v.secondsPreprocess);
-        report.secondsWrite = std::max(report.secondsWrite, v.secondsWrite);
-        if (v.secondsReconstruct >= report.secondsReconstruct) {
-            report.secondsReconstruct = v.secondsReconstruct;
-            report.plan = v.plan;
-        }
-        report.peakBufferBytes = std::max(report.peakBufferBytes, v.peakBufferBytes);
         add(clipped, r.clipped);
+        const VolumeReport& v = r.report;
         if (!quiet)
             std::printf("%s: rank %d on %s (%s): %d slices, total %s, busy read %s, preprocess %s, reconstruct %s, "
                         "write %s; bottleneck %s\n",
@@ -116,17 +106,9 @@ VolumeReport reconstructWithRanks(Cluster& cluster, const ParallelCommandLine& c
                         formatSeconds(v.secondsPreprocess).c_str(), formatSeconds(v.secondsReconstruct).c_str(),
                         formatSeconds(v.secondsWrite).c_str(), v.bottleneck().c_str());
     }
-    const VolumeReport& own = distributed.ranks.front().report;
-    report.strategy = own.strategy;
-    report.correctedOn = own.correctedOn;
-    report.chunkRows = own.chunkRows;
-    report.warnings = own.warnings;
-    report.secondsPlan = own.secondsPlan;
-    report.secondsSetup = own.secondsSetup + createSeconds;
-    report.secondsTotal = distributed.secondsTotal + createSeconds;
-    if (report.secondsReconstruct > 0.0)
-        report.gups = static_cast<double>(region.pixels()) * report.slices * job.geometry.geometry.projections() /
-                      report.secondsReconstruct / 1e9;
+    VolumeReport report = combinedReport(distributed, job.geometry);
+    report.secondsSetup += createSeconds;
+    report.secondsTotal += createSeconds;
     return report;
 }
 

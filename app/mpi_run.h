@@ -8,6 +8,7 @@
 
 #include "tomo/cluster.h"
 #include "tomo/dataset.h"
+#include "tomo/distributed.h"
 #include "tomo/pipeline.h"
 #include "tomo/volume_io.h"
 
@@ -22,8 +23,12 @@ namespace tomo::cli {
 /// Cluster::join (a build without MPI: InvalidArgument naming TOMO_WITH_MPI).
 std::unique_ptr<Cluster> joinForMpi(const std::string& program);
 
-/// A rank other than 0: its share of rank 0's run (quiet: rank 0 reports).
+/// A rank other than 0: its share of rank 0's runs, until rank 0 says there
+/// are no more (quiet: rank 0 reports).
 void takePart(Cluster& cluster);
+
+/// "GPU 0,1" for a rank whose lanes ran a CUDA strategy, else "CPU".
+std::string devicesText(const RankReport& rank);
 
 /// Throws InvalidArgument when --resume is given without --mpi.
 void checkResume(const ParallelCommandLine& c);

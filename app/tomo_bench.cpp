@@ -798,6 +798,16 @@ void addOptions(CLI::App& app, Settings& s) {
         ->type_name("GIB")
         ->check(CLI::Range(0.001, 1e6))
         ->needs(pipeline);
+    app.add_option("--gpus", s.pipe.gpus,
+                   "--pipeline: the scaling table: the runs on the first 1, 2, 4, ... of these GPUs and on all of "
+                   "them (all, or indices 0,1,...), each GPU a lane of the conveyor; with a CPU strategy the indices "
+                   "only number lanes that share the cores. With --mpi: each rank's GPUs, as tomo-recon's")
+        ->type_name("all|N,N,...")
+        ->needs(pipeline);
+    app.add_flag("--mpi", s.pipe.mpi,
+                 "--pipeline: run under mpirun/srun: every rank takes part in each run as in tomo-recon --mpi (the "
+                 "scan and output in --dir must be on a file system every rank sees); rank 0 prints the table")
+        ->needs(pipeline);
     app.add_option("--writer-threads", s.pipe.writerThreads,
                    "--pipeline: measure the output writer alone (no scan, no conveyor) with each of these thread "
                    "counts, e.g. 1,2,4,8: GB/s into --dir for --size, --rows, --output-type, --output-format")

@@ -3,7 +3,8 @@
 // folder; 29 rows, which no rank count divides); a rank killed mid-run
 // leaves no output but its slices recorded, and --resume (with another rank
 // count) finishes the same volume; a rank that fails is named with its host
-// and error; --mpi without a launcher runs as one rank.
+// and error; --mpi without a launcher runs as one rank; tomo-bench's table
+// under mpirun.
 #include "cli_runner.h"
 
 #include "tomo/volume_io.h"
@@ -189,6 +190,22 @@ TEST_F(TomoReconMpi, WithoutALauncherItRunsAsOneRankAndSaysSo) {
 TEST_F(TomoReconMpi, AMultiPageTiffIsRefusedInOneLine) {
     test::expectOneLineError(TOMO_RECON_EXE, "tomo-recon", outputArgs(m_dir / "v.tif") + " --mpi -q", m_dir.path(), 2,
                              "a multi-page TIFF is appended page by page by one process");
+}
+
+TEST_F(TomoReconMpi, TheBenchmarksTableHasEveryRanksShare) {
+    std::string launcher = "--oversubscribe -n 2";
+    if (::geteuid() == 0) launcher += " --allow-run-as-root";
+    const fs::path json = m_dir / "bench.json";
+    const ToolRun r = runTool(TOMO_MPIEXEC,
+                              launcher + " '" + TOMO_BENCH_EXE +
+                                  "' --pipeline --mpi --strategy cpu --threads 1 --projections 48 --size 48 --rows 21 "
+                                  "--dir " + quoted(m_dir.path()) + " --json " + quoted(json),
+                              m_dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("2 ranks, warm input: busy per device (reconstruct seconds / chunks): r0/"), std::string::npos)
+        << r.out;
+    const std::string text = test::readText(json);
+    EXPECT_NE(text.find("\"ranks\": 2"), std::string::npos) << text;
 }
 
 TEST(TomoReconWithoutMpi, MpiInABuildWithoutItNamesTheCMakeOption) {

@@ -5,6 +5,7 @@
 //
 //   Cluster::join()                         every rank (MPI_Init)
 //   rank 0: prepares, start(order)          others: awaitStart() -> the order
+//           (one per run; no order: the end)
 //   agree(error)                            every rank's setup went well?
 //   distribute(dealer, work)                rank 0's SliceDealer serves spans of
 //                                           slices to every rank's RowSource;
@@ -95,8 +96,8 @@ public:
     static std::unique_ptr<Cluster> join();
     /// This process alone, in any build (no MPI).
     static std::unique_ptr<Cluster> local();
-    /// Rank 0 of a cluster that never start()ed sends the others an empty
-    /// order (they end quietly); then MPI_Finalize.
+    /// Rank 0 sends the others an empty order (they end quietly) unless its
+    /// last start() sent one; then MPI_Finalize.
     virtual ~Cluster() = default;
 
     virtual int rank() const = 0;
@@ -110,10 +111,11 @@ public:
     /// Whether an MPI job was joined (false: this process alone).
     virtual bool mpi() const = 0;
 
-    /// Rank 0: hands every rank the order to work on (once).
+    /// Rank 0: hands every rank the order to work on (an empty one: there is
+    /// no more work).
     virtual void start(const std::string& order) = 0;
-    /// The other ranks: rank 0's order; empty when rank 0 failed before it
-    /// had one (it reports why).
+    /// The other ranks: rank 0's next order; empty when there is no more work
+    /// (or rank 0 failed before it had one: it reports why).
     virtual std::string awaitStart() = 0;
     /// Rank 0's text to every rank (collective).
     virtual std::string broadcast(const std::string& fromRank0) = 0;

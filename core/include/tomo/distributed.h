@@ -56,6 +56,13 @@ struct DistributedReport {
     double secondsTotal = 0.0;     ///< rank 0's wall time, the commit included
 };
 
+/// The run as one report: the slices of every rank, each stage's busy time
+/// the busiest rank's (the ranks work side by side), the plan split of the
+/// rank busiest reconstructing, rank 0's strategy, setup and warnings, the
+/// wall time of the whole run; GU/s over the busiest reconstruct stage.
+/// Lanes are left out (ranks[].report.lanes has them).
+VolumeReport combinedReport(const DistributedReport& report, const ReconGeometry& geometry);
+
 /// Rank 0: runs `order` on every rank of `cluster` into `output` (made by
 /// SharedVolume::create for the order's volume; its missing slices only),
 /// its own share read from `reader`; commits the output when every slice
@@ -70,8 +77,11 @@ DistributedReport reconstructOnCluster(Cluster& cluster, DatasetReader& reader, 
 
 /// Every other rank: waits for rank 0's order and does its share. Errors
 /// go to rank 0, which reports them; returns when rank 0 says the run is
-/// over. `progress` is called on this rank's thread (a Cancelled thrown
-/// from it stops this rank's share).
-void takePartInCluster(Cluster& cluster, const ProgressCallback& progress = {});
+/// over: true, or false when rank 0 sent no order (it stopped before the
+/// run, or has no more runs: a program running several calls
+/// reconstructOnCluster once per run, then Cluster::start with nothing).
+/// `progress` is called on this rank's thread (a Cancelled thrown from it
+/// stops this rank's share).
+bool takePartInCluster(Cluster& cluster, const ProgressCallback& progress = {});
 
 } // namespace tomo

@@ -120,7 +120,7 @@ public:
 
     ~MpiCluster() override {
         try {
-            if (m_rank == 0 && !m_started) broadcast({}); // the others wait for an order: none comes
+            if (m_rank == 0 && !m_ended) broadcast({}); // the others wait for an order: none comes
         } catch (...) {
         }
         MPI_Comm_free(&m_comm);
@@ -135,7 +135,7 @@ public:
     bool mpi() const override { return true; }
 
     void start(const std::string& order) override {
-        m_started = true;
+        m_ended = order.empty();
         broadcast(order);
     }
     std::string awaitStart() override { return broadcast({}); }
@@ -254,7 +254,7 @@ private:
     std::string m_host;
     std::vector<std::string> m_hosts; // rank 0: every rank's
     bool m_oneHost = true;
-    bool m_started = false;
+    bool m_ended = false; ///< rank 0 sent the empty order: the others have stopped
     std::mutex m_mpi; // a worker's MPI calls, one at a time
 };
 

@@ -305,9 +305,9 @@ DistributedReport reconstructOnCluster(Cluster& cluster, DatasetReader& reader, 
     return report;
 }
 
-void takePartInCluster(Cluster& cluster, const ProgressCallback& progress) {
+bool takePartInCluster(Cluster& cluster, const ProgressCallback& progress) {
     const std::string text = cluster.awaitStart();
-    if (text.empty()) return; // rank 0 stopped before the run; it says why
+    if (text.empty()) return false; // rank 0 stopped before a run (it says why), or has none left
     std::string setupError;
     DistributedOrder order;
     std::unique_ptr<DatasetReader> reader;
@@ -321,12 +321,44 @@ void takePartInCluster(Cluster& cluster, const ProgressCallback& progress) {
     } catch (const std::exception& e) {
         setupError = errorText(e);
     }
-    if (!cluster.agree(setupError).empty()) return; // rank 0 reports it
+    if (!cluster.agree(setupError).empty()) return true; // rank 0 reports it
     cluster.distribute(nullptr, [&](RowSource& rows) {
         const VolumeReport own = runShare(*reader, order, devices, *writer, rows, progress);
         return reportToJson(own, writer->clipped());
     });
     cluster.broadcast({}); // rank 0's verdict: it reports a failure
+    return true;
+}
+
+VolumeReport combinedReport(const DistributedReport& distributed, const ReconGeometry& geometry) {
+    VolumeReport report;
+    for (const RankReport& r : distributed.ranks) {
+        const VolumeReport& v = r.report;
+        report.slices += v.slices;
+        report.secondsRead = std::max(report.secondsRead, v.secondsRead);
+        report.secondsPreprocess = std::max(report.secondsPreprocess, v.secondsPreprocess);
+        report.secondsWrite = std::max(report.secondsWrite, v.secondsWrite);
+        if (v.secondsReconstruct >= report.secondsReconstruct) {
+            report.secondsReconstruct = v.secondsReconstruct;
+            report.plan = v.plan;
+        }
+        report.peakBufferBytes = std::max(report.peakBufferBytes, v.peakBufferBytes);
+    }
+    if (distributed.ranks.empty()) return report;
+    const VolumeReport& own = distributed.ranks.front().report;
+    report.strategy = own.strategy;
+    report.correctedOn = own.correctedOn;
+    report.chunkRows = own.chunkRows;
+    report.warnings = own.warnings;
+    report.secondsPlan = own.secondsPlan;
+    report.secondsSetup = own.secondsSetup;
+    report.secondsLeadIn = own.secondsLeadIn;
+    report.secondsTail = own.secondsTail;
+    report.secondsTotal = distributed.secondsTotal;
+    if (report.secondsReconstruct > 0.0)
+        report.gups = static_cast<double>(geometry.region.pixels()) * report.slices *
+                      geometry.geometry.projections() / report.secondsReconstruct / 1e9;
+    return report;
 }
 
 } // namespace tomo
