@@ -100,11 +100,12 @@ VolumeReport reconstructWithRanks(Cluster& cluster, const ParallelCommandLine& c
         const VolumeReport& v = r.report;
         if (!quiet)
             std::printf("%s: rank %d on %s (%s): %d slices, total %s, busy read %s, preprocess %s, reconstruct %s, "
-                        "write %s; bottleneck %s\n",
+                        "write %s; bottleneck %s; chunk buffers peak %.0f MiB\n",
                         program.c_str(), r.rank, r.host.c_str(), devicesText(r).c_str(), v.slices,
                         formatSeconds(v.secondsTotal).c_str(), formatSeconds(v.secondsRead).c_str(),
                         formatSeconds(v.secondsPreprocess).c_str(), formatSeconds(v.secondsReconstruct).c_str(),
-                        formatSeconds(v.secondsWrite).c_str(), v.bottleneck().c_str());
+                        formatSeconds(v.secondsWrite).c_str(), v.bottleneck().c_str(),
+                        static_cast<double>(v.peakBufferBytes) / (1 << 20));
     }
     VolumeReport report = combinedReport(distributed, job.geometry);
     report.secondsSetup += createSeconds;

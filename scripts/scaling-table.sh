@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The scaling table of the batch conveyor on a CUDA machine: the output
-# writer at 1..16 threads, tomo-recon's path on 1, 2, 4, ... GPUs with
+# writer at 1..32 threads, tomo-recon's path on 1, 2, 4, ... GPUs with
 # default options (float32 and float16 output), and, when the build has MPI
 # and mpirun is there, the same job by MPI ranks of one GPU each.
 #
@@ -35,7 +35,7 @@ scan=(--projections "$projections" --size "$size" --rows "$rows" --dir "$scratch
 
     for type in float32 float16; do
         echo; echo "== the writer alone, $type, into $scratch"
-        "$bench" --pipeline --writer-threads 1,2,4,8,16 --size "$size" --rows "$rows" --dir "$scratch" \
+        "$bench" --pipeline --writer-threads 1,2,4,8,16,32 --size "$size" --rows "$rows" --dir "$scratch" \
             --output-type "$type" --json "$out/writer-$type.json"
     done
 

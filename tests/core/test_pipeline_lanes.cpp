@@ -142,6 +142,14 @@ LaneTestBackend& freshLaneBackend() {
 
 constexpr int kManyRows = 13; // prime: no chunk size or lane count divides it
 
+/// The volume of `job` through one lane: what the lanes must give.
+MemoryWriter oneLane(CountsReader& reader, VolumeJob job) {
+    job.devices.clear();
+    MemoryWriter writer(kBins, kBins, reader.info().rows);
+    reconstructVolume(reader, job, writer);
+    return writer;
+}
+
 /// Whether the writes came in another order than the rows'.
 bool outOfOrder(const std::vector<std::pair<int, int>>& writes) {
     for (std::size_t i = 1; i < writes.size(); ++i)
@@ -164,8 +172,7 @@ TEST(PipelineLanes, SeveralCpuLanesGiveTheSlicesOfOneLaneBitForBit) {
         for (const int chunkRows : {0, 2, 3}) { // the conveyor's tapered chunks, and equal ones with a remainder
             SCOPED_TRACE(strategy + ", chunkRows " + std::to_string(chunkRows));
             VolumeJob job = jobFor(scan, strategy, chunkRows);
-            MemoryWriter one(kBins, kBins, kManyRows);
-            const VolumeReport single = reconstructVolume(reader, job, one);
+            const MemoryWriter one = oneLane(reader, job);
             for (const std::vector<int>& devices : {std::vector<int>{0, 1}, std::vector<int>{2, 0, 1}}) {
                 job.devices = devices;
                 MemoryWriter many(kBins, kBins, kManyRows);
@@ -188,7 +195,6 @@ TEST(PipelineLanes, SeveralCpuLanesGiveTheSlicesOfOneLaneBitForBit) {
                 EXPECT_EQ(report.slices, kManyRows);
                 EXPECT_EQ(report.strategy, strategy);
             }
-            EXPECT_EQ(single.lanes.size(), 1u);
         }
     }
     // Not a trivial volume: the phantom is there.
@@ -201,8 +207,7 @@ TEST(PipelineLanes, ASlowLaneTakesFewerChunksAndTheirSlicesArriveOutOfOrder) {
     Scan scan = makeScan(kManyRows);
     CountsReader reader(scan.lineIntegrals, scan.angles);
     VolumeJob job = jobFor(scan, "cpu-reference", 1);
-    MemoryWriter reference(kBins, kBins, kManyRows);
-    reconstructVolume(reader, job, reference);
+    const MemoryWriter reference = oneLane(reader, job);
 
     // Device 1 begins first and holds its first chunk until device 0 has
     // reconstructed 10: meanwhile it holds at most three (being corrected,
@@ -239,8 +244,7 @@ TEST(PipelineLanes, EveryWriterTakesChunksOutOfOrder) {
     Scan scan = makeScan(kManyRows);
     CountsReader reader(scan.lineIntegrals, scan.angles);
     VolumeJob job = jobFor(scan, "cpu-reference", 2);
-    MemoryWriter reference(kBins, kBins, kManyRows);
-    reconstructVolume(reader, job, reference);
+    const MemoryWriter reference = oneLane(reader, job);
     job.options.strategy = "test-lanes";
     job.devices = {0, 1};
 
