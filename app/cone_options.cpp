@@ -43,7 +43,7 @@ void addConeOptions(CLI::App& app, ConeCommandLine& c) {
                    "Fan/cone beam: voxel size in the geometry's length unit (default: the detector pixel at the "
                    "rotation axis)")
         ->type_name("SIZE")
-        ->check(CLI::PositiveNumber);
+        ->check(positiveNumber());
 }
 
 bool isConeRun(const CLI::App& app, const DatasetInfo& info, const ConeCommandLine& c) {
