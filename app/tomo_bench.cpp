@@ -685,6 +685,8 @@ int runPipeline(Settings s, const CLI::App& app) {
     o.openclDevice = s.openclDevice;
     s.pipe.corrections = applyCorrectionOptions(app, s.corrections, CorrectionOptions{});
     s.pipe.gpuCorrections = !s.corrections.cpuCorrections;
+    // As tomo-recon's: capped at half the machine's memory, with a warning.
+    s.pipe.memoryBudgetGiB = static_cast<double>(memoryBudget(s.pipe.memoryBudgetGiB).bytes) / (1 << 30);
     return s.openScan ? runOpenScanBenchmark(s.pipe) : runPipelineBenchmark(s.pipe);
 }
 

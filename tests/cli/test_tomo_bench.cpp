@@ -244,6 +244,19 @@ TEST(TomoBench, PipelineWritesTheOutputTypeAsked) {
     }
 }
 
+TEST(TomoBench, PipelineCapsTheMemoryBudgetAsTomoReconDoes) {
+#if !TOMO_WITH_HDF5
+    GTEST_SKIP() << "--pipeline writes a DXchange scan; this build has no HDF5 support";
+#endif
+    test::TempDir dir;
+    const ToolRun r = bench("--pipeline --projections 16 --rows 4 --size 16 --strategy cpu --memory-budget 1e5 --dir " +
+                                quoted(dir.path()),
+                            dir);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("warning: --memory-budget 1e+05 GiB is more than half of this machine's"), std::string::npos)
+        << r.out;
+}
+
 TEST(TomoBench, PipelineTakesOneModeAndAFolder) {
     test::TempDir dir;
     ToolRun r = bench("--pipeline --interp nearest,linear --dir " + quoted(dir.path()), dir);
