@@ -337,9 +337,7 @@ CLI::Validator boundedNumber(double min, bool aboveMin, double max) {
             const auto [end, ec] = std::from_chars(first, t.data() + t.size(), v);
             if (t.empty() || ec != std::errc() || end != t.data() + t.size() || !std::isfinite(v))
                 return "'" + text.substr(0, 40) + "' is not a finite number";
-            if (aboveMin ? v > min : v >= min) {
-                if (v <= max) return {};
-            }
+            if ((aboveMin ? v > min : v >= min) && v <= max) return {};
             std::ostringstream s;
             s << "'" << text.substr(0, 40) << "' is ";
             if (std::isinf(max))
