@@ -44,7 +44,7 @@ protected:
 test::TempDir* TomoReconParallel::s_data = nullptr;
 
 TEST_F(TomoReconParallel, BadGpuListsAreOneLineErrors) {
-    expectOneLineError("--gpus ''", 2, "--gpus '': expected all or a comma-separated list of GPU indices such as 0,1");
+    expectOneLineError("--gpus ''", 2, "--gpus '': expected all|N,N,...");
     expectOneLineError("--gpus 0,x", 2, "--gpus 0,x: 'x' is not a GPU index");
     expectOneLineError("--gpus 0,-1", 2, "--gpus 0,-1: '-1' is not a GPU index");
     expectOneLineError("--gpus 1,,2", 2, "--gpus 1,,2: '' is not a GPU index");

@@ -159,6 +159,18 @@ struct SharedVolume::Impl {
             throw IoError(recordPath().string() + ": cannot write the record: " + std::strerror(errno));
     }
 
+    /// Throws IoError when the file system has not the room for the volume.
+    void requireRoom(const WriteOptions& options) const {
+#if TOMO_WITH_HDF5
+        if (kind == Kind::Hdf5) detail::requireFreeSpace(target, detail::hdf5Footprint(width, height, slices, options));
+#endif
+#if TOMO_WITH_TIFF
+        if (kind == Kind::TiffFolder)
+            detail::requireFreeSpace(target, detail::tiffFootprint(width, height, slices, options, true));
+#endif
+        (void)options;
+    }
+
     void makeNew(const WriteOptions& options) {
         created = true;
         if (kind == Kind::TiffFolder) {
@@ -254,8 +266,7 @@ SharedVolume SharedVolume::create(const fs::path& target, int width, int height,
     // A new output: what is left of an earlier one goes first.
     fs::remove_all(d->temporary, ec);
     fs::remove(d->recordPath(), ec);
-    detail::requireFreeSpace(d->target, static_cast<double>(width) * height * slices *
-                                            static_cast<double>(outputTypeBytes(options.type)) + (1 << 20));
+    d->requireRoom(options);
     d->makeNew(options);
     d->startRecord(header);
     return SharedVolume(std::move(d));

@@ -101,10 +101,16 @@ int passSlices(const ReconstructionPlan& plan) {
 /// chunk also carries the stage's margin rows; two more sinogram rows per
 /// lane leave room for a CPU plan's filtered and packed copies of a batch
 /// (which never exceeds a chunk; see BatchSizer::limitMemory).
-int chooseChunkRows(const VolumeJob& job, const PreprocessingStage& stage, const Region& region, int rowCount,
-                    bool rawToPlan, int lanes, int batch, int pass) {
-    if (job.chunkRows > 0) return std::min(job.chunkRows, rowCount);
+/// Rows per chunk, and the memory budget they were sized by.
+struct ChunkSizing {
+    int rows = 0;
+    std::size_t budget = 0;
+};
+
+ChunkSizing chooseChunkRows(const VolumeJob& job, const PreprocessingStage& stage, const Region& region, int rowCount,
+                            bool rawToPlan, int lanes, int batch, int pass) {
     std::size_t budget = budgetOf(job, lanes);
+    if (job.chunkRows > 0) return {std::min(job.chunkRows, rowCount), budget};
     const DatasetInfo& info = stage.info();
     const std::size_t values = static_cast<std::size_t>(info.projections) * info.columns;
     const std::size_t raw = values * sampleBytes(info.sampleType);
@@ -125,8 +131,8 @@ int chooseChunkRows(const VolumeJob& job, const PreprocessingStage& stage, const
     }
     const std::size_t room = budget > marginBytes ? budget - marginBytes : 0;
     const int fit = static_cast<int>(std::clamp<std::size_t>(room / rowBytes, 1, rowCount));
-    if (fit >= batch) return fit / batch * batch;
-    return fit >= pass ? fit / pass * pass : fit;
+    if (fit >= batch) return {fit / batch * batch, budget};
+    return {fit >= pass ? fit / pass * pass : fit, budget};
 }
 
 /// Slices per plan call: as many as the plan takes, but few enough that
@@ -712,7 +718,9 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     c.slicePixels = c.geometry.region.pixels();
     c.sinogramSize =
         static_cast<std::size_t>(c.stage.outputProjections()) * static_cast<std::size_t>(c.stage.outputColumns());
-    c.chunkRows = chooseChunkRows(job, c.stage, c.geometry.region, c.rowCount, c.rawToPlan, c.lanes, batch, c.pass);
+    const ChunkSizing sizing =
+        chooseChunkRows(job, c.stage, c.geometry.region, c.rowCount, c.rawToPlan, c.lanes, batch, c.pass);
+    c.chunkRows = sizing.rows;
     const std::size_t chunkBytes =
         static_cast<std::size_t>(c.chunkRows) * chunkRowBytes(info, c.geometry.region, c.rawToPlan, c.lanes);
     const std::size_t budget = budgetOf(job, c.lanes);
@@ -756,6 +764,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     VolumeReport report;
     report.secondsPlan = planSeconds;
     report.chunkRows = c.chunkRows;
+    report.memoryBudget = sizing.budget;
     report.secondsSetup = secondsSince(tStart);
     c.stagesStart = c.lastSliceAt = Clock::now();
     std::jthread readThread, writeThread;
