@@ -921,6 +921,11 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     write.attributes.insert(axis.attributes.begin(), axis.attributes.end());
     addCorrectionAttributes(write.attributes, stage);
     if (!gpus.devices.empty()) write.attributes["gpus"] = joinIndices(gpus.devices);
+    if (gpus.devices.size() > 1 && budget.bytes == 0) // the conveyor's default is per GPU
+        write.attributes["memory_budget"] =
+            formatNumber(static_cast<double>(defaultMemoryBudget(static_cast<int>(gpus.devices.size()))) / (1 << 30),
+                         3) +
+            " GiB (the default per GPU, " + std::to_string(gpus.devices.size()) + " GPUs, up to 1/4 of the memory)";
     if (!gpus.perDevice.empty()) write.attributes["strategy_per_gpu"] = gpus.perDevice;
 
     if (sweep) {
