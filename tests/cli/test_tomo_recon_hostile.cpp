@@ -20,6 +20,7 @@
 #include <cmath>
 #include <csignal>
 #include <fcntl.h>
+#include <cctype>
 #include <fstream>
 #include <thread>
 #include <sys/stat.h>
@@ -374,14 +375,22 @@ TEST_F(TomoReconHostile, StaleTemporariesOfTheOutputAreRemovedOnTheNextRun) {
     // aside. A process id beyond pid_max runs nowhere.
     long pidMax = 4194304;
     std::ifstream("/proc/sys/kernel/pid_max") >> pidMax;
-    const std::string dead = std::to_string(pidMax + 1), alive = std::to_string(::getpid());
+    char hostName[256] = {};
+    ASSERT_EQ(::gethostname(hostName, sizeof hostName - 1), 0);
+    std::string host;
+    for (const char* c = hostName; *c && host.size() < 32; ++c)
+        host += std::isalnum(static_cast<unsigned char>(*c)) || *c == '.' ? *c : '_';
+    const std::string dead = host + "-" + std::to_string(pidMax + 1), alive = host + "-" + std::to_string(::getpid());
     const std::vector<fs::path> stale = {m_dir / (".o.h5.tmp-" + dead + "-0"), m_dir / (".o.h5.tmp-" + dead + "-3.old")};
     for (const fs::path& p : stale) std::ofstream(p) << "partial";
     fs::create_directory(m_dir / (".o.h5.tmp-" + dead + "-1"));
     std::ofstream(m_dir / (".o.h5.tmp-" + dead + "-1") / "slice_00000.tif") << "partial";
-    // Left alone: a running process's temporary, another output's.
+    // Left alone: a running process's temporary, another output's, and one
+    // written on another machine of a shared file system (its process may
+    // well run there).
+    const std::string otherHost = "other" + host + "-" + std::to_string(pidMax + 1);
     const std::vector<fs::path> kept = {m_dir / (".o.h5.tmp-" + alive + "-0"), m_dir / (".other.h5.tmp-" + dead + "-0"),
-                                        m_dir / (".o.h5x.tmp-" + dead + "-0")};
+                                        m_dir / (".o.h5x.tmp-" + dead + "-0"), m_dir / (".o.h5.tmp-" + otherHost + "-0")};
     for (const fs::path& p : kept) std::ofstream(p) << "partial";
     const ToolRun r = recon(quoted(scan()) + out() + " --center 23.5 -q");
     ASSERT_EQ(r.exitCode, 0) << r.err;
@@ -390,7 +399,7 @@ TEST_F(TomoReconHostile, StaleTemporariesOfTheOutputAreRemovedOnTheNextRun) {
     for (const fs::path& p : kept) EXPECT_TRUE(fs::exists(p)) << p;
     // Said, even with -q (the run deleted something).
     EXPECT_NE(r.out.find("removed " + stale[0].string() + ": the hidden temporary of an earlier run writing this "
-                         "output that never finished (its process " + dead + " is gone)"),
+                         "output that never finished (its process " + std::to_string(pidMax + 1) + " is gone)"),
               std::string::npos)
         << r.out;
     for (const fs::path& p : {stale[1], m_dir / (".o.h5.tmp-" + dead + "-1")})

@@ -156,7 +156,7 @@ TEST(VolumeWriter, DanglingSymbolicLinkTargetNeedsOverwrite) {
 
 TEST(VolumeWriter, LongNamesFitTheirTemporary) {
     TempDir dir;
-    // 255 bytes is the usual limit; the hidden temporary adds ".", ".tmp-PID-N"
+    // 255 bytes is the usual limit; the hidden temporary adds ".", ".tmp-HOST-PID-N"
     // and, when a folder is replaced, ".old".
     const std::string longName = std::string(250, 'v') + ".tif";
 #if TOMO_WITH_TIFF

@@ -135,9 +135,10 @@ struct StaleTemporary {
 };
 /// Deletes what runs that never finished (killed with SIGKILL, a crash of
 /// the machine) left beside `target`: its hidden temporaries
-/// ".NAME.tmp-PID-N" (and ".NAME.tmp-PID-N.old") whose process PID no
-/// longer runs on this machine. A temporary of a process still running (a
-/// concurrent run writing the same target) is left alone. Returns what was
+/// ".NAME.tmp-HOST-PID-N" (and ".NAME.tmp-HOST-PID-N.old") written on this
+/// machine (HOST) by a process PID that no longer runs. A temporary of a
+/// process still running (a concurrent run writing the same target), or of
+/// another machine sharing the file system, is left alone. Returns what was
 /// deleted; throws IoError naming a temporary that cannot be deleted.
 std::vector<StaleTemporary> removeStaleTemporaries(const std::filesystem::path& target);
 

@@ -145,9 +145,22 @@ void removeFileOrFlatDirectory(const char* path) {
 /// temporary's record (SharedVolume), adds to a temporary's name.
 constexpr std::size_t kAsideSuffix = 5;
 
+/// This machine's name as it appears in temporaries' names: letters, digits,
+/// '_' and '.' (other characters become '_'), at most 32 of them; "host"
+/// when the system gives none. With the process id it tells whose a
+/// temporary is on a file system that several machines share.
+std::string hostTag() {
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "host";
+    std::string tag;
+    for (const char* c = name; *c && tag.size() < 32; ++c)
+        tag += std::isalnum(static_cast<unsigned char>(*c)) || *c == '.' ? *c : '_';
+    return tag;
+}
+
 /// The hidden temporary of `name` in a directory taking names of at most
-/// `limit` bytes, for `suffix` (".tmp-PID-N", ".tomo-partial"): a long name
-/// is shortened so that the temporary and its ".old" or ".done" still fit.
+/// `limit` bytes, for `suffix` (".tmp-HOST-PID-N", ".tomo-partial"): a long
+/// name is shortened so that the temporary and its ".old" or ".done" still fit.
 std::string temporaryName(const std::string& name, const std::string& suffix, std::size_t limit) {
     std::string out(1, '.'); // built in steps: GCC 12 sees a false overlap in "." + ...
     out += utf8Prefix(name, limit - 1 - suffix.size() - kAsideSuffix);
@@ -200,7 +213,8 @@ StagedOutput::StagedOutput(std::filesystem::path target, bool overwrite, Staging
     // published: neither a signal nor an error deletes it.
     static std::atomic<unsigned> counter{0};
     const std::string suffix =
-        m_keep ? std::string(".tomo-partial") : ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+        m_keep ? std::string(".tomo-partial")
+               : ".tmp-" + hostTag() + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
     m_temporary = dir / temporaryName(name, suffix, limit);
     if (!m_keep) m_slot = publishTemporary(m_temporary);
 }
@@ -345,7 +359,8 @@ std::vector<StaleTemporary> removeStaleTemporaries(const std::filesystem::path& 
     const auto dir = t.has_parent_path() ? t.parent_path() : std::filesystem::path(".");
     const std::string name = t.filename().string();
     const std::size_t limit = detail::nameMax(dir);
-    static const std::regex temporary(R"(\.(.*)(\.tmp-([0-9]{1,9})-[0-9]{1,10})(\.old)?)");
+    static const std::regex temporary(R"(\.(.*)(\.tmp-([A-Za-z0-9_.]{1,32})-([0-9]{1,9})-[0-9]{1,10})(\.old)?)");
+    const std::string host = detail::hostTag();
     std::vector<StaleTemporary> removed;
     std::error_code ec;
     std::filesystem::directory_iterator it(dir, ec);
@@ -354,8 +369,10 @@ std::vector<StaleTemporary> removeStaleTemporaries(const std::filesystem::path& 
         std::smatch m;
         if (!std::regex_match(entry, m, temporary)) continue;
         const std::string suffix = m[2].str();
-        if (entry.substr(0, entry.size() - m[4].length()) != detail::temporaryName(name, suffix, limit)) continue;
-        const long pid = std::stol(m[3].str());
+        if (entry.substr(0, entry.size() - m[5].length()) != detail::temporaryName(name, suffix, limit)) continue;
+        // Another machine's (a shared file system): whether it runs cannot be known here.
+        if (m[3].str() != host) continue;
+        const long pid = std::stol(m[4].str());
         // Running (EPERM: running as another user): its run is not over.
         if (pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) continue;
         std::error_code removing;
