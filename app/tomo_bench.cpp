@@ -680,6 +680,8 @@ int runPipeline(Settings s, const CLI::App& app) {
     o.interpolation = parseInterpolation(one(s.interps, "--interp", "linear"));
     o.precision = parsePrecision(one(s.precisions, "--precision", "float32"));
     o.slicesPerPass = parseInts(one(s.slicesPerPass, "--slices-per-pass", "1"), 1, 1, "--slices-per-pass").front();
+    // As tomo-recon: `auto` chooses the slices per pass too, unless given.
+    if (o.strategy == "auto" && !app.count("--slices-per-pass")) o.slicesPerPass = 0;
     o.threads = s.threads;
     o.device = s.device;
     o.openclDevice = s.openclDevice;
@@ -687,6 +689,7 @@ int runPipeline(Settings s, const CLI::App& app) {
     s.pipe.gpuCorrections = !s.corrections.cpuCorrections;
     // As tomo-recon's: capped at half the machine's memory, with a warning.
     s.pipe.memoryBudgetGiB = static_cast<double>(memoryBudget(s.pipe.memoryBudgetGiB).bytes) / (1 << 30);
+    if (!s.pipe.writerThreads.empty()) return runWriterBenchmark(s.pipe);
     return s.openScan ? runOpenScanBenchmark(s.pipe) : runPipelineBenchmark(s.pipe);
 }
 
@@ -792,6 +795,23 @@ void addOptions(CLI::App& app, Settings& s) {
                    "(default: 1/16 of the machine's memory, 1 to 4 GiB)")
         ->type_name("GIB")
         ->check(numberIn(0.001, 1e6))
+        ->needs(pipeline);
+    app.add_option("--gpus", s.pipe.gpus,
+                   "--pipeline: the scaling table: the runs on the first 1, 2, 4, ... of these GPUs and on all of "
+                   "them (all, or indices 0,1,...), each GPU a lane of the conveyor; with a CPU strategy the indices "
+                   "only number lanes that share the cores. With --mpi: each rank's GPUs, as tomo-recon's")
+        ->type_name("all|N,N,...")
+        ->needs(pipeline);
+    app.add_flag("--mpi", s.pipe.mpi,
+                 "--pipeline: run under mpirun/srun: every rank takes part in each run as in tomo-recon --mpi (the "
+                 "scan and output in --dir must be on a file system every rank sees); rank 0 prints the table")
+        ->needs(pipeline);
+    app.add_option("--writer-threads", s.pipe.writerThreads,
+                   "--pipeline: measure the output writer alone (no scan, no conveyor) with each of these thread "
+                   "counts, e.g. 1,2,4,8: GB/s into --dir for --size, --rows, --output-type, --output-format")
+        ->delimiter(',')
+        ->check(CLI::Range(1, 1024))
+        ->type_name("N,N,...")
         ->needs(pipeline);
     app.add_flag("--keep", s.pipe.keep,
                  "--pipeline: keep the scan (reused by the next run when it matches) and the output")

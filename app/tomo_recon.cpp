@@ -4,6 +4,8 @@
 #include "cli_support.h"
 #include "cone_options.h"
 #include "correction_options.h"
+#include "mpi_run.h"
+#include "parallel_options.h"
 
 #include "tomo/dataset.h"
 #include "tomo/error.h"
@@ -102,6 +104,7 @@ struct CommandLine {
     bool quiet = false;
     CorrectionCommandLine corrections;
     ConeCommandLine cone;
+    ParallelCommandLine parallel;
 };
 
 std::string joinNames(const std::vector<std::string>& names) {
@@ -274,6 +277,7 @@ void addOptions(CLI::App& app, CommandLine& c) {
     app.add_flag("-q,--quiet", c.quiet, "No progress bar and no informational lines; results and the summary stay");
     addCorrectionOptions(app, c.corrections);
     addConeOptions(app, c.cone);
+    addParallelOptions(app, c.parallel);
     app.footer("Examples:\n"
                "  tomo-recon --demo -o demo.h5\n"
                "  tomo-recon scan.h5 -o volume.h5 --auto-tilt\n"
@@ -782,6 +786,13 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     }
     installInterruptHandler();
     installCrashHandler(kProgram, c.input.empty() ? c.config : c.input);
+    checkResume(c.parallel);
+    std::unique_ptr<Cluster> cluster; // --mpi: the ranks; the others only take part in rank 0's run
+    if (c.parallel.mpi) cluster = joinForMpi(kProgram);
+    if (cluster && cluster->rank() > 0) {
+        takePart(*cluster);
+        return kExitOk;
+    }
 
     std::error_code ec;
     const bool demo = c.demo || (c.input == "demo" && !fs::exists("demo", ec));
@@ -831,6 +842,8 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     if (!info.anglesFile.empty()) cfg.open.anglesFile = info.anglesFile;
     if (info.anglesLines) cfg.open.anglesLines = info.anglesLines;
 
+    if (cluster && (isConeRun(app, info, c.cone) || sweepRequested(c.axis)))
+        throw InvalidArgument("--mpi reconstructs parallel-beam volumes; not fan/cone-beam data or --center-sweep");
     if (isConeRun(app, info, c.cone)) return runCone(app, c, cfg, *reader, output, writeBase, argc, argv);
 
     RowRange rows{cfg.firstRow, cfg.rowCount};
@@ -869,7 +882,12 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     // Resolve the strategy now, so a bad one fails before any output exists
     // and the record names the one that ran.
     const std::string requested = cfg.options.strategy;
-    cfg.options = BackendRegistry::instance().resolveOptions(cfg.options, recon);
+    ReconOptions requestedOptions = cfg.options;
+    // `auto` chooses the slices per pass too, unless given (here or in --config).
+    if (requestedOptions.strategy == "auto" && !app.count("--slices-per-pass") && c.config.empty())
+        requestedOptions.slicesPerPass = 0;
+    const GpuChoice gpus = chooseGpus(app, c.parallel, requestedOptions, recon);
+    cfg.options = gpus.options;
 
     const MemoryBudget budget = memoryBudget(c.memoryBudget);
     WriteOptions write = writeBase;
@@ -902,6 +920,13 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     };
     write.attributes.insert(axis.attributes.begin(), axis.attributes.end());
     addCorrectionAttributes(write.attributes, stage);
+    if (!gpus.devices.empty()) write.attributes["gpus"] = joinIndices(gpus.devices);
+    if (gpus.devices.size() > 1 && budget.bytes == 0) // the conveyor's default is per GPU
+        write.attributes["memory_budget"] =
+            formatNumber(static_cast<double>(defaultMemoryBudget(static_cast<int>(gpus.devices.size()))) / (1 << 30),
+                         3) +
+            " GiB (the default per GPU, " + std::to_string(gpus.devices.size()) + " GPUs, up to 1/4 of the memory)";
+    if (!gpus.perDevice.empty()) write.attributes["strategy_per_gpu"] = gpus.perDevice;
 
     if (sweep) {
         if (!c.reference.empty()) throw InvalidArgument("--reference does not apply to --center-sweep");
@@ -936,23 +961,30 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     job.corrections = cfg.corrections;
     job.maxClampedFraction = c.maxClampedPercent / 100.0;
     job.gpuCorrections = !c.corrections.cpuCorrections;
+    job.devices = gpus.devices;
 
     VolumeReport report;
     ClippedValues clipped;
     try {
         chooseRange(write, !c.range.empty(), *reader, job, c.quiet);
-        const auto created = std::chrono::steady_clock::now();
-        auto writer = createVolumeWriter(output, recon.region.width, recon.region.height, rowCount, write);
-        const double createSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - created).count();
-        ProgressBar bar(rowCount, "rows", !c.quiet);
-        report = reconstructVolume(*reader, job, *writer, [&](double fraction, std::string_view) {
-            throwIfInterrupted();
-            bar.update(static_cast<int>(std::lround(fraction * rowCount)));
-        });
-        // The output's creation (its room reserved) is part of the job.
-        report.secondsSetup += createSeconds;
-        report.secondsTotal += createSeconds;
-        clipped = writer->clipped();
+        if (cluster) {
+            report = reconstructWithRanks(*cluster, c.parallel, *reader, cfg.input, cfg.open, job, output, write,
+                                          clipped, c.quiet, kProgram);
+        } else {
+            const auto created = std::chrono::steady_clock::now();
+            auto writer = createVolumeWriter(output, recon.region.width, recon.region.height, rowCount, write);
+            const double createSeconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - created).count();
+            ProgressBar bar(rowCount, "rows", !c.quiet);
+            report = reconstructVolume(*reader, job, *writer, [&](double fraction, std::string_view) {
+                throwIfInterrupted();
+                bar.update(static_cast<int>(std::lround(fraction * rowCount)));
+            });
+            // The output's creation (its room reserved) is part of the job.
+            report.secondsSetup += createSeconds;
+            report.secondsTotal += createSeconds;
+            clipped = writer->clipped();
+        }
     } catch (const TooManyClampedValues& e) {
         throw TooManyClampedValues(std::string(e.what()) + "; --max-clamped " + formatNumber(c.maxClampedPercent) +
                                    " is the limit in percent");
@@ -973,6 +1005,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
                 busy(report.secondsReconstruct).c_str(), report.gups, report.strategy.c_str(), busy(report.secondsWrite).c_str(), report.bottleneck().c_str(),
                 static_cast<double>(report.peakBufferBytes) / (1 << 20),
                 formatNumber(static_cast<double>(report.memoryBudget) / (1 << 30), 3).c_str());
+    if (report.lanes.size() > 1) std::printf("%s: per device: %s\n", kProgram, laneSummary(report).c_str());
     if (!report.preprocessSteps.empty())
         std::printf("%s: preprocessing on %s, busy per step: %s\n", kProgram, report.correctedOn.c_str(),
                     formatSteps(report.preprocessSteps).c_str());

@@ -83,13 +83,18 @@ void checkTuning(const BackendRegistry& registry, const Backend& b, const ReconO
 }
 
 bool accepts(const BackendRegistry& registry, const Backend& b, const ReconOptions& options) {
-    try {
-        checkTuning(registry, b, options);
-        b.checkOptions(options);
-        return true;
-    } catch (const InvalidArgument&) {
-        return false;
+    // Slices per pass 0 (chosen by the tuner): any the strategy takes.
+    for (const int passes : options.slicesPerPass == 0 ? std::vector<int>{1, 2, 4} : std::vector<int>{options.slicesPerPass}) {
+        try {
+            ReconOptions o = options;
+            o.slicesPerPass = passes;
+            checkTuning(registry, b, o);
+            b.checkOptions(o);
+            return true;
+        } catch (const InvalidArgument&) {
+        }
     }
+    return false;
 }
 
 /// Whether "auto" weighs the OpenCL strategies (see opencl::autoConsiders).
@@ -139,12 +144,13 @@ ReconOptions BackendRegistry::resolveOptions(const ReconOptions& options, const 
         throw InvalidArgument("no available strategy accepts these options (interpolation " +
                               std::string(interpolationName(options.interpolation)) + ", precision " +
                               std::string(precisionName(options.precision)) + ", slices per pass " +
-                              std::to_string(options.slicesPerPass) +
+                              (options.slicesPerPass == 0 ? std::string("auto") : std::to_string(options.slicesPerPass)) +
                               (options.tuning.empty() ? "" : ", tuning '" + options.tuning.substr(0, 40) + "'") + ")");
     const Autotuner::Choice choice = Autotuner::instance().chooseTuned(candidates, geometry, options);
     ReconOptions resolved = options;
     resolved.strategy = choice.backend->name();
     resolved.tuning = choice.tuning;
+    resolved.slicesPerPass = choice.slicesPerPass;
     return resolved;
 }
 
