@@ -155,8 +155,9 @@ TEST(CudaAlu, RegionEqualsWindowOfFullSlice) {
                 plan->setRegion(roi);
                 std::vector<float> again(part.size(), -12345.0f);
                 plan->backproject(again);
-                if (std::string(strategy) != "hybrid")
+                if (std::string(strategy) != "hybrid") {
                     EXPECT_EQ(0, std::memcmp(again.data(), part.data(), part.size() * sizeof(float)));
+                }
             }
 }
 
@@ -185,7 +186,9 @@ TEST(CudaAlu, OffsetsAndLiveAxisMatchTheReference) {
             plan->backproject(live);
             e = compare(live, ref, d.slices);
             EXPECT_LE(e.relative, aluTolerance(strategy, interp, Precision::Float32));
-            if (std::string(strategy) == "alu") EXPECT_EQ(0, std::memcmp(live.data(), out.data(), out.size() * 4));
+            if (std::string(strategy) == "alu") {
+                EXPECT_EQ(0, std::memcmp(live.data(), out.data(), out.size() * 4));
+            }
         }
 }
 
