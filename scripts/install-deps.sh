@@ -21,6 +21,8 @@ packages=(
   libqt6svg6 xvfb xauth
   # Fuzzing (scripts/fuzz.sh, run by CI): clang with libFuzzer and the sanitizers
   clang libclang-rt-14-dev
+  # CI's Clang build (scripts/build-clang.sh): C++20 comparisons as GCC 13 reads them
+  clang-16
 )
 
 missing=()

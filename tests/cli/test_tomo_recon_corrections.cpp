@@ -144,7 +144,8 @@ TEST_F(TomoReconCorrections, HalfAcquisitionStitchesAndFindsTheAxis) {
         num += (v.data[i] - truth.data[i]) * (v.data[i] - truth.data[i]);
         den += truth.data[i] * truth.data[i];
     }
-    EXPECT_LT(std::sqrt(num / den), 0.35) << "relative error of the stitched slice";
+    // Measured 0.140 over the whole 127 x 127 grid; allowed 1.2x.
+    EXPECT_LT(std::sqrt(num / den), 1.2 * 0.140) << "relative error of the stitched slice";
 }
 
 } // namespace

@@ -251,7 +251,7 @@ TEST_F(Autotune, ChoosesTheFastestTimedCandidateAndRecordsEveryTime) {
     EXPECT_EQ(2, tuner.timedCandidates());
 
     const json entry = onlyEntry(m_cache);
-    EXPECT_EQ(chosen, entry.at("strategy"));
+    EXPECT_EQ(chosen, entry.at("strategy").get<std::string>());
     EXPECT_EQ(fastestIn(entry), chosen);
     EXPECT_EQ((json{"cpu-reference", "cpu"}), entry.at("candidates"));
     const double fast = entry.at("seconds").at("cpu");
@@ -291,7 +291,7 @@ TEST_F(Autotune, ACorruptCacheFileIsIgnoredAndReplaced) {
         Autotuner tuner(m_cache);
         const std::string chosen = tuner.choose(candidates, problem(), ReconOptions{}).name();
         EXPECT_EQ(2, tuner.timedCandidates());
-        EXPECT_EQ(chosen, onlyEntry(m_cache).at("strategy"));
+        EXPECT_EQ(chosen, onlyEntry(m_cache).at("strategy").get<std::string>());
         EXPECT_EQ(fastestIn(onlyEntry(m_cache)), chosen);
     }
 }
@@ -309,7 +309,7 @@ TEST_F(Autotune, AnEntryOfAnotherShapeOrBrokenEntryIsRetuned) {
     const std::string chosen = second.choose(candidates, problem(), ReconOptions{}).name();
     EXPECT_EQ(2, second.timedCandidates());
     const json entry = readJson(m_cache).at("entries").at(key);
-    EXPECT_EQ(chosen, entry.at("strategy"));
+    EXPECT_EQ(chosen, entry.at("strategy").get<std::string>());
     EXPECT_EQ(fastestIn(entry), chosen);
 }
 
@@ -324,7 +324,7 @@ TEST_F(Autotune, ACachedStrategyThatNoLongerExistsIsRetuned) {
     Autotuner second(m_cache);
     const std::string chosen = second.choose(candidates, problem(), ReconOptions{}).name();
     EXPECT_EQ(2, second.timedCandidates());
-    EXPECT_EQ(chosen, onlyEntry(m_cache).at("strategy"));
+    EXPECT_EQ(chosen, onlyEntry(m_cache).at("strategy").get<std::string>());
     EXPECT_EQ(fastestIn(onlyEntry(m_cache)), chosen);
 }
 

@@ -21,9 +21,6 @@ using test::TempDir;
 
 const float kClampedValue = static_cast<float>(-std::log(1e-5)); // documented minimum transmission
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
-float expected(double raw, double flat, double dark) { return static_cast<float>(-std::log((raw - dark) / (flat - dark))); }
 
 /// A float32 raw file, projection-major, value(a, r, c) from `f`.
 template <typename F>
@@ -47,7 +44,7 @@ TEST(LoadSinograms, RawWithoutFlatsIsMinusLog) {
     auto reader = rawDataset(dir / "s.raw", 3, 4, 2, [](int a, int r, int c) {
         return std::exp(-0.1f * static_cast<float>(a + 10 * r + 100 * c));
     });
-    PreprocessStats stats{99};
+    PreprocessStats stats{.clamped = 99}; // the load starts the counts afresh
     const ImageStack p = loadSinograms(*reader, 1, 2, &stats);
     EXPECT_EQ(stats.clamped, 0u);
     EXPECT_EQ(p.width, 2);

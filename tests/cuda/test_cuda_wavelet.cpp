@@ -86,8 +86,9 @@ void expectGpuEqualsCpu(const Case& c, bool requireChange) {
     }
     ASSERT_GT(largest, 0.0);
     EXPECT_LE(worst / largest, 1e-5) << "max |gpu - cpu| " << worst << ", max |cpu| " << largest;
-    if (requireChange)
+    if (requireChange) {
         EXPECT_GT(change / largest, 1e-3) << "the CPU barely changed the sinogram: the comparison would prove little";
+    }
 }
 
 TEST(CudaWavelet, EqualsCpuOnStripedSinograms) {

@@ -32,11 +32,6 @@ TempDir::~TempDir() {
     std::filesystem::remove_all(m_path, ec);
 }
 
-std::filesystem::path realData(const std::string& relative) {
-    std::filesystem::path root = TOMO_SHARED_DATA_DIR;
-    return root / "real" / relative;
-}
-
 std::filesystem::path testData(const std::string& relative) {
     return std::filesystem::path(TOMO_TEST_DATA_DIR) / relative;
 }
