@@ -72,6 +72,12 @@ constexpr double kTuningBudgetSeconds = 1.0;
 constexpr double kMaxTuningBudgetSeconds = 4.0;
 /// Views of the phantom that are projected exactly; see syntheticSinograms().
 constexpr int kPhantomViews = 32;
+/// With ReconOptions::allowApproximate: an approximate candidate competes
+/// only if its result on the timed problem lies within this relative RMS
+/// difference of an exact candidate's result on the same region (gridrec:
+/// 0.2-1 %, oversample: ~0.3 %; float16 and nearest are the user's choice
+/// and stay as chosen).
+constexpr double kApproximateErrorBound = 0.02;
 
 double secondsSince(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
@@ -108,7 +114,8 @@ std::string cacheKey(const std::string& device, const ReconGeometry& g, const Re
     return device + "|projections=" + std::to_string(g.geometry.projections()) +
            "|bins=" + std::to_string(g.geometry.bins) + "|region=" + std::to_string(g.region.width) + "x" +
            std::to_string(g.region.height) + "|" + std::string(interpolationName(o.interpolation)) + "|" +
-           std::string(precisionName(o.precision)) + "|slicesPerPass=" + std::to_string(o.slicesPerPass);
+           std::string(precisionName(o.precision)) + "|slicesPerPass=" + std::to_string(o.slicesPerPass) +
+           (o.allowApproximate ? "|approximate" : "");
 }
 
 json emptyCache() {
@@ -220,9 +227,12 @@ std::vector<float> syntheticSinograms(const Geometry& g, int count) {
 
 /// Seconds per slice of one backproject() of `backend` on the timed problem:
 /// the median of 3 calls after a warm-up, or the warm-up alone when it
-/// already took over `giveUpAfter` (that candidate has lost anyway).
+/// already took over `giveUpAfter` (that candidate has lost anyway). The
+/// slices of the last call land in `out`. A strategy that computes the
+/// whole slice whatever the region gets its sinograms again before each
+/// call (it keeps the last whole slice: a repeated call would be a crop).
 double timeCandidate(const Entry& entry, const ReconGeometry& timed, const ReconOptions& options,
-                     std::span<const float> sinograms, int count, double giveUpAfter) {
+                     std::span<const float> sinograms, int count, double giveUpAfter, std::vector<float>& out) {
     ReconOptions named = options;
     named.strategy = entry.backend->name();
     named.tuning = entry.tuning;
@@ -231,12 +241,14 @@ double timeCandidate(const Entry& entry, const ReconGeometry& timed, const Recon
     // slice keep such a candidate comparable.
     const int slices = std::min(count, plan->maxSlices());
     const std::size_t sliceSize = sinograms.size() / static_cast<std::size_t>(count);
-    plan->setSinograms(sinograms.first(sliceSize * static_cast<std::size_t>(slices)), slices);
-    std::vector<float> out(timed.region.pixels() * static_cast<std::size_t>(slices));
+    const std::span<const float> input = sinograms.first(sliceSize * static_cast<std::size_t>(slices));
+    plan->setSinograms(input, slices);
+    out.assign(timed.region.pixels() * static_cast<std::size_t>(slices), 0.0f);
     // The back-projection's own time where the plan measures it (GPU
     // events: the kernels without the download, which is the same for every
     // candidate and would only blur their differences), else the wall time.
     auto timedCall = [&] {
+        if (entry.backend->computesWholeSlice()) plan->setSinograms(input, slices);
         const auto start = Clock::now();
         plan->backproject(out);
         const double wall = secondsSince(start);
@@ -323,9 +335,16 @@ Autotuner::Choice Autotuner::chooseTuned(std::span<const Backend* const> candida
     assert(!candidates.empty());
     const std::vector<Entry> entries = entriesOf(candidates, options);
     const auto choice = [&](std::size_t i) { return Choice{entries[i].backend, entries[i].tuning}; };
-    // The preferred: the last strategy with its default tuning (listed first).
+    // The preferred: the last exact strategy (the last one when all are
+    // approximate) with its default tuning (listed first). Without timing an
+    // approximate one is never chosen: its error bound is measured.
     std::size_t preferred = entries.size() - 1;
-    while (preferred > 0 && entries[preferred - 1].backend == entries.back().backend) --preferred;
+    for (std::size_t i = entries.size(); i-- > 0;)
+        if (entries[i].backend->isExact()) {
+            preferred = i;
+            break;
+        }
+    while (preferred > 0 && entries[preferred - 1].backend == entries[preferred].backend) --preferred;
     if (entries.size() == 1 || !autotuneEnabled()) return choice(preferred);
     try {
         geometry.validate();
@@ -366,8 +385,21 @@ std::optional<std::size_t> Autotuner::tune(const std::vector<AutotuneEntry>& ent
                     : kTuningBudgetSeconds;
 
     json seconds = json::object();
+    json errors = json::object();
     std::optional<std::size_t> best;
-    double bestSeconds = std::numeric_limits<double>::infinity(); // per slice of `timed`
+    double bestSeconds = std::numeric_limits<double>::infinity(); // per slice of `timed`, exact candidates
+    // Approximate candidates wait for the error check after the loop: their
+    // time and result. The result of the first exact candidate of each timed
+    // region (CPU, GPU) is their reference.
+    struct Pending {
+        std::size_t entry;
+        double seconds;
+        bool gpu;
+        std::vector<float> out;
+    };
+    std::vector<Pending> approximate;
+    std::optional<std::vector<float>> reference[2];
+    std::vector<float> out;
     // Preferred (fastest expected) first, so the slow ones stop after their
     // warm-up call; a strategy's tunings in their order (its default first).
     std::vector<std::size_t> order;
@@ -382,20 +414,46 @@ std::optional<std::size_t> Autotuner::tune(const std::vector<AutotuneEntry>& ent
         ++m_timedCandidates;
         const bool gpu = entries[i].backend->family() != "cpu";
         const ReconGeometry& region = gpu ? timedGpu : timed;
-        // Seconds per slice of `timed`, whatever region was timed.
-        const double scale = static_cast<double>(timed.region.pixels()) / static_cast<double>(region.region.pixels());
+        // Seconds per slice of `timed`, whatever region was timed; a strategy
+        // that computes the whole slice anyway costs its time per whole slice.
+        const double pixels = static_cast<double>(
+            entries[i].backend->computesWholeSlice() ? geometry.region.pixels() : region.region.pixels());
+        const double scale = static_cast<double>(timed.region.pixels()) / pixels;
         try {
             const double s = scale * timeCandidate(entries[i], region, options, sinograms, options.slicesPerPass,
-                                                   2.0 * bestSeconds / scale);
+                                                   2.0 * bestSeconds / scale, out);
             seconds[entries[i].label()] = s;
-            if (s < bestSeconds) {
-                best = i;
-                bestSeconds = s;
+            if (!entries[i].backend->isExact()) {
+                approximate.push_back({i, s, gpu, out});
+            } else {
+                if (!reference[gpu]) reference[gpu] = out;
+                if (s < bestSeconds) {
+                    best = i;
+                    bestSeconds = s;
+                }
             }
         } catch (const Error&) {
             // This candidate cannot run the problem here (device, memory,
             // geometry): the others still compete.
         } catch (const std::bad_alloc&) {
+        }
+    }
+    // An approximate candidate wins only within the error bound of an exact
+    // result of its own region (the same slices of the same problem).
+    for (const Pending& a : approximate) {
+        const std::optional<std::vector<float>>& ref = reference[a.gpu];
+        if (!ref || ref->size() != a.out.size()) continue; // nothing exact to check it against
+        double num = 0.0, den = 0.0;
+        for (std::size_t k = 0; k < a.out.size(); ++k) {
+            const double d = static_cast<double>(a.out[k]) - (*ref)[k];
+            num += d * d;
+            den += static_cast<double>((*ref)[k]) * (*ref)[k];
+        }
+        const double error = den > 0.0 ? std::sqrt(num / den) : std::numeric_limits<double>::infinity();
+        errors[entries[a.entry].label()] = std::isfinite(error) ? json(error) : json(nullptr);
+        if (error <= kApproximateErrorBound && a.seconds < bestSeconds) {
+            best = a.entry;
+            bestSeconds = a.seconds;
         }
     }
     if (!best) return std::nullopt;
@@ -407,6 +465,7 @@ std::optional<std::size_t> Autotuner::tune(const std::vector<AutotuneEntry>& ent
                {"candidates", candidateNames(entries)},
                {"seconds", seconds},
                {"timedRegion", {timed.region.width, timed.region.height}}};
+    if (!errors.empty()) entry["errors"] = errors;
     if (!entries[*best].tuning.empty()) entry["tuning"] = entries[*best].tuning;
     cache["entries"][key] = entry;
     writeCache(cachePath, cache);

@@ -4,6 +4,7 @@
 // parameters, the plan's properties (region, axis moves, several slices,
 // conveyor, preview), the gather form the CUDA kernel runs (checked here on
 // the host against the CPU's spreading), and the parameters' checks.
+#include "tomo/autotune.h"
 #include "tomo/backend.h"
 #include "tomo/error.h"
 #include "tomo/gridrec.h"
@@ -19,15 +20,21 @@
 #include "test_support.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <complex>
 #include <map>
 #include <cstdio>
 #include <numbers>
+#include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tomo {
@@ -574,6 +581,131 @@ TEST(GridrecOptions, RegisteredAsApproximateWholeSliceStrategy) {
     o.allowApproximate = true;
     const auto allowed = BackendRegistry::instance().autoCandidates(o);
     EXPECT_NE(std::find(allowed.begin(), allowed.end(), b), allowed.end());
+}
+
+} // namespace
+} // namespace tomo
+
+namespace tomo {
+namespace {
+
+using nlohmann::json;
+
+// ------------------------------------------------------------ auto
+
+std::string readFile(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+/// Sets an environment variable for the scope, then restores it.
+class EnvironmentValue {
+public:
+    EnvironmentValue(const char* name, const char* value) : m_name(name) {
+        if (const char* old = std::getenv(name)) m_old = old;
+        ::setenv(name, value, 1);
+    }
+    ~EnvironmentValue() {
+        if (m_old) ::setenv(m_name, m_old->c_str(), 1);
+        else ::unsetenv(m_name);
+    }
+
+private:
+    const char* m_name;
+    std::optional<std::string> m_old;
+};
+
+/// A plan of `cpu` that sleeps before each back-projection (`delay`) and
+/// multiplies its slices by `gain` (1.1: a wrong approximate result).
+class AlteredPlan final : public ReconstructionPlan {
+public:
+    AlteredPlan(std::unique_ptr<ReconstructionPlan> inner, std::chrono::milliseconds delay, float gain)
+        : ReconstructionPlan(inner->geometry(), inner->options()), m_inner(std::move(inner)), m_delay(delay),
+          m_gain(gain) {}
+    void setSinograms(std::span<const float> sinograms, int count) override { m_inner->setSinograms(sinograms, count); }
+    void backproject(std::span<float> slices) override {
+        std::this_thread::sleep_for(m_delay);
+        m_inner->backproject(slices);
+        for (float& v : slices) v *= m_gain;
+    }
+    void setAxis(double axis, std::span<const double> offsets) override { m_inner->setAxis(axis, offsets); }
+    void setRegion(const Region& region) override { m_inner->setRegion(region); }
+    int maxSlices() const override { return m_inner->maxSlices(); }
+    std::size_t memoryBytes() const override { return m_inner->memoryBytes(); }
+
+private:
+    std::unique_ptr<ReconstructionPlan> m_inner;
+    std::chrono::milliseconds m_delay;
+    float m_gain;
+};
+
+/// "cpu" slowed down (exact) or "cpu" 10 % off (approximate, not slowed).
+class AlteredBackend final : public Backend {
+public:
+    explicit AlteredBackend(bool exact) : m_exact(exact) {}
+    std::string name() const override { return m_exact ? "test-slow-exact" : "test-wrong-approximate"; }
+    std::string description() const override { return "test"; }
+    std::string family() const override { return "cpu"; }
+    bool isExact() const override { return m_exact; }
+    std::string unavailableReason() const override { return {}; }
+    void checkOptions(const ReconOptions&) const override {}
+    std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry,
+                                                   const ReconOptions& options) const override {
+        ReconOptions inner = options;
+        inner.strategy = "cpu";
+        inner.tuning.clear();
+        return std::make_unique<AlteredPlan>(BackendRegistry::instance().find("cpu")->createPlan(geometry, inner),
+                                             std::chrono::milliseconds(m_exact ? 400 : 0), m_exact ? 1.0f : 1.1f);
+    }
+
+private:
+    bool m_exact;
+};
+
+TEST(GridrecAuto, ApproximateOnlyWhenAllowedAndWithinTheErrorBound) {
+    EnvironmentValue timing("TOMO_AUTOTUNE", "on");
+    test::TempDir dir;
+    Geometry g;
+    g.angles = uniformAngles(180);
+    g.bins = 256;
+    g.axis = g.detectorCentre();
+    const ReconGeometry rg = ReconGeometry::fullSlice(g);
+    const AlteredBackend slowExact(true), wrong(false);
+    const Backend& gridrecCpu = *BackendRegistry::instance().find(gridrec::kCpuName);
+    ReconOptions o;
+    o.threads = 2;
+
+    // Not allowed: the registry offers no approximate candidate, and without
+    // timing the exact one is preferred even when an approximate one is last.
+    for (const Backend* c : BackendRegistry::instance().autoCandidates(o)) EXPECT_TRUE(c->isExact()) << c->name();
+    {
+        EnvironmentValue off("TOMO_AUTOTUNE", "off");
+        const std::vector<const Backend*> candidates{&slowExact, &gridrecCpu};
+        EXPECT_EQ(Autotuner(dir / "off.json").chooseTuned(candidates, rg, o).backend, &slowExact);
+    }
+    o.allowApproximate = true;
+    // Allowed: gridrec (~1 % from the exact result, far faster than a
+    // 400 ms back-projection) wins; a faster approximate strategy that is
+    // 10 % off does not.
+    {
+        Autotuner tuner(dir / "cache.json");
+        const std::vector<const Backend*> candidates{&slowExact, &gridrecCpu};
+        const Autotuner::Choice choice = tuner.chooseTuned(candidates, rg, o);
+        EXPECT_EQ(choice.backend, &gridrecCpu);
+        const auto tunings = gridrec::tuningCandidates(); // the fastest of them within the bound
+        EXPECT_NE(std::find(tunings.begin(), tunings.end(), choice.tuning), tunings.end()) << choice.tuning;
+        const json cache = json::parse(readFile(dir / "cache.json"));
+        const json& entry = cache["entries"].begin().value();
+        EXPECT_NE(cache["entries"].begin().key().find("|approximate"), std::string::npos);
+        EXPECT_LT(entry["errors"]["cpu-gridrec[kernel=4,oversampling=2]"].get<double>(), 0.02) << entry.dump();
+    }
+    {
+        Autotuner tuner(dir / "wrong.json");
+        const std::vector<const Backend*> candidates{&slowExact, &wrong};
+        EXPECT_EQ(tuner.chooseTuned(candidates, rg, o).backend, &slowExact);
+        const json entry = json::parse(readFile(dir / "wrong.json"))["entries"].begin().value();
+        EXPECT_NEAR(entry["errors"]["test-wrong-approximate"].get<double>(), 0.1, 1e-3) << entry.dump();
+    }
 }
 
 } // namespace
