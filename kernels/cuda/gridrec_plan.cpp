@@ -4,6 +4,7 @@
 #include "gpu_filter.h"
 #include "gridrec_kernels.h"
 #include "host_copy.h"
+#include "stage_spans.h"
 
 #include "tomo/error.h"
 #include "tomo/gridrec.h"
@@ -71,7 +72,6 @@ public:
     HostBuffer allocateHost(std::size_t bytes) const override { return allocatePageLockedHost(bytes); }
 
 private:
-    enum Stage { kUpload, kFilter, kBackproject, kDownload, kStages };
     struct Slot {
         DeviceBuffer<float> d_in;  ///< a batch of sinograms
         PinnedBuffer<float> h_in;  ///< staging, made on first use (page-locked callers need none)
@@ -107,11 +107,6 @@ private:
     void finishDownload(int batch, int slices, float* h_dst);
     void drain() noexcept;
 
-    void resetSpans();
-    int beginSpan(Stage stage, cudaStream_t stream);
-    void endSpan(int span, cudaStream_t stream);
-    void collectSpans();
-
     gridrec::Parameters m_parameters;
     std::unique_ptr<gridrec::Setup> m_setup;
     int m_device = 0;
@@ -119,6 +114,7 @@ private:
     int m_maxSlices = 0;
     int m_count = 0;
     bool m_gridValid = false; ///< d_grid holds every pair for the current slices and axis
+    Region m_lastRegion;      ///< of the last backproject()
 
     Stream m_compute, m_copyIn, m_copyOut;
     DeviceBuffer<float> d_table, d_deapodizeX, d_deapodizeY, d_band, d_invX, d_invY;
@@ -136,14 +132,7 @@ private:
     Slot m_slots[2];
     HostCopier m_copier;
 
-    std::vector<Event> m_events;
-    std::size_t m_nextEvent = 0;
-    struct Span {
-        Stage stage;
-        cudaEvent_t begin, end;
-    };
-    std::vector<Span> m_spans;
-    double m_hostSeconds[kStages] = {};
+    StageSpans m_spans;
     StageTimes m_times;
 };
 
@@ -307,7 +296,7 @@ void GridrecPlan::uploadBatch(int batch, const float* h_src, int slices) {
     const std::size_t bytes = static_cast<std::size_t>(slices) * sinogramValues() * sizeof(float);
     TOMO_CUDA_CHECK(cudaEventSynchronize(slot.uploaded.get()));                     // the staging half is free again
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(m_copyIn.get(), slot.filtered.get(), 0)); // d_in no longer read
-    const int span = beginSpan(kUpload, m_copyIn.get());
+    const int span = m_spans.begin(StageSpans::kUpload, m_copyIn.get());
     const float* source = h_src;
     if (!isPageLocked(h_src, bytes)) {
         if (slot.h_in.size() < static_cast<std::size_t>(batchSlices()) * sinogramValues()) {
@@ -317,11 +306,11 @@ void GridrecPlan::uploadBatch(int batch, const float* h_src, int slices) {
         }
         const auto start = Clock::now();
         m_copier.copy(slot.h_in.get(), h_src, bytes);
-        m_hostSeconds[kUpload] += secondsSince(start);
+        m_spans.addHost(StageSpans::kUpload, secondsSince(start));
         source = slot.h_in.get();
     }
     TOMO_CUDA_CHECK(cudaMemcpyAsync(slot.d_in.get(), source, bytes, cudaMemcpyHostToDevice, m_copyIn.get()));
-    endSpan(span, m_copyIn.get());
+    m_spans.end(span, m_copyIn.get());
     TOMO_CUDA_CHECK(cudaEventRecord(slot.uploaded.get(), m_copyIn.get()));
 }
 
@@ -330,7 +319,7 @@ void GridrecPlan::filterBatch(int batch, int slices) {
     const gridrec::Setup& s = *m_setup;
     cudaStream_t stream = m_compute.get();
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, slot.uploaded.get(), 0));
-    const int span = beginSpan(kFilter, stream);
+    const int span = m_spans.begin(StageSpans::kFilter, stream);
     m_filter->filter(slot.d_in.get(), slices * s.projections, stream);
     const int firstPair = batch * m_batchPairs;
     PackRowsLaunch pack;
@@ -346,7 +335,7 @@ void GridrecPlan::filterBatch(int batch, int slices) {
         auto* rows = reinterpret_cast<cufftComplex*>(pack.d_rows + q * pairSpectrumFloats());
         TOMO_CUFFT_CHECK(cufftExecC2C(m_rowPlan.get(), rows, rows, CUFFT_FORWARD));
     }
-    endSpan(span, stream);
+    m_spans.end(span, stream);
     TOMO_CUDA_CHECK(cudaEventRecord(slot.filtered.get(), stream));
 }
 
@@ -410,7 +399,7 @@ void GridrecPlan::download(int batch, int slices, float* direct) {
     Slot& slot = m_slots[batch % 2];
     const std::size_t bytes = static_cast<std::size_t>(slices) * m_geometry.region.pixels() * sizeof(float);
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(m_copyOut.get(), slot.computed.get(), 0));
-    const int span = beginSpan(kDownload, m_copyOut.get());
+    const int span = m_spans.begin(StageSpans::kDownload, m_copyOut.get());
     float* target = direct;
     if (!target) {
         if (slot.h_out.size() < slot.d_out.size()) {
@@ -420,7 +409,7 @@ void GridrecPlan::download(int batch, int slices, float* direct) {
         target = slot.h_out.get();
     }
     TOMO_CUDA_CHECK(cudaMemcpyAsync(target, slot.d_out.get(), bytes, cudaMemcpyDeviceToHost, m_copyOut.get()));
-    endSpan(span, m_copyOut.get());
+    m_spans.end(span, m_copyOut.get());
     TOMO_CUDA_CHECK(cudaEventRecord(slot.downloaded.get(), m_copyOut.get()));
 }
 
@@ -429,45 +418,7 @@ void GridrecPlan::finishDownload(int batch, int slices, float* h_dst) {
     TOMO_CUDA_CHECK(cudaEventSynchronize(slot.downloaded.get()));
     const auto start = Clock::now();
     m_copier.copy(h_dst, slot.h_out.get(), static_cast<std::size_t>(slices) * m_geometry.region.pixels() * sizeof(float));
-    m_hostSeconds[kDownload] += secondsSince(start);
-}
-
-// ----------------------------------------------------------------- timing
-
-void GridrecPlan::resetSpans() {
-    m_spans.clear();
-    m_nextEvent = 0;
-    for (double& s : m_hostSeconds) s = 0.0;
-}
-
-int GridrecPlan::beginSpan(Stage stage, cudaStream_t stream) {
-    while (m_events.size() < m_nextEvent + 2) m_events.push_back(Event::create(true));
-    const Span span{stage, m_events[m_nextEvent].get(), m_events[m_nextEvent + 1].get()};
-    m_nextEvent += 2;
-    TOMO_CUDA_CHECK(cudaEventRecord(span.begin, stream));
-    m_spans.push_back(span);
-    return static_cast<int>(m_spans.size()) - 1;
-}
-
-void GridrecPlan::endSpan(int span, cudaStream_t stream) {
-    TOMO_CUDA_CHECK(cudaEventRecord(m_spans[static_cast<std::size_t>(span)].end, stream));
-}
-
-void GridrecPlan::collectSpans() {
-    double seconds[kStages] = {};
-    bool ran[kStages] = {};
-    for (const Span& s : m_spans) {
-        TOMO_CUDA_CHECK(cudaEventSynchronize(s.end));
-        float ms = 0.0f;
-        TOMO_CUDA_CHECK(cudaEventElapsedTime(&ms, s.begin, s.end));
-        seconds[s.stage] += ms * 1e-3;
-        ran[s.stage] = true;
-    }
-    // Only the stages this call ran are replaced (backproject keeps setSinograms' upload and filter).
-    double* fields[kStages] = {&m_times.upload, &m_times.filter, &m_times.backproject, &m_times.download};
-    for (int i = 0; i < kStages; ++i)
-        if (ran[i]) *fields[i] = seconds[i] + m_hostSeconds[i];
-    m_times.compute = m_times.filter + m_times.backproject; // one stream: they never overlap
+    m_spans.addHost(StageSpans::kDownload, secondsSince(start));
 }
 
 // ----------------------------------------------------------------- API
@@ -483,7 +434,7 @@ void GridrecPlan::setSinograms(std::span<const float> sinograms, int count) {
         d_spectra = DeviceBuffer<float>();
         d_spectra = DeviceBuffer<float>(m_device, floats, "the kept spectra (" + std::to_string(count) + " slices)");
     }
-    resetSpans();
+    m_spans.reset();
     m_times = StageTimes{};
     try {
         for (int b = 0; b * batchSlices() < count; ++b) {
@@ -492,7 +443,7 @@ void GridrecPlan::setSinograms(std::span<const float> sinograms, int count) {
             filterBatch(b, slices);
         }
         TOMO_CUDA_CHECK(cudaStreamSynchronize(m_compute.get()));
-        collectSpans();
+        m_spans.collect(m_times);
     } catch (...) {
         drain();
         throw;
@@ -509,29 +460,30 @@ void GridrecPlan::backproject(std::span<float> slices) {
     const bool direct = isPageLocked(slices.data(), slices.size() * sizeof(float));
     auto slicesOf = [&](int b) { return std::min(batchSlices(), m_count - b * batchSlices()); };
     auto output = [&](int b) { return slices.data() + static_cast<std::size_t>(b) * batchSlices() * pixels; };
-    resetSpans();
+    m_spans.reset();
     try {
         for (int b = 0; b < batches; ++b) {
             Slot& slot = m_slots[b % 2];
             cudaStream_t stream = m_compute.get();
             TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, slot.downloaded.get(), 0)); // d_out no longer read
-            const int span = beginSpan(kBackproject, stream);
-            if (!m_gridValid) gridPairs(b * m_batchPairs, (slicesOf(b) + 1) / 2);
+            const int span = m_spans.begin(StageSpans::kBackproject, stream);
+            if (!m_gridValid || m_lastRegion == m_geometry.region) gridPairs(b * m_batchPairs, (slicesOf(b) + 1) / 2);
             cropBatch(b, slicesOf(b));
-            endSpan(span, stream);
+            m_spans.end(span, stream);
             TOMO_CUDA_CHECK(cudaEventRecord(slot.computed.get(), stream));
             download(b, slicesOf(b), direct ? output(b) : nullptr);
             if (b > 0 && !direct) finishDownload(b - 1, slicesOf(b - 1), output(b - 1));
         }
         if (direct) TOMO_CUDA_CHECK(cudaStreamSynchronize(m_copyOut.get()));
         else finishDownload(batches - 1, slicesOf(batches - 1), output(batches - 1));
-        collectSpans();
+        m_spans.collect(m_times);
     } catch (...) {
         drain();
         m_gridValid = false;
         throw;
     }
     m_gridValid = batches == 1;
+    m_lastRegion = m_geometry.region;
 }
 
 void GridrecPlan::setAxis(double axis, std::span<const double> offsets) {
