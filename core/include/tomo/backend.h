@@ -169,7 +169,8 @@ public:
     virtual bool isExact() const { return true; }
     /// True when backproject() computes the whole slice grid whatever the
     /// region (the Fourier strategies): its time does not shrink with the
-    /// region, and another region of the same slices costs only a crop.
+    /// region, and a call for another region of the same slices and axis
+    /// (setRegion only) costs a crop.
     virtual bool computesWholeSlice() const { return false; }
 
     /// Texture fetches the kernel issues per voxel update with these options

@@ -4,13 +4,14 @@
 //
 //   setSinograms: CpuPlan filters and weights the rows -> prepare(): per pair
 //     of slices and view, the complex row zero-extended to L -> 1D FFT (kept)
-//   backproject: when the slices, the axis or the offsets changed since the
-//     last call, per pair: phased samples -> spread (bands of grid rows in
+//   backproject: per pair: phased samples -> spread (bands of grid rows in
 //     parallel) -> inverse FFT of every grid row, then of the columns the
-//     slice needs -> deapodised whole slices (kept); the region is then
-//     cropped from them, so another region of the same slices (the live
-//     preview's bands) is a copy. An axis that needs longer rows (its pixels
-//     would read the next period of the row) rebuilds the spectra first.
+//     slice needs -> deapodised whole slices (kept); the region is cropped
+//     from them. A call for another region of the same slices, axis and
+//     offsets (the live preview's bands) only crops; a call for the same
+//     region computes again (so timings stay honest). An axis that needs
+//     longer rows (its pixels would read the next period of the row)
+//     rebuilds the spectra first.
 #include "recon/gridrec_cpu.h"
 
 #include "tomo/cpu_backends.h"
@@ -25,6 +26,7 @@
 #include <memory>
 #include <numbers>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tomo {
@@ -51,18 +53,20 @@ inline int floorToInt(double x) {
     return i - (x < i);
 }
 
-/// Adds the samples of canonical row i that reach grid rows [r0, r1).
-TOMO_CPU_CLONES
-void spreadRow(const Setup& s, int i, const Complex* samples, Complex* grid, std::size_t stride, int r0, int r1) {
+/// Adds the samples of canonical row i that reach grid rows [r0, r1). The
+/// kernel width W is a template parameter: the window's loops unroll and
+/// its W complex values go through the vector unit at once.
+template <int W>
+TOMO_CPU_CLONES void spreadRow(const Setup& s, int i, const Complex* samples, Complex* grid, std::size_t stride,
+                               int r0, int r1) {
     const int g = s.gridSize;
     const int last = s.lastSample();
-    const int w = s.parameters.kernelWidth;
-    const double hw = s.halfWidth;
+    const double hw = 0.5 * W;
     const double ax = s.dirX[i];
     const double ay = s.dirY[i];
     const float* table = s.table.data();
     const Complex* row = samples + static_cast<std::size_t>(i) * s.sampleStride() + last;
-    float wx[kMaxKernelWidth];
+    float wx[2 * W]; // each weight twice: for the real and the imaginary part
     // Grid row j also stands for j + b G: the samples (|y| < B G) reach it
     // for b in -(B+1)..B.
     for (int b = -s.parameters.band - 1; b <= s.parameters.band; ++b) {
@@ -86,19 +90,26 @@ void spreadRow(const Setup& s, int i, const Complex* samples, Complex* grid, std
             while (ux < 0.0) ux += g;
             while (ux >= g) ux -= g;
             const int jx0 = floorToInt(ux - hw) + 1;
-            for (int t = 0; t < w; ++t) wx[t] = kernelWeight(table, s.tableLast, static_cast<float>(jx0 + t - ux));
+            const float dx0 = static_cast<float>(jx0 - ux);
+            for (int t = 0; t < W; ++t) wx[2 * t] = wx[2 * t + 1] = kernelWeight(table, s.tableLast, dx0 + t);
             const Complex v = row[k];
             for (int jy = jy0; jy <= jy1; ++jy) {
                 const float wy = kernelWeight(table, s.tableLast, static_cast<float>(jy - py));
-                const float vr = wy * v.real(), vi = wy * v.imag();
+                const float vv[2] = {wy * v.real(), wy * v.imag()};
                 float* out = reinterpret_cast<float*>(grid + static_cast<std::size_t>(jy) * stride + kGridPad + jx0);
-                for (int t = 0; t < w; ++t) {
-                    out[2 * t] += wx[t] * vr;
-                    out[2 * t + 1] += wx[t] * vi;
-                }
+                for (int t = 0; t < 2 * W; ++t) out[t] += wx[t] * vv[t & 1];
             }
         }
     }
+}
+
+using SpreadRow = void (*)(const Setup&, int, const Complex*, Complex*, std::size_t, int, int);
+
+template <int... W>
+SpreadRow spreadRowFor(int width, std::integer_sequence<int, W...>) {
+    SpreadRow f = nullptr;
+    ((width == W + kMinKernelWidth ? (f = &spreadRow<W + kMinKernelWidth>, 0) : 0), ...);
+    return f;
 }
 
 } // namespace
@@ -132,12 +143,14 @@ void phaseSamples(const Setup& s, const Complex* spectra, std::size_t spectrumSt
 
 void spread(const Setup& s, const Complex* samples, Complex* grid, std::size_t stride, WorkerPool& pool) {
     const int g = s.gridSize;
+    const SpreadRow spreadRowOfWidth = spreadRowFor(
+        s.parameters.kernelWidth, std::make_integer_sequence<int, kMaxKernelWidth - kMinKernelWidth + 1>{});
     const int bands = (g + kBandRows - 1) / kBandRows;
     pool.parallelFor(bands, [&](int band, int) {
         const int r0 = band * kBandRows;
         const int r1 = std::min(g, r0 + kBandRows);
         std::fill(grid + static_cast<std::size_t>(r0) * stride, grid + static_cast<std::size_t>(r1) * stride, Complex{});
-        for (int i = 0; i < s.projections; ++i) spreadRow(s, i, samples, grid, stride, r0, r1);
+        for (int i = 0; i < s.projections; ++i) spreadRowOfWidth(s, i, samples, grid, stride, r0, r1);
         for (int j = r0; j < r1; ++j) { // fold the margins round
             Complex* row = grid + static_cast<std::size_t>(j) * stride + kGridPad;
             for (int c = 1; c <= kGridPad; ++c) {
@@ -283,8 +296,10 @@ private:
             computeSpectra();
             m_wholeValid = false;
         }
-        if (!m_wholeValid || m_wholeAxis != g.axis || m_wholeOffsets != g.axisOffsets) computeWholeSlices();
         const Region& r = m_geometry.region;
+        if (!m_wholeValid || m_wholeAxis != g.axis || m_wholeOffsets != g.axisOffsets || m_wholeRegion == r)
+            computeWholeSlices();
+        m_wholeRegion = r;
         const std::size_t pixels = static_cast<std::size_t>(m_setup->width) * m_setup->height;
         for (int slice = 0; slice < sliceCount(); ++slice)
             for (int y = 0; y < r.height; ++y) {
@@ -311,6 +326,7 @@ private:
     bool m_wholeValid = false;
     double m_wholeAxis = 0.0;
     std::vector<double> m_wholeOffsets;
+    Region m_wholeRegion; ///< the region of the last call
 };
 
 class GridrecCpuBackend final : public Backend {
