@@ -66,15 +66,9 @@ std::vector<float> reconstruct(const ReconGeometry& g, const ReconOptions& o, co
     return out;
 }
 
-/// ||a - b|| / ||b|| over all values, or where mask != 0.
-double relative(const std::vector<float>& a, const std::vector<float>& b, const std::vector<std::uint8_t>& mask = {}) {
-    double num = 0.0, den = 0.0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (!mask.empty() && !mask[i]) continue;
-        num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-        den += double(b[i]) * b[i];
-    }
-    return std::sqrt(num / den);
+/// ||a - b|| / ||b||.
+double relative(const std::vector<float>& a, const std::vector<float>& b) {
+    return test::relativeDifference(a, b);
 }
 
 std::string sci(double v) {
@@ -598,23 +592,6 @@ std::string readFile(const std::filesystem::path& path) {
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-/// Sets an environment variable for the scope, then restores it.
-class EnvironmentValue {
-public:
-    EnvironmentValue(const char* name, const char* value) : m_name(name) {
-        if (const char* old = std::getenv(name)) m_old = old;
-        ::setenv(name, value, 1);
-    }
-    ~EnvironmentValue() {
-        if (m_old) ::setenv(m_name, m_old->c_str(), 1);
-        else ::unsetenv(m_name);
-    }
-
-private:
-    const char* m_name;
-    std::optional<std::string> m_old;
-};
-
 /// A plan of `cpu` that sleeps before each back-projection (`delay`) and
 /// multiplies its slices by `gain` (1.1: a wrong approximate result).
 class AlteredPlan final : public ReconstructionPlan {
@@ -663,7 +640,7 @@ private:
 };
 
 TEST(GridrecAuto, ApproximateOnlyWhenAllowedAndWithinTheErrorBound) {
-    EnvironmentValue timing("TOMO_AUTOTUNE", "on");
+    test::ScopedEnv timing("TOMO_AUTOTUNE", nullptr); // timing on (ctest sets it off)
     test::TempDir dir;
     Geometry g;
     g.angles = uniformAngles(180);
@@ -679,7 +656,7 @@ TEST(GridrecAuto, ApproximateOnlyWhenAllowedAndWithinTheErrorBound) {
     // timing the exact one is preferred even when an approximate one is last.
     for (const Backend* c : BackendRegistry::instance().autoCandidates(o)) EXPECT_TRUE(c->isExact()) << c->name();
     {
-        EnvironmentValue off("TOMO_AUTOTUNE", "off");
+        test::ScopedEnv off("TOMO_AUTOTUNE", "off");
         const std::vector<const Backend*> candidates{&slowExact, &gridrecCpu};
         EXPECT_EQ(Autotuner(dir / "off.json").chooseTuned(candidates, rg, o).backend, &slowExact);
     }

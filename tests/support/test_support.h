@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -20,6 +21,20 @@ public:
 
 private:
     std::filesystem::path m_path;
+};
+
+/// Sets an environment variable for the scope of a test (nullptr: unsets
+/// it), then puts the old value back.
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const char* value);
+    ~ScopedEnv();
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+    const char* m_name;
+    std::optional<std::string> m_old;
 };
 
 /// shared/data/real/<relative>; empty path when the shared data folder is not
