@@ -374,8 +374,9 @@ TEST(Gridrec, SeveralSlicesEqualOneAtATimeAndPlansAreReused) {
         const std::vector<float> one(five.begin() + z * sinogram, five.begin() + (z + 1) * sinogram);
         const auto alone = reconstruct(rg, gridrecOptions(), one);
         const std::vector<float> part(together.begin() + z * slice, together.begin() + (z + 1) * slice);
-        // Its partner in the pair only changes the rounding (measured 1e-7).
+        // Its partner in the pair only changes the rounding (measured 1.5-1.8e-7).
         EXPECT_LT(relative(part, alone), 1e-5) << "slice " << z;
+        std::printf("MEASURED slice %d in a pair vs alone: %.2e\n", z, relative(part, alone));
     }
     // Threads do not change the result.
     ReconOptions one = gridrecOptions();
@@ -475,8 +476,11 @@ void expectGatherEqualsSpread(const ReconGeometry& rg, const gridrec::Parameters
             worst = std::max(worst, static_cast<double>(std::abs(std::complex<float>(re, im) - expected)));
             energy += std::norm(expected);
         }
-    // Float sums of the same terms in another order: measured 3e-7 of the peak.
+    // Float sums of the same terms in another order: measured 6e-8 to 1.2e-6
+    // of the peak (the widest kernel sums the most terms).
     EXPECT_LT(worst, 1e-5 * peak) << "peak " << peak;
+    std::printf("MEASURED gather vs spread, kernel %d, band %d: %.2e of the peak\n", parameters.kernelWidth,
+                parameters.band, worst / peak);
     EXPECT_GT(energy, 0.0);
 }
 
