@@ -111,11 +111,16 @@ std::string joinNames(const std::vector<std::string>& names) {
     return out;
 }
 
-std::string strategyHelp() {
-    std::string text = "Back-projection strategy: auto (the fastest available exact one), or one of: ";
+/// "cpu-reference, cpu, ...": the strategies of this build.
+std::string strategyNames() {
     std::vector<std::string> names;
     for (const Backend* b : BackendRegistry::instance().backends()) names.push_back(b->name());
-    return text + joinNames(names) + " (see --list-strategies)";
+    return joinNames(names);
+}
+
+std::string strategyHelp() {
+    return "Back-projection strategy: auto (the fastest available exact one), or one of: " + strategyNames() +
+           " (see --list-strategies)";
 }
 
 void addOptions(CLI::App& app, CommandLine& c) {
@@ -170,7 +175,8 @@ void addOptions(CLI::App& app, CommandLine& c) {
                    "Kernel parameters of the alu, hybrid and oversample strategies: shape=N (a block shape "
                    "of the README's table), hybrid also share=M (texture blocks per 16); of gridrec and "
                    "cpu-gridrec: kernel=W (2..16), oversampling=S (1.25..3), band=B (1..2); comma-separated "
-                   "(default: the mode's measured best; with --strategy auto, the autotuner's choice)")
+                   "(default: the mode's measured best; with --strategy auto, the autotuner's choice). Other "
+                   "strategies refuse any tuning")
         ->type_name("K=V,...");
     app.add_flag("--allow-approximate", c.allowApproximate,
                  "With --strategy auto: let approximate strategies (gridrec, cpu-gridrec, oversample) compete too, "
@@ -182,9 +188,10 @@ void addOptions(CLI::App& app, CommandLine& c) {
         ->check(integerIn(0, kMaxThreads))
         ->capture_default_str();
     app.add_option("--memory-budget", c.memoryBudget,
-                   "GiB of host memory for the chunks in flight (default: 1/16 of the machine's memory, 1 to 4 GiB)")
+                   "GiB of host memory for the chunks in flight (default: 1/16 of the machine's memory, 1 to 4 GiB; "
+                   "at most half of it: a larger budget is capped there, with a warning)")
         ->type_name("GIB")
-        ->check(CLI::Range(0.001, 1e6));
+        ->check(numberIn(0.001, 1e6));
     app.add_option("--angles", c.angles,
                    "Text file of projection angles in degrees, one per line; overrides the file's angles "
                    "(TIFF and raw data carry none)")
@@ -257,11 +264,14 @@ void addOptions(CLI::App& app, CommandLine& c) {
                    "command line override it")
         ->type_name("FILE");
     app.add_flag("--overwrite", c.overwrite, "Replace an existing output (it is never replaced otherwise)");
-    app.add_flag("--list-strategies", c.listStrategies, "List the strategies of this build and exit");
+    app.add_flag("--list-strategies", c.listStrategies,
+                 "List the strategies of this build (available or why not), the GPUs (or why there are none) and "
+                 "the OpenCL devices, and exit");
     app.add_flag("--info", c.info,
                  "Describe INPUT as a run would read it (format, projections x rows x columns, sample type, flats "
                  "and darks, angles, warnings) and exit: nothing is written, -o is not needed, the reconstruction "
-                 "options are ignored; a damaged or unreadable INPUT gives the same error and exit code as a run");
+                 "options are not applied (a malformed one is still refused); a damaged or unreadable INPUT gives the "
+                 "same error and exit code as a run");
     app.add_flag("--demo", c.demo,
                  "Reconstruct the built-in demo: a 256x256x16 Shepp-Logan phantom scan (360 views, flats, darks, "
                  "noise) written as DXchange to a temporary folder and read back; prints its error against the "
@@ -296,6 +306,10 @@ RunConfig effectiveConfig(const CLI::App& app, const CommandLine& c) {
     }
     if (given("--region")) cfg.region = parseRegion(c.region);
     ReconOptions& o = cfg.options;
+    if (!c.config.empty() && !given("--strategy") && o.strategy != "auto" &&
+        !BackendRegistry::instance().find(o.strategy))
+        throw FormatError("run config '" + c.config + "': key 'strategy': '" + o.strategy +
+                          "' is not a strategy (expected auto or one of: " + strategyNames() + ")");
     if (given("--strategy")) o.strategy = c.strategy;
     if (given("--interp")) o.interpolation = parseInterpolation(c.interp);
     if (given("--precision")) o.precision = parsePrecision(c.precision);
@@ -303,10 +317,7 @@ RunConfig effectiveConfig(const CLI::App& app, const CommandLine& c) {
     if (given("--filter")) o.filter.window = parseFilterWindow(c.filter);
     if (given("--padding")) o.filter.padding = parsePadding(c.padding);
     if (given("--device")) o.device = c.device;
-    if (given("--opencl-device")) {
-        if (c.openclDevice.empty()) throw InvalidArgument("--opencl-device '': expected a device index or name");
-        o.openclDevice = c.openclDevice;
-    }
+    if (given("--opencl-device")) o.openclDevice = c.openclDevice; // not '' (refuseEmptyValues)
     if (given("--tuning")) o.tuning = c.tuning;
     if (given("--allow-approximate")) o.allowApproximate = c.allowApproximate;
     if (given("--threads")) o.threads = c.threads;
@@ -322,10 +333,7 @@ SampleType parseSampleType(const std::string& s) {
 
 /// The run config's open options, with those given on the command line instead.
 OpenOptions openOptions(const CLI::App& app, const CommandLine& c, OpenOptions o) {
-    if (app.count("--angles")) {
-        if (c.angles.empty()) throw InvalidArgument("--angles '': expected a file of angles");
-        o.anglesFile = c.angles;
-    }
+    if (app.count("--angles")) o.anglesFile = c.angles; // not '' (refuseEmptyValues)
     if (app.count("--angles-lines")) {
         const RowRange lines = parseRows(c.anglesLines, "--angles-lines");
         o.anglesLines = LineRange{lines.first, lines.count};
@@ -431,9 +439,7 @@ void printStrategies() {
         std::printf("%-18s %-7s %-6s %s\n", b->name().c_str(), b->family().c_str(), b->isExact() ? "yes" : "no",
                     (why.empty() ? "yes: " + b->description() : "no: " + why).c_str());
     }
-    for (const GpuDevice& d : gpuDevices())
-        std::printf("GPU %d: %s, %d SMs, %.1f GiB, compute %d.%d\n", d.index, d.name.c_str(), d.multiprocessors,
-                    static_cast<double>(d.memoryBytes) / (1u << 30), d.computeMajor, d.computeMinor);
+    for (const std::string& line : gpuLines()) std::printf("%s\n", line.c_str());
     for (const std::string& line : openclDeviceLines()) std::printf("%s\n", line.c_str());
 }
 
@@ -775,6 +781,7 @@ int runCone(const CLI::App& app, const CommandLine& c, const RunConfig& cfg, Dat
 }
 
 int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
+    refuseEmptyValues(app);
     if (c.listStrategies) {
         printStrategies();
         return kExitOk;
@@ -795,7 +802,13 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
         return kExitOk;
     }
     if (!demo && c.output.empty()) throw InvalidArgument("no output given: add -o OUTPUT (e.g. -o volume.h5)");
-    if (!c.output.empty()) checkOutput(c.output, cfg.input, c.overwrite);
+    if (!c.output.empty()) {
+        checkOutput(c.output, cfg.input, c.overwrite);
+        for (const StaleTemporary& t : removeStaleTemporaries(c.output))
+            std::printf("removed %s: the hidden temporary of an earlier run writing this output that never finished "
+                        "(its process %ld is gone)\n",
+                        t.path.c_str(), t.process);
+    }
     cfg.open = openOptions(app, c, cfg.open);
     const OpenOptions& open = cfg.open;
     if (demo && (open.raw || open.anglesFile))
@@ -864,6 +877,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     const std::string requested = cfg.options.strategy;
     cfg.options = BackendRegistry::instance().resolveOptions(cfg.options, recon);
 
+    const MemoryBudget budget = memoryBudget(c.memoryBudget);
     WriteOptions write = writeBase;
     write.attributes = {
         {"software", std::string(kProgram) + " " + TOMO_VERSION},
@@ -888,6 +902,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
         {"padding", std::string(paddingName(cfg.options.filter.padding))},
         {"device", std::to_string(cfg.options.device)},
         {"threads", std::to_string(cfg.options.threads)},
+        {"memory_budget", budget.text},
         {"units", "attenuation per pixel"},
         {"run_config", toJson(cfg)},
     };
@@ -923,7 +938,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     job.geometry = recon;
     job.axisLine = axis.line;
     job.options = cfg.options;
-    job.memoryBudget = static_cast<std::size_t>(c.memoryBudget * double(std::size_t{1} << 30));
+    job.memoryBudget = budget.bytes;
     job.corrections = cfg.corrections;
     job.maxClampedFraction = c.maxClampedPercent / 100.0;
     job.gpuCorrections = !c.corrections.cpuCorrections;
@@ -956,12 +971,14 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
         return formatSeconds(seconds) + " (" + std::to_string(static_cast<int>(std::lround(share))) + "%)";
     };
     std::printf("%s: %d slices of %dx%d -> %s in %s; setup %s; busy: read %s, preprocess %s (on %s), filter + "
-                "back-projection %s at %.3g GU/s with %s, write %s; bottleneck: %s; chunk buffers peak %.0f MiB\n",
+                "back-projection %s at %.3g GU/s with %s, write %s; bottleneck: %s; chunk buffers peak %.0f MiB of a "
+                "%s GiB budget\n",
                 kProgram, report.slices, recon.region.width, recon.region.height, output.c_str(),
                 formatSeconds(report.secondsTotal).c_str(), busy(report.secondsSetup).c_str(), busy(report.secondsRead).c_str(),
                 busy(report.secondsPreprocess).c_str(), report.correctedOn.c_str(),
                 busy(report.secondsReconstruct).c_str(), report.gups, report.strategy.c_str(), busy(report.secondsWrite).c_str(), report.bottleneck().c_str(),
-                static_cast<double>(report.peakBufferBytes) / (1 << 20));
+                static_cast<double>(report.peakBufferBytes) / (1 << 20),
+                formatNumber(static_cast<double>(report.memoryBudget) / (1 << 30), 3).c_str());
     if (!report.preprocessSteps.empty())
         std::printf("%s: preprocessing on %s, busy per step: %s\n", kProgram, report.correctedOn.c_str(),
                     formatSteps(report.preprocessSteps).c_str());

@@ -60,8 +60,32 @@ std::string knownNames(const BackendRegistry& registry) {
     return names;
 }
 
-bool accepts(const Backend& b, const ReconOptions& options) {
+bool hasKernelParameters(const Backend& b, const ReconOptions& options) {
+    const std::vector<std::string> candidates = b.tuningCandidates(options);
+    return std::any_of(candidates.begin(), candidates.end(), [](const std::string& c) { return !c.empty(); });
+}
+
+/// A tuning given to a strategy without kernel parameters is refused, not
+/// kept unused (and recorded as if it had run); the strategies with
+/// parameters check theirs in checkOptions.
+void checkTuning(const BackendRegistry& registry, const Backend& b, const ReconOptions& options) {
+    if (options.tuning.empty() || hasKernelParameters(b, options)) return;
+    std::string withParameters;
+    for (const Backend* other : registry.backends())
+        if (hasKernelParameters(*other, options)) withParameters += (withParameters.empty() ? "" : ", ") + other->name();
+    std::string shown = options.tuning.substr(0, 40);
+    for (char& c : shown)
+        if (static_cast<unsigned char>(c) < 0x20) c = '?';
+    throw InvalidArgument("tuning '" + shown + (options.tuning.size() > 40 ? "...'" : "'") + ": strategy '" + b.name() +
+                          "' has no kernel parameters (" +
+                          (withParameters.empty() ? std::string("no strategy of this build has any")
+                                                  : "only " + withParameters + " take them") +
+                          "); leave the tuning out");
+}
+
+bool accepts(const BackendRegistry& registry, const Backend& b, const ReconOptions& options) {
     try {
+        checkTuning(registry, b, options);
         b.checkOptions(options);
         return true;
     } catch (const InvalidArgument&) {
@@ -92,7 +116,7 @@ std::vector<const Backend*> BackendRegistry::autoCandidates(const ReconOptions& 
     // user chose it.
     std::vector<const Backend*> candidates;
     for (const auto& b : m_backends)
-        if ((b->isExact() || options.allowApproximate) && b->unavailableReason().empty() && accepts(*b, options) &&
+        if ((b->isExact() || options.allowApproximate) && b->unavailableReason().empty() && accepts(*this, *b, options) &&
             (b->family() != "opencl" || openclForAuto(options)))
             candidates.push_back(b.get());
     std::stable_partition(candidates.begin(), candidates.end(),
@@ -104,9 +128,11 @@ ReconOptions BackendRegistry::resolveOptions(const ReconOptions& options, const 
     if (options.strategy != "auto") {
         const Backend* b = find(options.strategy);
         if (!b)
-            throw InvalidArgument("unknown strategy '" + options.strategy + "' (known: " + knownNames(*this) + ")");
+            throw InvalidArgument("unknown strategy '" + options.strategy.substr(0, 40) +
+                                  (options.strategy.size() > 40 ? "...'" : "'") + " (known: " + knownNames(*this) + ")");
         if (auto why = b->unavailableReason(); !why.empty())
             throw DeviceError("strategy '" + b->name() + "' is not available: " + why);
+        checkTuning(*this, *b, options);
         b->checkOptions(options);
         return options;
     }
@@ -115,7 +141,8 @@ ReconOptions BackendRegistry::resolveOptions(const ReconOptions& options, const 
         throw InvalidArgument("no available strategy accepts these options (interpolation " +
                               std::string(interpolationName(options.interpolation)) + ", precision " +
                               std::string(precisionName(options.precision)) + ", slices per pass " +
-                              std::to_string(options.slicesPerPass) + ")");
+                              std::to_string(options.slicesPerPass) +
+                              (options.tuning.empty() ? "" : ", tuning '" + options.tuning.substr(0, 40) + "'") + ")");
     const Autotuner::Choice choice = Autotuner::instance().chooseTuned(candidates, geometry, options);
     ReconOptions resolved = options;
     resolved.strategy = choice.backend->name();

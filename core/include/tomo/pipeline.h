@@ -107,6 +107,9 @@ struct VolumeReport {
     /// Host memory of the conveyor's chunk buffers at their peak (the plan's
     /// own memory and the reader's library caches come on top).
     std::size_t peakBufferBytes = 0;
+    /// The budget the chunks were sized by: VolumeJob::memoryBudget, or the
+    /// default (grown for the stage's margin rows, see there).
+    std::size_t memoryBudget = 0;
     /// giga-updates per second of the reconstruct stage
     /// (region pixels x slices x projections / secondsReconstruct / 1e9).
     double gups = 0.0;

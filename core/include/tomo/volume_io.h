@@ -116,6 +116,20 @@ std::unique_ptr<VolumeWriter> createVolumeWriter(const std::filesystem::path& ta
 /// those writers afterwards.
 void removeUncommittedOutputs() noexcept;
 
+/// A hidden temporary of `target` that an earlier run left behind.
+struct StaleTemporary {
+    std::filesystem::path path;
+    long process = 0; ///< the id of the process that wrote it
+};
+/// Deletes what runs that never finished (killed with SIGKILL, a crash of
+/// the machine) left beside `target`: its hidden temporaries
+/// ".NAME.tmp-HOST-PID-N" (and ".NAME.tmp-HOST-PID-N.old") written on this
+/// machine (HOST) by a process PID that no longer runs. A temporary of a
+/// process still running (a concurrent run writing the same target), or of
+/// another machine sharing the file system, is left alone. Returns what was
+/// deleted; throws IoError naming a temporary that cannot be deleted.
+std::vector<StaleTemporary> removeStaleTemporaries(const std::filesystem::path& target);
+
 /// Reads a volume written by createVolumeWriter (or any HDF5 file with a 3D
 /// or 2D dataset "/volume" of uint8, uint16, float16, float32 or float64,
 /// or a TIFF / directory of TIFFs), as the values: float16 widened,

@@ -50,9 +50,19 @@ private:
     int m_slot = -1; ///< where removeUncommittedOutputs() finds the temporary
 };
 
-/// Throws IoError naming the target when its file system has less than
-/// `bytes` free: a full disk is found before hours of computing, not after.
-void requireFreeSpace(const std::filesystem::path& target, double bytes);
+/// What a volume takes on disk: `files` files of `bytesPerFile` each (a
+/// TIFF folder: one per slice), samples and the format's own bytes
+/// (headers, the parameters, chunk index, per-page descriptions). Outputs
+/// are not compressed, so their size is known before anything is written.
+struct VolumeFootprint {
+    double files = 1.0;
+    double bytesPerFile = 0.0;
+};
+
+/// Throws IoError naming the target when its file system has less room
+/// than `footprint` (each file rounded up to the file system's blocks): a
+/// full disk is found before hours of computing, not after.
+void requireFreeSpace(const std::filesystem::path& target, const VolumeFootprint& footprint);
 
 /// Checks writeSlices() arguments against the volume's size and remembers
 /// which slices were written, so commit() refuses an incomplete volume.
@@ -123,12 +133,15 @@ int writerThreads(const WriteOptions& options);
 
 // The factories take options whose range createVolumeWriter has checked.
 #if TOMO_WITH_HDF5
+VolumeFootprint hdf5Footprint(int width, int height, int slices, const WriteOptions& options);
 std::unique_ptr<VolumeWriter> createHdf5VolumeWriter(const std::filesystem::path& target, int width, int height,
                                                      int slices, const WriteOptions& options);
 ImageStack readHdf5Volume(const std::filesystem::path& path);
 #endif
 
 #if TOMO_WITH_TIFF
+/// One file per slice (`folder`) or one multi-page file.
+VolumeFootprint tiffFootprint(int width, int height, int slices, const WriteOptions& options, bool folder);
 /// A directory of slice_00000.tif, ... (one image per slice).
 std::unique_ptr<VolumeWriter> createTiffDirectoryWriter(const std::filesystem::path& target, int width, int height,
                                                         int slices, const WriteOptions& options);

@@ -87,10 +87,16 @@ int passSlices(const ReconstructionPlan& plan) {
     return std::clamp(plan.options().slicesPerPass, 1, std::max(1, plan.maxSlices()));
 }
 
-int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const PreprocessingStage& stage,
-                    int rowCount, bool rawToPlan) {
-    if (job.chunkRows > 0) return std::min(job.chunkRows, rowCount);
+/// Rows per chunk, and the memory budget they were sized by.
+struct ChunkSizing {
+    int rows = 0;
+    std::size_t budget = 0;
+};
+
+ChunkSizing chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const PreprocessingStage& stage,
+                            int rowCount, bool rawToPlan) {
     std::size_t budget = budgetOf(job);
+    if (job.chunkRows > 0) return {std::min(job.chunkRows, rowCount), budget};
     const DatasetInfo& info = stage.info();
     const std::size_t values = static_cast<std::size_t>(info.projections) * info.columns;
     const std::size_t raw = values * sampleBytes(info.sampleType);
@@ -110,9 +116,9 @@ int chooseChunkRows(const VolumeJob& job, const ReconstructionPlan& plan, const 
     const std::size_t room = budget > marginBytes ? budget - marginBytes : 0;
     const int fit = static_cast<int>(std::clamp<std::size_t>(room / rowBytes, 1, rowCount));
     const int batch = std::max(1, plan.maxSlices());
-    if (fit >= batch) return fit / batch * batch;
+    if (fit >= batch) return {fit / batch * batch, budget};
     const int pass = passSlices(plan);
-    return fit >= pass ? fit / pass * pass : fit;
+    return {fit >= pass ? fit / pass * pass : fit, budget};
 }
 
 /// Slices per plan call: as many as the plan takes, but few enough that
@@ -278,8 +284,10 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     VolumeReport report;
     report.strategy = plan->options().strategy;
     report.secondsPlan = planSeconds;
-    const int chunkRows = chooseChunkRows(job, *plan, stage, rowCount, rawToPlan);
+    const ChunkSizing sizing = chooseChunkRows(job, *plan, stage, rowCount, rawToPlan);
+    const int chunkRows = sizing.rows;
     report.chunkRows = chunkRows;
+    report.memoryBudget = sizing.budget;
     const std::vector<int> chunkSizes = job.chunkRows > 0
                                             ? detail::equalChunks(rowCount, chunkRows)
                                             : detail::taperedChunks(rowCount, chunkRows, passSlices(*plan));

@@ -18,6 +18,19 @@ namespace {
 
 constexpr const char* kVolume = "/volume";
 
+// The file's bytes besides the samples, measured with HDF5 1.10.8 (see
+// tests/core/test_volume_io.cpp) and rounded up: the superblock, the root
+// group, the dataset's header with the writer's own attributes and the
+// first node of the chunk B-tree (10.1 to 11.9 KiB measured); each string
+// attribute's name and value in the global heap, and beyond 8 of them a
+// fractal heap and a name index (measured 1.0 to 1.4 times the text, plus
+// about 100 bytes each); another B-tree node per 64 chunks (6272 bytes).
+constexpr double kFileBytes = 16384.0;
+constexpr double kAttributeBytes = 128.0;
+constexpr double kAttributeTextFactor = 1.1;
+constexpr double kChunkNodeBytes = 6656.0;
+constexpr double kChunksPerNode = 64.0;
+
 /// IEEE binary16, which HDF5 1.10 does not predefine: a float type of two
 /// bytes, sign bit 15, 5 exponent bits from bit 10 with bias 15, 10 fraction
 /// bits. h5py defines its float16 the same way, so h5py/NumPy read float16.
@@ -216,6 +229,17 @@ void readHalves(const h5::Array& volume, ImageStack& stack) {
 }
 
 } // namespace
+
+VolumeFootprint hdf5Footprint(int width, int height, int slices, const WriteOptions& options) {
+    const double rowBytes = static_cast<double>(width) * static_cast<double>(outputTypeBytes(options.type));
+    // As createFile chunks it: one slice per chunk, or bands of rows under 4 GiB.
+    const double bands = std::ceil(height / std::clamp(std::floor(4294967295.0 / rowBytes), 1.0, double(height)));
+    double attributes = 0.0;
+    for (const auto& [key, value] : options.attributes)
+        attributes += kAttributeBytes + kAttributeTextFactor * static_cast<double>(key.size() + value.size());
+    const double moreNodes = std::ceil(std::max(0.0, bands * slices - kChunksPerNode) / kChunksPerNode);
+    return {1.0, rowBytes * height * slices + kFileBytes + attributes + kChunkNodeBytes * moreNodes};
+}
 
 std::unique_ptr<VolumeWriter> createHdf5VolumeWriter(const std::filesystem::path& target, int width, int height,
                                                      int slices, const WriteOptions& options) {
