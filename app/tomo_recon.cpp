@@ -79,6 +79,7 @@ struct CommandLine {
     int device = 0;
     std::string openclDevice;
     std::string tuning;
+    bool allowApproximate = false;
     int threads = 0;
     double memoryBudget = 0.0; // GiB, 0 = default
     std::string angles;
@@ -175,10 +176,14 @@ void addOptions(CLI::App& app, CommandLine& c) {
         ->type_name("N|NAME");
     app.add_option("--tuning", c.tuning,
                    "Kernel parameters of the alu, hybrid and oversample strategies: shape=N (a block shape "
-                   "of the README's table), hybrid also share=M (texture blocks per 16), comma-separated "
+                   "of the README's table), hybrid also share=M (texture blocks per 16); of gridrec and "
+                   "cpu-gridrec: kernel=W (2..16), oversampling=S (1.25..3), band=B (1..2); comma-separated "
                    "(default: the mode's measured best; with --strategy auto, the autotuner's choice). Other "
                    "strategies refuse any tuning")
         ->type_name("K=V,...");
+    app.add_flag("--allow-approximate", c.allowApproximate,
+                 "With --strategy auto: let approximate strategies (gridrec, cpu-gridrec, oversample) compete too, "
+                 "each only if it stays within 2 % of an exact result on the timed problem");
     app.add_option("--threads", c.threads,
                    "Worker threads of CPU strategies (0 = all hardware threads; at most " +
                        std::to_string(kMaxThreads) + ")")
@@ -318,6 +323,7 @@ RunConfig effectiveConfig(const CLI::App& app, const CommandLine& c) {
     if (given("--device")) o.device = c.device;
     if (given("--opencl-device")) o.openclDevice = c.openclDevice; // not '' (refuseEmptyValues)
     if (given("--tuning")) o.tuning = c.tuning;
+    if (given("--allow-approximate")) o.allowApproximate = c.allowApproximate;
     if (given("--threads")) o.threads = c.threads;
     cfg.corrections = applyCorrectionOptions(app, c.corrections, cfg.corrections);
     return cfg;

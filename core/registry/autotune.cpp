@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <new>
 #include <string_view>
 #include <thread>
@@ -87,6 +88,12 @@ constexpr double kTuningBudgetSeconds = 1.0;
 constexpr double kMaxTuningBudgetSeconds = 4.0;
 /// Views of the phantom that are projected exactly; see syntheticSinograms().
 constexpr int kPhantomViews = 32;
+/// With ReconOptions::allowApproximate: an approximate candidate competes
+/// only if its result on the timed problem lies within this relative RMS
+/// difference of an exact candidate's result on the same region (gridrec:
+/// 0.2-1 %, oversample: ~0.3 %; float16 and nearest are the user's choice
+/// and stay as chosen).
+constexpr double kApproximateErrorBound = 0.02;
 
 double secondsSince(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
@@ -154,7 +161,8 @@ std::string cacheKey(const std::string& device, const ReconGeometry& g, const Re
            "|bins=" + std::to_string(g.geometry.bins) + "|region=" + std::to_string(g.region.width) + "x" +
            std::to_string(g.region.height) + "|" + std::string(interpolationName(o.interpolation)) + "|" +
            std::string(precisionName(o.precision)) + "|slicesPerPass=" +
-           (o.slicesPerPass == 0 ? std::string("auto") : std::to_string(o.slicesPerPass));
+           (o.slicesPerPass == 0 ? std::string("auto") : std::to_string(o.slicesPerPass)) +
+           (o.allowApproximate ? "|approximate" : "");
 }
 
 json emptyCache() {
@@ -270,16 +278,17 @@ std::vector<float> syntheticSinograms(const Geometry& g, int count) {
 
 /// Seconds per slice of one backproject() of `backend` on the timed problem:
 /// the median of 3 calls after a warm-up, or the warm-up alone when it
-/// already took over `giveUpAfter` (that candidate has lost anyway).
+/// already took over `giveUpAfter` (that candidate has lost anyway). The
+/// slices of the last call land in `out`.
 double timeCandidate(const Entry& entry, const ReconGeometry& timed, const ReconOptions& options,
-                     std::span<const float> sinograms, int count, double giveUpAfter) {
+                     std::span<const float> sinograms, int count, double giveUpAfter, std::vector<float>& out) {
     const std::unique_ptr<ReconstructionPlan> plan = entry.backend->createPlan(timed, entry.options(options));
     // A plan may take fewer slices than a pass (memory bound): seconds per
     // slice keep such a candidate comparable.
     const int slices = std::min(count, plan->maxSlices());
     const std::size_t sliceSize = sinograms.size() / static_cast<std::size_t>(count);
     plan->setSinograms(sinograms.first(sliceSize * static_cast<std::size_t>(slices)), slices);
-    std::vector<float> out(timed.region.pixels() * static_cast<std::size_t>(slices));
+    out.assign(timed.region.pixels() * static_cast<std::size_t>(slices), 0.0f);
     // The back-projection's own time where the plan measures it (GPU
     // events: the kernels without the download, which is the same for every
     // candidate and would only blur their differences), else the wall time.
@@ -374,9 +383,16 @@ Autotuner::Choice Autotuner::chooseTuned(std::span<const Backend* const> candida
     const auto choice = [&](std::size_t i) {
         return Choice{entries[i].backend, entries[i].tuning, entries[i].options(options).slicesPerPass};
     };
-    // The preferred: the last strategy with its default tuning (listed first).
+    // The preferred: the last exact strategy (the last one when all are
+    // approximate) with its default tuning (listed first). Without timing an
+    // approximate one is never chosen: its error bound is measured.
     std::size_t preferred = entries.size() - 1;
-    while (preferred > 0 && entries[preferred - 1].backend == entries.back().backend) --preferred;
+    for (std::size_t i = entries.size(); i-- > 0;)
+        if (entries[i].backend->isExact()) {
+            preferred = i;
+            break;
+        }
+    while (preferred > 0 && entries[preferred - 1].backend == entries[preferred].backend) --preferred;
     if (entries.size() == 1 || !autotuneEnabled()) return choice(preferred);
     try {
         geometry.validate();
@@ -422,8 +438,23 @@ std::optional<std::size_t> Autotuner::tune(const std::vector<AutotuneEntry>& ent
                     : kTuningBudgetSeconds;
 
     json seconds = json::object();
+    json errors = json::object();
     std::optional<std::size_t> best;
-    double bestSeconds = std::numeric_limits<double>::infinity(); // per slice of `timed`
+    double bestSeconds = std::numeric_limits<double>::infinity(); // per slice of `timed`, exact candidates
+    // Approximate candidates wait for the error check after the loop: their
+    // time and result. The result of the first exact candidate of each timed
+    // problem (CPU or GPU region, slices per pass) is their reference.
+    struct Pending {
+        std::size_t entry;
+        double seconds;
+        bool gpu;
+        int slicesPerPass;
+        std::vector<float> out;
+    };
+    std::vector<Pending> approximate;
+    // Keyed by the timed problem: CPU or GPU region, slices per pass.
+    std::map<std::pair<bool, int>, std::vector<float>> reference;
+    std::vector<float> out;
     // Preferred (fastest expected) first, so the slow ones stop after their
     // warm-up call; a strategy's tunings in their order (its default first).
     std::vector<std::size_t> order;
@@ -440,22 +471,49 @@ std::optional<std::size_t> Autotuner::tune(const std::vector<AutotuneEntry>& ent
         const ReconOptions named = entries[i].options(options);
         const ReconGeometry region =
             timedGeometry(geometry, named.slicesPerPass, gpu ? kTimedUpdatesGpu : kTimedUpdates);
-        // Seconds per slice of `timed`, whatever region was timed.
-        const double scale = static_cast<double>(timed.region.pixels()) / static_cast<double>(region.region.pixels());
+        // Seconds per slice of `timed`, whatever region was timed; a strategy
+        // that computes the whole slice anyway costs its time per whole slice.
+        const double pixels = static_cast<double>(
+            entries[i].backend->computesWholeSlice() ? geometry.region.pixels() : region.region.pixels());
+        const double scale = static_cast<double>(timed.region.pixels()) / pixels;
         try {
             const double s =
                 scale * (m_timing ? m_timing(region, named)
                                   : timeCandidate(entries[i], region, options, sinograms, named.slicesPerPass,
-                                                  2.0 * bestSeconds / scale));
+                                                  2.0 * bestSeconds / scale, out));
             seconds[entries[i].label()] = s;
-            if (s < bestSeconds) {
-                best = i;
-                bestSeconds = s;
+            if (!entries[i].backend->isExact()) {
+                approximate.push_back({i, s, gpu, named.slicesPerPass, out});
+            } else {
+                reference.try_emplace({gpu, named.slicesPerPass}, out);
+                if (s < bestSeconds) {
+                    best = i;
+                    bestSeconds = s;
+                }
             }
         } catch (const Error&) {
             // This candidate cannot run the problem here (device, memory,
             // geometry): the others still compete.
         } catch (const std::bad_alloc&) {
+        }
+    }
+    // An approximate candidate wins only within the error bound of an exact
+    // result of its own region (the same slices of the same problem).
+    for (const Pending& a : approximate) {
+        const auto found = reference.find({a.gpu, a.slicesPerPass});
+        if (found == reference.end() || found->second.size() != a.out.size()) continue; // nothing exact to check it against
+        const std::vector<float>* ref = &found->second;
+        double num = 0.0, den = 0.0;
+        for (std::size_t k = 0; k < a.out.size(); ++k) {
+            const double d = static_cast<double>(a.out[k]) - (*ref)[k];
+            num += d * d;
+            den += static_cast<double>((*ref)[k]) * (*ref)[k];
+        }
+        const double error = den > 0.0 ? std::sqrt(num / den) : std::numeric_limits<double>::infinity();
+        errors[entries[a.entry].label()] = std::isfinite(error) ? json(error) : json(nullptr);
+        if (error <= kApproximateErrorBound && a.seconds < bestSeconds) {
+            best = a.entry;
+            bestSeconds = a.seconds;
         }
     }
     if (!best) return std::nullopt;
@@ -467,6 +525,7 @@ std::optional<std::size_t> Autotuner::tune(const std::vector<AutotuneEntry>& ent
                {"candidates", candidateNames(entries)},
                {"seconds", seconds},
                {"timedRegion", {timed.region.width, timed.region.height}}};
+    if (!errors.empty()) entry["errors"] = errors;
     if (!entries[*best].tuning.empty()) entry["tuning"] = entries[*best].tuning;
     if (entries[*best].slicesPerPass > 0) entry["slicesPerPass"] = entries[*best].slicesPerPass;
     cache["entries"][key] = entry;

@@ -22,6 +22,7 @@ BackendRegistry& BackendRegistry::instance() {
         BackendRegistry r;
         r.add(makeCpuReferenceBackend());
         r.add(makeCpuBackend());
+        r.add(makeGridrecCpuBackend());
 #if TOMO_WITH_OPENCL
         opencl::registerBackends(r);
 #endif
@@ -113,13 +114,14 @@ const Backend& BackendRegistry::resolve(const ReconOptions& options, const Recon
 }
 
 std::vector<const Backend*> BackendRegistry::autoCandidates(const ReconOptions& options) const {
-    // The available exact backends that accept the options, in registry
-    // order but OpenCL first (its fallback preference is the last: CUDA, then
-    // the native CPU strategies, then OpenCL). OpenCL on a CPU driver counts
-    // only when the user chose it.
+    // The available exact backends that accept the options (and the
+    // approximate ones when allowed), in registry order but OpenCL first
+    // (its fallback preference is the last: CUDA, then the native CPU
+    // strategies, then OpenCL). OpenCL on a CPU driver counts only when the
+    // user chose it.
     std::vector<const Backend*> candidates;
     for (const auto& b : m_backends)
-        if (b->isExact() && b->unavailableReason().empty() && accepts(*this, *b, options) &&
+        if ((b->isExact() || options.allowApproximate) && b->unavailableReason().empty() && accepts(*this, *b, options) &&
             (b->family() != "opencl" || openclForAuto(options)))
             candidates.push_back(b.get());
     std::stable_partition(candidates.begin(), candidates.end(),

@@ -9,10 +9,12 @@
 #include "fetch_rate.h"
 #include "flat_field_kernels.h"
 #include "gpu_filter.h"
+#include "gridrec_plan.h"
 #include "tex_optimized.h"
 #include "texture_plan.h"
 
 #include "tomo/error.h"
+#include "tomo/gridrec.h"
 #include "tomo/preprocess.h"
 
 #include <algorithm>
@@ -132,6 +134,38 @@ private:
     TextureKernel m_kernel;
 };
 
+/// "gridrec": Fourier-domain gridding (tomo/gridrec.h, gridrec_plan.h).
+class GridrecBackend final : public Backend {
+public:
+    std::string name() const override { return gridrec::kCudaName; }
+    std::string description() const override {
+        return "CUDA, Fourier-domain gridding (cuFFT): each filtered row's spectrum with linear interpolation's "
+               "response, gathered onto an oversampled grid with a Kaiser-Bessel kernel, one 2D inverse FFT per two "
+               "slices; approximate";
+    }
+    std::string family() const override { return "cuda"; }
+    bool isExact() const override { return false; }
+    bool computesWholeSlice() const override { return true; }
+    std::vector<std::string> tuningCandidates(const ReconOptions&) const override { return gridrec::tuningCandidates(); }
+    std::string unavailableReason() const override { return availability(); }
+    void checkOptions(const ReconOptions& options) const override {
+        (void)gridrec::checkOptions(name(), options);
+        if (options.device < 0)
+            throw InvalidArgument("strategy '" + name() + "': device is " + std::to_string(options.device) + " (expected >= 0)");
+    }
+    std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry,
+                                                   const ReconOptions& options) const override {
+        checkOptions(options);
+        if (const std::string& why = availability(); !why.empty())
+            throw DeviceError("strategy '" + name() + "' is not available: " + why);
+        return makeGridrecPlan(geometry, options);
+    }
+    std::unique_ptr<ChunkCorrector> createCorrector(PreprocessingStage& stage,
+                                                    const ReconOptions& options) const override {
+        return createChunkCorrector(stage, checkedDevice(options.device));
+    }
+};
+
 } // namespace
 
 int checkedDevice(int device) {
@@ -148,6 +182,7 @@ void registerBackends(BackendRegistry& registry) {
     // The last is `auto`'s choice when it does not time (TOMO_AUTOTUNE=off).
     registry.add(std::make_unique<TextureBackend>(TextureKernel::Standard));
     registry.add(std::make_unique<TextureBackend>(TextureKernel::Oversample));
+    registry.add(std::make_unique<GridrecBackend>());
     registry.add(std::make_unique<TextureBackend>(TextureKernel::Alu));
     registry.add(std::make_unique<TextureBackend>(TextureKernel::Hybrid));
     registry.add(std::make_unique<TextureBackend>(TextureKernel::Optimized));

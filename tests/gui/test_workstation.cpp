@@ -23,6 +23,7 @@
 #include "tomo/cone_scan.h"
 #include "tomo/error.h"
 #include "tomo/fdk.h"
+#include "tomo/gridrec.h"
 #include "tomo/metrics.h"
 #include "tomo/output_range.h"
 #include "tomo/phantom.h"
@@ -999,6 +1000,33 @@ private slots:
         }
         QVERIFY(found);
         QCOMPARE(model->rowCount(), static_cast<int>(tomo::BackendRegistry::instance().backends().size()) + 1);
+    }
+
+    void approximateStrategiesOnlyWhenAllowed() {
+        ParameterPanel panel;
+        auto* check = panel.findChild<QCheckBox*>(QStringLiteral("approximateCheck"));
+        auto* combo = panel.findChild<QComboBox*>(QStringLiteral("strategyCombo"));
+        QVERIFY(check && combo);
+        // (The panel itself waits for a dataset: the check box's own state counts.)
+        // With auto (the default) the choice is offered, off, and sent with the options.
+        QCOMPARE(combo->currentData(Qt::UserRole).toString(), QStringLiteral("auto"));
+        QVERIFY(check->isEnabledTo(&panel));
+        QVERIFY(!panel.params().options.allowApproximate);
+        QSignalSpy changed(&panel, &ParameterPanel::paramsChanged);
+        check->setChecked(true);
+        QCOMPARE(changed.count(), 1);
+        QVERIFY(panel.params().options.allowApproximate);
+        // A named strategy is what runs: nothing to allow; it is marked approximate in the list.
+        combo->setCurrentIndex(combo->findData(QString::fromUtf8(tomo::gridrec::kCpuName), Qt::UserRole));
+        QVERIFY(!check->isEnabledTo(&panel));
+        QVERIFY(combo->currentText().contains(QStringLiteral("approximate")));
+        // Parameters set from elsewhere (a loaded file, undo) bring their choice.
+        SliceParams p = panel.params();
+        p.options.strategy = "auto";
+        p.options.allowApproximate = false;
+        panel.setParams(p);
+        QVERIFY(check->isEnabledTo(&panel));
+        QVERIFY(!check->isChecked());
     }
 
     void dialogsRender() {

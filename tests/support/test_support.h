@@ -4,6 +4,7 @@
 #include "real_data.h"
 
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -27,6 +28,21 @@ private:
 /// shared/data/real/<relative>, whether or not it exists: tests check it
 /// with TOMO_REQUIRE_FILE.
 inline std::filesystem::path realData(const std::string& relative) { return realDataPath(relative); }
+
+/// Sets an environment variable for the scope of a test (nullptr: unsets
+/// it), then puts the old value back.
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const char* value);
+    ~ScopedEnv();
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+    const char* m_name;
+    std::optional<std::string> m_old;
+};
+
 
 /// tests/data/<relative> in the source tree.
 std::filesystem::path testData(const std::string& relative);

@@ -2,7 +2,8 @@
 // problem shape once, keep the winner in a cache file, reuse it.
 //
 //   BackendRegistry::resolve("auto")
-//     └─ candidates: available exact backends accepting the options
+//     └─ candidates: available exact backends accepting the options (and the
+//        approximate ones with ReconOptions::allowApproximate)
 //          └─ Autotuner::choose()
 //               memory → cache file → time each candidate → write the file
 //
@@ -21,14 +22,22 @@
 // on a larger part of the region than CPU ones (up to 2^33 against ~2^26
 // updates: a GPU call must outlast its launch overhead, and block shapes rank
 // by the tile count of the real region), their times scaled to the CPU's
-// region. The cache file (JSON) maps a key to its winner:
+// region; a strategy that computes the whole slice whatever the region
+// (Backend::computesWholeSlice: gridrec) is charged its time per whole
+// slice. An approximate candidate (allowApproximate) wins only if its
+// result on the timed problem lies within 2 % (relative RMS) of the first
+// exact candidate's result on the same region; without timing
+// (TOMO_AUTOTUNE=off) auto stays exact. The cache file (JSON) maps a key to
+// its winner:
 //
 //   {"version": 1, "entries": {
 //     "<device>|projections=<P>|bins=<B>|region=<W>x<H>|<interpolation>|<precision>|slicesPerPass=<S|auto>": {
 //       "strategy": "cpu", "candidates": ["cpu-reference", "cpu"],
 //       "seconds": {"cpu": 0.0031, "cpu-reference": 0.021}, "timedRegion": [256, 256]}}}
 //   (a winner with kernel parameters also has "tuning": "shape=3"; with
-//   slices per pass tuned, "slicesPerPass": 2)
+//   slices per pass tuned, "slicesPerPass": 2; with allowApproximate the key
+//   ends in "|approximate" and "errors" holds each approximate candidate's
+//   difference to the exact result of the same timed problem)
 //
 // <device> names what the candidates run on: "cpu:<threads>" for the CPU
 // family (options.threads, or the hardware threads when it is 0), the GPU's
