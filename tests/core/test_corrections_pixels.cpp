@@ -418,15 +418,34 @@ TEST(FlatField, BeamIntensityIsNormalisedFromBackgroundColumns) {
     for (std::size_t i = 0; i < truth.size(); ++i) ASSERT_NEAR(normalised.data[i], truth[i], 2e-6) << i;
     EXPECT_TRUE(stage.warnings().empty());
 
-    // Without: -log of counts, and a warning that says what to do.
-    PreprocessingStage raw(d, {});
+    // Without them, by default: found (columns 0..7, less 2 at the object's
+    // side), said, and the same values.
+    PreprocessingStage found(d, {});
+    EXPECT_EQ(found.options().flatField.backgroundFirst, 0);
+    EXPECT_EQ(found.options().flatField.backgroundCount, 6);
+    ASSERT_TRUE(found.foundBackgroundColumns());
+    EXPECT_NEAR(found.foundBackgroundColumns()->openBeam, 30000.0, 0.05 * 30000.0);
+    const ImageStack automatic = found.load(0, 1);
+    for (std::size_t i = 0; i < truth.size(); ++i) ASSERT_NEAR(automatic.data[i], truth[i], 2e-6) << i;
+    ASSERT_EQ(found.warnings().size(), 1u);
+    EXPECT_TRUE(test::contains(found.warnings()[0], "the mean of columns 0:6"));
+    EXPECT_TRUE(test::contains(found.warnings()[0], "found automatically"));
+
+    // Not looked for: -log of counts, and a warning that says by how much
+    // that is off and what to do.
+    o.flatField.backgroundCount = 0;
+    o.flatField.findBackground = false;
+    PreprocessingStage raw(d, o);
     const ImageStack minusLogCounts = raw.load(0, 1);
     EXPECT_LT(minusLogCounts.data[0], -10.0f);
     ASSERT_EQ(raw.warnings().size(), 1u);
-    EXPECT_TRUE(test::contains(raw.warnings()[0], "no flat fields"));
+    EXPECT_TRUE(test::contains(raw.warnings()[0], "without flat fields"));
+    EXPECT_TRUE(test::contains(raw.warnings()[0], "every line integral carries C = -ln(open beam)"));
     EXPECT_TRUE(test::contains(raw.warnings()[0], "--background-columns"));
+    EXPECT_FALSE(raw.foundBackgroundColumns());
 
     o.flatField.backgroundFirst = 60; // 60 + 8 > 64
+    o.flatField.backgroundCount = 8;
     EXPECT_TRUE(
         test::contains(test::messageOf<InvalidArgument>([&] { PreprocessingStage(d, o); }), "--background-columns"));
 }

@@ -214,19 +214,21 @@ private:
 };
 
 /// Throws TooManyClampedValues when more than `limit` of the values of rows
-/// [firstRow, firstRow + rows) were clamped.
-void checkClamped(std::size_t clamped, const DatasetInfo& info, int firstRow, int rows, double limit) {
+/// [firstRow, firstRow + rows) had no usable transmission (clamped or
+/// interpolated: PreprocessStats::unusable).
+void checkClamped(const PreprocessStats& stats, const DatasetInfo& info, int firstRow, int rows, double limit) {
     const double values = static_cast<double>(rows) * info.projections * info.columns;
-    const double fraction = static_cast<double>(clamped) / values;
+    const double fraction = static_cast<double>(stats.unusable()) / values;
     if (fraction <= limit) return;
-    char text[160];
-    std::snprintf(text, sizeof text, "%.3g %% of the values (%zu of %.0f) have no positive transmission", 100.0 * fraction,
-                  clamped, values);
+    char text[240];
+    std::snprintf(text, sizeof text,
+                  "%.3g %% of the values (%zu of %.0f) have no usable transmission (raw <= dark, flat <= dark or "
+                  "saturated: %zu interpolated, %zu clamped)",
+                  100.0 * fraction, stats.unusable(), values, stats.badValueCount, stats.clamped);
     char allowed[48];
     std::snprintf(allowed, sizeof allowed, "%.3g %%", 100.0 * limit);
     throw TooManyClampedValues("rows " + std::to_string(firstRow) + ".." + std::to_string(firstRow + rows - 1) + " of " +
-                               info.path.string() + ": " + text +
-                               " (raw <= dark or flat <= dark) and would be clamped; expected at most " + allowed +
+                               info.path.string() + ": " + text + "; expected at most " + allowed +
                                " (flat fields all zero or equal to the darks, or data never written?)");
 }
 
@@ -394,8 +396,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                     chunk->sinograms = corrector ? corrector->correct(std::move(chunk->raw), &stats)
                                                  : stage.correct(std::move(chunk->raw), &stats);
                     chunk->raw = {};
-                    checkClamped(stats.clamped, info, job.firstRow + chunk->first, chunk->rows,
-                                 job.maxClampedFraction);
+                    checkClamped(stats, info, job.firstRow + chunk->first, chunk->rows, job.maxClampedFraction);
                     onCpu.merge(stats);
                 }
             });
@@ -445,8 +446,7 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
                 notify();
             }
             // Before the writer sees the chunk: broken data never reach the output.
-            checkClamped(onPlanInChunk.clamped, info, job.firstRow + chunk->first, chunk->rows,
-                         job.maxClampedFraction);
+            checkClamped(onPlanInChunk, info, job.firstRow + chunk->first, chunk->rows, job.maxClampedFraction);
             onPlan.merge(onPlanInChunk);
             resized(*chunk, [&] {
                 stage.recycle(std::move(chunk->sinograms));
