@@ -388,6 +388,36 @@ TEST(RingGuard, AStripeIsNoDamageAndAWedgeCutOutIs) {
     EXPECT_LT(centred.meanChange, -PreprocessStats::RingDamage::kMeanChangeLimit);
 }
 
+TEST(StripeRemoval, WaveletMakesNoImpossibleTransmissions) {
+    // A dense disc on the axis (T down to 0.0006, sharp edges constant along
+    // the angles) and a stripe: on the transmissions, algotom's wavelet
+    // method rings below 0 inside the disc (4500 values <= 0, measured with
+    // algotom; they were clamped to p = 11.5 and counted as the data's).
+    // On their logs nothing can be <= 0.
+    constexpr int P = 180, N = 128;
+    ImageStack counts(N, P, 1);
+    for (int a = 0; a < P; ++a)
+        for (int c = 0; c < N; ++c) {
+            const double x = (c - 63.5) / 30.0;
+            const double p = std::abs(x) < 1.0 ? 6.0 * std::sqrt(1.0 - x * x) + 0.5 : 0.0;
+            counts.image(0)[static_cast<std::size_t>(a) * N + c] =
+                static_cast<float>(20000.0 * std::exp(-p) * (c == 20 ? 1.1 : 1.0));
+        }
+    test::CountsDataset d(counts, uniformAngles(P));
+    d.addFlatGroup(-1, std::vector<float>(N, 20000.0f));
+    for (const double sigma : {1.0, 0.5}) {
+        CorrectionOptions o;
+        o.rings.method = RingMethod::Wavelet;
+        o.rings.waveletSigma = sigma;
+        PreprocessStats stats;
+        const Image p = PreprocessingStage(d, o).load(0, 1, &stats).slice(0);
+        EXPECT_EQ(stats.clamped, 0u) << sigma;
+        EXPECT_EQ(stats.clampedByCorrections, 0u) << sigma;
+        const float most = *std::max_element(p.data.begin(), p.data.end());
+        EXPECT_LT(most, 8.0f) << sigma; // no value near the clamp's 11.5 (the disc's centre is 6.5)
+    }
+}
+
 TEST(StripeRemovalRealData, I13WaveletKeepsTheObjectAndMakesNoImpossibleValues) {
     // Before: Daubechies 5, sigma 2, five levels on transmissions - row 70's
     // object (a 20 px disc on the axis) lost half its mean, and with sigma
