@@ -25,16 +25,29 @@ std::uint32_t noiseBin(float step) {
     return std::bit_cast<std::uint32_t>(std::abs(step)) >> kRingNoiseShift;
 }
 
-/// sum over a of (x~ - mean x~)^2 of one column c of x ([a][c], P x N),
-/// x~ the box average of ha projections and hc columns around (clamped).
-double smoothedVariance(const std::vector<float>& x, int P, int N, int c, int ha) {
+/// The column box of x ([a][c], P x N) at every value: the mean of the
+/// 2 hc + 1 values around it in its projection (clamped), summed in double
+/// in column order (as the GPU sums it).
+std::vector<double> acrossColumns(const std::vector<float>& x, int P, int N, WorkerPool* pool) {
     const int hc = kRingGuardColumns;
-    auto across = [&](int a) { // the column box at projection a, clamped
-        const std::size_t row = static_cast<std::size_t>(std::clamp(a, 0, P - 1)) * N;
-        double sum = 0.0;
-        for (int j = -hc; j <= hc; ++j) sum += x[row + static_cast<std::size_t>(std::clamp(c + j, 0, N - 1))];
-        return sum / (2 * hc + 1);
-    };
+    std::vector<double> u(x.size());
+    detail::forRanges(pool, P, [&](int a0, int a1) {
+        for (int a = a0; a < a1; ++a) {
+            const std::size_t row = static_cast<std::size_t>(a) * N;
+            for (int c = 0; c < N; ++c) {
+                double sum = 0.0;
+                for (int j = -hc; j <= hc; ++j) sum += x[row + static_cast<std::size_t>(std::clamp(c + j, 0, N - 1))];
+                u[row + c] = sum / (2 * hc + 1);
+            }
+        }
+    });
+    return u;
+}
+
+/// sum over a of (x~ - mean x~)^2 of one column c, x~ the box average of
+/// 2 ha + 1 projections (clamped) of the column boxes u (acrossColumns).
+double smoothedVariance(const std::vector<double>& u, int P, int N, int c, int ha) {
+    auto across = [&](int a) { return u[static_cast<std::size_t>(std::clamp(a, 0, P - 1)) * N + c]; };
     double window = 0.0;
     for (int i = -ha; i <= ha; ++i) window += across(i);
     double sum = 0.0, squares = 0.0;
@@ -100,6 +113,7 @@ RingChangeSums ringChangeSums(std::span<const float> before, std::span<const flo
         }
     // Column by column, as the GPU's threads; summed in column order.
     const int ha = ringGuardAngles(P);
+    const std::vector<double> boxP = acrossColumns(p, P, N, pool), boxD = acrossColumns(d, P, N, pool);
     std::vector<double> change(static_cast<std::size_t>(N)), magnitude(change.size()), signal(change.size()),
         nonStripe(change.size());
     detail::forRanges(pool, N, [&](int c0, int c1) {
@@ -108,8 +122,8 @@ RingChangeSums ringChangeSums(std::span<const float> before, std::span<const flo
                 change[c] += d[static_cast<std::size_t>(a) * N + c];
                 magnitude[c] += std::abs(p[static_cast<std::size_t>(a) * N + c]);
             }
-            signal[c] = smoothedVariance(p, P, N, c, ha);
-            nonStripe[c] = smoothedVariance(d, P, N, c, ha);
+            signal[c] = smoothedVariance(boxP, P, N, c, ha);
+            nonStripe[c] = smoothedVariance(boxD, P, N, c, ha);
         }
     });
     for (int c = 0; c < N; ++c) {
