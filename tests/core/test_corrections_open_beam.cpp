@@ -127,7 +127,7 @@ TEST(OpenBeamRealData, SarepyWithAndWithoutBackgroundColumnsGiveTheSameSlice) {
     // The neutron scan of uint16 counts without flats: sarepy's example
     // divides by the mean of columns 0:30. Before, without them every pixel
     // of the slice differed by 0.00679 (2 C / (pi M), C = -ln 46900 = -10.76,
-    // M = 1024) and the object's mean by x0.82.
+    // M = 1008), as measured.
     const auto path = test::realData("sarepy_neutron_360/sinogram_360_neutron_image.tif");
     TOMO_REQUIRE_FILE(path);
     OpenOptions open;
