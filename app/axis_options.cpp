@@ -83,6 +83,11 @@ void checkLine(const AxisLine& line, const RowRange& rows, const DatasetInfo& in
     }
 }
 
+int distinctRows(std::vector<int> rows) {
+    std::sort(rows.begin(), rows.end());
+    return static_cast<int>(std::unique(rows.begin(), rows.end()) - rows.begin());
+}
+
 std::string joinRows(const std::vector<int>& rows) {
     std::string out;
     for (int r : rows) out += (out.empty() ? "" : ", ") + std::to_string(r);
@@ -202,6 +207,10 @@ AxisChoice chooseAxis(const CLI::App& app, const AxisCommandLine& c, RunConfig& 
                 if (row >= info.rows)
                     throw InvalidArgument("--auto-center-rows " + c.autoCenterRows + ": row " + std::to_string(row) +
                                           " is outside the dataset (rows 0.." + std::to_string(info.rows - 1) + ")");
+            if (c.autoTilt && distinctRows(searchRows) < 2)
+                throw InvalidArgument("--auto-tilt fits a line through the axes of several rows, but "
+                                      "--auto-center-rows " + c.autoCenterRows +
+                                      " names one row; expected at least two different rows");
         }
         try {
             const AxisSearch s = search(reader, searchRows, c.autoTilt, quiet);
@@ -219,6 +228,18 @@ AxisChoice chooseAxis(const CLI::App& app, const AxisCommandLine& c, RunConfig& 
                      joinRows(searchRows) + usedText +
                      (c.autoTilt && s.line.tilt != 0.0 ? ", fit residual " + fixed(s.residual, 2) + " px" : "") +
                      ", confidence " + fixed(s.confidence, 2);
+            // A tilt needs axes found on two rows at least: a 1-row scan, or
+            // rows the finder left out, leave one.
+            if (c.autoTilt && distinctRows(used.empty() ? searchRows : used) < 2) {
+                const std::string why =
+                    "--auto-tilt fitted no tilt: the axis was found on one detector row only (" +
+                    (info.rows == 1 ? std::string("the scan has one row")
+                                    : "row " + std::to_string((used.empty() ? searchRows : used).front()) +
+                                          "; the other rows searched were left out") +
+                    "), so the axis is taken as untilted";
+                std::printf("warning: %s\n", why.c_str());
+                source += "; " + why;
+            }
             choice.attributes["axis_confidence"] = fixed(s.confidence, 3);
             choice.attributes["axis_rows_searched"] = perRow; // row:axis:confidence
             checkLine(choice.line, rows, info, "the axis found automatically");

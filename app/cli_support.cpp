@@ -1,8 +1,12 @@
 #include "cli_support.h"
 
 #include "tomo/error.h"
+#include "tomo/pipeline.h"
+#include "tomo/registry.h"
 #include "tomo/volume_io.h"
+#include "tomo/worker_pool.h"
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <cmath>
@@ -11,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <new>
 #include <sstream>
 #include <vector>
@@ -319,23 +324,43 @@ std::vector<double> parseDoubles(std::string_view text, std::size_t n, std::stri
     return out;
 }
 
-CLI::Validator numberIn(double min, double max) {
+namespace {
+
+/// One finite number v with min <= v (min < v when `aboveMin`) and v <= max
+/// (no upper bound when max is infinite); bounds printed in a few digits.
+CLI::Validator boundedNumber(double min, bool aboveMin, double max) {
     return CLI::Validator(
-        [min, max](std::string& text) -> std::string {
+        [=](std::string& text) -> std::string {
             const std::string t = trim(text);
             const char* first = t.data() + (!t.empty() && t[0] == '+' ? 1 : 0);
             double v = 0.0;
             const auto [end, ec] = std::from_chars(first, t.data() + t.size(), v);
             if (t.empty() || ec != std::errc() || end != t.data() + t.size() || !std::isfinite(v))
                 return "'" + text.substr(0, 40) + "' is not a finite number";
-            if (v < min || v > max) {
-                std::ostringstream s;
-                s << "'" << text.substr(0, 40) << "' is outside [" << min << ", " << max << "]";
-                return s.str();
-            }
-            return {};
+            if ((aboveMin ? v > min : v >= min) && v <= max) return {};
+            std::ostringstream s;
+            s << "'" << text.substr(0, 40) << "' is ";
+            if (std::isinf(max))
+                s << "not a number " << (aboveMin ? "> " : ">= ") << min;
+            else
+                s << "outside " << (aboveMin ? "(" : "[") << min << ", " << max << "]";
+            return s.str();
         },
         "NUMBER");
+}
+
+} // namespace
+
+CLI::Validator numberIn(double min, double max) {
+    return boundedNumber(min, false, max);
+}
+
+CLI::Validator positiveNumber(double max) {
+    return boundedNumber(0.0, true, max);
+}
+
+CLI::Validator nonNegativeNumber() {
+    return boundedNumber(0.0, false, std::numeric_limits<double>::infinity());
 }
 
 CLI::Validator integerIn(long long min, long long max) {
@@ -345,14 +370,70 @@ CLI::Validator integerIn(long long min, long long max) {
             const char* first = t.data() + (!t.empty() && t[0] == '+' ? 1 : 0);
             long long v = 0;
             const auto [end, ec] = std::from_chars(first, t.data() + t.size(), v);
-            if (t.empty() || ec != std::errc() || end != t.data() + t.size())
+            if (t.empty() || (ec != std::errc() && ec != std::errc::result_out_of_range) || end != t.data() + t.size())
                 return "'" + text.substr(0, 40) + "' is not an integer";
-            if (v < min || v > max)
+            // Beyond long long: an integer all the same, out of any range here.
+            if (ec == std::errc::result_out_of_range || v < min || v > max)
                 return "'" + text.substr(0, 40) + "' is outside [" + std::to_string(min) + ", " + std::to_string(max) +
                        "]";
             return {};
         },
         "INTEGER");
+}
+
+std::vector<std::string> gpuLines() {
+    std::vector<std::string> lines;
+    for (const GpuDevice& d : gpuDevices()) {
+        char line[512];
+        std::snprintf(line, sizeof line, "GPU %d: %s, %d SMs, %.1f GiB, compute %d.%d", d.index, d.name.c_str(),
+                      d.multiprocessors, static_cast<double>(d.memoryBytes) / (1u << 30), d.computeMajor,
+                      d.computeMinor);
+        lines.emplace_back(line);
+    }
+    if (!lines.empty()) return lines;
+    std::string why = "this build has no CUDA support";
+    for (const Backend* b : BackendRegistry::instance().backends())
+        if (b->family() == "cuda") {
+            why = b->unavailableReason();
+            break;
+        }
+    return {"GPUs: none (" + (why.empty() ? std::string("no CUDA device found") : why) + ")"};
+}
+
+MemoryBudget memoryBudget(double gib) {
+    constexpr double kGiB = double(std::size_t{1} << 30);
+    const double machine = static_cast<double>(physicalMemoryBytes());
+    MemoryBudget out;
+    if (gib <= 0.0) {
+        out.text = formatNumber(static_cast<double>(defaultMemoryBudget()) / kGiB, 3) +
+                   " GiB (the default: 1/16 of the machine's " + formatNumber(machine / kGiB, 3) +
+                   " GiB, within 1 to 4 GiB)";
+        return out;
+    }
+    double bytes = gib * kGiB;
+    out.text = formatNumber(gib, 3) + " GiB (--memory-budget)";
+    if (machine > 0.0 && bytes > machine / 2) {
+        bytes = machine / 2;
+        out.text = formatNumber(bytes / kGiB, 3) + " GiB (--memory-budget " + formatNumber(gib, 3) +
+                   " capped at half the machine's memory)";
+        std::printf("warning: --memory-budget %s GiB is more than half of this machine's %s GiB of memory; the "
+                    "chunk buffers get %s GiB (the plan, the file caches and the system need the rest)\n",
+                    formatNumber(gib, 3).c_str(), formatNumber(machine / kGiB, 3).c_str(),
+                    formatNumber(bytes / kGiB, 3).c_str());
+    }
+    out.bytes = static_cast<std::size_t>(bytes);
+    return out;
+}
+
+void refuseEmptyValues(const CLI::App& app) {
+    for (const CLI::Option* option : app.get_options()) {
+        if (option->count() == 0 || option->get_expected_min() == 0) continue; // not given, or a flag
+        const auto& values = option->results();
+        if (std::any_of(values.begin(), values.end(), [](const std::string& v) { return trim(v).empty(); }))
+            throw InvalidArgument(
+                (option->get_lnames().empty() ? option->get_name() : "--" + option->get_lnames().front()) +
+                " '': expected " + (option->get_type_name().empty() ? "a value" : option->get_type_name()));
+    }
 }
 
 Region parseRegion(std::string_view text, std::string_view option) {

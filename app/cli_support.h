@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <exception>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,9 +64,34 @@ void throwIfInterrupted();
 /// CLI11 check: one finite number in [min, max] (refuses '', "nan",
 /// "1e999", "12abc", which CLI11 alone converts or wraps).
 CLI::Validator numberIn(double min, double max);
+/// CLI11 check: one finite number > 0 and <= max (CLI11's PositiveNumber
+/// prints its bounds with 300 digits).
+CLI::Validator positiveNumber(double max = std::numeric_limits<double>::infinity());
+/// CLI11 check: one finite number >= 0.
+CLI::Validator nonNegativeNumber();
 /// CLI11 check: one integer in [min, max] ("-4" is refused for an
 /// unsigned option instead of wrapping to 2^64 - 4).
 CLI::Validator integerIn(long long min, long long max);
+
+/// One line per GPU ("GPU 0: NAME, 132 SMs, 79.1 GiB, compute 9.0"), or
+/// "GPUs: none (REASON)" (the CUDA strategies' reason, e.g. no device found,
+/// or a build without CUDA): what --list-strategies and --list print.
+std::vector<std::string> gpuLines();
+
+/// The chunk buffers' budget of --memory-budget GIB (0: not given) and how
+/// it came about, for the summary and the output's attributes.
+struct MemoryBudget {
+    std::size_t bytes = 0; ///< 0 = the conveyor's default (defaultMemoryBudget())
+    std::string text;      ///< "2 GiB (--memory-budget)", "1 GiB (the default: ...)"
+};
+/// A budget over half the machine's memory is capped there, with a warning
+/// line on stdout: the plan, the file libraries' caches and the system need
+/// the rest, and more chunk memory than that only swaps.
+MemoryBudget memoryBudget(double gib);
+
+/// Throws InvalidArgument for an option given an empty value (--raw-shape '',
+/// -o ''): it would otherwise read as not given. Flags are not checked.
+void refuseEmptyValues(const CLI::App& app);
 
 /// A one-line progress bar on stderr: "[####----] 12/64 rows 3.1 rows/s ETA 0:15".
 /// Draws only when enabled and stderr is a terminal.

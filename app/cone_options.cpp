@@ -43,7 +43,7 @@ void addConeOptions(CLI::App& app, ConeCommandLine& c) {
                    "Fan/cone beam: voxel size in the geometry's length unit (default: the detector pixel at the "
                    "rotation axis)")
         ->type_name("SIZE")
-        ->check(CLI::PositiveNumber);
+        ->check(positiveNumber());
 }
 
 bool isConeRun(const CLI::App& app, const DatasetInfo& info, const ConeCommandLine& c) {
@@ -79,7 +79,7 @@ ImageStack reconstructCone(const CLI::App& app, const ConeCommandLine& c, const 
         grid.nz = n[2];
     }
     if (c.voxelSize > 0.0) grid.voxelSize = c.voxelSize;
-    grid.validate();
+    setup.checkGrid(grid);
     // The volume and about four copies of the projections (as read, in view
     // order, filtered, padded for the back-projector) are held at once.
     constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;

@@ -1,5 +1,7 @@
 #include "correction_options.h"
 
+#include "cli_support.h"
+
 #include "tomo/error.h"
 #include "tomo/run_config.h"
 
@@ -66,7 +68,7 @@ void addCorrectionOptions(CLI::App& app, CorrectionCommandLine& c) {
                    "Raw value at or above which a pixel is saturated (masked); default: the largest value of an "
                    "integer sample type, none for float data")
         ->type_name("COUNT")
-        ->check(CLI::NonNegativeNumber)
+        ->check(nonNegativeNumber())
         ->group(kGroup);
     app.add_option("--background-columns", c.backgroundColumns,
                    "Beam-intensity normalisation: columns A to B-1 see only the open beam; each row of each "
@@ -80,7 +82,7 @@ void addCorrectionOptions(CLI::App& app, CorrectionCommandLine& c) {
     app.add_option("--zinger-threshold", c.zingerThreshold,
                    "Zinger threshold, relative to the local median (or the sinogram's mean where larger)")
         ->type_name("T")
-        ->check(CLI::PositiveNumber)
+        ->check(positiveNumber())
         ->capture_default_str()
         ->group(kGroup);
     app.add_option("--zinger-window", c.zingerWindow, "Zinger median window (projections x columns), odd")
@@ -107,7 +109,8 @@ void addCorrectionOptions(CLI::App& app, CorrectionCommandLine& c) {
         ->capture_default_str()
         ->group(kGroup);
     app.add_option("--ring-drop-ratio", c.ringDropRatio,
-                   "Share of the sorted values left out at each end when measuring large stripes (0 ... 0.8)")
+                   "Share of each column's values, sorted along the angles, left out when measuring large stripes, "
+                   "half at each end (0 ... 0.8)")
         ->type_name("F")
         ->capture_default_str()
         ->group(kGroup);

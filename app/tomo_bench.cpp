@@ -148,7 +148,7 @@ struct Result {
     double bpSeconds = kNone;
     double e2eSeconds = kNone;
     double gups = kNone;
-    double speedup = kNone; ///< vs cpu-reference with the same interpolation (CPU)
+    double speedup = kNone; ///< vs cpu-reference with the same interpolation
     double fetchesPerUpdate = 0.0;
     double fetchShare = kNone; ///< of measureTextureFetchRate()
 };
@@ -240,11 +240,7 @@ void printList() {
                     why.empty() ? ("yes  " + b->description()).c_str() : ("no: " + why).c_str());
     }
     std::printf("CPU: %s, %d hardware threads\n", cpuModel().c_str(), hardwareThreads());
-    const auto gpus = gpuDevices();
-    if (gpus.empty()) std::printf("GPU: none usable by this build\n");
-    for (const GpuDevice& d : gpus)
-        std::printf("GPU %d: %s, %d SMs, %.1f GiB, compute %d.%d\n", d.index, d.name.c_str(), d.multiprocessors,
-                    static_cast<double>(d.memoryBytes) / (1u << 30), d.computeMajor, d.computeMinor);
+    for (const std::string& line : gpuLines()) std::printf("%s\n", line.c_str());
     for (const std::string& line : openclDeviceLines()) std::printf("%s\n", line.c_str());
 }
 
@@ -447,9 +443,9 @@ int runBackprojection(const Settings& s) {
         }
     }
 
-    // Speed-up of CPU strategies over cpu-reference with the same interpolation.
+    // Speed-up of every strategy (GPU and OpenCL ones too) over cpu-reference
+    // with the same interpolation.
     for (Result& r : results) {
-        if (r.family != "cpu") continue;
         for (const Result& ref : results)
             if (ref.strategy == "cpu-reference" && ref.combo.interpolation == r.combo.interpolation)
                 r.speedup = r.gups / ref.gups;
@@ -684,11 +680,16 @@ int runPipeline(Settings s, const CLI::App& app) {
     o.interpolation = parseInterpolation(one(s.interps, "--interp", "linear"));
     o.precision = parsePrecision(one(s.precisions, "--precision", "float32"));
     o.slicesPerPass = parseInts(one(s.slicesPerPass, "--slices-per-pass", "1"), 1, 1, "--slices-per-pass").front();
+    // As tomo-recon: `auto` chooses the slices per pass too, unless given.
+    if (o.strategy == "auto" && !app.count("--slices-per-pass")) o.slicesPerPass = 0;
     o.threads = s.threads;
     o.device = s.device;
     o.openclDevice = s.openclDevice;
     s.pipe.corrections = applyCorrectionOptions(app, s.corrections, CorrectionOptions{});
     s.pipe.gpuCorrections = !s.corrections.cpuCorrections;
+    // As tomo-recon's: capped at half the machine's memory, with a warning.
+    s.pipe.memoryBudgetGiB = static_cast<double>(memoryBudget(s.pipe.memoryBudgetGiB).bytes) / (1 << 30);
+    if (!s.pipe.writerThreads.empty()) return runWriterBenchmark(s.pipe);
     return s.openScan ? runOpenScanBenchmark(s.pipe) : runPipelineBenchmark(s.pipe);
 }
 
@@ -742,7 +743,7 @@ void addOptions(CLI::App& app, Settings& s) {
     app.add_option("--detector", s.coneDetector,
                    "--cone: detector columns and rows (default: --size + --size/4 by --size), e.g. --detector 1248 960")
         ->expected(2)
-        ->check(CLI::PositiveNumber)
+        ->check(positiveNumber())
         ->type_name("COLS ROWS");
     app.add_flag("--tune", s.tune,
                  "Show what --strategy auto does per mode (--interp, --precision, --slices-per-pass): every "
@@ -793,7 +794,24 @@ void addOptions(CLI::App& app, Settings& s) {
                    "--pipeline: GiB of host memory for the conveyor's chunks in flight, as tomo-recon's option "
                    "(default: 1/16 of the machine's memory, 1 to 4 GiB)")
         ->type_name("GIB")
-        ->check(CLI::Range(0.001, 1e6))
+        ->check(numberIn(0.001, 1e6))
+        ->needs(pipeline);
+    app.add_option("--gpus", s.pipe.gpus,
+                   "--pipeline: the scaling table: the runs on the first 1, 2, 4, ... of these GPUs and on all of "
+                   "them (all, or indices 0,1,...), each GPU a lane of the conveyor; with a CPU strategy the indices "
+                   "only number lanes that share the cores. With --mpi: each rank's GPUs, as tomo-recon's")
+        ->type_name("all|N,N,...")
+        ->needs(pipeline);
+    app.add_flag("--mpi", s.pipe.mpi,
+                 "--pipeline: run under mpirun/srun: every rank takes part in each run as in tomo-recon --mpi (the "
+                 "scan and output in --dir must be on a file system every rank sees); rank 0 prints the table")
+        ->needs(pipeline);
+    app.add_option("--writer-threads", s.pipe.writerThreads,
+                   "--pipeline: measure the output writer alone (no scan, no conveyor) with each of these thread "
+                   "counts, e.g. 1,2,4,8: GB/s into --dir for --size, --rows, --output-type, --output-format")
+        ->delimiter(',')
+        ->check(CLI::Range(1, 1024))
+        ->type_name("N,N,...")
         ->needs(pipeline);
     app.add_flag("--keep", s.pipe.keep,
                  "--pipeline: keep the scan (reused by the next run when it matches) and the output")
@@ -803,7 +821,7 @@ void addOptions(CLI::App& app, Settings& s) {
                "  bp ms      back-projection time per run: the plan's own timing (GPU: kernel time) when it reports\n"
                "             one, else the wall time of backproject()\n"
                "  GU/s       size^2 x slices x projections / bp time / 1e9\n"
-               "  vs ref     speed-up over cpu-reference with the same interpolation (CPU strategies)\n"
+               "  vs ref     speed-up over cpu-reference with the same interpolation (when it ran)\n"
                "  GU/s/core  GU/s / CPU threads used\n"
                "  e2e ms     wall time of reconstruct(), host memory to host memory: upload, filter,\n"
                "             back-projection, download (GPU plans overlap them); disk excluded\n"

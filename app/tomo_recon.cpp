@@ -4,6 +4,8 @@
 #include "cli_support.h"
 #include "cone_options.h"
 #include "correction_options.h"
+#include "mpi_run.h"
+#include "parallel_options.h"
 
 #include "tomo/dataset.h"
 #include "tomo/error.h"
@@ -102,6 +104,7 @@ struct CommandLine {
     bool quiet = false;
     CorrectionCommandLine corrections;
     ConeCommandLine cone;
+    ParallelCommandLine parallel;
 };
 
 std::string joinNames(const std::vector<std::string>& names) {
@@ -110,11 +113,16 @@ std::string joinNames(const std::vector<std::string>& names) {
     return out;
 }
 
-std::string strategyHelp() {
-    std::string text = "Back-projection strategy: auto (the fastest available exact one), or one of: ";
+/// "cpu-reference, cpu, ...": the strategies of this build.
+std::string strategyNames() {
     std::vector<std::string> names;
     for (const Backend* b : BackendRegistry::instance().backends()) names.push_back(b->name());
-    return text + joinNames(names) + " (see --list-strategies)";
+    return joinNames(names);
+}
+
+std::string strategyHelp() {
+    return "Back-projection strategy: auto (the fastest available exact one), or one of: " + strategyNames() +
+           " (see --list-strategies)";
 }
 
 void addOptions(CLI::App& app, CommandLine& c) {
@@ -168,7 +176,8 @@ void addOptions(CLI::App& app, CommandLine& c) {
     app.add_option("--tuning", c.tuning,
                    "Kernel parameters of the alu, hybrid and oversample strategies: shape=N (a block shape "
                    "of the README's table), hybrid also share=M (texture blocks per 16), comma-separated "
-                   "(default: the mode's measured best; with --strategy auto, the autotuner's choice)")
+                   "(default: the mode's measured best; with --strategy auto, the autotuner's choice). Other "
+                   "strategies refuse any tuning")
         ->type_name("K=V,...");
     app.add_option("--threads", c.threads,
                    "Worker threads of CPU strategies (0 = all hardware threads; at most " +
@@ -177,9 +186,10 @@ void addOptions(CLI::App& app, CommandLine& c) {
         ->check(integerIn(0, kMaxThreads))
         ->capture_default_str();
     app.add_option("--memory-budget", c.memoryBudget,
-                   "GiB of host memory for the chunks in flight (default: 1/16 of the machine's memory, 1 to 4 GiB)")
+                   "GiB of host memory for the chunks in flight (default: 1/16 of the machine's memory, 1 to 4 GiB; "
+                   "at most half of it: a larger budget is capped there, with a warning)")
         ->type_name("GIB")
-        ->check(CLI::Range(0.001, 1e6));
+        ->check(numberIn(0.001, 1e6));
     app.add_option("--angles", c.angles,
                    "Text file of projection angles in degrees, one per line; overrides the file's angles "
                    "(TIFF and raw data carry none)")
@@ -252,11 +262,14 @@ void addOptions(CLI::App& app, CommandLine& c) {
                    "command line override it")
         ->type_name("FILE");
     app.add_flag("--overwrite", c.overwrite, "Replace an existing output (it is never replaced otherwise)");
-    app.add_flag("--list-strategies", c.listStrategies, "List the strategies of this build and exit");
+    app.add_flag("--list-strategies", c.listStrategies,
+                 "List the strategies of this build (available or why not), the GPUs (or why there are none) and "
+                 "the OpenCL devices, and exit");
     app.add_flag("--info", c.info,
                  "Describe INPUT as a run would read it (format, projections x rows x columns, sample type, flats "
                  "and darks, angles, warnings) and exit: nothing is written, -o is not needed, the reconstruction "
-                 "options are ignored; a damaged or unreadable INPUT gives the same error and exit code as a run");
+                 "options are not applied (a malformed one is still refused); a damaged or unreadable INPUT gives the "
+                 "same error and exit code as a run");
     app.add_flag("--demo", c.demo,
                  "Reconstruct the built-in demo: a 256x256x16 Shepp-Logan phantom scan (360 views, flats, darks, "
                  "noise) written as DXchange to a temporary folder and read back; prints its error against the "
@@ -264,6 +277,7 @@ void addOptions(CLI::App& app, CommandLine& c) {
     app.add_flag("-q,--quiet", c.quiet, "No progress bar and no informational lines; results and the summary stay");
     addCorrectionOptions(app, c.corrections);
     addConeOptions(app, c.cone);
+    addParallelOptions(app, c.parallel);
     app.footer("Examples:\n"
                "  tomo-recon --demo -o demo.h5\n"
                "  tomo-recon scan.h5 -o volume.h5 --auto-tilt\n"
@@ -291,6 +305,10 @@ RunConfig effectiveConfig(const CLI::App& app, const CommandLine& c) {
     }
     if (given("--region")) cfg.region = parseRegion(c.region);
     ReconOptions& o = cfg.options;
+    if (!c.config.empty() && !given("--strategy") && o.strategy != "auto" &&
+        !BackendRegistry::instance().find(o.strategy))
+        throw FormatError("run config '" + c.config + "': key 'strategy': '" + o.strategy +
+                          "' is not a strategy (expected auto or one of: " + strategyNames() + ")");
     if (given("--strategy")) o.strategy = c.strategy;
     if (given("--interp")) o.interpolation = parseInterpolation(c.interp);
     if (given("--precision")) o.precision = parsePrecision(c.precision);
@@ -298,10 +316,7 @@ RunConfig effectiveConfig(const CLI::App& app, const CommandLine& c) {
     if (given("--filter")) o.filter.window = parseFilterWindow(c.filter);
     if (given("--padding")) o.filter.padding = parsePadding(c.padding);
     if (given("--device")) o.device = c.device;
-    if (given("--opencl-device")) {
-        if (c.openclDevice.empty()) throw InvalidArgument("--opencl-device '': expected a device index or name");
-        o.openclDevice = c.openclDevice;
-    }
+    if (given("--opencl-device")) o.openclDevice = c.openclDevice; // not '' (refuseEmptyValues)
     if (given("--tuning")) o.tuning = c.tuning;
     if (given("--threads")) o.threads = c.threads;
     cfg.corrections = applyCorrectionOptions(app, c.corrections, cfg.corrections);
@@ -316,10 +331,7 @@ SampleType parseSampleType(const std::string& s) {
 
 /// The run config's open options, with those given on the command line instead.
 OpenOptions openOptions(const CLI::App& app, const CommandLine& c, OpenOptions o) {
-    if (app.count("--angles")) {
-        if (c.angles.empty()) throw InvalidArgument("--angles '': expected a file of angles");
-        o.anglesFile = c.angles;
-    }
+    if (app.count("--angles")) o.anglesFile = c.angles; // not '' (refuseEmptyValues)
     if (app.count("--angles-lines")) {
         const RowRange lines = parseRows(c.anglesLines, "--angles-lines");
         o.anglesLines = LineRange{lines.first, lines.count};
@@ -425,9 +437,7 @@ void printStrategies() {
         std::printf("%-18s %-7s %-6s %s\n", b->name().c_str(), b->family().c_str(), b->isExact() ? "yes" : "no",
                     (why.empty() ? "yes: " + b->description() : "no: " + why).c_str());
     }
-    for (const GpuDevice& d : gpuDevices())
-        std::printf("GPU %d: %s, %d SMs, %.1f GiB, compute %d.%d\n", d.index, d.name.c_str(), d.multiprocessors,
-                    static_cast<double>(d.memoryBytes) / (1u << 30), d.computeMajor, d.computeMinor);
+    for (const std::string& line : gpuLines()) std::printf("%s\n", line.c_str());
     for (const std::string& line : openclDeviceLines()) std::printf("%s\n", line.c_str());
 }
 
@@ -769,12 +779,20 @@ int runCone(const CLI::App& app, const CommandLine& c, const RunConfig& cfg, Dat
 }
 
 int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
+    refuseEmptyValues(app);
     if (c.listStrategies) {
         printStrategies();
         return kExitOk;
     }
     installInterruptHandler();
     installCrashHandler(kProgram, c.input.empty() ? c.config : c.input);
+    checkResume(c.parallel);
+    std::unique_ptr<Cluster> cluster; // --mpi: the ranks; the others only take part in rank 0's run
+    if (c.parallel.mpi) cluster = joinForMpi(kProgram);
+    if (cluster && cluster->rank() > 0) {
+        takePart(*cluster);
+        return kExitOk;
+    }
 
     std::error_code ec;
     const bool demo = c.demo || (c.input == "demo" && !fs::exists("demo", ec));
@@ -789,7 +807,13 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
         return kExitOk;
     }
     if (!demo && c.output.empty()) throw InvalidArgument("no output given: add -o OUTPUT (e.g. -o volume.h5)");
-    if (!c.output.empty()) checkOutput(c.output, cfg.input, c.overwrite);
+    if (!c.output.empty()) {
+        checkOutput(c.output, cfg.input, c.overwrite);
+        for (const StaleTemporary& t : removeStaleTemporaries(c.output))
+            std::printf("removed %s: the hidden temporary of an earlier run writing this output that never finished "
+                        "(its process %ld is gone)\n",
+                        t.path.c_str(), t.process);
+    }
     cfg.open = openOptions(app, c, cfg.open);
     const OpenOptions& open = cfg.open;
     if (demo && (open.raw || open.anglesFile))
@@ -818,6 +842,8 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     if (!info.anglesFile.empty()) cfg.open.anglesFile = info.anglesFile;
     if (info.anglesLines) cfg.open.anglesLines = info.anglesLines;
 
+    if (cluster && (isConeRun(app, info, c.cone) || sweepRequested(c.axis)))
+        throw InvalidArgument("--mpi reconstructs parallel-beam volumes; not fan/cone-beam data or --center-sweep");
     if (isConeRun(app, info, c.cone)) return runCone(app, c, cfg, *reader, output, writeBase, argc, argv);
 
     RowRange rows{cfg.firstRow, cfg.rowCount};
@@ -856,8 +882,14 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     // Resolve the strategy now, so a bad one fails before any output exists
     // and the record names the one that ran.
     const std::string requested = cfg.options.strategy;
-    cfg.options = BackendRegistry::instance().resolveOptions(cfg.options, recon);
+    ReconOptions requestedOptions = cfg.options;
+    // `auto` chooses the slices per pass too, unless given (here or in --config).
+    if (requestedOptions.strategy == "auto" && !app.count("--slices-per-pass") && c.config.empty())
+        requestedOptions.slicesPerPass = 0;
+    const GpuChoice gpus = chooseGpus(app, c.parallel, requestedOptions, recon);
+    cfg.options = gpus.options;
 
+    const MemoryBudget budget = memoryBudget(c.memoryBudget);
     WriteOptions write = writeBase;
     write.attributes = {
         {"software", std::string(kProgram) + " " + TOMO_VERSION},
@@ -882,11 +914,19 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
         {"padding", std::string(paddingName(cfg.options.filter.padding))},
         {"device", std::to_string(cfg.options.device)},
         {"threads", std::to_string(cfg.options.threads)},
+        {"memory_budget", budget.text},
         {"units", "attenuation per pixel"},
         {"run_config", toJson(cfg)},
     };
     write.attributes.insert(axis.attributes.begin(), axis.attributes.end());
     addCorrectionAttributes(write.attributes, stage);
+    if (!gpus.devices.empty()) write.attributes["gpus"] = joinIndices(gpus.devices);
+    if (gpus.devices.size() > 1 && budget.bytes == 0) // the conveyor's default is per GPU
+        write.attributes["memory_budget"] =
+            formatNumber(static_cast<double>(defaultMemoryBudget(static_cast<int>(gpus.devices.size()))) / (1 << 30),
+                         3) +
+            " GiB (the default per GPU, " + std::to_string(gpus.devices.size()) + " GPUs, up to 1/4 of the memory)";
+    if (!gpus.perDevice.empty()) write.attributes["strategy_per_gpu"] = gpus.perDevice;
 
     if (sweep) {
         if (!c.reference.empty()) throw InvalidArgument("--reference does not apply to --center-sweep");
@@ -917,27 +957,34 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     job.geometry = recon;
     job.axisLine = axis.line;
     job.options = cfg.options;
-    job.memoryBudget = static_cast<std::size_t>(c.memoryBudget * double(std::size_t{1} << 30));
+    job.memoryBudget = budget.bytes;
     job.corrections = cfg.corrections;
     job.maxClampedFraction = c.maxClampedPercent / 100.0;
     job.gpuCorrections = !c.corrections.cpuCorrections;
+    job.devices = gpus.devices;
 
     VolumeReport report;
     ClippedValues clipped;
     try {
         chooseRange(write, !c.range.empty(), *reader, job, c.quiet);
-        const auto created = std::chrono::steady_clock::now();
-        auto writer = createVolumeWriter(output, recon.region.width, recon.region.height, rowCount, write);
-        const double createSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - created).count();
-        ProgressBar bar(rowCount, "rows", !c.quiet);
-        report = reconstructVolume(*reader, job, *writer, [&](double fraction, std::string_view) {
-            throwIfInterrupted();
-            bar.update(static_cast<int>(std::lround(fraction * rowCount)));
-        });
-        // The output's creation (its room reserved) is part of the job.
-        report.secondsSetup += createSeconds;
-        report.secondsTotal += createSeconds;
-        clipped = writer->clipped();
+        if (cluster) {
+            report = reconstructWithRanks(*cluster, c.parallel, *reader, cfg.input, cfg.open, job, output, write,
+                                          clipped, c.quiet, kProgram);
+        } else {
+            const auto created = std::chrono::steady_clock::now();
+            auto writer = createVolumeWriter(output, recon.region.width, recon.region.height, rowCount, write);
+            const double createSeconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - created).count();
+            ProgressBar bar(rowCount, "rows", !c.quiet);
+            report = reconstructVolume(*reader, job, *writer, [&](double fraction, std::string_view) {
+                throwIfInterrupted();
+                bar.update(static_cast<int>(std::lround(fraction * rowCount)));
+            });
+            // The output's creation (its room reserved) is part of the job.
+            report.secondsSetup += createSeconds;
+            report.secondsTotal += createSeconds;
+            clipped = writer->clipped();
+        }
     } catch (const TooManyClampedValues& e) {
         throw TooManyClampedValues(std::string(e.what()) + "; --max-clamped " + formatNumber(c.maxClampedPercent) +
                                    " is the limit in percent");
@@ -950,12 +997,15 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
         return formatSeconds(seconds) + " (" + std::to_string(static_cast<int>(std::lround(share))) + "%)";
     };
     std::printf("%s: %d slices of %dx%d -> %s in %s; setup %s; busy: read %s, preprocess %s (on %s), filter + "
-                "back-projection %s at %.3g GU/s with %s, write %s; bottleneck: %s; chunk buffers peak %.0f MiB\n",
+                "back-projection %s at %.3g GU/s with %s, write %s; bottleneck: %s; chunk buffers peak %.0f MiB of a "
+                "%s GiB budget\n",
                 kProgram, report.slices, recon.region.width, recon.region.height, output.c_str(),
                 formatSeconds(report.secondsTotal).c_str(), busy(report.secondsSetup).c_str(), busy(report.secondsRead).c_str(),
                 busy(report.secondsPreprocess).c_str(), report.correctedOn.c_str(),
                 busy(report.secondsReconstruct).c_str(), report.gups, report.strategy.c_str(), busy(report.secondsWrite).c_str(), report.bottleneck().c_str(),
-                static_cast<double>(report.peakBufferBytes) / (1 << 20));
+                static_cast<double>(report.peakBufferBytes) / (1 << 20),
+                formatNumber(static_cast<double>(report.memoryBudget) / (1 << 30), 3).c_str());
+    if (report.lanes.size() > 1) std::printf("%s: per device: %s\n", kProgram, laneSummary(report).c_str());
     if (!report.preprocessSteps.empty())
         std::printf("%s: preprocessing on %s, busy per step: %s\n", kProgram, report.correctedOn.c_str(),
                     formatSteps(report.preprocessSteps).c_str());

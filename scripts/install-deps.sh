@@ -11,6 +11,8 @@ packages=(
   # LZ4 + bzip2, Blosc, bitshuffle (+ LZ4); gzip is built into libhdf5
   hdf5-plugin-lzf hdf5-filter-plugin hdf5-filter-plugin-blosc-serial bitshuffle
   libcli11-dev nlohmann-json3-dev libgtest-dev
+  # MPI (tomo-recon --mpi, tests/mpi): Open MPI's headers and mpirun
+  libopenmpi-dev openmpi-bin
   # OpenCL: the ICD loader and headers, PoCL (OpenCL on the CPU, for CI) and
   # VkFFT (header-only FFT, its OpenCL backend filters the sinograms)
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libvkfft-dev clinfo

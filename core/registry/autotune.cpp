@@ -27,13 +27,28 @@ namespace tomo {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-/// One candidate of the tuner: a strategy and one of its tunings ("" = none).
+/// One candidate of the tuner: a strategy, one of its tunings ("" = none)
+/// and, when the tuner chooses them, slices per pass.
 struct AutotuneEntry {
     const Backend* backend = nullptr;
     std::string tuning;
+    int slicesPerPass = 0; ///< 1, 2 or 4 when tuned; 0 = the options' own
 
-    /// "cpu", or "alu[shape=3]" with a tuning: the name in the cache file.
-    std::string label() const { return tuning.empty() ? backend->name() : backend->name() + "[" + tuning + "]"; }
+    /// "cpu", "alu[shape=3]" with a tuning, "alu[shape=3]@2" with 2 slices
+    /// per pass tuned: the name in the cache file.
+    std::string label() const {
+        std::string name = tuning.empty() ? backend->name() : backend->name() + "[" + tuning + "]";
+        if (slicesPerPass > 0) name += '@' + std::to_string(slicesPerPass);
+        return name;
+    }
+    /// `options` naming this candidate.
+    ReconOptions options(const ReconOptions& options) const {
+        ReconOptions o = options;
+        o.strategy = backend->name();
+        o.tuning = tuning;
+        if (slicesPerPass > 0) o.slicesPerPass = slicesPerPass;
+        return o;
+    }
 };
 
 namespace {
@@ -77,14 +92,44 @@ double secondsSince(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+/// The slices per pass the tuner chooses among, when the options leave them
+/// to it (ReconOptions::slicesPerPass 0).
+constexpr int kTunedSlicesPerPass[] = {1, 2, 4};
+
+bool accepts(const Backend& b, const ReconOptions& options) {
+    try {
+        b.checkOptions(options);
+        return true;
+    } catch (const InvalidArgument&) {
+        return false;
+    }
+}
+
+/// Every candidate: each strategy's tunings (its default first) and, when
+/// tuned, each of its slices per pass (1 first), a strategy's entries
+/// together.
 std::vector<Entry> entriesOf(std::span<const Backend* const> candidates, const ReconOptions& options) {
     std::vector<Entry> entries;
     for (const Backend* b : candidates) {
-        if (!options.tuning.empty()) {
-            entries.push_back({b, options.tuning}); // the user fixed it
-            continue;
+        std::vector<int> passes{0};
+        if (options.slicesPerPass == 0) {
+            passes.clear();
+            for (int s : kTunedSlicesPerPass) {
+                ReconOptions o = options;
+                o.slicesPerPass = s;
+                o.tuning.clear();
+                if (accepts(*b, o)) passes.push_back(s);
+            }
         }
-        for (const std::string& t : b->tuningCandidates(options)) entries.push_back({b, t});
+        for (int s : passes) {
+            ReconOptions o = options;
+            if (s > 0) o.slicesPerPass = s;
+            if (!options.tuning.empty()) {
+                entries.push_back({b, options.tuning, s}); // the user fixed it
+                continue;
+            }
+            for (const std::string& t : b->tuningCandidates(o)) entries.push_back({b, t, s});
+        }
     }
     return entries;
 }
@@ -108,7 +153,8 @@ std::string cacheKey(const std::string& device, const ReconGeometry& g, const Re
     return device + "|projections=" + std::to_string(g.geometry.projections()) +
            "|bins=" + std::to_string(g.geometry.bins) + "|region=" + std::to_string(g.region.width) + "x" +
            std::to_string(g.region.height) + "|" + std::string(interpolationName(o.interpolation)) + "|" +
-           std::string(precisionName(o.precision)) + "|slicesPerPass=" + std::to_string(o.slicesPerPass);
+           std::string(precisionName(o.precision)) + "|slicesPerPass=" +
+           (o.slicesPerPass == 0 ? std::string("auto") : std::to_string(o.slicesPerPass));
 }
 
 json emptyCache() {
@@ -144,8 +190,12 @@ std::optional<std::size_t> cachedWinner(const json& cache, const std::string& ke
         return std::nullopt;
     const auto tuning = entry->find("tuning");
     const std::string tuningText = tuning != entry->end() && tuning->is_string() ? tuning->get<std::string>() : "";
+    const auto passes = entry->find("slicesPerPass");
+    const int passesValue = passes != entry->end() && passes->is_number_integer() ? passes->get<int>() : 0;
     for (std::size_t i = 0; i < entries.size(); ++i)
-        if (entries[i].backend->name() == strategy->get<std::string>() && entries[i].tuning == tuningText) return i;
+        if (entries[i].backend->name() == strategy->get<std::string>() && entries[i].tuning == tuningText &&
+            entries[i].slicesPerPass == passesValue)
+            return i;
     return std::nullopt;
 }
 
@@ -223,10 +273,7 @@ std::vector<float> syntheticSinograms(const Geometry& g, int count) {
 /// already took over `giveUpAfter` (that candidate has lost anyway).
 double timeCandidate(const Entry& entry, const ReconGeometry& timed, const ReconOptions& options,
                      std::span<const float> sinograms, int count, double giveUpAfter) {
-    ReconOptions named = options;
-    named.strategy = entry.backend->name();
-    named.tuning = entry.tuning;
-    const std::unique_ptr<ReconstructionPlan> plan = entry.backend->createPlan(timed, named);
+    const std::unique_ptr<ReconstructionPlan> plan = entry.backend->createPlan(timed, entry.options(options));
     // A plan may take fewer slices than a pass (memory bound): seconds per
     // slice keep such a candidate comparable.
     const int slices = std::min(count, plan->maxSlices());
@@ -266,7 +313,7 @@ bool autotuneEnabled() {
     return !(value && std::string_view(value) == "off");
 }
 
-Autotuner::Autotuner(fs::path cachePath) : m_cachePath(std::move(cachePath)) {}
+Autotuner::Autotuner(fs::path cachePath, Timing timing) : m_cachePath(std::move(cachePath)), m_timing(std::move(timing)) {}
 
 Autotuner& Autotuner::instance() {
     static Autotuner tuner;
@@ -322,7 +369,11 @@ Autotuner::Choice Autotuner::chooseTuned(std::span<const Backend* const> candida
                                          const ReconOptions& options) {
     assert(!candidates.empty());
     const std::vector<Entry> entries = entriesOf(candidates, options);
-    const auto choice = [&](std::size_t i) { return Choice{entries[i].backend, entries[i].tuning}; };
+    if (entries.empty())
+        throw InvalidArgument("no candidate strategy accepts slices per pass 1, 2 or 4 with these options");
+    const auto choice = [&](std::size_t i) {
+        return Choice{entries[i].backend, entries[i].tuning, entries[i].options(options).slicesPerPass};
+    };
     // The preferred: the last strategy with its default tuning (listed first).
     std::size_t preferred = entries.size() - 1;
     while (preferred > 0 && entries[preferred - 1].backend == entries.back().backend) --preferred;
@@ -352,11 +403,16 @@ std::optional<std::size_t> Autotuner::tune(const std::vector<AutotuneEntry>& ent
                                            const ReconOptions& options, const fs::path& cachePath,
                                            const std::string& key) {
     const auto start = Clock::now();
-    const ReconGeometry timed = timedGeometry(geometry, options.slicesPerPass, kTimedUpdates);
-    const ReconGeometry timedGpu = timedGeometry(geometry, options.slicesPerPass, kTimedUpdatesGpu);
-    std::vector<float> sinograms; // projections x bins: the same for both regions
+    // Times are seconds per slice of `timed`, the CPU's region at one slice
+    // per pass, whatever region a candidate was timed on (they are scaled by
+    // its pixels): with slices per pass tuned, a candidate of 4 is timed on
+    // a region of a quarter of the pixels, the same updates per call.
+    const ReconGeometry timed = timedGeometry(geometry, std::max(options.slicesPerPass, 1), kTimedUpdates);
+    int mostPasses = std::max(options.slicesPerPass, 1);
+    for (const Entry& e : entries) mostPasses = std::max(mostPasses, e.slicesPerPass);
+    std::vector<float> sinograms; // projections x bins each: the same for every region
     try {
-        sinograms = syntheticSinograms(timed.geometry, options.slicesPerPass);
+        if (!m_timing) sinograms = syntheticSinograms(timed.geometry, mostPasses);
     } catch (const std::bad_alloc&) {
         return std::nullopt; // the real reconstruction will report the memory it lacks
     }
@@ -381,12 +437,16 @@ std::optional<std::size_t> Autotuner::tune(const std::vector<AutotuneEntry>& ent
         if (best && secondsSince(start) > budget) break;
         ++m_timedCandidates;
         const bool gpu = entries[i].backend->family() != "cpu";
-        const ReconGeometry& region = gpu ? timedGpu : timed;
+        const ReconOptions named = entries[i].options(options);
+        const ReconGeometry region =
+            timedGeometry(geometry, named.slicesPerPass, gpu ? kTimedUpdatesGpu : kTimedUpdates);
         // Seconds per slice of `timed`, whatever region was timed.
         const double scale = static_cast<double>(timed.region.pixels()) / static_cast<double>(region.region.pixels());
         try {
-            const double s = scale * timeCandidate(entries[i], region, options, sinograms, options.slicesPerPass,
-                                                   2.0 * bestSeconds / scale);
+            const double s =
+                scale * (m_timing ? m_timing(region, named)
+                                  : timeCandidate(entries[i], region, options, sinograms, named.slicesPerPass,
+                                                  2.0 * bestSeconds / scale));
             seconds[entries[i].label()] = s;
             if (s < bestSeconds) {
                 best = i;
@@ -408,6 +468,7 @@ std::optional<std::size_t> Autotuner::tune(const std::vector<AutotuneEntry>& ent
                {"seconds", seconds},
                {"timedRegion", {timed.region.width, timed.region.height}}};
     if (!entries[*best].tuning.empty()) entry["tuning"] = entries[*best].tuning;
+    if (entries[*best].slicesPerPass > 0) entry["slicesPerPass"] = entries[*best].slicesPerPass;
     cache["entries"][key] = entry;
     writeCache(cachePath, cache);
     return best;

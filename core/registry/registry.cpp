@@ -59,13 +59,42 @@ std::string knownNames(const BackendRegistry& registry) {
     return names;
 }
 
-bool accepts(const Backend& b, const ReconOptions& options) {
-    try {
-        b.checkOptions(options);
-        return true;
-    } catch (const InvalidArgument&) {
-        return false;
+bool hasKernelParameters(const Backend& b, const ReconOptions& options) {
+    const std::vector<std::string> candidates = b.tuningCandidates(options);
+    return std::any_of(candidates.begin(), candidates.end(), [](const std::string& c) { return !c.empty(); });
+}
+
+/// A tuning given to a strategy without kernel parameters is refused, not
+/// kept unused (and recorded as if it had run); the strategies with
+/// parameters check theirs in checkOptions.
+void checkTuning(const BackendRegistry& registry, const Backend& b, const ReconOptions& options) {
+    if (options.tuning.empty() || hasKernelParameters(b, options)) return;
+    std::string withParameters;
+    for (const Backend* other : registry.backends())
+        if (hasKernelParameters(*other, options)) withParameters += (withParameters.empty() ? "" : ", ") + other->name();
+    std::string shown = options.tuning.substr(0, 40);
+    for (char& c : shown)
+        if (static_cast<unsigned char>(c) < 0x20) c = '?';
+    throw InvalidArgument("tuning '" + shown + (options.tuning.size() > 40 ? "...'" : "'") + ": strategy '" + b.name() +
+                          "' has no kernel parameters (" +
+                          (withParameters.empty() ? std::string("no strategy of this build has any")
+                                                  : "only " + withParameters + " take them") +
+                          "); leave the tuning out");
+}
+
+bool accepts(const BackendRegistry& registry, const Backend& b, const ReconOptions& options) {
+    // Slices per pass 0 (chosen by the tuner): any the strategy takes.
+    for (const int passes : options.slicesPerPass == 0 ? std::vector<int>{1, 2, 4} : std::vector<int>{options.slicesPerPass}) {
+        try {
+            ReconOptions o = options;
+            o.slicesPerPass = passes;
+            checkTuning(registry, b, o);
+            b.checkOptions(o);
+            return true;
+        } catch (const InvalidArgument&) {
+        }
     }
+    return false;
 }
 
 /// Whether "auto" weighs the OpenCL strategies (see opencl::autoConsiders).
@@ -90,7 +119,7 @@ std::vector<const Backend*> BackendRegistry::autoCandidates(const ReconOptions& 
     // only when the user chose it.
     std::vector<const Backend*> candidates;
     for (const auto& b : m_backends)
-        if (b->isExact() && b->unavailableReason().empty() && accepts(*b, options) &&
+        if (b->isExact() && b->unavailableReason().empty() && accepts(*this, *b, options) &&
             (b->family() != "opencl" || openclForAuto(options)))
             candidates.push_back(b.get());
     std::stable_partition(candidates.begin(), candidates.end(),
@@ -102,9 +131,11 @@ ReconOptions BackendRegistry::resolveOptions(const ReconOptions& options, const 
     if (options.strategy != "auto") {
         const Backend* b = find(options.strategy);
         if (!b)
-            throw InvalidArgument("unknown strategy '" + options.strategy + "' (known: " + knownNames(*this) + ")");
+            throw InvalidArgument("unknown strategy '" + options.strategy.substr(0, 40) +
+                                  (options.strategy.size() > 40 ? "...'" : "'") + " (known: " + knownNames(*this) + ")");
         if (auto why = b->unavailableReason(); !why.empty())
             throw DeviceError("strategy '" + b->name() + "' is not available: " + why);
+        checkTuning(*this, *b, options);
         b->checkOptions(options);
         return options;
     }
@@ -113,11 +144,13 @@ ReconOptions BackendRegistry::resolveOptions(const ReconOptions& options, const 
         throw InvalidArgument("no available strategy accepts these options (interpolation " +
                               std::string(interpolationName(options.interpolation)) + ", precision " +
                               std::string(precisionName(options.precision)) + ", slices per pass " +
-                              std::to_string(options.slicesPerPass) + ")");
+                              (options.slicesPerPass == 0 ? std::string("auto") : std::to_string(options.slicesPerPass)) +
+                              (options.tuning.empty() ? "" : ", tuning '" + options.tuning.substr(0, 40) + "'") + ")");
     const Autotuner::Choice choice = Autotuner::instance().chooseTuned(candidates, geometry, options);
     ReconOptions resolved = options;
     resolved.strategy = choice.backend->name();
     resolved.tuning = choice.tuning;
+    resolved.slicesPerPass = choice.slicesPerPass;
     return resolved;
 }
 

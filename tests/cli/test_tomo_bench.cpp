@@ -62,6 +62,34 @@ TEST(TomoBench, JsonHasARowPerStrategyWithSaneFigures) {
     for (const std::string& name : seen) EXPECT_NE(r.out.find(name), std::string::npos) << r.out;
 }
 
+TEST(TomoBench, VsRefIsTheSpeedUpOfEveryStrategyOverCpuReference) {
+    // GPU and OpenCL rows printed "-" (null in the JSON) although
+    // cpu-reference ran in the same run.
+    std::string others;
+    for (const Backend* b : BackendRegistry::instance().backends())
+        if (b->family() != "cpu" && b->unavailableReason().empty() && b->isExact())
+            others += "," + b->name();
+    if (others.empty()) GTEST_SKIP() << "no GPU or OpenCL strategy is available here to compare with cpu-reference";
+    test::TempDir dir;
+    const auto file = dir / "bench.json";
+    const ToolRun r = bench("--projections 32 --size 32 --slices 2 --repeat 1 --warmup 0 --interp linear "
+                            "--precision float32 --slices-per-pass 1 --strategy cpu-reference" + others +
+                                " --json " + quoted(file),
+                            dir);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const json doc = json::parse(test::readText(file));
+    double reference = 0.0;
+    for (const json& row : doc["results"])
+        if (row["strategy"] == "cpu-reference") reference = row["gups"].get<double>();
+    ASSERT_GT(reference, 0.0) << doc.dump();
+    for (const json& row : doc["results"]) {
+        ASSERT_TRUE(row["speedup_vs_cpu_reference"].is_number()) << row.dump();
+        EXPECT_NEAR(row["speedup_vs_cpu_reference"].get<double>(), row["gups"].get<double>() / reference,
+                    1e-9 * row["gups"].get<double>() / reference)
+            << row.dump();
+    }
+}
+
 TEST(TomoBench, ConeModeReportsGupsOfBothBackprojectors) {
     test::TempDir dir;
     const auto file = dir / "cone.json";
@@ -126,6 +154,8 @@ TEST(TomoBench, ListShowsStrategiesAndWhy) {
     test::TempDir dir;
     const ToolRun r = bench("--list", dir);
     ASSERT_EQ(r.exitCode, 0) << r.err;
+    // GPUs, or why there are none (as tomo-recon --list-strategies).
+    EXPECT_NE(r.out.find(gpuDevices().empty() ? "GPUs: none (" : "GPU 0: "), std::string::npos) << r.out;
     for (const Backend* b : BackendRegistry::instance().backends()) {
         EXPECT_NE(r.out.find(b->name()), std::string::npos) << r.out;
         if (!b->unavailableReason().empty()) EXPECT_NE(r.out.find(b->unavailableReason()), std::string::npos);
@@ -212,6 +242,19 @@ TEST(TomoBench, PipelineWritesTheOutputTypeAsked) {
         EXPECT_GT(run["range_estimate_seconds"].get<double>(), 0.0);
         EXPECT_TRUE(run["clipped_values"].is_number_unsigned());
     }
+}
+
+TEST(TomoBench, PipelineCapsTheMemoryBudgetAsTomoReconDoes) {
+#if !TOMO_WITH_HDF5
+    GTEST_SKIP() << "--pipeline writes a DXchange scan; this build has no HDF5 support";
+#endif
+    test::TempDir dir;
+    const ToolRun r = bench("--pipeline --projections 16 --rows 4 --size 16 --strategy cpu --memory-budget 1e5 --dir " +
+                                quoted(dir.path()),
+                            dir);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("warning: --memory-budget 1e+05 GiB is more than half of this machine's"), std::string::npos)
+        << r.out;
 }
 
 TEST(TomoBench, PipelineTakesOneModeAndAFolder) {

@@ -162,6 +162,26 @@ TEST_F(TomoReconAxis, AutoTiltFitsTheRowsAxes) {
     EXPECT_LT(numberAfter(constant.out, "confidence"), numberAfter(r.out, "confidence")) << constant.out;
 }
 
+TEST_F(TomoReconAxis, AutoTiltOnOneRowSaysNoTiltWasFitted) {
+    // A 1-row scan: the axis is found, but a tilt cannot be; this printed
+    // no tilt and no warning.
+    const fs::path one = m_dir / "one.h5";
+    test::writeNoiselessScan(one, kBins, 1, kAngles);
+    const ToolRun r = test::runTool(TOMO_RECON_EXE,
+                                    quoted(one) + " --strategy cpu --auto-tilt -q -o " + quoted(m_dir / "o.h5"),
+                                    m_dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("warning: --auto-tilt fitted no tilt: the axis was found on one detector row only (the "
+                         "scan has one row), so the axis is taken as untilted"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(test::readText(m_dir / "o.h5").find("--auto-tilt fitted no tilt"), std::string::npos)
+        << "not in axis_source";
+    // One row named again and again: refused, the user meant several.
+    expectOneLineError(tilted(), "-o " + quoted(m_dir / "x.h5") + " --auto-tilt --auto-center-rows 3,3,3", 2,
+                       "--auto-center-rows 3,3,3 names one row");
+}
+
 TEST_F(TomoReconAxis, CenterSweepWritesOneSliceOfOneRowPerAxis) {
     const fs::path out = m_dir / "sweep.h5";
     const ToolRun r = recon(straight(), "-o " + quoted(out) + " --rows 1:4 --center-sweep 32.5:35:0.5");

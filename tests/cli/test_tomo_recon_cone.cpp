@@ -119,6 +119,33 @@ TEST(TomoReconCone, CurvedDetectorFanBeamIsResampledBeforeFdk) {
     EXPECT_EQ(rootAttribute(dir / "slice.h5", "detector"), "curved");
 }
 
+TEST(TomoReconCone, AVolumeReachingTheSourceOrTheDetectorIsRefusedNamingTheDistances) {
+    // A 64x64 slice of 1 mm voxels reaches 45.25 mm from the axis (its
+    // corners): with the source circling at 10 mm it ran at exit 0 and
+    // gave a volume of nonsense.
+    test::TempDir dir;
+    writeRaw(dir / "scan.raw", ImageStack(64, 1, 4));
+    std::ofstream(dir / "inside.json") << R"({"source_axis": 10, "source_detector": 40, "pixel_size": 0.1})";
+    std::ofstream(dir / "close.json") << R"({"source_axis": 100, "source_detector": 110, "pixel_size": 0.1})";
+    const std::string scan = quoted(dir / "scan.raw") + " --raw-shape 4,1,64 --log-corrected --angle-range 360";
+    test::expectOneLineError(TOMO_RECON_EXE, "tomo-recon",
+                             scan + " --cone-geometry " + quoted(dir / "inside.json") +
+                                 " --volume 64,64,1 --voxel-size 1 -o " + quoted(dir / "v.h5"),
+                             dir.path(), 2, "reaches 45.2548 from the rotation axis, as far as the source (source_axis 10)");
+    test::expectOneLineError(TOMO_RECON_EXE, "tomo-recon",
+                             scan + " --cone-geometry " + quoted(dir / "close.json") +
+                                 " --volume 64,64,1 --voxel-size 0.5 -o " + quoted(dir / "v.h5"),
+                             dir.path(), 2,
+                             "reaches 22.6274 from the rotation axis, as far as the detector (source_detector - "
+                             "source_axis = 10)");
+    // Inside both, the same scans run.
+    const auto r = runTool(TOMO_RECON_EXE,
+                           scan + " --cone-geometry " + quoted(dir / "inside.json") +
+                               " --volume 8,8,1 --voxel-size 1 -q -o " + quoted(dir / "v.h5"),
+                           dir.path());
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+}
+
 TEST(TomoReconCone, Htc2022FanBeamFileIsReconstructedWithItsOwnGeometry) {
     const fs::path htc = test::realData("helsinki_htc2022_fanbeam/htc2022_ta.h5");
     TOMO_REQUIRE_FILE(htc);

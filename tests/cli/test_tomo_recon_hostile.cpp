@@ -5,6 +5,7 @@
 
 #include "hdf5_builder.h"
 #include "tiff_builder.h"
+#include "tomo/dataset.h"
 #include "tomo/phantom.h"
 #include "tomo/volume_io.h"
 
@@ -13,11 +14,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <regex>
 #include <vector>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <fcntl.h>
+#include <cctype>
 #include <fstream>
 #include <thread>
 #include <sys/stat.h>
@@ -248,6 +251,160 @@ TEST_F(TomoReconHostile, DeepOrHugeConfigIsOneShortLine) {
     std::ofstream(deep) << R"({"axis": )" << std::string(100000, '[') << std::string(100000, ']') << "}";
     expectOneLineError(quoted(scan()) + out() + " --config " + quoted(deep), 3, "nested deeper than 16 levels");
     fs::remove(deep);
+}
+
+TEST_F(TomoReconHostile, RunConfigErrorsQuoteAFewWordsAndNameKeyAndFile) {
+    // A 5000-character strategy gave a 2023-byte line quoting 2000 of them
+    // and naming neither the key nor the file.
+    const fs::path huge = m_dir / "huge.json";
+    std::ofstream(huge) << R"({"strategy": ")" << std::string(5000, 'x') << R"("})";
+    expectOneLineError(quoted(scan()) + out() + " --config " + quoted(huge), 3,
+                       "run config '" + huge.string() + "': key 'strategy' must be a strategy name");
+    EXPECT_LT(recon(quoted(scan()) + out() + " --config " + quoted(huge)).err.size(), 300u);
+    fs::remove(huge);
+    // A well-formed name this build does not have: key and file named too.
+    const fs::path unknown = m_dir / "unknown.json";
+    std::ofstream(unknown) << R"({"strategy": "fastest"})";
+    expectOneLineError(quoted(scan()) + out() + " --config " + quoted(unknown), 3,
+                       "run config '" + unknown.string() + "': key 'strategy': 'fastest' is not a strategy");
+    fs::remove(unknown);
+}
+
+TEST_F(TomoReconHostile, AnOptionGivenAnEmptyValueIsRefused) {
+    // --raw-shape '' read the file as if no layout were given (a raw file:
+    // exit 3 "not a dataset"; an HDF5 scan: a run at exit 0).
+    const fs::path raw = m_dir / "scan.raw";
+    std::ofstream(raw, std::ios::binary) << std::string(4 * 8 * 8 * 4, '\0');
+    expectOneLineError(quoted(raw) + out() + " --raw-shape ''", 2, "--raw-shape '': expected P,R,C");
+    for (const char* option : {"--raw-shape", "--axis-offsets", "--reference", "--config", "--variable",
+                               "--cone-geometry", "--range"})
+        expectOneLineError(quoted(scan()) + out() + " " + option + " ''", 2, std::string(option) + " ''");
+    fs::remove(raw);
+}
+
+TEST_F(TomoReconHostile, MessagesSayOutOfRangeAndPrintShortNumbers) {
+    const std::string in = quoted(scan()) + out();
+    // An integer beyond 64 bits is one all the same.
+    expectOneLineError(in + " --raw-shape 1,1,1 --raw-header 18446744073709551615", 2,
+                       "'18446744073709551615' is outside [0, 9223372036854775807]");
+    expectOneLineError(in + " --threads 99999999999999999999999", 2, "is outside [0, 1024]");
+    // Bounds and values in a few digits, not 300.
+    const std::regex longNumber("[0-9]{20,}");
+    for (const auto& [args, needle] :
+         {std::pair<std::string, std::string>{" --zingers --zinger-threshold 0", "'0' is not a number > 0"},
+          {" --saturation -1", "'-1' is not a number >= 0"},
+          {" --paganin 1e300 --energy 20 --distance 0.1 --pixel-size 1e-6", "the kernel is 7.02e+149 pixels long"}}) {
+        expectOneLineError(in + args, 2, needle);
+        EXPECT_FALSE(std::regex_search(recon(in + args).err, longNumber)) << args;
+    }
+}
+
+TEST_F(TomoReconHostile, ALockedHdf5FileSaysSoAndHowToGoOn) {
+    // Another process writing the file holds HDF5's lock: this one was told
+    // "truncated or corrupt?".
+    const fs::path locked = m_dir / "locked.h5";
+    fs::copy_file(scan(), locked);
+    const hid_t writer = H5Fopen(locked.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(writer, 0);
+    expectOneLineError(quoted(locked) + out(), 3, "locked by another process that has it open for writing");
+    expectOneLineError(quoted(locked) + " --info", 3, "run with HDF5_USE_FILE_LOCKING=FALSE to read it anyway");
+    // What the message says works.
+    const ToolRun r = recon(quoted(locked) + " --info", "HDF5_USE_FILE_LOCKING=FALSE ");
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    H5Fclose(writer);
+    fs::remove(locked);
+}
+
+TEST_F(TomoReconHostile, AMissingOrShortExternalRawFileIsNamed) {
+    // /exchange/data stored in a raw file beside the HDF5 file (H5Pset_external).
+    const int A = 6, R = 2, C = 8;
+    const fs::path file = m_dir / "external.h5", frames = m_dir / "frames.raw";
+    std::vector<std::uint16_t> counts(A * R * C);
+    for (std::size_t i = 0; i < counts.size(); ++i) counts[i] = static_cast<std::uint16_t>(1000 + 7 * i);
+    {
+        const hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        const hsize_t dims[3] = {A, R, C};
+        const hid_t space = H5Screate_simple(3, dims, nullptr);
+        const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        H5Pset_external(dcpl, frames.c_str(), 0, counts.size() * 2);
+        const hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+        H5Pset_create_intermediate_group(lcpl, 1);
+        const hid_t data = H5Dcreate2(f, "/exchange/data", H5T_STD_U16LE, space, lcpl, dcpl, H5P_DEFAULT);
+        ASSERT_GE(H5Dwrite(data, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, counts.data()), 0);
+        H5Dclose(data);
+        H5Pclose(lcpl);
+        H5Pclose(dcpl);
+        H5Sclose(space);
+        H5Fclose(f);
+    }
+    ASSERT_EQ(fs::file_size(frames), counts.size() * 2);
+    // Present: read through HDF5, values exact.
+    {
+        auto reader = openDataset(file);
+        std::vector<float> row(static_cast<std::size_t>(A) * C);
+        reader->readSinograms(1, 1, row);
+        EXPECT_EQ(row[static_cast<std::size_t>(2) * C + 3], static_cast<float>(counts[(2 * R + 1) * C + 3]));
+    }
+    // Short: named, not read as zeros.
+    fs::resize_file(frames, 100);
+    expectOneLineError(quoted(file) + out(), 3, "its external file '" + frames.string() + "' has 100 bytes");
+    // Missing: named, where "read failed" said nothing.
+    fs::remove(frames);
+    expectOneLineError(quoted(file) + out(), 3,
+                       "stores its values in the external file '" + frames.string() + "', which is missing");
+    fs::remove(file);
+}
+
+TEST_F(TomoReconHostile, AnExistingOutputIsExitTwoOnEveryPath) {
+    // The README: an output that exists without --overwrite is exit 2.
+    std::vector<std::string> names = {"v.h5"};
+    if (TOMO_WITH_TIFF) names.insert(names.end(), {"v.tif", "stack"});
+    for (const std::string& name : names) {
+        const ToolRun r = recon(quoted(scan()) + out(name) + " --center 23.5 -q");
+        ASSERT_EQ(r.exitCode, 0) << r.err;
+        expectOneLineError(quoted(scan()) + out(name) + " --center 23.5", 2, "add --overwrite to replace it");
+        expectOneLineError(quoted(scan()) + out(name) + " --center-sweep 22:24:1", 2, "add --overwrite");
+        expectOneLineError(quoted(scan()) + out(name) + " --output-type uint8", 2, "add --overwrite");
+        fs::remove_all(m_dir / name);
+    }
+}
+
+TEST_F(TomoReconHostile, StaleTemporariesOfTheOutputAreRemovedOnTheNextRun) {
+    // What a run killed with SIGKILL leaves: the hidden temporary of its
+    // output (a file, or a folder for a TIFF stack) and an old target set
+    // aside. A process id beyond pid_max runs nowhere.
+    long pidMax = 4194304;
+    std::ifstream("/proc/sys/kernel/pid_max") >> pidMax;
+    char hostName[256] = {};
+    ASSERT_EQ(::gethostname(hostName, sizeof hostName - 1), 0);
+    std::string host;
+    for (const char* c = hostName; *c && host.size() < 32; ++c)
+        host += std::isalnum(static_cast<unsigned char>(*c)) || *c == '.' ? *c : '_';
+    const std::string dead = host + "-" + std::to_string(pidMax + 1), alive = host + "-" + std::to_string(::getpid());
+    const std::vector<fs::path> stale = {m_dir / (".o.h5.tmp-" + dead + "-0"), m_dir / (".o.h5.tmp-" + dead + "-3.old")};
+    for (const fs::path& p : stale) std::ofstream(p) << "partial";
+    fs::create_directory(m_dir / (".o.h5.tmp-" + dead + "-1"));
+    std::ofstream(m_dir / (".o.h5.tmp-" + dead + "-1") / "slice_00000.tif") << "partial";
+    // Left alone: a running process's temporary, another output's, and one
+    // written on another machine of a shared file system (its process may
+    // well run there).
+    const std::string otherHost = "other" + host + "-" + std::to_string(pidMax + 1);
+    const std::vector<fs::path> kept = {m_dir / (".o.h5.tmp-" + alive + "-0"), m_dir / (".other.h5.tmp-" + dead + "-0"),
+                                        m_dir / (".o.h5x.tmp-" + dead + "-0"), m_dir / (".o.h5.tmp-" + otherHost + "-0")};
+    for (const fs::path& p : kept) std::ofstream(p) << "partial";
+    const ToolRun r = recon(quoted(scan()) + out() + " --center 23.5 -q");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    for (const fs::path& p : stale) EXPECT_FALSE(fs::exists(p)) << p;
+    EXPECT_FALSE(fs::exists(m_dir / (".o.h5.tmp-" + dead + "-1")));
+    for (const fs::path& p : kept) EXPECT_TRUE(fs::exists(p)) << p;
+    // Said, even with -q (the run deleted something).
+    EXPECT_NE(r.out.find("removed " + stale[0].string() + ": the hidden temporary of an earlier run writing this "
+                         "output that never finished (its process " + std::to_string(pidMax + 1) + " is gone)"),
+              std::string::npos)
+        << r.out;
+    for (const fs::path& p : {stale[1], m_dir / (".o.h5.tmp-" + dead + "-1")})
+        EXPECT_NE(r.out.find("removed " + p.string() + ": "), std::string::npos) << r.out;
+    for (const fs::path& p : kept) fs::remove(p);
 }
 
 TEST_F(TomoReconHostile, FanBeamFileRefusesParallelBeamOptions) {

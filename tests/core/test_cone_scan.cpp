@@ -184,6 +184,52 @@ TEST(ConeScan, GeometryFileDeclaresACurvedDetector) {
                          "matrix describes a flat detector"));
 }
 
+TEST(ConeScan, AVolumeTheScanCannotHaveSeenIsRefusedNamingTheDistances) {
+    test::TempDir dir;
+    test::H5Builder(dir / "scan.h5")
+        .dataset("/sinogram", {4, 64}, std::vector<float>(4 * 64, 0.0f))
+        .dataset("/angles_deg", {4}, std::vector<double>{0, 90, 180, 270});
+    const auto reader = openDataset(dir / "scan.h5", divergentAllowed());
+
+    // Source 100 from the axis, detector 200: 64 voxels of 1 reach 45.25
+    // (the corners), of 2.5 113.1 (past the source).
+    writeText(dir / "scanner.json", R"({"source_axis": 100, "source_detector": 300, "pixel_size": 0.1})");
+    const ConeSetup setup = coneSetup(reader->info(), dir / "scanner.json");
+    EXPECT_NO_THROW(setup.checkGrid({64, 64, 1, 1.0, {}}));
+    const std::string inside = messageOf<InvalidArgument>([&] { setup.checkGrid({64, 64, 1, 2.5, {}}); });
+    EXPECT_TRUE(contains(inside, "the volume (64x64 voxels of 2.5) reaches 113.137 from the rotation axis, as far as "
+                                 "the source (source_axis 100)"))
+        << inside;
+    // An off-centre volume reaches further on one side.
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { setup.checkGrid({64, 64, 1, 1.0, {70.0, 0.0, 0.0}}); }),
+                         "reaches 106.902 from the rotation axis"));
+    // FDK itself refuses a volume whose voxels lie behind a view's source
+    // (the library's callers, the workstation): 64 voxels of 3.5 reach 112
+    // along x and y, beyond the sources at 0, 90, 180 and 270 degrees.
+    const std::string fdk = messageOf<InvalidArgument>([&] {
+        reconstructFdk(setup.geometry, std::vector<float>(4 * 64, 0.0f), {64, 64, 1, 3.5, {}}, FdkOptions{});
+    });
+    EXPECT_TRUE(contains(fdk, "the source of view 0 is 100 from the volume's centre, inside the volume (64x64x1 "
+                              "voxels of 3.5, reaching 158.402 from its centre)"))
+        << fdk;
+
+    // Detector 10 beyond the axis: 64 voxels of 0.5 reach 22.6 from it.
+    writeText(dir / "close.json", R"({"source_axis": 100, "source_detector": 110, "pixel_size": 0.1})");
+    const ConeSetup close = coneSetup(reader->info(), dir / "close.json");
+    EXPECT_NO_THROW(close.checkGrid({64, 64, 1, 0.2, {}}));
+    EXPECT_TRUE(contains(messageOf<InvalidArgument>([&] { close.checkGrid({64, 64, 1, 0.5, {}}); }),
+                         "reaches 22.6274 from the rotation axis, as far as the detector (source_detector - "
+                         "source_axis = 10)"));
+
+    // A geometry whose own default volume (64 voxels of the pixel at the
+    // axis, 0.5) holds the source: refused with the file named.
+    writeText(dir / "inside.json", R"({"source_axis": 10, "source_detector": 20, "pixel_size": 1})");
+    const std::string file = messageOf<FormatError>([&] { coneSetup(reader->info(), dir / "inside.json"); });
+    EXPECT_TRUE(contains(file, "inside.json: cone geometry: the volume (64x64 voxels of 0.5) reaches 22.6274 from the "
+                               "rotation axis, as far as the source (source_axis 10)"))
+        << file;
+}
+
 /// A float dataset of an HDF5 file, read whole.
 std::vector<float> readFloats(const std::filesystem::path& path, const char* name) {
     const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);

@@ -28,9 +28,11 @@ constexpr int kViews = 60;
 
 /// A circular cone-beam scan of the 3D Shepp-Logan phantom held in memory,
 /// declared as a file would (magnification 1.5, the phantom within the
-/// detector's field).
+/// detector's field). The distances grow with the detector, so the fan and
+/// the volume keep their shape: the source stays outside the volume.
 CircularConeGeometry scanGeometry(int rows = kRows, int columns = kColumns, int views = kViews) {
-    return test::circularCone(views, columns, rows, 1.0, 60.0, 90.0);
+    const double scale = static_cast<double>(columns) / kColumns;
+    return test::circularCone(views, columns, rows, 1.0, 60.0 * scale, 90.0 * scale);
 }
 
 std::shared_ptr<DatasetReader> coneScan(int rows = kRows, int columns = kColumns, int views = kViews) {

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace tomo {
@@ -67,9 +68,12 @@ TEST(RawRows, EveryStorageLayoutReadsTheSameValues) {
 #if !TOMO_WITH_HDF5
     GTEST_SKIP() << "writes HDF5 files; this build has no HDF5 support";
 #else
-    // Read without the library (contiguous, chunks of whole rows, a user
-    // block) or through it (gzip, big-endian, chunks that split rows): the
-    // same values in every case, prefetched or not.
+    // Read without the library (contiguous, chunks of whole rows) or through
+    // it (gzip, big-endian, chunks that split rows), each with no user block
+    // and behind one of 512 and 4096 bytes (h5py's userblock_size, MATLAB's
+    // 512): the same values in every case, prefetched or not, as raw rows and
+    // as sinograms. (The contiguous layout behind a user block was read that
+    // many bytes off: H5Dget_offset counts the block, chunk addresses do not.)
     const int A = 9, R = 7, C = 11;
     std::vector<std::uint16_t> data(static_cast<std::size_t>(A) * R * C);
     for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint16_t>(1000 + (i * 7919) % 50000);
@@ -78,41 +82,51 @@ TEST(RawRows, EveryStorageLayoutReadsTheSameValues) {
         std::vector<hsize_t> chunk;
         unsigned gzip;
         hid_t fileType;
-        hsize_t userBlock;
     };
     const Layout layouts[] = {
-        {"contiguous", {}, 0, H5T_STD_U16LE, 0},
-        {"one frame per chunk", {1, R, C}, 0, H5T_STD_U16LE, 0},
-        {"3 rows x 2 frames per chunk", {2, 3, C}, 0, H5T_STD_U16LE, 0},
-        {"user block", {1, R, C}, 0, H5T_STD_U16LE, 1024},
-        {"gzip", {1, R, C}, 3, H5T_STD_U16LE, 0},
-        {"big-endian", {}, 0, H5T_STD_U16BE, 0},
-        {"chunks splitting rows", {1, R, 4}, 0, H5T_STD_U16LE, 0},
+        {"contiguous", {}, 0, H5T_STD_U16LE},
+        {"one frame per chunk", {1, R, C}, 0, H5T_STD_U16LE},
+        {"3 rows x 2 frames per chunk", {2, 3, C}, 0, H5T_STD_U16LE},
+        {"gzip", {1, R, C}, 3, H5T_STD_U16LE},
+        {"gzip, 3 rows per chunk", {1, 3, C}, 3, H5T_STD_U16LE},
+        {"big-endian", {}, 0, H5T_STD_U16BE},
+        {"chunks splitting rows", {1, R, 4}, 0, H5T_STD_U16LE},
     };
-    for (const Layout& l : layouts) {
-        SCOPED_TRACE(l.what);
-        test::TempDir dir;
-        test::H5Builder(dir / "scan.h5", l.userBlock)
-            .stored("/exchange/data", {A, R, C}, data, l.fileType, l.chunk, l.gzip)
-            .dataset("/exchange/theta", {A}, std::vector<double>{0, 20, 40, 60, 80, 100, 120, 140, 160});
-        auto reader = openDataset(dir / "scan.h5");
-        // Hints (the conveyor's, and some outside the rows) change nothing.
-        reader->prefetchRows(-3, 2);
-        reader->prefetchRows(R - 1, 100);
-        reader->prefetchRows(1, std::numeric_limits<int>::max());
-        for (auto [first, count] : {std::pair{0, R}, std::pair{2, 3}, std::pair{6, 1}}) {
-            std::vector<std::byte> raw(static_cast<std::size_t>(A) * count * C * 2);
-            reader->prefetchRows(first, count);
-            reader->readRawRows(first, count, raw);
-            const auto* v = reinterpret_cast<const std::uint16_t*>(raw.data());
-            for (int a = 0; a < A; ++a)
+    for (const Layout& l : layouts)
+        for (const hsize_t userBlock : {hsize_t{0}, hsize_t{512}, hsize_t{4096}}) {
+            SCOPED_TRACE(std::string(l.what) + ", user block of " + std::to_string(userBlock) + " bytes");
+            test::TempDir dir;
+            test::H5Builder(dir / "scan.h5", userBlock)
+                .stored("/exchange/data", {A, R, C}, data, l.fileType, l.chunk, l.gzip)
+                .dataset("/exchange/theta", {A}, std::vector<double>{0, 20, 40, 60, 80, 100, 120, 140, 160});
+            auto reader = openDataset(dir / "scan.h5");
+            // Hints (the conveyor's, and some outside the rows) change nothing.
+            reader->prefetchRows(-3, 2);
+            reader->prefetchRows(R - 1, 100);
+            reader->prefetchRows(1, std::numeric_limits<int>::max());
+            for (auto [first, count] : {std::pair{0, R}, std::pair{2, 3}, std::pair{6, 1}}) {
+                std::vector<std::byte> raw(static_cast<std::size_t>(A) * count * C * 2);
+                reader->prefetchRows(first, count);
+                reader->readRawRows(first, count, raw);
+                const auto* v = reinterpret_cast<const std::uint16_t*>(raw.data());
+                for (int a = 0; a < A; ++a)
+                    for (int r = 0; r < count; ++r)
+                        for (int c = 0; c < C; ++c)
+                            ASSERT_EQ(v[(static_cast<std::size_t>(a) * count + r) * C + c],
+                                      data[(static_cast<std::size_t>(a) * R + first + r) * C + c])
+                                << "rows " << first << "+" << count << " angle " << a << " row " << r << " column "
+                                << c;
+                std::vector<float> sinograms(static_cast<std::size_t>(A) * count * C);
+                reader->readSinograms(first, count, sinograms);
                 for (int r = 0; r < count; ++r)
-                    for (int c = 0; c < C; ++c)
-                        ASSERT_EQ(v[(static_cast<std::size_t>(a) * count + r) * C + c],
-                                  data[(static_cast<std::size_t>(a) * R + first + r) * C + c])
-                            << "rows " << first << "+" << count << " angle " << a << " row " << r << " column " << c;
+                    for (int a = 0; a < A; ++a)
+                        for (int c = 0; c < C; ++c)
+                            ASSERT_EQ(sinograms[(static_cast<std::size_t>(r) * A + a) * C + c],
+                                      static_cast<float>(data[(static_cast<std::size_t>(a) * R + first + r) * C + c]))
+                                << "sinogram rows " << first << "+" << count << " row " << r << " angle " << a
+                                << " column " << c;
+            }
         }
-    }
 #endif
 }
 

@@ -141,6 +141,7 @@ TEST(RunConfig, WrongTypesNameTheKey) {
         {R"({"region": [0, 0, 10]})", "region"},
         {R"({"region": [0, 0, 0, 10]})", "region"},
         {R"({"strategy": 3})", "strategy"},
+        {R"({"strategy": "Tex Optimized"})", "strategy"},
         {R"({"interpolation": "cubic"})", "interpolation"},
         {R"({"precision": "float64"})", "precision"},
         {R"({"slices_per_pass": 3})", "slices_per_pass"},
@@ -222,6 +223,10 @@ TEST(RunConfig, MessagesStayShortWhateverTheValue) {
     EXPECT_LT(msg.size(), 300u);
 
     msg = formatErrorOf(R"({"strategy": 1, "input": ")" + std::string(1 << 20, 'x') + "\"}");
+    EXPECT_LT(msg.size(), 300u);
+    // A strategy is a short name: 5000 characters of one are refused by key, in a few words.
+    msg = formatErrorOf(R"({"strategy": ")" + std::string(5000, 'x') + "\"}");
+    EXPECT_NE(msg.find("key 'strategy' must be a strategy name"), std::string::npos) << msg.substr(0, 300);
     EXPECT_LT(msg.size(), 300u);
     msg = formatErrorOf(R"({"interpolation": ")" + std::string(1 << 20, 'x') + "\"}");
     EXPECT_NE(msg.find("'interpolation'"), std::string::npos);

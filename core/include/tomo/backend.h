@@ -40,7 +40,7 @@ struct ReconOptions {
     std::string strategy = "auto";
     Interpolation interpolation = Interpolation::Linear;
     Precision precision = Precision::Float32;
-    /// Slices back-projected together in one pass (1, 2 or 4).
+    /// Slices back-projected together in one pass (1, 2 or 4; 0 = chosen with the strategy by "auto", resolveOptions).
     int slicesPerPass = 1;
     FilterOptions filter;
     /// Device index for GPU backends (ignored by CPU backends).

@@ -52,6 +52,8 @@ enum class DetectorShape {
     Curved,
 };
 
+struct VolumeGrid;
+
 /// A circular scan with a flat or a curved detector.
 struct CircularConeGeometry {
     std::vector<double> angles;  ///< source angles in radians, one per view
@@ -72,6 +74,11 @@ struct CircularConeGeometry {
     /// Throws InvalidArgument naming the field when the geometry is unusable
     /// (a curved detector must stay within 90 degrees of the central ray).
     void validate() const;
+    /// Throws InvalidArgument naming the distances when `grid`'s voxels
+    /// (centres +- half a voxel) reach, in the plane of the orbit, as far
+    /// from the rotation axis as the source (sourceAxis) or the detector
+    /// (sourceDetector - sourceAxis): a volume the scan cannot have seen.
+    void checkVolume(const VolumeGrid& grid) const;
     /// Pixel size at the rotation axis (pixelWidth * sourceAxis / sourceDetector):
     /// the natural voxel size.
     double axisPixelSize() const { return pixelWidth * sourceAxis / sourceDetector; }
@@ -171,6 +178,16 @@ struct VolumeGrid {
     }
     /// Throws InvalidArgument naming the field.
     void validate() const;
+    /// Distance from the volume's centre to its farthest corner (voxel
+    /// edges, not centres).
+    double halfDiagonal() const;
 };
+
+/// Throws InvalidArgument naming the view and the distances when a corner
+/// of `grid` (voxel edges) is not in front of a view's source (depth along
+/// the principal ray <= 0): a source inside or beside the volume, where
+/// FDK's distance weights divide by zero or change sign. Matrices as
+/// ConeGeometry::views (describeView).
+void requireVolumeBeforeSources(std::span<const ProjectionMatrix> views, const VolumeGrid& grid);
 
 } // namespace tomo

@@ -40,11 +40,17 @@ struct ConeSetup {
 
     /// The detector the projections were recorded on.
     DetectorShape detector() const { return circular ? circular->detector : DetectorShape::Flat; }
+    /// Throws InvalidArgument (naming the distances) unless `grid` is a
+    /// volume this scan saw: valid, inside the source's orbit and short of
+    /// the detector (circular scans, CircularConeGeometry::checkVolume), in
+    /// front of every view's source (requireVolumeBeforeSources).
+    void checkGrid(const VolumeGrid& grid) const;
 };
 
 /// The geometry of `info`'s scan: from `geometryFile` when not empty, else
 /// from info.divergentBeam with info.angles. Throws InvalidArgument when
-/// neither gives a usable geometry (naming what is missing), FormatError /
+/// neither gives a usable geometry (naming what is missing) or the default
+/// grid is not one the scan saw (ConeSetup::checkGrid), FormatError /
 /// IoError for a bad geometry file (naming the file and key), and when a
 /// matrix file's view count differs from info.projections.
 ConeSetup coneSetup(const DatasetInfo& info, const std::filesystem::path& geometryFile = {});

@@ -14,8 +14,8 @@
 //   output geometry: outputColumns(), outputAngles(), outputAxis() (360°
 //   stitching doubles the width and halves the projections)
 //
-// read() and correct() are separate so a conveyor can read the next chunk
-// while this one is corrected (or uploaded to a GPU and corrected there).
+// read() and correct() are separate so a conveyor reads the next chunk while this one is corrected. Threads: read(),
+// prefetch() one at a time (the reader); the rest from several at once (lanes; correct()'s loops take turns).
 //
 // correct() in detail (float32 values throughout; the order of corrections.h):
 //  1. NaN/inf in data, flats or dark: DataError. With zinger removal, the

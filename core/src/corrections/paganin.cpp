@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <complex>
 #include <memory>
 #include <numbers>
@@ -62,9 +63,13 @@ double PaganinFilter::kernelLength(const PaganinOptions& options) {
 
 int PaganinFilter::margin(const PaganinOptions& options) {
     const double m = std::ceil(kernelLength(options) * std::log(1.0 / kMarginTail));
-    if (!(m < 1e6)) // NaN or absurd: caught by the option checks, kept finite here
-        throw InvalidArgument("Paganin: the kernel is " + std::to_string(kernelLength(options)) +
-                              " pixels long; check the energy, distance and pixel size");
+    if (!(m < 1e6)) { // NaN or absurd: caught by the option checks, kept finite here
+        char length[32];
+        std::snprintf(length, sizeof length, "%.3g", kernelLength(options));
+        throw InvalidArgument(std::string("Paganin: the kernel is ") + length +
+                              " pixels long, far beyond any detector; check delta/beta, the energy, distance and "
+                              "pixel size");
+    }
     return std::max(1, static_cast<int>(m));
 }
 

@@ -72,6 +72,7 @@ ConeSetup circularSetup(const DatasetInfo& info, CircularConeGeometry c, const s
     s.geometry = ConeGeometry::circular(c);
     s.circular = c;
     s.grid = defaultGrid(s.geometry, c.axisPixelSize());
+    s.checkGrid(s.grid);
     const std::string u = unit.empty() ? "" : " " + unit;
     s.description = std::string(c.rows == 1 ? "fan" : "cone") + " beam (" + source + "): source-axis " +
                     text(c.sourceAxis) + u + ", source-detector " + text(c.sourceDetector) + u + ", pixel " +
@@ -134,6 +135,11 @@ ConeSetup fromGeometryFile(const DatasetInfo& info, const std::filesystem::path&
         s.geometry.validate();
         const ViewFrame f = describeView(s.geometry.views[0], "view 0 of " + matrices.string());
         s.grid = defaultGrid(s.geometry, f.originDepth / f.focalU);
+        try {
+            s.checkGrid(s.grid);
+        } catch (const InvalidArgument& e) {
+            throw FormatError(path.string() + ": " + e.what());
+        }
         s.description = std::string(info.rows == 1 ? "fan" : "cone") + " beam: " +
                         std::to_string(s.geometry.viewCount()) + " projection matrices from " + matrices.string() +
                         ", flat detector";
@@ -192,7 +198,17 @@ ConeSetup coneSetup(const DatasetInfo& info, const std::filesystem::path& geomet
     c.sourceAxis = b.sourceAxis;
     c.sourceDetector = b.sourceDetector;
     c.pixelWidth = b.pixelSize;
-    return circularSetup(info, c, "attributes of " + info.path.filename().string(), b.unit);
+    try {
+        return circularSetup(info, c, "attributes of " + info.path.filename().string(), b.unit);
+    } catch (const InvalidArgument& e) {
+        throw FormatError(info.path.string() + ": the declared " + e.what());
+    }
+}
+
+void ConeSetup::checkGrid(const VolumeGrid& grid) const {
+    grid.validate();
+    if (circular) circular->checkVolume(grid);
+    requireVolumeBeforeSources(geometry.views, grid);
 }
 
 std::vector<float> readConeProjections(DatasetReader& reader, const ConeSetup& setup) {

@@ -19,6 +19,8 @@
 #include <regex>
 #include <thread>
 
+#include <csignal>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/statvfs.h>
@@ -139,21 +141,52 @@ void removeFileOrFlatDirectory(const char* path) {
     ::rmdir(path);
 }
 
+/// Bytes the ".old" of a replaced directory, or the ".done" of a resumable
+/// temporary's record (SharedVolume), adds to a temporary's name.
+constexpr std::size_t kAsideSuffix = 5;
+
+/// This machine's name as it appears in temporaries' names: letters, digits,
+/// '_' and '.' (other characters become '_'), at most 32 of them; "host"
+/// when the system gives none. With the process id it tells whose a
+/// temporary is on a file system that several machines share.
+std::string hostTag() {
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "host";
+    std::string tag;
+    for (const char* c = name; *c && tag.size() < 32; ++c)
+        tag += std::isalnum(static_cast<unsigned char>(*c)) || *c == '.' ? *c : '_';
+    return tag;
+}
+
+/// The hidden temporary of `name` in a directory taking names of at most
+/// `limit` bytes, for `suffix` (".tmp-HOST-PID-N", ".tomo-partial"): a long
+/// name is shortened so that the temporary and its ".old" or ".done" still fit.
+std::string temporaryName(const std::string& name, const std::string& suffix, std::size_t limit) {
+    std::string out(1, '.'); // built in steps: GCC 12 sees a false overlap in "." + ...
+    out += utf8Prefix(name, limit - 1 - suffix.size() - kAsideSuffix);
+    out += suffix;
+    return out;
+}
+
 } // namespace
 
-void requireFreeSpace(const std::filesystem::path& target, double bytes) {
+void requireFreeSpace(const std::filesystem::path& target, const VolumeFootprint& footprint) {
     const std::filesystem::path t = withoutTrailingSlash(target);
     const auto dir = t.has_parent_path() ? t.parent_path() : std::filesystem::path(".");
     struct statvfs fs {};
     if (::statvfs(dir.c_str(), &fs) != 0) return; // the writer reports the real failure
+    // Files take whole blocks; a folder of files takes a block of its own.
+    const double block = std::max(1.0, static_cast<double>(fs.f_frsize));
+    const double bytes = footprint.files * std::ceil(footprint.bytesPerFile / block) * block +
+                         (footprint.files > 1.0 ? block : 0.0);
     const double available = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
     if (available < bytes)
         throw IoError(t.string() + ": the volume needs " + formatBytes(bytes) + " but only " + formatBytes(available) +
                       " are free in " + dir.string());
 }
 
-StagedOutput::StagedOutput(std::filesystem::path target, bool overwrite)
-    : m_target(withoutTrailingSlash(target)), m_overwrite(overwrite) {
+StagedOutput::StagedOutput(std::filesystem::path target, bool overwrite, Staging staging)
+    : m_target(withoutTrailingSlash(target)), m_overwrite(overwrite), m_keep(staging == Staging::Resumable) {
     const auto dir = m_target.has_parent_path() ? m_target.parent_path() : std::filesystem::path(".");
     const std::string name = m_target.filename().string();
     const std::size_t limit = nameMax(dir);
@@ -176,16 +209,19 @@ StagedOutput::StagedOutput(std::filesystem::path target, bool overwrite)
     // the final rename stays on one file system (atomic). A long target
     // name is shortened so that the temporary (and the ".old" name used
     // when replacing a directory) still fits the file system's limit.
+    // A resumable one has a fixed name (a later run finds it) and is not
+    // published: neither a signal nor an error deletes it.
     static std::atomic<unsigned> counter{0};
-    const std::string suffix = ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-    constexpr std::size_t kAsideSuffix = 4; // ".old"
-    m_temporary = dir / ("." + utf8Prefix(name, limit - 1 - suffix.size() - kAsideSuffix) + suffix);
-    m_slot = publishTemporary(m_temporary);
+    const std::string suffix =
+        m_keep ? std::string(".tomo-partial")
+               : ".tmp-" + hostTag() + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    m_temporary = dir / temporaryName(name, suffix, limit);
+    if (!m_keep) m_slot = publishTemporary(m_temporary);
 }
 
 StagedOutput::~StagedOutput() {
     withdrawTemporary(m_slot);
-    if (m_committed) return;
+    if (m_committed || m_keep) return;
     std::error_code ec;
     std::filesystem::remove_all(m_temporary, ec);
 }
@@ -318,6 +354,37 @@ VolumeFormat volumeFormatFor(const std::filesystem::path& target) {
                           "TIFF), or a directory (TIFF stack)");
 }
 
+std::vector<StaleTemporary> removeStaleTemporaries(const std::filesystem::path& target) {
+    const std::filesystem::path t = detail::withoutTrailingSlash(target);
+    const auto dir = t.has_parent_path() ? t.parent_path() : std::filesystem::path(".");
+    const std::string name = t.filename().string();
+    const std::size_t limit = detail::nameMax(dir);
+    static const std::regex temporary(R"(\.(.*)(\.tmp-([A-Za-z0-9_.]{1,32})-([0-9]{1,9})-[0-9]{1,10})(\.old)?)");
+    const std::string host = detail::hostTag();
+    std::vector<StaleTemporary> removed;
+    std::error_code ec;
+    std::filesystem::directory_iterator it(dir, ec);
+    for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+        const std::string entry = it->path().filename().string();
+        std::smatch m;
+        if (!std::regex_match(entry, m, temporary)) continue;
+        const std::string suffix = m[2].str();
+        if (entry.substr(0, entry.size() - m[5].length()) != detail::temporaryName(name, suffix, limit)) continue;
+        // Another machine's (a shared file system): whether it runs cannot be known here.
+        if (m[3].str() != host) continue;
+        const long pid = std::stol(m[4].str());
+        // Running (EPERM: running as another user): its run is not over.
+        if (pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) continue;
+        std::error_code removing;
+        std::filesystem::remove_all(it->path(), removing);
+        if (removing)
+            throw IoError(it->path().string() + ": a temporary left by an earlier run (process " + std::to_string(pid) +
+                          ", no longer running) cannot be deleted: " + removing.message());
+        removed.push_back({it->path(), pid});
+    }
+    return removed;
+}
+
 void removeUncommittedOutputs() noexcept {
     for (auto& slot : detail::g_temporaries)
         if (slot.published.load()) detail::removeFileOrFlatDirectory(slot.path);
@@ -336,11 +403,10 @@ std::unique_ptr<VolumeWriter> createVolumeWriter(const std::filesystem::path& ta
         throw InvalidArgument(target.string() + ": " + e.what());
     }
     detail::writerThreads(options); // checked whatever the format
-    // Known before any slice is computed; a margin for headers and metadata.
-    detail::requireFreeSpace(target, static_cast<double>(width) * height * slices *
-                                         static_cast<double>(outputTypeBytes(options.type)) + (1 << 20));
+    // The room is checked before any slice is computed.
     if (format == VolumeFormat::Hdf5) {
 #if TOMO_WITH_HDF5
+        detail::requireFreeSpace(target, detail::hdf5Footprint(width, height, slices, options));
         return detail::createHdf5VolumeWriter(target, width, height, slices, options);
 #else
         throw InvalidArgument(target.string() + ": writing HDF5 needs HDF5 support, which this build lacks");
@@ -348,8 +414,9 @@ std::unique_ptr<VolumeWriter> createVolumeWriter(const std::filesystem::path& ta
     }
 #if TOMO_WITH_TIFF
     const std::string ext = detail::lowerExtension(target);
-    if (target.has_filename() && (ext == ".tif" || ext == ".tiff"))
-        return detail::createMultiPageTiffWriter(target, width, height, slices, options);
+    const bool multiPage = target.has_filename() && (ext == ".tif" || ext == ".tiff");
+    detail::requireFreeSpace(target, detail::tiffFootprint(width, height, slices, options, !multiPage));
+    if (multiPage) return detail::createMultiPageTiffWriter(target, width, height, slices, options);
     return detail::createTiffDirectoryWriter(target, width, height, slices, options);
 #else
     throw InvalidArgument(target.string() + ": writing TIFF needs TIFF support, which this build lacks");

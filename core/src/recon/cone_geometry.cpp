@@ -64,6 +64,25 @@ void CircularConeGeometry::validate() const {
     }
 }
 
+void CircularConeGeometry::checkVolume(const VolumeGrid& grid) const {
+    // The orbit is centred on the axis (x = y = 0): the box's farthest
+    // point from it is one of its four corners in x, y.
+    double reach = 0.0;
+    for (const double x : {grid.x(0) - 0.5 * grid.voxelSize, grid.x(grid.nx - 1) + 0.5 * grid.voxelSize})
+        for (const double y : {grid.y(0) - 0.5 * grid.voxelSize, grid.y(grid.ny - 1) + 0.5 * grid.voxelSize})
+            reach = std::max(reach, std::hypot(x, y));
+    const std::string volume = "cone geometry: the volume (" + std::to_string(grid.nx) + "x" + std::to_string(grid.ny) +
+                               " voxels of " + number(grid.voxelSize) + ") reaches " + number(reach) +
+                               " from the rotation axis, ";
+    const std::string expected = "; expected a volume inside both (fewer voxels or a smaller voxel size)";
+    if (reach >= sourceAxis)
+        throw InvalidArgument(volume + "as far as the source (source_axis " + number(sourceAxis) +
+                              "): the source would pass through it" + expected);
+    if (reach >= sourceDetector - sourceAxis)
+        throw InvalidArgument(volume + "as far as the detector (source_detector - source_axis = " +
+                              number(sourceDetector - sourceAxis) + ")" + expected);
+}
+
 ConeGeometry ConeGeometry::circular(const CircularConeGeometry& curvedOrFlat) {
     const CircularConeGeometry g = virtualFlatDetector(curvedOrFlat);
     const double D = g.sourceAxis;
@@ -186,6 +205,32 @@ std::vector<ProjectionMatrix> readProjectionMatrices(const std::filesystem::path
             for (int c = 0; c < 4; ++c)
                 views[v].m[4 * r + c] = values[12 * v + (order == MatrixOrder::RowMajor ? 4 * r + c : 3 * c + r)];
     return views;
+}
+
+double VolumeGrid::halfDiagonal() const {
+    return 0.5 * voxelSize * std::sqrt(double(nx) * nx + double(ny) * ny + double(nz) * nz);
+}
+
+void requireVolumeBeforeSources(std::span<const ProjectionMatrix> views, const VolumeGrid& grid) {
+    const double h = 0.5 * grid.voxelSize;
+    for (std::size_t v = 0; v < views.size(); ++v) {
+        const ViewFrame f = describeView(views[v], "view " + std::to_string(v));
+        for (const double x : {grid.x(0) - h, grid.x(grid.nx - 1) + h})
+            for (const double y : {grid.y(0) - h, grid.y(grid.ny - 1) + h})
+                for (const double z : {grid.z(0) - h, grid.z(grid.nz - 1) + h}) {
+                    const Vec3 corner{x - f.source[0], y - f.source[1], z - f.source[2]};
+                    if (dot(corner, f.normal) > 0.0) continue;
+                    const Vec3 fromCentre{f.source[0] - grid.centre[0], f.source[1] - grid.centre[1],
+                                          f.source[2] - grid.centre[2]};
+                    throw InvalidArgument(
+                        "cone geometry: the source of view " + std::to_string(v) + " is " + number(norm(fromCentre)) +
+                        " from the volume's centre, inside the volume (" + std::to_string(grid.nx) + "x" +
+                        std::to_string(grid.ny) + "x" + std::to_string(grid.nz) + " voxels of " +
+                        number(grid.voxelSize) + ", reaching " + number(grid.halfDiagonal()) +
+                        " from its centre) or beside it; expected every voxel in front of every source (fewer voxels "
+                        "or a smaller voxel size)");
+                }
+    }
 }
 
 void VolumeGrid::validate() const {

@@ -234,6 +234,7 @@ FilteredProjections fdkFilter(const ConeGeometry& geometry, std::span<const floa
 void backprojectCone(const FilteredProjections& projections, const VolumeGrid& grid, double scale,
                      std::span<float> volume, const FdkOptions& options) {
     grid.validate();
+    requireVolumeBeforeSources(projections.views, grid);
     const std::size_t image = static_cast<std::size_t>(projections.columns) * projections.rows;
     if (projections.columns < 1 || projections.rows < 1 || projections.views.empty() ||
         projections.data.size() != image * projections.views.size())
@@ -263,6 +264,7 @@ void backprojectCone(const FilteredProjections& projections, const VolumeGrid& g
 ImageStack reconstructFdk(const ConeGeometry& geometry, std::span<const float> projections, const VolumeGrid& grid,
                           const FdkOptions& options) {
     grid.validate();
+    requireVolumeBeforeSources(geometry.views, grid);
     ImageStack volume(grid.nx, grid.ny, grid.nz);
     if (options.backprojector == ConeBackprojector::Cuda) {
         const ConeGpuFdk gpu = g_coneGpuFdk.load();

@@ -363,8 +363,13 @@ RunConfig runConfigFromJson(const std::string& text) {
     }
     ReconOptions& o = c.options;
     if (has("strategy")) {
+        // A name: a few lowercase letters, digits and dashes ("tex-optimized").
         o.strategy = getString(j["strategy"], "strategy");
-        if (o.strategy.empty()) wrongValue("strategy", "a strategy name or \"auto\"", j["strategy"]);
+        const bool name = !o.strategy.empty() && o.strategy.size() <= 64 &&
+                          std::all_of(o.strategy.begin(), o.strategy.end(), [](char ch) {
+                              return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
+                          });
+        if (!name) wrongValue("strategy", "a strategy name (as --list-strategies lists them) or \"auto\"", j["strategy"]);
     }
     if (has("interpolation")) o.interpolation = parseNamed(j["interpolation"], "interpolation", parseInterpolation);
     if (has("precision")) o.precision = parseNamed(j["precision"], "precision", parsePrecision);

@@ -43,12 +43,20 @@ std::optional<std::size_t> nativeRowBytes(const Array& array, hid_t create) {
     return static_cast<std::size_t>(dims[2]) * sampleBytes(sample);
 }
 
-/// The file offset of HDF5 address 0 (the user block's size).
-std::optional<std::uint64_t> userBlock(hid_t file) {
+/// What to add to a chunk address that H5Dget_chunk_info_by_coord returns
+/// to make it a file offset: the user block's size up to HDF5 1.14.3, 0 from
+/// 1.14.4 on (HDFGroup/hdf5#4236 made chunk addresses absolute, as
+/// H5Dget_offset's always were).
+std::optional<std::uint64_t> chunkAddressBase(hid_t file) {
+#if H5_VERSION_GE(1, 14, 4)
+    (void)file;
+    return 0;
+#else
     PropertyList fileCreate(H5Fget_create_plist(file));
     hsize_t bytes = 0;
     if (!fileCreate.valid() || H5Pget_userblock(fileCreate.get(), &bytes) < 0) return std::nullopt;
     return bytes;
+#endif
 }
 
 } // namespace
@@ -57,7 +65,7 @@ std::optional<DirectRows> DirectRows::of(hid_t file, const Array& array) {
     PropertyList create(H5Dget_create_plist(array.id()));
     if (!create.valid()) return std::nullopt;
     const auto rowBytes = nativeRowBytes(array, create.get());
-    const auto base = userBlock(file);
+    const auto base = chunkAddressBase(file);
     if (!rowBytes || !base) return std::nullopt;
     const auto& dims = array.dims();
 
@@ -68,6 +76,7 @@ std::optional<DirectRows> DirectRows::of(hid_t file, const Array& array) {
     d.m_base = *base;
     switch (H5Pget_layout(create.get())) {
     case H5D_CONTIGUOUS: {
+        // A file offset already: H5Dget_offset counts the user block.
         const haddr_t address = H5Dget_offset(array.id());
         if (address == HADDR_UNDEF) return std::nullopt; // never written: fill values
         d.m_address = address;
@@ -89,7 +98,7 @@ std::optional<DirectRows> DirectRows::of(hid_t file, const Array& array) {
 
 bool DirectRows::pieces(hsize_t frame, hsize_t firstRow, hsize_t count, std::vector<Piece>& out) {
     if (!m_chunked) {
-        out.push_back({m_base + m_address + (frame * m_rows + firstRow) * m_rowBytes,
+        out.push_back({m_address + (frame * m_rows + firstRow) * m_rowBytes,
                        static_cast<std::size_t>(count) * m_rowBytes});
         return true;
     }
@@ -156,7 +165,7 @@ std::optional<DeflatedRows> DeflatedRows::of(hid_t file, const Array& array) {
     if (H5Pget_filter2(create.get(), 0, &flags, &values, nullptr, 0, nullptr, nullptr) != H5Z_FILTER_DEFLATE)
         return std::nullopt;
     const auto rowBytes = nativeRowBytes(array, create.get());
-    const auto base = userBlock(file);
+    const auto base = chunkAddressBase(file);
     const auto& dims = array.dims();
     hsize_t chunk[3] = {};
     if (!rowBytes || !base || H5Pget_chunk(create.get(), 3, chunk) != 3 || chunk[0] != 1 || chunk[1] == 0 ||

@@ -53,11 +53,11 @@ private:
     DirectRows() = default;
 
     hid_t m_dataset = -1;
-    std::uint64_t m_base = 0;      ///< file offset of HDF5 address 0 (the user block's size)
+    std::uint64_t m_base = 0;      ///< what makes a chunk address a file offset (chunkAddressBase)
     std::size_t m_rowBytes = 0;
     hsize_t m_rows = 0;
     bool m_chunked = false;
-    std::uint64_t m_address = 0;   ///< contiguous: the data's address
+    std::uint64_t m_address = 0;   ///< contiguous: the data's file offset
     hsize_t m_chunkFrames = 1, m_chunkRows = 1; ///< chunked: chunk shape (whole rows)
     std::unordered_map<std::uint64_t, std::uint64_t> m_chunkAddress; ///< chunk index -> address
 };
@@ -116,7 +116,7 @@ private:
 
     hid_t m_dataset = -1;
     std::string m_where;           ///< "/exchange/data in FILE"
-    std::uint64_t m_base = 0;      ///< file offset of HDF5 address 0
+    std::uint64_t m_base = 0;      ///< what makes a chunk address a file offset (chunkAddressBase)
     std::size_t m_rowBytes = 0;
     hsize_t m_rows = 0, m_chunkRows = 1, m_chunksPerFrame = 1;
     bool m_keepStreams = true;

@@ -64,6 +64,27 @@ std::string errorDetail() {
     return " (HDF5: " + message + ")";
 }
 
+namespace {
+
+/// Whether an entry of HDF5's error stack holds `text`.
+bool errorStackSays(const char* text) {
+    struct Search {
+        const char* text;
+        bool found = false;
+    } search{text};
+    H5Ewalk2(
+        H5E_DEFAULT, H5E_WALK_UPWARD,
+        [](unsigned, const H5E_error2_t* error, void* data) -> herr_t {
+            auto* s = static_cast<Search*>(data);
+            if (error->desc && std::string(error->desc).find(s->text) != std::string::npos) s->found = true;
+            return 0;
+        },
+        &search);
+    return search.found;
+}
+
+} // namespace
+
 File openReadOnly(const std::filesystem::path& path) {
     const Session session;
     PropertyList fapl(H5Pcreate(H5P_FILE_ACCESS));
@@ -71,6 +92,16 @@ File openReadOnly(const std::filesystem::path& path) {
     // locking must still open.
     H5Pset_file_locking(fapl.get(), true, true);
     File file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()));
+    // Another process holds HDF5's lock (flock): it has the file open for writing.
+    if (!file.valid() && errorStackSays("unable to lock"))
+        throw IoError(path.string() + ": locked by another process that has it open for writing; wait until it "
+                                      "closes the file, or run with HDF5_USE_FILE_LOCKING=FALSE to read it "
+                                      "anyway (what is being written may be incomplete)");
+    // A file of the latest format marked open by a writer that never closed it.
+    if (!file.valid() && errorStackSays("already open for write"))
+        throw IoError(path.string() + ": marked as open for writing by a process that has not closed it (still "
+                                      "writing, or it crashed); if none writes it any more, 'h5clear -s " +
+                      path.string() + "' clears the mark");
     // A readable file that HDF5 cannot open is damaged; otherwise the system refused it.
     if (!file.valid() && ::access(path.c_str(), R_OK) == 0)
         throw FormatError(path.string() + ": not a readable HDF5 file (truncated or corrupt?)" + errorDetail());
@@ -351,10 +382,12 @@ void Array::requireStoredData() const {
         requireVirtualSources(create.get());
         return;
     }
-    // Raw data in external files: HDF5 checks those when reading.
-    if (H5Pget_external_count(create.get()) > 0) return;
     double declared = static_cast<double>(H5Tget_size(Datatype(H5Dget_type(m_dataset.get())).get()));
     for (hsize_t d : m_dims) declared *= static_cast<double>(d);
+    if (H5Pget_external_count(create.get()) > 0) {
+        requireExternalFiles(create.get(), declared);
+        return;
+    }
     const auto stored = static_cast<double>(H5Dget_storage_size(m_dataset.get()));
     const std::string declaration = where() + " declares " + shapeText() + " " + m_typeText + " (" +
                                     detail::formatBytes(declared) + ")";
@@ -435,6 +468,53 @@ void Array::requireChunkIndex(hid_t create, const std::string& declaration) cons
     if (found != allocated)
         throw FormatError(declaration + " but " + std::to_string(allocated - std::min(found, allocated)) +
                           " of its chunks lie off the chunk grid: damaged");
+}
+
+void Array::requireExternalFiles(hid_t create, double declaredBytes) const {
+    // Where HDF5 1.10 looks: HDF5_EXTFILE_PREFIX, else the dataset's
+    // external-file prefix, else the current directory; "${ORIGIN}" in a
+    // prefix is this file's folder.
+    std::string prefix;
+    if (const char* env = std::getenv("HDF5_EXTFILE_PREFIX"); env && *env) {
+        prefix = env;
+    } else {
+        PropertyList access(H5Dget_access_plist(m_dataset.get()));
+        const ssize_t length = access.valid() ? H5Pget_efile_prefix(access.get(), nullptr, 0) : 0;
+        if (length > 0) {
+            prefix.assign(static_cast<std::size_t>(length) + 1, '\0');
+            H5Pget_efile_prefix(access.get(), prefix.data(), prefix.size());
+            prefix.resize(static_cast<std::size_t>(length));
+        }
+    }
+    if (prefix.rfind("${ORIGIN}", 0) == 0)
+        prefix = m_filePath.parent_path().string() + prefix.substr(std::string("${ORIGIN}").size());
+    double remaining = declaredBytes;
+    const int count = H5Pget_external_count(create);
+    for (int i = 0; i < count && remaining > 0; ++i) {
+        char name[4096] = {};
+        off_t offset = 0;
+        hsize_t size = 0;
+        if (H5Pget_external(create, static_cast<unsigned>(i), sizeof name, name, &offset, &size) < 0) continue;
+        const std::filesystem::path given(name);
+        const std::filesystem::path path = given.is_relative() && !prefix.empty() ? prefix / given : given;
+        const double part = size == H5F_UNLIMITED ? remaining : std::min(remaining, static_cast<double>(size));
+        remaining -= part;
+        std::error_code ec;
+        const auto bytes = std::filesystem::file_size(path, ec);
+        if (ec)
+            throw FormatError(where() + " stores its values in the external file '" + given.string() + "', which " +
+                              (std::filesystem::exists(path, ec) ? "cannot be read" : "is missing") + " (looked for " +
+                              std::filesystem::absolute(path, ec).string() +
+                              (prefix.empty() ? ", relative to the current directory; HDF5_EXTFILE_PREFIX=${ORIGIN} "
+                                                "looks beside the HDF5 file"
+                                              : "") +
+                              ")");
+        if (static_cast<double>(bytes) < static_cast<double>(offset) + part)
+            throw FormatError(where() + ": its external file '" + path.string() + "' has " +
+                              detail::formatBytes(static_cast<double>(bytes)) + "; expected " +
+                              detail::formatBytes(static_cast<double>(offset) + part) + " (from byte " +
+                              std::to_string(offset) + "): truncated");
+    }
 }
 
 void Array::requireVirtualSources(hid_t create) const {

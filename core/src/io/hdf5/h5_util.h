@@ -161,6 +161,10 @@ public:
 private:
     void readAs(const std::vector<Block>& blocks, hid_t memoryType, void* out, std::size_t values) const;
     void requireVirtualSources(hid_t create) const;
+    /// Throws FormatError naming the external raw file (H5Pset_external)
+    /// that is missing or shorter than its part of the data, where HDF5
+    /// would fail with no name or read zeros.
+    void requireExternalFiles(hid_t create, double declaredBytes) const;
     void requireChunkIndex(hid_t create, const std::string& declaration) const;
 
     std::filesystem::path m_filePath;
