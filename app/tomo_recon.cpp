@@ -224,9 +224,9 @@ void addOptions(CLI::App& app, CommandLine& c) {
                  "The values of a TIFF, raw or MATLAB input are already line integrals (flat-field corrected and "
                  "-log'ed): reconstruct them as they are");
     app.add_option("--max-clamped", c.maxClampedPercent,
-                   "Percentage of values without a positive transmission (raw <= dark or flat <= dark, clamped) "
-                   "beyond which the run stops with exit code 5: flats all zero or equal to the darks, data never "
-                   "written. Raise it (up to 100) to accept such data")
+                   "Percentage of values without a usable transmission (raw <= dark, flat <= dark or saturated; "
+                   "interpolated or clamped) beyond which the run stops with exit code 5: flats all zero or equal "
+                   "to the darks, data never written. Raise it (up to 100) to accept such data")
         ->type_name("PERCENT")
         ->check(numberIn(0, 100))
         ->capture_default_str();
@@ -1016,7 +1016,11 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
         std::printf("%s: preprocessing on %s, busy per step: %s\n", kProgram, report.correctedOn.c_str(),
                     formatSteps(report.preprocessSteps).c_str());
     printOutputSummary(write, clipped, static_cast<double>(recon.region.pixels()) * rowCount);
-    printCorrectionReport(report.preprocess, report.warnings, c.corrections.listBadPixels);
+    // The setup stage's warnings too (the open-beam columns it found: the run's own stage is given them).
+    std::vector<std::string> warnings = stage.warnings();
+    for (const std::string& w : report.warnings)
+        if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+    printCorrectionReport(report.preprocess, warnings, c.corrections.listBadPixels);
 
     if (demo || reference) {
         const ImageStack result = readVolume(output);

@@ -323,9 +323,9 @@ void readFlatFieldStats(const unsigned long long* counters, const std::string& s
     };
     const auto row = [&](unsigned long long key) { return firstRow + static_cast<int>(key / perRow); };
     if (const unsigned long long key = counters[2]; key != ~0ull)
-        throw DataError(source + ": value is not finite (NaN or inf) at row " + std::to_string(row(key)) + ", angle " +
-                        std::to_string(angle(key)) + ", column " + std::to_string(column(key)) +
-                        "; expected finite values");
+        throw DataError(source + ": value is NaN, inf or beyond float32's range at row " + std::to_string(row(key)) +
+                        ", angle " + std::to_string(angle(key)) + ", column " + std::to_string(column(key)) +
+                        "; expected finite values within float32's range");
     stats = {};
     stats.clamped = static_cast<std::size_t>(counters[0]);
     stats.badValueCount = static_cast<std::size_t>(counters[1]);

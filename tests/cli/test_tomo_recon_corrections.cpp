@@ -68,7 +68,10 @@ TEST_F(TomoReconCorrections, ReportsAndStoresWhatTheCorrectionsDid) {
     const ToolRun r = recon(quoted(in) + rawShape(90, kBins) + " -o " + quoted(out) +
                             " --rings all --zingers --zinger-threshold 0.5 --list-bad-pixels");
     ASSERT_EQ(r.exitCode, 0) << r.err;
-    EXPECT_NE(r.out.find("corrections: dead pixels, zingers (0.5, 3x3), rings all"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("corrections: dead pixels, zingers (0.5, 5x5), rings all"), std::string::npos) << r.out;
+    // The ring damage guard's worst row, in the summary.
+    EXPECT_NE(r.out.find("ring removal: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("% of the object's angular signal changed (row "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("values <= 0 or saturated, interpolated along the row: 1"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("  row 1 projection 5 column 10"), std::string::npos) << r.out;
     const std::string bytes = test::readText(out);

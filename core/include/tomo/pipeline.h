@@ -76,8 +76,9 @@ struct VolumeJob {
     /// (ReconstructionPlan::memoryBytes()) and the file libraries' caches
     /// come on top.
     std::size_t memoryBudget = 0;
-    /// Largest share (0..1) of a chunk's values that may have no positive
-    /// transmission (raw <= dark, flat <= dark) and be clamped: beyond it the
+    /// Largest share (0..1) of a chunk's values that may have no usable
+    /// transmission (raw <= dark, flat <= dark, saturated), whether
+    /// interpolated or clamped (PreprocessStats::unusable): beyond it the
     /// data are broken (flats all zero or equal to the darks, a missing
     /// source) and the run stops with TooManyClampedValues before anything
     /// is committed. 1 accepts everything.
@@ -97,7 +98,7 @@ struct VolumeJob {
     RowSource* rows = nullptr;
 };
 
-/// More than VolumeJob::maxClampedFraction of a chunk's values were clamped.
+/// More than VolumeJob::maxClampedFraction of a chunk's values had no usable transmission.
 class TooManyClampedValues : public DataError {
 public:
     using DataError::DataError;

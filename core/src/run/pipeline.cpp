@@ -238,19 +238,21 @@ private:
 };
 
 /// Throws TooManyClampedValues when more than `limit` of the values of rows
-/// [firstRow, firstRow + rows) were clamped.
-void checkClamped(std::size_t clamped, const DatasetInfo& info, int firstRow, int rows, double limit) {
+/// [firstRow, firstRow + rows) had no usable transmission (clamped or
+/// interpolated: PreprocessStats::unusable).
+void checkClamped(const PreprocessStats& stats, const DatasetInfo& info, int firstRow, int rows, double limit) {
     const double values = static_cast<double>(rows) * info.projections * info.columns;
-    const double fraction = static_cast<double>(clamped) / values;
+    const double fraction = static_cast<double>(stats.unusable()) / values;
     if (fraction <= limit) return;
-    char text[160];
-    std::snprintf(text, sizeof text, "%.3g %% of the values (%zu of %.0f) have no positive transmission", 100.0 * fraction,
-                  clamped, values);
+    char text[240];
+    std::snprintf(text, sizeof text,
+                  "%.3g %% of the values (%zu of %.0f) have no usable transmission (raw <= dark, flat <= dark or "
+                  "saturated: %zu interpolated, %zu clamped)",
+                  100.0 * fraction, stats.unusable(), values, stats.badValueCount, stats.clamped);
     char allowed[48];
     std::snprintf(allowed, sizeof allowed, "%.3g %%", 100.0 * limit);
     throw TooManyClampedValues("rows " + std::to_string(firstRow) + ".." + std::to_string(firstRow + rows - 1) + " of " +
-                               info.path.string() + ": " + text +
-                               " (raw <= dark or flat <= dark) and would be clamped; expected at most " + allowed +
+                               info.path.string() + ": " + text + "; expected at most " + allowed +
                                " (flat fields all zero or equal to the darks, or data never written?)");
 }
 
@@ -429,7 +431,7 @@ private:
                     chunk->sinograms = m_corrector ? m_corrector->correct(std::move(chunk->raw), &stats)
                                                    : c.stage.correct(std::move(chunk->raw), &stats);
                     chunk->raw = {};
-                    checkClamped(stats.clamped, info, c.job.firstRow + chunk->first, chunk->rows,
+                    checkClamped(stats, info, c.job.firstRow + chunk->first, chunk->rows,
                                  c.job.maxClampedFraction);
                     m_onCpu.merge(stats);
                 }
@@ -483,7 +485,7 @@ private:
                 c.notify();
             }
             // Before the writer sees the chunk: broken data never reach the output.
-            checkClamped(onPlanInChunk.clamped, info, c.job.firstRow + chunk->first, chunk->rows,
+            checkClamped(onPlanInChunk, info, c.job.firstRow + chunk->first, chunk->rows,
                          c.job.maxClampedFraction);
             m_onPlan.merge(onPlanInChunk);
             c.resized(*chunk, [&] {
