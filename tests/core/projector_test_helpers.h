@@ -5,6 +5,7 @@
 
 #include "tomo/backend.h"
 #include "tomo/error.h"
+#include "tomo/iterative.h"
 #include "tomo/metrics.h"
 #include "tomo/phantom.h"
 #include "tomo/projector.h"
@@ -60,6 +61,33 @@ inline double relativeError(std::span<const float> a, std::span<const float> b) 
         n += double(b[i]) * b[i];
     }
     return std::sqrt(d / n);
+}
+
+/// Uniform values in [0, 1): inner products of such vectors have no
+/// cancellation, so their relative difference measures the pair, not luck.
+inline std::vector<float> positiveValues(std::size_t n, unsigned seed) {
+    std::vector<float> v = randomValues(n, seed);
+    for (float& x : v) x = 0.5f * (x + 1.0f);
+    return v;
+}
+
+struct GeometryCase {
+    std::string name;
+    ReconGeometry geometry;
+};
+
+/// Geometries that exercise both line directions, ties at 45 degrees, odd
+/// and non-square grids, angles over 360 degrees, an off-centre axis and
+/// per-projection offsets.
+inline std::vector<GeometryCase> geometryCases() {
+    std::vector<GeometryCase> cases;
+    cases.push_back({"square64", parallelGeometry(64, 90)});
+    cases.push_back({"eighths", parallelGeometry(48, 8)}); // 0, 22.5, 45, ... 157.5 degrees: ties at 45 and 135
+    cases.push_back({"odd360", parallelGeometry(61, 37, 2 * std::numbers::pi, 50, 70, 3.3)});
+    ReconGeometry offsets = parallelGeometry(40, 25, std::numbers::pi, 0, 0, -2.5);
+    for (int p = 0; p < 25; ++p) offsets.geometry.axisOffsets.push_back(0.37 * std::sin(1.3 * p));
+    cases.push_back({"offsets", offsets});
+    return cases;
 }
 
 /// The pair of strategy `strategy` with these iterative options.
@@ -137,5 +165,51 @@ inline double discRmse(std::span<const float> result, std::span<const float> tru
     b.data.assign(truth.begin(), truth.end());
     return compareImages(a, b, discMask(g.sliceWidth, g.sliceHeight, radius)).rmse;
 }
+
+struct Solved {
+    std::vector<float> images;                  ///< [slice][row][column]
+    IterativeSummary summary;
+    std::vector<std::vector<double>> residuals; ///< [iteration][slice]
+};
+
+/// Runs `options` on `pair` for `count` sinograms, from zeros or the FBP.
+inline Solved solve(ProjectorPair& pair, std::span<const float> sinograms, int count, const IterativeOptions& options,
+                    const IterationCallback& also = {}) {
+    auto b = pair.vector(Space::Sinogram, count);
+    auto x = pair.vector(Space::Image, count);
+    pair.upload(sinograms, *b);
+    if (options.init == InitialImage::Fbp) pair.filteredBackprojection(*b, *x);
+    Solved run;
+    run.summary = makeSolver(pair, options)->run(*b, *x, [&](const IterationState& state) {
+        run.residuals.emplace_back(state.residuals.begin(), state.residuals.end());
+        return also ? also(state) : true;
+    });
+    const ReconGeometry& g = pair.geometry();
+    run.images.resize(static_cast<std::size_t>(count) * g.sliceWidth * g.sliceHeight);
+    pair.download(*x, run.images);
+    return run;
+}
+
+inline IterativeOptions method(Method m, int iterations) {
+    IterativeOptions o;
+    o.method = m;
+    o.iterations = iterations;
+    return o;
+}
+
+/// The phantom's disc radius in pixels on a bins-wide grid.
+inline double discRadius(const PhantomProblem& p) { return p.spec.radiusFraction * p.spec.bins / 2.0; }
+
+/// The few-view noisy phantom of the issue: 60 views over 180 degrees,
+/// Poisson noise of 10^4 incident counts (fixed seed), 128 bins.
+struct FewView {
+    explicit FewView(int bins = 128) : geometry(parallelGeometry(bins, 60)) {}
+    ReconGeometry geometry;
+    PhantomProblem phantom = sheppLogan(geometry);
+    std::vector<float> noisy = withPoissonNoise(phantom.sinogram, 1e4, 2024);
+    double error(std::span<const float> image) const {
+        return discRmse(image, phantom.image, geometry, discRadius(phantom));
+    }
+};
 
 } // namespace tomo::projtest

@@ -27,33 +27,6 @@ namespace {
 using namespace projtest;
 constexpr double kPi = std::numbers::pi;
 
-/// Uniform values in [0, 1): inner products of such vectors have no
-/// cancellation, so their relative difference measures the pair, not luck.
-std::vector<float> positiveValues(std::size_t n, unsigned seed) {
-    std::vector<float> v = randomValues(n, seed);
-    for (float& x : v) x = 0.5f * (x + 1.0f);
-    return v;
-}
-
-struct GeometryCase {
-    std::string name;
-    ReconGeometry geometry;
-};
-
-/// Geometries that exercise both line directions, ties at 45 degrees, odd
-/// and non-square grids, angles over 360 degrees, an off-centre axis and
-/// per-projection offsets.
-std::vector<GeometryCase> geometryCases() {
-    std::vector<GeometryCase> cases;
-    cases.push_back({"square64", parallelGeometry(64, 90)});
-    cases.push_back({"eighths", parallelGeometry(48, 8)}); // 0, 22.5, 45, ... 157.5 degrees: ties at 45 and 135
-    cases.push_back({"odd360", parallelGeometry(61, 37, 2 * kPi, 50, 70, 3.3)});
-    ReconGeometry offsets = parallelGeometry(40, 25, kPi, 0, 0, -2.5);
-    for (int p = 0; p < 25; ++p) offsets.geometry.axisOffsets.push_back(0.37 * std::sin(1.3 * p));
-    cases.push_back({"offsets", offsets});
-    return cases;
-}
-
 class PairAdjointness : public testing::TestWithParam<std::string> {};
 
 // <A x, y> = <x, A^T y> for random positive x, y, every geometry case and
@@ -278,7 +251,7 @@ TEST(Projector, BadInputIsRefused) {
     EXPECT_THROW(pair->upload(std::vector<float>(7), *image), InvalidArgument);
     EXPECT_THROW(pair->axpby(std::vector<double>{1.0}, *image, std::vector<double>{1.0, 1.0}, *image),
                  InvalidArgument);
-    EXPECT_THROW(pair->backStep(*sino, std::vector<double>{1.0}, true, Bounds{}, *image), InvalidArgument);
+    EXPECT_THROW(pair->gradientStep(*sino, std::vector<double>{1.0}, true, Bounds{}, *image), InvalidArgument);
     try {
         pair->upload(std::vector<float>(7), *image);
     } catch (const InvalidArgument& e) {

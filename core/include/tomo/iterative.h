@@ -88,8 +88,8 @@ struct IterativeOptions {
     void validate() const;
 };
 
-/// Vectors a method keeps per slice, the data and the result included: the
-/// pairs size their batches by them.
+/// Vectors a method keeps per slice, the data and the result included (a
+/// pair's own scratch comes on top): the pairs size their batches by them.
 struct Workspace {
     int images = 0;
     int sinograms = 0;

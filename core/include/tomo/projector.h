@@ -7,7 +7,7 @@
 //     forward(x, y)                 y = A x: Joseph's ray-driven projector
 //     back(y, x)                    x = B y: A^T (matched) or the FBP's
 //                                   detector interpolation (unmatched)
-//     residual / backStep           SIRT's fused halves (below)
+//     gradientStep                  SIRT's iteration and FISTA's gradient step
 //     axpby, dot, clamp, tv*        the rest of the algorithms' arithmetic
 //
 // The forward projector A (Joseph 1982): the ray of bin k at projection p is
@@ -98,14 +98,15 @@ public:
     /// x = B y (B = A^T for a matched pair).
     virtual void back(const BatchVector& y, BatchVector& x) = 0;
 
-    /// r = W (b - A x), W = diag(1 / (A 1)) (SIRT's row weights, 0 for rays
-    /// that miss the grid) when `weighted`, else the identity; returns
-    /// ||b - A x||^2 per slice.
-    virtual std::vector<double> residual(const BatchVector& x, const BatchVector& b, BatchVector& r, bool weighted) = 0;
-    /// x = clamp(x + steps[s] V B r, bounds), V = diag(1 / (B 1)) (SIRT's
-    /// column weights, 0 for pixels no ray sees) when `weighted`, else 1.
-    virtual void backStep(const BatchVector& r, std::span<const double> steps, bool weighted, const Bounds& bounds,
-                          BatchVector& x) = 0;
+    /// x = clamp(x + steps[s] V B W (b - A x), bounds) per slice s, with
+    /// SIRT's weights W = diag(1 / (A 1)) per ray and V = diag(1 / (B 1))
+    /// per pixel (0 for rays that miss the grid and pixels no ray sees)
+    /// when `weighted`, else W = V = 1 (a gradient step of 1/2 ||A x - b||^2
+    /// for a matched pair). Returns ||b - A x||^2 per slice, x before the
+    /// step. One call, so a pair can go group by group and keep b - A x of
+    /// a few slices only (the CUDA pair).
+    virtual std::vector<double> gradientStep(const BatchVector& b, std::span<const double> steps, bool weighted,
+                                             const Bounds& bounds, BatchVector& x) = 0;
     /// x = the FBP of b: ramp filter (the pair's FilterOptions), angular
     /// weights, back-projection with linear interpolation (what the FBP
     /// strategies compute, up to float rounding).

@@ -55,10 +55,10 @@ int defaultIterations(Method m) {
 
 Workspace workspaceOf(Method m) {
     switch (m) {
-    case Method::Sirt: return {2, 2};  // x, the back step's update; b, r
+    case Method::Sirt: return {1, 1};  // x; b
     case Method::Cgls: return {3, 3};  // x, s, p; b, r, q
-    case Method::Tv: return {7, 2};    // x, y, the prox's result, the dual (p, q) and its extrapolation; b, r
-    case Method::Fbp: return {1, 2};   // x; b, the filtered copy
+    case Method::Tv: return {7, 1};    // x, y, the prox's result, the dual (p, q) and its extrapolation; b
+    case Method::Fbp: return {1, 1};   // x; b
     }
     return {};
 }

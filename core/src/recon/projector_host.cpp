@@ -148,55 +148,48 @@ void HostPair<Real>::ensureWeights() {
 }
 
 template <class Real>
-std::vector<double> HostPair<Real>::residual(const BatchVector& x, const BatchVector& b, BatchVector& r, bool weighted) {
-    requireSpace(b, Space::Sinogram, "residual: data");
-    requireSameCount(x, b, "residual");
-    forward(x, r);
+std::vector<double> HostPair<Real>::gradientStep(const BatchVector& b, std::span<const double> steps, bool weighted,
+                                                 const Bounds& bounds, BatchVector& x) {
+    requireSpace(b, Space::Sinogram, "gradient step: data");
+    requireSpace(x, Space::Image, "gradient step: image");
+    requireSameCount(x, b, "gradient step");
+    requirePerSlice(steps, x, "gradient step: steps");
     if (weighted) ensureWeights();
     const Vector& data = as(b);
-    Vector& res = as(r);
-    const int S = res.lanes;
-    const std::size_t perGroup = res.elements * S;
-    const std::size_t n = res.data.size();
+    Vector& img = as(x);
+    // r = W (b - A x), with each slice's ||b - A x||^2 by blocks (a fixed order).
+    const std::unique_ptr<Vector> r = scratch(data);
+    project(img, *r);
+    const int S = r->lanes;
+    const std::size_t rowGroup = r->elements * S, n = r->data.size();
     const auto tasks = static_cast<int>((n + kBlock - 1) / kBlock);
-    std::vector<double> partial(static_cast<std::size_t>(tasks) * S * res.groups, 0.0);
+    std::vector<double> partial(static_cast<std::size_t>(tasks) * S * r->groups, 0.0);
     m_pool.parallelFor(tasks, [&](int task, int) {
         const std::size_t first = static_cast<std::size_t>(task) * kBlock, last = std::min(n, first + kBlock);
+        double* sums = partial.data() + static_cast<std::size_t>(task) * r->groups * S;
         for (std::size_t i = first; i < last; ++i) {
-            const Real d = data.data[i] - res.data[i];
-            const std::size_t g = i / perGroup;
-            partial[(static_cast<std::size_t>(task) * res.groups + g) * S + i % S] += double(d) * double(d);
-            res.data[i] = weighted ? d * m_rowWeights[(i % perGroup) / S] : d;
+            const Real d = data.data[i] - r->data[i];
+            sums[(i / rowGroup) * S + i % S] += double(d) * double(d);
+            r->data[i] = weighted ? d * m_rowWeights[(i % rowGroup) / S] : d;
         }
     });
-    std::vector<double> norms(static_cast<std::size_t>(res.count()), 0.0);
+    std::vector<double> norms(static_cast<std::size_t>(r->count()), 0.0);
     for (int task = 0; task < tasks; ++task)
-        for (int s = 0; s < res.count(); ++s) norms[s] += partial[(static_cast<std::size_t>(task) * res.groups) * S + s];
-    return norms;
-}
-
-template <class Real>
-void HostPair<Real>::backStep(const BatchVector& r, std::span<const double> steps, bool weighted, const Bounds& bounds,
-                              BatchVector& x) {
-    requireSpace(r, Space::Sinogram, "back step: residual");
-    requireSpace(x, Space::Image, "back step: image");
-    requireSameCount(r, x, "back step");
-    requirePerSlice(steps, x, "back step: steps");
-    if (weighted) ensureWeights();
-    Vector& img = as(x);
+        for (int s = 0; s < r->count(); ++s) norms[s] += partial[static_cast<std::size_t>(task) * r->groups * S + s];
+    // x = clamp(x + step V B r).
     const std::unique_ptr<Vector> update = scratch(img);
-    backProject(as(r), *update, !m_matched);
+    backProject(*r, *update, !m_matched);
     const std::vector<Real> step = perLane(steps, img);
-    const int S = img.lanes;
-    const std::size_t perGroup = img.elements * S;
+    const std::size_t imageGroup = img.elements * S;
     const Real lo = static_cast<Real>(bounds.lower), hi = static_cast<Real>(bounds.upper);
     parallelRange(img.data.size(), [&](std::size_t first, std::size_t last) {
         for (std::size_t i = first; i < last; ++i) {
-            const Real w = weighted ? m_columnWeights[(i % perGroup) / S] : Real(1);
-            const Real v = img.data[i] + step[(i / perGroup) * S + i % S] * w * update->data[i];
+            const Real w = weighted ? m_columnWeights[(i % imageGroup) / S] : Real(1);
+            const Real v = img.data[i] + step[(i / imageGroup) * S + i % S] * w * update->data[i];
             img.data[i] = std::min(std::max(v, lo), hi);
         }
     });
+    return norms;
 }
 
 template <class Real>

@@ -71,9 +71,8 @@ public:
     void download(const BatchVector& v, std::span<float> values) override;
     void forward(const BatchVector& x, BatchVector& y) override;
     void back(const BatchVector& y, BatchVector& x) override;
-    std::vector<double> residual(const BatchVector& x, const BatchVector& b, BatchVector& r, bool weighted) override;
-    void backStep(const BatchVector& r, std::span<const double> steps, bool weighted, const Bounds& bounds,
-                  BatchVector& x) override;
+    std::vector<double> gradientStep(const BatchVector& b, std::span<const double> steps, bool weighted,
+                                     const Bounds& bounds, BatchVector& x) override;
     void filteredBackprojection(const BatchVector& b, BatchVector& x) override;
     void axpby(std::span<const double> a, const BatchVector& x, std::span<const double> b, BatchVector& y) override;
     std::vector<double> dot(const BatchVector& x, const BatchVector& y) override;
