@@ -316,7 +316,9 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     // chooseChunkRows). Reading and writing overlap: readers and writers of
     // libraries that are not thread-safe (HDF5) serialise their own calls.
     detail::BoundedQueue<Chunk> readQueue(1), ready(1), reconstructed(1);
-    Stop stop({[&] { readQueue.close(); }, [&] { ready.close(); }, [&] { reconstructed.close(); }});
+    // The plan too: an iterative plan's call stops between iterations.
+    Stop stop({[&] { readQueue.close(); }, [&] { ready.close(); }, [&] { reconstructed.close(); },
+               [&] { plan->cancel(); }});
     BufferMeter meter;
     // The writer hands slices back to the reconstruct stage. The plan
     // allocates them, and the raw rows it corrects itself: a CUDA plan's
@@ -483,12 +485,20 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
 
     // Progress on the caller's thread: half the way for reconstructing a
     // slice, half for writing it, so the last call (1.0) means all written.
+    // An iterative plan's batch may take minutes: for it the call repeats
+    // every kHeartbeat while nothing moves, so a Cancelled thrown from the
+    // callback stops the batch between iterations (Stop cancels the plan).
+    constexpr auto kHeartbeat = std::chrono::milliseconds(500);
+    const bool heartbeat = plan->options().iterative.isIterative();
     int reported = 0; // nothing to say before the first slice
+    auto reportedAt = Clock::now();
     for (;;) {
         const bool finished = slicesWritten == rowCount || stop.stopped(); // before the score: it may rise meanwhile
         const int score = slicesReconstructed + slicesWritten;
-        if (progress && score != reported && !stop.stopped()) {
+        const bool beat = heartbeat && Clock::now() - reportedAt >= kHeartbeat;
+        if (progress && (score != reported || beat) && !stop.stopped()) {
             reported = score;
+            reportedAt = Clock::now();
             try {
                 progress(0.5 * score / rowCount, slicesWritten == rowCount ? "written" : "reconstructing");
             } catch (...) {
