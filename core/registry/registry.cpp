@@ -3,6 +3,7 @@
 #include "tomo/autotune.h"
 #include "tomo/cpu_backends.h"
 #include "tomo/error.h"
+#include "tomo/iterative_plan.h"
 
 #if TOMO_WITH_CUDA
 #include "tomo/cuda/cuda_backends.h"
@@ -129,7 +130,46 @@ std::vector<const Backend*> BackendRegistry::autoCandidates(const ReconOptions& 
     return candidates;
 }
 
+namespace {
+
+/// The strategies with a projector pair, for messages.
+std::string projectorNames(const BackendRegistry& registry) {
+    std::string names;
+    for (const Backend* b : registry.backends())
+        if (b->hasProjector()) names += (names.empty() ? "" : ", ") + b->name();
+    return names.empty() ? std::string("none in this build") : names;
+}
+
+/// An iterative method on a strategy without a projector pair is refused.
+void checkMethod(const BackendRegistry& registry, const Backend& b, const ReconOptions& options) {
+    checkIterativeOptions(options);
+    if (options.iterative.isIterative() && !b.hasProjector())
+        throw InvalidArgument("strategy '" + b.name() + "' cannot run method " +
+                              std::string(methodName(options.iterative.method)) +
+                              ": it has no forward projector (the iterative methods run on " + projectorNames(registry) +
+                              ")");
+}
+
+} // namespace
+
 ReconOptions BackendRegistry::resolveOptions(const ReconOptions& options, const ReconGeometry& geometry) const {
+    checkIterativeOptions(options);
+    if (options.iterative.isIterative() && options.strategy == "auto") {
+        // Iterative methods run on the family's projector pair, whatever FBP
+        // kernel the tuner would pick: the preferred available strategy
+        // (the last candidate: CUDA, else cpu) that has one.
+        const std::vector<const Backend*> candidates = autoCandidates(options);
+        for (auto it = candidates.rbegin(); it != candidates.rend(); ++it)
+            if ((*it)->hasProjector()) {
+                ReconOptions resolved = options;
+                resolved.strategy = (*it)->name();
+                resolved.tuning.clear();
+                return resolved;
+            }
+        throw InvalidArgument("no available strategy can run method " +
+                              std::string(methodName(options.iterative.method)) + " with these options (the iterative "
+                              "methods run on " + projectorNames(*this) + ")");
+    }
     if (options.strategy != "auto") {
         const Backend* b = find(options.strategy);
         if (!b)
@@ -139,6 +179,7 @@ ReconOptions BackendRegistry::resolveOptions(const ReconOptions& options, const 
             throw DeviceError("strategy '" + b->name() + "' is not available: " + why);
         checkTuning(*this, *b, options);
         b->checkOptions(options);
+        checkMethod(*this, *b, options);
         return options;
     }
     const std::vector<const Backend*> candidates = autoCandidates(options);
@@ -158,7 +199,10 @@ ReconOptions BackendRegistry::resolveOptions(const ReconOptions& options, const 
 
 std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry, const ReconOptions& options) {
     const ReconOptions resolved = BackendRegistry::instance().resolveOptions(options, geometry);
-    return BackendRegistry::instance().find(resolved.strategy)->createPlan(geometry, resolved);
+    const Backend& backend = *BackendRegistry::instance().find(resolved.strategy);
+    if (resolved.iterative.isIterative())
+        return std::make_unique<IterativePlan>(geometry, resolved, backend.createProjector(geometry, resolved));
+    return backend.createPlan(geometry, resolved);
 }
 
 ConeBackprojector coneBackprojectorFor(std::string_view strategy, bool anyBackend) {

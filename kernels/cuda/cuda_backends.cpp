@@ -10,6 +10,7 @@
 #include "flat_field_kernels.h"
 #include "gpu_filter.h"
 #include "gridrec_plan.h"
+#include "projector_pair.h"
 #include "tex_optimized.h"
 #include "texture_plan.h"
 
@@ -129,6 +130,17 @@ public:
                                                     const ReconOptions& options) const override {
         return createChunkCorrector(stage, checkedDevice(options.device));
     }
+
+    // Every CUDA strategy runs the iterative methods on the one CUDA pair
+    // (projector_pair.h); the strategy's kernel is not used by them.
+    std::unique_ptr<ProjectorPair> createProjector(const ReconGeometry& geometry,
+                                                   const ReconOptions& options) const override {
+        checkOptions(options);
+        if (const std::string& why = availability(); !why.empty())
+            throw DeviceError("strategy '" + name() + "' is not available: " + why);
+        return makeCudaProjector(geometry, options);
+    }
+    bool hasProjector() const override { return true; }
 
 private:
     TextureKernel m_kernel;

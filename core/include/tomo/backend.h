@@ -7,6 +7,10 @@
 //          backproject():   the strategy's kernel -> slices
 //          setAxis()/setRegion(): change geometry, keep the filtered data
 //                           (the live preview re-runs only backproject())
+//     └─ createProjector(geometry, options) -> ProjectorPair (projector.h):
+//          forward and back projection for the iterative methods; the
+//          registry's createPlan() wraps it in an IterativePlan
+//          (iterative_plan.h) when options.iterative.method is not fbp
 //
 // A plan owns everything it needs (FFT plans, buffers, constants, device
 // memory), created once in createPlan; the calls only compute.
@@ -16,6 +20,7 @@
 #include "tomo/preprocess.h"
 #include "tomo/geometry.h"
 #include "tomo/host_buffer.h"
+#include "tomo/iterative.h"
 
 #include <cstddef>
 #include <memory>
@@ -59,6 +64,10 @@ struct ReconOptions {
     /// false) compete too, if their result on the timed problem stays within
     /// the autotuner's error bound (autotune.h). Without it auto stays exact.
     bool allowApproximate = false;
+
+    /// The method: FBP (the strategy's kernel), or an iterative one on the
+    /// strategy family's projector pair (iterative.h).
+    IterativeOptions iterative;
 };
 
 /// Wall time of the stages of the last setSinograms + backproject, in
@@ -131,6 +140,11 @@ public:
     /// land in it by DMA, without their staging copies; plain memory by
     /// default. It may outlive the plan. Throws OutOfMemory.
     virtual HostBuffer allocateHost(std::size_t bytes) const { return HostBuffer::plain(bytes); }
+
+    /// Asks a call running on another thread, and every later one, to stop
+    /// early by throwing Cancelled (the iterative plans check between
+    /// iterations; the others finish their call). Thread-safe.
+    virtual void cancel() {}
 
 protected:
     /// Throws InvalidArgument unless 1 <= count <= maxSlices() and
@@ -208,6 +222,14 @@ public:
         (void)options;
         return nullptr;
     }
+
+    /// The forward/back projector pair of this strategy's family for the
+    /// iterative methods (projector.h), or nullptr where it has none (the
+    /// default). Throws as createPlan.
+    virtual std::unique_ptr<ProjectorPair> createProjector(const ReconGeometry& geometry,
+                                                           const ReconOptions& options) const;
+    /// Whether createProjector() makes a pair (when the strategy is available).
+    virtual bool hasProjector() const { return false; }
 
     /// Creates a plan for this geometry and these options. Throws
     /// InvalidArgument (unsupported options, invalid geometry), DeviceError,

@@ -191,8 +191,9 @@ std::size_t defaultMemoryBudget(int lanes);
 /// Runs the job, writing slice i of the range as slice i of `writer`, and
 /// commits the writer at the end. `progress` is called on the calling thread
 /// as slices are reconstructed and written (with a RowSource: its
-/// fractionWritten()); a Cancelled thrown from it stops every stage and
-/// propagates (the caller drops the writer, so no partial file remains).
+/// fractionWritten(); for an iterative method also every half second
+/// meanwhile); a Cancelled thrown from it stops every stage, an iterative
+/// plan between iterations, and propagates (the caller drops the writer, so no partial file remains).
 /// The reader and the writer are called from different threads, at the same
 /// time: they must allow that (the HDF5 ones serialise their library calls);
 /// the reader from one thread, the writer from one thread. The stage's

@@ -1,6 +1,7 @@
 #include "tomo/backend.h"
 
 #include "tomo/error.h"
+#include "tomo/projector.h"
 
 #include <algorithm>
 #include <string>
@@ -67,6 +68,10 @@ PreprocessStats ReconstructionPlan::reconstructRaw(const RawRows& raw, const Fla
     const PreprocessStats stats = flatFieldRawRows(raw, field, sinograms);
     reconstruct(sinograms, raw.rows, slices);
     return stats;
+}
+
+std::unique_ptr<ProjectorPair> Backend::createProjector(const ReconGeometry&, const ReconOptions&) const {
+    return nullptr;
 }
 
 } // namespace tomo

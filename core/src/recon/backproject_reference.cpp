@@ -82,7 +82,7 @@ std::unique_ptr<Backend> makeCpuReferenceBackend() {
     return std::make_unique<cpu::CpuBackend<ReferencePlan>>(
         kName,
         "CPU, plain loops in double precision: the exact answer the other strategies are checked against",
-        kSlicesPerPass);
+        kSlicesPerPass, &makeReferenceProjector);
 }
 
 } // namespace tomo

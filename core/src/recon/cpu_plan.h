@@ -9,6 +9,7 @@
 #pragma once
 
 #include "tomo/backend.h"
+#include "tomo/projector.h"
 #include "tomo/worker_pool.h"
 
 #include <cstddef>
@@ -75,12 +76,18 @@ private:
 
 /// The Backend of a CPU strategy: only its name, description, supported
 /// slices per pass and plan type (a CpuPlan) differ between strategies.
+/// Makes the strategy's projector pair for the iterative methods
+/// (makeReferenceProjector, makeCpuProjector of projector.h).
+using ProjectorFactory = std::unique_ptr<ProjectorPair> (*)(const ReconGeometry&, const FilterOptions&,
+                                                             const IterativeOptions&, int threads);
+
 template <class Plan>
 class CpuBackend final : public Backend {
 public:
-    CpuBackend(std::string name, std::string description, std::span<const int> slicesPerPass)
+    CpuBackend(std::string name, std::string description, std::span<const int> slicesPerPass,
+               ProjectorFactory projector)
         : m_name(std::move(name)), m_description(std::move(description)),
-          m_slicesPerPass(slicesPerPass.begin(), slicesPerPass.end()) {}
+          m_slicesPerPass(slicesPerPass.begin(), slicesPerPass.end()), m_projector(projector) {}
 
     std::string name() const override { return m_name; }
     std::string description() const override { return m_description; }
@@ -94,11 +101,18 @@ public:
         checkOptions(options);
         return std::make_unique<Plan>(geometry, options);
     }
+    std::unique_ptr<ProjectorPair> createProjector(const ReconGeometry& geometry,
+                                                   const ReconOptions& options) const override {
+        checkOptions(options);
+        return m_projector(geometry, options.filter, options.iterative, options.threads);
+    }
+    bool hasProjector() const override { return true; }
 
 private:
     std::string m_name;
     std::string m_description;
     std::vector<int> m_slicesPerPass;
+    ProjectorFactory m_projector;
 };
 
 } // namespace tomo::cpu

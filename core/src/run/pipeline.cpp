@@ -740,6 +740,8 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     for (auto& lane : lanes) lane->prepareCorrections();
     c.stop.watch([&c] { c.readQueue.close(); });
     c.stop.watch([&c] { c.reconstructed.close(); });
+    // The plans too: an iterative plan's call stops between iterations.
+    for (auto& lane : lanes) c.stop.watch([plan = &lane->plan()] { plan->cancel(); });
 
     // The writer hands slices back to the reconstruct stage. The first
     // lane's plan allocates them, and the raw rows the plans correct
@@ -782,16 +784,25 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
 
     // Progress on the caller's thread: half the way for reconstructing a
     // slice, half for writing it, so the last call (1.0) means all written;
-    // with rows from a RowSource, what it says of the whole job.
+    // with rows from a RowSource, what it says of the whole job. An
+    // iterative plan's batch may take minutes: for it the call repeats every
+    // kHeartbeat while nothing moves, so a Cancelled thrown from the callback
+    // stops the batch between iterations (Stop cancels the plans).
+    constexpr auto kHeartbeat = std::chrono::milliseconds(500);
+    const bool heartbeat = lanes.front()->plan().options().iterative.isIterative();
     int reported = 0;            // nothing to say before the first slice
     double reportedFraction = -1.0;
+    auto reportedAt = Clock::now();
     for (;;) {
         const bool finished = c.writeDone || c.stop.stopped(); // before the score: it may rise meanwhile
         const int score = c.slicesReconstructed + c.slicesWritten;
         const double fraction = job.rows ? job.rows->fractionWritten() : 0.5 * score / c.rowCount;
-        if (progress && (score != reported || (job.rows && fraction != reportedFraction)) && !c.stop.stopped()) {
+        const bool beat = heartbeat && Clock::now() - reportedAt >= kHeartbeat;
+        if (progress && (score != reported || beat || (job.rows && fraction != reportedFraction)) &&
+            !c.stop.stopped()) {
             reported = score;
             reportedFraction = fraction;
+            reportedAt = Clock::now();
             try {
                 progress(fraction, c.writeDone && !job.rows ? "written" : "reconstructing");
             } catch (...) {

@@ -1,0 +1,170 @@
+// Forward and back projection of parallel-beam slices, and the vector
+// arithmetic the iterative methods need, in one object per strategy family.
+//
+//   ProjectorPair (Backend::createProjector)
+//     vector(space, count)          zeros: `count` images or sinograms
+//     upload / download             [slice][row][column], [slice][angle][bin]
+//     forward(x, y)                 y = A x: Joseph's ray-driven projector
+//     back(y, x)                    x = B y: A^T (matched) or the FBP's
+//                                   detector interpolation (unmatched)
+//     gradientStep                  SIRT's iteration and FISTA's gradient step
+//     axpby, dot, clamp, tv*        the rest of the algorithms' arithmetic
+//
+// The forward projector A (Joseph 1982): the ray of bin k at projection p is
+// the line x cos(a_p) - y sin(a_p) + axis_p = k (geometry.h's conventions).
+// Where |cos| >= |sin| it is stepped row by row, else column by column; on
+// each line it takes the image linearly interpolated between the two pixels
+// around the crossing, times the path length per line (1 / max(|cos|,
+// |sin|)). Pixels outside the grid are zero. Written as a matrix: pixel
+// (x, y) and bin k are joined by
+//     w = max(0, c - |k - s|) / c^2,  s = x cos - y sin + axis_p,
+//     c = max(|cos a_p|, |sin a_p|),
+// so its exact transpose is a pixel-driven back-projector with a triangle of
+// half-width c (< 1 off the axes) in place of the FBP's linear interpolation
+// (c = 1, no 1/c^2): the FBP back-projectors are NOT the transpose of A
+// (unmatched, as ASTRA's GPU pair). Every pair computes both; which one
+// back() uses is chosen when the pair is made (IterativeOptions::matched).
+//
+// Pairs: "cpu-reference" (double, plain loops: the oracle), "cpu" (float,
+// threads, 1/2/4 slices interleaved per pass), CUDA (float, batched over
+// slices). The float pairs compute s and w with the same operations in the
+// forward and the back kernel, so their matrices are the same bit for bit.
+//
+// Vectors live in the pair's memory and belong to it: they must not outlive
+// it. Scalars that differ per slice (step sizes) come as spans of `count`.
+// Errors: InvalidArgument for vectors of the wrong space or count, spans of
+// the wrong size; DeviceError, OutOfMemory from a GPU.
+#pragma once
+
+#include "tomo/filter.h"
+#include "tomo/geometry.h"
+#include "tomo/iterative.h"
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tomo {
+
+enum class Space { Image, Sinogram };
+
+/// `count` images (full slice grid) or sinograms in a pair's memory.
+class BatchVector {
+public:
+    virtual ~BatchVector() = default;
+    BatchVector(const BatchVector&) = delete;
+    BatchVector& operator=(const BatchVector&) = delete;
+
+    Space space() const { return m_space; }
+    int count() const { return m_count; }
+
+protected:
+    BatchVector(Space space, int count) : m_space(space), m_count(count) {}
+
+private:
+    Space m_space;
+    int m_count;
+};
+
+class ProjectorPair {
+public:
+    virtual ~ProjectorPair() = default;
+
+    /// The geometry; the pair works on the full sliceWidth x sliceHeight
+    /// grid (the region is the plan's business).
+    const ReconGeometry& geometry() const { return m_geometry; }
+    /// "cpu-reference", "cpu" or "cuda", and the back-projector: e.g.
+    /// "cuda joseph, matched".
+    virtual std::string name() const = 0;
+    /// back() is the exact transpose of forward().
+    bool isMatched() const { return m_matched; }
+    /// Most slices one vector may hold.
+    virtual int maxSlices() const = 0;
+    /// Bytes the pair holds now (its vectors included; device memory for CUDA).
+    virtual std::size_t memoryBytes() const = 0;
+
+    /// A vector of zeros. Throws InvalidArgument for count outside
+    /// [1, maxSlices()], OutOfMemory.
+    virtual std::unique_ptr<BatchVector> vector(Space space, int count) = 0;
+    /// `values`: count x rows x columns (image) or count x projections x bins
+    /// (sinogram) floats.
+    virtual void upload(std::span<const float> values, BatchVector& v) = 0;
+    virtual void download(const BatchVector& v, std::span<float> values) = 0;
+
+    /// y = A x.
+    virtual void forward(const BatchVector& x, BatchVector& y) = 0;
+    /// x = B y (B = A^T for a matched pair).
+    virtual void back(const BatchVector& y, BatchVector& x) = 0;
+
+    /// x = clamp(x + steps[s] V B W (b - A x), bounds) per slice s, with
+    /// SIRT's weights W = diag(1 / (A 1)) per ray and V = diag(1 / (B 1))
+    /// per pixel (0 for rays that miss the grid and pixels no ray sees)
+    /// when `weighted`, else W = V = 1 (a gradient step of 1/2 ||A x - b||^2
+    /// for a matched pair). Returns ||b - A x||^2 per slice, x before the
+    /// step. One call, so a pair can go group by group and keep b - A x of
+    /// a few slices only (the CUDA pair).
+    virtual std::vector<double> gradientStep(const BatchVector& b, std::span<const double> steps, bool weighted,
+                                             const Bounds& bounds, BatchVector& x) = 0;
+    /// x = the FBP of b: ramp filter (the pair's FilterOptions), angular
+    /// weights, back-projection with linear interpolation (what the FBP
+    /// strategies compute, up to float rounding).
+    virtual void filteredBackprojection(const BatchVector& b, BatchVector& x) = 0;
+
+    /// y = a[s] x + b[s] y per slice s (b[s] == 0: y = a[s] x, whatever y held).
+    virtual void axpby(std::span<const double> a, const BatchVector& x, std::span<const double> b, BatchVector& y) = 0;
+    /// Sum of x * y per slice, in double.
+    virtual std::vector<double> dot(const BatchVector& x, const BatchVector& y) = 0;
+    /// x = clamp(x, bounds).
+    virtual void clamp(BatchVector& x, const Bounds& bounds) = 0;
+
+    // Total variation (isotropic, Beck & Teboulle 2009, "fast gradient
+    // projection"): the dual (p, q) lives on the image grid, p along rows
+    // (p = 0 on the last row), q along columns (q = 0 on the last column);
+    // L(p, q) = p + q - p(row - 1) - q(column - 1) is the negative divergence
+    // and L^T x = (x - x(row + 1), x - x(column + 1)) its adjoint.
+
+    /// x = clamp(z - mu L(p, q), bounds).
+    virtual void tvPrimal(const BatchVector& z, const BatchVector& p, const BatchVector& q, double mu,
+                          const Bounds& bounds, BatchVector& x) = 0;
+    /// (p', q') = the projection of (r, s) + step L^T x onto the unit disc at
+    /// each pixel; then (r, s) = (p', q') + momentum ((p', q') - (p, q)) and
+    /// (p, q) = (p', q').
+    virtual void tvDual(const BatchVector& x, double step, double momentum, BatchVector& p, BatchVector& q,
+                        BatchVector& r, BatchVector& s) = 0;
+
+    /// Moves the rotation axis (offsets: empty or one per angle); the
+    /// vectors keep their values. Throws InvalidArgument.
+    virtual void setAxis(double axis, std::span<const double> offsets) = 0;
+
+protected:
+    /// Validates the geometry (the region is ignored).
+    ProjectorPair(const ReconGeometry& geometry, const FilterOptions& filter, bool matched);
+
+    /// Throws InvalidArgument unless v holds `space` vectors.
+    static void requireSpace(const BatchVector& v, Space space, const char* what);
+    /// Throws InvalidArgument unless a and b hold the same number of slices.
+    static void requireSameCount(const BatchVector& a, const BatchVector& b, const char* what);
+    /// Throws InvalidArgument unless the span holds v.count() values.
+    static void requirePerSlice(std::span<const double> values, const BatchVector& v, const char* what);
+    /// Values of one slice of `space`.
+    std::size_t sliceValues(Space space) const;
+    /// Throws InvalidArgument unless 1 <= count <= maxSlices().
+    void requireCount(int count) const;
+    /// Throws InvalidArgument unless `values` holds v's slices.
+    void requireHostValues(std::span<const float> values, const BatchVector& v, const char* what) const;
+
+    ReconGeometry m_geometry;
+    FilterOptions m_filter;
+    bool m_matched;
+};
+
+/// The CPU pairs (the registry's cpu-reference and cpu backends make them).
+/// `threads` as ReconOptions::threads. Throws InvalidArgument.
+std::unique_ptr<ProjectorPair> makeReferenceProjector(const ReconGeometry& geometry, const FilterOptions& filter,
+                                                      const IterativeOptions& options, int threads);
+std::unique_ptr<ProjectorPair> makeCpuProjector(const ReconGeometry& geometry, const FilterOptions& filter,
+                                                const IterativeOptions& options, int threads);
+
+} // namespace tomo

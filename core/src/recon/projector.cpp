@@ -1,0 +1,60 @@
+#include "tomo/projector.h"
+
+#include "tomo/error.h"
+
+#include <string>
+
+namespace tomo {
+
+namespace {
+
+const char* spaceName(Space s) { return s == Space::Image ? "image" : "sinogram"; }
+
+} // namespace
+
+ProjectorPair::ProjectorPair(const ReconGeometry& geometry, const FilterOptions& filter, bool matched)
+    : m_geometry(geometry), m_filter(filter), m_matched(matched) {
+    m_geometry.region = Region{0, 0, geometry.sliceWidth, geometry.sliceHeight};
+    m_geometry.validate();
+}
+
+void ProjectorPair::requireSpace(const BatchVector& v, Space space, const char* what) {
+    if (v.space() != space)
+        throw InvalidArgument(std::string(what) + ": expected a " + spaceName(space) + " vector, got a " +
+                              spaceName(v.space()) + " vector");
+}
+
+void ProjectorPair::requireSameCount(const BatchVector& a, const BatchVector& b, const char* what) {
+    if (a.count() != b.count())
+        throw InvalidArgument(std::string(what) + ": vectors of " + std::to_string(a.count()) + " and " +
+                              std::to_string(b.count()) + " slices (expected the same)");
+}
+
+void ProjectorPair::requirePerSlice(std::span<const double> values, const BatchVector& v, const char* what) {
+    if (values.size() != static_cast<std::size_t>(v.count()))
+        throw InvalidArgument(std::string(what) + ": " + std::to_string(values.size()) + " values (expected one per slice: " +
+                              std::to_string(v.count()) + ")");
+}
+
+std::size_t ProjectorPair::sliceValues(Space space) const {
+    return space == Space::Image
+               ? static_cast<std::size_t>(m_geometry.sliceWidth) * static_cast<std::size_t>(m_geometry.sliceHeight)
+               : static_cast<std::size_t>(m_geometry.geometry.projections()) *
+                     static_cast<std::size_t>(m_geometry.geometry.bins);
+}
+
+void ProjectorPair::requireCount(int count) const {
+    if (count < 1 || count > maxSlices())
+        throw InvalidArgument("projector vector of " + std::to_string(count) + " slices (expected 1 to " +
+                              std::to_string(maxSlices()) + ")");
+}
+
+void ProjectorPair::requireHostValues(std::span<const float> values, const BatchVector& v, const char* what) const {
+    const std::size_t expected = sliceValues(v.space()) * static_cast<std::size_t>(v.count());
+    if (values.size() != expected)
+        throw InvalidArgument(std::string(what) + ": " + std::to_string(values.size()) + " values (expected " +
+                              std::to_string(v.count()) + " " + spaceName(v.space()) + "s of " +
+                              std::to_string(sliceValues(v.space())) + " = " + std::to_string(expected) + ")");
+}
+
+} // namespace tomo
