@@ -19,7 +19,8 @@
 #
 # Environment: DEPS_PREFIX, a prefix holding packages unpacked outside the
 # system (e.g. `dpkg -x pkg.deb DIR`: then DIR/usr), searched by CMake and
-# the loader; SCRATCH (/dev/shm); GPUS (all); JOBS (nproc).
+# the loader; SCRATCH (/dev/shm); GPUS (all); JOBS (nproc); STRATEGIES (the
+# kernel table's, default the CUDA ones).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 logs=${1:?usage: gpu-checks.sh LOG_DIR STEP...}
@@ -29,6 +30,7 @@ build=$root/build-gpu
 scratch=${SCRATCH:-/dev/shm}
 gpus=${GPUS:-all}
 jobs=${JOBS:-$(nproc)}
+strategies=${STRATEGIES:-tex-standard,tex-optimized,alu,hybrid,oversample,gridrec}
 bench=$build/app/tomo-bench
 summary=$logs/summary.txt
 prefix_args=()
@@ -76,8 +78,11 @@ for step in "$@"; do
         grep -E "SKIPPED|Skipped" "$logs/ctest-$step.txt" | sort | uniq -c | head -20 >>"$summary"
         ;;
     kernels)
-        record kernels "GU/s|strategy|alu|hybrid|tex|gridrec|oversample|nearest|half" "$bench" \
-            --projections 2048 --size 2048 --slices 32 --repeat 5 --allow-approximate --json "$logs/kernels.json"
+        for interp in linear nearest; do
+            record "kernels-$interp" "GU/s|strategy|alu|hybrid|tex|gridrec|oversample|half" "$bench" \
+                --projections 2048 --size 2048 --slices 32 --repeat 5 --interp "$interp" \
+                --precision float32,float16 --strategy "$strategies" --json "$logs/kernels-$interp.json"
+        done
         ;;
     preview)
         record preview "ms|strategy|preview" "$bench" --preview --projections 2048 --size 2048 --repeat 30 \
