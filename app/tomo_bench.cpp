@@ -347,7 +347,7 @@ int runTune(const Settings& s) {
         const json file = json::parse(in, nullptr, false);
         std::printf("\n%s: %d candidate(s) timed in %.2f s\n", comboName(combo).c_str(), tuner.timedCandidates(), seconds);
         if (file.is_object() && file.contains("entries") && !file["entries"].empty()) {
-            const json& entry = file["entries"].begin().value();
+            const json entry = file["entries"].begin().value();
             const double pixels = entry["timedRegion"][0].get<double>() * entry["timedRegion"][1].get<double>();
             std::vector<std::pair<double, std::string>> rows;
             for (const auto& [label, secs] : entry["seconds"].items()) rows.emplace_back(secs.get<double>(), label);

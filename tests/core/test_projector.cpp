@@ -97,7 +97,9 @@ TEST(Projector, ForwardProjectionOfThePhantomIsItsSinogram) {
             const double error = relativeError(forwardOf(*pair, phantom.image, 1), phantom.sinogram);
             std::printf("MEASURED %s forward vs analytic sinogram, %d bins: relative RMSE %.3g\n", strategy, size, error);
             EXPECT_LT(error, size == 128 ? 5.8e-2 : 2.9e-2) << strategy;
-            if (previous > 0.0) EXPECT_LT(error / previous, 0.6) << strategy;
+            if (previous > 0.0) {
+                EXPECT_LT(error / previous, 0.6) << strategy;
+            }
             previous = error;
         }
     }
