@@ -14,7 +14,8 @@
 #   preview    tomo-bench --preview: the live preview's latency
 #   iterative  tomo-bench --iterative: SIRT/CGLS/TV per-iteration times
 #   pipeline   2048^3 scan (uint16, DXchange) to a volume in SCRATCH: one GPU,
-#              all GPUs, float32 and float16 output, MPI with one rank per GPU
+#              all GPUs, float32 and float16 output, the writer alone at 1-8
+#              threads, MPI with one rank per GPU
 #   scaling    scripts/scaling-table.sh (writer threads, GPUs, MPI ranks)
 #
 # Environment: DEPS_PREFIX, a prefix holding packages unpacked outside the
@@ -100,6 +101,8 @@ for step in "$@"; do
             --json "$logs/pipeline-all.json"
         record pipeline-all-f16 "total|busy|bottleneck|GB/s|s$" "$bench" "${scan[@]}" --pipeline --gpus "$gpus" \
             --output-type float16 --keep
+        record writer "threads|GB/s|write" "$bench" --pipeline --writer-threads 1,2,4,8 --size 2048 --rows 2048 \
+            --dir "$scratch" --json "$logs/writer.json"
         if command -v mpirun >/dev/null; then
             ranks=$(nvidia-smi -L | wc -l)
             record pipeline-mpi "total|busy|bottleneck|GB/s|rank|s$" mpirun "${as_root[@]}" -n "$ranks" \
