@@ -4,6 +4,7 @@
 #include "cli_support.h"
 #include "cone_options.h"
 #include "correction_options.h"
+#include "method_options.h"
 
 #include "tomo/dataset.h"
 #include "tomo/error.h"
@@ -101,6 +102,7 @@ struct CommandLine {
     bool demo = false;
     bool quiet = false;
     CorrectionCommandLine corrections;
+    MethodCommandLine method;
     ConeCommandLine cone;
 };
 
@@ -273,6 +275,7 @@ void addOptions(CLI::App& app, CommandLine& c) {
                  "true phantom");
     app.add_flag("-q,--quiet", c.quiet, "No progress bar and no informational lines; results and the summary stay");
     addCorrectionOptions(app, c.corrections);
+    addMethodOptions(app, c.method);
     addConeOptions(app, c.cone);
     app.footer("Examples:\n"
                "  tomo-recon --demo -o demo.h5\n"
@@ -281,6 +284,7 @@ void addOptions(CLI::App& app, CommandLine& c) {
                "  tomo-recon scan.h5 -o slices/ --rows 100:164 --center 1021.5 --output-type uint16 --range -0.001,0.01\n"
                "  tomo-recon scan.h5 -o volume.h5 --output-type float16\n"
                "  tomo-recon scan.h5 -o fast.h5 --precision float16 --reference exact.h5\n"
+               "  tomo-recon scan.h5 -o tv.h5 --method tv --tv-weight 0.1 --nonnegative --init fbp\n"
                "  tomo-recon --config tuned.json -o volume.h5 --overwrite\n"
                "  tomo-recon scan.h5 --info\n"
                "  tomo-recon htc2022_ta.h5 -o disc.h5 --volume 512,512,1   (fan beam: geometry from the file)\n"
@@ -315,6 +319,7 @@ RunConfig effectiveConfig(const CLI::App& app, const CommandLine& c) {
     if (given("--opencl-device")) o.openclDevice = c.openclDevice; // not '' (refuseEmptyValues)
     if (given("--tuning")) o.tuning = c.tuning;
     if (given("--threads")) o.threads = c.threads;
+    o.iterative = applyMethodOptions(app, c.method, o.iterative);
     cfg.corrections = applyCorrectionOptions(app, c.corrections, cfg.corrections);
     return cfg;
 }
@@ -462,6 +467,7 @@ private:
 };
 
 std::string describeOptions(const ReconOptions& o) {
+    if (o.iterative.isIterative()) return describeMethod(o.iterative) + " on " + o.strategy + "'s projector pair";
     std::ostringstream s;
     s << o.strategy << " (" << interpolationName(o.interpolation) << ", " << precisionName(o.precision) << ", "
       << o.slicesPerPass << " slice" << (o.slicesPerPass > 1 ? "s" : "") << "/pass, "
@@ -831,7 +837,13 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     if (!info.anglesFile.empty()) cfg.open.anglesFile = info.anglesFile;
     if (info.anglesLines) cfg.open.anglesLines = info.anglesLines;
 
-    if (isConeRun(app, info, c.cone)) return runCone(app, c, cfg, *reader, output, writeBase, argc, argv);
+    if (isConeRun(app, info, c.cone)) {
+        if (cfg.options.iterative.isIterative())
+            throw InvalidArgument("--method " + std::string(methodName(cfg.options.iterative.method)) +
+                                  ": fan/cone-beam data are reconstructed with FDK (the iterative methods are "
+                                  "parallel-beam)");
+        return runCone(app, c, cfg, *reader, output, writeBase, argc, argv);
+    }
 
     RowRange rows{cfg.firstRow, cfg.rowCount};
     checkRows(rows, info.rows, (c.config.empty() || app.count("--rows")) ? "--rows" : "rows of --config");
@@ -870,6 +882,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     // and the record names the one that ran.
     const std::string requested = cfg.options.strategy;
     cfg.options = BackendRegistry::instance().resolveOptions(cfg.options, recon);
+    checkMethodRuns(cfg.options, recon);
 
     const MemoryBudget budget = memoryBudget(c.memoryBudget);
     WriteOptions write = writeBase;
@@ -902,6 +915,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     };
     write.attributes.insert(axis.attributes.begin(), axis.attributes.end());
     addCorrectionAttributes(write.attributes, stage);
+    addMethodAttributes(write.attributes, cfg.options);
 
     if (sweep) {
         if (!c.reference.empty()) throw InvalidArgument("--reference does not apply to --center-sweep");
