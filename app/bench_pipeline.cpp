@@ -12,14 +12,19 @@
 
 #include "cli_support.h"
 
+#include "tomo/cluster.h"
 #include "tomo/dataset.h"
+#include "tomo/distributed.h"
 #include "tomo/error.h"
+#include "tomo/gpu_list.h"
 #include "tomo/output_range.h"
 #include "tomo/phantom.h"
 #include "tomo/pipeline.h"
 #include "tomo/preview.h"
 #include "tomo/registry.h"
+#include "tomo/run_config.h"
 #include "tomo/scan_writer.h"
+#include "tomo/shared_volume.h"
 #include "tomo/volume_io.h"
 #include "tomo/worker_pool.h"
 
@@ -183,13 +188,23 @@ WriteFloor timeWrite(const fs::path& dir, std::size_t bytes) {
 
 struct RunResult {
     std::string input; ///< "cold" or "warm"
+    std::vector<int> devices; ///< the lanes' devices (empty: --device alone)
     VolumeReport report;
-    double compute = 0.0; ///< seconds: GPU filtering or back-projecting (union), or the CPU reconstruct stage
+    std::vector<RankReport> ranks; ///< --mpi: every rank's share
+    /// seconds: GPU filtering or back-projecting (union), or the CPU
+    /// reconstruct stage; of the busiest lane (of the busiest rank)
+    double compute = 0.0;
     double rangeEstimate = 0.0; ///< seconds estimating an integer output's range first (not in the total)
     double createOutput = 0.0;  ///< seconds creating the output (in the setup and the total)
     ClippedValues clipped;
     double floor = 0.0;   ///< max(read floor, write floor, compute)
 };
+
+void add(ClippedValues& sum, const ClippedValues& c) {
+    sum.below += c.below;
+    sum.above += c.above;
+    sum.nan += c.nan;
+}
 
 /// tomo-recon's job for the whole scan: full slices at the detector centre.
 VolumeJob scanJob(const PipelineBenchSettings& s, const DatasetInfo& info) {
@@ -216,17 +231,30 @@ double prepareStrategy(const PipelineBenchSettings& s, const fs::path& scan) {
     return secondsSince(t0);
 }
 
-RunResult runOnce(const PipelineBenchSettings& s, const fs::path& scan, const fs::path& output, bool cold,
-                  double readFloor, double writeFloor) {
+/// A lane's compute: GPU filtering or back-projecting (their union), or its
+/// reconstruct stage on the CPU.
+double laneCompute(const LaneReport& lane) {
+    const Backend* backend = BackendRegistry::instance().find(lane.strategy);
+    const bool gpu = backend && backend->family() != "cpu";
+    const StageTimes& t = lane.plan;
+    return !gpu ? lane.secondsReconstruct : t.compute > 0.0 ? t.compute : t.filter + t.backproject;
+}
+
+/// One run of tomo-recon's path on `devices` (one lane each), or, with a
+/// cluster, of tomo-recon --mpi's on every rank.
+RunResult runOnce(const PipelineBenchSettings& s, Cluster* cluster, const std::vector<int>& devices,
+                  const fs::path& scan, const fs::path& output, bool cold, double readFloor, double writeFloor) {
     if (cold) evictFromCache(scan);
     auto reader = openDataset(scan);
     const DatasetInfo& info = reader->info();
     VolumeJob job = scanJob(s, info);
+    job.devices = devices;
     WriteOptions write;
     write.overwrite = true;
     write.type = s.outputType;
     RunResult r;
     r.input = cold ? "cold" : "warm";
+    r.devices = devices;
     if (isQuantized(write.type)) {
         const auto t0 = Clock::now();
         const RangeEstimate range = estimateOutputRange(*reader, job);
@@ -234,21 +262,37 @@ RunResult runOnce(const PipelineBenchSettings& s, const fs::path& scan, const fs
         write.rangeMin = range.min;
         write.rangeMax = range.max;
     }
-    {
+    if (cluster) {
+        const auto created = Clock::now();
+        SharedVolume shared = SharedVolume::create(output, info.columns, info.columns, info.rows, write, false);
+        r.createOutput = secondsSince(created);
+        DistributedOrder order;
+        order.input = fs::absolute(scan);
+        order.job = job;
+        order.job.devices.clear();
+        order.job.rowCount = info.rows;
+        order.gpus = s.gpus;
+        order.write = write;
+        order.layout = shared.layout();
+        const DistributedReport distributed =
+            reconstructOnCluster(*cluster, *reader, order, shared, [](double, std::string_view) { throwIfInterrupted(); });
+        r.report = combinedReport(distributed, job.geometry);
+        r.ranks = distributed.ranks;
+        for (const RankReport& rank : r.ranks) {
+            add(r.clipped, rank.clipped);
+            for (const LaneReport& lane : rank.report.lanes) r.compute = std::max(r.compute, laneCompute(lane));
+        }
+    } else {
         const auto created = Clock::now();
         auto writer = createVolumeWriter(output, info.columns, info.columns, info.rows, write);
-        const double createSeconds = secondsSince(created);
-        r.createOutput = createSeconds;
+        r.createOutput = secondsSince(created);
         r.report = reconstructVolume(*reader, job, *writer, [](double, std::string_view) { throwIfInterrupted(); });
-        // As tomo-recon counts it: the output's creation (its room reserved) is setup.
-        r.report.secondsSetup += createSeconds;
-        r.report.secondsTotal += createSeconds;
         r.clipped = writer->clipped();
+        for (const LaneReport& lane : r.report.lanes) r.compute = std::max(r.compute, laneCompute(lane));
     }
-    const Backend* backend = BackendRegistry::instance().find(r.report.strategy);
-    const bool gpu = backend && backend->family() != "cpu";
-    const StageTimes& t = r.report.plan;
-    r.compute = !gpu ? r.report.secondsReconstruct : t.compute > 0.0 ? t.compute : t.filter + t.backproject;
+    // As tomo-recon counts it: the output's creation (its room reserved) is setup.
+    r.report.secondsSetup += r.createOutput;
+    r.report.secondsTotal += r.createOutput;
     r.floor = std::max({readFloor, writeFloor, r.compute});
     return r;
 }
@@ -397,9 +441,119 @@ int runOpenScanBenchmark(const PipelineBenchSettings& s) {
     return 0;
 }
 
+int runWriterBenchmark(const PipelineBenchSettings& s) {
+    if (s.output != "h5" && s.output != "tiff")
+        throw InvalidArgument("--output-format " + s.output + ": expected h5 or tiff");
+    const int slices = s.rows > 0 ? s.rows : s.columns;
+    const fs::path dir = s.dir.empty() ? fs::temp_directory_path() : s.dir;
+    const fs::path output = dir / (s.output == "h5" ? "tomo-bench-writer.h5" : "tomo-bench-writer");
+    const std::size_t sliceValues = static_cast<std::size_t>(s.columns) * s.columns;
+    const double bytes = static_cast<double>(outputTypeBytes(s.outputType)) * static_cast<double>(sliceValues) * slices;
+    // The conveyor hands the writer chunks of slices: 64 of them here, the
+    // values made up once (a ramp, so that no encoding takes a shortcut).
+    const int chunk = std::min(slices, 64);
+    std::vector<float> values(sliceValues * static_cast<std::size_t>(chunk));
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 4093) * 1e-3f;
+    std::printf("tomo-bench --pipeline --writer-threads: %d slices of %d^2 %s (%s, %.2f GiB) into %s, %d slices "
+                "per call, a new output each run\n\n",
+                slices, s.columns, outputTypeName(s.outputType), s.output == "h5" ? "HDF5" : "TIFF folder", gib(bytes),
+                dir.c_str(), chunk);
+    std::printf("%8s %10s %10s %10s %10s\n", "threads", "create s", "write s", "GB/s", "vs 1st");
+    json runs = json::array();
+    double first = 0.0;
+    for (const int threads : s.writerThreads) {
+        throwIfInterrupted();
+        std::error_code ec;
+        fs::remove_all(output, ec);
+        WriteOptions options;
+        options.type = s.outputType;
+        options.rangeMin = -1.0f;
+        options.rangeMax = 5.0f;
+        options.threads = threads;
+        const auto t0 = Clock::now();
+        auto writer = createVolumeWriter(output, s.columns, s.columns, slices, options);
+        const double create = secondsSince(t0);
+        const auto t1 = Clock::now();
+        for (int done = 0; done < slices; done += chunk) {
+            const int n = std::min(chunk, slices - done);
+            writer->writeSlices(done, n, std::span<const float>(values).first(sliceValues * static_cast<std::size_t>(n)));
+        }
+        writer->commit();
+        const double write = secondsSince(t1);
+        writer.reset();
+        fs::remove_all(output, ec);
+        const double rate = bytes / (create + write) / 1e9;
+        if (first == 0.0) first = rate;
+        std::printf("%8d %10.3f %10.3f %10.2f %9.2fx\n", threads, create, write, rate, rate / first);
+        runs.push_back({{"threads", threads}, {"seconds_create", create}, {"seconds_write", write}, {"gb_per_s", rate}});
+    }
+    std::printf("(create = the output made with its room checked; write = every slice written and the commit; GB/s "
+                "over both)\n");
+    if (!s.json.empty()) {
+        writeJson(s.json, {{"mode", "writer"},
+                           {"output", {{"format", s.output}, {"type", outputTypeName(s.outputType)}, {"bytes", bytes}}},
+                           {"dir", dir.string()},
+                           {"runs", runs}});
+        std::printf("wrote %s\n", s.json.c_str());
+    }
+    return kExitOk;
+}
+
+namespace {
+
+/// The devices of --gpus: GPUs of this machine; for a CPU strategy any
+/// indices, which only number lanes that share the cores.
+std::vector<int> benchDevices(const PipelineBenchSettings& s) {
+    const Backend* backend = BackendRegistry::instance().find(s.options.strategy);
+    if (!backend || backend->family() != "cpu") return parseGpus(s.gpus, gpuDevices());
+    if (s.gpus == "all") throw InvalidArgument("--gpus all: strategy '" + s.options.strategy + "' runs on the CPU; number its lanes (0,1,...)");
+    std::vector<GpuDevice> labels(kMaxDevice + 1);
+    for (int i = 0; i <= kMaxDevice; ++i) labels[static_cast<std::size_t>(i)].index = i;
+    return parseGpus(s.gpus, labels);
+}
+
+/// The lane sets of the scaling table: the first 1, 2, 4, ... of `devices`,
+/// and all of them.
+std::vector<std::vector<int>> scalingSets(const std::vector<int>& devices) {
+    std::vector<std::vector<int>> sets;
+    for (std::size_t n = 1; n < devices.size(); n *= 2) sets.emplace_back(devices.begin(), devices.begin() + n);
+    sets.push_back(devices);
+    return sets;
+}
+
+/// "0:4.12 1:4.05" (device: the busy seconds of its lane's reconstruct
+/// stage; with ranks "r1/0:..." ), and the chunks each took.
+std::string laneBusy(const RunResult& r) {
+    std::string text;
+    const auto addLanes = [&](const std::vector<LaneReport>& lanes, const std::string& prefix) {
+        for (const LaneReport& l : lanes)
+            text += (text.empty() ? "" : " ") + prefix + std::to_string(l.device) + ":" +
+                    formatNumber(l.secondsReconstruct, 3) + "s/" + std::to_string(l.chunks) + "ch";
+    };
+    if (r.ranks.empty()) addLanes(r.report.lanes, "");
+    for (const RankReport& rank : r.ranks) addLanes(rank.report.lanes, "r" + std::to_string(rank.rank) + "/");
+    return text;
+}
+
+} // namespace
+
 int runPipelineBenchmark(const PipelineBenchSettings& s) {
     if (s.output != "h5" && s.output != "tiff")
         throw InvalidArgument("--output-format " + s.output + ": expected h5 or tiff");
+    // --mpi: rank 0 runs the benchmark; the other ranks take part in each run.
+    std::unique_ptr<Cluster> cluster;
+    if (s.mpi) {
+        cluster = Cluster::join();
+        if (cluster->rank() > 0) {
+            while (takePartInCluster(*cluster, [](double, std::string_view) { throwIfInterrupted(); })) {
+            }
+            return kExitOk;
+        }
+        if (!cluster->mpi())
+            std::printf("tomo-bench: --mpi: no MPI launcher (mpirun, srun) started this process: running as one rank\n");
+    }
+    const std::vector<std::vector<int>> laneSets =
+        s.gpus.empty() || cluster ? std::vector<std::vector<int>>{{}} : scalingSets(benchDevices(s));
     const ScanPlace place = scanPlace(s);
     const fs::path& dir = place.dir;
     const ScanLayout& layout = place.layout;
@@ -444,25 +598,46 @@ int runPipelineBenchmark(const PipelineBenchSettings& s) {
     // at the rename).
     fs::remove_all(output, ec);
     std::vector<RunResult> runs;
-    for (bool cold : {true, false}) {
-        throwIfInterrupted();
-        runs.push_back(runOnce(s, scan, output, cold, cold ? readCold : readWarm, write.accepted));
-        if (!s.keep || cold) fs::remove_all(output, ec);
-    }
+    for (const std::vector<int>& devices : laneSets)
+        for (bool cold : {true, false}) {
+            throwIfInterrupted();
+            runs.push_back(
+                runOnce(s, cluster.get(), devices, scan, output, cold, cold ? readCold : readWarm, write.accepted));
+            if (!s.keep || cold || &devices != &laneSets.back()) fs::remove_all(output, ec);
+        }
+    if (cluster) cluster->start({}); // the other ranks: no more runs
     if (!s.keep) fs::remove(scan, ec);
 
-    std::printf("\n%-5s %-14s %9s %9s %9s %9s %9s %9s %9s %-12s %9s %7s\n", "input", "strategy", "total", "setup",
-                "read", "preproc", "recon", "write", "compute", "bottleneck", "floor", "ratio");
+    // The speed-up of each run over the run with the first lane set (one
+    // device) and the same input state.
+    const auto speedup = [&](const RunResult& r) {
+        for (const RunResult& first : runs)
+            if (first.input == r.input) return first.report.secondsTotal / r.report.secondsTotal;
+        return 1.0;
+    };
+    const std::string lanesHead = cluster ? "ranks" : "lanes";
+    std::printf("\n%-5s %-5s %-14s %9s %9s %9s %9s %9s %9s %9s %-12s %9s %7s %7s\n", lanesHead.c_str(), "input",
+                "strategy", "total", "setup", "read", "preproc", "recon", "write", "compute", "bottleneck", "floor",
+                "ratio", "vs 1st");
     for (const RunResult& r : runs) {
         const VolumeReport& v = r.report;
-        std::printf("%-5s %-14s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %-12s %9.2f %7.2f\n", r.input.c_str(),
-                    v.strategy.c_str(), v.secondsTotal, v.secondsSetup, v.secondsRead, v.secondsPreprocess, v.secondsReconstruct,
-                    v.secondsWrite, r.compute, v.bottleneck().c_str(), r.floor, v.secondsTotal / r.floor);
+        const std::size_t width = cluster ? r.ranks.size() : std::max<std::size_t>(1, r.devices.size());
+        std::printf("%-5zu %-5s %-14s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %-12s %9.2f %7.2f %6.2fx\n", width,
+                    r.input.c_str(), v.strategy.c_str(), v.secondsTotal, v.secondsSetup, v.secondsRead,
+                    v.secondsPreprocess, v.secondsReconstruct, v.secondsWrite, r.compute, v.bottleneck().c_str(),
+                    r.floor, v.secondsTotal / r.floor, speedup(r));
     }
     std::printf("(seconds; setup = before the stages start (output created, plan, tuning on the strategy's first use); "
-                "read/preproc/recon/write = busy time of each conveyor stage, overlapping; compute = "
-                "GPU filtering or back-projecting (overlaps once), or the reconstruct stage on the CPU; floor = max(read floor of "
-                "the same cache state, write floor, compute); ratio = total / floor)\n");
+                "read/preproc/recon/write = busy time of each conveyor stage, overlapping (with several lanes or "
+                "ranks, the busiest one's); compute = GPU filtering or back-projecting (overlaps once), or the "
+                "reconstruct stage on the CPU, of the busiest lane; floor = max(read floor of the same cache state, "
+                "write floor, compute); ratio = total / floor; vs 1st = the first row's total of the same input over "
+                "this one)\n");
+    for (const RunResult& r : runs)
+        if (r.report.lanes.size() > 1 || !r.ranks.empty())
+            std::printf("%zu %s, %s input: busy per device (reconstruct seconds / chunks): %s\n",
+                        cluster ? r.ranks.size() : r.devices.size(), lanesHead.c_str(), r.input.c_str(),
+                        laneBusy(r).c_str());
     for (const RunResult& r : runs) {
         std::printf("%s input: preprocessing on %s; chunk %d rows, chunk buffers peak %.0f MiB; plan split upload "
                     "%.2f, filter %.2f, back-projection %.2f, download %.2f s; %.0f GU/s over the reconstruct stage\n",
@@ -490,7 +665,27 @@ int runPipelineBenchmark(const PipelineBenchSettings& s) {
         json results = json::array();
         for (const RunResult& r : runs) {
             const VolumeReport& v = r.report;
+            json lanes = json::array();
+            const auto addLanes = [&](const std::vector<LaneReport>& list, int rank) {
+                for (const LaneReport& l : list)
+                    lanes.push_back({{"rank", rank},
+                                     {"device", l.device},
+                                     {"strategy", l.strategy},
+                                     {"slices_per_pass", l.slicesPerPass},
+                                     {"chunks", l.chunks},
+                                     {"slices", l.slices},
+                                     {"busy_reconstruct", l.secondsReconstruct},
+                                     {"busy_preprocess", l.secondsPreprocess},
+                                     {"compute_seconds", laneCompute(l)},
+                                     {"gups", l.gups}});
+            };
+            if (r.ranks.empty()) addLanes(v.lanes, 0);
+            for (const RankReport& rank : r.ranks) addLanes(rank.report.lanes, rank.rank);
             results.push_back({{"input", r.input},
+                               {"devices", r.devices},
+                               {"ranks", std::max<std::size_t>(1, r.ranks.size())},
+                               {"lanes", lanes},
+                               {"speedup_vs_first", speedup(r)},
                                {"strategy", v.strategy},
                                {"preprocessing_on", v.correctedOn},
                                {"preprocessing_step_seconds",

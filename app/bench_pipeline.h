@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace tomo::cli {
 
@@ -31,6 +32,14 @@ struct PipelineBenchSettings {
     bool gpuCorrections = true; ///< --cpu-corrections clears it
     double memoryBudgetGiB = 0.0;    ///< the conveyor's chunk buffers (0 = tomo-recon's default)
     std::string json;                ///< also write the results here
+    /// --writer-threads: measure the output writer alone at each of these
+    /// thread counts instead of the conveyor.
+    std::vector<int> writerThreads;
+    /// --gpus: the scaling table, runs on the first 1, 2, 4, ... of these
+    /// devices and on all ("" = --device alone).
+    std::string gpus;
+    /// --mpi: every rank of the MPI job takes part in each run (rank 0 prints).
+    bool mpi = false;
 };
 
 /// Writes `doc` to `path` (--json) through a temporary name.
@@ -38,6 +47,11 @@ void writeJson(const std::string& path, const nlohmann::json& doc);
 
 /// Runs the benchmark, prints its table; returns the exit code.
 int runPipelineBenchmark(const PipelineBenchSettings& settings);
+
+/// The output writer alone (tomo-recon's, one chunk of slices at a time as
+/// the conveyor hands them over) at each of settings.writerThreads: GB/s
+/// into --dir, so that the threads that pay there are known.
+int runWriterBenchmark(const PipelineBenchSettings& settings);
 
 /// What the workstation does with a large scan, measured on the same kind of
 /// simulated scan: open it with the page cache dropped, the first slice of

@@ -242,6 +242,19 @@ void printCorrectionReport(const PreprocessStats& stats, const std::vector<std::
         std::printf("warning: %zu values had a transmission <= 0 (raw <= dark or flat <= dark) and were clamped to "
                     "p = 11.5 (with --dead-pixels off, or where no value of the row was usable)\n",
                     stats.clamped);
+    if (stats.clampedByCorrections > 0)
+        std::printf("warning: Paganin's filter left %zu values at a transmission <= 0 (its overshoot next to values "
+                    "without signal); they were clamped to p = 11.5\n",
+                    stats.clampedByCorrections);
+    if (stats.rings.rows > 0) {
+        std::printf("ring removal: %s\n", stats.rings.summary().c_str());
+        if (stats.rings.exceeded())
+            std::printf("warning: ring removal changed the object beyond its stripes (more than %.0f %% of its "
+                        "angular signal or %.2f %% of its integral): compare the slice with --rings off, or another "
+                        "method\n",
+                        100.0 * PreprocessStats::RingDamage::kNonStripeLimit,
+                        100.0 * PreprocessStats::RingDamage::kMeanChangeLimit);
+    }
     for (const std::string& w : warnings) std::printf("warning: %s\n", w.c_str());
 }
 

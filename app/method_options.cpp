@@ -112,11 +112,14 @@ IterativeOptions applyMethodOptions(const CLI::App& app, const MethodCommandLine
 
 void checkMethodRuns(const ReconOptions& options, const ReconGeometry& geometry) {
     if (!options.iterative.isIterative()) return;
-    const Backend* b = BackendRegistry::instance().find(options.strategy);
+    const BackendRegistry& registry = BackendRegistry::instance();
+    // "auto" stays unresolved where --gpus lanes resolve it each on its own device.
+    const ReconOptions o = options.strategy == "auto" ? registry.resolveOptions(options, geometry) : options;
+    const Backend* b = registry.find(o.strategy);
     if (!b) throw InvalidArgument("unknown strategy '" + options.strategy + "'");
-    if (!b->createProjector(geometry, options))
+    if (!b->createProjector(geometry, o))
         throw InvalidArgument("strategy '" + b->name() + "' cannot run --method " +
-                              std::string(methodName(options.iterative.method)));
+                              std::string(methodName(o.iterative.method)));
 }
 
 std::string describeMethod(const IterativeOptions& o) {

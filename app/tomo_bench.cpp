@@ -63,6 +63,7 @@ struct Settings {
     int singleAngles = IterativeBenchSettings{}.singleAngles; // --iterative
     int iterations = IterativeBenchSettings{}.iterations;     // --iterative
     bool tune = false;
+    bool allowApproximate = false; // --tune, --preview, --pipeline with auto
     std::vector<int> coneDetector{0, 0}; // --cone --detector COLS ROWS
     std::string outputType = "float32"; // --pipeline
     PipelineBenchSettings pipe;          // --pipeline: the scan, the folder, the output
@@ -144,7 +145,8 @@ struct Result {
     std::string strategy;
     std::string family;
     Combination combo{};
-    std::string tuning;          ///< kernel parameters (ALU strategies), "" = none
+    std::string tuning;          ///< kernel parameters (ALU strategies, gridrec), "" = none
+    bool wholeSlice = false;     ///< Fourier strategies: GU/s is the equivalent rate (no back-projection)
     int threads = 0;             ///< CPU threads used (0 for GPU strategies)
     std::vector<double> bpRuns;  ///< back-projection seconds of each run
     std::vector<double> e2eRuns; ///< setSinograms + backproject seconds of each run
@@ -330,6 +332,7 @@ int runTune(const Settings& s) {
         o.threads = s.threads;
         o.device = s.device;
         o.openclDevice = s.openclDevice;
+        o.allowApproximate = s.allowApproximate;
         std::vector<const Backend*> candidates = BackendRegistry::instance().autoCandidates(o);
         if (only)
             std::erase_if(candidates, [&](const Backend* b) { return std::find(only->begin(), only->end(), b) == only->end(); });
@@ -353,8 +356,15 @@ int runTune(const Settings& s) {
             std::vector<std::pair<double, std::string>> rows;
             for (const auto& [label, secs] : entry["seconds"].items()) rows.emplace_back(secs.get<double>(), label);
             std::sort(rows.begin(), rows.end());
-            for (const auto& [secs, label] : rows)
-                std::printf("  %-28s %9.1f GU/s\n", label.c_str(), pixels * s.projections / secs / 1e9);
+            const json errors = entry.value("errors", json::object());
+            for (const auto& [secs, label] : rows) {
+                // Approximate candidates (--allow-approximate): their difference to the exact result.
+                const auto error = errors.find(label);
+                const std::string note = error == errors.end() || !error->is_number()
+                                             ? ""
+                                             : "  (" + fmt(100.0 * error->get<double>(), "%.2f") + " % from exact)";
+                std::printf("  %-40s %9.1f GU/s%s\n", label.c_str(), pixels * s.projections / secs / 1e9, note.c_str());
+            }
         }
         std::printf("  winner: %s%s\n", choice.backend->name().c_str(),
                     choice.tuning.empty() ? "" : (" [" + choice.tuning + "]").c_str());
@@ -421,6 +431,7 @@ int runBackprojection(const Settings& s) {
             Result r;
             r.tuning = tuning;            r.strategy = backend->name();
             r.family = backend->family();
+            r.wholeSlice = backend->computesWholeSlice();
             r.combo = combo;
             r.threads = r.family == "cpu" ? (s.threads > 0 ? s.threads : hardwareThreads()) : 0;
             r.fetchesPerUpdate = backend->textureFetchesPerUpdate(options);
@@ -486,6 +497,10 @@ int runBackprojection(const Settings& s) {
                     split.c_str(), fmt(100.0 * r.fetchShare, "%.0f%%").c_str(), r.tuning.c_str());
     }
     if (results.empty()) std::printf("(no strategy ran)\n");
+    if (std::any_of(results.begin(), results.end(), [](const Result& r) { return r.wholeSlice; }))
+        std::printf("\ngridrec, cpu-gridrec: Fourier-domain gridding, no back-projection: 'GU/s' is the equivalent "
+                    "rate (size^2 x projections x slices / time), 'bp' = phase + gridding + 2D inverse FFT + "
+                    "crop, 'filter' includes the rows' 1D FFT\n");
     printBestTunings(results);
     if (anyTexture) {
         if (std::isfinite(fetchRate))
@@ -512,6 +527,7 @@ int runBackprojection(const Settings& s) {
                 {"precision", precisionName(r.combo.precision)},
                 {"slices_per_pass", r.combo.slicesPerPass},
                 {"tuning", r.tuning},
+                {"gups_equivalent", r.wholeSlice},
                 {"threads", r.threads},
                 {"seconds_backproject", number(r.bpSeconds)},
                 {"gups", number(r.gups)},
@@ -588,6 +604,7 @@ int runPreview(const Settings& s, const CLI::App& app) {
             request.options.threads = s.threads;
             request.options.device = s.device;
             request.options.openclDevice = s.openclDevice;
+            request.options.allowApproximate = s.allowApproximate;
             request.corrections = applyCorrectionOptions(app, s.corrections, CorrectionOptions{});
             const double centre = problem.geometry.geometry.detectorCentre();
             std::vector<double> totals, bps, rowTotals, loads;
@@ -684,13 +701,17 @@ int runPipeline(Settings s, const CLI::App& app) {
     o.interpolation = parseInterpolation(one(s.interps, "--interp", "linear"));
     o.precision = parsePrecision(one(s.precisions, "--precision", "float32"));
     o.slicesPerPass = parseInts(one(s.slicesPerPass, "--slices-per-pass", "1"), 1, 1, "--slices-per-pass").front();
+    // As tomo-recon: `auto` chooses the slices per pass too, unless given.
+    if (o.strategy == "auto" && !app.count("--slices-per-pass")) o.slicesPerPass = 0;
     o.threads = s.threads;
     o.device = s.device;
     o.openclDevice = s.openclDevice;
+    o.allowApproximate = s.allowApproximate;
     s.pipe.corrections = applyCorrectionOptions(app, s.corrections, CorrectionOptions{});
     s.pipe.gpuCorrections = !s.corrections.cpuCorrections;
     // As tomo-recon's: capped at half the machine's memory, with a warning.
     s.pipe.memoryBudgetGiB = static_cast<double>(memoryBudget(s.pipe.memoryBudgetGiB).bytes) / (1 << 30);
+    if (!s.pipe.writerThreads.empty()) return runWriterBenchmark(s.pipe);
     return s.openScan ? runOpenScanBenchmark(s.pipe) : runPipelineBenchmark(s.pipe);
 }
 
@@ -738,9 +759,13 @@ void addOptions(CLI::App& app, Settings& s) {
                    "$TOMO_OPENCL_DEVICE, else the first GPU, else 0)")
         ->type_name("N|NAME");
     app.add_option("--tuning", s.tunings,
-                   "Kernel parameters of the ALU strategies to time, ';'-separated (e.g. \"shape=0;shape=3\", "
-                   "hybrid also share=M), or 'all' (every candidate auto would time); default: their defaults")
+                   "Kernel parameters of the ALU strategies and gridrec to time, ';'-separated (e.g. "
+                   "\"shape=0;shape=3\", hybrid also share=M; \"kernel=4;kernel=6,oversampling=1.5\"), or 'all' "
+                   "(every candidate auto would time); default: their defaults")
         ->type_name("LIST");
+    app.add_flag("--allow-approximate", s.allowApproximate,
+                 "--tune, --preview, --pipeline with strategy auto: approximate strategies compete too "
+                 "(as tomo-recon --allow-approximate)");
     app.add_option("--detector", s.coneDetector,
                    "--cone: detector columns and rows (default: --size + --size/4 by --size), e.g. --detector 1248 960")
         ->expected(2)
@@ -811,6 +836,23 @@ void addOptions(CLI::App& app, Settings& s) {
                    "(default: 1/16 of the machine's memory, 1 to 4 GiB)")
         ->type_name("GIB")
         ->check(numberIn(0.001, 1e6))
+        ->needs(pipeline);
+    app.add_option("--gpus", s.pipe.gpus,
+                   "--pipeline: the scaling table: the runs on the first 1, 2, 4, ... of these GPUs and on all of "
+                   "them (all, or indices 0,1,...), each GPU a lane of the conveyor; with a CPU strategy the indices "
+                   "only number lanes that share the cores. With --mpi: each rank's GPUs, as tomo-recon's")
+        ->type_name("all|N,N,...")
+        ->needs(pipeline);
+    app.add_flag("--mpi", s.pipe.mpi,
+                 "--pipeline: run under mpirun/srun: every rank takes part in each run as in tomo-recon --mpi (the "
+                 "scan and output in --dir must be on a file system every rank sees); rank 0 prints the table")
+        ->needs(pipeline);
+    app.add_option("--writer-threads", s.pipe.writerThreads,
+                   "--pipeline: measure the output writer alone (no scan, no conveyor) with each of these thread "
+                   "counts, e.g. 1,2,4,8: GB/s into --dir for --size, --rows, --output-type, --output-format")
+        ->delimiter(',')
+        ->check(CLI::Range(1, 1024))
+        ->type_name("N,N,...")
         ->needs(pipeline);
     app.add_flag("--keep", s.pipe.keep,
                  "--pipeline: keep the scan (reused by the next run when it matches) and the output")

@@ -5,6 +5,8 @@
 #include "cone_options.h"
 #include "correction_options.h"
 #include "method_options.h"
+#include "mpi_run.h"
+#include "parallel_options.h"
 
 #include "tomo/dataset.h"
 #include "tomo/error.h"
@@ -78,6 +80,7 @@ struct CommandLine {
     int device = 0;
     std::string openclDevice;
     std::string tuning;
+    bool allowApproximate = false;
     int threads = 0;
     double memoryBudget = 0.0; // GiB, 0 = default
     std::string angles;
@@ -104,6 +107,7 @@ struct CommandLine {
     CorrectionCommandLine corrections;
     MethodCommandLine method;
     ConeCommandLine cone;
+    ParallelCommandLine parallel;
 };
 
 std::string joinNames(const std::vector<std::string>& names) {
@@ -174,10 +178,14 @@ void addOptions(CLI::App& app, CommandLine& c) {
         ->type_name("N|NAME");
     app.add_option("--tuning", c.tuning,
                    "Kernel parameters of the alu, hybrid and oversample strategies: shape=N (a block shape "
-                   "of the README's table), hybrid also share=M (texture blocks per 16), comma-separated "
+                   "of the README's table), hybrid also share=M (texture blocks per 16); of gridrec and "
+                   "cpu-gridrec: kernel=W (2..16), oversampling=S (1.25..3), band=B (1..2); comma-separated "
                    "(default: the mode's measured best; with --strategy auto, the autotuner's choice). Other "
                    "strategies refuse any tuning")
         ->type_name("K=V,...");
+    app.add_flag("--allow-approximate", c.allowApproximate,
+                 "With --strategy auto: let approximate strategies (gridrec, cpu-gridrec, oversample) compete too, "
+                 "each only if it stays within 2 % of an exact result on the timed problem");
     app.add_option("--threads", c.threads,
                    "Worker threads of CPU strategies (0 = all hardware threads; at most " +
                        std::to_string(kMaxThreads) + ")")
@@ -218,9 +226,9 @@ void addOptions(CLI::App& app, CommandLine& c) {
                  "The values of a TIFF, raw or MATLAB input are already line integrals (flat-field corrected and "
                  "-log'ed): reconstruct them as they are");
     app.add_option("--max-clamped", c.maxClampedPercent,
-                   "Percentage of values without a positive transmission (raw <= dark or flat <= dark, clamped) "
-                   "beyond which the run stops with exit code 5: flats all zero or equal to the darks, data never "
-                   "written. Raise it (up to 100) to accept such data")
+                   "Percentage of values without a usable transmission (raw <= dark, flat <= dark or saturated; "
+                   "interpolated or clamped) beyond which the run stops with exit code 5: flats all zero or equal "
+                   "to the darks, data never written. Raise it (up to 100) to accept such data")
         ->type_name("PERCENT")
         ->check(numberIn(0, 100))
         ->capture_default_str();
@@ -277,6 +285,7 @@ void addOptions(CLI::App& app, CommandLine& c) {
     addCorrectionOptions(app, c.corrections);
     addMethodOptions(app, c.method);
     addConeOptions(app, c.cone);
+    addParallelOptions(app, c.parallel);
     app.footer("Examples:\n"
                "  tomo-recon --demo -o demo.h5\n"
                "  tomo-recon scan.h5 -o volume.h5 --auto-tilt\n"
@@ -318,6 +327,7 @@ RunConfig effectiveConfig(const CLI::App& app, const CommandLine& c) {
     if (given("--device")) o.device = c.device;
     if (given("--opencl-device")) o.openclDevice = c.openclDevice; // not '' (refuseEmptyValues)
     if (given("--tuning")) o.tuning = c.tuning;
+    if (given("--allow-approximate")) o.allowApproximate = c.allowApproximate;
     if (given("--threads")) o.threads = c.threads;
     o.iterative = applyMethodOptions(app, c.method, o.iterative);
     cfg.corrections = applyCorrectionOptions(app, c.corrections, cfg.corrections);
@@ -788,6 +798,13 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     }
     installInterruptHandler();
     installCrashHandler(kProgram, c.input.empty() ? c.config : c.input);
+    checkResume(c.parallel);
+    std::unique_ptr<Cluster> cluster; // --mpi: the ranks; the others only take part in rank 0's run
+    if (c.parallel.mpi) cluster = joinForMpi(kProgram);
+    if (cluster && cluster->rank() > 0) {
+        takePart(*cluster);
+        return kExitOk;
+    }
 
     std::error_code ec;
     const bool demo = c.demo || (c.input == "demo" && !fs::exists("demo", ec));
@@ -837,6 +854,8 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     if (!info.anglesFile.empty()) cfg.open.anglesFile = info.anglesFile;
     if (info.anglesLines) cfg.open.anglesLines = info.anglesLines;
 
+    if (cluster && (isConeRun(app, info, c.cone) || sweepRequested(c.axis)))
+        throw InvalidArgument("--mpi reconstructs parallel-beam volumes; not fan/cone-beam data or --center-sweep");
     if (isConeRun(app, info, c.cone)) {
         if (cfg.options.iterative.isIterative())
             throw InvalidArgument("--method " + std::string(methodName(cfg.options.iterative.method)) +
@@ -881,7 +900,12 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     // Resolve the strategy now, so a bad one fails before any output exists
     // and the record names the one that ran.
     const std::string requested = cfg.options.strategy;
-    cfg.options = BackendRegistry::instance().resolveOptions(cfg.options, recon);
+    ReconOptions requestedOptions = cfg.options;
+    // `auto` chooses the slices per pass too, unless given (here or in --config).
+    if (requestedOptions.strategy == "auto" && !app.count("--slices-per-pass") && c.config.empty())
+        requestedOptions.slicesPerPass = 0;
+    const GpuChoice gpus = chooseGpus(app, c.parallel, requestedOptions, recon);
+    cfg.options = gpus.options;
     checkMethodRuns(cfg.options, recon);
 
     const MemoryBudget budget = memoryBudget(c.memoryBudget);
@@ -916,6 +940,13 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     write.attributes.insert(axis.attributes.begin(), axis.attributes.end());
     addCorrectionAttributes(write.attributes, stage);
     addMethodAttributes(write.attributes, cfg.options);
+    if (!gpus.devices.empty()) write.attributes["gpus"] = joinIndices(gpus.devices);
+    if (gpus.devices.size() > 1 && budget.bytes == 0) // the conveyor's default is per GPU
+        write.attributes["memory_budget"] =
+            formatNumber(static_cast<double>(defaultMemoryBudget(static_cast<int>(gpus.devices.size()))) / (1 << 30),
+                         3) +
+            " GiB (the default per GPU, " + std::to_string(gpus.devices.size()) + " GPUs, up to 1/4 of the memory)";
+    if (!gpus.perDevice.empty()) write.attributes["strategy_per_gpu"] = gpus.perDevice;
 
     if (sweep) {
         if (!c.reference.empty()) throw InvalidArgument("--reference does not apply to --center-sweep");
@@ -950,23 +981,30 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     job.corrections = cfg.corrections;
     job.maxClampedFraction = c.maxClampedPercent / 100.0;
     job.gpuCorrections = !c.corrections.cpuCorrections;
+    job.devices = gpus.devices;
 
     VolumeReport report;
     ClippedValues clipped;
     try {
         chooseRange(write, !c.range.empty(), *reader, job, c.quiet);
-        const auto created = std::chrono::steady_clock::now();
-        auto writer = createVolumeWriter(output, recon.region.width, recon.region.height, rowCount, write);
-        const double createSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - created).count();
-        ProgressBar bar(rowCount, "rows", !c.quiet);
-        report = reconstructVolume(*reader, job, *writer, [&](double fraction, std::string_view) {
-            throwIfInterrupted();
-            bar.update(static_cast<int>(std::lround(fraction * rowCount)));
-        });
-        // The output's creation (its room reserved) is part of the job.
-        report.secondsSetup += createSeconds;
-        report.secondsTotal += createSeconds;
-        clipped = writer->clipped();
+        if (cluster) {
+            report = reconstructWithRanks(*cluster, c.parallel, *reader, cfg.input, cfg.open, job, output, write,
+                                          clipped, c.quiet, kProgram);
+        } else {
+            const auto created = std::chrono::steady_clock::now();
+            auto writer = createVolumeWriter(output, recon.region.width, recon.region.height, rowCount, write);
+            const double createSeconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - created).count();
+            ProgressBar bar(rowCount, "rows", !c.quiet);
+            report = reconstructVolume(*reader, job, *writer, [&](double fraction, std::string_view) {
+                throwIfInterrupted();
+                bar.update(static_cast<int>(std::lround(fraction * rowCount)));
+            });
+            // The output's creation (its room reserved) is part of the job.
+            report.secondsSetup += createSeconds;
+            report.secondsTotal += createSeconds;
+            clipped = writer->clipped();
+        }
     } catch (const TooManyClampedValues& e) {
         throw TooManyClampedValues(std::string(e.what()) + "; --max-clamped " + formatNumber(c.maxClampedPercent) +
                                    " is the limit in percent");
@@ -987,11 +1025,16 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
                 busy(report.secondsReconstruct).c_str(), report.gups, report.strategy.c_str(), busy(report.secondsWrite).c_str(), report.bottleneck().c_str(),
                 static_cast<double>(report.peakBufferBytes) / (1 << 20),
                 formatNumber(static_cast<double>(report.memoryBudget) / (1 << 30), 3).c_str());
+    if (report.lanes.size() > 1) std::printf("%s: per device: %s\n", kProgram, laneSummary(report).c_str());
     if (!report.preprocessSteps.empty())
         std::printf("%s: preprocessing on %s, busy per step: %s\n", kProgram, report.correctedOn.c_str(),
                     formatSteps(report.preprocessSteps).c_str());
     printOutputSummary(write, clipped, static_cast<double>(recon.region.pixels()) * rowCount);
-    printCorrectionReport(report.preprocess, report.warnings, c.corrections.listBadPixels);
+    // The setup stage's warnings too (the open-beam columns it found: the run's own stage is given them).
+    std::vector<std::string> warnings = stage.warnings();
+    for (const std::string& w : report.warnings)
+        if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+    printCorrectionReport(report.preprocess, warnings, c.corrections.listBadPixels);
 
     if (demo || reference) {
         const ImageStack result = readVolume(output);

@@ -23,7 +23,7 @@ function(tomo_feature name found why_missing)
   add_feature_info(${name} enabled "TOMO_WITH_${name}")
 endfunction()
 
-foreach(feature HDF5 TIFF CUDA OPENCL GUI)
+foreach(feature HDF5 TIFF CUDA OPENCL GUI MPI)
   set(TOMO_WITH_${feature} AUTO CACHE STRING "Build with ${feature} (ON, OFF, AUTO)")
   set_property(CACHE TOMO_WITH_${feature} PROPERTY STRINGS ON OFF AUTO)
 endforeach()
@@ -95,3 +95,10 @@ if(NOT TOMO_WITH_GUI STREQUAL "OFF")
   find_package(Qt6 6.4 COMPONENTS Widgets Charts OpenGLWidgets Test QUIET)
 endif()
 tomo_feature(GUI "${Qt6_FOUND}" "Qt 6 not found (apt-get install qt6-base-dev qt6-charts-dev libqt6opengl6-dev)")
+
+# MPI (tomo-recon --mpi): the C bindings of the system's MPI (Debian's Open
+# MPI). The serial build needs none of it.
+if(NOT TOMO_WITH_MPI STREQUAL "OFF")
+  find_package(MPI COMPONENTS C QUIET)
+endif()
+tomo_feature(MPI "${MPI_C_FOUND}" "MPI not found (apt-get install libopenmpi-dev openmpi-bin)")

@@ -11,6 +11,8 @@ packages=(
   # LZ4 + bzip2, Blosc, bitshuffle (+ LZ4); gzip is built into libhdf5
   hdf5-plugin-lzf hdf5-filter-plugin hdf5-filter-plugin-blosc-serial bitshuffle
   libcli11-dev nlohmann-json3-dev libgtest-dev
+  # MPI (tomo-recon --mpi, tests/mpi): Open MPI's headers and mpirun
+  libopenmpi-dev openmpi-bin
   # OpenCL: the ICD loader and headers, PoCL (OpenCL on the CPU, for CI) and
   # VkFFT (header-only FFT, its OpenCL backend filters the sinograms)
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libvkfft-dev clinfo
@@ -19,6 +21,8 @@ packages=(
   libqt6svg6 xvfb xauth
   # Fuzzing (scripts/fuzz.sh, run by CI): clang with libFuzzer and the sanitizers
   clang libclang-rt-14-dev
+  # CI's Clang build (scripts/build-clang.sh): C++20 comparisons as GCC 13 reads them
+  clang-16
 )
 
 missing=()

@@ -67,6 +67,7 @@ ParameterPanel::ParameterPanel(QWidget* parent) : QWidget(parent), ui(std::make_
                          ui->precisionCombo, ui->slicesPerPassCombo, ui->deviceCombo, ui->openclDeviceCombo})
         connect(c, &QComboBox::currentIndexChanged, this, &ParameterPanel::changed);
     connect(ui->threadsSpin, &QSpinBox::valueChanged, this, &ParameterPanel::changed);
+    connect(ui->approximateCheck, &QCheckBox::toggled, this, &ParameterPanel::changed);
     connect(ui->roiGroup, &QGroupBox::toggled, this, &ParameterPanel::changed);
     for (QSpinBox* s : {ui->roiXSpin, ui->roiYSpin, ui->roiWidthSpin, ui->roiHeightSpin})
         connect(s, &QSpinBox::valueChanged, this, &ParameterPanel::changed);
@@ -99,7 +100,8 @@ void ParameterPanel::populateChoices() {
     auto* model = new QStandardItemModel(ui->strategyCombo);
     auto* autoItem = new QStandardItem(tr("auto (fastest available)"));
     autoItem->setData(QStringLiteral("auto"), Qt::UserRole);
-    autoItem->setToolTip(tr("The fastest available exact strategy for these options (autotuned on GPUs)"));
+    autoItem->setToolTip(tr("The fastest available exact strategy for these options (autotuned); with 'Allow "
+                            "approximate', approximate ones compete too"));
     model->appendRow(autoItem);
     for (const tomo::Backend* b : tomo::BackendRegistry::instance().backends()) {
         const QString name = QString::fromStdString(b->name());
@@ -263,6 +265,7 @@ SliceParams ParameterPanel::params() const {
     o.device = ui->deviceCombo->currentData().toInt();
     o.openclDevice = ui->openclDeviceCombo->currentData().toString().toStdString();
     o.threads = ui->threadsSpin->value();
+    o.allowApproximate = ui->approximateCheck->isChecked();
     return p;
 }
 
@@ -291,6 +294,7 @@ void ParameterPanel::setParams(const SliceParams& p) {
     select(ui->deviceCombo, p.options.device);
     select(ui->openclDeviceCombo, QString::fromStdString(p.options.openclDevice));
     ui->threadsSpin->setValue(p.options.threads);
+    ui->approximateCheck->setChecked(p.options.allowApproximate);
     --m_blockSignals;
     if (otherCorrections) emit correctionsReplaced(m_corrections);
     changed();
@@ -360,6 +364,8 @@ QString ParameterPanel::validationError() const {
 }
 
 void ParameterPanel::updateValidation() {
+    // Only auto chooses: a named strategy is what runs, approximate or not.
+    ui->approximateCheck->setEnabled(ui->strategyCombo->currentData(Qt::UserRole).toString() == QLatin1String("auto"));
     const QString error = m_bins > 0 ? validationError() : QString();
     ui->validationLabel->setText(error);
     ui->validationLabel->setVisible(!error.isEmpty());

@@ -1,7 +1,8 @@
 // Parameter panel: row, rotation axis (spin box + sliders, tilt, automatic
 // finder, per-projection offsets file), filter window and padding, strategy
 // (from the backend registry; unavailable ones greyed with the reason as
-// tooltip), interpolation, precision, slices per pass, device, threads,
+// tooltip; with auto, whether approximate ones may compete), interpolation,
+// precision, slices per pass, device, threads,
 // region of interest, live update. It holds the corrections too (edited in
 // the Corrections panel), so params() is the whole request. Emits
 // paramsChanged() on every user change.

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <new>
 #include <string_view>
 #include <thread>
@@ -27,13 +28,28 @@ namespace tomo {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-/// One candidate of the tuner: a strategy and one of its tunings ("" = none).
+/// One candidate of the tuner: a strategy, one of its tunings ("" = none)
+/// and, when the tuner chooses them, slices per pass.
 struct AutotuneEntry {
     const Backend* backend = nullptr;
     std::string tuning;
+    int slicesPerPass = 0; ///< 1, 2 or 4 when tuned; 0 = the options' own
 
-    /// "cpu", or "alu[shape=3]" with a tuning: the name in the cache file.
-    std::string label() const { return tuning.empty() ? backend->name() : backend->name() + "[" + tuning + "]"; }
+    /// "cpu", "alu[shape=3]" with a tuning, "alu[shape=3]@2" with 2 slices
+    /// per pass tuned: the name in the cache file.
+    std::string label() const {
+        std::string name = tuning.empty() ? backend->name() : backend->name() + "[" + tuning + "]";
+        if (slicesPerPass > 0) name += '@' + std::to_string(slicesPerPass);
+        return name;
+    }
+    /// `options` naming this candidate.
+    ReconOptions options(const ReconOptions& options) const {
+        ReconOptions o = options;
+        o.strategy = backend->name();
+        o.tuning = tuning;
+        if (slicesPerPass > 0) o.slicesPerPass = slicesPerPass;
+        return o;
+    }
 };
 
 namespace {
@@ -72,19 +88,55 @@ constexpr double kTuningBudgetSeconds = 1.0;
 constexpr double kMaxTuningBudgetSeconds = 4.0;
 /// Views of the phantom that are projected exactly; see syntheticSinograms().
 constexpr int kPhantomViews = 32;
+/// With ReconOptions::allowApproximate: an approximate candidate competes
+/// only if its result on the timed problem lies within this relative RMS
+/// difference of an exact candidate's result on the same region (gridrec:
+/// 0.2-1 %, oversample: ~0.3 %; float16 and nearest are the user's choice
+/// and stay as chosen).
+constexpr double kApproximateErrorBound = 0.02;
 
 double secondsSince(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+/// The slices per pass the tuner chooses among, when the options leave them
+/// to it (ReconOptions::slicesPerPass 0).
+constexpr int kTunedSlicesPerPass[] = {1, 2, 4};
+
+bool accepts(const Backend& b, const ReconOptions& options) {
+    try {
+        b.checkOptions(options);
+        return true;
+    } catch (const InvalidArgument&) {
+        return false;
+    }
+}
+
+/// Every candidate: each strategy's tunings (its default first) and, when
+/// tuned, each of its slices per pass (1 first), a strategy's entries
+/// together.
 std::vector<Entry> entriesOf(std::span<const Backend* const> candidates, const ReconOptions& options) {
     std::vector<Entry> entries;
     for (const Backend* b : candidates) {
-        if (!options.tuning.empty()) {
-            entries.push_back({b, options.tuning}); // the user fixed it
-            continue;
+        std::vector<int> passes{0};
+        if (options.slicesPerPass == 0) {
+            passes.clear();
+            for (int s : kTunedSlicesPerPass) {
+                ReconOptions o = options;
+                o.slicesPerPass = s;
+                o.tuning.clear();
+                if (accepts(*b, o)) passes.push_back(s);
+            }
         }
-        for (const std::string& t : b->tuningCandidates(options)) entries.push_back({b, t});
+        for (int s : passes) {
+            ReconOptions o = options;
+            if (s > 0) o.slicesPerPass = s;
+            if (!options.tuning.empty()) {
+                entries.push_back({b, options.tuning, s}); // the user fixed it
+                continue;
+            }
+            for (const std::string& t : b->tuningCandidates(o)) entries.push_back({b, t, s});
+        }
     }
     return entries;
 }
@@ -108,7 +160,9 @@ std::string cacheKey(const std::string& device, const ReconGeometry& g, const Re
     return device + "|projections=" + std::to_string(g.geometry.projections()) +
            "|bins=" + std::to_string(g.geometry.bins) + "|region=" + std::to_string(g.region.width) + "x" +
            std::to_string(g.region.height) + "|" + std::string(interpolationName(o.interpolation)) + "|" +
-           std::string(precisionName(o.precision)) + "|slicesPerPass=" + std::to_string(o.slicesPerPass);
+           std::string(precisionName(o.precision)) + "|slicesPerPass=" +
+           (o.slicesPerPass == 0 ? std::string("auto") : std::to_string(o.slicesPerPass)) +
+           (o.allowApproximate ? "|approximate" : "");
 }
 
 json emptyCache() {
@@ -144,8 +198,12 @@ std::optional<std::size_t> cachedWinner(const json& cache, const std::string& ke
         return std::nullopt;
     const auto tuning = entry->find("tuning");
     const std::string tuningText = tuning != entry->end() && tuning->is_string() ? tuning->get<std::string>() : "";
+    const auto passes = entry->find("slicesPerPass");
+    const int passesValue = passes != entry->end() && passes->is_number_integer() ? passes->get<int>() : 0;
     for (std::size_t i = 0; i < entries.size(); ++i)
-        if (entries[i].backend->name() == strategy->get<std::string>() && entries[i].tuning == tuningText) return i;
+        if (entries[i].backend->name() == strategy->get<std::string>() && entries[i].tuning == tuningText &&
+            entries[i].slicesPerPass == passesValue)
+            return i;
     return std::nullopt;
 }
 
@@ -220,19 +278,17 @@ std::vector<float> syntheticSinograms(const Geometry& g, int count) {
 
 /// Seconds per slice of one backproject() of `backend` on the timed problem:
 /// the median of 3 calls after a warm-up, or the warm-up alone when it
-/// already took over `giveUpAfter` (that candidate has lost anyway).
+/// already took over `giveUpAfter` (that candidate has lost anyway). The
+/// slices of the last call land in `out`.
 double timeCandidate(const Entry& entry, const ReconGeometry& timed, const ReconOptions& options,
-                     std::span<const float> sinograms, int count, double giveUpAfter) {
-    ReconOptions named = options;
-    named.strategy = entry.backend->name();
-    named.tuning = entry.tuning;
-    const std::unique_ptr<ReconstructionPlan> plan = entry.backend->createPlan(timed, named);
+                     std::span<const float> sinograms, int count, double giveUpAfter, std::vector<float>& out) {
+    const std::unique_ptr<ReconstructionPlan> plan = entry.backend->createPlan(timed, entry.options(options));
     // A plan may take fewer slices than a pass (memory bound): seconds per
     // slice keep such a candidate comparable.
     const int slices = std::min(count, plan->maxSlices());
     const std::size_t sliceSize = sinograms.size() / static_cast<std::size_t>(count);
     plan->setSinograms(sinograms.first(sliceSize * static_cast<std::size_t>(slices)), slices);
-    std::vector<float> out(timed.region.pixels() * static_cast<std::size_t>(slices));
+    out.assign(timed.region.pixels() * static_cast<std::size_t>(slices), 0.0f);
     // The back-projection's own time where the plan measures it (GPU
     // events: the kernels without the download, which is the same for every
     // candidate and would only blur their differences), else the wall time.
@@ -266,7 +322,7 @@ bool autotuneEnabled() {
     return !(value && std::string_view(value) == "off");
 }
 
-Autotuner::Autotuner(fs::path cachePath) : m_cachePath(std::move(cachePath)) {}
+Autotuner::Autotuner(fs::path cachePath, Timing timing) : m_cachePath(std::move(cachePath)), m_timing(std::move(timing)) {}
 
 Autotuner& Autotuner::instance() {
     static Autotuner tuner;
@@ -322,10 +378,21 @@ Autotuner::Choice Autotuner::chooseTuned(std::span<const Backend* const> candida
                                          const ReconOptions& options) {
     assert(!candidates.empty());
     const std::vector<Entry> entries = entriesOf(candidates, options);
-    const auto choice = [&](std::size_t i) { return Choice{entries[i].backend, entries[i].tuning}; };
-    // The preferred: the last strategy with its default tuning (listed first).
+    if (entries.empty())
+        throw InvalidArgument("no candidate strategy accepts slices per pass 1, 2 or 4 with these options");
+    const auto choice = [&](std::size_t i) {
+        return Choice{entries[i].backend, entries[i].tuning, entries[i].options(options).slicesPerPass};
+    };
+    // The preferred: the last exact strategy (the last one when all are
+    // approximate) with its default tuning (listed first). Without timing an
+    // approximate one is never chosen: its error bound is measured.
     std::size_t preferred = entries.size() - 1;
-    while (preferred > 0 && entries[preferred - 1].backend == entries.back().backend) --preferred;
+    for (std::size_t i = entries.size(); i-- > 0;)
+        if (entries[i].backend->isExact()) {
+            preferred = i;
+            break;
+        }
+    while (preferred > 0 && entries[preferred - 1].backend == entries[preferred].backend) --preferred;
     if (entries.size() == 1 || !autotuneEnabled()) return choice(preferred);
     try {
         geometry.validate();
@@ -352,11 +419,16 @@ std::optional<std::size_t> Autotuner::tune(const std::vector<AutotuneEntry>& ent
                                            const ReconOptions& options, const fs::path& cachePath,
                                            const std::string& key) {
     const auto start = Clock::now();
-    const ReconGeometry timed = timedGeometry(geometry, options.slicesPerPass, kTimedUpdates);
-    const ReconGeometry timedGpu = timedGeometry(geometry, options.slicesPerPass, kTimedUpdatesGpu);
-    std::vector<float> sinograms; // projections x bins: the same for both regions
+    // Times are seconds per slice of `timed`, the CPU's region at one slice
+    // per pass, whatever region a candidate was timed on (they are scaled by
+    // its pixels): with slices per pass tuned, a candidate of 4 is timed on
+    // a region of a quarter of the pixels, the same updates per call.
+    const ReconGeometry timed = timedGeometry(geometry, std::max(options.slicesPerPass, 1), kTimedUpdates);
+    int mostPasses = std::max(options.slicesPerPass, 1);
+    for (const Entry& e : entries) mostPasses = std::max(mostPasses, e.slicesPerPass);
+    std::vector<float> sinograms; // projections x bins each: the same for every region
     try {
-        sinograms = syntheticSinograms(timed.geometry, options.slicesPerPass);
+        if (!m_timing) sinograms = syntheticSinograms(timed.geometry, mostPasses);
     } catch (const std::bad_alloc&) {
         return std::nullopt; // the real reconstruction will report the memory it lacks
     }
@@ -366,8 +438,23 @@ std::optional<std::size_t> Autotuner::tune(const std::vector<AutotuneEntry>& ent
                     : kTuningBudgetSeconds;
 
     json seconds = json::object();
+    json errors = json::object();
     std::optional<std::size_t> best;
-    double bestSeconds = std::numeric_limits<double>::infinity(); // per slice of `timed`
+    double bestSeconds = std::numeric_limits<double>::infinity(); // per slice of `timed`, exact candidates
+    // Approximate candidates wait for the error check after the loop: their
+    // time and result. The result of the first exact candidate of each timed
+    // problem (CPU or GPU region, slices per pass) is their reference.
+    struct Pending {
+        std::size_t entry;
+        double seconds;
+        bool gpu;
+        int slicesPerPass;
+        std::vector<float> out;
+    };
+    std::vector<Pending> approximate;
+    // Keyed by the timed problem: CPU or GPU region, slices per pass.
+    std::map<std::pair<bool, int>, std::vector<float>> reference;
+    std::vector<float> out;
     // Preferred (fastest expected) first, so the slow ones stop after their
     // warm-up call; a strategy's tunings in their order (its default first).
     std::vector<std::size_t> order;
@@ -381,21 +468,52 @@ std::optional<std::size_t> Autotuner::tune(const std::vector<AutotuneEntry>& ent
         if (best && secondsSince(start) > budget) break;
         ++m_timedCandidates;
         const bool gpu = entries[i].backend->family() != "cpu";
-        const ReconGeometry& region = gpu ? timedGpu : timed;
-        // Seconds per slice of `timed`, whatever region was timed.
-        const double scale = static_cast<double>(timed.region.pixels()) / static_cast<double>(region.region.pixels());
+        const ReconOptions named = entries[i].options(options);
+        const ReconGeometry region =
+            timedGeometry(geometry, named.slicesPerPass, gpu ? kTimedUpdatesGpu : kTimedUpdates);
+        // Seconds per slice of `timed`, whatever region was timed; a strategy
+        // that computes the whole slice anyway costs its time per whole slice.
+        const double pixels = static_cast<double>(
+            entries[i].backend->computesWholeSlice() ? geometry.region.pixels() : region.region.pixels());
+        const double scale = static_cast<double>(timed.region.pixels()) / pixels;
         try {
-            const double s = scale * timeCandidate(entries[i], region, options, sinograms, options.slicesPerPass,
-                                                   2.0 * bestSeconds / scale);
+            const double s =
+                scale * (m_timing ? m_timing(region, named)
+                                  : timeCandidate(entries[i], region, options, sinograms, named.slicesPerPass,
+                                                  2.0 * bestSeconds / scale, out));
             seconds[entries[i].label()] = s;
-            if (s < bestSeconds) {
-                best = i;
-                bestSeconds = s;
+            if (!entries[i].backend->isExact()) {
+                approximate.push_back({i, s, gpu, named.slicesPerPass, out});
+            } else {
+                reference.try_emplace({gpu, named.slicesPerPass}, out);
+                if (s < bestSeconds) {
+                    best = i;
+                    bestSeconds = s;
+                }
             }
         } catch (const Error&) {
             // This candidate cannot run the problem here (device, memory,
             // geometry): the others still compete.
         } catch (const std::bad_alloc&) {
+        }
+    }
+    // An approximate candidate wins only within the error bound of an exact
+    // result of its own region (the same slices of the same problem).
+    for (const Pending& a : approximate) {
+        const auto found = reference.find({a.gpu, a.slicesPerPass});
+        if (found == reference.end() || found->second.size() != a.out.size()) continue; // nothing exact to check it against
+        const std::vector<float>* ref = &found->second;
+        double num = 0.0, den = 0.0;
+        for (std::size_t k = 0; k < a.out.size(); ++k) {
+            const double d = static_cast<double>(a.out[k]) - (*ref)[k];
+            num += d * d;
+            den += static_cast<double>((*ref)[k]) * (*ref)[k];
+        }
+        const double error = den > 0.0 ? std::sqrt(num / den) : std::numeric_limits<double>::infinity();
+        errors[entries[a.entry].label()] = std::isfinite(error) ? json(error) : json(nullptr);
+        if (error <= kApproximateErrorBound && a.seconds < bestSeconds) {
+            best = a.entry;
+            bestSeconds = a.seconds;
         }
     }
     if (!best) return std::nullopt;
@@ -407,7 +525,9 @@ std::optional<std::size_t> Autotuner::tune(const std::vector<AutotuneEntry>& ent
                {"candidates", candidateNames(entries)},
                {"seconds", seconds},
                {"timedRegion", {timed.region.width, timed.region.height}}};
+    if (!errors.empty()) entry["errors"] = errors;
     if (!entries[*best].tuning.empty()) entry["tuning"] = entries[*best].tuning;
+    if (entries[*best].slicesPerPass > 0) entry["slicesPerPass"] = entries[*best].slicesPerPass;
     cache["entries"][key] = entry;
     writeCache(cachePath, cache);
     return best;

@@ -23,6 +23,7 @@ BackendRegistry& BackendRegistry::instance() {
         BackendRegistry r;
         r.add(makeCpuReferenceBackend());
         r.add(makeCpuBackend());
+        r.add(makeGridrecCpuBackend());
 #if TOMO_WITH_OPENCL
         opencl::registerBackends(r);
 #endif
@@ -84,13 +85,18 @@ void checkTuning(const BackendRegistry& registry, const Backend& b, const ReconO
 }
 
 bool accepts(const BackendRegistry& registry, const Backend& b, const ReconOptions& options) {
-    try {
-        checkTuning(registry, b, options);
-        b.checkOptions(options);
-        return true;
-    } catch (const InvalidArgument&) {
-        return false;
+    // Slices per pass 0 (chosen by the tuner): any the strategy takes.
+    for (const int passes : options.slicesPerPass == 0 ? std::vector<int>{1, 2, 4} : std::vector<int>{options.slicesPerPass}) {
+        try {
+            ReconOptions o = options;
+            o.slicesPerPass = passes;
+            checkTuning(registry, b, o);
+            b.checkOptions(o);
+            return true;
+        } catch (const InvalidArgument&) {
+        }
     }
+    return false;
 }
 
 /// Whether "auto" weighs the OpenCL strategies (see opencl::autoConsiders).
@@ -109,13 +115,14 @@ const Backend& BackendRegistry::resolve(const ReconOptions& options, const Recon
 }
 
 std::vector<const Backend*> BackendRegistry::autoCandidates(const ReconOptions& options) const {
-    // The available exact backends that accept the options, in registry
-    // order but OpenCL first (its fallback preference is the last: CUDA, then
-    // the native CPU strategies, then OpenCL). OpenCL on a CPU driver counts
-    // only when the user chose it.
+    // The available exact backends that accept the options (and the
+    // approximate ones when allowed), in registry order but OpenCL first
+    // (its fallback preference is the last: CUDA, then the native CPU
+    // strategies, then OpenCL). OpenCL on a CPU driver counts only when the
+    // user chose it.
     std::vector<const Backend*> candidates;
     for (const auto& b : m_backends)
-        if (b->isExact() && b->unavailableReason().empty() && accepts(*this, *b, options) &&
+        if ((b->isExact() || options.allowApproximate) && b->unavailableReason().empty() && accepts(*this, *b, options) &&
             (b->family() != "opencl" || openclForAuto(options)))
             candidates.push_back(b.get());
     std::stable_partition(candidates.begin(), candidates.end(),
@@ -180,12 +187,13 @@ ReconOptions BackendRegistry::resolveOptions(const ReconOptions& options, const 
         throw InvalidArgument("no available strategy accepts these options (interpolation " +
                               std::string(interpolationName(options.interpolation)) + ", precision " +
                               std::string(precisionName(options.precision)) + ", slices per pass " +
-                              std::to_string(options.slicesPerPass) +
+                              (options.slicesPerPass == 0 ? std::string("auto") : std::to_string(options.slicesPerPass)) +
                               (options.tuning.empty() ? "" : ", tuning '" + options.tuning.substr(0, 40) + "'") + ")");
     const Autotuner::Choice choice = Autotuner::instance().chooseTuned(candidates, geometry, options);
     ReconOptions resolved = options;
     resolved.strategy = choice.backend->name();
     resolved.tuning = choice.tuning;
+    resolved.slicesPerPass = choice.slicesPerPass;
     return resolved;
 }
 

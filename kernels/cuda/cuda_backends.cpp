@@ -9,11 +9,13 @@
 #include "fetch_rate.h"
 #include "flat_field_kernels.h"
 #include "gpu_filter.h"
+#include "gridrec_plan.h"
 #include "projector_pair.h"
 #include "tex_optimized.h"
 #include "texture_plan.h"
 
 #include "tomo/error.h"
+#include "tomo/gridrec.h"
 #include "tomo/preprocess.h"
 
 #include <algorithm>
@@ -144,6 +146,38 @@ private:
     TextureKernel m_kernel;
 };
 
+/// "gridrec": Fourier-domain gridding (tomo/gridrec.h, gridrec_plan.h).
+class GridrecBackend final : public Backend {
+public:
+    std::string name() const override { return gridrec::kCudaName; }
+    std::string description() const override {
+        return "CUDA, Fourier-domain gridding (cuFFT): each filtered row's spectrum with linear interpolation's "
+               "response, gathered onto an oversampled grid with a Kaiser-Bessel kernel, one 2D inverse FFT per two "
+               "slices; approximate";
+    }
+    std::string family() const override { return "cuda"; }
+    bool isExact() const override { return false; }
+    bool computesWholeSlice() const override { return true; }
+    std::vector<std::string> tuningCandidates(const ReconOptions&) const override { return gridrec::tuningCandidates(); }
+    std::string unavailableReason() const override { return availability(); }
+    void checkOptions(const ReconOptions& options) const override {
+        (void)gridrec::checkOptions(name(), options);
+        if (options.device < 0)
+            throw InvalidArgument("strategy '" + name() + "': device is " + std::to_string(options.device) + " (expected >= 0)");
+    }
+    std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry,
+                                                   const ReconOptions& options) const override {
+        checkOptions(options);
+        if (const std::string& why = availability(); !why.empty())
+            throw DeviceError("strategy '" + name() + "' is not available: " + why);
+        return makeGridrecPlan(geometry, options);
+    }
+    std::unique_ptr<ChunkCorrector> createCorrector(PreprocessingStage& stage,
+                                                    const ReconOptions& options) const override {
+        return createChunkCorrector(stage, checkedDevice(options.device));
+    }
+};
+
 } // namespace
 
 int checkedDevice(int device) {
@@ -160,6 +194,7 @@ void registerBackends(BackendRegistry& registry) {
     // The last is `auto`'s choice when it does not time (TOMO_AUTOTUNE=off).
     registry.add(std::make_unique<TextureBackend>(TextureKernel::Standard));
     registry.add(std::make_unique<TextureBackend>(TextureKernel::Oversample));
+    registry.add(std::make_unique<GridrecBackend>());
     registry.add(std::make_unique<TextureBackend>(TextureKernel::Alu));
     registry.add(std::make_unique<TextureBackend>(TextureKernel::Hybrid));
     registry.add(std::make_unique<TextureBackend>(TextureKernel::Optimized));
@@ -300,9 +335,9 @@ void readFlatFieldStats(const unsigned long long* counters, const std::string& s
     };
     const auto row = [&](unsigned long long key) { return firstRow + static_cast<int>(key / perRow); };
     if (const unsigned long long key = counters[2]; key != ~0ull)
-        throw DataError(source + ": value is not finite (NaN or inf) at row " + std::to_string(row(key)) + ", angle " +
-                        std::to_string(angle(key)) + ", column " + std::to_string(column(key)) +
-                        "; expected finite values");
+        throw DataError(source + ": value is NaN, inf or beyond float32's range at row " + std::to_string(row(key)) +
+                        ", angle " + std::to_string(angle(key)) + ", column " + std::to_string(column(key)) +
+                        "; expected finite values within float32's range");
     stats = {};
     stats.clamped = static_cast<std::size_t>(counters[0]);
     stats.badValueCount = static_cast<std::size_t>(counters[1]);

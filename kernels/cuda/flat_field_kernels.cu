@@ -20,7 +20,8 @@ constexpr int kThreads = 256;
 constexpr float kMinTransmission = 1e-5f; // tomo::kMinTransmission (tomo/preprocess.h)
 
 __device__ inline bool notFinite(float v) { return !isfinite(v); }
-__device__ inline bool notFinite(double v) { return !isfinite(v); }
+// float64 beyond float32's range would become +-inf: refused as inf is (the CPU's firstNotFinite).
+__device__ inline bool notFinite(double v) { return !isfinite(v) || fabs(v) > static_cast<double>(FLT_MAX); }
 __device__ inline bool notFinite(unsigned char) { return false; }
 __device__ inline bool notFinite(unsigned short) { return false; }
 

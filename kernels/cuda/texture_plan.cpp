@@ -315,7 +315,7 @@ void TexturePlan::stageAndUpload(int chunk, const float* h_src, int slices) {
     const std::size_t bytes = static_cast<std::size_t>(slices) * sliceValues() * sizeof(float);
     TOMO_CUDA_CHECK(cudaEventSynchronize(s.uploaded.get()));                  // the pinned half is free again
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(m_copyIn.get(), s.filtered.get(), 0)); // d_in no longer read
-    const int span = beginSpan(kUpload, m_copyIn.get());
+    const int span = m_spans.begin(StageSpans::kUpload, m_copyIn.get());
     // Piece by piece: the DMA of one piece overlaps the host copy of the next.
     const std::size_t piece = pieceBytes(bytes);
     auto* staging = reinterpret_cast<unsigned char*>(
@@ -327,7 +327,7 @@ void TexturePlan::stageAndUpload(int chunk, const float* h_src, int slices) {
         m_copier.copy(staging + offset, source + offset, n); // (inside the upload span)
         TOMO_CUDA_CHECK(cudaMemcpyAsync(device + offset, staging + offset, n, cudaMemcpyHostToDevice, m_copyIn.get()));
     }
-    endSpan(span, m_copyIn.get());
+    m_spans.end(span, m_copyIn.get());
     TOMO_CUDA_CHECK(cudaEventRecord(s.uploaded.get(), m_copyIn.get()));
 }
 
@@ -368,7 +368,7 @@ void TexturePlan::stageAndUploadRaw(int chunk, const PassInput& input, int first
     const std::size_t pitch = static_cast<std::size_t>(raw.rowPitch > 0 ? raw.rowPitch : raw.rows);
     TOMO_CUDA_CHECK(cudaEventSynchronize(s.uploaded.get()));                  // the pinned half is free again
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(m_copyIn.get(), s.filtered.get(), 0)); // d_raw no longer read
-    const int span = beginSpan(kUpload, m_copyIn.get());
+    const int span = m_spans.begin(StageSpans::kUpload, m_copyIn.get());
     const auto start = Clock::now();
     // Rows [firstSlice, firstSlice + slices) of every angle: one strided
     // block, gathered into the pinned buffer unless the caller's rows are
@@ -388,7 +388,7 @@ void TexturePlan::stageAndUploadRaw(int chunk, const PassInput& input, int first
     std::memcpy(field, input.field->dark.data() + fieldOffset, fieldBytes);
     std::memcpy(field + (layout.scale - layout.dark), input.field->scale.data() + fieldOffset, fieldBytes);
     std::memcpy(field + (layout.dead - layout.dark), input.field->dead.data() + fieldOffset, fieldBytes / sizeof(float));
-    m_hostSeconds[kUpload] += std::chrono::duration<double>(Clock::now() - start).count();
+    m_spans.addHost(StageSpans::kUpload, std::chrono::duration<double>(Clock::now() - start).count());
     if (direct)
         TOMO_CUDA_CHECK(cudaMemcpy2DAsync(s.d_raw.get(), width, rows, rowsPitch, width, projections,
                                           cudaMemcpyHostToDevice, m_copyIn.get()));
@@ -397,7 +397,7 @@ void TexturePlan::stageAndUploadRaw(int chunk, const PassInput& input, int first
                                         m_copyIn.get()));
     TOMO_CUDA_CHECK(cudaMemcpyAsync(s.d_raw.get() + layout.dark, s.h_field.get(), layout.total - layout.dark,
                                     cudaMemcpyHostToDevice, m_copyIn.get()));
-    endSpan(span, m_copyIn.get());
+    m_spans.end(span, m_copyIn.get());
     TOMO_CUDA_CHECK(cudaEventRecord(s.uploaded.get(), m_copyIn.get()));
 }
 
@@ -407,7 +407,7 @@ void TexturePlan::filterChunk(int chunk, int slices, int pass, const PassInput* 
     cudaStream_t stream = m_filterStream.get();
     const int projections = m_geometry.geometry.projections();
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, s.uploaded.get(), 0));
-    const int span = beginSpan(kFilter, stream);
+    const int span = m_spans.begin(StageSpans::kFilter, stream);
     if (raw) {
         const RawLayout layout = rawLayout(slices, sampleBytes(raw->type));
         FlatFieldLaunch f;
@@ -459,7 +459,7 @@ void TexturePlan::filterChunk(int chunk, int slices, int pass, const PassInput* 
                                                      rowBytes, projections, cudaMemcpyDeviceToDevice, stream));
         }
     }
-    endSpan(span, stream);
+    m_spans.end(span, stream);
     TOMO_CUDA_CHECK(cudaEventRecord(s.filtered.get(), stream));
 }
 
@@ -516,9 +516,9 @@ void TexturePlan::backprojectPass(int chunk, int slices, int pass) {
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, s.downloaded.get(), 0)); // d_out no longer read
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, s.filtered.get(), 0));   // this chunk's pass is packed
     const BackprojectLaunch L = launchFor(chunk, slices, pass, 0, m_geometry.region.height);
-    const int span = beginSpan(kBackproject, stream);
+    const int span = m_spans.begin(StageSpans::kBackproject, stream);
     launchKernel(L, stream);
-    endSpan(span, stream);
+    m_spans.end(span, stream);
     TOMO_CUDA_CHECK(cudaEventRecord(s.computed.get(), stream));
 }
 
@@ -526,10 +526,10 @@ void TexturePlan::download(int chunk, int slices, float* direct) {
     Slot& s = m_slots[chunk % 2];
     const std::size_t bytes = static_cast<std::size_t>(slices) * regionPixels() * sizeof(float);
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(m_copyOut.get(), s.computed.get(), 0));
-    const int span = beginSpan(kDownload, m_copyOut.get());
+    const int span = m_spans.begin(StageSpans::kDownload, m_copyOut.get());
     if (direct) {
         TOMO_CUDA_CHECK(cudaMemcpyAsync(direct, s.d_out.get(), bytes, cudaMemcpyDeviceToHost, m_copyOut.get()));
-        endSpan(span, m_copyOut.get());
+        m_spans.end(span, m_copyOut.get());
         TOMO_CUDA_CHECK(cudaEventRecord(s.downloaded.get(), m_copyOut.get()));
         return;
     }
@@ -543,7 +543,7 @@ void TexturePlan::download(int chunk, int slices, float* direct) {
                                         cudaMemcpyDeviceToHost, m_copyOut.get()));
         TOMO_CUDA_CHECK(cudaEventRecord(s.downloadedPiece[index].get(), m_copyOut.get()));
     }
-    endSpan(span, m_copyOut.get());
+    m_spans.end(span, m_copyOut.get());
     TOMO_CUDA_CHECK(cudaEventRecord(s.downloaded.get(), m_copyOut.get()));
 }
 
@@ -559,64 +559,8 @@ void TexturePlan::finishDownload(int chunk, int slices, float* h_dst) {
         const auto start = Clock::now();
         m_copier.copy(reinterpret_cast<unsigned char*>(h_dst) + offset,
                       reinterpret_cast<const unsigned char*>(s.h_out.get()) + offset, n);
-        m_hostSeconds[kDownload] += std::chrono::duration<double>(Clock::now() - start).count();
+        m_spans.addHost(StageSpans::kDownload, std::chrono::duration<double>(Clock::now() - start).count());
     }
-}
-
-// ----------------------------------------------------------------- timing
-
-void TexturePlan::resetSpans() {
-    m_spans.clear();
-    m_nextTimingEvent = 0;
-    for (double& s : m_hostSeconds) s = 0.0;
-}
-
-int TexturePlan::beginSpan(Stage stage, cudaStream_t stream) {
-    while (m_timingEvents.size() < m_nextTimingEvent + 2) m_timingEvents.push_back(Event::create(true));
-    Span span{stage, m_timingEvents[m_nextTimingEvent].get(), m_timingEvents[m_nextTimingEvent + 1].get()};
-    m_nextTimingEvent += 2;
-    TOMO_CUDA_CHECK(cudaEventRecord(span.begin, stream));
-    m_spans.push_back(span);
-    return static_cast<int>(m_spans.size()) - 1;
-}
-
-void TexturePlan::endSpan(int span, cudaStream_t stream) {
-    TOMO_CUDA_CHECK(cudaEventRecord(m_spans[static_cast<std::size_t>(span)].end, stream));
-}
-
-void TexturePlan::collectSpans(StageTimes& times) {
-    double seconds[kStages] = {};
-    for (const Span& s : m_spans) {
-        TOMO_CUDA_CHECK(cudaEventSynchronize(s.end));
-        float ms = 0.0f;
-        TOMO_CUDA_CHECK(cudaEventElapsedTime(&ms, s.begin, s.end));
-        seconds[s.stage] += ms * 1e-3;
-    }
-    for (int i = 0; i < kStages; ++i) seconds[i] += m_hostSeconds[i];
-    // The union of the filter and back-projection spans, on the timeline of
-    // the first span (every later span waits for it, in stream order).
-    std::vector<std::pair<float, float>> computing;
-    for (const Span& s : m_spans) {
-        if (s.stage != kFilter && s.stage != kBackproject) continue;
-        float begin = 0.0f, end = 0.0f;
-        TOMO_CUDA_CHECK(cudaEventElapsedTime(&begin, m_spans.front().begin, s.begin));
-        TOMO_CUDA_CHECK(cudaEventElapsedTime(&end, m_spans.front().begin, s.end));
-        computing.emplace_back(begin, end);
-    }
-    std::sort(computing.begin(), computing.end());
-    double computeMs = 0.0, reached = -1e30;
-    for (const auto& [begin, end] : computing) {
-        computeMs += std::max(0.0, end - std::max<double>(begin, reached));
-        reached = std::max<double>(reached, end);
-    }
-    // Only the stages this call ran are replaced.
-    bool ran[kStages] = {};
-    for (const Span& s : m_spans) ran[s.stage] = true;
-    if (ran[kUpload]) times.upload = seconds[kUpload];
-    if (ran[kFilter]) times.filter = seconds[kFilter];
-    if (ran[kBackproject]) times.backproject = seconds[kBackproject];
-    if (ran[kDownload]) times.download = seconds[kDownload];
-    if (ran[kFilter] || ran[kBackproject]) times.compute = computeMs * 1e-3;
 }
 
 // ----------------------------------------------------------------- API
@@ -627,7 +571,7 @@ void TexturePlan::setSinograms(std::span<const float> sinograms, int count) {
     const int passes = (count + m_channels - 1) / m_channels;
     m_count = 0; // nothing usable if this throws half way
     ensurePasses(passes);
-    resetSpans();
+    m_spans.reset();
     try {
         for (int g = 0; g < passes; ++g) {
             const int slices = std::min(m_channels, count - g * m_channels);
@@ -636,7 +580,7 @@ void TexturePlan::setSinograms(std::span<const float> sinograms, int count) {
         }
         TOMO_CUDA_CHECK(cudaStreamSynchronize(m_filterStream.get()));
         m_times = StageTimes{};
-        collectSpans(m_times);
+        m_spans.collect(m_times);
     } catch (...) {
         drain();
         throw;
@@ -680,12 +624,12 @@ void TexturePlan::backprojectBanded(std::span<float> out, int rowsPerBand) {
     }
     cudaStream_t streams[2] = {m_compute.get(), m_compute2.get()};
     cudaStream_t copy = m_copyOut.get();
-    resetSpans();
+    m_spans.reset();
     try {
         // Stream 0 holds the geometry upload (setAxis); stream 1 starts after it.
         TOMO_CUDA_CHECK(cudaStreamWaitEvent(streams[0], s.downloaded.get(), 0)); // d_out no longer read
         TOMO_CUDA_CHECK(cudaStreamWaitEvent(streams[0], s.filtered.get(), 0));   // the pass is packed
-        const int span = beginSpan(kBackproject, streams[0]);
+        const int span = m_spans.begin(StageSpans::kBackproject, streams[0]);
         TOMO_CUDA_CHECK(cudaEventRecord(m_bandStart.get(), streams[0]));
         TOMO_CUDA_CHECK(cudaStreamWaitEvent(streams[1], m_bandStart.get(), 0));
         for (int i = 0; i < bands; ++i) {
@@ -697,20 +641,20 @@ void TexturePlan::backprojectBanded(std::span<float> out, int rowsPerBand) {
 
             // The band of every slice: [slice][rows of the band] in d_out and h_out.
             TOMO_CUDA_CHECK(cudaStreamWaitEvent(copy, m_bandComputed[i].get(), 0));
-            const int downloadSpan = beginSpan(kDownload, copy);
+            const int downloadSpan = m_spans.begin(StageSpans::kDownload, copy);
             const std::size_t offset = static_cast<std::size_t>(y) * r.width;
             const std::size_t bytes = static_cast<std::size_t>(height) * r.width * sizeof(float);
             TOMO_CUDA_CHECK(cudaMemcpy2DAsync(staging + offset, pixels * sizeof(float), s.d_out.get() + offset,
                                               pixels * sizeof(float), bytes, static_cast<std::size_t>(slices),
                                               cudaMemcpyDeviceToHost, copy));
-            endSpan(downloadSpan, copy);
+            m_spans.end(downloadSpan, copy);
             TOMO_CUDA_CHECK(cudaEventRecord(m_bandDownloaded[i].get(), copy));
         }
         if (bands > 1) {
             TOMO_CUDA_CHECK(cudaEventRecord(m_bandsDone.get(), streams[1]));
             TOMO_CUDA_CHECK(cudaStreamWaitEvent(streams[0], m_bandsDone.get(), 0));
         }
-        endSpan(span, streams[0]); // backproject = first band start to last band end
+        m_spans.end(span, streams[0]); // backproject = first band start to last band end
         TOMO_CUDA_CHECK(cudaEventRecord(s.computed.get(), streams[0]));
         TOMO_CUDA_CHECK(cudaEventRecord(s.downloaded.get(), copy));
 
@@ -724,9 +668,9 @@ void TexturePlan::backprojectBanded(std::span<float> out, int rowsPerBand) {
             const auto start = Clock::now();
             for (int c = 0; c < slices; ++c)
                 m_copier.copy(out.data() + c * pixels + offset, staging + c * pixels + offset, bytes);
-            m_hostSeconds[kDownload] += std::chrono::duration<double>(Clock::now() - start).count();
+            m_spans.addHost(StageSpans::kDownload, std::chrono::duration<double>(Clock::now() - start).count());
         }
-        collectSpans(m_times);
+        m_spans.collect(m_times);
     } catch (...) {
         drain();
         throw;
@@ -793,7 +737,7 @@ void TexturePlan::runPasses(int count, const PassInput* input, std::span<float> 
     // Page-locked slices: every download lands there by DMA, and this thread
     // goes on staging the next passes instead of copying the last ones out.
     const bool direct = isPageLocked(slices.data(), static_cast<std::size_t>(count) * pixels * sizeof(float));
-    resetSpans();
+    m_spans.reset();
     try {
         for (int g = 0; g < passes; ++g) {
             if (input && input->raw) {
@@ -810,7 +754,7 @@ void TexturePlan::runPasses(int count, const PassInput* input, std::span<float> 
         }
         if (direct) TOMO_CUDA_CHECK(cudaStreamSynchronize(m_copyOut.get()));
         else finishDownload(passes - 1, slicesOf(passes - 1), passOutput(passes - 1));
-        collectSpans(m_times); // replaces the stages this call ran; setSinograms' upload/filter stay otherwise
+        m_spans.collect(m_times); // replaces the stages this call ran; setSinograms' upload/filter stay otherwise
     } catch (...) {
         drain();
         throw;

@@ -49,6 +49,7 @@
 #include "gpu_filter.h"
 #include "host_copy.h"
 #include "kernel_launch.h"
+#include "stage_spans.h"
 
 #include "tomo/backend.h"
 
@@ -103,7 +104,6 @@ public:
     int bandRows() const;
 
 private:
-    enum Stage { kUpload, kFilter, kBackproject, kDownload, kStages };
     static constexpr int kPieces = 8; // host staging pieces per chunk (at least 4 MiB each)
     struct Slot {
         PinnedBuffer<float> h_in;
@@ -123,10 +123,6 @@ private:
     struct Pass {
         CudaArray array[2]; // SinogramLayout::Array only
         TextureObject texture[2];
-    };
-    struct Span {
-        Stage stage;
-        cudaEvent_t begin, end;
     };
     /// What runPasses uploads: float sinograms, or raw rows with their
     /// flat-field constants (then corrected on the device).
@@ -184,11 +180,6 @@ private:
     void finishDownload(int chunk, int slices, float* h_dst);
     void drain() noexcept;
 
-    void resetSpans();
-    int beginSpan(Stage stage, cudaStream_t stream);
-    void endSpan(int span, cudaStream_t stream);
-    void collectSpans(StageTimes& times);
-
     TextureKernel m_kernel;
     SinogramLayout m_layout = SinogramLayout::Pitched;
     AluTuning m_tuning;              // alu, hybrid, oversample
@@ -226,10 +217,7 @@ private:
     std::size_t m_rawSample = 0;         // sample bytes the raw buffers are sized for
     HostCopier m_copier;
 
-    std::vector<Event> m_timingEvents;
-    std::size_t m_nextTimingEvent = 0;
-    std::vector<Span> m_spans;
-    double m_hostSeconds[kStages] = {};
+    StageSpans m_spans;
     StageTimes m_times;
 };
 

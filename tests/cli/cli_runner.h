@@ -73,7 +73,9 @@ inline ToolRun runTool(const std::string& exe, const std::string& args, const st
 
 /// "'path'" for pasting into runTool's args.
 inline std::string quoted(const std::filesystem::path& p) {
-    return "'" + p.string() + "'";
+    // Appended, not "'" + string: GCC 12 at -O3 warns falsely (-Wrestrict) on
+    // const char* + std::string&& (GCC bug 105329).
+    return std::string("'").append(p.string()).append("'");
 }
 
 /// The first floating-point number after `label` in `text`, or NaN.

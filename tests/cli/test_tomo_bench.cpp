@@ -45,7 +45,9 @@ TEST(TomoBench, JsonHasARowPerStrategyWithSaneFigures) {
         EXPECT_GE(row["seconds_end_to_end"].get<double>(), row["seconds_backproject"].get<double>() * 0.999)
             << row.dump();
         EXPECT_EQ(row["runs_seconds_backproject"].size(), 1u);
-        if (row["family"] == "cpu") EXPECT_GT(row["gups_per_core"].get<double>(), 0.0) << row.dump();
+        if (row["family"] == "cpu") {
+            EXPECT_GT(row["gups_per_core"].get<double>(), 0.0) << row.dump();
+        }
     }
     for (const std::string& name : availableStrategies()) EXPECT_TRUE(seen.count(name)) << "no row for " << name;
     EXPECT_EQ(doc["problem"]["updates_per_run"].get<double>(), 32.0 * 32 * 2 * 32);
@@ -57,7 +59,9 @@ TEST(TomoBench, JsonHasARowPerStrategyWithSaneFigures) {
     EXPECT_TRUE(listed) << doc["skipped"].dump();
     // cpu-reference against itself is a speed-up of exactly 1.
     for (const json& row : doc["results"])
-        if (row["strategy"] == "cpu-reference") EXPECT_DOUBLE_EQ(row["speedup_vs_cpu_reference"].get<double>(), 1.0);
+        if (row["strategy"] == "cpu-reference") {
+            EXPECT_DOUBLE_EQ(row["speedup_vs_cpu_reference"].get<double>(), 1.0);
+        }
     // The table names every strategy that ran.
     for (const std::string& name : seen) EXPECT_NE(r.out.find(name), std::string::npos) << r.out;
 }
@@ -158,7 +162,9 @@ TEST(TomoBench, ListShowsStrategiesAndWhy) {
     EXPECT_NE(r.out.find(gpuDevices().empty() ? "GPUs: none (" : "GPU 0: "), std::string::npos) << r.out;
     for (const Backend* b : BackendRegistry::instance().backends()) {
         EXPECT_NE(r.out.find(b->name()), std::string::npos) << r.out;
-        if (!b->unavailableReason().empty()) EXPECT_NE(r.out.find(b->unavailableReason()), std::string::npos);
+        if (!b->unavailableReason().empty()) {
+            EXPECT_NE(r.out.find(b->unavailableReason()), std::string::npos);
+        }
     }
 }
 

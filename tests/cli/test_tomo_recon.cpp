@@ -158,7 +158,9 @@ TEST_F(TomoRecon, AutoCenterFindsTheAxisOfACentredScan) {
     ASSERT_EQ(r.exitCode, 0) << r.err;
     EXPECT_NEAR(numberAfter(r.out, "axis"), 31.5, 0.25) << r.out;
     EXPECT_NE(r.out.find("found automatically on rows"), std::string::npos) << r.out;
-    EXPECT_NEAR(numberAfter(r.out, "confidence"), 0.5, 0.5) << r.out; // printed, in 0..1
+    // Measured 1.00 on this noiseless phantom; a tenth less is allowed
+    // (the run warns below 0.5, kAxisReliable).
+    EXPECT_NEAR(numberAfter(r.out, "confidence"), 1.0, 0.1) << r.out;
 }
 
 TEST_F(TomoRecon, AutoCenterFindsAnOffCentreAxisInARawFile) {

@@ -68,7 +68,10 @@ TEST_F(TomoReconCorrections, ReportsAndStoresWhatTheCorrectionsDid) {
     const ToolRun r = recon(quoted(in) + rawShape(90, kBins) + " -o " + quoted(out) +
                             " --rings all --zingers --zinger-threshold 0.5 --list-bad-pixels");
     ASSERT_EQ(r.exitCode, 0) << r.err;
-    EXPECT_NE(r.out.find("corrections: dead pixels, zingers (0.5, 3x3), rings all"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("corrections: dead pixels, zingers (0.5, 5x5), rings all"), std::string::npos) << r.out;
+    // The ring damage guard's worst row, in the summary.
+    EXPECT_NE(r.out.find("ring removal: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("% of the object's angular signal changed (row "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("values <= 0 or saturated, interpolated along the row: 1"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("  row 1 projection 5 column 10"), std::string::npos) << r.out;
     const std::string bytes = test::readText(out);
@@ -144,7 +147,8 @@ TEST_F(TomoReconCorrections, HalfAcquisitionStitchesAndFindsTheAxis) {
         num += (v.data[i] - truth.data[i]) * (v.data[i] - truth.data[i]);
         den += truth.data[i] * truth.data[i];
     }
-    EXPECT_LT(std::sqrt(num / den), 0.35) << "relative error of the stitched slice";
+    // Measured 0.140 over the whole 127 x 127 grid; allowed 1.2x.
+    EXPECT_LT(std::sqrt(num / den), 1.2 * 0.140) << "relative error of the stitched slice";
 }
 
 } // namespace

@@ -105,10 +105,11 @@ TEST_F(TomoReconOutput, EveryTypeMatchesTheFloat32ResultWithinItsPrecision) {
                 const std::string bytes = test::readText(out);
                 for (const char* text : {"output_type", type, "run_config"})
                     EXPECT_NE(bytes.find(text), std::string::npos) << "'" << text << "' not recorded";
-                if (std::string(type) != "float16")
+                if (std::string(type) != "float16") {
                     for (const char* text :
                          {"scale_factor", "add_offset", "output_range_source", "estimated from rows"})
                         EXPECT_NE(bytes.find(text), std::string::npos) << "'" << text << "' not recorded";
+                }
             }
         }
 }

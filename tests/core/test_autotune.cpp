@@ -24,30 +24,7 @@ namespace {
 
 using nlohmann::json;
 
-/// Sets an environment variable for the scope of a test, then puts the old
-/// value back.
-class ScopedEnv {
-public:
-    ScopedEnv(const char* name, const char* value) : m_name(name) {
-        if (const char* old = std::getenv(name)) m_old = old;
-        if (value)
-            ::setenv(name, value, 1);
-        else
-            ::unsetenv(name);
-    }
-    ~ScopedEnv() {
-        if (m_old)
-            ::setenv(m_name, m_old->c_str(), 1);
-        else
-            ::unsetenv(m_name);
-    }
-    ScopedEnv(const ScopedEnv&) = delete;
-    ScopedEnv& operator=(const ScopedEnv&) = delete;
-
-private:
-    const char* m_name;
-    std::optional<std::string> m_old;
-};
+using test::ScopedEnv;
 
 /// A registered backend under another name, optionally failing to create
 /// plans like a GPU without memory: to give the tuner other candidate sets.
@@ -251,7 +228,7 @@ TEST_F(Autotune, ChoosesTheFastestTimedCandidateAndRecordsEveryTime) {
     EXPECT_EQ(2, tuner.timedCandidates());
 
     const json entry = onlyEntry(m_cache);
-    EXPECT_EQ(chosen, entry.at("strategy"));
+    EXPECT_EQ(chosen, entry.at("strategy").get<std::string>());
     EXPECT_EQ(fastestIn(entry), chosen);
     EXPECT_EQ((json{"cpu-reference", "cpu"}), entry.at("candidates"));
     const double fast = entry.at("seconds").at("cpu");
@@ -291,7 +268,7 @@ TEST_F(Autotune, ACorruptCacheFileIsIgnoredAndReplaced) {
         Autotuner tuner(m_cache);
         const std::string chosen = tuner.choose(candidates, problem(), ReconOptions{}).name();
         EXPECT_EQ(2, tuner.timedCandidates());
-        EXPECT_EQ(chosen, onlyEntry(m_cache).at("strategy"));
+        EXPECT_EQ(chosen, onlyEntry(m_cache).at("strategy").get<std::string>());
         EXPECT_EQ(fastestIn(onlyEntry(m_cache)), chosen);
     }
 }
@@ -309,7 +286,7 @@ TEST_F(Autotune, AnEntryOfAnotherShapeOrBrokenEntryIsRetuned) {
     const std::string chosen = second.choose(candidates, problem(), ReconOptions{}).name();
     EXPECT_EQ(2, second.timedCandidates());
     const json entry = readJson(m_cache).at("entries").at(key);
-    EXPECT_EQ(chosen, entry.at("strategy"));
+    EXPECT_EQ(chosen, entry.at("strategy").get<std::string>());
     EXPECT_EQ(fastestIn(entry), chosen);
 }
 
@@ -324,7 +301,7 @@ TEST_F(Autotune, ACachedStrategyThatNoLongerExistsIsRetuned) {
     Autotuner second(m_cache);
     const std::string chosen = second.choose(candidates, problem(), ReconOptions{}).name();
     EXPECT_EQ(2, second.timedCandidates());
-    EXPECT_EQ(chosen, onlyEntry(m_cache).at("strategy"));
+    EXPECT_EQ(chosen, onlyEntry(m_cache).at("strategy").get<std::string>());
     EXPECT_EQ(fastestIn(onlyEntry(m_cache)), chosen);
 }
 

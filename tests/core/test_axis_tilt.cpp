@@ -93,8 +93,9 @@ TEST(AxisTilt, EachSliceGetsTheAxisOfItsRow) {
             // detector differs), while one axis for all rows is 1.05 px off
             // at the ends (measured 0.70).
             EXPECT_LT(errorAgainstPhantom(fromTilted.image(r)), 1.15 * straightError) << strategy << " row " << r;
-            if (r == 0 || r == kRows - 1)
+            if (r == 0 || r == kRows - 1) {
                 EXPECT_GT(errorAgainstPhantom(oneAxis.image(r)), 2.0 * straightError) << strategy << " row " << r;
+            }
         }
     }
 }

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <numbers>
 
@@ -110,27 +112,71 @@ TEST(HalfAcquisition, StitchedPhantomIsTheFullFieldSinogram) {
     EXPECT_LE(stitchedError, 1.01 * fullError);
 }
 
-TEST(HalfAcquisition, SubPixelAxisAndItsSearch) {
-    // The detector shifted by 0.4 px: axis at 20.4 of the half detector.
-    const HalfScan s = halfScan();
+TEST(HalfAcquisition, HalvesThatDifferAreBlendedLinearlyAcrossTheOverlap) {
+    // The beam drifted between the halves: every projection of the second
+    // 180 degrees reads 0.1 more (a flat field 10% off, after the log). The
+    // stitched row takes the partner alone left of the overlap, the view
+    // alone right of it, and passes linearly from one to the other over the
+    // 2 r + 1 = 41 columns both see (r = 20, the axis's distance from the
+    // detector edge), centred on the stitched axis (127): no step anywhere.
+    constexpr float kDrift = 0.1f;
+    HalfScan s = halfScan();
+    for (int a = HalfScan::kAngles / 2; a < HalfScan::kAngles; ++a)
+        for (int c = 0; c < s.half.width; ++c) s.half.at(c, a) += kDrift;
+    const HalfAcquisitionLayout l = planHalfAcquisition(s.angles, s.half.width, 20.0);
+    ASSERT_EQ(l.columns, HalfScan::kFull);
+    Image stitched(l.columns, static_cast<int>(l.views.size()));
+    stitchHalfAcquisition(s.half.data, l, stitched.data);
+    constexpr double r = 20.0, axis = 127.0;
+    double worst = 0.0;
+    for (int v = 0; v < stitched.height; ++v)
+        for (int j = 0; j < stitched.width; ++j) {
+            const double viewShare = std::clamp((j - axis + r) / (2 * r), 0.0, 1.0);
+            const double expected = s.full.at(j, v) + (1.0 - viewShare) * kDrift;
+            worst = std::max(worst, std::abs(stitched.at(j, v) - expected));
+        }
+    // Float rounding: measured 4.7e-8, 1e-6 is 20x that. A ramp over the
+    // middle half of the overlap is up to a quarter of the drift off.
+    EXPECT_LT(worst, 1e-6);
+}
+
+/// The half detector sampled `shift` px further right (0 < shift < 1): the
+/// axis moves from column 20 to 20 - shift.
+Image shiftedHalf(const HalfScan& s, double shift) {
     Image shifted(s.half.width - 1, s.half.height);
+    const float w = static_cast<float>(shift);
     for (int a = 0; a < shifted.height; ++a)
         for (int c = 0; c < shifted.width; ++c)
-            shifted.at(c, a) = 0.6f * s.half.at(c, a) + 0.4f * s.half.at(c + 1, a); // sampled at c + 0.4
-    const HalfAcquisitionAxis found = findHalfAcquisitionAxis(shifted, s.angles, 100);
-    std::printf("MEASURED half-acquisition axis search: %.3f (true 19.6), overlap %.2f, confidence %.2f\n", found.axis,
-                found.overlap, found.confidence);
-    EXPECT_TRUE(found.axisOnLeft);
-    EXPECT_NEAR(found.axis, 19.6, 0.5);
-    EXPECT_GT(found.confidence, 0.5);
-    // Mirrored detector: the axis on the right.
-    Image mirrored(shifted.width, shifted.height);
-    for (int a = 0; a < shifted.height; ++a)
-        for (int c = 0; c < shifted.width; ++c) mirrored.at(c, a) = shifted.at(shifted.width - 1 - c, a);
-    const HalfAcquisitionAxis right = findHalfAcquisitionAxis(mirrored, s.angles, 100);
-    EXPECT_FALSE(right.axisOnLeft);
-    EXPECT_NEAR(right.axis, shifted.width - 1 - 19.6, 0.5);
+            shifted.at(c, a) = (1.0f - w) * s.half.at(c, a) + w * s.half.at(c + 1, a); // sampled at c + shift
+    return shifted;
+}
 
+TEST(HalfAcquisition, SubPixelAxisAndItsSearch) {
+    const HalfScan s = halfScan();
+    constexpr double kSubPixelAxisTolerance = 0.05;
+    // Shifts whose overlap (2 axis + 1 columns) has a fraction of 0.2 and
+    // 0.5: an overlap rounded to whole columns would be 0.1 and 0.25 px off.
+    for (const double shift : {0.4, 0.75}) {
+        const double axis = 20.0 - shift;
+        const Image shifted = shiftedHalf(s, shift);
+        const HalfAcquisitionAxis found = findHalfAcquisitionAxis(shifted, s.angles, 100);
+        std::printf("MEASURED half-acquisition axis search: %.3f (true %.2f), overlap %.2f, confidence %.2f\n",
+                    found.axis, axis, found.overlap, found.confidence);
+        EXPECT_TRUE(found.axisOnLeft);
+        // Measured errors 0.016 px (shift 0.4) and 0.018 px (0.75); 0.05 px
+        // is about 3x the larger.
+        EXPECT_NEAR(found.axis, axis, kSubPixelAxisTolerance) << "shift " << shift;
+        EXPECT_GT(found.confidence, 0.5);
+        // Mirrored detector: the axis on the right.
+        Image mirrored(shifted.width, shifted.height);
+        for (int a = 0; a < shifted.height; ++a)
+            for (int c = 0; c < shifted.width; ++c) mirrored.at(c, a) = shifted.at(shifted.width - 1 - c, a);
+        const HalfAcquisitionAxis right = findHalfAcquisitionAxis(mirrored, s.angles, 100);
+        EXPECT_FALSE(right.axisOnLeft);
+        EXPECT_NEAR(right.axis, shifted.width - 1 - axis, kSubPixelAxisTolerance) << "shift " << shift;
+    }
+
+    const Image shifted = shiftedHalf(s, 0.4);
     // Stitched at the sub-pixel axis: column j is at s = j - 126 from the
     // axis, sampled linearly at 19.6 + s of a detector itself sampled at
     // + 0.4: the full field's column 127 + s blurred by (0.24, 0.52, 0.24).

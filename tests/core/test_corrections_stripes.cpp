@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -110,7 +111,9 @@ void checkRemoval(const StripedPhantom& s, RingMethod m, double residualBound) {
 }
 
 // Bounds: measured stripe energy left 20 % (sorting: the 5-column stripe
-// sits on a slope of the object), 11 % (all), 7.5 % (wavelet).
+// sits on a slope of the object), 11 % (all), 17.5 % (wavelet with algotom's
+// defaults, which keep 39 % of the zero frequency of even-height bands; 7.5 %
+// with the earlier Daubechies-5, sigma 2, which damaged objects on the axis).
 TEST(StripeRemoval, SortingRemovesNarrowStripes) {
     checkRemoval(stripedPhantom(), RingMethod::Sorting, 0.3);
 }
@@ -118,7 +121,7 @@ TEST(StripeRemoval, AllRemovesNarrowStripes) {
     checkRemoval(stripedPhantom(), RingMethod::All, 0.2);
 }
 TEST(StripeRemoval, WaveletRemovesNarrowStripes) {
-    checkRemoval(stripedPhantom(), RingMethod::Wavelet, 0.15);
+    checkRemoval(stripedPhantom(), RingMethod::Wavelet, 0.25);
 }
 
 TEST(StripeRemoval, WideStripesNeedTheLargeStripeStep) {
@@ -198,28 +201,31 @@ TEST(StripeRemoval, DetectStripesFindsTheOutliersOfARatioList) {
     EXPECT_EQ(detectStripes(few, 3.0), std::vector<std::uint8_t>(7, 0)) << "fewer than 8 values: no decision";
 }
 
-TEST(StripeRemoval, Daubechies5IsAnOrthonormalWavelet) {
-    const auto h = daubechies5();
-    ASSERT_EQ(h.size(), 10u);
+TEST(StripeRemoval, Daubechies9IsAnOrthonormalWavelet) {
+    const auto h = daubechies9();
+    ASSERT_EQ(h.size(), 18u);
     double sum = 0.0;
     for (double v : h) sum += v;
     EXPECT_NEAR(sum, std::sqrt(2.0), 1e-14);
-    for (int shift = 0; shift < 5; ++shift) {
+    for (int shift = 0; shift < 9; ++shift) {
         double dot = 0.0;
-        for (int k = 0; k + 2 * shift < 10; ++k) dot += h[k] * h[k + 2 * shift];
+        for (int k = 0; k + 2 * shift < 18; ++k) dot += h[k] * h[k + 2 * shift];
         EXPECT_NEAR(dot, shift == 0 ? 1.0 : 0.0, 1e-14) << shift;
     }
-    // Vanishing moments of the high-pass: 5 for db5 (so smooth columns give no detail).
-    for (int moment = 0; moment < 5; ++moment) {
+    // Vanishing moments of the high-pass: 9 for db9 (so smooth columns give no detail).
+    for (int moment = 0; moment < 9; ++moment) {
         double m = 0.0;
-        for (int k = 0; k < 10; ++k) m += (k % 2 ? -1.0 : 1.0) * std::pow(k, moment) * h[9 - k];
-        EXPECT_NEAR(m, 0.0, 1e-9 * std::pow(10.0, moment)) << moment;
+        for (int k = 0; k < 18; ++k) m += (k % 2 ? -1.0 : 1.0) * std::pow(k, moment) * h[17 - k];
+        EXPECT_NEAR(m, 0.0, 1e-9 * std::pow(17.0, moment)) << moment;
     }
 }
 
 TEST(StripeRemoval, WaveletLeavesAStripeFreeSinogramAlmostUnchangedAndRemovesAStripe) {
     // A sinogram of smooth sinusoids (no component constant along the angles
-    // in its details) changes little; a single stripe on it goes.
+    // in its details) changes little; a single stripe on it mostly goes
+    // (measured: 21 % of it left, as algotom's remove_stripe_based_wavelet_fft
+    // with level 4 and size 2 leaves, the two within 1e-6; 43 % with its
+    // defaults, level 5 and size 1).
     const int P = 180, N = 128;
     Image s(N, P);
     for (int a = 0; a < P; ++a)
@@ -233,7 +239,45 @@ TEST(StripeRemoval, WaveletLeavesAStripeFreeSinogramAlmostUnchangedAndRemovesASt
         before += std::abs(striped.at(64, a) - s.at(64, a));
         after += std::abs(out.at(64, a) - s.at(64, a));
     }
-    EXPECT_LT(after, 0.2 * before);
+    EXPECT_LT(after, 0.3 * before);
+    // Stripe-free: the sinusoids stay.
+    Image clean = s;
+    removeStripesWavelet(clean.data, P, N, 4, 2.0);
+    double change = 0.0, size = 0.0;
+    for (std::size_t i = 0; i < s.data.size(); ++i) {
+        change += std::abs(clean.data[i] - s.data[i]);
+        size += std::abs(s.data[i]);
+    }
+    EXPECT_LT(change, 0.01 * size);
+}
+
+TEST(StripeRemoval, WaveletPaddingLevelsAndDampingAreAlgotoms) {
+    // pad = min(150, floor(0.1 min(P, N))), levels at most floor(log2(min / 16)).
+    const WaveletPadding a = waveletPadding(91, 160, 5); // the I13 scan: 9 rows and columns, 109 x 178
+    EXPECT_EQ(a.pad, 9);
+    EXPECT_EQ(a.height, 109);
+    EXPECT_EQ(a.width, 178);
+    EXPECT_EQ(a.levels, 2); // log2(109 / 16) = 2.8
+    const WaveletPadding b = waveletPadding(3000, 4000, 5);
+    EXPECT_EQ(b.pad, 150);
+    EXPECT_EQ(b.levels, 5);
+    EXPECT_EQ(waveletPadding(20, 20, 5).levels, 0); // 24 x 24: below 32
+    // The damping: algotom's window centred at ceil(n / 2) - 1 of the shifted
+    // spectrum, averaged over k and -k by the real part.
+    const double sigma = 1.0;
+    auto w = [&](double x) { return 1.0 - std::exp(-x * x / (2 * sigma * sigma)); };
+    EXPECT_NEAR(waveletDamping(0, 64, sigma), w(1), 1e-15); // even: 0.39 of the zero frequency kept
+    EXPECT_NEAR(waveletDamping(1, 64, sigma), 0.5 * (w(2) + w(0)), 1e-15);
+    EXPECT_NEAR(waveletDamping(5, 64, sigma), 0.5 * (w(6) + w(-4)), 1e-15);
+    EXPECT_NEAR(waveletDamping(32, 64, sigma), w(-31), 1e-15); // Nyquist
+    EXPECT_EQ(waveletDamping(0, 63, sigma), 0.0); // odd: centred
+    EXPECT_NEAR(waveletDamping(3, 63, sigma), w(3), 1e-15);
+    // Too small for a level: nothing changes.
+    std::vector<float> tiny(20 * 20);
+    for (std::size_t i = 0; i < tiny.size(); ++i) tiny[i] = static_cast<float>(i % 7);
+    const std::vector<float> copy = tiny;
+    removeStripesWavelet(tiny, 20, 20, 5, 1.0);
+    EXPECT_EQ(tiny, copy);
 }
 
 TEST(StripeRemoval, ResultsDoNotDependOnTheThreadCount) {
@@ -274,6 +318,137 @@ TEST(StripeRemovalRealData, Dendrites) {
 }
 TEST(StripeRemovalRealData, Basalt) {
     checkRealStripes("psi_neutron_basalt/basalt_sino.h5", 5.0);
+}
+
+/// Row `row` of a real scan through the stage with `rings`: the corrected
+/// sinogram and what the corrections found.
+Image ringsOn(DatasetReader& reader, int row, RingMethod m, PreprocessStats& stats, double sigma = 0.0) {
+    CorrectionOptions o;
+    o.rings.method = m;
+    if (sigma > 0.0) o.rings.waveletSigma = sigma;
+    return PreprocessingStage(reader, o).load(row, 1, &stats).slice(0);
+}
+
+/// The damage guard of each method on one row: whether it is flagged as expected.
+void expectGuard(const std::string& relative, int row, std::initializer_list<std::pair<RingMethod, bool>> expected) {
+    const auto path = test::realData(relative);
+    TOMO_REQUIRE_FILE(path);
+    auto reader = openDataset(path);
+    for (const auto& [m, flagged] : expected) {
+        PreprocessStats stats;
+        ringsOn(*reader, row, m, stats);
+        const PreprocessStats::RingDamage& g = stats.rings;
+        std::printf("MEASURED %s row %d %s: %s%s\n", relative.c_str(), row, std::string(ringMethodName(m)).c_str(),
+                    g.summary().c_str(), g.exceeded() ? " - flagged" : "");
+        EXPECT_EQ(g.rows, 1);
+        EXPECT_EQ(g.nonStripeRow, row);
+        EXPECT_EQ(g.exceeded(), flagged) << ringMethodName(m) << ": " << g.summary();
+    }
+}
+
+// The limits (5 % of the angular signal, 0.25 % of the integral) sit between
+// these, measured with algotom's functions and here alike: tooth dead 0.081
+// (-0.14 %), large 0.058 (-0.41 %), all 0.109 (-0.62 %), sorting 0.026
+// (-0.04 %); I13 row 70 sorting 0.160 (-2.7 %), all 0.462 (-15 %), wavelet 0
+// (0.00 %); dendrites sorting 0.013 (-0.01 %).
+TEST(RingGuardRealData, FlagsTheToothWithDeadLargeAndAllNotWithSorting) {
+    expectGuard("aps_tooth/tooth.h5", 0,
+                {{RingMethod::Dead, true}, {RingMethod::Large, true}, {RingMethod::All, true},
+                 {RingMethod::Sorting, false}, {RingMethod::Wavelet, false}});
+}
+TEST(RingGuardRealData, FlagsI13Row70WithSortingAndAll) {
+    expectGuard("dls_i13_24737/i13_24737_dxchange.h5", 70,
+                {{RingMethod::Sorting, true}, {RingMethod::All, true}, {RingMethod::Wavelet, false}});
+}
+TEST(RingGuardRealData, LeavesTheDendritesWithSortingAlone) {
+    expectGuard("dls_i12_dendrites/dendrites_sino.h5", 0, {{RingMethod::Sorting, false}});
+}
+
+TEST(RingGuard, AStripeIsNoDamageAndAWedgeCutOutIs) {
+    // A smooth object off the axis, with counting noise: a stripe added and
+    // taken away again changes nothing but a stripe (0); a part of the
+    // object's trace removed in a third of the views is damage.
+    const StripedPhantom s = stripedPhantom();
+    Image striped = s.clean; // full stripes only (stripedPhantom's partial one is not constant along the angles)
+    for (int a = 0; a < kAngles; ++a)
+        for (const int c : {40, 71, 72, 150}) striped.at(c, a) *= 1.03f;
+    const RingChange none = ringChange(ringChangeSums(striped.data, s.clean.data, kAngles, kBins, ValueKind::Transmission));
+    EXPECT_LT(none.nonStripe, 1e-3) << "undoing the stripes"; // measured 0: below the noise
+    Image cut = s.clean;
+    for (int a = 0; a < kAngles / 3; ++a)
+        for (int c = 100; c < 130; ++c) cut.at(c, a) = std::sqrt(cut.at(c, a)); // half the line integral
+    const RingChange wedge = ringChange(ringChangeSums(s.clean.data, cut.data, kAngles, kBins, ValueKind::Transmission));
+    EXPECT_GT(wedge.nonStripe, PreprocessStats::RingDamage::kNonStripeLimit);
+    EXPECT_LT(wedge.meanChange, 0.0);
+    // A column of line integrals lowered everywhere: a stripe, but the integral changes.
+    Image p = minusLog(s.clean), lowered = p;
+    for (int a = 0; a < kAngles; ++a)
+        for (int c = 110; c < 140; ++c) lowered.at(c, a) *= 0.5f;
+    const RingChange centred = ringChange(ringChangeSums(p.data, lowered.data, kAngles, kBins, ValueKind::LineIntegral));
+    EXPECT_LT(centred.meanChange, -PreprocessStats::RingDamage::kMeanChangeLimit);
+}
+
+TEST(StripeRemoval, WaveletMakesNoImpossibleTransmissions) {
+    // A dense disc on the axis (T down to 0.0006, sharp edges constant along
+    // the angles) and a stripe: on the transmissions, algotom's wavelet
+    // method rings below 0 inside the disc (4500 values <= 0, measured with
+    // algotom; they were clamped to p = 11.5 and counted as the data's).
+    // On their logs nothing can be <= 0.
+    constexpr int P = 180, N = 128;
+    ImageStack counts(N, P, 1);
+    for (int a = 0; a < P; ++a)
+        for (int c = 0; c < N; ++c) {
+            const double x = (c - 63.5) / 30.0;
+            const double p = std::abs(x) < 1.0 ? 6.0 * std::sqrt(1.0 - x * x) + 0.5 : 0.0;
+            counts.image(0)[static_cast<std::size_t>(a) * N + c] =
+                static_cast<float>(20000.0 * std::exp(-p) * (c == 20 ? 1.1 : 1.0));
+        }
+    test::CountsDataset d(counts, uniformAngles(P));
+    d.addFlatGroup(-1, std::vector<float>(N, 20000.0f));
+    for (const double sigma : {1.0, 0.5}) {
+        CorrectionOptions o;
+        o.rings.method = RingMethod::Wavelet;
+        o.rings.waveletSigma = sigma;
+        PreprocessStats stats;
+        const Image p = PreprocessingStage(d, o).load(0, 1, &stats).slice(0);
+        EXPECT_EQ(stats.clamped, 0u) << sigma;
+        EXPECT_EQ(stats.clampedByCorrections, 0u) << sigma;
+        const float most = *std::max_element(p.data.begin(), p.data.end());
+        EXPECT_LT(most, 8.0f) << sigma; // no value near the clamp's 11.5 (the disc's centre is 6.5)
+    }
+}
+
+TEST(StripeRemovalRealData, I13WaveletKeepsTheObjectAndMakesNoImpossibleValues) {
+    // Before: Daubechies 5, sigma 2, five levels on transmissions - row 70's
+    // object (a 20 px disc on the axis) lost half its mean, and with sigma
+    // 0.5 row 65 got transmissions <= 0, clamped to p = 11.5 and blamed on
+    // the data. Now algotom's choices, on the logs: measured object mean
+    // x0.997 (row 70), no value clamped.
+    const auto path = test::realData("dls_i13_24737/i13_24737_dxchange.h5");
+    TOMO_REQUIRE_FILE(path);
+    auto reader = openDataset(path);
+    const auto& angles = reader->info().angles;
+    for (const auto& [row, sigma] : {std::pair{70, 0.0}, std::pair{65, 0.5}, std::pair{120, 0.0}}) {
+        PreprocessStats before, after;
+        const Image plain = ringsOn(*reader, row, RingMethod::Off, before);
+        const Image removed = ringsOn(*reader, row, RingMethod::Wavelet, after, sigma);
+        EXPECT_EQ(after.clamped, before.clamped) << row;
+        EXPECT_EQ(after.clampedByCorrections, 0u) << row;
+        const Image a = test::fbp(plain, angles, 85.85), b = test::fbp(removed, angles, 85.85);
+        std::vector<float> sorted = a.data;
+        std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(0.995 * sorted.size()), sorted.end());
+        const float bright = 0.5f * sorted[static_cast<std::size_t>(0.995 * sorted.size())];
+        double objectA = 0.0, objectB = 0.0;
+        for (std::size_t i = 0; i < a.data.size(); ++i)
+            if (a.data[i] > bright) {
+                objectA += a.data[i];
+                objectB += b.data[i];
+            }
+        std::printf("MEASURED I13 row %d wavelet (sigma %g): object mean x%.4f, %s\n", row,
+                    sigma > 0.0 ? sigma : RingOptions{}.waveletSigma, objectB / objectA, after.rings.summary().c_str());
+        EXPECT_NEAR(objectB / objectA, 1.0, 0.01) << row; // measured within 0.004
+        EXPECT_FALSE(after.rings.exceeded()) << row;
+    }
 }
 
 TEST(StripeRemovalSpeed, RingsAndZingersOnA2048Row) {

@@ -2,8 +2,11 @@
 // (flat - dark)) in sinogram order, for every stored type, equal to the
 // double-precision formula within float rounding; clamping counted; NaN/inf
 // named; threads change nothing.
+#include "hdf5_builder.h"
+#include "io_test_helpers.h"
+#include "test_support.h"
+#include "tomo/dataset.h"
 #include "tomo/error.h"
-#include "tomo/preprocess.h"
 #include "tomo/preprocess.h"
 #include "tomo/worker_pool.h"
 
@@ -139,6 +142,48 @@ TEST(FlatField, NaNAndBadSizesAreNamed) {
     EXPECT_THROW(flatFieldRawRows({SampleType::Float32, bytes, kAngles, kRows, kColumns, 0, "s", 0}, constants, small),
                  InvalidArgument);
 }
+
+TEST(FlatField, Float64BeyondFloat32IsRefusedAndNamed) {
+    // 1e300 would become +inf in float and shift the whole slice (the volume
+    // read -0.77 ... 0.31 instead of -0.0012 ... 0.010): refused as NaN/inf are.
+    auto raw = counts<double>();
+    raw[(static_cast<std::size_t>(4) * kRows + 1) * kColumns + 20] = 1e300;
+    const auto bytes = bytesOf(raw);
+    const FlatFieldRows constants = makeFlatFieldRows({}, {}, kRows, kColumns, "scan.h5", 40);
+    std::vector<float> out(raw.size());
+    auto message = [&](std::span<const std::byte> values) {
+        try {
+            flatFieldRawRows({SampleType::Float64, values, kAngles, kRows, kColumns, 0, "scan.h5", 40}, constants, out);
+        } catch (const DataError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no DataError");
+    };
+    EXPECT_EQ(message(bytes), "scan.h5: value is 1e+300 at row 41, angle 4, column 20; expected values within "
+                              "float32's range (|v| <= 3.4e+38)");
+    raw[(static_cast<std::size_t>(4) * kRows + 1) * kColumns + 20] = -3.5e38; // just beyond, negative
+    EXPECT_EQ(message(bytesOf(raw)), "scan.h5: value is -3.5e+38 at row 41, angle 4, column 20; expected values "
+                                     "within float32's range (|v| <= 3.4e+38)");
+    raw[(static_cast<std::size_t>(4) * kRows + 1) * kColumns + 20] = 3.4e38; // float's largest is 3.4028e38
+    EXPECT_EQ(message(bytesOf(raw)), "no DataError");
+}
+
+#if TOMO_WITH_HDF5
+TEST(FlatField, Float64BeyondFloat32InAFileStopsTheStage) {
+    // The same through the reader and the stage (an HDF5 file of float64
+    // counts, no flats): the stage's flat-field pass names the value.
+    test::TempDir dir;
+    constexpr hsize_t A = 16, R = 2, C = 24;
+    std::vector<double> data(A * R * C, 1000.0), theta(A);
+    for (hsize_t a = 0; a < A; ++a) theta[a] = 180.0 * static_cast<double>(a) / A;
+    data[(5 * R + 1) * C + 7] = 1e300;
+    test::H5Builder(dir / "big.h5").dataset("/exchange/data", {A, R, C}, data).dataset("/exchange/theta", {A}, theta);
+    auto reader = openDataset(dir / "big.h5");
+    PreprocessingStage stage(*reader, CorrectionOptions::none());
+    EXPECT_TRUE(test::contains(test::messageOf<DataError>([&] { stage.load(1, 1); }),
+                               "big.h5: value is 1e+300 at row 1, angle 5, column 7; expected values within"));
+}
+#endif
 
 TEST(FlatField, RowsOfABlockEqualTheSameRowsAlone) {
     const auto raw = counts<std::uint16_t>();

@@ -91,7 +91,9 @@ void expectRestored(const ImageStack& back, const ImageStack& v, OutputType type
                                                          << " came back as " << back.data[i];
         worst = std::max(worst, error);
     }
-    if (type == OutputType::UInt8) EXPECT_GT(worst, 0.4 * q.slope); // the bound is tight, not loose
+    if (type == OutputType::UInt8) {
+        EXPECT_GT(worst, 0.4 * q.slope); // the bound is tight, not loose
+    }
 }
 
 TEST(OutputTypes, NamesBytesAndParsing) {
@@ -111,7 +113,7 @@ TEST(OutputTypes, QuantizationOfARange) {
     EXPECT_EQ(q16.slope, static_cast<float>(4.0 / 65535.0));
     EXPECT_EQ(quantizationFor(OutputType::UInt8, 0.0f, 255.0f).slope, 1.0f);
     EXPECT_EQ(quantizationFor(OutputType::Float16, 5.0f, 1.0f).slope, 1.0f); // floats ignore the range
-    for (const auto range : {std::pair{1.0f, 1.0f}, {2.0f, 1.0f}, {0.0f, kInf}, {kNaN, 1.0f}, {0.0f, 1e-40f}}) {
+    for (const auto& range : {std::pair{1.0f, 1.0f}, {2.0f, 1.0f}, {0.0f, kInf}, {kNaN, 1.0f}, {0.0f, 1e-40f}}) {
         const auto message =
             messageOf<InvalidArgument>([&] { quantizationFor(OutputType::UInt16, range.first, range.second); });
         EXPECT_TRUE(contains(message, "for uint16: expected finite numbers with min < max")) << message;
@@ -146,7 +148,9 @@ StoredSamples readStored(const std::filesystem::path& path) {
     s.typeSize = H5Tget_size(type);
     const hid_t space = H5Dget_space(set);
     s.words.resize(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space)));
-    if (s.typeSize == 2) EXPECT_GE(H5Dread(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, s.words.data()), 0);
+    if (s.typeSize == 2) {
+        EXPECT_GE(H5Dread(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, s.words.data()), 0);
+    }
     H5Sclose(space);
     H5Tclose(type);
     H5Dclose(set);
@@ -483,7 +487,9 @@ TEST(OutputTypes, EveryTypeInEveryFormatReadsBackWithinItsPrecision) {
             const ImageStack back = readVolume(target);
             EXPECT_EQ(back.width, v.width);
             EXPECT_EQ(back.depth, v.depth);
-            if (type == OutputType::Float32) EXPECT_EQ(back.data, v.data);
+            if (type == OutputType::Float32) {
+                EXPECT_EQ(back.data, v.data);
+            }
             expectRestored(back, v, type);
         }
 }

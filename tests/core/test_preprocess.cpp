@@ -1,10 +1,13 @@
 // Flat/dark correction and -log: exact values, clamping of impossible
 // transmissions, NaN/inf reporting, loadSinograms over real readers.
+#include "corrections_test_helpers.h"
 #include "hdf5_builder.h"
 #include "io_test_helpers.h"
 #include "test_support.h"
 #include "tomo/error.h"
+#include "tomo/pipeline.h"
 #include "tomo/preprocess.h"
+#include "tomo/volume_io.h"
 
 #include <gtest/gtest.h>
 
@@ -21,9 +24,6 @@ using test::TempDir;
 
 const float kClampedValue = static_cast<float>(-std::log(1e-5)); // documented minimum transmission
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
-float expected(double raw, double flat, double dark) { return static_cast<float>(-std::log((raw - dark) / (flat - dark))); }
 
 /// A float32 raw file, projection-major, value(a, r, c) from `f`.
 template <typename F>
@@ -47,7 +47,7 @@ TEST(LoadSinograms, RawWithoutFlatsIsMinusLog) {
     auto reader = rawDataset(dir / "s.raw", 3, 4, 2, [](int a, int r, int c) {
         return std::exp(-0.1f * static_cast<float>(a + 10 * r + 100 * c));
     });
-    PreprocessStats stats{99};
+    PreprocessStats stats{.clamped = 99}; // the load starts the counts afresh
     const ImageStack p = loadSinograms(*reader, 1, 2, &stats);
     EXPECT_EQ(stats.clamped, 0u);
     EXPECT_EQ(p.width, 2);
@@ -104,6 +104,44 @@ TEST(LoadSinograms, LogCorrectedDataAreOnlyChecked) {
 }
 
 #endif // TOMO_WITH_HDF5
+
+/// Slices are counted and dropped.
+class CountingWriter final : public VolumeWriter {
+public:
+    void writeSlices(int, int count, std::span<const float>) override { slices += count; }
+    void commit() override { committed = true; }
+    int slices = 0;
+    bool committed = false;
+};
+
+TEST(PreprocessLimits, InterpolatedValuesCountTowardsTheLimitOfUnusableValues) {
+    // Half of the values below the dark (as an HDF5 file with negative data
+    // read as counts): dead-pixel correction interpolates them, and that is
+    // as broken as clamping them. Before, only clamped values counted: the
+    // run went through at exit 0 without a word.
+    constexpr int P = 30, R = 2, N = 16;
+    ImageStack counts(N, P, R);
+    for (std::size_t i = 0; i < counts.data.size(); ++i) counts.data[i] = (i % 2) ? 5000.0f : 50.0f; // dark is 100
+    test::CountsDataset d(counts, uniformAngles(P));
+    d.addFlatGroup(-1, std::vector<float>(static_cast<std::size_t>(R) * N, 10000.0f));
+    d.setDark(std::vector<float>(static_cast<std::size_t>(R) * N, 100.0f));
+    VolumeJob job;
+    job.options.strategy = "cpu-reference";
+    job.chunkRows = 2;
+    CountingWriter writer;
+    const std::string message = messageOf<TooManyClampedValues>([&] { reconstructVolume(d, job, writer); });
+    EXPECT_TRUE(contains(message, "rows 0..1 of memory-counts: 50 % of the values (480 of 960) have no usable "
+                                  "transmission (raw <= dark, flat <= dark or saturated: 480 interpolated, 0 clamped)"));
+    EXPECT_TRUE(contains(message, "expected at most 1 %"));
+    EXPECT_FALSE(writer.committed);
+
+    job.maxClampedFraction = 0.5; // acknowledged
+    CountingWriter accepting;
+    const VolumeReport report = reconstructVolume(d, job, accepting);
+    EXPECT_EQ(report.preprocess.badValueCount, 480u);
+    EXPECT_EQ(report.preprocess.unusable(), 480u);
+    EXPECT_TRUE(accepting.committed);
+}
 
 } // namespace
 } // namespace tomo

@@ -386,7 +386,9 @@ TEST(ChunkFile, BothAccessesPutEachRangeAtItsOffset) {
         writeText(path, "header");
         {
             ChunkFile file(path, kBytes, "chunks.bin", access);
-            if (access == ChunkFile::Access::Written) EXPECT_EQ(file.at(0), nullptr);
+            if (access == ChunkFile::Access::Written) {
+                EXPECT_EQ(file.at(0), nullptr);
+            }
             // Ranges 1, 3, 5, ... from two threads at once; the even ones stay zero.
             auto fill = [&](int first) {
                 for (int r = first; r < static_cast<int>(kBytes / kRange); r += 4) {

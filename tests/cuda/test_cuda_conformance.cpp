@@ -139,7 +139,10 @@ TEST(CudaProperties, MultiSliceEqualsSingleSlice) {
                 for (int spp : {2, 4}) {
                     const auto multi = run(strategy, d, d.geometry, optionsFor(strategy, interp, precision, spp));
                     const Errors e = compare(multi, single, d.slices);
-                    report("x" + std::to_string(spp) + " vs x1 " + describe(strategy, interp, precision, spp), e);
+                    // Appended: "x" + std::string&& makes GCC 12 warn falsely (-Wrestrict, GCC bug 105329).
+                    report(std::string("x").append(std::to_string(spp)) + " vs x1 " +
+                               describe(strategy, interp, precision, spp),
+                           e);
                     // Same texels, same weights, same summation order: float32
                     // differs by the FFT's rounding at most; float16 may pick a
                     // different power-of-two scale per pass (subnormal edge).
@@ -241,7 +244,9 @@ TEST(CudaProperties, NearestSamplingModes) {
                     report("nearest=" + std::string(mode) + " " + data->key + " " +
                                describe(strategy, Interpolation::Nearest, precision, 1),
                            e);
-                    if (std::string(mode) == "double") EXPECT_LE(e.relative, tolerance(Interpolation::Nearest, precision));
+                    if (std::string(mode) == "double") {
+                        EXPECT_LE(e.relative, tolerance(Interpolation::Nearest, precision));
+                    }
                 }
     }
 }

@@ -122,8 +122,8 @@ TEST(CudaRaw, NotFiniteValuesAreNamed) {
         cuda::flatFieldOnGpu(raw, makeFlatFieldRows({}, {}, 3, 5, "scan.h5", 20));
         FAIL() << "no DataError";
     } catch (const DataError& e) {
-        EXPECT_STREQ(e.what(), "scan.h5: value is not finite (NaN or inf) at row 21, angle 2, column 4; expected "
-                               "finite values");
+        EXPECT_STREQ(e.what(), "scan.h5: value is NaN, inf or beyond float32's range at row 21, angle 2, column 4; "
+                               "expected finite values within float32's range");
     }
 }
 

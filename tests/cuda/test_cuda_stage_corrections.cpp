@@ -1,12 +1,15 @@
 // The preprocessing stage on the GPU (Backend::createCorrector): every
 // correction and their combination equal to the CPU stage's correct()
 // within 1e-5 relative, with the same statistics (zingers and their
-// positions, dead pixels, bad values, clamped values); chunks with Paganin's
-// row margin; 360° stitching; log-corrected input; and the batch conveyor
-// with a GPU strategy correcting on the GPU. Skips without a GPU.
+// positions, dead pixels, bad values, clamped values, the ring damage
+// guard); chunks with Paganin's row margin; 360° stitching; log-corrected
+// input; counts without flats (open-beam columns found); float64 beyond
+// float32's range refused; and the batch conveyor with a GPU strategy
+// correcting on the GPU. Skips without a GPU.
 #include "cuda_test_util.h"
 
 #include "../core/corrections_test_helpers.h"
+#include "../core/io_test_helpers.h"
 #include "tomo/pipeline.h"
 #include "tomo/preprocess.h"
 #include "tomo/preview.h"
@@ -93,6 +96,14 @@ void expectGpuEqualsCpu(DatasetReader& reader, const CorrectionOptions& options,
     EXPECT_EQ(gpuStats.badValueCount, cpuStats.badValueCount);
     EXPECT_EQ(gpuStats.badValues, cpuStats.badValues);
     EXPECT_EQ(gpuStats.clamped, cpuStats.clamped);
+    EXPECT_EQ(gpuStats.clampedByCorrections, cpuStats.clampedByCorrections);
+    // The guard: the same sums but for the logs' last bit (logf on both sides).
+    const PreprocessStats::RingDamage &g = gpuStats.rings, &c = cpuStats.rings;
+    EXPECT_EQ(g.rows, c.rows);
+    EXPECT_NEAR(g.nonStripe, c.nonStripe, 1e-4 + 1e-3 * c.nonStripe);
+    EXPECT_NEAR(g.meanChange, c.meanChange, 1e-6 + 1e-3 * std::abs(c.meanChange));
+    EXPECT_EQ(g.exceeded(), c.exceeded());
+    if (c.rows > 0) std::printf("[ GPU stage ] %-40s guard: %s\n", what.c_str(), g.summary().c_str());
 }
 
 CorrectionOptions withRings(RingMethod method) {
@@ -108,16 +119,90 @@ TEST(CudaStageCorrections, EveryCorrectionEqualsTheCpuStage) {
     expectGpuEqualsCpu(scan, CorrectionOptions(), 0, kRows, "flats before and after, dead pixels");
     CorrectionOptions zingers;
     zingers.zingers.enabled = true;
-    expectGpuEqualsCpu(scan, zingers, 0, kRows, "zingers 3x3");
-    zingers.zingers.window = 5;
+    expectGpuEqualsCpu(scan, zingers, 0, kRows, "zingers (default 5x5)");
+    zingers.zingers.window = 3;
     zingers.zingers.threshold = 0.2;
-    expectGpuEqualsCpu(scan, zingers, 1, 4, "zingers 5x5");
+    expectGpuEqualsCpu(scan, zingers, 1, 4, "zingers 3x3");
+    // The wavelet method runs on the logs of these transmissions; each method
+    // reports the damage guard's figures for its output rows.
     for (RingMethod m : {RingMethod::Sorting, RingMethod::Large, RingMethod::Dead, RingMethod::All, RingMethod::Wavelet})
         expectGpuEqualsCpu(scan, withRings(m), 0, kRows, "rings " + std::string(ringMethodName(m)));
+    CorrectionOptions strong = withRings(RingMethod::Wavelet);
+    strong.rings.waveletSigma = 0.5;
+    strong.rings.waveletLevel = 2;
+    expectGpuEqualsCpu(scan, strong, 2, 3, "rings wavelet, sigma 0.5, level 2");
     CorrectionOptions background;
     background.flatField.backgroundFirst = 2;
     background.flatField.backgroundCount = 8;
     expectGpuEqualsCpu(scan, background, 0, kRows, "background columns");
+}
+
+TEST(CudaStageCorrections, CountsWithoutFlatsAreNormalisedByTheOpenBeamFound) {
+    TOMO_REQUIRE_CUDA();
+    // The phantom (radius 0.9 of the field: air at both edges) as counts of
+    // an open beam of 20000, no flats: the stage finds the open-beam columns
+    // and both sides divide by them.
+    const std::vector<double> angles = uniformAngles(kProjections);
+    ImageStack counts = projectPhantom(test::phantom2D(kColumns, 3), angles);
+    for (float& v : counts.data) v = std::round(20000.0f * std::exp(-v));
+    test::CountsDataset scan(std::move(counts), angles, SampleType::UInt16);
+    CorrectionOptions o;
+    o.rings.method = RingMethod::Sorting;
+    PreprocessingStage stage(scan, o);
+    ASSERT_TRUE(stage.foundBackgroundColumns());
+    EXPECT_GT(stage.foundBackgroundColumns()->count, 0);
+    expectGpuEqualsCpu(scan, o, 0, 3, "no flats: open beam found, rings sorting");
+}
+
+/// Float64 counts in memory ([projection][row][column]) with a flat of 2000:
+/// readRawRows hands the doubles over as stored (an HDF5 float64 dataset does).
+class Float64Counts final : public DatasetReader {
+public:
+    Float64Counts(std::vector<double> values, int projections, int rows, int columns) : m_values(std::move(values)) {
+        m_info.path = "big.h5";
+        m_info.format = DatasetFormat::Raw;
+        m_info.projections = projections;
+        m_info.rows = rows;
+        m_info.columns = columns;
+        m_info.sampleType = SampleType::Float64;
+        m_info.angles = uniformAngles(projections);
+        m_info.flats = 1;
+    }
+    void readSinograms(int, int, std::span<float>) override { throw Error("not used"); }
+    bool readMeanFlat(int, int, std::span<float> out) override {
+        std::fill(out.begin(), out.end(), 2000.0f);
+        return true;
+    }
+    bool readMeanDark(int, int, std::span<float>) override { return false; }
+    void readRawRows(int firstRow, int rowCount, std::span<std::byte> out) override {
+        const DatasetInfo& i = m_info;
+        auto* to = reinterpret_cast<double*>(out.data());
+        for (int a = 0; a < i.projections; ++a)
+            for (int r = 0; r < rowCount; ++r)
+                for (int c = 0; c < i.columns; ++c)
+                    *to++ = m_values[(static_cast<std::size_t>(a) * i.rows + firstRow + r) * i.columns + c];
+    }
+
+private:
+    std::vector<double> m_values;
+};
+
+TEST(CudaStageCorrections, Float64BeyondFloat32IsRefused) {
+    TOMO_REQUIRE_CUDA();
+    constexpr int A = 32, R = 2, C = 40;
+    std::vector<double> data(static_cast<std::size_t>(A) * R * C, 1000.0);
+    data[(7 * R + 1) * C + 9] = 1e300; // +inf in float: the whole slice would be wrong
+    Float64Counts reader(std::move(data), A, R, C);
+    PreprocessingStage stage(reader, CorrectionOptions());
+    const ReconOptions recon = optionsFor("tex-optimized", Interpolation::Linear, Precision::Float32, 1);
+    const std::unique_ptr<ChunkCorrector> corrector = backendNamed("tex-optimized").createCorrector(stage, recon);
+    ASSERT_TRUE(corrector);
+    const std::string message = test::messageOf<DataError>([&] { corrector->correct(stage.read(0, 2)); });
+    EXPECT_TRUE(test::contains(message, "big.h5: value is NaN, inf or beyond float32's range at row 1, angle 7, "
+                                        "column 9"));
+    // The CPU names the value.
+    EXPECT_TRUE(test::contains(test::messageOf<DataError>([&] { stage.load(0, 2); }),
+                               "big.h5: value is 1e+300 at row 1, angle 7, column 9"));
 }
 
 TEST(CudaStageCorrections, PaganinWithItsRowMarginAndEverythingTogether) {
@@ -208,7 +293,12 @@ TEST(CudaStageCorrections, PreviewCorrectsRowsOnTheGpu) {
         const PreviewResult result = session.run(request);
         EXPECT_GT(result.corrections.zingerCount, 0u);
         PreprocessingStage stage(*scan, request.corrections);
-        const ImageStack cpu = stage.load(row, 1);
+        PreprocessStats cpuStats;
+        const ImageStack cpu = stage.load(row, 1, &cpuStats);
+        // The guard's figures come back with the preview, for the workstation to show.
+        EXPECT_EQ(result.corrections.rings.rows, 1);
+        EXPECT_EQ(result.corrections.rings.nonStripeRow, row);
+        EXPECT_NEAR(result.corrections.rings.nonStripe, cpuStats.rings.nonStripe, 1e-4 + 1e-3 * cpuStats.rings.nonStripe);
         ImageStack gpu(cpu.width, cpu.height, 1);
         gpu.data = session.sinogram(row).data;
         EXPECT_LE(relativeDifference(gpu, cpu), 1e-5) << "row " << row;

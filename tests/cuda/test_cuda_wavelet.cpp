@@ -1,8 +1,9 @@
 // Wavelet-Fourier stripe removal on the GPU (DeviceWaveletStripes through
 // tomo::cuda::removeStripesWaveletOnGpu) equals core's removeStripesWavelet
-// within 1e-5 of the largest value, on striped sinograms of even, odd, wide,
-// tiny and deep-level shapes; invalid arguments throw as on the CPU. Skips
-// without a GPU.
+// (algotom's: Daubechies 9, padded, levels limited by the padded size, its
+// damping window) within 1e-5 of the largest value, on striped sinograms of
+// even, odd, wide, tiny and deep-level shapes; invalid arguments throw as on
+// the CPU. Skips without a GPU.
 #include "cuda_test_util.h"
 
 #include "tomo/corrections.h"
@@ -86,24 +87,29 @@ void expectGpuEqualsCpu(const Case& c, bool requireChange) {
     }
     ASSERT_GT(largest, 0.0);
     EXPECT_LE(worst / largest, 1e-5) << "max |gpu - cpu| " << worst << ", max |cpu| " << largest;
-    if (requireChange)
+    if (requireChange) {
         EXPECT_GT(change / largest, 1e-3) << "the CPU barely changed the sinogram: the comparison would prove little";
+    }
 }
 
 TEST(CudaWavelet, EqualsCpuOnStripedSinograms) {
     TOMO_REQUIRE_CUDA();
+    // Padded to 410 x 306 (4 levels at most), 199 x 115 and 76 x 312 (2 levels).
     for (const auto& [projections, columns] : {std::pair{360, 256}, std::pair{181, 97}, std::pair{64, 300}})
         for (int level : {1, 3, 5})
-            for (double sigma : {2.0, 4.0}) expectGpuEqualsCpu({projections, columns, level, sigma}, true);
+            for (double sigma : {RingOptions{}.waveletSigma, 2.0, 4.0})
+                expectGpuEqualsCpu({projections, columns, level, sigma}, true);
+    // The default on a large row: 150 rows and columns of padding, 5 levels.
+    expectGpuEqualsCpu({1600, 1800, RingOptions{}.waveletLevel, RingOptions{}.waveletSigma}, true);
 }
 
 TEST(CudaWavelet, EqualsCpuOnTinyShapesAndDeepLevels) {
     TOMO_REQUIRE_CUDA();
-    // Lines shorter than the filter (the reflection wraps more than once),
-    // a single value, and levels whose bands have shrunk to their 9-value floor.
-    // A single column has no vertical detail, so not every case changes.
+    // Shapes too small for one level after padding (left as they are), and
+    // levels beyond what the padded shape allows (12 -> 2, 20 -> 1, 5 -> 1
+    // on 48 x 708, whose bands are shorter than the filter along the angles).
     for (const Case& c : {Case{1, 1, 1, 2.0}, Case{7, 5, 3, 2.0}, Case{3, 2, 4, 4.0}, Case{181, 97, 12, 2.0},
-                          Case{50, 33, 20, 4.0}})
+                          Case{50, 33, 20, 4.0}, Case{40, 700, 5, 1.0}})
         expectGpuEqualsCpu(c, false);
 }
 

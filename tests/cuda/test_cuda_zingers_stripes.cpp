@@ -137,7 +137,9 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaZingers,
                                            ZingerCase{ValueKind::LineIntegral, 3, 360, 256},
                                            ZingerCase{ValueKind::LineIntegral, 5, 181, 97},
                                            ZingerCase{ValueKind::Transmission, 7, 181, 97},
-                                           ZingerCase{ValueKind::Transmission, 3, 1, 300}),
+                                           ZingerCase{ValueKind::Transmission, 3, 1, 300},
+                                           // The default window (5) on a flat row, as the stage runs it.
+                                           ZingerCase{ValueKind::Transmission, ZingerOptions{}.window, 1, 300}),
                          zingerName);
 
 TEST(CudaZingersArguments, BadArgumentsThrowAsOnTheCpu) {

@@ -1,8 +1,10 @@
-// Helpers of the GUI tests: application set-up, waiting for the worker's
-// results, screenshots as test artefacts.
+// Helpers of the GUI tests: application set-up, running a suite so that
+// CTest tells skips from passes, waiting for the worker's results,
+// screenshots as test artefacts, the real scans.
 #pragma once
 
 #include "main_window.h"
+#include "real_data.h"
 
 #include <QString>
 #include <QWidget>
@@ -11,13 +13,23 @@
 
 namespace tomo::ui::test {
 
+/// Exit status of a suite run that skipped and ran nothing else (CTest's
+/// SKIP_RETURN_CODE in tests/gui/CMakeLists.txt): a QSKIP reads as skipped,
+/// not as passed.
+inline constexpr int kSkipExitCode = 77;
+
 /// Sets the surface format, creates nothing else; call first in main().
 /// Without a display (no DISPLAY / WAYLAND_DISPLAY) the offscreen platform
-/// is used when `offscreenOk`, else the suite exits with a skip message.
+/// is used when `offscreenOk`, else the suite exits with kSkipExitCode.
 void prepareEnvironment(bool offscreenOk);
 /// After QApplication exists: identity, resources, and settings in a
 /// temporary folder of this process (removed at exit).
 void initTestApplication();
+
+/// QTest::qExec(&test, argc, argv), logging to stdout as usual; when nothing
+/// failed and every test function run was skipped (QSKIP), kSkipExitCode.
+/// With the caller's own -o options, qExec's result as it is.
+int runSuite(QObject& test, int argc, char** argv);
 
 /// Waits (processing events) until `done` is true; false on timeout.
 bool waitUntil(const std::function<bool()>& done, int timeoutMs = 60000);
@@ -29,7 +41,19 @@ bool waitForReference(MainWindow& w, int timeoutMs = 60000);
 /// Saves widget->grab() as <artefacts>/<name>.png and returns the path.
 QString saveScreenshot(QWidget* widget, const QString& name);
 QString artefactDir();
-/// shared/data/real/<relative>, empty when absent.
+/// shared/data/real/<relative>, whether or not it exists: tests check it
+/// with TOMO_GUI_REQUIRE_FILE.
 QString realData(const QString& relative);
 
 } // namespace tomo::ui::test
+
+/// QSKIP naming the missing file when `path` (a QString) does not exist;
+/// QFAIL instead in a build with TOMO_REQUIRE_REAL_DATA=ON (real_data.h).
+#define TOMO_GUI_REQUIRE_FILE(path)                                                                 \
+    do {                                                                                            \
+        const std::string tomo_missing_ = ::tomo::test::missingRealData((path).toStdString());      \
+        if (!tomo_missing_.empty()) {                                                               \
+            if (::tomo::test::realDataRequired()) QFAIL(tomo_missing_.c_str());                     \
+            QSKIP(tomo_missing_.c_str());                                                           \
+        }                                                                                           \
+    } while (0)

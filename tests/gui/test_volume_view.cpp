@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
     QApplication app(argc, argv);
     initTestApplication();
     VolumeViewTest test;
-    return QTest::qExec(&test, argc, argv);
+    return runSuite(test, argc, argv);
 }
 
 #include "test_volume_view.moc"

@@ -23,6 +23,7 @@
 #include "tomo/cone_scan.h"
 #include "tomo/error.h"
 #include "tomo/fdk.h"
+#include "tomo/gridrec.h"
 #include "tomo/metrics.h"
 #include "tomo/output_range.h"
 #include "tomo/phantom.h"
@@ -470,7 +471,7 @@ private slots:
     void fanBeamScanShowsItsFdkSliceGeometryAndExport() {
         // HTC2022: a flat-detector fan beam declared by the file's attributes.
         const QString htc = realData(QStringLiteral("helsinki_htc2022_fanbeam/htc2022_ta.h5"));
-        if (htc.isEmpty()) QSKIP("shared/data/real/helsinki_htc2022_fanbeam/htc2022_ta.h5 not found");
+        TOMO_GUI_REQUIRE_FILE(htc);
 #ifdef TOMO_RECON_EXE
         w->datasetCheck()->setProgram(QStringLiteral(TOMO_RECON_EXE)); // tomo-recon's check accepts it (FDK)
 #endif
@@ -850,7 +851,7 @@ private slots:
 
     void realScanFindsAxis() {
         const QString tooth = realData(QStringLiteral("aps_tooth/tooth.h5"));
-        if (tooth.isEmpty()) QSKIP("shared/data/real/aps_tooth/tooth.h5 not found");
+        TOMO_GUI_REQUIRE_FILE(tooth);
         // Open it by drag and drop.
         QMimeData mime;
         mime.setUrls({QUrl::fromLocalFile(tooth)});
@@ -922,7 +923,7 @@ private slots:
         QFETCH(QString, flats);
         QFETCH(double, axis);
         const QString path = realData(file);
-        if (path.isEmpty()) QSKIP(qPrintable(QStringLiteral("shared/data/real/%1 not found").arg(file)));
+        TOMO_GUI_REQUIRE_FILE(path);
         const QString tag = QString::fromLatin1(QTest::currentDataTag());
 
         w->openPath(path);
@@ -999,6 +1000,33 @@ private slots:
         }
         QVERIFY(found);
         QCOMPARE(model->rowCount(), static_cast<int>(tomo::BackendRegistry::instance().backends().size()) + 1);
+    }
+
+    void approximateStrategiesOnlyWhenAllowed() {
+        ParameterPanel panel;
+        auto* check = panel.findChild<QCheckBox*>(QStringLiteral("approximateCheck"));
+        auto* combo = panel.findChild<QComboBox*>(QStringLiteral("strategyCombo"));
+        QVERIFY(check && combo);
+        // (The panel itself waits for a dataset: the check box's own state counts.)
+        // With auto (the default) the choice is offered, off, and sent with the options.
+        QCOMPARE(combo->currentData(Qt::UserRole).toString(), QStringLiteral("auto"));
+        QVERIFY(check->isEnabledTo(&panel));
+        QVERIFY(!panel.params().options.allowApproximate);
+        QSignalSpy changed(&panel, &ParameterPanel::paramsChanged);
+        check->setChecked(true);
+        QCOMPARE(changed.count(), 1);
+        QVERIFY(panel.params().options.allowApproximate);
+        // A named strategy is what runs: nothing to allow; it is marked approximate in the list.
+        combo->setCurrentIndex(combo->findData(QString::fromUtf8(tomo::gridrec::kCpuName), Qt::UserRole));
+        QVERIFY(!check->isEnabledTo(&panel));
+        QVERIFY(combo->currentText().contains(QStringLiteral("approximate")));
+        // Parameters set from elsewhere (a loaded file, undo) bring their choice.
+        SliceParams p = panel.params();
+        p.options.strategy = "auto";
+        p.options.allowApproximate = false;
+        panel.setParams(p);
+        QVERIFY(check->isEnabledTo(&panel));
+        QVERIFY(!check->isChecked());
     }
 
     void dialogsRender() {
@@ -1109,7 +1137,7 @@ private slots:
 
     void realScanOpensWithItsAxisFound() {
         const QString tooth = realData(QStringLiteral("aps_tooth/tooth.h5"));
-        if (tooth.isEmpty()) QSKIP("shared/data/real/aps_tooth/tooth.h5 not found");
+        TOMO_GUI_REQUIRE_FILE(tooth);
         // No axis remembered for it: the first slice at the detector centre
         // comes at once, the finder runs after it and its axis follows.
         QSignalSpy searched(w.get(), &MainWindow::openingAxisSearched);
@@ -1252,7 +1280,7 @@ private slots:
 
     void anglesEntriesAreSavedAndReplayed() {
         const QString folder = realData(QStringLiteral("dls_i13_24737/tiff"));
-        if (folder.isEmpty()) QSKIP("shared/data/real/dls_i13_24737/tiff not found");
+        TOMO_GUI_REQUIRE_FILE(folder);
         // The folder's angles.txt lists 111 frames for 91 projections: it
         // opens, with the projections' entries found.
         w->openPath(folder);
@@ -1338,7 +1366,7 @@ private slots:
 
     void resultsAreProposedInTheWorkFolder() {
         const QString tooth = realData(QStringLiteral("aps_tooth/tooth.h5"));
-        if (tooth.isEmpty()) QSKIP("shared/data/real/aps_tooth/tooth.h5 not found");
+        TOMO_GUI_REQUIRE_FILE(tooth);
         w->openPath(tooth);
         QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 640; }));
         const QString inputFolder = QFileInfo(tooth).absolutePath();
@@ -1492,7 +1520,7 @@ private slots:
 
     void dataPanelShowsWhatTheSliceIsMadeOf() {
         const QString tooth = realData(QStringLiteral("aps_tooth/tooth.h5"));
-        if (tooth.isEmpty()) QSKIP("shared/data/real/aps_tooth/tooth.h5 not found");
+        TOMO_GUI_REQUIRE_FILE(tooth);
         w->openPath(tooth);
         QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 640; }));
         const SliceResult& shown = *w->currentResult();
@@ -1584,7 +1612,7 @@ private slots:
 
     void correctionsPanelSetsThePreviewAndShowsWhatItFound() {
         const QString i13 = realData(QStringLiteral("dls_i13_24737/i13_24737_dxchange.h5"));
-        if (i13.isEmpty()) QSKIP("shared/data/real/dls_i13_24737/i13_24737_dxchange.h5 not found");
+        TOMO_GUI_REQUIRE_FILE(i13);
         w->openPath(i13);
         QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 160; }));
         CorrectionsPanel* panel = w->correctionsPanel();
@@ -1675,7 +1703,7 @@ private slots:
 
     void halfAcquisitionWidensTheSliceGrid() {
         const QString tif = realData(QStringLiteral("sarepy_neutron_360/sinogram_360_neutron_image.tif"));
-        if (tif.isEmpty()) QSKIP("shared/data/real/sarepy_neutron_360 not found");
+        TOMO_GUI_REQUIRE_FILE(tif);
         tomo::OpenOptions options;
         options.anglesFile = QDir(QFileInfo(tif).absolutePath()).filePath(QStringLiteral("angles_deg.txt")).toStdString();
         w->openPath(tif, options);
@@ -1727,7 +1755,7 @@ private slots:
 
     void pinnedDifferenceAcrossCorrectionsAndReplay() {
         const QString tooth = realData(QStringLiteral("aps_tooth/tooth.h5"));
-        if (tooth.isEmpty()) QSKIP("shared/data/real/aps_tooth/tooth.h5 not found");
+        TOMO_GUI_REQUIRE_FILE(tooth);
         w->openPath(tooth);
         QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 640; }));
         // Before: pinned.
@@ -1794,7 +1822,7 @@ private slots:
 
     void tiltedAxisFollowsTheRowAndIsExported() {
         const QString i13 = realData(QStringLiteral("dls_i13_24737/i13_24737_dxchange.h5"));
-        if (i13.isEmpty()) QSKIP("shared/data/real/dls_i13_24737/i13_24737_dxchange.h5 not found");
+        TOMO_GUI_REQUIRE_FILE(i13);
         w->openPath(i13);
         QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 160; }));
         setParams([](SliceParams& p) {
@@ -1881,7 +1909,7 @@ private slots:
         QCOMPARE(OpenDialog(QString(), w.get()).options().angleUnits, tomo::AngleUnits::Radians); // remembered
 
         const QString tif = realData(QStringLiteral("sarepy_neutron_360/sinogram_360_neutron_image.tif"));
-        if (tif.isEmpty()) QSKIP("shared/data/real/sarepy_neutron_360 not found");
+        TOMO_GUI_REQUIRE_FILE(tif);
         tomo::OpenOptions options;
         options.anglesFile = QDir(QFileInfo(tif).absolutePath()).filePath(QStringLiteral("angles_deg.txt")).toStdString();
         options.angleUnits = tomo::AngleUnits::Degrees;
@@ -2118,7 +2146,7 @@ int main(int argc, char** argv) {
     QApplication app(argc, argv);
     initTestApplication();
     WorkstationTest test;
-    return QTest::qExec(&test, argc, argv);
+    return runSuite(test, argc, argv);
 }
 
 #include "test_workstation.moc"

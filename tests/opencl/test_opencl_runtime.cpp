@@ -74,7 +74,7 @@ TEST(OpenClRuntime, DevicesAreListedAndChosenByIndexOrName) {
     o.openclDevice = part;
     EXPECT_NO_THROW(gputest::backendNamed("ocl-alu").createPlan(d.geometry, o));
     // A device that does not exist: the error lists those that do.
-    for (const std::string bad : {std::to_string(devices.size()), std::string("no-such-device-xyz")}) {
+    for (const std::string& bad : {std::to_string(devices.size()), std::string("no-such-device-xyz")}) {
         o.openclDevice = bad;
         try {
             gputest::backendNamed("ocl-alu").createPlan(d.geometry, o);

@@ -1,7 +1,10 @@
 // Helpers shared by the test suites: temporary folders and the real data.
 #pragma once
 
+#include "real_data.h"
+
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -22,9 +25,24 @@ private:
     std::filesystem::path m_path;
 };
 
-/// shared/data/real/<relative>; empty path when the shared data folder is not
-/// present (tests then GTEST_SKIP with that reason).
-std::filesystem::path realData(const std::string& relative);
+/// shared/data/real/<relative>, whether or not it exists: tests check it
+/// with TOMO_REQUIRE_FILE.
+inline std::filesystem::path realData(const std::string& relative) { return realDataPath(relative); }
+
+/// Sets an environment variable for the scope of a test (nullptr: unsets
+/// it), then puts the old value back.
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const char* value);
+    ~ScopedEnv();
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+    const char* m_name;
+    std::optional<std::string> m_old;
+};
+
 
 /// tests/data/<relative> in the source tree.
 std::filesystem::path testData(const std::string& relative);
@@ -40,10 +58,13 @@ void printReadSpeedup(const std::string& what, double mib, const std::string& ba
 
 } // namespace tomo::test
 
-/// Skips the current test, naming the missing file, when `path` is empty or absent.
-#define TOMO_REQUIRE_FILE(path)                                                              \
-    do {                                                                                     \
-        if ((path).empty() || !std::filesystem::exists(path))                               \
-            GTEST_SKIP() << "real data not found: " << (path).string()                       \
-                         << " (expected shared/data beside the checkout)";                   \
+/// Skips the current test, naming the missing file, when `path` is empty or
+/// absent; fails it instead in a build with TOMO_REQUIRE_REAL_DATA=ON.
+#define TOMO_REQUIRE_FILE(path)                                                                     \
+    do {                                                                                            \
+        if (const std::string tomo_missing_ = ::tomo::test::missingRealData(path);                  \
+            !tomo_missing_.empty()) {                                                               \
+            if (::tomo::test::realDataRequired()) GTEST_FAIL() << tomo_missing_;                    \
+            GTEST_SKIP() << tomo_missing_;                                                          \
+        }                                                                                           \
     } while (0)

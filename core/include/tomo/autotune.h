@@ -2,24 +2,42 @@
 // problem shape once, keep the winner in a cache file, reuse it.
 //
 //   BackendRegistry::resolve("auto")
-//     └─ candidates: available exact backends accepting the options
+//     └─ candidates: available exact backends accepting the options (and the
+//        approximate ones with ReconOptions::allowApproximate)
 //          └─ Autotuner::choose()
 //               memory → cache file → time each candidate → write the file
 //
-// The user's interpolation, precision and slices per pass stay fixed; the
-// strategy is tuned, and with it the kernel parameters of the strategies that
-// have them (Backend::tuningCandidates: each set is one more candidate,
-// "alu[shape=3]"; a tuning the user gives is kept). GPU candidates are timed
+// The user's interpolation and precision stay fixed; the strategy is tuned,
+// and with it the kernel parameters of the strategies that have them
+// (Backend::tuningCandidates: each set is one more candidate,
+// "alu[shape=3]"; a tuning the user gives is kept), and, when the options
+// leave them open (ReconOptions::slicesPerPass 0), the slices per pass: 1, 2
+// and 4 where the strategy takes them, each one more candidate
+// ("hybrid[shape=1,share=6]@2"; 1 is the preferred one without timing).
+// Candidates are ranked by their kernel time per slice (the time per voxel
+// update): what else a slice costs in a run - its upload, filter, download
+// and writing - is the same for every candidate, so the fastest kernel per
+// slice is the fastest run; the run then uses the choice for every chunk
+// and device. GPU candidates are timed
 // on a larger part of the region than CPU ones (up to 2^33 against ~2^26
 // updates: a GPU call must outlast its launch overhead, and block shapes rank
 // by the tile count of the real region), their times scaled to the CPU's
-// region. The cache file (JSON) maps a key to its winner:
+// region; a strategy that computes the whole slice whatever the region
+// (Backend::computesWholeSlice: gridrec) is charged its time per whole
+// slice. An approximate candidate (allowApproximate) wins only if its
+// result on the timed problem lies within 2 % (relative RMS) of the first
+// exact candidate's result on the same region; without timing
+// (TOMO_AUTOTUNE=off) auto stays exact. The cache file (JSON) maps a key to
+// its winner:
 //
 //   {"version": 1, "entries": {
-//     "<device>|projections=<P>|bins=<B>|region=<W>x<H>|<interpolation>|<precision>|slicesPerPass=<S>": {
+//     "<device>|projections=<P>|bins=<B>|region=<W>x<H>|<interpolation>|<precision>|slicesPerPass=<S|auto>": {
 //       "strategy": "cpu", "candidates": ["cpu-reference", "cpu"],
 //       "seconds": {"cpu": 0.0031, "cpu-reference": 0.021}, "timedRegion": [256, 256]}}}
-//   (a winner with kernel parameters also has "tuning": "shape=3")
+//   (a winner with kernel parameters also has "tuning": "shape=3"; with
+//   slices per pass tuned, "slicesPerPass": 2; with allowApproximate the key
+//   ends in "|approximate" and "errors" holds each approximate candidate's
+//   difference to the exact result of the same timed problem)
 //
 // <device> names what the candidates run on: "cpu:<threads>" for the CPU
 // family (options.threads, or the hardware threads when it is 0), the GPU's
@@ -35,6 +53,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -60,10 +79,16 @@ bool autotuneEnabled();
 
 class Autotuner {
 public:
+    /// Seconds per slice of one candidate on `geometry` (the timed part of
+    /// the problem); `options` name the candidate (strategy, tuning, slices
+    /// per pass). Empty = time plans (the default); tests give a fake to
+    /// check the choice itself.
+    using Timing = std::function<double(const ReconGeometry& geometry, const ReconOptions& options)>;
+
     /// A tuner with its cache at `cachePath`; an empty path means
     /// defaultAutotuneCachePath(), looked up at each choose() so a change of
     /// the environment takes effect.
-    explicit Autotuner(std::filesystem::path cachePath = {});
+    explicit Autotuner(std::filesystem::path cachePath = {}, Timing timing = {});
 
     /// The tuner BackendRegistry::resolve() uses for "auto".
     static Autotuner& instance();
@@ -89,11 +114,14 @@ public:
     const Backend& choose(std::span<const Backend* const> candidates, const ReconGeometry& geometry,
                           const ReconOptions& options);
 
-    /// The winner and its tuning (ReconOptions::tuning; "" for strategies
-    /// without parameters). choose() is its strategy.
+    /// The winner, its tuning (ReconOptions::tuning; "" for strategies
+    /// without parameters) and its slices per pass (the options' own unless
+    /// they were 0). choose() is its strategy. Throws InvalidArgument when
+    /// slices per pass are to be chosen and no candidate takes any.
     struct Choice {
         const Backend* backend = nullptr;
         std::string tuning;
+        int slicesPerPass = 1;
     };
     Choice chooseTuned(std::span<const Backend* const> candidates, const ReconGeometry& geometry,
                        const ReconOptions& options);
@@ -117,6 +145,7 @@ private:
     /// re-tune.
     std::map<std::string, std::size_t> m_chosen;
     std::optional<std::vector<GpuDevice>> m_gpus; ///< listed once, on first need
+    Timing m_timing;
     int m_timedCandidates = 0;
 };
 

@@ -27,22 +27,23 @@ inline constexpr double kAxisReliable = 0.5;
 
 struct AxisEstimate {
     double axis = 0.0; ///< detector column of the rotation axis
-    /// 0..1: the uniqueness mapped from [0.4, 0.9] to [0, 1], times the
-    /// reproducibility (below); 0 when the best position lies at the edge of
-    /// the search range. < kAxisDoubtful is doubtful.
+    /// 0..1: the smaller of the uniqueness mapped from [0.4, 0.9] to [0, 1]
+    /// and the reproducibility (below); 0 when the best position lies at the
+    /// edge of the search range. < kAxisDoubtful is doubtful.
     double confidence = 0.0;
     /// 0..1: how much deeper the chosen minimum of the metric is than any
     /// other minimum, relative to the median metric (1 = no competitor).
     double uniqueness = 0.0;
-    /// Pixels between the axes found on the even and on the odd views alone
-    /// (two halves with independent noise): about twice the uncertainty of
-    /// `axis`. Reproducibility = exp(-(splitDistance / 1 px)^2).
+    /// RMS of the pixels between the axes found on two halves of the views
+    /// (even / odd views, and alternate pairs of neighbours: halves with
+    /// independent noise): about twice the uncertainty of `axis`.
+    /// Reproducibility = exp(-(splitDistance / 1 px)^2).
     double splitDistance = 0.0;
     /// Pixels of the sinogram replaced as gross outliers (dead or saturated
     /// pixels, zingers) before the search.
     std::size_t outliers = 0;
     /// Empty when confidence >= kAxisReliable; else why it is lower, e.g.
-    /// "the even and odd views disagree by 2.3 px".
+    /// "halves of the views give axes 2.30 px apart".
     std::string doubt;
     std::string method;
 };

@@ -45,7 +45,7 @@ struct ReconOptions {
     std::string strategy = "auto";
     Interpolation interpolation = Interpolation::Linear;
     Precision precision = Precision::Float32;
-    /// Slices back-projected together in one pass (1, 2 or 4).
+    /// Slices back-projected together in one pass (1, 2 or 4; 0 = chosen with the strategy by "auto", resolveOptions).
     int slicesPerPass = 1;
     FilterOptions filter;
     /// Device index for GPU backends (ignored by CPU backends).
@@ -56,9 +56,15 @@ struct ReconOptions {
     /// Worker threads for CPU backends; 0 = all hardware threads.
     int threads = 0;
     /// Kernel parameters of strategies that have them (alu, hybrid,
-    /// oversample: "shape=N", hybrid also "share=M"; comma-separated); empty =
-    /// the strategy's defaults, or, with strategy "auto", what the tuner picks.
+    /// oversample: "shape=N", hybrid also "share=M"; gridrec: "kernel=W",
+    /// "oversampling=S"; comma-separated); empty = the strategy's defaults,
+    /// or, with strategy "auto", what the tuner picks.
     std::string tuning;
+    /// With strategy "auto": the approximate strategies (Backend::isExact()
+    /// false) compete too, if their result on the timed problem stays within
+    /// the autotuner's error bound (autotune.h). Without it auto stays exact.
+    bool allowApproximate = false;
+
     /// The method: FBP (the strategy's kernel), or an iterative one on the
     /// strategy family's projector pair (iterative.h).
     IterativeOptions iterative;
@@ -175,6 +181,11 @@ public:
     /// True when the result is exact up to float rounding for every option
     /// it accepts (false for approximate strategies such as oversample).
     virtual bool isExact() const { return true; }
+    /// True when backproject() computes the whole slice grid whatever the
+    /// region (the Fourier strategies): its time does not shrink with the
+    /// region, and a call for another region of the same slices and axis
+    /// (setRegion only) costs a crop.
+    virtual bool computesWholeSlice() const { return false; }
 
     /// Texture fetches the kernel issues per voxel update with these options
     /// (e.g. 1 / slicesPerPass for one packed fetch per pixel, projection and

@@ -15,7 +15,10 @@
 // Stripes are removed before the log, where Vo et al.'s methods work (as in
 // algotom's workflow: their stripe ratios and the large-stripe normalisation
 // model a detector gain, and air is 1, not 0); data that arrive
-// log-corrected get the same steps on their line integrals.
+// log-corrected get the same steps on their line integrals. The wavelet
+// method is linear and can overshoot below 0: it runs on the logs of the
+// transmissions (exp of the result taken back), where a gain is an additive
+// stripe and no value is impossible.
 //
 // Layouts: a sinogram is [projection][column] (value of projection a,
 // column c at a * columns + c); a projection block is [detector row][column].
@@ -43,8 +46,10 @@ class WorkerPool;
 /// Stripe (ring) removal methods: Vo, Atwood & Drakopoulos, Opt. Express 26,
 /// 28396 (2018), algorithms 3 (sorting), 5 (large), 6 (dead) and their
 /// combination "all" (dead -> large -> sorting, as algotom's
-/// remove_all_stripe); Münch et al., Opt. Express 17, 8567 (2009)
-/// wavelet-Fourier filtering.
+/// remove_all_stripe; "dead" is algotom's remove_dead_stripe with
+/// residual=False, its default True being dead -> large); Münch et al.,
+/// Opt. Express 17, 8567 (2009) wavelet-Fourier filtering (algotom's
+/// remove_stripe_based_wavelet_fft).
 enum class RingMethod { Off, Sorting, Large, Dead, All, Wavelet };
 /// "off", "sorting", "large", "dead", "all", "wavelet".
 std::string_view ringMethodName(RingMethod m);
@@ -58,6 +63,14 @@ struct FlatFieldOptions {
     /// subtracted). count 0 = off.
     int backgroundFirst = 0;
     int backgroundCount = 0;
+    /// Intensities without flat fields and without background columns, that
+    /// look like raw counts (an integer type, or a mean above 2), are
+    /// normalised by open-beam columns found in the data
+    /// (findBackgroundColumns) - else the log of the counts shifts every line
+    /// integral by -ln(open beam) and every slice value by about
+    /// 2 ln(open beam) / (pi x the filter's padded length). Off: taken as
+    /// they are.
+    bool findBackground = true;
     bool operator==(const FlatFieldOptions&) const = default;
 };
 
@@ -77,8 +90,12 @@ struct ZingerOptions {
     /// A value is a zinger when it exceeds its local median by more than
     /// threshold x max(|median|, mean |value| of the sinogram) (see removeZingers).
     double threshold = 0.3;
-    /// Odd window width (projections and columns), >= 3.
-    int window = 3;
+    /// Odd window width (projections and columns), >= 3. 5 by default: a
+    /// 3 x 3 median is outvoted by zingers of 3 or more neighbouring values
+    /// (on the PSI basalt scan it left 0.21 of the outliers' energy, 5 x 5
+    /// leaves 0.05; tests/core/test_corrections_pixels.cpp says how that is
+    /// measured).
+    int window = 5;
     bool operator==(const ZingerOptions&) const = default;
 };
 
@@ -93,12 +110,16 @@ struct RingOptions {
     /// Share of the sorted values dropped at each end when measuring stripe
     /// strength (0 ... 0.8): large, all.
     double dropRatio = 0.1;
-    /// Wavelet decomposition levels (1 ... 20). Algotom's default 5: deeper
-    /// levels (tomopy's ceil(log2(size))) also damp the coarse profile of the
-    /// object across the columns, which shifts the slice's mean.
+    /// Wavelet decomposition levels (1 ... 20), at most what the padded
+    /// sinogram allows (waveletPadding). Algotom's default 5: deeper levels
+    /// also damp the coarse profile of the object across the columns, which
+    /// shifts the slice's mean.
     int waveletLevel = 5;
-    /// Width of the Gaussian damping of the wavelet method, in frequency samples (> 0).
-    double waveletSigma = 2.0;
+    /// Width of the Gaussian damping of the wavelet method, in frequency
+    /// samples (> 0). Algotom's default 1: the earlier 2 (with Daubechies 5
+    /// and no level limit) halved the mean of a small object on the axis
+    /// (Diamond I13 row 70).
+    double waveletSigma = 1.0;
     bool operator==(const RingOptions&) const = default;
 };
 
@@ -131,7 +152,8 @@ struct CorrectionOptions {
     PaganinOptions paganin;
     HalfAcquisitionOptions halfAcquisition;
 
-    /// Only flat/dark + log with clamping (every correction off, dead pixels too).
+    /// Only flat/dark + log with clamping (every correction off, dead pixels
+    /// and the search for open-beam columns too).
     static CorrectionOptions none();
 
     /// Throws InvalidArgument naming the option (run-config key and CLI
@@ -166,6 +188,31 @@ struct FlatBlend {
 };
 /// Throws InvalidArgument for no positions or decreasing positions.
 FlatBlend flatBlend(std::span<const double> positions, int projection);
+
+/// Open-beam columns found in intensities without flats.
+struct BackgroundColumns {
+    int first = 0;
+    int count = 0;           ///< 0: none found
+    double openBeam = 0.0;   ///< the open-beam level (mean over projections of B(a) below)
+};
+
+/// Finds the columns that see only the open beam in every projection of
+/// every sinogram of `intensities` (rows of [projection][column]
+/// intensities, dark subtracted), at one edge of the detector:
+///  1. per projection a, B0(a) = the largest 5-column running median of
+///     its line (an upper estimate of its open beam);
+///  2. noise s = 1.4826 median |Q(a, c+1) - Q(a, c)| / sqrt(2) of Q = I / B0;
+///  3. candidates: columns whose median over the projections of Q is >= 1 -
+///     6 s; B(a) = the mean of I over them;
+///  4. a column is open beam when its values / B(a), averaged over 3
+///     neighbouring projections (clamped), stay >= 1 - max(0.02, 6 s /
+///     sqrt(3)) in every projection (an object dips there at least once);
+/// the columns open in every sinogram, the longer of the runs that start at
+/// column 0 and that end at the last column (the left one on a tie), less
+/// 2 columns at its inner end (the object's penumbra); at least 4 columns,
+/// else none (count 0; openBeam still estimated). Throws InvalidArgument
+/// for an empty stack.
+BackgroundColumns findBackgroundColumns(const std::vector<Image>& intensities);
 
 // ========================================================== bad pixels
 
@@ -253,18 +300,41 @@ void removeLargeStripes(std::span<float> sinogram, int projections, int columns,
 void removeDeadStripes(std::span<float> sinogram, int projections, int columns, double snr, int window,
                        WorkerPool* pool = nullptr);
 
-/// Münch et al. (tomopy's remove_stripe_fw, with exact frequencies and edge
-/// padding): the sinogram is padded along the projections to P + P/8 rows
-/// by repeating the first and last row ((P/8)/2 rows before); `level` times
-/// a 2D Daubechies-5 DWT (pywt's dwt2, "symmetric" extension: lengths
-/// n -> (n + 9) / 2) splits off the details; each vertical-detail band
-/// (high-pass across columns, low-pass along projections) is damped along
-/// its projection axis: FFT of each column of length m, coefficient k
-/// (signed, |k| <= m/2) times 1 - exp(-k^2 / (2 sigma^2)), inverse FFT. The
-/// inverse DWT (each approximation cropped to its detail size first) and a
-/// crop to the input give the result.
+/// Münch et al. as algotom's remove_stripe_based_wavelet_fft (its defaults
+/// db9, level 5, size 1 = sigma): the sinogram is padded (waveletPadding) by
+/// `pad` rows of each column's mean above and below, then by `pad` copies of
+/// the edge columns left and right; waveletPadding(...).levels times a 2D
+/// Daubechies-9 DWT (pywt's dwt2, "symmetric" extension: lengths n -> (n +
+/// 17) / 2) splits off the details; each vertical-detail band (high-pass
+/// across columns, low-pass along projections) of height m is damped along
+/// its projection axis: FFT of each column, coefficient k (0 <= k <= m/2)
+/// times waveletDamping(k, m, sigma), inverse FFT. The inverse DWT (each
+/// approximation cropped to its detail size first) and a crop to the input
+/// give the result. A sinogram too small for one level is left as it is.
+/// Linear: the stage runs it on line integrals (so no transmission can
+/// become <= 0; a detector gain is an additive stripe there).
 void removeStripesWavelet(std::span<float> sinogram, int projections, int columns, int level, double sigma,
                           WorkerPool* pool = nullptr);
+
+/// The padded shape of removeStripesWavelet: pad = min(150, floor(0.1 x
+/// min(projections, columns))), height and width the padded sizes, levels =
+/// min(level, floor(log2(min(height, width) / 16))) (0 below 32), algotom's.
+struct WaveletPadding {
+    int pad = 0;
+    int height = 0;
+    int width = 0;
+    int levels = 0;
+};
+WaveletPadding waveletPadding(int projections, int columns, int level);
+
+/// The damping of frequency k (0 <= k <= n / 2) of a vertical-detail column
+/// of n values: algotom multiplies the centred spectrum by the window
+/// w(x) = 1 - exp(-x^2 / (2 sigma^2)), x = i - (ceil(n / 2) - 1) at index
+/// i, and keeps the real part of the inverse, which is the spectrum times
+/// (w(k + s) + w(s - k)) / 2 with s = 1 for even n, 0 for odd n (for even
+/// n, w(s - k) alone at k = n / 2). So even columns keep 1 - exp(-1 / (2
+/// sigma^2)) of their zero frequency (0.39 for sigma 1).
+double waveletDamping(int k, int n, double sigma);
 
 /// The method chosen in `options` (nothing for Off). removeStripes with
 /// All = removeDeadStripes(snr, largeWindow), removeLargeStripes(snr,
@@ -272,9 +342,68 @@ void removeStripesWavelet(std::span<float> sinogram, int projections, int column
 void removeStripes(std::span<float> sinogram, int projections, int columns, const RingOptions& options,
                    WorkerPool* pool = nullptr);
 
-/// Daubechies-5 decomposition low-pass filter (pywt's db5 dec_lo, 10 taps);
+/// Daubechies-9 decomposition low-pass filter (pywt's db9 dec_lo, 18 taps);
 /// the other three filters follow by the quadrature-mirror relations.
-std::span<const double> daubechies5();
+std::span<const double> daubechies9();
+
+// ================================================== ring damage guard
+//
+// What a stripe removal changed that is not a stripe. A stripe is constant
+// along the angles; an object's sinogram is not (except where it is centred
+// on the axis, and then its integral tells). Of one sinogram, in line
+// integrals (transmissions T as p = -log max(T, kMinTransmission)):
+//   D = p after - p before;
+//   x~ = x smoothed by a box of 2 ha + 1 projections (ha = max(1,
+//        round(0.04 P)), indices clamped) and of 2 hc + 1 columns (hc = 3,
+//        clamped): noise, independent per value, is averaged away, an
+//        object's change is not; a stripe stays constant along the angles;
+//   noise^2 of x = (1.4826 median |x(a, c+1) - x(a, c)|)^2 / 2 (the median
+//        of a histogram of the float bits: bins of 1/16 of an octave,
+//        linear inside the bin), g = 1 / ((2 ha + 1)(2 hc + 1)) its share
+//        that survives the smoothing;
+//   signal    = sum over a, c of (p~ - mean over a of p~)^2 - P N g noise^2(p)
+//               (the object's angular variation; at least P N g noise^2(p));
+//   nonStripe = sqrt(max(0, sum (D~ - mean over a of D~)^2 - P N g
+//               noise^2(D)) / signal): the share of the object's angular
+//               signal that the removal changed (0 when signal is 0);
+//   meanChange = sum D / sum |p|: the relative change of the object's
+//               integral (the slice's mean).
+// Measured with algotom's functions on the real scans: the tooth with dead,
+// large, all 0.08-0.11 or a mean change of 0.4-0.6 %, I13 row 70 with
+// sorting 0.16 and -2.7 %, all 0.46 and -15 %; the dendrites with sorting
+// 0.013 and -0.01 %, the wavelet method <= 0.04 everywhere.
+
+/// Half-widths of the guard's smoothing box.
+int ringGuardAngles(int projections);
+inline constexpr int kRingGuardColumns = 3;
+/// Bins of the guard's noise histograms: float bits >> kRingNoiseShift of
+/// a value >= 0.
+inline constexpr int kRingNoiseShift = 19;
+inline constexpr int kRingNoiseBins = 1 << (31 - kRingNoiseShift);
+
+/// The sums over one sinogram that ringChange turns into figures (the GPU
+/// computes them on the device, ringChangeSums on the host).
+struct RingChangeSums {
+    int projections = 0, columns = 0;
+    double signalEnergy = 0.0;    ///< sum over columns of sum over a of (p~ - mean p~)^2
+    double nonStripeEnergy = 0.0; ///< the same of D~
+    double lineIntegralSum = 0.0; ///< sum |p|
+    double changeSum = 0.0;       ///< sum D
+    /// Histograms (kRingNoiseBins) of |p(a, c+1) - p(a, c)| and of D's.
+    std::vector<std::uint32_t> signalSteps, changeSteps;
+};
+
+/// One sinogram's figures.
+struct RingChange {
+    double nonStripe = 0.0;
+    double meanChange = 0.0;
+};
+
+/// The sums of one sinogram before and after a stripe removal (kind: what
+/// the values are). Throws InvalidArgument for sizes that do not match.
+RingChangeSums ringChangeSums(std::span<const float> before, std::span<const float> after, int projections,
+                              int columns, ValueKind kind, WorkerPool* pool = nullptr);
+RingChange ringChange(const RingChangeSums& sums);
 
 // ============================================================= Paganin
 

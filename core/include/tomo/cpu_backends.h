@@ -15,4 +15,8 @@ std::unique_ptr<Backend> makeCpuReferenceBackend();
 /// (seed 000 §6.10, seeds 001/002).
 std::unique_ptr<Backend> makeCpuBackend();
 
+/// "cpu-gridrec": Fourier-domain gridding on the CPU (approximate; the twin
+/// of the CUDA "gridrec", see tomo/gridrec.h).
+std::unique_ptr<Backend> makeGridrecCpuBackend();
+
 } // namespace tomo

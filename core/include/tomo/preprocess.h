@@ -14,8 +14,8 @@
 //   output geometry: outputColumns(), outputAngles(), outputAxis() (360°
 //   stitching doubles the width and halves the projections)
 //
-// read() and correct() are separate so a conveyor can read the next chunk
-// while this one is corrected (or uploaded to a GPU and corrected there).
+// read() and correct() are separate so a conveyor reads the next chunk while this one is corrected. Threads: read(),
+// prefetch() one at a time (the reader); the rest from several at once (lanes; correct()'s loops take turns).
 //
 // correct() in detail (float32 values throughout; the order of corrections.h):
 //  1. NaN/inf in data, flats or dark: DataError. With zinger removal, the
@@ -31,9 +31,12 @@
 //     LineIntegral for log-corrected input).
 //  4. Per line: divided by the mean of the background columns (line
 //     integrals: that mean subtracted), when set.
-//  5. Per block row: removeStripes on its sinogram.
+//  5. Per block row: removeStripes on its sinogram (the wavelet method on the
+//     logs of transmissions, exp taken back); on the output rows the damage
+//     guard (ringChangeSums / ringChange) of before and after.
 //  6. Per projection: PaganinFilter over all block rows; the output rows kept.
-//  7. p = -log(T) of the output rows, T <= 0 set to 1e-5 first (counted).
+//  7. p = -log(T) of the output rows, T <= 0 set to 1e-5 first (counted as
+//     clampedByCorrections: only Paganin's filter can make them).
 //     Without steps 3-6 the log is taken at the end of step 2, same values.
 //  8. Per output row: stitchHalfAcquisition.
 // Tests: tests/core/test_preprocess.cpp, tests/core/test_corrections*.cpp.
@@ -44,6 +47,7 @@
 #include "tomo/host_buffer.h"
 #include "tomo/image.h"
 
+#include <cmath>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -79,6 +83,45 @@ struct PreprocessStats {
     std::vector<PixelPosition> zingers;
     /// Zingers replaced in the flats and darks (per flat group and row).
     std::size_t flatZingerCount = 0;
+    /// Values that a correction between the flat field and the log
+    /// (Paganin's filter) left without a positive transmission, clamped to
+    /// kMinTransmission before the log: the correction's doing, not the data's.
+    std::size_t clampedByCorrections = 0;
+
+    /// What ring removal changed beyond its stripes (ringChange in
+    /// corrections.h): the worst of the rows loaded. Empty (rows 0) when no
+    /// ring removal ran.
+    struct RingDamage {
+        /// Above either the removal is reported as damaging. Chosen between
+        /// the figures of algotom's own functions on the real scans (README
+        /// "Corrections"): they flag the APS tooth with dead, large and all
+        /// (non-stripe 0.08-0.11 or mean 0.4-0.6 %) and Diamond I13 row 70
+        /// with sorting (0.16, -2.7 %), not the dendrites with sorting
+        /// (0.013, -0.01 %) nor the wavelet method (<= 0.04, <= 0.02 %).
+        static constexpr double kNonStripeLimit = 0.05;
+        static constexpr double kMeanChangeLimit = 0.0025;
+
+        int rows = 0;            ///< sinograms measured
+        double nonStripe = 0.0;  ///< the largest share over the rows
+        int nonStripeRow = -1;   ///< its detector row
+        double meanChange = 0.0; ///< the relative change of largest magnitude (signed)
+        int meanChangeRow = -1;  ///< its detector row
+
+        /// Adds one row's figures (the first row keeps a tie).
+        void add(const RingChange& change, int row);
+        void merge(const RingDamage& other);
+        bool exceeded() const {
+            return nonStripe > kNonStripeLimit || std::abs(meanChange) > kMeanChangeLimit;
+        }
+        /// "16.0 % of the object's angular signal changed (row 70), its
+        /// integral by -2.70 % (row 70)"; empty when rows is 0.
+        std::string summary() const;
+    };
+    RingDamage rings;
+
+    /// Values without a usable transmission, clamped or interpolated
+    /// (clamped + badValueCount): what VolumeJob::maxClampedFraction limits.
+    std::size_t unusable() const { return clamped + badValueCount; }
 
     /// Adds another chunk's figures (lists stay capped).
     void merge(const PreprocessStats& other);
@@ -205,8 +248,9 @@ class PreprocessingStage {
 public:
     /// Validates `options` (CorrectionOptions::validate) and against the
     /// dataset (column ranges, Paganin needs intensities, 360° needs a 360°
-    /// scan); with half acquisition on and no axis, finds it on the middle
-    /// detector row. The reader must outlive the stage; the stage reads from
+    /// scan); without flats, looks for open-beam columns
+    /// (FlatFieldOptions::findBackground); with half acquisition on and no
+    /// axis, finds it on the middle detector row. The reader must outlive the stage; the stage reads from
     /// it only in its constructor, read() and load(). Throws InvalidArgument
     /// naming the option; reading errors as the reader throws them.
     PreprocessingStage(DatasetReader& reader, CorrectionOptions options);
@@ -232,6 +276,10 @@ public:
     /// The 360° axis search's result, when the stage searched (half
     /// acquisition on without an axis); options() holds the axis too.
     const std::optional<HalfAcquisitionAxis>& foundHalfAcquisitionAxis() const;
+    /// The open-beam columns the stage looked for (FlatFieldOptions::
+    /// findBackground, on rows spreadRows(0, rows, 3)), when it looked;
+    /// options() holds the columns when some were found.
+    const std::optional<BackgroundColumns>& foundBackgroundColumns() const;
 
     /// Things the user should know about the data (e.g. raw counts without
     /// flats), found when the stage was made or on the first load().

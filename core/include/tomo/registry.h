@@ -29,7 +29,9 @@ public:
     /// The backend to use for `options.strategy`: a named one (throws
     /// InvalidArgument listing the names if unknown, DeviceError with the
     /// reason if unavailable) or, for "auto", the fastest available exact
-    /// strategy for these options (timed once per device and shape, see autotune.h).
+    /// strategy for these options (timed once per device and shape, see
+    /// autotune.h; with options.allowApproximate, approximate ones within
+    /// the tuner's error bound compete too).
     const Backend& resolve(const ReconOptions& options, const ReconGeometry& geometry) const;
 
     /// `options` with "auto" resolved: the strategy and, for strategies with
@@ -38,7 +40,8 @@ public:
     ReconOptions resolveOptions(const ReconOptions& options, const ReconGeometry& geometry) const;
 
     /// The strategies "auto" chooses among for these options (available,
-    /// exact, accepting them), the preferred one last.
+    /// exact unless options.allowApproximate, accepting them), the preferred
+    /// one last.
     std::vector<const Backend*> autoCandidates(const ReconOptions& options) const;
 
 private:

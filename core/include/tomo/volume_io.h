@@ -81,6 +81,13 @@ struct WriteOptions {
     std::map<std::string, std::string> attributes;
 };
 
+/// Slices [first, first + count) of a volume.
+struct SliceSpan {
+    int first = 0;
+    int count = 0;
+    bool operator==(const SliceSpan&) const = default;
+};
+
 /// Picks the format from the target: ".h5"/".hdf5"/".hdf"/".nxs" -> Hdf5,
 /// ".tif"/".tiff" or a directory path (ending in '/' or no extension) ->
 /// TiffStack. Throws InvalidArgument for other extensions.
@@ -91,8 +98,8 @@ public:
     virtual ~VolumeWriter() = default;
     /// Writes `count` slices starting at slice `first` (width * height each),
     /// converted to the output type on the writer's threads (TIFF folders:
-    /// one file per slice, several at once). Not to be called from two
-    /// threads at once. Throws IoError naming the file (the first failure
+    /// one file per slice, several at once), in any order of `first` (see
+    /// holdsEarlySlices). Not to be called from two threads at once. Throws IoError naming the file (the first failure
     /// when several threads fail, e.g. on a full disk).
     virtual void writeSlices(int first, int count, std::span<const float> data) = 0;
     /// Flushes and renames the temporary to the target. Throws IoError.
@@ -101,6 +108,11 @@ public:
     /// writers that store floats as they are). Call it between writeSlices
     /// calls (e.g. after commit), not during one.
     virtual ClippedValues clipped() const { return {}; }
+    /// True when slices that come before their turn are held in memory until
+    /// the slices before them are written (a multi-page TIFF appends its
+    /// pages in order); false when any order costs nothing (HDF5 writes each
+    /// slice's chunk in place, a TIFF folder one file per slice).
+    virtual bool holdsEarlySlices() const { return false; }
 };
 
 /// Throws IoError if anything is at the target (a dangling symbolic link

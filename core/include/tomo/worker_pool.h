@@ -31,7 +31,9 @@ public:
 
     /// Calls task(index, thread) for every index in [0, count), spread over
     /// the threads (thread in [0, threads())), and returns when all are done.
-    /// Rethrows the first exception a task threw. Not reentrant.
+    /// Rethrows the first exception a task threw. Callers on several threads
+    /// take turns (one loop runs at a time: each already uses every thread);
+    /// not reentrant (a task must not call it on the same pool).
     void parallelFor(int count, const std::function<void(int index, int thread)>& task);
 
 private:
@@ -41,6 +43,7 @@ private:
     void runTasks(int thread);
 
     std::vector<std::thread> m_workers;
+    std::mutex m_turn; // one parallelFor at a time
     std::mutex m_mutex;
     std::condition_variable m_wake;
     std::condition_variable m_finished;

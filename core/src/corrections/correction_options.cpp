@@ -56,6 +56,7 @@ RingMethod parseRingMethod(std::string_view name) {
 CorrectionOptions CorrectionOptions::none() {
     CorrectionOptions o;
     o.badPixels.enabled = false;
+    o.flatField.findBackground = false;
     return o;
 }
 

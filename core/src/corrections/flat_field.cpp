@@ -7,6 +7,7 @@
 #include "tomo/preprocess.h"
 
 #include "corrections/flat_field_lines.h"
+#include "corrections/transmission.h"
 #include "cpu_clones.h"
 #include "tomo/corrections.h"
 #include "tomo/error.h"
@@ -52,7 +53,14 @@ std::string describe(float v) {
     return (bits & 0x007fffffu) ? "NaN" : (bits >> 31 ? "-inf" : "+inf");
 }
 
-/// Index of the first NaN/inf of a float line, or kNone.
+/// A float64 value that float32 cannot hold: it would become +-inf, and
+/// every value of its line's slice would be wrong.
+inline bool beyondFloat(double v) {
+    return std::abs(v) > static_cast<double>(std::numeric_limits<float>::max());
+}
+
+/// Index of the first NaN/inf (or, of float64 data, value beyond float32's
+/// range) of a line, or kNone.
 template <class T>
 std::size_t firstNotFinite(const T* values, std::size_t n) {
     if constexpr (std::is_integral_v<T>) {
@@ -61,7 +69,11 @@ std::size_t firstNotFinite(const T* values, std::size_t n) {
         return kNone;
     } else {
         for (std::size_t i = 0; i < n; ++i)
-            if (notFinite(values[i])) return i;
+            if constexpr (std::is_same_v<T, double>) {
+                if (notFinite(values[i]) || beyondFloat(values[i])) return i;
+            } else if (notFinite(values[i])) {
+                return i;
+            }
         return kNone;
     }
 }
@@ -111,10 +123,8 @@ PreprocessStats correctAll(const RawRows& raw, const FlatFieldRows& field, std::
 
     if (const std::size_t bad = firstBad.load(); bad != kNone) {
         const std::size_t line = bad / columns;
-        throw DataError(raw.source + ": value is " + describe(static_cast<float>(values[bad])) + " at row " +
-                        std::to_string(raw.firstRow + static_cast<long long>(line % pitch)) + ", angle " +
-                        std::to_string(line / pitch) + ", column " + std::to_string(bad % columns) +
-                        "; expected finite values");
+        detail::throwNonFiniteValue(raw.source, static_cast<double>(values[bad]),
+                                    raw.firstRow + static_cast<long long>(line % pitch), line / pitch, bad % columns);
     }
     PreprocessStats stats;
     stats.clamped = clamped.load();

@@ -14,7 +14,8 @@ namespace tomo::detail {
 /// >= saturation (when saturation > 0) or dead[c] is not 0 (dead: one byte
 /// per column, 0 or 1).
 /// Returns the number of bad values, or -1 - c for the first column c whose
-/// raw value is NaN or inf (float types; nothing is written then).
+/// raw value is NaN or inf, or of float64 beyond float32's range (nothing is
+/// written then).
 template <class T>
 long long transmissionLine(const T* raw, const float* dark, const float* scale, const std::uint8_t* dead,
                            float saturation, int columns, float* out, std::uint8_t* bad);

@@ -1,6 +1,8 @@
 // Münch et al., Opt. Express 17, 8567 (2009): stripes removed by damping the
-// low angular frequencies of the vertical wavelet details. A small
-// Daubechies-5 DWT with pywt's "symmetric" boundary convention.
+// low angular frequencies of the vertical wavelet details, with the choices
+// of algotom's remove_stripe_based_wavelet_fft (Daubechies 9, its padding,
+// level limit and damping window). A small DWT with pywt's "symmetric"
+// boundary convention.
 #include "tomo/corrections.h"
 
 #include "corrections/correction_util.h"
@@ -18,11 +20,14 @@ namespace tomo {
 
 namespace {
 
-constexpr int kTaps = 10;
-/// Daubechies 5 decomposition low-pass (pywt "db5" dec_lo).
-constexpr std::array<double, kTaps> kDb5DecLo = {
-    0.0033357252854737712, -0.012580751999081999, -0.006241490212798274, 0.07757149384004571, -0.03224486958463838,
-    -0.24229488706638203,  0.13842814590132074,   0.7243085284377729,    0.6038292697971896,  0.16010239797419293};
+constexpr int kTaps = 18;
+/// Daubechies 9 decomposition low-pass (pywt "db9" dec_lo).
+constexpr std::array<double, kTaps> kDb9DecLo = {
+    3.93473203162716e-05,  -0.0002519631889427101, 0.00023038576352319597, 0.0018476468830562265,
+    -0.00428150368246343,  -0.004723204757751397,  0.022361662123679096,   0.00025094711483145197,
+    -0.06763282906132997,  0.03072568147933338,    0.14854074933810638,    -0.09684078322297646,
+    -0.2932737832791749,   0.13319738582500756,    0.6572880780513005,     0.6048231236901112,
+    0.24383467461259034,   0.038077947363878345};
 
 /// The four filters by the quadrature-mirror relations of an orthogonal
 /// wavelet: rec_lo[k] = dec_lo[F-1-k], rec_hi[k] = (-1)^k dec_lo[k],
@@ -30,7 +35,7 @@ constexpr std::array<double, kTaps> kDb5DecLo = {
 struct Filters {
     std::array<double, kTaps> decLo{}, decHi{}, recLo{}, recHi{};
     Filters() {
-        decLo = kDb5DecLo;
+        decLo = kDb9DecLo;
         for (int k = 0; k < kTaps; ++k) {
             recLo[k] = decLo[kTaps - 1 - k];
             recHi[k] = (k % 2 ? -1.0 : 1.0) * decLo[k];
@@ -136,12 +141,12 @@ Plane reconstruct(const Plane& a, const Level& level, WorkerPool* pool) {
     return out;
 }
 
-/// Multiplies each column's spectrum along the rows by 1 - exp(-k^2 / (2 sigma^2)).
+/// Multiplies each column's spectrum along the rows by waveletDamping (the
+/// inverse transform's 1 / n folded in).
 void dampColumns(Plane& p, double sigma, WorkerPool* pool) {
     const int n = p.height, half = n / 2 + 1;
     std::vector<float> damping(static_cast<std::size_t>(half));
-    for (int k = 0; k < half; ++k)
-        damping[k] = static_cast<float>(-std::expm1(-static_cast<double>(k) * k / (2.0 * sigma * sigma)) / n);
+    for (int k = 0; k < half; ++k) damping[k] = static_cast<float>(waveletDamping(k, n, sigma) / n);
     fftw::Plan forward, inverse;
     {
         auto line = fftw::allocate<float>(static_cast<std::size_t>(n));
@@ -168,8 +173,30 @@ void dampColumns(Plane& p, double sigma, WorkerPool* pool) {
 
 } // namespace
 
-std::span<const double> daubechies5() {
-    return kDb5DecLo;
+std::span<const double> daubechies9() {
+    return kDb9DecLo;
+}
+
+double waveletDamping(int k, int n, double sigma) {
+    // algotom's window 1 - exp(-x^2 / (2 sigma^2)) over the shifted spectrum,
+    // x = index - (ceil(n / 2) - 1); the shifted index of frequency k is
+    // k + n / 2. The real part of the inverse averages k and -k.
+    const int shift = n / 2 - ((n + 1) / 2 - 1); // 1 for even n, 0 for odd
+    auto window = [&](int x) { return -std::expm1(-static_cast<double>(x) * x / (2.0 * sigma * sigma)); };
+    if (n % 2 == 0 && k == n / 2) return window(shift - k); // the Nyquist frequency is its own partner
+    return 0.5 * (window(k + shift) + window(shift - k));
+}
+
+WaveletPadding waveletPadding(int projections, int columns, int level) {
+    WaveletPadding w;
+    w.pad = std::min(150, static_cast<int>(0.1 * std::min(projections, columns)));
+    w.height = projections + 2 * w.pad;
+    w.width = columns + 2 * w.pad;
+    int most = 0; // floor(log2(min(height, width) / 16))
+    while ((16 << (most + 1)) <= std::min(w.height, w.width)) ++most;
+    if (std::min(w.height, w.width) < 16) most = 0;
+    w.levels = std::min(level, most);
+    return w;
 }
 
 void removeStripesWavelet(std::span<float> sinogram, int projections, int columns, int level, double sigma,
@@ -180,23 +207,31 @@ void removeStripesWavelet(std::span<float> sinogram, int projections, int column
                               std::to_string(projections) + " projections x " + std::to_string(columns) + " columns");
     if (!(sigma > 0.0)) throw InvalidArgument("wavelet stripe removal: sigma must be > 0");
     if (level < 1 || level > 20) throw InvalidArgument("wavelet stripe removal: level must be 1 ... 20");
-    // Rows repeated beyond the first and last projection, so the angular
-    // FFTs do not wrap one end of the sinogram onto the other.
-    const int extra = projections / 8, top = extra / 2;
-    Plane a(projections + extra, columns);
+    const WaveletPadding shape = waveletPadding(projections, columns, level);
+    if (shape.levels < 1) return; // too small for one level (algotom: pywt's level 0 returns it as it is)
+    // Each column's mean above and below (so the angular FFTs do not wrap one
+    // end of the sinogram onto the other), then the edge columns repeated.
+    const int pad = shape.pad;
+    std::vector<float> mean(static_cast<std::size_t>(columns));
+    for (int c = 0; c < columns; ++c) {
+        double sum = 0.0;
+        for (int y = 0; y < projections; ++y) sum += sinogram[static_cast<std::size_t>(y) * columns + c];
+        mean[c] = static_cast<float>(sum / projections);
+    }
+    Plane a(shape.height, shape.width);
     for (int y = 0; y < a.height; ++y) {
-        const float* src =
-            sinogram.data() + static_cast<std::size_t>(std::clamp(y - top, 0, projections - 1)) * columns;
-        std::copy(src, src + columns, a.at(y, 0));
+        const bool inside = y >= pad && y < pad + projections;
+        const float* src = inside ? sinogram.data() + static_cast<std::size_t>(y - pad) * columns : mean.data();
+        for (int x = 0; x < a.width; ++x) *a.at(y, x) = src[std::clamp(x - pad, 0, columns - 1)];
     }
     std::vector<Level> levels;
-    for (int n = 0; n < level; ++n) {
+    for (int n = 0; n < shape.levels; ++n) {
         levels.push_back(decompose(a, pool));
         dampColumns(levels.back().vertical, sigma, pool);
     }
-    for (int n = level - 1; n >= 0; --n) a = reconstruct(a, levels[n], pool);
+    for (int n = shape.levels - 1; n >= 0; --n) a = reconstruct(a, levels[n], pool);
     for (int y = 0; y < projections; ++y)
-        std::copy(a.at(y + top, 0), a.at(y + top, 0) + columns,
+        std::copy(a.at(y + pad, pad), a.at(y + pad, pad) + columns,
                   sinogram.data() + static_cast<std::size_t>(y) * columns);
 }
 

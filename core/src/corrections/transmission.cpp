@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <thread>
@@ -19,14 +20,22 @@ namespace tomo {
 namespace detail {
 
 namespace {
-std::string nonFiniteName(float v) {
+std::string nonFiniteName(double v) {
     return std::isnan(v) ? "NaN" : (v > 0 ? "+inf" : "-inf");
 }
 } // namespace
 
-void throwNonFiniteValue(const std::string& source, float value, long long row, std::size_t angle, std::size_t column) {
-    throw DataError(source + ": value is " + nonFiniteName(value) + " at row " + std::to_string(row) + ", angle " +
-                    std::to_string(angle) + ", column " + std::to_string(column) + "; expected finite values");
+void throwNonFiniteValue(const std::string& source, double value, long long row, std::size_t angle,
+                         std::size_t column) {
+    const std::string where =
+        " at row " + std::to_string(row) + ", angle " + std::to_string(angle) + ", column " + std::to_string(column);
+    if (std::isfinite(value)) { // float64 beyond float32's range
+        char number[32];
+        std::snprintf(number, sizeof number, "%.3g", value);
+        throw DataError(source + ": value is " + number + where +
+                        "; expected values within float32's range (|v| <= 3.4e+38)");
+    }
+    throw DataError(source + ": value is " + nonFiniteName(value) + where + "; expected finite values");
 }
 
 void checkReference(std::span<const float> image, int columns, const std::string& source, const char* what,

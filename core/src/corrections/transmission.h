@@ -10,8 +10,10 @@
 namespace tomo::detail {
 
 /// Throws DataError "<source>: value is NaN at row R, angle A, column C;
-/// expected finite values" (+inf / -inf likewise).
-[[noreturn]] void throwNonFiniteValue(const std::string& source, float value, long long row, std::size_t angle,
+/// expected finite values" (+inf / -inf likewise; a finite value - float64
+/// beyond float32's range - "value is 1e+300 at ...; expected values within
+/// float32's range (|v| <= 3.4e+38)").
+[[noreturn]] void throwNonFiniteValue(const std::string& source, double value, long long row, std::size_t angle,
                                       std::size_t column);
 
 /// Throws DataError naming `source`, `what` ("flat field", "dark field"), the

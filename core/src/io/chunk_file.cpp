@@ -131,6 +131,11 @@ void ChunkFile::write(std::span<const std::byte> bytes, std::uint64_t offset) co
     }
 }
 
+void ChunkFile::sync() {
+    if (m_map && ::msync(m_map, m_bytes, MS_SYNC) != 0) fail("writing to the storage failed");
+    if (::fdatasync(m_fd) != 0) fail("writing to the storage failed");
+}
+
 void ChunkFile::close() {
     if (!release()) fail("closing failed");
 }

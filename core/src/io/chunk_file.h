@@ -49,6 +49,9 @@ public:
     void unmapWritten(std::uint64_t offset, std::uint64_t bytes) const;
     /// pwrite of all of `bytes` at `offset`; thread-safe.
     void write(std::span<const std::byte> bytes, std::uint64_t offset) const;
+    /// Writes the file's bytes to the storage (fdatasync), for readers on
+    /// other hosts; throws IoError.
+    void sync();
     /// Unmaps and closes; throws IoError when the close reports an error.
     void close();
 

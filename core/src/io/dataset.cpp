@@ -279,13 +279,12 @@ void finishInfo(DatasetInfo& info, const OpenOptions& options) {
     }
     if (info.logCorrected || info.flats > 0) return;
     if (info.sampleType != SampleType::UInt8 && info.sampleType != SampleType::UInt16) return;
-    // Normalised intensities stored as integers (scaled to the type's range)
-    // look the same: the log's constant offset is harmless to a parallel-beam
-    // reconstruction; detector gains are what a flat would remove.
+    // What the corrections do about the open beam (found in columns outside
+    // the object, given, or missing: an offset) they say themselves
+    // (PreprocessingStage::warnings); detector gains only a flat removes.
     info.warnings.push_back(info.path.string() + " has no flat fields: its " + sampleTypeName(info.sampleType) +
-                            " values are taken as transmissions up to a constant factor (harmless: the ramp filter "
-                            "removes the log's offset), but detector gains are not corrected (they make rings); give "
-                            "flats, or normalise by open-beam columns with --background-columns");
+                            " values are intensities whose open beam has to come from columns outside the object, "
+                            "and detector gains are not corrected (they make rings)");
 }
 
 void checkRowRequest(const DatasetInfo& info, int firstRow, int rowCount, std::size_t outSize,

@@ -141,8 +141,9 @@ void removeFileOrFlatDirectory(const char* path) {
     ::rmdir(path);
 }
 
-/// Bytes the ".old" of a replaced directory adds to a temporary's name.
-constexpr std::size_t kAsideSuffix = 4;
+/// Bytes the ".old" of a replaced directory, or the ".done" of a resumable
+/// temporary's record (SharedVolume), adds to a temporary's name.
+constexpr std::size_t kAsideSuffix = 5;
 
 /// This machine's name as it appears in temporaries' names: letters, digits,
 /// '_' and '.' (other characters become '_'), at most 32 of them; "host"
@@ -158,10 +159,13 @@ std::string hostTag() {
 }
 
 /// The hidden temporary of `name` in a directory taking names of at most
-/// `limit` bytes, for `suffix` (".tmp-HOST-PID-N"): a long name is shortened
-/// so that the temporary and its ".old" still fit.
+/// `limit` bytes, for `suffix` (".tmp-HOST-PID-N", ".tomo-partial"): a long
+/// name is shortened so that the temporary and its ".old" or ".done" still fit.
 std::string temporaryName(const std::string& name, const std::string& suffix, std::size_t limit) {
-    return "." + utf8Prefix(name, limit - 1 - suffix.size() - kAsideSuffix) + suffix;
+    std::string out(1, '.'); // built in steps: GCC 12 sees a false overlap in "." + ...
+    out += utf8Prefix(name, limit - 1 - suffix.size() - kAsideSuffix);
+    out += suffix;
+    return out;
 }
 
 } // namespace
@@ -181,8 +185,8 @@ void requireFreeSpace(const std::filesystem::path& target, const VolumeFootprint
                       " are free in " + dir.string());
 }
 
-StagedOutput::StagedOutput(std::filesystem::path target, bool overwrite)
-    : m_target(withoutTrailingSlash(target)), m_overwrite(overwrite) {
+StagedOutput::StagedOutput(std::filesystem::path target, bool overwrite, Staging staging)
+    : m_target(withoutTrailingSlash(target)), m_overwrite(overwrite), m_keep(staging == Staging::Resumable) {
     const auto dir = m_target.has_parent_path() ? m_target.parent_path() : std::filesystem::path(".");
     const std::string name = m_target.filename().string();
     const std::size_t limit = nameMax(dir);
@@ -205,16 +209,19 @@ StagedOutput::StagedOutput(std::filesystem::path target, bool overwrite)
     // the final rename stays on one file system (atomic). A long target
     // name is shortened so that the temporary (and the ".old" name used
     // when replacing a directory) still fits the file system's limit.
+    // A resumable one has a fixed name (a later run finds it) and is not
+    // published: neither a signal nor an error deletes it.
     static std::atomic<unsigned> counter{0};
     const std::string suffix =
-        ".tmp-" + hostTag() + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+        m_keep ? std::string(".tomo-partial")
+               : ".tmp-" + hostTag() + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
     m_temporary = dir / temporaryName(name, suffix, limit);
-    m_slot = publishTemporary(m_temporary);
+    if (!m_keep) m_slot = publishTemporary(m_temporary);
 }
 
 StagedOutput::~StagedOutput() {
     withdrawTemporary(m_slot);
-    if (m_committed) return;
+    if (m_committed || m_keep) return;
     std::error_code ec;
     std::filesystem::remove_all(m_temporary, ec);
 }

@@ -10,10 +10,12 @@
 #include "tomo/worker_pool.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace tomo::detail {
@@ -21,16 +23,20 @@ namespace tomo::detail {
 /// An output written under a temporary name in the target's directory and
 /// moved onto the target by commit(), so a reader never sees a partial file.
 /// Destroyed without commit() (error, cancel), it deletes the temporary,
-/// whether the writer made a file or a directory there.
+/// whether the writer made a file or a directory there - unless it is
+/// Resumable: then the temporary has a fixed name, ".NAME.tomo-partial",
+/// that a later run finds again (SharedVolume), and is kept.
 class StagedOutput {
 public:
+    enum class Staging { Temporary, Resumable };
+
     /// Throws IoError naming the target if anything is there (a symbolic
     /// link to nothing included) and !overwrite, if it is a directory holding
     /// anything but slice_*.tif files (never deleted, even with overwrite),
     /// if its parent is not an existing directory, or if its name is longer
     /// than the file system takes. Creates nothing: the writer creates
     /// temporary(), whose name is shortened to fit when the target's is long.
-    StagedOutput(std::filesystem::path target, bool overwrite);
+    StagedOutput(std::filesystem::path target, bool overwrite, Staging staging = Staging::Temporary);
     ~StagedOutput();
     StagedOutput(const StagedOutput&) = delete;
     StagedOutput& operator=(const StagedOutput&) = delete;
@@ -47,6 +53,7 @@ private:
     std::filesystem::path m_temporary;
     bool m_overwrite = false;
     bool m_committed = false;
+    bool m_keep = false; ///< Resumable: never deleted here
     int m_slot = -1; ///< where removeUncommittedOutputs() finds the temporary
 };
 
@@ -130,6 +137,38 @@ private:
 
 /// The threads of WriteOptions::threads (0 = the hardware's, at most 16).
 int writerThreads(const WriteOptions& options);
+
+/// A writer of any slices of a volume whose file (or folder) another
+/// process made (SharedVolume): no completeness check, nothing renamed;
+/// commit() flushes (with `sync`, to the storage: other hosts read it).
+#if TOMO_WITH_HDF5
+/// Where the chunks of each slice of an HDF5 volume file are.
+struct Hdf5Chunks {
+    std::uint64_t fileBytes = 0;
+    std::uint64_t bandRows = 0;      ///< rows per chunk (a slice over 4 GiB is split in bands)
+    std::uint64_t bandsPerSlice = 1;
+    std::vector<std::uint64_t> addresses; ///< [slice][band], file offsets
+};
+/// Creates `temporary`, an HDF5 file with /volume and every chunk allocated
+/// (the attributes of `options` on it), for the target named `target`.
+Hdf5Chunks createHdf5VolumeFile(const std::filesystem::path& temporary, const std::string& target, int width,
+                                int height, int slices, const WriteOptions& options);
+/// The chunks of a file createHdf5VolumeFile made; throws FormatError
+/// naming `target` when it is not such a file of this shape and type.
+Hdf5Chunks findHdf5VolumeChunks(const std::filesystem::path& temporary, const std::string& target, int width,
+                                int height, int slices, OutputType type);
+/// `sameHost`: every writer of the file runs on this host (it is mapped:
+/// one page cache); otherwise ranges are written with pwrite, so that no
+/// page another host writes is written back from here.
+std::unique_ptr<VolumeWriter> openHdf5VolumePart(const std::filesystem::path& temporary, const std::string& target,
+                                                 int width, int height, int slices, const Hdf5Chunks& chunks,
+                                                 const WriteOptions& options, bool sameHost);
+#endif
+#if TOMO_WITH_TIFF
+/// Slice files written into the existing folder `folder`.
+std::unique_ptr<VolumeWriter> openTiffFolderPart(const std::filesystem::path& folder, const std::string& target,
+                                                 int width, int height, int slices, const WriteOptions& options);
+#endif
 
 // The factories take options whose range createVolumeWriter has checked.
 #if TOMO_WITH_HDF5

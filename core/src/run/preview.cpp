@@ -40,7 +40,8 @@ double secondsSince(Clock::time_point start) {
 bool samePlanOptions(const ReconOptions& a, const ReconOptions& b) {
     return a.strategy == b.strategy && a.interpolation == b.interpolation && a.precision == b.precision &&
            a.slicesPerPass == b.slicesPerPass && a.filter.window == b.filter.window &&
-           a.filter.padding == b.filter.padding && a.device == b.device && a.threads == b.threads;
+           a.filter.padding == b.filter.padding && a.device == b.device && a.threads == b.threads &&
+           a.tuning == b.tuning && a.allowApproximate == b.allowApproximate;
 }
 
 /// The strategy runs on a GPU (CUDA or OpenCL): its first speed guess,

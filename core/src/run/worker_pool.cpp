@@ -46,6 +46,7 @@ void WorkerPool::stopWorkers() {
 
 void WorkerPool::parallelFor(int count, const std::function<void(int, int)>& task) {
     if (count <= 0) return;
+    const std::lock_guard turn(m_turn);
     {
         std::lock_guard lock(m_mutex);
         m_task = &task;

@@ -22,6 +22,9 @@ namespace tomo::cuda {
 namespace {
 
 constexpr std::size_t kLogClamped = kCounterWords; // the counter after the flat-field kernel's
+static_assert(kGuardColumns == kRingGuardColumns && kGuardNoiseShift == kRingNoiseShift &&
+                  kGuardNoiseBins == kRingNoiseBins,
+              "the ring guard's kernels and tomo/corrections.h define it alike");
 /// Transfers this large go through pinned staging (a row of a live preview does not).
 constexpr std::size_t kStagedBytes = std::size_t{16} << 20;
 
@@ -71,6 +74,10 @@ private:
     /// The flat-field kernel: the chunk's stored values -> transmissions (or
     /// line integrals) in m_chunk.
     void flatField(const RawChunk& chunk, const ChunkConstants& k);
+    /// Stripe removal on every block row of m_chunk (the wavelet method on
+    /// the logs of transmissions), and the damage guard's sums of the output
+    /// rows, downloaded with the counters.
+    void removeStripes(int blockRows, int rows, int margin, ValueKind kind, cudaStream_t stream);
     [[noreturn]] void throwNonFinite(const RawChunk& chunk, unsigned long long key) const;
     /// Brackets a device step with its events (collected after the chunk's last wait).
     void begin(Step step) {
@@ -100,6 +107,12 @@ private:
     DeviceBuffer<int> m_blendGroups;
     DeviceBuffer<float> m_blendWeights;
     DeviceBuffer<unsigned long long> m_counters; // the flat-field kernel's, then the log's clamped count
+    // The ring damage guard: the output rows before the removal, its sums.
+    DeviceBuffer<float> m_ringBefore;
+    DeviceBuffer<double> m_ringColumns;
+    DeviceBuffer<unsigned> m_ringSteps;
+    std::vector<double> m_hostRingColumns;
+    std::vector<unsigned> m_hostRingSteps;
     PinnedBuffer<unsigned long long> m_hostCounters;
     std::unique_ptr<DeviceZingers> m_zingers;
     std::unique_ptr<DeviceStripes> m_stripes;
@@ -211,14 +224,53 @@ void CudaChunkCorrector::flatField(const RawChunk& chunk, const ChunkConstants& 
     end(kFlatField);
 }
 
+void CudaChunkCorrector::removeStripes(int blockRows, int rows, int margin, ValueKind kind, cudaStream_t stream) {
+    const DatasetInfo& i = m_stage.info();
+    const int P = i.projections, N = i.columns;
+    const std::size_t sinogramSize = static_cast<std::size_t>(P) * N;
+    const std::size_t outputValues = static_cast<std::size_t>(rows) * sinogramSize;
+    float* const block = m_chunk.get();
+    float* const output = block + static_cast<std::size_t>(margin) * sinogramSize;
+    if (m_ringBefore.size() < outputValues) {
+        m_ringBefore.reset();
+        m_ringBefore = DeviceBuffer<float>(m_device, outputValues, "the rows before ring removal");
+    }
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(m_ringBefore.get(), output, outputValues * sizeof(float),
+                                    cudaMemcpyDeviceToDevice, stream));
+    const bool onLogs = m_stage.options().rings.method == RingMethod::Wavelet && kind == ValueKind::Transmission;
+    const std::size_t blockValues = static_cast<std::size_t>(blockRows) * sinogramSize;
+    if (onLogs) launchLog(block, blockValues, stream);
+    m_stripes->apply(block, blockRows, stream);
+    if (onLogs) launchExp(block, blockValues, stream);
+
+    const std::size_t columnValues = static_cast<std::size_t>(rows) * N * 4;
+    const std::size_t stepValues = static_cast<std::size_t>(rows) * 2 * kRingNoiseBins;
+    if (m_ringColumns.size() < columnValues) {
+        m_ringColumns.reset();
+        m_ringColumns = DeviceBuffer<double>(m_device, columnValues, "the ring guard's sums");
+    }
+    if (m_ringSteps.size() < stepValues) {
+        m_ringSteps.reset();
+        m_ringSteps = DeviceBuffer<unsigned>(m_device, stepValues, "the ring guard's histograms");
+    }
+    launchRingChange(m_ringBefore.get(), output, rows, P, N, ringGuardAngles(P), kind == ValueKind::Transmission,
+                     m_ringColumns.get(), m_ringSteps.get(), stream);
+    m_hostRingColumns.resize(columnValues);
+    m_hostRingSteps.resize(stepValues);
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(m_hostRingColumns.data(), m_ringColumns.get(), columnValues * sizeof(double),
+                                    cudaMemcpyDeviceToHost, stream));
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(m_hostRingSteps.data(), m_ringSteps.get(), stepValues * sizeof(unsigned),
+                                    cudaMemcpyDeviceToHost, stream));
+}
+
 void CudaChunkCorrector::throwNonFinite(const RawChunk& chunk, unsigned long long key) const {
     const DatasetInfo& i = m_stage.info();
     const auto columns = static_cast<unsigned long long>(i.columns);
     const auto perRow = static_cast<unsigned long long>(i.projections) * columns;
-    throw DataError(i.path.string() + ": value is not finite (NaN or inf) at row " +
+    throw DataError(i.path.string() + ": value is NaN, inf or beyond float32's range at row " +
                     std::to_string(m_stage.detectorRow(chunk.firstRow, static_cast<int>(key / perRow))) +
-                    ", projection " + std::to_string(key / columns % static_cast<unsigned long long>(i.projections)) +
-                    ", column " + std::to_string(key % columns) + "; expected finite values");
+                    ", angle " + std::to_string(key / columns % static_cast<unsigned long long>(i.projections)) +
+                    ", column " + std::to_string(key % columns) + "; expected finite values within float32's range");
 }
 
 ImageStack CudaChunkCorrector::correct(RawChunk chunk, PreprocessStats* stats) {
@@ -265,7 +317,7 @@ ImageStack CudaChunkCorrector::correct(RawChunk chunk, PreprocessStats* stats) {
     }
     if (m_stripes) {
         begin(kRings);
-        m_stripes->apply(m_chunk.get(), k.blockRows, stream);
+        removeStripes(k.blockRows, rows, margin, kind, stream);
         end(kRings);
     }
     if (m_paganin) {
@@ -317,7 +369,24 @@ ImageStack CudaChunkCorrector::correct(RawChunk chunk, PreprocessStats* stats) {
         found.badValueCount += flat.badValueCount;
         found.badValues = std::move(flat.badValues);
     }
-    found.clamped += static_cast<std::size_t>(counters[kLogClamped]);
+    found.clampedByCorrections += static_cast<std::size_t>(counters[kLogClamped]);
+    if (m_stripes)
+        for (int r = 0; r < rows; ++r) { // the guard's sums, summed over the columns in order as the CPU does
+            RingChangeSums sums;
+            sums.projections = P;
+            sums.columns = N;
+            for (int c = 0; c < N; ++c) {
+                const double* column = m_hostRingColumns.data() + (static_cast<std::size_t>(r) * N + c) * 4;
+                sums.changeSum += column[0];
+                sums.lineIntegralSum += column[1];
+                sums.signalEnergy += column[2];
+                sums.nonStripeEnergy += column[3];
+            }
+            const auto steps = m_hostRingSteps.begin() + static_cast<std::ptrdiff_t>(r) * 2 * kRingNoiseBins;
+            sums.signalSteps.assign(steps, steps + kRingNoiseBins);
+            sums.changeSteps.assign(steps + kRingNoiseBins, steps + 2 * kRingNoiseBins);
+            found.rings.add(ringChange(sums), m_stage.detectorRow(chunk.firstRow, margin + r));
+        }
     m_stage.recycle(std::move(chunk));
     if (stats) *stats = std::move(found);
     return out;

@@ -1,10 +1,10 @@
 // DeviceWaveletStripes: removeStripesWavelet (core/src/corrections/stripes_wavelet.cpp)
 // on the device. The CPU's steps in its order, on buffers sized once for the
-// shape: `level` pywt dwt2 steps (the first reading the sinogram with its rows
-// repeated), each vertical-detail band damped along the projections by a
-// batched cuFFT R2C / x notch / C2R, then the idwt2 steps back, the last
-// writing only the sinogram's own rows and columns into it. One apply() at a
-// time per object: every call uses the same scratch and plans.
+// shape: the sinogram padded (tomo::waveletPadding), waveletPadding(...).levels
+// pywt dwt2 steps, each vertical-detail band damped along the projections by
+// a batched cuFFT R2C / x notch / C2R, then the idwt2 steps back and the
+// sinogram's own rows and columns copied out of the last one. One apply() at
+// a time per object: every call uses the same scratch and plans.
 #include "device_corrections.h"
 
 #include "cuda_resources.h"
@@ -45,10 +45,10 @@ FftPlan columnPlan(int device, cufftType type, int height, int width) {
 /// The CPU's filter set: dec_lo from core, the others by the quadrature-mirror
 /// relations (rec_lo[k] = dec_lo[F-1-k], rec_hi[k] = (-1)^k dec_lo[k],
 /// dec_hi[k] = rec_hi[F-1-k]), which only reorder and negate: bit for bit the CPU's.
-WaveletFilters daubechies5Filters() {
-    const std::span<const double> decLo = daubechies5();
+WaveletFilters daubechies9Filters() {
+    const std::span<const double> decLo = daubechies9();
     if (decLo.size() != kWaveletTaps)
-        throw Error("wavelet stripe removal: core's Daubechies-5 filter has " + std::to_string(decLo.size()) +
+        throw Error("wavelet stripe removal: core's Daubechies-9 filter has " + std::to_string(decLo.size()) +
                     " taps (expected " + std::to_string(kWaveletTaps) + ")");
     WaveletFilters f{};
     for (int k = 0; k < kWaveletTaps; ++k) {
@@ -80,9 +80,11 @@ struct DeviceWaveletStripes::Impl {
         FftPlan forward, inverse;
     };
 
-    int device = 0, projections = 0, columns = 0, top = 0;
+    int device = 0, projections = 0, columns = 0;
+    WaveletPadding shape;
     WaveletFilters filters{};
     std::vector<Step> steps;
+    DeviceBuffer<float> padded;       ///< the padded sinogram, step 0's input
     DeviceBuffer<float> bands;        ///< every step's three detail bands
     DeviceBuffer<float> approx[2];    ///< approximations, alternating (decomposition and reconstruction)
     DeviceBuffer<float> lo, hi;       ///< between the two passes of a step
@@ -104,16 +106,16 @@ DeviceWaveletStripes::DeviceWaveletStripes(int device, int projections, int colu
     m.device = device;
     m.projections = projections;
     m.columns = columns;
-    const int extra = projections / 8;
-    m.top = extra / 2;
-    m.filters = daubechies5Filters();
+    m.shape = waveletPadding(projections, columns, level);
+    m.filters = daubechies9Filters();
+    if (m.shape.levels < 1) return; // too small for one level: apply() leaves it as it is
 
     // Shapes and buffer sizes of every step, the notches as the CPU computes them.
     std::vector<float> notches;
     std::size_t bandFloats = 0, approxFloats = 0, lineFloats = 0, spectrumValues = 0;
-    int height = projections + extra, width = columns;
-    m.steps = std::vector<Impl::Step>(static_cast<std::size_t>(level));
-    for (int n = 0; n < level; ++n) {
+    int height = m.shape.height, width = m.shape.width;
+    m.steps = std::vector<Impl::Step>(static_cast<std::size_t>(m.shape.levels));
+    for (int n = 0; n < m.shape.levels; ++n) {
         Impl::Step& s = m.steps[n];
         s.inHeight = height;
         s.inWidth = width;
@@ -126,19 +128,18 @@ DeviceWaveletStripes::DeviceWaveletStripes(int device, int projections, int colu
         bandFloats += 3 * band;
         const int inverseHeight = inverseWaveletLength(s.height), inverseWidth = inverseWaveletLength(s.width);
         lineFloats = std::max({lineFloats, area(height, s.width), area(inverseHeight, s.width)});
-        // Step 0's inverse goes straight into the sinogram.
-        approxFloats = std::max({approxFloats, area(s.height, s.width), n > 0 ? area(inverseHeight, inverseWidth) : 0});
+        approxFloats = std::max({approxFloats, area(s.height, s.width), area(inverseHeight, inverseWidth)});
         const int half = s.height / 2 + 1;
         spectrumValues = std::max(spectrumValues, area(half, s.width));
         s.damping = notches.size();
         for (int k = 0; k < half; ++k)
-            notches.push_back(
-                static_cast<float>(-std::expm1(-static_cast<double>(k) * k / (2.0 * sigma * sigma)) / s.height));
+            notches.push_back(static_cast<float>(waveletDamping(k, s.height, sigma) / s.height));
         height = s.height;
         width = s.width;
     }
 
     DeviceScope scope(device);
+    m.padded = DeviceBuffer<float>(device, area(m.shape.height, m.shape.width), "the padded sinogram");
     m.bands = DeviceBuffer<float>(device, bandFloats, "the wavelet bands");
     m.approx[0] = DeviceBuffer<float>(device, approxFloats, "the wavelet approximations");
     m.approx[1] = DeviceBuffer<float>(device, approxFloats, "the wavelet approximations");
@@ -168,14 +169,16 @@ DeviceWaveletStripes::~DeviceWaveletStripes() = default;
 
 void DeviceWaveletStripes::apply(float* d_sinogram, StreamHandle stream) {
     Impl& m = *m_impl;
+    if (m.steps.empty()) return;
     DeviceScope scope(m.device);
     float* const bands = m.bands.get();
     float* const lo = m.lo.get();
     float* const hi = m.hi.get();
 
-    // Decomposition: step 0 reads the sinogram, its rows clamped around `top`.
-    const float* input = d_sinogram;
-    int inputPitch = m.columns, top = m.top, sourceRows = m.projections;
+    // Decomposition: step 0 reads the padded sinogram.
+    launchWaveletPad(d_sinogram, m.projections, m.columns, m.shape.pad, m.padded.get(), stream);
+    const float* input = m.padded.get();
+    int inputPitch = m.shape.width, top = 0, sourceRows = m.shape.height;
     for (std::size_t n = 0; n < m.steps.size(); ++n) {
         const Impl::Step& s = m.steps[n];
         float* const approx = m.approx[n % 2].get();
@@ -210,17 +213,19 @@ void DeviceWaveletStripes::apply(float* d_sinogram, StreamHandle stream) {
         columns.d_lo = lo;
         columns.d_hi = hi;
         launchInverseWaveletColumns(m.filters, columns, stream);
-        if (n > 0) {
-            const int outHeight = inverseWaveletLength(s.height), outWidth = inverseWaveletLength(s.width);
-            float* const out = input == m.approx[0].get() ? m.approx[1].get() : m.approx[0].get();
-            launchInverseWaveletRows(m.filters, lo, hi, s.width, 0, outHeight, outWidth, out, outWidth, stream);
-            input = out;
-            inputPitch = outWidth;
-        } else {
-            launchInverseWaveletRows(m.filters, lo, hi, s.width, m.top, m.projections, m.columns, d_sinogram,
-                                     m.columns, stream);
-        }
+        const int outHeight = inverseWaveletLength(s.height), outWidth = inverseWaveletLength(s.width);
+        float* const out = input == m.approx[0].get() ? m.approx[1].get() : m.approx[0].get();
+        launchInverseWaveletRows(m.filters, lo, hi, s.width, 0, outHeight, outWidth, out, outWidth, stream);
+        input = out;
+        inputPitch = outWidth;
     }
+    // The sinogram's own rows and columns (the inverse may be one longer than the padded input).
+    const int pad = m.shape.pad;
+    TOMO_CUDA_CHECK(cudaMemcpy2DAsync(d_sinogram, static_cast<std::size_t>(m.columns) * sizeof(float),
+                                      input + static_cast<std::size_t>(pad) * inputPitch + pad,
+                                      static_cast<std::size_t>(inputPitch) * sizeof(float),
+                                      static_cast<std::size_t>(m.columns) * sizeof(float), m.projections,
+                                      cudaMemcpyDeviceToDevice, stream));
 }
 
 void removeStripesWaveletOnGpu(std::span<float> sinogram, int projections, int columns, int level, double sigma,

@@ -79,6 +79,21 @@ __device__ __forceinline__ void synthesisePair(const WaveletFilters& f, int b, i
     odd = static_cast<float>(o);
 }
 
+// x = padded column; each thread sums its source column, then writes the padded column
+__global__ void waveletPadKernel(const float* __restrict__ d_sinogram, int projections, int columns, int pad,
+                                 float* __restrict__ d_padded) {
+    const int width = columns + 2 * pad;
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= width) return;
+    const int c = min(max(x - pad, 0), columns - 1);
+    double sum = 0.0;
+    for (int a = 0; a < projections; ++a) sum = __dadd_rn(sum, d_sinogram[static_cast<std::size_t>(a) * columns + c]);
+    const float mean = static_cast<float>(sum / projections);
+    for (int y = 0; y < projections + 2 * pad; ++y)
+        d_padded[static_cast<std::size_t>(y) * width + x] =
+            y >= pad && y < pad + projections ? d_sinogram[static_cast<std::size_t>(y - pad) * columns + c] : mean;
+}
+
 // x = coefficient k along the row, y (+ grid stride) = row
 __global__ void waveletRowsKernel(const __grid_constant__ WaveletFilters f, const float* __restrict__ d_in,
                                   int inPitch, int rows, int width, int m, int top, int sourceRows,
@@ -157,6 +172,13 @@ __global__ void inverseWaveletRowsKernel(const __grid_constant__ WaveletFilters 
 }
 
 } // namespace
+
+void launchWaveletPad(const float* d_sinogram, int projections, int columns, int pad, float* d_padded,
+                      StreamHandle stream) {
+    const int width = columns + 2 * pad;
+    waveletPadKernel<<<(width + 127) / 128, 128, 0, stream>>>(d_sinogram, projections, columns, pad, d_padded);
+    TOMO_CUDA_CHECK(cudaGetLastError());
+}
 
 void launchWaveletRows(const WaveletFilters& filters, const float* d_in, int inPitch, int rows, int width, int top,
                        int sourceRows, float* d_lo, float* d_hi, StreamHandle stream) {

@@ -4,9 +4,9 @@
 // loop of the CPU definition with its arithmetic: double accumulation of float
 // inputs in the CPU's order, rounded to float once per output.
 //
-//   waveletRows          one pass of pywt's dwt along each row (axis 1), the
-//                        first level reading the sinogram with its rows
-//                        repeated beyond both ends (the CPU's padding)
+//   waveletPad           the sinogram padded as the CPU pads it (columns'
+//                        means above and below, edge columns left and right)
+//   waveletRows          one pass of pywt's dwt along each row (axis 1)
 //   waveletColumns       the pass along the columns (axis 0) -> the four bands
 //   dampSpectrum         a vertical band's half spectra x the Gaussian notch
 //   inverseWaveletColumns / inverseWaveletRows   pywt's idwt2, the two passes
@@ -20,9 +20,9 @@
 
 namespace tomo::cuda {
 
-inline constexpr int kWaveletTaps = 10;
+inline constexpr int kWaveletTaps = 18;
 
-/// The four Daubechies-5 filters (tomo::daubechies5() and the quadrature-
+/// The four Daubechies-9 filters (tomo::daubechies9() and the quadrature-
 /// mirror relations of the CPU). Passed to every launch by value: kernel
 /// parameters live in constant memory, and every thread reads the same tap.
 struct WaveletFilters {
@@ -37,6 +37,13 @@ constexpr int waveletCoefficients(int n) { return (n + kWaveletTaps - 1) / 2; }
 
 /// Length of the inverse of m coefficients: 2 m - F + 2.
 constexpr int inverseWaveletLength(int m) { return 2 * m - kWaveletTaps + 2; }
+
+/// d_padded (projections + 2 pad rows x columns + 2 pad, pitch columns + 2
+/// pad) = the sinogram with `pad` rows of each column's mean (summed in
+/// double in row order, rounded to float) above and below, then `pad`
+/// copies of the edge columns left and right (tomo::waveletPadding).
+void launchWaveletPad(const float* d_sinogram, int projections, int columns, int pad, float* d_padded,
+                      StreamHandle stream);
 
 /// lo[y][k], hi[y][k] (pitch waveletCoefficients(width)) for y < rows: the
 /// dwt of input row clamp(y - top, 0, sourceRows - 1) of `width` values.

@@ -70,124 +70,135 @@ void writeFloatAttribute(hid_t object, const char* name, float value, const std:
         throw IoError(where + ": cannot write attribute " + name + h5::errorDetail());
 }
 
+/// The file offset of every chunk of the dataset [slice][band] (the file
+/// has no user block), each of a band's bytes; `chunks.fileBytes` is raised
+/// to the end of the last. Throws IoError naming `where` for a chunk that
+/// is not allocated.
+std::vector<std::uint64_t> chunkAddresses(hid_t dataset, const hsize_t dims[3], Hdf5Chunks& chunks, hsize_t rowBytes,
+                                          const std::string& where) {
+    const hsize_t chunkBytes = chunks.bandRows * rowBytes;
+    std::vector<std::uint64_t> addresses;
+    addresses.reserve(dims[0] * chunks.bandsPerSlice);
+    for (hsize_t z = 0; z < dims[0]; ++z)
+        for (hsize_t band = 0; band < chunks.bandsPerSlice; ++band) {
+            const hsize_t origin[3] = {z, band * chunks.bandRows, 0};
+            unsigned filters = 0;
+            haddr_t address = HADDR_UNDEF;
+            hsize_t size = 0;
+            if (H5Dget_chunk_info_by_coord(dataset, origin, &filters, &address, &size) < 0 || address == HADDR_UNDEF ||
+                size != chunkBytes)
+                throw IoError(where + ": the chunk of slice " + std::to_string(z) + " was not allocated" +
+                              h5::errorDetail());
+            addresses.push_back(address);
+            chunks.fileBytes = std::max<std::uint64_t>(chunks.fileBytes, address + size);
+        }
+    return addresses;
+}
+
+/// Encodes slices straight into their chunks of a volume file made by
+/// createHdf5VolumeFile, on the encoder's threads: into a shared mapping of
+/// the file where it can (ChunkFile), else with pwrite.
+class ChunkWriter {
+public:
+    ChunkWriter(const std::filesystem::path& file, const std::string& target, const Hdf5Chunks& chunks,
+                ChunkFile::Access access)
+        : m_chunks(chunks), m_file(file, chunks.fileBytes, target, access) {}
+
+    void write(const SliceTracker& slices, ParallelEncoder& encoder, int first, int count, std::span<const float> data) {
+        const std::size_t rowValues = static_cast<std::size_t>(slices.width());
+        const int bands = static_cast<int>(m_chunks.bandsPerSlice);
+        encoder.forEach(count * bands, [&](int index, int thread) {
+            const int slice = index / bands, band = index % bands;
+            const std::size_t row = static_cast<std::size_t>(band) * m_chunks.bandRows;
+            const std::size_t rows =
+                std::min<std::size_t>(m_chunks.bandRows, static_cast<std::size_t>(slices.height()) - row);
+            const auto values = data.subspan(static_cast<std::size_t>(slice) * slices.sliceSize() + row * rowValues,
+                                             rows * rowValues);
+            const std::uint64_t address = m_chunks.addresses[static_cast<std::size_t>(first + slice) * bands +
+                                                             static_cast<std::size_t>(band)];
+            const std::size_t bytes = values.size() * encoder.sampleBytes();
+            m_file.reserve(address, bytes);
+            if (std::byte* place = m_file.at(address)) {
+                encoder.encodeOnThread(thread, values, place);
+                m_file.unmapWritten(address, bytes);
+            } else {
+                m_file.write(encoder.encodeOnThread(thread, values), address);
+            }
+        });
+    }
+
+    /// With `sync`, the bytes reach the storage first (fdatasync).
+    void close(bool sync) {
+        if (sync) m_file.sync();
+        m_file.close();
+    }
+
+private:
+    Hdf5Chunks m_chunks;
+    ChunkFile m_file;
+};
+
 /// Writes /volume's chunks itself: the library creates the file, the
 /// dataset with every chunk allocated (no fill values) and the attributes,
 /// and closes it; the slices' samples are then encoded by many threads
 /// straight into the chunks' bytes at the addresses the library gave
-/// (ChunkFile). Through H5Dwrite, one thread under the library's lock wrote
-/// 16 GiB of float16 into tmpfs in 7.7 s; 2.7 s this way (H100 machine).
+/// (ChunkWriter). Through H5Dwrite, one thread under the library's lock
+/// wrote 16 GiB of float16 into tmpfs in 7.7 s; 2.7 s this way (H100
+/// machine).
 class Hdf5VolumeWriter final : public VolumeWriter {
 public:
     Hdf5VolumeWriter(const std::filesystem::path& target, int width, int height, int slices,
                      const WriteOptions& options)
         : m_output(target, options.overwrite), m_slices(m_output.target(), width, height, slices), m_encoder(options) {
-        static_assert(std::endian::native == std::endian::little, "chunks are written as the encoder's native samples");
-        const std::uint64_t fileBytes = createFile(options);
-        m_file.emplace(m_output.temporary(), fileBytes, m_output.target().string());
+        const Hdf5Chunks chunks =
+            createHdf5VolumeFile(m_output.temporary(), m_output.target().string(), width, height, slices, options);
+        m_chunks.emplace(m_output.temporary(), m_output.target().string(), chunks, ChunkFile::Access::Automatic);
     }
 
     void writeSlices(int first, int count, std::span<const float> data) override {
         m_slices.check(first, count, data.size());
-        const std::size_t rowValues = static_cast<std::size_t>(m_slices.width());
-        const int bands = static_cast<int>(m_bandsPerSlice);
-        m_encoder.forEach(count * bands, [&](int index, int thread) {
-            const int slice = index / bands, band = index % bands;
-            const std::size_t row = static_cast<std::size_t>(band) * m_bandRows;
-            const std::size_t rows = std::min<std::size_t>(m_bandRows, static_cast<std::size_t>(m_slices.height()) - row);
-            const auto values = data.subspan(static_cast<std::size_t>(slice) * m_slices.sliceSize() + row * rowValues,
-                                             rows * rowValues);
-            const std::uint64_t address = m_chunkAddress[static_cast<std::size_t>(first + slice) * m_bandsPerSlice +
-                                                         static_cast<std::size_t>(band)];
-            const std::size_t bytes = values.size() * m_encoder.sampleBytes();
-            m_file->reserve(address, bytes);
-            if (std::byte* place = m_file->at(address)) {
-                m_encoder.encodeOnThread(thread, values, place);
-                m_file->unmapWritten(address, bytes);
-            } else {
-                m_file->write(m_encoder.encodeOnThread(thread, values), address);
-            }
-        });
+        m_chunks->write(m_slices, m_encoder, first, count, data);
         m_slices.markWritten(first, count);
     }
 
     void commit() override {
         m_slices.requireComplete();
-        m_file->close();
+        m_chunks->close(false);
         m_output.commit();
     }
 
     ClippedValues clipped() const override { return m_encoder.clipped(); }
 
 private:
-    /// Creates the file with its dataset and attributes, notes every
-    /// chunk's address, and closes it; returns the file's size.
-    std::uint64_t createFile(const WriteOptions& options) {
-        const h5::Session session;
-        const std::string target = m_output.target().string();
-        h5::File file(H5Fcreate(m_output.temporary().c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT));
-        if (!file.valid())
-            throw IoError(target + ": cannot create " + m_output.temporary().string() + h5::errorDetail());
-        const hsize_t dims[3] = {static_cast<hsize_t>(m_slices.slices()), static_cast<hsize_t>(m_slices.height()),
-                                 static_cast<hsize_t>(m_slices.width())};
-        // HDF5 chunks hold less than 4 GiB: a larger slice (beyond 32768^2
-        // float32) is split into bands of rows.
-        const hsize_t rowBytes = dims[2] * outputTypeBytes(options.type);
-        m_bandRows = std::clamp<hsize_t>(0xffffffffull / rowBytes, 1, dims[1]);
-        m_bandsPerSlice = (dims[1] + m_bandRows - 1) / m_bandRows;
-        const hsize_t chunk[3] = {1, m_bandRows, dims[2]};
-        h5::Dataspace space(H5Screate_simple(3, dims, nullptr));
-        h5::PropertyList create(H5Pcreate(H5P_DATASET_CREATE));
-        H5Pset_chunk(create.get(), 3, chunk);
-        // Every chunk is allocated now, with no fill values: its bytes are
-        // the samples written later.
-        H5Pset_fill_time(create.get(), H5D_FILL_TIME_NEVER);
-        H5Pset_alloc_time(create.get(), H5D_ALLOC_TIME_EARLY);
-        const h5::Datatype fileType = storedType(options.type);
-        h5::Dataset dataset(H5Dcreate2(file.get(), kVolume, fileType.get(), space.get(), H5P_DEFAULT, create.get(),
-                                       H5P_DEFAULT));
-        if (!dataset.valid()) throw IoError(target + ": cannot create dataset " + kVolume + h5::errorDetail());
-        const std::string where = std::string(kVolume) + " in " + target;
-        for (const auto& [key, value] : options.attributes) h5::writeStringAttribute(dataset.get(), key, value, where);
-        h5::writeStringAttribute(dataset.get(), "output_type", outputTypeName(options.type), where);
-        if (isQuantized(options.type)) {
-            const Quantization q = m_encoder.encoder().quantization();
-            writeFloatAttribute(dataset.get(), "scale_factor", q.slope, where);
-            writeFloatAttribute(dataset.get(), "add_offset", q.offset, where);
-        }
-        // Addresses are file offsets: the file has no user block.
-        const hsize_t chunkBytes = m_bandRows * rowBytes;
-        std::uint64_t end = 0;
-        m_chunkAddress.reserve(dims[0] * m_bandsPerSlice);
-        for (hsize_t z = 0; z < dims[0]; ++z)
-            for (hsize_t band = 0; band < m_bandsPerSlice; ++band) {
-                const hsize_t origin[3] = {z, band * m_bandRows, 0};
-                unsigned filters = 0;
-                haddr_t address = HADDR_UNDEF;
-                hsize_t size = 0;
-                if (H5Dget_chunk_info_by_coord(dataset.get(), origin, &filters, &address, &size) < 0 ||
-                    address == HADDR_UNDEF || size != chunkBytes)
-                    throw IoError(where + ": the chunk of slice " + std::to_string(z) + " was not allocated" +
-                                  h5::errorDetail());
-                m_chunkAddress.push_back(address);
-                end = std::max<std::uint64_t>(end, address + size);
-            }
-        const bool datasetClosed = dataset.close();
-        if (!datasetClosed || !file.close())
-            throw IoError(target + ": cannot make room for the volume in " + m_output.temporary().string() +
-                          h5::errorDetail());
-        std::error_code error;
-        const std::uintmax_t size = std::filesystem::file_size(m_output.temporary(), error);
-        return std::max<std::uint64_t>(end, error ? 0 : size);
-    }
-
     // Declared first, destroyed last: the file is closed before the
     // temporary is deleted.
     StagedOutput m_output;
     SliceTracker m_slices;
     ParallelEncoder m_encoder;
-    hsize_t m_bandRows = 0, m_bandsPerSlice = 1;
-    std::vector<std::uint64_t> m_chunkAddress; ///< [slice][band]
-    std::optional<ChunkFile> m_file;
+    std::optional<ChunkWriter> m_chunks;
+};
+
+/// Any slices of a volume file another process made (SharedVolume): no
+/// temporary of its own, no completeness check; commit() only flushes.
+class Hdf5PartWriter final : public VolumeWriter {
+public:
+    Hdf5PartWriter(const std::filesystem::path& file, const std::string& target, int width, int height, int slices,
+                   const Hdf5Chunks& chunks, const WriteOptions& options, bool sameHost)
+        : m_slices(target, width, height, slices), m_encoder(options), m_sync(!sameHost),
+          m_chunks(file, target, chunks, sameHost ? ChunkFile::Access::Automatic : ChunkFile::Access::Written) {}
+
+    void writeSlices(int first, int count, std::span<const float> data) override {
+        m_slices.check(first, count, data.size());
+        m_chunks.write(m_slices, m_encoder, first, count, data);
+    }
+    void commit() override { m_chunks.close(m_sync); }
+    ClippedValues clipped() const override { return m_encoder.clipped(); }
+
+private:
+    SliceTracker m_slices;
+    ParallelEncoder m_encoder;
+    bool m_sync;
+    ChunkWriter m_chunks;
 };
 
 /// A numeric attribute of one value, or nullopt when absent. Throws
@@ -229,6 +240,82 @@ void readHalves(const h5::Array& volume, ImageStack& stack) {
 }
 
 } // namespace
+
+Hdf5Chunks createHdf5VolumeFile(const std::filesystem::path& temporary, const std::string& target, int width,
+                                int height, int slices, const WriteOptions& options) {
+    static_assert(std::endian::native == std::endian::little, "chunks are written as the encoder's native samples");
+    const h5::Session session;
+    h5::File file(H5Fcreate(temporary.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT));
+    if (!file.valid()) throw IoError(target + ": cannot create " + temporary.string() + h5::errorDetail());
+    const hsize_t dims[3] = {static_cast<hsize_t>(slices), static_cast<hsize_t>(height), static_cast<hsize_t>(width)};
+    // HDF5 chunks hold less than 4 GiB: a larger slice (beyond 32768^2
+    // float32) is split into bands of rows.
+    Hdf5Chunks chunks;
+    const hsize_t rowBytes = dims[2] * outputTypeBytes(options.type);
+    chunks.bandRows = std::clamp<hsize_t>(0xffffffffull / rowBytes, 1, dims[1]);
+    chunks.bandsPerSlice = (dims[1] + chunks.bandRows - 1) / chunks.bandRows;
+    const hsize_t chunk[3] = {1, chunks.bandRows, dims[2]};
+    h5::Dataspace space(H5Screate_simple(3, dims, nullptr));
+    h5::PropertyList create(H5Pcreate(H5P_DATASET_CREATE));
+    H5Pset_chunk(create.get(), 3, chunk);
+    // Every chunk is allocated now, with no fill values: its bytes are
+    // the samples written later.
+    H5Pset_fill_time(create.get(), H5D_FILL_TIME_NEVER);
+    H5Pset_alloc_time(create.get(), H5D_ALLOC_TIME_EARLY);
+    const h5::Datatype fileType = storedType(options.type);
+    h5::Dataset dataset(
+        H5Dcreate2(file.get(), kVolume, fileType.get(), space.get(), H5P_DEFAULT, create.get(), H5P_DEFAULT));
+    if (!dataset.valid()) throw IoError(target + ": cannot create dataset " + kVolume + h5::errorDetail());
+    const std::string where = std::string(kVolume) + " in " + target;
+    for (const auto& [key, value] : options.attributes) h5::writeStringAttribute(dataset.get(), key, value, where);
+    h5::writeStringAttribute(dataset.get(), "output_type", outputTypeName(options.type), where);
+    if (isQuantized(options.type)) {
+        const Quantization q = quantizationFor(options.type, options.rangeMin, options.rangeMax);
+        writeFloatAttribute(dataset.get(), "scale_factor", q.slope, where);
+        writeFloatAttribute(dataset.get(), "add_offset", q.offset, where);
+    }
+    chunks.addresses = chunkAddresses(dataset.get(), dims, chunks, rowBytes, where);
+    const bool datasetClosed = dataset.close();
+    if (!datasetClosed || !file.close())
+        throw IoError(target + ": cannot make room for the volume in " + temporary.string() + h5::errorDetail());
+    std::error_code error;
+    const std::uintmax_t size = std::filesystem::file_size(temporary, error);
+    chunks.fileBytes = std::max<std::uint64_t>(chunks.fileBytes, error ? 0 : size);
+    return chunks;
+}
+
+Hdf5Chunks findHdf5VolumeChunks(const std::filesystem::path& temporary, const std::string& target, int width,
+                                int height, int slices, OutputType type) {
+    const h5::Session session;
+    const h5::File file = h5::openReadOnly(temporary);
+    const h5::Array volume(file.get(), temporary, kVolume);
+    const std::vector<hsize_t> expected{static_cast<hsize_t>(slices), static_cast<hsize_t>(height),
+                                        static_cast<hsize_t>(width)};
+    const h5::Datatype stored(H5Dget_type(volume.id()));
+    if (volume.dims() != expected || H5Tequal(stored.get(), storedType(type).get()) <= 0)
+        throw FormatError(target + ": the partial output " + temporary.string() + " holds " + volume.shapeText() +
+                          " (or another type); expected " + std::to_string(slices) + " x " + std::to_string(height) +
+                          " x " + std::to_string(width) + " " + outputTypeName(type));
+    Hdf5Chunks chunks;
+    const hsize_t rowBytes = static_cast<hsize_t>(width) * outputTypeBytes(type);
+    h5::PropertyList create(H5Dget_create_plist(volume.id()));
+    hsize_t chunk[3] = {0, 0, 0};
+    if (H5Pget_layout(create.get()) != H5D_CHUNKED || H5Pget_chunk(create.get(), 3, chunk) != 3 || chunk[0] != 1 ||
+        chunk[2] != static_cast<hsize_t>(width) || chunk[1] < 1)
+        throw FormatError(target + ": the partial output " + temporary.string() + " is not chunked slice by slice");
+    chunks.bandRows = chunk[1];
+    chunks.bandsPerSlice = (static_cast<hsize_t>(height) + chunks.bandRows - 1) / chunks.bandRows;
+    chunks.addresses = chunkAddresses(volume.id(), expected.data(), chunks, rowBytes, volume.where());
+    std::error_code error;
+    chunks.fileBytes = std::max<std::uint64_t>(chunks.fileBytes, std::filesystem::file_size(temporary, error));
+    return chunks;
+}
+
+std::unique_ptr<VolumeWriter> openHdf5VolumePart(const std::filesystem::path& temporary, const std::string& target,
+                                                 int width, int height, int slices, const Hdf5Chunks& chunks,
+                                                 const WriteOptions& options, bool sameHost) {
+    return std::make_unique<Hdf5PartWriter>(temporary, target, width, height, slices, chunks, options, sameHost);
+}
 
 VolumeFootprint hdf5Footprint(int width, int height, int slices, const WriteOptions& options) {
     const double rowBytes = static_cast<double>(width) * static_cast<double>(outputTypeBytes(options.type));

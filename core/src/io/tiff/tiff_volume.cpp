@@ -74,45 +74,76 @@ VolumeFootprint tiffFootprint(int width, int height, int slices, const WriteOpti
 
 namespace {
 
-class TiffDirectoryWriter final : public VolumeWriter {
+/// Slices as files slice_00000.tif, ... of a folder, several at once (one
+/// libtiff handle each), on the encoder's threads.
+class SliceFiles {
 public:
-    TiffDirectoryWriter(const std::filesystem::path& target, int width, int height, int slices,
-                        const WriteOptions& options)
-        : m_output(target, options.overwrite), m_slices(m_output.target(), width, height, slices),
-          m_type(options.type), m_encoder(options),
-          m_description(description(options, m_encoder.encoder().quantization())) {
-        std::error_code ec;
-        std::filesystem::create_directory(m_output.temporary(), ec);
-        if (ec) throw IoError(m_output.target().string() + ": cannot create " + m_output.temporary().string() + ": " + ec.message());
-    }
+    SliceFiles(std::filesystem::path folder, const std::filesystem::path& target, int width, int height, int slices,
+               const WriteOptions& options)
+        : m_folder(std::move(folder)), m_slices(target, width, height, slices), m_type(options.type), m_encoder(options),
+          m_description(description(options, m_encoder.encoder().quantization())) {}
 
-    void writeSlices(int first, int count, std::span<const float> data) override {
+    void write(int first, int count, std::span<const float> data) {
         m_slices.check(first, count, data.size());
         const std::size_t size = m_slices.sliceSize();
         const double fileBytes = static_cast<double>(size) * static_cast<double>(outputTypeBytes(m_type));
-        // One file per slice, each with its own libtiff handle: several at once.
         m_encoder.forEach(count, [&](int i, int thread) {
             const auto samples = m_encoder.encodeOnThread(thread, data.subspan(static_cast<std::size_t>(i) * size, size));
-            tiff::File file(m_output.temporary() / sliceName(first + i), writeMode(fileBytes));
+            tiff::File file(m_folder / sliceName(first + i), writeMode(fileBytes));
             tiff::writePage(file, m_slices.width(), m_slices.height(), samples, m_type, m_description);
             if (!file.close()) throw IoError(file.path().string() + ": cannot flush" + file.errorDetail());
         });
         m_slices.markWritten(first, count);
     }
 
-    void commit() override {
-        m_slices.requireComplete();
-        m_output.commit();
-    }
-
-    ClippedValues clipped() const override { return m_encoder.clipped(); }
+    const SliceTracker& slices() const { return m_slices; }
+    ClippedValues clipped() const { return m_encoder.clipped(); }
 
 private:
-    StagedOutput m_output;
+    std::filesystem::path m_folder;
     SliceTracker m_slices;
     OutputType m_type;
     ParallelEncoder m_encoder;
     std::string m_description;
+};
+
+class TiffDirectoryWriter final : public VolumeWriter {
+public:
+    TiffDirectoryWriter(const std::filesystem::path& target, int width, int height, int slices,
+                        const WriteOptions& options)
+        : m_output(target, options.overwrite), m_files(m_output.temporary(), m_output.target(), width, height, slices, options) {
+        std::error_code ec;
+        std::filesystem::create_directory(m_output.temporary(), ec);
+        if (ec) throw IoError(m_output.target().string() + ": cannot create " + m_output.temporary().string() + ": " + ec.message());
+    }
+
+    void writeSlices(int first, int count, std::span<const float> data) override { m_files.write(first, count, data); }
+
+    void commit() override {
+        m_files.slices().requireComplete();
+        m_output.commit();
+    }
+
+    ClippedValues clipped() const override { return m_files.clipped(); }
+
+private:
+    StagedOutput m_output;
+    SliceFiles m_files;
+};
+
+/// Any slices, as files, into a folder another process made (SharedVolume).
+/// Each file is closed (flushed) as it is written: commit() has nothing left.
+class TiffFolderPart final : public VolumeWriter {
+public:
+    TiffFolderPart(const std::filesystem::path& folder, const std::string& target, int width, int height, int slices,
+                   const WriteOptions& options)
+        : m_files(folder, target, width, height, slices, options) {}
+    void writeSlices(int first, int count, std::span<const float> data) override { m_files.write(first, count, data); }
+    void commit() override {}
+    ClippedValues clipped() const override { return m_files.clipped(); }
+
+private:
+    SliceFiles m_files;
 };
 
 class MultiPageTiffWriter final : public VolumeWriter {
@@ -160,6 +191,7 @@ public:
     }
 
     ClippedValues clipped() const override { return m_encoder.clipped(); }
+    bool holdsEarlySlices() const override { return true; }
 
 private:
     void appendPage(std::span<std::byte> samples) {
@@ -228,6 +260,11 @@ std::optional<Packing> packingOf(const tiff::File& file) {
 std::unique_ptr<VolumeWriter> createTiffDirectoryWriter(const std::filesystem::path& target, int width, int height,
                                                         int slices, const WriteOptions& options) {
     return std::make_unique<TiffDirectoryWriter>(target, width, height, slices, options);
+}
+
+std::unique_ptr<VolumeWriter> openTiffFolderPart(const std::filesystem::path& folder, const std::string& target,
+                                                 int width, int height, int slices, const WriteOptions& options) {
+    return std::make_unique<TiffFolderPart>(folder, target, width, height, slices, options);
 }
 
 std::unique_ptr<VolumeWriter> createMultiPageTiffWriter(const std::filesystem::path& target, int width, int height,

@@ -1,5 +1,5 @@
 // The CUDA strategies of this build: "tex-standard", "tex-optimized", "alu",
-// "hybrid", "oversample", and the cone-beam back-projector.
+// "hybrid", "oversample", "gridrec", and the cone-beam back-projector.
 //
 //   registerBackends()  adds them to a registry (also without a GPU: they then
 //                       report why in unavailableReason()).

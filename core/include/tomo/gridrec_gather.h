@@ -1,0 +1,162 @@
+// gridrec's spreading step in its gather form: the value of one grid point
+// as the sum of the phased spectrum samples within the kernel's reach. The
+// body of the CUDA gather kernel (kernels/cuda/gridrec_kernels.cu, one
+// thread per grid point, no atomics); the tests run it on the host against
+// the CPU plan's spreading (tests/core/test_gridrec.cpp).
+//
+// Plain C++17 without the standard library, so nvcc and the host compiler
+// both take it. The method and the layouts are described in tomo/gridrec.h.
+#pragma once
+
+#include <math.h>
+#include <stddef.h>
+
+#if defined(__CUDACC__)
+#define TOMO_GRIDREC_HD __host__ __device__ __forceinline__
+#else
+#define TOMO_GRIDREC_HD inline
+#endif
+
+namespace tomo::gridrec {
+
+/// Entries of the kernel table per grid cell (linear interpolation between
+/// entries: relative error below 1e-5 of the kernel for every width).
+inline constexpr int kTableScale = 256;
+
+/// Along a canonical line, |cells per k| below this counts as "parallel to
+/// that axis" (the coordinate moves less than 0.01 cell over the whole row).
+inline constexpr float kParallel = 1e-6f;
+
+/// The kernel at distance `d` (grid cells) from its centre: `table` holds
+/// (value, slope) pairs at d = i / kTableScale, i = 0..last; entries at and
+/// beyond the half-width are 0, so any |d| beyond it weighs 0.
+TOMO_GRIDREC_HD float kernelWeight(const float* table, int last, float d) {
+    const float far = static_cast<float>(last);
+    float x = fabsf(d) * static_cast<float>(kTableScale);
+    x = x < far ? x : far; // (not fminf: a library call on the host)
+    const int i = static_cast<int>(x);
+    return table[2 * i] + (x - static_cast<float>(i)) * table[2 * i + 1];
+}
+
+/// What the gather reads; pointers into host or device memory alike.
+struct GatherView {
+    int gridSize = 0;       ///< G: grid index j stands for frequency (j or j - G) / G cycles per pixel
+    int band = 1;           ///< B: the samples lie within B G cells of the origin
+    int lastSample = 0;     ///< a row's samples are k = -lastSample .. lastSample (B L - 1)
+    int sampleStride = 0;   ///< complex values from one sample row to the next (>= 2 lastSample + 1)
+    int projections = 0;
+    float halfWidth = 0.0f; ///< W / 2 grid cells
+    const float* table = nullptr;
+    int tableLast = 0;
+    /// Canonical order (angles mod pi, ascending): sample k of row i lies at
+    /// k * (dirX[i], dirY[i]) grid cells; invX/invY their reciprocals (0
+    /// where |dir| < kParallel).
+    const double* dirX = nullptr;
+    const double* dirY = nullptr;
+    const float* invX = nullptr;
+    const float* invY = nullptr;
+    /// binStart[b]: first canonical row with angle >= b * pi / bins;
+    /// binStart[bins] = projections.
+    const int* binStart = nullptr;
+    int bins = 0;
+    /// [row][k + lastSample] complex (re, im), sampleStride complex values per row.
+    const float* samples = nullptr;
+};
+
+/// Narrows [lo, hi] to the k with |q - k * dir| < halfWidth (inv = 1 / dir,
+/// 0 when parallel); false when none is left.
+TOMO_GRIDREC_HD bool narrowTo(float q, float inv, float halfWidth, float& lo, float& hi) {
+    if (inv == 0.0f) return fabsf(q) < halfWidth;
+    const float a = (q - halfWidth) * inv;
+    const float b = (q + halfWidth) * inv;
+    lo = fmaxf(lo, fminf(a, b));
+    hi = fminf(hi, fmaxf(a, b));
+    return lo <= hi;
+}
+
+/// First canonical row of `bin`, bins counted on from 0 round the circle
+/// (bin b >= bins is bin b - bins one turn on: rows + projections).
+TOMO_GRIDREC_HD int binStartOf(const GatherView& v, int bin) {
+    const int turn = bin >= 0 ? bin / v.bins : -((v.bins - 1 - bin) / v.bins);
+    return v.binStart[bin - turn * v.bins] + turn * v.projections;
+}
+
+/// Adds the samples within the kernel's reach of the point (qx, qy) (grid
+/// cells, one unfolded copy of a grid point) to (re, im). Candidate rows are
+/// the lines through the origin that pass within halfWidth * sqrt(2) of the
+/// point, found by their angle; each gives the k range where the sample
+/// lies inside the W x W window.
+TOMO_GRIDREC_HD void gatherCopy(const GatherView& v, double qx, double qy, float& re, float& im) {
+    constexpr float kPi = 3.14159265358979f;
+    const float hw = v.halfWidth;
+    const float reach = hw * 1.41421356f;
+    const double rho = sqrt(qx * qx + qy * qy);
+    int first = 0;
+    int count = v.projections;
+    if (rho > reach) {
+        float phi = atan2f(static_cast<float>(-qy), static_cast<float>(qx)); // line direction (cos, -sin)
+        if (phi < 0.0f) phi += kPi;
+        // Two bins of slack on each side for the rounding of float angles.
+        const float binsPerRadian = static_cast<float>(v.bins) / kPi;
+        const float delta = asinf(fminf(1.0f, reach / static_cast<float>(rho))) + 2.0f / binsPerRadian;
+        const int lo = static_cast<int>(floorf((phi - delta) * binsPerRadian));
+        const int hi = static_cast<int>(floorf((phi + delta) * binsPerRadian)) + 1;
+        first = binStartOf(v, lo);
+        const int end = binStartOf(v, hi);
+        count = end - first < v.projections ? end - first : v.projections;
+        first %= v.projections;
+        if (first < 0) first += v.projections;
+    }
+    const int last = v.lastSample;
+    const float fx = static_cast<float>(qx);
+    const float fy = static_cast<float>(qy);
+    for (int n = 0, i = first; n < count; ++n, i = i + 1 == v.projections ? 0 : i + 1) {
+        float kLo = static_cast<float>(-last);
+        float kHi = static_cast<float>(last);
+        if (!narrowTo(fx, v.invX[i], hw, kLo, kHi) || !narrowTo(fy, v.invY[i], hw, kLo, kHi)) continue;
+        const int k0 = static_cast<int>(ceilf(kLo));
+        const int k1 = static_cast<int>(floorf(kHi));
+        if (k0 > k1) continue;
+        // The offset to the first sample in double (positions reach 2G
+        // cells); the next ones step by the direction in float.
+        const double ax = v.dirX[i];
+        const double ay = v.dirY[i];
+        float dx = static_cast<float>(qx - k0 * ax);
+        float dy = static_cast<float>(qy - k0 * ay);
+        const float sx = static_cast<float>(ax);
+        const float sy = static_cast<float>(ay);
+        const float* s = v.samples + 2 * (static_cast<size_t>(i) * static_cast<size_t>(v.sampleStride) +
+                                          static_cast<size_t>(k0 + last));
+        for (int k = k0; k <= k1; ++k, s += 2) {
+            const float w = kernelWeight(v.table, v.tableLast, dx) * kernelWeight(v.table, v.tableLast, dy);
+            re += w * s[0];
+            im += w * s[1];
+            dx -= sx;
+            dy -= sy;
+        }
+    }
+}
+
+/// The value of grid point (jx, jy), jx, jy in [0, G): the samples lie
+/// within |position| < B G, so the point's unfolded copies (jx or jx - G,
+/// plus a multiple of G up to B G on each axis) that some sample can reach
+/// are gathered.
+TOMO_GRIDREC_HD void gatherPoint(const GatherView& v, int jx, int jy, float& re, float& im) {
+    const int g = v.gridSize;
+    const double reach = static_cast<double>(v.band) * g + static_cast<double>(v.halfWidth) * 1.41421356;
+    const int lx = jx < g / 2 ? jx : jx - g;
+    const int ly = jy < g / 2 ? jy : jy - g;
+    re = 0.0f;
+    im = 0.0f;
+    for (int a = -v.band; a <= v.band; ++a) {
+        const double qx = static_cast<double>(lx) + static_cast<double>(a) * g;
+        if (fabs(qx) >= reach) continue;
+        for (int b = -v.band; b <= v.band; ++b) {
+            const double qy = static_cast<double>(ly) + static_cast<double>(b) * g;
+            if (qx * qx + qy * qy >= reach * reach) continue;
+            gatherCopy(v, qx, qy, re, im);
+        }
+    }
+}
+
+} // namespace tomo::gridrec

@@ -1,0 +1,179 @@
+// The gridrec kernels (data flow in gridrec_kernels.h, the method in
+// tomo/gridrec.h).
+#include "gridrec_kernels.h"
+
+#include "cuda_resources.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+namespace tomo::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+int blocksFor(long long items) {
+    return static_cast<int>(std::min<long long>((items + kThreads - 1) / kThreads, 65535LL * 32));
+}
+
+// threadIdx.x + blockIdx.x * blockDim.x = position n in the row, blockIdx.y
+// = projection (grid-stride), blockIdx.z = pair: one complex value each
+__global__ void packRowsKernel(PackRowsLaunch P, const float2* __restrict__ fft, float2* __restrict__ rows) {
+    const int n = blockIdx.x * blockDim.x + threadIdx.x;
+    if (n >= P.rowLength) return;
+    const int pair = blockIdx.z;
+    for (int p = blockIdx.y; p < P.projections; p += gridDim.y) {
+        float2 v = make_float2(0.0f, 0.0f);
+        if (n < P.layout.bins) {
+            const float w = P.d_weights[p];
+            // Row r of the filter's workspace: complex row r / 2, real part
+            // for even r, imaginary for odd (filter_kernels.h), bin n at left + n.
+            const int r0 = 2 * pair * P.projections + p;
+            const float2 a = fft[static_cast<size_t>(r0 >> 1) * P.layout.padded + P.layout.left + n];
+            v.x = ((r0 & 1) ? a.y : a.x) * w;
+            if (2 * pair + 1 < P.slices) {
+                const int r1 = r0 + P.projections;
+                const float2 b = fft[static_cast<size_t>(r1 >> 1) * P.layout.padded + P.layout.left + n];
+                v.y = ((r1 & 1) ? b.y : b.x) * w;
+            }
+        }
+        rows[(static_cast<size_t>(pair) * P.projections + p) * P.rowLength + n] = v;
+    }
+}
+
+// threadIdx.x + blockIdx.x * blockDim.x = (row, n) flattened over the new rows
+__global__ void extendRowsKernel(const float2* __restrict__ from, int fromLength, float2* __restrict__ to,
+                                 int toLength, int bins, long long total) {
+    const float scale = 1.0f / static_cast<float>(fromLength);
+    for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
+         i += static_cast<long long>(gridDim.x) * blockDim.x) {
+        const long long row = i / toLength;
+        const int n = static_cast<int>(i - row * toLength);
+        float2 v = make_float2(0.0f, 0.0f);
+        if (n < bins) {
+            v = from[row * fromLength + n];
+            v.x *= scale;
+            v.y *= scale;
+        }
+        to[i] = v;
+    }
+}
+
+// threadIdx.x + blockIdx.x * blockDim.x = sample n = k + lastSample of the row,
+// blockIdx.y = canonical row (grid-stride), blockIdx.z = pair
+__global__ void phaseKernel(PhaseLaunch P) {
+    const int n = blockIdx.x * blockDim.x + threadIdx.x;
+    if (n >= P.sampleStride) return;
+    const int pair = blockIdx.z;
+    const int L = P.rowLength;
+    const float2* spectra = reinterpret_cast<const float2*>(P.d_spectra) + static_cast<size_t>(pair) * P.projections * L;
+    float2* samples = reinterpret_cast<float2*>(P.d_samples) + static_cast<size_t>(pair) * P.projections * P.sampleStride;
+    for (int i = blockIdx.y; i < P.projections; i += gridDim.y) {
+        float2 out = make_float2(0.0f, 0.0f);
+        if (n <= 2 * P.lastSample) {
+            const int k = n - P.lastSample;
+            int j = (P.d_reversed[i] ? -k : k) % L; // spectrum index, mod L
+            if (j < 0) j += L;
+            const float2 v = spectra[static_cast<size_t>(P.d_canonical[i]) * L + j];
+            // exp(2 pi i k T / L): whole turns removed in double (k T / L
+            // reaches 1e8 turns), the fraction's sine and cosine in float.
+            const double turns = static_cast<double>(k) * P.d_shifts[i] / L;
+            const float f = static_cast<float>(turns - floor(turns));
+            float s, c;
+            sincospif(2.0f * f, &s, &c);
+            const float b = P.d_band[n];
+            out = make_float2(b * (v.x * c - v.y * s), b * (v.x * s + v.y * c));
+        }
+        samples[static_cast<size_t>(i) * P.sampleStride + n] = out;
+    }
+}
+
+// threadIdx = point in a kGatherTile^2 tile, blockIdx.x = position in the
+// heavy-first tile order, blockIdx.y = pair; the kernel table in shared memory
+__global__ void __launch_bounds__(kGatherTile * kGatherTile) gatherKernel(GatherLaunch P) {
+    extern __shared__ float table[];
+    for (int i = threadIdx.y * blockDim.x + threadIdx.x; i < 2 * (P.view.tableLast + 1); i += blockDim.x * blockDim.y)
+        table[i] = P.view.table[i];
+    __syncthreads();
+    const int g = P.view.gridSize;
+    const int tilesAcross = (g + kGatherTile - 1) / kGatherTile;
+    const int tile = P.d_tiles[blockIdx.x];
+    const int jx = (tile % tilesAcross) * kGatherTile + threadIdx.x;
+    const int jy = (tile / tilesAcross) * kGatherTile + threadIdx.y;
+    if (jx >= g || jy >= g) return;
+    gridrec::GatherView v = P.view;
+    v.table = table;
+    v.samples += P.pairSamples * blockIdx.y;
+    float re, im;
+    gridrec::gatherPoint(v, jx, jy, re, im);
+    reinterpret_cast<float2*>(P.d_grid)[(static_cast<size_t>(blockIdx.y) * g + jy) * g + jx] = make_float2(re, im);
+}
+
+// threadIdx.x + blockIdx.x * blockDim.x = region column, blockIdx.y = region
+// row (grid-stride), blockIdx.z = pair
+__global__ void cropKernel(CropLaunch P) {
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= P.regionWidth) return;
+    const int pair = blockIdx.z;
+    const int g = P.gridSize;
+    const int ix = P.regionX + x;
+    int gx = ix - P.shiftX;
+    if (gx < 0) gx += g;
+    const float dx = P.d_deapodizeX[ix];
+    const size_t pixels = static_cast<size_t>(P.regionWidth) * P.regionHeight;
+    const float2* grid = reinterpret_cast<const float2*>(P.d_grid) + static_cast<size_t>(pair) * g * g;
+    float* first = P.d_out + 2 * pair * pixels;
+    const bool second = 2 * pair + 1 < P.slices;
+    for (int y = blockIdx.y; y < P.regionHeight; y += gridDim.y) {
+        const int iy = P.regionY + y;
+        int gy = iy - P.shiftY;
+        if (gy < 0) gy += g;
+        const float2 v = grid[static_cast<size_t>(gy) * g + gx];
+        const float d = dx * P.d_deapodizeY[iy];
+        first[static_cast<size_t>(y) * P.regionWidth + x] = v.x * d;
+        if (second) first[pixels + static_cast<size_t>(y) * P.regionWidth + x] = v.y * d;
+    }
+}
+
+} // namespace
+
+void launchPackRows(const PackRowsLaunch& P, StreamHandle stream) {
+    const int pairs = (P.slices + 1) / 2;
+    const dim3 grid((P.rowLength + kThreads - 1) / kThreads, std::min(P.projections, 65535), pairs);
+    packRowsKernel<<<grid, kThreads, 0, stream>>>(P, reinterpret_cast<const float2*>(P.d_fft),
+                                                  reinterpret_cast<float2*>(P.d_rows));
+    TOMO_CUDA_CHECK(cudaGetLastError());
+}
+
+void launchExtendRows(const float* d_from, int fromLength, float* d_to, int toLength, int bins, int rows,
+                      StreamHandle stream) {
+    const long long total = static_cast<long long>(rows) * toLength;
+    extendRowsKernel<<<blocksFor(total), kThreads, 0, stream>>>(reinterpret_cast<const float2*>(d_from), fromLength,
+                                                                reinterpret_cast<float2*>(d_to), toLength, bins, total);
+    TOMO_CUDA_CHECK(cudaGetLastError());
+}
+
+void launchPhase(const PhaseLaunch& P, StreamHandle stream) {
+    const dim3 grid((P.sampleStride + kThreads - 1) / kThreads, std::min(P.projections, 65535), P.pairs);
+    phaseKernel<<<grid, kThreads, 0, stream>>>(P);
+    TOMO_CUDA_CHECK(cudaGetLastError());
+}
+
+void launchGather(const GatherLaunch& P, StreamHandle stream) {
+    const std::size_t shared = 2 * (static_cast<std::size_t>(P.view.tableLast) + 1) * sizeof(float);
+    const dim3 block(kGatherTile, kGatherTile);
+    const dim3 grid(P.tiles, P.pairs);
+    gatherKernel<<<grid, block, shared, stream>>>(P);
+    TOMO_CUDA_CHECK(cudaGetLastError());
+}
+
+void launchCrop(const CropLaunch& P, StreamHandle stream) {
+    const int pairs = (P.slices + 1) / 2;
+    const dim3 grid((P.regionWidth + kThreads - 1) / kThreads, std::min(P.regionHeight, 65535), pairs);
+    cropKernel<<<grid, kThreads, 0, stream>>>(P);
+    TOMO_CUDA_CHECK(cudaGetLastError());
+}
+
+} // namespace tomo::cuda

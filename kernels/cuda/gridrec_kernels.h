@@ -1,0 +1,80 @@
+// Launchers of the gridrec kernels (gridrec_kernels.cu), the GPU side of the
+// method in tomo/gridrec.h. Plain C++: device memory travels as pointers.
+//
+//   packRows     filtered rows (GpuFilter's workspace) x angular weight ->
+//                complex rows of two slices, zero-extended to L (then the 1D FFT)
+//   extendRows   spectra of length L -> the rows (inverse-transformed in
+//                place first) zero-extended to a longer L' (an axis that
+//                needs longer rows)
+//   phase        spectra -> the canonical sample rows, x band x phase ramp
+//   gather       one thread per grid point (tomo/gridrec_gather.h), the
+//                heavy tiles near the origin first
+//   crop         the inverse-transformed grid x deapodisation -> the
+//                region of slices 2j (real) and 2j + 1 (imaginary)
+#pragma once
+
+#include "filter_kernels.h"
+#include "kernel_launch.h"
+
+#include "tomo/gridrec_gather.h"
+
+#include <cstddef>
+
+namespace tomo::cuda {
+
+struct PackRowsLaunch {
+    const float* d_fft = nullptr;     ///< GpuFilter::d_spectrum() after filter()
+    FilterLayout layout;              ///< of that workspace
+    const float* d_weights = nullptr; ///< angular weight per projection
+    int projections = 0;
+    int slices = 0;                   ///< filtered slices in the workspace (rows = slices x projections)
+    int rowLength = 0;                ///< L
+    float* d_rows = nullptr;          ///< [pair][projection][L] complex, pairs = (slices + 1) / 2
+};
+void launchPackRows(const PackRowsLaunch& launch, StreamHandle stream);
+
+/// d_to[r][n] = n < bins ? d_from[r][n] / fromLength : 0 for n < toLength,
+/// `rows` rows (d_from: inverse-transformed spectra of fromLength).
+void launchExtendRows(const float* d_from, int fromLength, float* d_to, int toLength, int bins, int rows,
+                      StreamHandle stream);
+
+struct PhaseLaunch {
+    const float* d_spectra = nullptr;   ///< [pair][projection][L] complex
+    const int* d_canonical = nullptr;   ///< acquisition index of canonical row i
+    const unsigned char* d_reversed = nullptr;
+    const double* d_shifts = nullptr;   ///< Setup::phaseShifts, per canonical row
+    const float* d_band = nullptr;      ///< Setup::band
+    int projections = 0;
+    int rowLength = 0;
+    int lastSample = 0;                 ///< samples k = -lastSample..lastSample
+    int sampleStride = 0;
+    int pairs = 0;
+    float* d_samples = nullptr;         ///< [pair][canonical row][sampleStride] complex
+};
+void launchPhase(const PhaseLaunch& launch, StreamHandle stream);
+
+struct GatherLaunch {
+    gridrec::GatherView view;           ///< device pointers; samples of pair 0
+    std::size_t pairSamples = 0;        ///< floats from one pair's samples to the next
+    const int* d_tiles = nullptr;       ///< tile indices, heavy (near the origin) first
+    int tiles = 0;
+    int pairs = 0;
+    float* d_grid = nullptr;            ///< [pair][G][G] complex
+};
+/// Tiles are kGatherTile x kGatherTile grid points, numbered row by row.
+inline constexpr int kGatherTile = 16;
+void launchGather(const GatherLaunch& launch, StreamHandle stream);
+
+struct CropLaunch {
+    const float* d_grid = nullptr;      ///< [pair][G][G] complex, inverse-transformed
+    int gridSize = 0;
+    int shiftX = 0, shiftY = 0;
+    const float* d_deapodizeX = nullptr; ///< per slice column
+    const float* d_deapodizeY = nullptr; ///< per slice row
+    int regionX = 0, regionY = 0, regionWidth = 0, regionHeight = 0;
+    int slices = 0;                     ///< valid slices (the last pair may hold one)
+    float* d_out = nullptr;             ///< [slice][row][column] of the region
+};
+void launchCrop(const CropLaunch& launch, StreamHandle stream);
+
+} // namespace tomo::cuda

@@ -1,0 +1,532 @@
+#include "gridrec_plan.h"
+
+#include "cuda_resources.h"
+#include "gpu_filter.h"
+#include "gridrec_kernels.h"
+#include "host_copy.h"
+#include "stage_spans.h"
+
+#include "tomo/error.h"
+#include "tomo/gridrec.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace tomo::cuda {
+
+namespace {
+
+constexpr int kMaxSlicesCap = 256;
+constexpr double kStoreBudget = 0.75; // share of the free device memory the kept spectra may take
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+template <class T>
+DeviceBuffer<T> upload(int device, const std::vector<T>& values, const char* what, cudaStream_t stream) {
+    DeviceBuffer<T> buffer(device, values.size(), what);
+    copyToDeviceNow(buffer.get(), values.data(), values.size() * sizeof(T), stream);
+    return buffer;
+}
+
+FftLayout rowsLayout(int length, int rows) {
+    FftLayout l;
+    l.rank = 1;
+    l.n[0] = length;
+    l.inembed[0] = l.onembed[0] = length;
+    l.idist = l.odist = length;
+    l.batch = rows;
+    return l;
+}
+
+FftLayout gridLayout(int size) {
+    FftLayout l;
+    l.rank = 2;
+    l.n[0] = l.n[1] = size;
+    l.inembed[0] = l.inembed[1] = l.onembed[0] = l.onembed[1] = size;
+    l.idist = l.odist = static_cast<long long>(size) * size;
+    l.batch = 1;
+    return l;
+}
+
+class GridrecPlan final : public ReconstructionPlan {
+public:
+    GridrecPlan(const ReconGeometry& geometry, const ReconOptions& options);
+    ~GridrecPlan() override { drain(); }
+
+    void setSinograms(std::span<const float> sinograms, int count) override;
+    void backproject(std::span<float> slices) override;
+    void setAxis(double axis, std::span<const double> offsets) override;
+    void setRegion(const Region& region) override;
+    int maxSlices() const override { return m_maxSlices; }
+    std::size_t memoryBytes() const override;
+    StageTimes lastStageTimes() const override { return m_times; }
+    HostBuffer allocateHost(std::size_t bytes) const override { return allocatePageLockedHost(bytes); }
+
+private:
+    struct Slot {
+        DeviceBuffer<float> d_in;  ///< a batch of sinograms
+        PinnedBuffer<float> h_in;  ///< staging, made on first use (page-locked callers need none)
+        DeviceBuffer<float> d_out; ///< a batch of region slices
+        PinnedBuffer<float> h_out;
+        Event uploaded, filtered, computed, downloaded;
+    };
+
+    int batchSlices() const { return 2 * m_batchPairs; }
+    std::size_t sinogramValues() const {
+        return static_cast<std::size_t>(m_setup->projections) * static_cast<std::size_t>(m_setup->bins);
+    }
+    std::size_t pairSpectrumFloats() const { return m_setup->spectrumBytes() / sizeof(float); }
+    std::size_t pairSamplesFloats() const { return m_setup->samplesBytes() / sizeof(float); }
+    std::size_t pairGridFloats() const { return m_setup->gridBytes() / sizeof(float); }
+
+    /// The tables of m_setup that depend on the row length (band, directions).
+    void uploadRowTables();
+    void uploadShifts();
+    /// Row plan of the current length; it and the grid plan share one cuFFT
+    /// work area (they run one after another on m_compute).
+    void makeFftPlans();
+    void ensureOutput(std::size_t pixels);
+    /// Longer rows (`grown`, for an axis that needs them): the kept spectra rebuilt.
+    void growRows(std::unique_ptr<gridrec::Setup> grown);
+
+    void uploadBatch(int batch, const float* h_src, int slices);
+    void filterBatch(int batch, int slices);
+    /// Phase, gather and inverse FFT of `pairs` pairs from `firstPair` into d_grid.
+    void gridPairs(int firstPair, int pairs);
+    void cropBatch(int batch, int slices);
+    void download(int batch, int slices, float* direct);
+    void finishDownload(int batch, int slices, float* h_dst);
+    void drain() noexcept;
+
+    gridrec::Parameters m_parameters;
+    std::unique_ptr<gridrec::Setup> m_setup;
+    int m_device = 0;
+    int m_batchPairs = 1;
+    int m_maxSlices = 0;
+    int m_count = 0;
+    bool m_gridValid = false; ///< d_grid holds every pair for the current slices and axis
+    Region m_lastRegion;      ///< of the last backproject()
+
+    Stream m_compute, m_copyIn, m_copyOut;
+    DeviceBuffer<float> d_table, d_deapodizeX, d_deapodizeY, d_band, d_invX, d_invY;
+    DeviceBuffer<double> d_dirX, d_dirY, d_shifts;
+    DeviceBuffer<int> d_binStart, d_canonical, d_tiles;
+    DeviceBuffer<unsigned char> d_reversed;
+    int m_tiles = 0;
+    std::vector<double> h_shifts;
+    DeviceBuffer<float> d_spectra; ///< [pair][projection][L] complex of every kept slice
+    DeviceBuffer<float> d_samples; ///< [pair of the batch][canonical row][sampleStride] complex
+    DeviceBuffer<float> d_grid;    ///< [pair of the batch][G][G] complex
+    DeviceBuffer<unsigned char> d_work;
+    FftPlan m_rowPlan, m_gridPlan;
+    std::unique_ptr<GpuFilter> m_filter;
+    Slot m_slots[2];
+    HostCopier m_copier;
+
+    StageSpans m_spans;
+    StageTimes m_times;
+};
+
+GridrecPlan::GridrecPlan(const ReconGeometry& geometry, const ReconOptions& options)
+    : ReconstructionPlan(geometry, options), m_parameters(gridrec::checkOptions(gridrec::kCudaName, options)),
+      m_device(options.device),
+      m_copier(static_cast<int>(std::clamp(std::thread::hardware_concurrency() / 2, 1u, 8u))) {
+    const std::string who = std::string("strategy '") + gridrec::kCudaName + "'";
+    int devices = 0;
+    TOMO_CUDA_CHECK(cudaGetDeviceCount(&devices));
+    if (m_device < 0 || m_device >= devices)
+        throw InvalidArgument(who + ": device " + std::to_string(m_device) + " does not exist (" +
+                              std::to_string(devices) + " CUDA device(s))");
+    DeviceScope scope(m_device);
+    m_setup = std::make_unique<gridrec::Setup>(m_geometry, m_parameters);
+    const gridrec::Setup& s = *m_setup;
+
+    // Pairs per batch: what fits in a quarter of the free memory, at most kGridrecBatchPairs.
+    std::size_t freeBytes = 0, totalBytes = 0;
+    TOMO_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+    const std::size_t padded = static_cast<std::size_t>(paddedLength(s.bins));
+    const std::size_t perPair = s.samplesBytes() + s.gridBytes() +           // samples, grid
+                                2 * 2 * sinogramValues() * sizeof(float) +   // d_in x 2
+                                2 * 2 * m_geometry.region.pixels() * sizeof(float) + // d_out x 2
+                                static_cast<std::size_t>(s.projections) * padded * 8; // filter workspace
+    const std::size_t fixed = s.gridBytes() + s.spectrumBytes();            // cuFFT work (estimate), one pair's spectra
+    if (perPair + fixed > freeBytes) throwDeviceOutOfMemory(m_device, "one pair of slices (" + who + ")", perPair + fixed);
+    m_batchPairs = static_cast<int>(std::clamp<std::size_t>(freeBytes / 4 / perPair, 1, kGridrecBatchPairs));
+
+    m_compute = Stream::create();
+    m_copyIn = Stream::create();
+    m_copyOut = Stream::create();
+    cudaStream_t stream = m_compute.get();
+    d_table = upload(m_device, s.table, "the gridrec kernel table", stream);
+    d_deapodizeX = upload(m_device, s.deapodizeX, "the deapodisation", stream);
+    d_deapodizeY = upload(m_device, s.deapodizeY, "the deapodisation", stream);
+    d_binStart = upload(m_device, s.binStart, "the angle bins", stream);
+    d_canonical = upload(m_device, s.canonical, "the canonical order", stream);
+    d_reversed = upload(m_device, s.reversed, "the canonical order", stream);
+    // Tiles nearest the origin first: their points gather from most rows.
+    const int across = (s.gridSize + kGatherTile - 1) / kGatherTile;
+    std::vector<int> tiles(static_cast<std::size_t>(across) * across);
+    std::iota(tiles.begin(), tiles.end(), 0);
+    auto distance = [&](int tile) {
+        auto centred = [&](int j) { return std::abs(j < s.gridSize / 2 ? j : j - s.gridSize); };
+        const int x = centred(tile % across * kGatherTile + kGatherTile / 2);
+        const int y = centred(tile / across * kGatherTile + kGatherTile / 2);
+        return static_cast<long long>(x) * x + static_cast<long long>(y) * y;
+    };
+    std::stable_sort(tiles.begin(), tiles.end(), [&](int a, int b) { return distance(a) < distance(b); });
+    m_tiles = static_cast<int>(tiles.size());
+    d_tiles = upload(m_device, tiles, "the tile order", stream);
+    uploadRowTables();
+    uploadShifts();
+    m_gridPlan = FftPlan(m_device, gridLayout(s.gridSize), "the gridrec grid transform (" + std::to_string(s.gridSize) + "^2)");
+    makeFftPlans();
+    d_grid = DeviceBuffer<float>(m_device, m_batchPairs * pairGridFloats(), "the gridrec grids");
+
+    m_filter = std::make_unique<GpuFilter>(m_device, s.bins, batchSlices() * s.projections, options.filter,
+                                           angularWeights(m_geometry.geometry.angles), stream);
+    for (Slot& slot : m_slots) {
+        slot.d_in = DeviceBuffer<float>(m_device, batchSlices() * sinogramValues(), "the sinogram input buffers");
+        slot.uploaded = Event::create(false);
+        slot.filtered = Event::create(false);
+        slot.computed = Event::create(false);
+        slot.downloaded = Event::create(false);
+    }
+    ensureOutput(m_geometry.region.pixels());
+
+    // What the kept spectra may take: a share of what is free now.
+    TOMO_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+    const double perSlice = 0.5 * static_cast<double>(s.spectrumBytes());
+    m_maxSlices = static_cast<int>(std::min<double>(kStoreBudget * static_cast<double>(freeBytes) / perSlice, kMaxSlicesCap));
+    if (m_maxSlices < 1) throwDeviceOutOfMemory(m_device, "the spectra of one slice (" + who + ")", s.spectrumBytes());
+    TOMO_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+void GridrecPlan::drain() noexcept {
+    for (const Stream* s : {&m_compute, &m_copyIn, &m_copyOut})
+        if (s->get()) (void)cudaStreamSynchronize(s->get());
+}
+
+void GridrecPlan::uploadRowTables() {
+    const gridrec::Setup& s = *m_setup;
+    cudaStream_t stream = m_compute.get();
+    d_band = upload(m_device, s.band, "the band weights", stream);
+    d_dirX = upload(m_device, s.dirX, "the view directions", stream);
+    d_dirY = upload(m_device, s.dirY, "the view directions", stream);
+    d_invX = upload(m_device, s.invX, "the view directions", stream);
+    d_invY = upload(m_device, s.invY, "the view directions", stream);
+    d_samples = DeviceBuffer<float>(); // the old size is freed first
+    d_samples = DeviceBuffer<float>(m_device, m_batchPairs * pairSamplesFloats(), "the gridrec samples");
+}
+
+void GridrecPlan::uploadShifts() {
+    h_shifts = m_setup->phaseShifts(m_geometry.geometry);
+    if (d_shifts.size() != h_shifts.size())
+        d_shifts = DeviceBuffer<double>(m_device, h_shifts.size(), "the phase shifts");
+    // Stream-ordered after the kernels already queued (they may still read
+    // the old shifts); a pageable source is staged before the call returns.
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(d_shifts.get(), h_shifts.data(), h_shifts.size() * sizeof(double),
+                                    cudaMemcpyHostToDevice, m_compute.get()));
+}
+
+void GridrecPlan::makeFftPlans() {
+    const gridrec::Setup& s = *m_setup;
+    m_rowPlan = FftPlan(m_device, rowsLayout(s.rowLength, s.projections),
+                        "the gridrec row transforms (" + std::to_string(s.projections) + " rows of " +
+                            std::to_string(s.rowLength) + ")");
+    const std::size_t work = std::max(m_rowPlan.workBytes(), m_gridPlan.workBytes());
+    if (d_work.size() < work) {
+        d_work = DeviceBuffer<unsigned char>();
+        d_work = DeviceBuffer<unsigned char>(m_device, work, "the cuFFT work area");
+    }
+    TOMO_CUFFT_CHECK(cufftSetWorkArea(m_rowPlan.get(), d_work.get()));
+    TOMO_CUFFT_CHECK(cufftSetWorkArea(m_gridPlan.get(), d_work.get()));
+    TOMO_CUFFT_CHECK(cufftSetStream(m_rowPlan.get(), m_compute.get()));
+    TOMO_CUFFT_CHECK(cufftSetStream(m_gridPlan.get(), m_compute.get()));
+}
+
+void GridrecPlan::ensureOutput(std::size_t pixels) {
+    const std::size_t values = static_cast<std::size_t>(batchSlices()) * pixels;
+    if (m_slots[0].d_out.size() >= values) return;
+    drain(); // the old buffers may still be read by a download
+    for (Slot& slot : m_slots) {
+        slot.d_out = DeviceBuffer<float>();
+        slot.d_out = DeviceBuffer<float>(m_device, values, "the slice output buffers");
+        slot.h_out.reset();
+    }
+}
+
+void GridrecPlan::growRows(std::unique_ptr<gridrec::Setup> grown) {
+    const int from = m_setup->rowLength;
+    const int to = grown->rowLength;
+    const int pairs = (m_count + 1) / 2;
+    cudaStream_t stream = m_compute.get();
+    if (pairs > 0) {
+        // Back to the rows (the inverse of the kept FFT), then longer rows.
+        for (int q = 0; q < pairs; ++q) {
+            auto* rows = reinterpret_cast<cufftComplex*>(d_spectra.get() + q * pairSpectrumFloats());
+            TOMO_CUFFT_CHECK(cufftExecC2C(m_rowPlan.get(), rows, rows, CUFFT_INVERSE));
+        }
+        DeviceBuffer<float> longer(m_device, pairs * (grown->spectrumBytes() / sizeof(float)), "the kept spectra");
+        launchExtendRows(d_spectra.get(), from, longer.get(), to, m_setup->bins, pairs * m_setup->projections, stream);
+        TOMO_CUDA_CHECK(cudaStreamSynchronize(stream)); // the old spectra are freed next
+        d_spectra = std::move(longer);
+    }
+    m_setup = std::move(grown);
+    uploadRowTables();
+    makeFftPlans();
+    for (int q = 0; q < pairs; ++q) {
+        auto* rows = reinterpret_cast<cufftComplex*>(d_spectra.get() + q * pairSpectrumFloats());
+        TOMO_CUFFT_CHECK(cufftExecC2C(m_rowPlan.get(), rows, rows, CUFFT_FORWARD));
+    }
+}
+
+// ----------------------------------------------------------------- stages
+
+void GridrecPlan::uploadBatch(int batch, const float* h_src, int slices) {
+    Slot& slot = m_slots[batch % 2];
+    const std::size_t bytes = static_cast<std::size_t>(slices) * sinogramValues() * sizeof(float);
+    TOMO_CUDA_CHECK(cudaEventSynchronize(slot.uploaded.get()));                     // the staging half is free again
+    TOMO_CUDA_CHECK(cudaStreamWaitEvent(m_copyIn.get(), slot.filtered.get(), 0)); // d_in no longer read
+    const int span = m_spans.begin(StageSpans::kUpload, m_copyIn.get());
+    const float* source = h_src;
+    if (!isPageLocked(h_src, bytes)) {
+        if (slot.h_in.size() < static_cast<std::size_t>(batchSlices()) * sinogramValues()) {
+            slot.h_in.reset();
+            slot.h_in = PinnedBuffer<float>(static_cast<std::size_t>(batchSlices()) * sinogramValues(),
+                                            "the sinogram input buffers");
+        }
+        const auto start = Clock::now();
+        m_copier.copy(slot.h_in.get(), h_src, bytes);
+        m_spans.addHost(StageSpans::kUpload, secondsSince(start));
+        source = slot.h_in.get();
+    }
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(slot.d_in.get(), source, bytes, cudaMemcpyHostToDevice, m_copyIn.get()));
+    m_spans.end(span, m_copyIn.get());
+    TOMO_CUDA_CHECK(cudaEventRecord(slot.uploaded.get(), m_copyIn.get()));
+}
+
+void GridrecPlan::filterBatch(int batch, int slices) {
+    Slot& slot = m_slots[batch % 2];
+    const gridrec::Setup& s = *m_setup;
+    cudaStream_t stream = m_compute.get();
+    TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, slot.uploaded.get(), 0));
+    const int span = m_spans.begin(StageSpans::kFilter, stream);
+    m_filter->filter(slot.d_in.get(), slices * s.projections, stream);
+    const int firstPair = batch * m_batchPairs;
+    PackRowsLaunch pack;
+    pack.d_fft = m_filter->d_spectrum();
+    pack.layout = m_filter->layout(slices * s.projections);
+    pack.d_weights = m_filter->d_weights();
+    pack.projections = s.projections;
+    pack.slices = slices;
+    pack.rowLength = s.rowLength;
+    pack.d_rows = d_spectra.get() + firstPair * pairSpectrumFloats();
+    launchPackRows(pack, stream);
+    for (int q = 0; q < (slices + 1) / 2; ++q) {
+        auto* rows = reinterpret_cast<cufftComplex*>(pack.d_rows + q * pairSpectrumFloats());
+        TOMO_CUFFT_CHECK(cufftExecC2C(m_rowPlan.get(), rows, rows, CUFFT_FORWARD));
+    }
+    m_spans.end(span, stream);
+    TOMO_CUDA_CHECK(cudaEventRecord(slot.filtered.get(), stream));
+}
+
+void GridrecPlan::gridPairs(int firstPair, int pairs) {
+    const gridrec::Setup& s = *m_setup;
+    cudaStream_t stream = m_compute.get();
+    PhaseLaunch phase;
+    phase.d_spectra = d_spectra.get() + firstPair * pairSpectrumFloats();
+    phase.d_canonical = d_canonical.get();
+    phase.d_reversed = d_reversed.get();
+    phase.d_shifts = d_shifts.get();
+    phase.d_band = d_band.get();
+    phase.projections = s.projections;
+    phase.rowLength = s.rowLength;
+    phase.lastSample = s.lastSample();
+    phase.sampleStride = s.sampleStride();
+    phase.pairs = pairs;
+    phase.d_samples = d_samples.get();
+    launchPhase(phase, stream);
+
+    GatherLaunch gather;
+    gather.view = s.gatherView(d_samples.get());
+    gather.view.table = d_table.get();
+    gather.view.dirX = d_dirX.get();
+    gather.view.dirY = d_dirY.get();
+    gather.view.invX = d_invX.get();
+    gather.view.invY = d_invY.get();
+    gather.view.binStart = d_binStart.get();
+    gather.pairSamples = pairSamplesFloats();
+    gather.d_tiles = d_tiles.get();
+    gather.tiles = m_tiles;
+    gather.pairs = pairs;
+    gather.d_grid = d_grid.get();
+    launchGather(gather, stream);
+    for (int q = 0; q < pairs; ++q) {
+        auto* grid = reinterpret_cast<cufftComplex*>(d_grid.get() + q * pairGridFloats());
+        TOMO_CUFFT_CHECK(cufftExecC2C(m_gridPlan.get(), grid, grid, CUFFT_INVERSE));
+    }
+}
+
+void GridrecPlan::cropBatch(int batch, int slices) {
+    const gridrec::Setup& s = *m_setup;
+    const Region& r = m_geometry.region;
+    CropLaunch crop;
+    crop.d_grid = d_grid.get();
+    crop.gridSize = s.gridSize;
+    crop.shiftX = s.shiftX;
+    crop.shiftY = s.shiftY;
+    crop.d_deapodizeX = d_deapodizeX.get();
+    crop.d_deapodizeY = d_deapodizeY.get();
+    crop.regionX = r.x;
+    crop.regionY = r.y;
+    crop.regionWidth = r.width;
+    crop.regionHeight = r.height;
+    crop.slices = slices;
+    crop.d_out = m_slots[batch % 2].d_out.get();
+    launchCrop(crop, m_compute.get());
+}
+
+void GridrecPlan::download(int batch, int slices, float* direct) {
+    Slot& slot = m_slots[batch % 2];
+    const std::size_t bytes = static_cast<std::size_t>(slices) * m_geometry.region.pixels() * sizeof(float);
+    TOMO_CUDA_CHECK(cudaStreamWaitEvent(m_copyOut.get(), slot.computed.get(), 0));
+    const int span = m_spans.begin(StageSpans::kDownload, m_copyOut.get());
+    float* target = direct;
+    if (!target) {
+        if (slot.h_out.size() < slot.d_out.size()) {
+            slot.h_out.reset();
+            slot.h_out = PinnedBuffer<float>(slot.d_out.size(), "the slice output buffers");
+        }
+        target = slot.h_out.get();
+    }
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(target, slot.d_out.get(), bytes, cudaMemcpyDeviceToHost, m_copyOut.get()));
+    m_spans.end(span, m_copyOut.get());
+    TOMO_CUDA_CHECK(cudaEventRecord(slot.downloaded.get(), m_copyOut.get()));
+}
+
+void GridrecPlan::finishDownload(int batch, int slices, float* h_dst) {
+    Slot& slot = m_slots[batch % 2];
+    TOMO_CUDA_CHECK(cudaEventSynchronize(slot.downloaded.get()));
+    const auto start = Clock::now();
+    m_copier.copy(h_dst, slot.h_out.get(), static_cast<std::size_t>(slices) * m_geometry.region.pixels() * sizeof(float));
+    m_spans.addHost(StageSpans::kDownload, secondsSince(start));
+}
+
+// ----------------------------------------------------------------- API
+
+void GridrecPlan::setSinograms(std::span<const float> sinograms, int count) {
+    requireSinograms(sinograms, count);
+    DeviceScope scope(m_device);
+    m_count = 0;
+    m_gridValid = false;
+    const std::size_t floats = static_cast<std::size_t>((count + batchSlices() - 1) / batchSlices()) * m_batchPairs *
+                               pairSpectrumFloats(); // whole batches: the last one's pack writes its pairs only
+    if (d_spectra.size() < floats) {
+        d_spectra = DeviceBuffer<float>();
+        d_spectra = DeviceBuffer<float>(m_device, floats, "the kept spectra (" + std::to_string(count) + " slices)");
+    }
+    m_spans.reset();
+    m_times = StageTimes{};
+    try {
+        for (int b = 0; b * batchSlices() < count; ++b) {
+            const int slices = std::min(batchSlices(), count - b * batchSlices());
+            uploadBatch(b, sinograms.data() + static_cast<std::size_t>(b) * batchSlices() * sinogramValues(), slices);
+            filterBatch(b, slices);
+        }
+        TOMO_CUDA_CHECK(cudaStreamSynchronize(m_compute.get()));
+        m_spans.collect(m_times);
+    } catch (...) {
+        drain();
+        throw;
+    }
+    m_count = count;
+}
+
+void GridrecPlan::backproject(std::span<float> slices) {
+    if (m_count == 0) throw InvalidArgument("backproject: no sinograms set (call setSinograms first)");
+    requireSlices(slices, m_count);
+    DeviceScope scope(m_device);
+    const std::size_t pixels = m_geometry.region.pixels();
+    const int batches = (m_count + batchSlices() - 1) / batchSlices();
+    const bool direct = isPageLocked(slices.data(), slices.size() * sizeof(float));
+    auto slicesOf = [&](int b) { return std::min(batchSlices(), m_count - b * batchSlices()); };
+    auto output = [&](int b) { return slices.data() + static_cast<std::size_t>(b) * batchSlices() * pixels; };
+    m_spans.reset();
+    try {
+        for (int b = 0; b < batches; ++b) {
+            Slot& slot = m_slots[b % 2];
+            cudaStream_t stream = m_compute.get();
+            TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, slot.downloaded.get(), 0)); // d_out no longer read
+            const int span = m_spans.begin(StageSpans::kBackproject, stream);
+            if (!m_gridValid || m_lastRegion == m_geometry.region) gridPairs(b * m_batchPairs, (slicesOf(b) + 1) / 2);
+            cropBatch(b, slicesOf(b));
+            m_spans.end(span, stream);
+            TOMO_CUDA_CHECK(cudaEventRecord(slot.computed.get(), stream));
+            download(b, slicesOf(b), direct ? output(b) : nullptr);
+            if (b > 0 && !direct) finishDownload(b - 1, slicesOf(b - 1), output(b - 1));
+        }
+        if (direct) TOMO_CUDA_CHECK(cudaStreamSynchronize(m_copyOut.get()));
+        else finishDownload(batches - 1, slicesOf(batches - 1), output(batches - 1));
+        m_spans.collect(m_times);
+    } catch (...) {
+        drain();
+        m_gridValid = false;
+        throw;
+    }
+    m_gridValid = batches == 1;
+    m_lastRegion = m_geometry.region;
+}
+
+void GridrecPlan::setAxis(double axis, std::span<const double> offsets) {
+    validateAxis(axis, offsets, m_geometry.geometry.projections());
+    Geometry moved = m_geometry.geometry;
+    moved.axis = axis;
+    moved.axisOffsets.assign(offsets.begin(), offsets.end());
+    DeviceScope scope(m_device);
+    std::unique_ptr<gridrec::Setup> grown;
+    if (const int needed = m_setup->rowLengthNeeded(moved); needed > m_setup->rowLength) {
+        ReconGeometry candidate = m_geometry;
+        candidate.geometry = moved;
+        grown = std::make_unique<gridrec::Setup>(candidate, m_parameters, needed); // throws for an axis far off
+    }
+    m_geometry.geometry = std::move(moved);
+    m_gridValid = false;
+    if (grown) growRows(std::move(grown));
+    uploadShifts();
+}
+
+void GridrecPlan::setRegion(const Region& region) {
+    ReconGeometry candidate = m_geometry;
+    candidate.region = region;
+    candidate.validate();
+    DeviceScope scope(m_device);
+    ensureOutput(region.pixels());
+    m_geometry.region = region;
+}
+
+std::size_t GridrecPlan::memoryBytes() const {
+    std::size_t bytes = d_table.bytes() + d_deapodizeX.bytes() + d_deapodizeY.bytes() + d_band.bytes() +
+                        d_invX.bytes() + d_invY.bytes() + d_dirX.bytes() + d_dirY.bytes() + d_shifts.bytes() +
+                        d_binStart.bytes() + d_canonical.bytes() + d_tiles.bytes() + d_reversed.bytes() +
+                        d_spectra.bytes() + d_samples.bytes() + d_grid.bytes() + d_work.bytes() +
+                        (m_filter ? m_filter->bytes() : 0);
+    for (const Slot& s : m_slots) bytes += s.d_in.bytes() + s.d_out.bytes();
+    return bytes;
+}
+
+} // namespace
+
+std::unique_ptr<ReconstructionPlan> makeGridrecPlan(const ReconGeometry& geometry, const ReconOptions& options) {
+    return std::make_unique<GridrecPlan>(geometry, options);
+}
+
+} // namespace tomo::cuda
