@@ -160,6 +160,20 @@ protected:
     bool m_matched;
 };
 
+/// Data consistency of one slice: how well an image (from any method, FBP
+/// included) explains the measured data.
+struct Reprojection {
+    std::vector<float> projected;  ///< A x, [angle][bin]
+    std::vector<float> difference; ///< measured - A x
+    double norm = 0.0;             ///< ||measured - A x||
+    double relativeNorm = 0.0;     ///< ||measured - A x|| / ||measured|| (0 for measured = 0)
+};
+
+/// Forward projects `image` (one slice on the pair's full grid, [row][column])
+/// and compares it with `measured` ([angle][bin]). Throws InvalidArgument
+/// naming the sizes when either does not fit the pair's geometry.
+Reprojection reproject(ProjectorPair& pair, std::span<const float> image, std::span<const float> measured);
+
 /// The CPU pairs (the registry's cpu-reference and cpu backends make them).
 /// `threads` as ReconOptions::threads. Throws InvalidArgument.
 std::unique_ptr<ProjectorPair> makeReferenceProjector(const ReconGeometry& geometry, const FilterOptions& filter,
