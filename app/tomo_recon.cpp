@@ -856,13 +856,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
 
     if (cluster && (isConeRun(app, info, c.cone) || sweepRequested(c.axis)))
         throw InvalidArgument("--mpi reconstructs parallel-beam volumes; not fan/cone-beam data or --center-sweep");
-    if (isConeRun(app, info, c.cone)) {
-        if (cfg.options.iterative.isIterative())
-            throw InvalidArgument("--method " + std::string(methodName(cfg.options.iterative.method)) +
-                                  ": fan/cone-beam data are reconstructed with FDK (the iterative methods are "
-                                  "parallel-beam)");
-        return runCone(app, c, cfg, *reader, output, writeBase, argc, argv);
-    }
+    if (isConeRun(app, info, c.cone)) return runCone(app, c, cfg, *reader, output, writeBase, argc, argv);
 
     RowRange rows{cfg.firstRow, cfg.rowCount};
     checkRows(rows, info.rows, (c.config.empty() || app.count("--rows")) ? "--rows" : "rows of --config");

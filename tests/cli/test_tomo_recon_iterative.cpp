@@ -2,12 +2,16 @@
 // gives them: the iterative result is the library's plan on the same
 // corrected data, stored with its parameters and replayed by --config;
 // --tv-weight smooths, --nonnegative bounds, --init fbp starts from the FBP,
-// --region cuts the whole grid's result; bad values, a strategy without a
-// projector and fan-beam data are refused in one line, nothing written.
+// --region cuts the whole grid's result; bad values and a strategy without a
+// projector are refused in one line, nothing written; fan-beam data run on
+// the fan-beam pair.
 // And tomo-bench --iterative's table and JSON.
 #include "cli_runner.h"
 
+#include "tomo/cone_scan.h"
+#include "tomo/dataset.h"
 #include "tomo/iterative.h"
+#include "tomo/projector.h"
 #include "tomo/phantom.h"
 #include "tomo/pipeline.h"
 #include "tomo/preprocess.h"
@@ -174,20 +178,68 @@ TEST_F(TomoReconIterative, BadValuesAreRefusedInOneLineWithNothingWritten) {
     refused("--method sirt --interp nearest",
             "method sirt projects with linear interpolation (Joseph's projector): interpolation nearest does not apply");
     refused("--method art", "--method: art not in {fbp,sirt,cgls,tv}");
+    // A strategy without a projector pair: cpu-gridrec (in every build), ocl-* (with OpenCL).
+    refused("--method sirt --strategy cpu-gridrec",
+            "strategy 'cpu-gridrec' cannot run method sirt: it has no forward projector (the iterative methods run "
+            "on cpu-reference, cpu");
     if (BackendRegistry::instance().find("ocl-alu"))
         refused("--method sirt --strategy ocl-alu",
                 "strategy 'ocl-alu' cannot run method sirt: it has no forward projector (the iterative methods run "
                 "on cpu-reference, cpu");
 }
 
-// Fan-beam data go to FDK: an iterative method is refused by name.
-TEST_F(TomoReconIterative, FanBeamDataRefuseIterativeMethods) {
+// Fan-beam data: the method runs on the fan-beam projector pair, the
+// volume is the library's (makeFanProjector + the solver) bit for bit and
+// carries the method; a GPU strategy and a cone-beam volume are refused.
+TEST_F(TomoReconIterative, FanBeamDataRunOnTheFanBeamPair) {
     const fs::path htc = test::realData("helsinki_htc2022_fanbeam/htc2022_ta.h5");
     TOMO_REQUIRE_FILE(htc);
-    const ToolRun r = recon(quoted(htc) + " -o " + quoted(output("fan")) + " --method sirt");
-    EXPECT_EQ(r.exitCode, 2) << r.err;
-    EXPECT_NE(r.err.find("--method sirt: fan/cone-beam data are reconstructed with FDK"), std::string::npos) << r.err;
-    EXPECT_FALSE(fs::exists(output("fan")));
+    const std::string grid = " --volume 96,96,1 --voxel-size 0.8";
+    const ToolRun r =
+        recon(quoted(htc) + " -o " + quoted(output("fan")) + grid + " --method sirt --iterations 4 --nonnegative");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("with sirt, 4 iterations from zero, bounds [0, inf] on the cpu-reference fan-beam joseph, "
+                         "matched"),
+              std::string::npos)
+        << r.out;
+    const ImageStack cli = readVolume(output("fan"));
+
+    OpenOptions open;
+    open.allowDivergentBeam = true;
+    const auto reader = openDataset(htc, open);
+    const ConeSetup setup = coneSetup(reader->info());
+    VolumeGrid g = setup.grid;
+    g.nx = g.ny = 96;
+    g.nz = 1;
+    g.voxelSize = 0.8;
+    IterativeOptions sirt;
+    sirt.method = Method::Sirt;
+    sirt.iterations = 4;
+    sirt.bounds.lower = 0.0;
+    auto pair = makeFanProjector(setup.geometry, g, sirt, 0);
+    auto b = pair->vector(Space::Sinogram, 1);
+    auto x = pair->vector(Space::Image, 1);
+    pair->upload(readConeProjections(*reader, setup), *b);
+    makeSolver(*pair, sirt)->run(*b, *x);
+    std::vector<float> library(g.voxels());
+    pair->download(*x, library);
+    EXPECT_EQ(cli.data, library);
+    const std::string stored = test::readText(output("fan"));
+    for (const char* text : {"sirt", "cpu-reference fan-beam joseph, matched", "0,inf"})
+        EXPECT_NE(stored.find(text), std::string::npos) << text;
+
+    for (const auto& [options, part] :
+         std::vector<std::pair<std::string, std::string>>{
+             {"--method sirt --strategy cpu-gridrec",
+              "--method sirt on fan-beam data runs on the CPU's fan-beam projector pair"},
+             {"--method cgls --volume 32,32,2", "the iterative methods take fan-beam data (one detector row, one slice)"},
+             {"--method tv", "--method tv needs --tv-weight"}}) {
+        const ToolRun bad = recon(quoted(htc) + " -o " + quoted(output("refused")) + " " + options);
+        EXPECT_EQ(bad.exitCode, 2) << options << "\n" << bad.err;
+        EXPECT_EQ(bad.errLines().size(), 1u) << bad.err;
+        EXPECT_NE(bad.err.find(part), std::string::npos) << options << "\n" << bad.err;
+        EXPECT_FALSE(fs::exists(output("refused"))) << options;
+    }
 }
 
 // tomo-bench --iterative on the CPU pair, small: every figure in the table
