@@ -2,6 +2,7 @@
 
 #include "tomo/axis_sweep.h"
 
+#include <QCheckBox>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QGridLayout>
@@ -11,6 +12,7 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace tomo::ui {
@@ -77,6 +79,12 @@ AxisSweepDialog::AxisSweepDialog(QWidget* parent) : QDialog(parent) {
     fields->addWidget(m_count, 2, 0, 1, 4);
     fields->addWidget(m_run, 2, 4);
     fields->addWidget(m_cancel, 2, 5);
+    m_zoom = new QCheckBox(tr("Zoom on the object"));
+    m_zoom->setObjectName(QStringLiteral("sweepZoomCheck"));
+    m_zoom->setChecked(true);
+    m_zoom->setToolTip(tr("The trials show the object's bounding box in the slice on screen, not the whole slice "
+                          "(a region of interest set in the parameters is used instead)"));
+    fields->addWidget(m_zoom, 3, 0, 1, 6);
     auto* close = new QDialogButtonBox(QDialogButtonBox::Close);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(fields);
@@ -103,6 +111,45 @@ void AxisSweepDialog::setCentre(int row, double axis, int columns) {
     m_rowLabel->setText(tr("Trial slices of row %1 (the row on screen)").arg(row));
     const double half = 5.0, step = columns < 200 ? 0.25 : 0.5;
     setRange(std::round((axis - half) / step) * step, std::round((axis + half) / step) * step, step);
+}
+
+void AxisSweepDialog::setObject(const std::optional<tomo::Region>& box) {
+    m_object = box;
+    m_zoom->setEnabled(box.has_value());
+    m_zoom->setText(box ? tr("Zoom on the object (%1 × %2 px at %3, %4)").arg(box->width).arg(box->height).arg(box->x).arg(box->y)
+                        : tr("Zoom on the object (it fills the slice)"));
+}
+
+std::optional<tomo::Region> AxisSweepDialog::region() const {
+    return m_zoom->isChecked() ? m_object : std::nullopt;
+}
+
+std::optional<tomo::Region> objectBox(const tomo::Image& slice, QPoint origin, float low, float high) {
+    if (slice.width < 8 || slice.height < 8 || !(high > low)) return std::nullopt;
+    const float threshold = low + 0.3f * (high - low);
+    std::vector<int> xs, ys;
+    for (int y = 0; y < slice.height; ++y)
+        for (int x = 0; x < slice.width; ++x)
+            if (slice.data[static_cast<std::size_t>(y) * slice.width + x] > threshold) {
+                xs.push_back(x);
+                ys.push_back(y);
+            }
+    if (xs.size() < 16) return std::nullopt;
+    const auto percentile = [](std::vector<int>& v, double q) {
+        const auto k = static_cast<std::ptrdiff_t>(q * static_cast<double>(v.size() - 1));
+        std::nth_element(v.begin(), v.begin() + k, v.end());
+        return v[static_cast<std::size_t>(k)];
+    };
+    const int x0 = percentile(xs, 0.01), x1 = percentile(xs, 0.99), y0 = percentile(ys, 0.01), y1 = percentile(ys, 0.99);
+    const int side = static_cast<int>(std::ceil(std::max(x1 - x0 + 1, y1 - y0 + 1) * 1.2));
+    if (side > 0.7 * std::max(slice.width, slice.height)) return std::nullopt;
+    const int cx = (x0 + x1 + 1) / 2, cy = (y0 + y1 + 1) / 2;
+    tomo::Region r{std::clamp(cx - side / 2, 0, std::max(0, slice.width - side)),
+                   std::clamp(cy - side / 2, 0, std::max(0, slice.height - side)), std::min(side, slice.width),
+                   std::min(side, slice.height)};
+    r.x += origin.x();
+    r.y += origin.y();
+    return r;
 }
 
 void AxisSweepDialog::setRange(double from, double to, double step) {

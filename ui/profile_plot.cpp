@@ -74,7 +74,6 @@ ProfilePlot::ProfilePlot(QWidget* parent) : QWidget(parent) {
     m_dx = new QValueAxis;
     m_dy = new QValueAxis;
     m_dx->setLabelFormat(QStringLiteral("%.0f"));
-    m_x->setTitleText(tr("distance along the line (px)"));
     m_dy->setTitleText(tr("|Δ| (%1)").arg(m_unit.symbol));
     m_dy->setLabelFormat(QStringLiteral("%.2g"));
     m_diffChart->addAxis(m_dx, Qt::AlignBottom);
@@ -87,6 +86,7 @@ ProfilePlot::ProfilePlot(QWidget* parent) : QWidget(parent) {
     for (QValueAxis* a : {m_x, m_y, m_dx, m_dy}) {
         a->setLabelsFont(small);
         a->setTitleFont(small);
+        a->setTruncateLabels(false); // "…" says nothing: the axes are sized for their labels
     }
     m_chart->legend()->setFont(small);
     m_diffChart->legend()->setFont(small);
@@ -139,6 +139,10 @@ void ProfilePlot::setProfiles(const std::vector<tomo::ProfilePoint>& result, con
                 diff.append(QPointF(result[i].distance, std::abs(m_unit.shown(result[i].value - reference[i].value))));
     m_difference->replace(diff);
     m_diffView->setVisible(!diff.isEmpty());
+    // The distance title once, under the lowest chart: the upper one keeps its height for the values.
+    const QString distance = tr("distance along the line (px)");
+    m_x->setTitleText(diff.isEmpty() ? distance : QString());
+    m_dx->setTitleText(distance);
 
     double lo = std::numeric_limits<double>::infinity(), hi = -lo, length = 0.0;
     for (const QList<QPointF>* list : {&r, &ref})

@@ -1667,6 +1667,9 @@ private slots:
         };
         const double sharp = roughness(w->currentResult()->preview.slice);
         panel->findChild<QDoubleSpinBox*>(QStringLiteral("energySpin"))->setValue(25.0);
+        // Paganin filters with the dataset's pixel size (the file states none: entered).
+        QVERIFY(!panel->findChild<QGroupBox*>(QStringLiteral("paganinGroup"))->isEnabled());
+        w->setPixelSize(1.0);
         panel->findChild<QGroupBox*>(QStringLiteral("paganinGroup"))->setChecked(true);
         QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.corrections.paganin.enabled; }));
         const tomo::PaganinOptions& paganin = w->currentResult()->params.corrections.paganin;
