@@ -126,7 +126,32 @@ std::optional<tomo::Region> AxisSweepDialog::region() const {
 
 std::optional<tomo::Region> objectBox(const tomo::Image& slice, QPoint origin, float low, float high) {
     if (slice.width < 8 || slice.height < 8 || !(high > low)) return std::nullopt;
-    const float threshold = low + 0.3f * (high - low);
+    // Otsu's threshold over the display window: the value that best splits background from object.
+    constexpr int kBins = 256;
+    std::vector<double> histogram(kBins, 0.0);
+    const double scale = kBins / (static_cast<double>(high) - low);
+    for (const float v : slice.data)
+        if (std::isfinite(v)) histogram[static_cast<std::size_t>(std::clamp((v - low) * scale, 0.0, kBins - 1.0))] += 1.0;
+    double total = 0.0, weighted = 0.0;
+    for (int i = 0; i < kBins; ++i) {
+        total += histogram[i];
+        weighted += i * histogram[i];
+    }
+    double below = 0.0, belowWeighted = 0.0, best = -1.0;
+    int split = kBins / 2;
+    for (int i = 0; i < kBins - 1; ++i) {
+        below += histogram[i];
+        belowWeighted += i * histogram[i];
+        const double above = total - below;
+        if (below == 0.0 || above == 0.0) continue;
+        const double difference = belowWeighted / below - (weighted - belowWeighted) / above;
+        const double between = below * above * difference * difference;
+        if (between > best) {
+            best = between;
+            split = i;
+        }
+    }
+    const float threshold = low + static_cast<float>((split + 1) / scale);
     std::vector<int> xs, ys;
     for (int y = 0; y < slice.height; ++y)
         for (int x = 0; x < slice.width; ++x)

@@ -81,8 +81,8 @@ private:
 };
 
 /// The bounding box of what stands out of the background in `slice` (a
-/// region of a grid, at `origin`): pixels above 30 % of the way from `low`
-/// to `high` (the display percentiles), between the 1st and 99th percentile
+/// region of a grid, at `origin`): pixels above Otsu's threshold of the
+/// values within [low, high] (the display window), between the 1st and 99th percentile
 /// of their positions (so that a few bright artefacts do not widen it),
 /// widened by a tenth on each side and made square, in grid coordinates.
 /// None when that covers most of the slice anyway (over 70 % of its width).

@@ -180,6 +180,14 @@ QProgressDialog* MainWindow::exportProgress() const { return m_exportProgress.da
 // ------------------------------------------------------------------ layout
 
 void MainWindow::createDocks() {
+    // Panels taller than a small window's share scroll rather than squeeze the slice.
+    auto scrolled = [](QWidget* content) {
+        auto* scroll = new QScrollArea;
+        scroll->setWidget(content);
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        return scroll;
+    };
     auto makeDock = [this](const QString& title, const QString& name, QWidget* content, Qt::DockWidgetArea area) {
         auto* dock = new QDockWidget(title, this);
         dock->setObjectName(name);
@@ -189,19 +197,12 @@ void MainWindow::createDocks() {
     };
 
     m_params = new ParameterPanel;
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(m_params);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
+    QScrollArea* scroll = scrolled(m_params);
     scroll->setMinimumWidth(m_params->sizeHint().width() + 24);
     m_paramsDock = makeDock(tr("Parameters"), QStringLiteral("parametersDock"), scroll, Qt::LeftDockWidgetArea);
 
     m_corrections = new CorrectionsPanel;
-    auto* correctionsScroll = new QScrollArea;
-    correctionsScroll->setWidget(m_corrections);
-    correctionsScroll->setWidgetResizable(true);
-    correctionsScroll->setFrameShape(QFrame::NoFrame);
-    m_correctionsDock = makeDock(tr("Corrections"), QStringLiteral("correctionsDock"), correctionsScroll,
+    m_correctionsDock = makeDock(tr("Corrections"), QStringLiteral("correctionsDock"), scrolled(m_corrections),
                                  Qt::LeftDockWidgetArea);
     m_metadata = new MetadataPanel;
     m_metadataDock = makeDock(tr("Dataset"), QStringLiteral("datasetDock"), m_metadata, Qt::LeftDockWidgetArea);
@@ -253,12 +254,12 @@ void MainWindow::createDocks() {
     autoButton->setObjectName(QStringLiteral("autoWindowButton"));
 
     m_quality = new QualityPanel;
-    m_qualityDock = makeDock(tr("Quality"), QStringLiteral("qualityDock"), m_quality, Qt::RightDockWidgetArea);
+    m_qualityDock = makeDock(tr("Quality"), QStringLiteral("qualityDock"), scrolled(m_quality), Qt::RightDockWidgetArea);
 
     m_profile = new ProfilePlot;
-    m_profileDock = makeDock(tr("Profile"), QStringLiteral("profileDock"), m_profile, Qt::BottomDockWidgetArea);
+    m_profileDock = makeDock(tr("Profile"), QStringLiteral("profileDock"), scrolled(m_profile), Qt::BottomDockWidgetArea);
     m_data = new DataPanel;
-    m_dataDock = makeDock(tr("Data"), QStringLiteral("dataDock"), m_data, Qt::BottomDockWidgetArea);
+    m_dataDock = makeDock(tr("Data"), QStringLiteral("dataDock"), scrolled(m_data), Qt::BottomDockWidgetArea);
     tabifyDockWidget(m_profileDock, m_dataDock);
     m_profileDock->raise();
     // Read only while someone looks at it.

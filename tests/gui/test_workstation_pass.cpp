@@ -303,7 +303,7 @@ private slots:
         QVERIFY(open(tooth));
         QVERIFY(waitUntil([&] { return !w->openingAxisPending(); }));
         QVERIFY(waitForResult(*w, [](const SliceResult&) { return true; }));
-        const SliceResult& shown = *w->currentResult();
+        const SliceResult shown = *w->currentResult(); // a copy: a later slice replaces the one on screen
         QSignalSpy finished(w->controller(), &Controller::jobFinished);
         std::optional<AxisSweep> sweep;
         connect(w->controller(), &Controller::axisSweepReady, this, [&](const AxisSweep& s) { sweep = s; });
@@ -316,8 +316,8 @@ private slots:
         QVERIFY(box);
         QVERIFY2(box->width < 640 / 2 && box->height < 640 / 2, qPrintable(QStringLiteral("%1 x %2").arg(box->width).arg(box->height)));
         QVERIFY(sweep->region == box);
-        // ... and the box holds the object: nearly every pixel above the threshold lies inside.
-        const float threshold = shown.stats.autoLow + 0.3f * (shown.stats.autoHigh - shown.stats.autoLow);
+        // ... and the box holds the object: nearly every pixel in the upper half of the window lies inside.
+        const float threshold = shown.stats.autoLow + 0.5f * (shown.stats.autoHigh - shown.stats.autoLow);
         std::size_t inside = 0, all = 0;
         for (int y = 0; y < shown.preview.slice.height; ++y)
             for (int x = 0; x < shown.preview.slice.width; ++x)
@@ -407,7 +407,8 @@ private slots:
                     ++tabs;
                 }
             }
-            QVERIFY(tabs >= 8); // every panel is a tab in one of the groups
+            // Compact: all eight panels are tabs of the two groups; wide: Display stands alone.
+            QCOMPARE(tabs, size.width() < 1280 ? 8 : 7);
             QVERIFY(w->sliceView()->width() >= w->width() / 2);
             QVERIFY(w->sliceView()->height() >= w->height() / 2);
             saveScreenshot(w.get(), QStringLiteral("p5-tabs-%1x%2").arg(size.width()).arg(size.height()));
@@ -440,13 +441,15 @@ private slots:
         QTest::qWait(200);
         for (QChart* chart : {w->profilePlot()->valueChart(), w->profilePlot()->differenceChart()})
             for (QAbstractAxis* axis : chart->axes()) QVERIFY(!axis->truncateLabels());
-        QAbstractAxis* values = w->profilePlot()->valueChart()->axes(Qt::Vertical).front();
-        const int titleLength = QFontMetrics(values->titleFont()).horizontalAdvance(values->titleText());
-        QVERIFY2(titleLength <= w->profilePlot()->valueChart()->plotArea().height(),
-                 qPrintable(QStringLiteral("\"%1\" needs %2 px, the plot is %3 px high")
-                                .arg(values->titleText())
-                                .arg(titleLength)
-                                .arg(w->profilePlot()->valueChart()->plotArea().height())));
+        for (QChart* chart : {w->profilePlot()->valueChart(), w->profilePlot()->differenceChart()}) {
+            QAbstractAxis* values = chart->axes(Qt::Vertical).front();
+            const int titleLength = QFontMetrics(values->titleFont()).horizontalAdvance(values->titleText());
+            QVERIFY2(titleLength <= chart->plotArea().height(),
+                     qPrintable(QStringLiteral("\"%1\" needs %2 px, the plot is %3 px high")
+                                    .arg(values->titleText())
+                                    .arg(titleLength)
+                                    .arg(chart->plotArea().height())));
+        }
         QVERIFY(w->profilePlot()->valueChart()->axes(Qt::Horizontal).front()->titleText().isEmpty()); // said once, below
         saveScreenshot(w.get(), QStringLiteral("p6-profile-labels"));
 
