@@ -377,7 +377,8 @@ private slots:
                 }
         const double relative = std::sqrt(diff / norm);
         qInfo("3D preview at 128 vs full 256 shrunk: relative RMS difference %.4f", relative);
-        QVERIFY(relative < 0.25);
+        // Measured 0.093 (the coarse grid samples the phantom's sharp edges differently); bound 2.5x that.
+        QVERIFY(relative < 2.5 * 0.093);
     }
 
     void tabTitlesFitTheirTabs() {
