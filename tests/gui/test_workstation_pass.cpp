@@ -84,16 +84,21 @@ class WorkstationPassTest : public QObject {
         w->openPath(path);
         return waitUntil([&] { return w->dataset() && w->dataset()->generation != before && w->currentResult(); }, 120000);
     }
+    /// Opens the demo phantom and waits for its first slice.
+    bool openDemo(int bins, int rows) {
+        DemoSpec spec;
+        spec.bins = spec.projections = bins;
+        spec.rows = rows;
+        w->openDemo(spec);
+        return waitForResult(*w, [bins](const SliceResult& r) { return r.preview.gridSize == bins; });
+    }
     QString pixelButtonText() const { return w->findChild<QToolButton*>(QStringLiteral("pixelSizeButton"))->text(); }
     bool asked() const { return w->metadataPanel()->askingPixelSize(); }
 
 private slots:
     void init() {
-        QSettings().clear();
-        w = std::make_unique<MainWindow>();
-        w->resize(1600, 1000);
-        w->show();
-        QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+        w = freshWindow();
+        QVERIFY(w);
     }
     void cleanup() { w.reset(); }
 
@@ -176,11 +181,7 @@ private slots:
         const QString documents = QDir(home.path()).filePath(QStringLiteral("Documents"));
         QVERIFY(!QFileInfo::exists(documents));
 
-        DemoSpec spec;
-        spec.bins = spec.projections = 64;
-        spec.rows = 4;
-        w->openDemo(spec);
-        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 64; }));
+        QVERIFY(openDemo(64, 4));
         // The folder proposed exists (made on a fresh account) ...
         QCOMPARE(w->outputDirectory(), documents);
         QVERIFY(QFileInfo(documents).isDir());
@@ -253,11 +254,7 @@ private slots:
     }
 
     void halfPrecisionIsGreyedWithTheReason() {
-        DemoSpec spec;
-        spec.bins = spec.projections = 64;
-        spec.rows = 4;
-        w->openDemo(spec);
-        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 64; }));
+        QVERIFY(openDemo(64, 4));
         auto* precision = w->parameterPanel()->findChild<QComboBox*>(QStringLiteral("precisionCombo"));
         auto* strategy = w->parameterPanel()->findChild<QComboBox*>(QStringLiteral("strategyCombo"));
         QVERIFY(precision && strategy);
@@ -335,11 +332,7 @@ private slots:
     }
 
     void threeDPreviewIsReconstructedAtItsResolution() {
-        DemoSpec spec;
-        spec.bins = spec.projections = 256;
-        spec.rows = 8;
-        w->openDemo(spec);
-        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 256; }));
+        QVERIFY(openDemo(256, 8));
         std::vector<SubVolume> volumes;
         connect(w->controller(), &Controller::subVolumeReady, this, [&](const SubVolume& v) { volumes.push_back(v); });
         QSignalSpy finished(w->controller(), &Controller::jobFinished);
@@ -382,11 +375,7 @@ private slots:
     }
 
     void tabTitlesFitTheirTabs() {
-        DemoSpec spec;
-        spec.bins = spec.projections = 128;
-        spec.rows = 4;
-        w->openDemo(spec);
-        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.gridSize == 128; }));
+        QVERIFY(openDemo(128, 4));
         for (const QSize size : {QSize(1024, 700), QSize(1600, 1000)}) {
             w->resize(size);
             QTest::qWait(100);
