@@ -98,6 +98,8 @@ AxisSweepDialog::AxisSweepDialog(QWidget* parent) : QDialog(parent) {
     connect(m_run, &QPushButton::clicked, this, &AxisSweepDialog::run);
     connect(m_cancel, &QPushButton::clicked, this, &AxisSweepDialog::cancelRequested);
     connect(close, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(m_gallery, &QListWidget::itemDoubleClicked, this,
+            [this](QListWidgetItem* item) { enlarge(m_gallery->row(item)); });
     connect(m_gallery, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
         const double axis = item->data(kAxisRole).toDouble();
         m_note->setText(tr("Axis %1 px set in the parameters.").arg(axis, 0, 'f', 3));
@@ -165,8 +167,8 @@ std::optional<tomo::Region> objectBox(const tomo::Image& slice, QPoint origin, f
         std::nth_element(v.begin(), v.begin() + k, v.end());
         return v[static_cast<std::size_t>(k)];
     };
-    const int x0 = percentile(xs, 0.01), x1 = percentile(xs, 0.99), y0 = percentile(ys, 0.01), y1 = percentile(ys, 0.99);
-    const int side = static_cast<int>(std::ceil(std::max(x1 - x0 + 1, y1 - y0 + 1) * 1.2));
+    const int x0 = percentile(xs, 0.005), x1 = percentile(xs, 0.995), y0 = percentile(ys, 0.005), y1 = percentile(ys, 0.995);
+    const int side = static_cast<int>(std::ceil(std::max(x1 - x0 + 1, y1 - y0 + 1) * 1.3));
     if (side > 0.7 * std::max(slice.width, slice.height)) return std::nullopt;
     const int cx = (x0 + x1 + 1) / 2, cy = (y0 + y1 + 1) / 2;
     tomo::Region r{std::clamp(cx - side / 2, 0, std::max(0, slice.width - side)),
@@ -232,8 +234,30 @@ void AxisSweepDialog::finish(JobStatus status, const QString& message) {
     else if (status == JobStatus::Failed) m_note->setText(tr("The sweep failed: %1").arg(message));
 }
 
+void AxisSweepDialog::enlarge(int index) {
+    if (index < 0 || index >= static_cast<int>(m_views.size())) return;
+    if (!m_enlarged) {
+        m_enlarged = new QDialog(this);
+        m_enlarged->setObjectName(QStringLiteral("sweepEnlarged"));
+        m_enlargedImage = new QLabel;
+        m_enlargedImage->setAlignment(Qt::AlignCenter);
+        auto* layout = new QVBoxLayout(m_enlarged);
+        layout->addWidget(m_enlargedImage);
+    }
+    const QImage& view = m_views[static_cast<std::size_t>(index)];
+    // Small trials magnified by whole pixels, so that their pixels stay sharp.
+    const int factor = std::max(1, kSweepViewSize / std::max(1, std::max(view.width(), view.height())));
+    m_enlargedImage->setPixmap(QPixmap::fromImage(
+        factor > 1 ? view.scaled(view.size() * factor, Qt::KeepAspectRatio, Qt::FastTransformation) : view));
+    m_enlarged->setWindowTitle(tr("Row %1 at axis %2 px").arg(m_row).arg(m_axes[static_cast<std::size_t>(index)], 0, 'f', 3));
+    m_enlarged->show();
+    m_enlarged->raise();
+}
+
 void AxisSweepDialog::showSweep(const AxisSweep& sweep) {
     m_gallery->clear();
+    m_views = sweep.views;
+    m_axes = sweep.axes;
     const double step = sweep.axes.size() > 1 ? std::abs(sweep.axes[1] - sweep.axes[0]) : 1.0;
     const int decimals = step < 0.1 ? 3 : 2;
     for (std::size_t i = 0; i < sweep.axes.size() && i < sweep.thumbnails.size(); ++i) {
@@ -243,7 +267,9 @@ void AxisSweepDialog::showSweep(const AxisSweep& sweep) {
         icon.addPixmap(pixmap, QIcon::Selected);
         auto* item = new QListWidgetItem(icon, tr("%1 px").arg(sweep.axes[i], 0, 'f', decimals));
         item->setData(kAxisRole, sweep.axes[i]);
-        item->setToolTip(tr("Row %1 at axis %2 px: click to use this axis").arg(sweep.row).arg(sweep.axes[i], 0, 'f', 3));
+        item->setToolTip(tr("Row %1 at axis %2 px: click to use this axis, double click to enlarge")
+                             .arg(sweep.row)
+                             .arg(sweep.axes[i], 0, 'f', 3));
         m_gallery->addItem(item);
     }
     m_progress->setValue(100);

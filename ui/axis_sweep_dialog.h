@@ -5,7 +5,8 @@
 // thumbnail picks its axis. The trials show the object's bounding box of
 // the slice on screen ("Zoom on the object", on by default; a region of
 // interest set in the parameters wins): on a large detector a 160 px
-// thumbnail of the whole slice shows too little of the sample to judge.
+// thumbnail of the whole slice shows too little of the sample to judge. A
+// double click shows a trial enlarged (up to 480 px, small ones magnified).
 //
 //   Run ──► runRequested(axes) ──► Controller::sweepAxis ──► setProgress …
 //       ──► showSweep(thumbnails) ──► click ──► axisPicked(axis)
@@ -55,6 +56,10 @@ public:
     QListWidget* gallery() const { return m_gallery; }
     /// The axis of gallery item `index`.
     double axisAt(int index) const;
+    /// Shows trial `index` enlarged in its own window (a double click on it).
+    void enlarge(int index);
+    /// That window (null before the first double click).
+    QDialog* enlarged() const { return m_enlarged; }
 
 signals:
     void runRequested(const std::vector<double>& axes);
@@ -76,15 +81,20 @@ private:
     QListWidget* m_gallery = nullptr;
     QLabel* m_note = nullptr;
     QCheckBox* m_zoom = nullptr;
+    QDialog* m_enlarged = nullptr;
+    QLabel* m_enlargedImage = nullptr;
+    std::vector<QImage> m_views;
+    std::vector<double> m_axes;
     std::optional<tomo::Region> m_object;
     int m_row = 0;
 };
 
 /// The bounding box of what stands out of the background in `slice` (a
 /// region of a grid, at `origin`): pixels above Otsu's threshold of the
-/// values within [low, high] (the display window), between the 1st and 99th percentile
-/// of their positions (so that a few bright artefacts do not widen it),
-/// widened by a tenth on each side and made square, in grid coordinates.
+/// values within [low, high] (the display window), between the 0.5th and
+/// 99.5th percentile of their positions (so that a few bright artefacts do
+/// not widen it), widened by 15 % on each side and made square, in grid
+/// coordinates.
 /// None when that covers most of the slice anyway (over 70 % of its width).
 std::optional<tomo::Region> objectBox(const tomo::Image& slice, QPoint origin, float low, float high);
 

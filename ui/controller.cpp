@@ -1057,6 +1057,9 @@ bool Controller::sweepAxis(const SliceParams& params, const std::vector<double>&
                                              out.low, out.high, map);
             out.thumbnails.push_back(image.scaled(thumbnailSize, thumbnailSize, Qt::KeepAspectRatio,
                                                   Qt::SmoothTransformation));
+            out.views.push_back(std::max(image.width(), image.height()) > kSweepViewSize
+                                    ? image.scaled(kSweepViewSize, kSweepViewSize, Qt::KeepAspectRatio, Qt::SmoothTransformation)
+                                    : image);
         }
         toUi("axis-sweep", [this, generation, out = std::move(out)] {
             if (generation == m_generation) emit axisSweepReady(out);

@@ -238,10 +238,14 @@ struct ExportReport {
 };
 
 /// Trial slices of one row over a range of axes (the axis sweep gallery).
+/// The largest side of an axis sweep's enlarged trial (AxisSweep::views).
+inline constexpr int kSweepViewSize = 480;
+
 struct AxisSweep {
     int row = 0;
     std::vector<double> axes;
     std::vector<QImage> thumbnails;     ///< one per axis, one window for all
+    std::vector<QImage> views;          ///< the same at up to kSweepViewSize px (enlarged on a double click)
     std::optional<tomo::Region> region; ///< what they show (none: the whole slice)
     float low = 0.0f, high = 1.0f;      ///< that window (the middle slice's percentiles)
     QString strategy;
