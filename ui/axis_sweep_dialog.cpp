@@ -2,6 +2,7 @@
 
 #include "tomo/axis_sweep.h"
 
+#include <QCheckBox>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QGridLayout>
@@ -11,6 +12,7 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace tomo::ui {
@@ -77,6 +79,12 @@ AxisSweepDialog::AxisSweepDialog(QWidget* parent) : QDialog(parent) {
     fields->addWidget(m_count, 2, 0, 1, 4);
     fields->addWidget(m_run, 2, 4);
     fields->addWidget(m_cancel, 2, 5);
+    m_zoom = new QCheckBox(tr("Zoom on the object"));
+    m_zoom->setObjectName(QStringLiteral("sweepZoomCheck"));
+    m_zoom->setChecked(true);
+    m_zoom->setToolTip(tr("The trials show the object's bounding box in the slice on screen, not the whole slice "
+                          "(a region of interest set in the parameters is used instead)"));
+    fields->addWidget(m_zoom, 3, 0, 1, 6);
     auto* close = new QDialogButtonBox(QDialogButtonBox::Close);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(fields);
@@ -90,6 +98,8 @@ AxisSweepDialog::AxisSweepDialog(QWidget* parent) : QDialog(parent) {
     connect(m_run, &QPushButton::clicked, this, &AxisSweepDialog::run);
     connect(m_cancel, &QPushButton::clicked, this, &AxisSweepDialog::cancelRequested);
     connect(close, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(m_gallery, &QListWidget::itemDoubleClicked, this,
+            [this](QListWidgetItem* item) { enlarge(m_gallery->row(item)); });
     connect(m_gallery, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
         const double axis = item->data(kAxisRole).toDouble();
         m_note->setText(tr("Axis %1 px set in the parameters.").arg(axis, 0, 'f', 3));
@@ -103,6 +113,70 @@ void AxisSweepDialog::setCentre(int row, double axis, int columns) {
     m_rowLabel->setText(tr("Trial slices of row %1 (the row on screen)").arg(row));
     const double half = 5.0, step = columns < 200 ? 0.25 : 0.5;
     setRange(std::round((axis - half) / step) * step, std::round((axis + half) / step) * step, step);
+}
+
+void AxisSweepDialog::setObject(const std::optional<tomo::Region>& box) {
+    m_object = box;
+    m_zoom->setEnabled(box.has_value());
+    m_zoom->setText(box ? tr("Zoom on the object (%1 × %2 px at %3, %4)").arg(box->width).arg(box->height).arg(box->x).arg(box->y)
+                        : tr("Zoom on the object (it fills the slice)"));
+}
+
+std::optional<tomo::Region> AxisSweepDialog::region() const {
+    return m_zoom->isChecked() ? m_object : std::nullopt;
+}
+
+std::optional<tomo::Region> objectBox(const tomo::Image& slice, QPoint origin, float low, float high) {
+    if (slice.width < 8 || slice.height < 8 || !(high > low)) return std::nullopt;
+    // Otsu's threshold over the display window: the value that best splits background from object.
+    constexpr int kBins = 256;
+    std::vector<double> histogram(kBins, 0.0);
+    const double scale = kBins / (static_cast<double>(high) - low);
+    for (const float v : slice.data)
+        if (std::isfinite(v)) histogram[static_cast<std::size_t>(std::clamp((v - low) * scale, 0.0, kBins - 1.0))] += 1.0;
+    double total = 0.0, weighted = 0.0;
+    for (int i = 0; i < kBins; ++i) {
+        total += histogram[i];
+        weighted += i * histogram[i];
+    }
+    double below = 0.0, belowWeighted = 0.0, best = -1.0;
+    int split = kBins / 2;
+    for (int i = 0; i < kBins - 1; ++i) {
+        below += histogram[i];
+        belowWeighted += i * histogram[i];
+        const double above = total - below;
+        if (below == 0.0 || above == 0.0) continue;
+        const double difference = belowWeighted / below - (weighted - belowWeighted) / above;
+        const double between = below * above * difference * difference;
+        if (between > best) {
+            best = between;
+            split = i;
+        }
+    }
+    const float threshold = low + static_cast<float>((split + 1) / scale);
+    std::vector<int> xs, ys;
+    for (int y = 0; y < slice.height; ++y)
+        for (int x = 0; x < slice.width; ++x)
+            if (slice.data[static_cast<std::size_t>(y) * slice.width + x] > threshold) {
+                xs.push_back(x);
+                ys.push_back(y);
+            }
+    if (xs.size() < 16) return std::nullopt;
+    const auto percentile = [](std::vector<int>& v, double q) {
+        const auto k = static_cast<std::ptrdiff_t>(q * static_cast<double>(v.size() - 1));
+        std::nth_element(v.begin(), v.begin() + k, v.end());
+        return v[static_cast<std::size_t>(k)];
+    };
+    const int x0 = percentile(xs, 0.005), x1 = percentile(xs, 0.995), y0 = percentile(ys, 0.005), y1 = percentile(ys, 0.995);
+    const int side = static_cast<int>(std::ceil(std::max(x1 - x0 + 1, y1 - y0 + 1) * 1.3));
+    if (side > 0.7 * std::max(slice.width, slice.height)) return std::nullopt;
+    const int cx = (x0 + x1 + 1) / 2, cy = (y0 + y1 + 1) / 2;
+    tomo::Region r{std::clamp(cx - side / 2, 0, std::max(0, slice.width - side)),
+                   std::clamp(cy - side / 2, 0, std::max(0, slice.height - side)), std::min(side, slice.width),
+                   std::min(side, slice.height)};
+    r.x += origin.x();
+    r.y += origin.y();
+    return r;
 }
 
 void AxisSweepDialog::setRange(double from, double to, double step) {
@@ -160,8 +234,30 @@ void AxisSweepDialog::finish(JobStatus status, const QString& message) {
     else if (status == JobStatus::Failed) m_note->setText(tr("The sweep failed: %1").arg(message));
 }
 
+void AxisSweepDialog::enlarge(int index) {
+    if (index < 0 || index >= static_cast<int>(m_views.size())) return;
+    if (!m_enlarged) {
+        m_enlarged = new QDialog(this);
+        m_enlarged->setObjectName(QStringLiteral("sweepEnlarged"));
+        m_enlargedImage = new QLabel;
+        m_enlargedImage->setAlignment(Qt::AlignCenter);
+        auto* layout = new QVBoxLayout(m_enlarged);
+        layout->addWidget(m_enlargedImage);
+    }
+    const QImage& view = m_views[static_cast<std::size_t>(index)];
+    // Small trials magnified by whole pixels, so that their pixels stay sharp.
+    const int factor = std::max(1, kSweepViewSize / std::max(1, std::max(view.width(), view.height())));
+    m_enlargedImage->setPixmap(QPixmap::fromImage(
+        factor > 1 ? view.scaled(view.size() * factor, Qt::KeepAspectRatio, Qt::FastTransformation) : view));
+    m_enlarged->setWindowTitle(tr("Row %1 at axis %2 px").arg(m_row).arg(m_axes[static_cast<std::size_t>(index)], 0, 'f', 3));
+    m_enlarged->show();
+    m_enlarged->raise();
+}
+
 void AxisSweepDialog::showSweep(const AxisSweep& sweep) {
     m_gallery->clear();
+    m_views = sweep.views;
+    m_axes = sweep.axes;
     const double step = sweep.axes.size() > 1 ? std::abs(sweep.axes[1] - sweep.axes[0]) : 1.0;
     const int decimals = step < 0.1 ? 3 : 2;
     for (std::size_t i = 0; i < sweep.axes.size() && i < sweep.thumbnails.size(); ++i) {
@@ -171,7 +267,9 @@ void AxisSweepDialog::showSweep(const AxisSweep& sweep) {
         icon.addPixmap(pixmap, QIcon::Selected);
         auto* item = new QListWidgetItem(icon, tr("%1 px").arg(sweep.axes[i], 0, 'f', decimals));
         item->setData(kAxisRole, sweep.axes[i]);
-        item->setToolTip(tr("Row %1 at axis %2 px: click to use this axis").arg(sweep.row).arg(sweep.axes[i], 0, 'f', 3));
+        item->setToolTip(tr("Row %1 at axis %2 px: click to use this axis, double click to enlarge")
+                             .arg(sweep.row)
+                             .arg(sweep.axes[i], 0, 'f', 3));
         m_gallery->addItem(item);
     }
     m_progress->setValue(100);

@@ -11,6 +11,7 @@
 #include "tomo/error.h"
 #include "tomo/output_range.h"
 #include "tomo/phantom.h"
+#include "tomo/pixel_size.h"
 #include "tomo/pipeline.h"
 #include "tomo/preprocess.h"
 #include "tomo/registry.h"
@@ -136,6 +137,78 @@ tomo::ImageStack binXY(const tomo::ImageStack& stack, int b) {
             }
     }
     return out;
+}
+
+/// A dataset seen through detector pixels `b` columns wide (the mean of
+/// each run of b columns; the last columns that make no full run are left
+/// out): the 3D view's sub-volume is reconstructed at its own resolution,
+/// not at the detector's and shrunk after.
+class ColumnBinnedReader final : public tomo::DatasetReader {
+public:
+    ColumnBinnedReader(std::shared_ptr<tomo::DatasetReader> source, int b) : m_source(std::move(source)), m_b(b) {
+        m_info = m_source->info();
+        m_info.columns = m_source->info().columns / b;
+        m_info.sampleType = tomo::SampleType::Float32; // means of counts are not integers
+    }
+    void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
+        const auto lines = static_cast<std::size_t>(rowCount) * static_cast<std::size_t>(m_info.projections);
+        m_buffer.resize(lines * static_cast<std::size_t>(m_source->info().columns));
+        m_source->readSinograms(firstRow, rowCount, m_buffer);
+        bin(lines, out);
+    }
+    bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override {
+        return readImage(firstRow, rowCount, out, [&](std::span<float> in) { return m_source->readMeanFlat(firstRow, rowCount, in); });
+    }
+    bool readMeanDark(int firstRow, int rowCount, std::span<float> out) override {
+        return readImage(firstRow, rowCount, out, [&](std::span<float> in) { return m_source->readMeanDark(firstRow, rowCount, in); });
+    }
+    void readFlatGroup(int group, int firstRow, int rowCount, std::span<float> out) override {
+        readImage(firstRow, rowCount, out, [&](std::span<float> in) {
+            m_source->readFlatGroup(group, firstRow, rowCount, in);
+            return true;
+        });
+    }
+
+private:
+    /// Lines of the source's columns in m_buffer -> `out`, b columns to one.
+    void bin(std::size_t lines, std::span<float> out) const {
+        const auto wide = static_cast<std::size_t>(m_source->info().columns), narrow = static_cast<std::size_t>(m_info.columns);
+        const float norm = 1.0f / static_cast<float>(m_b);
+        for (std::size_t l = 0; l < lines; ++l)
+            for (std::size_t c = 0; c < narrow; ++c) {
+                float sum = 0.0f;
+                for (int i = 0; i < m_b; ++i) sum += m_buffer[l * wide + c * static_cast<std::size_t>(m_b) + static_cast<std::size_t>(i)];
+                out[l * narrow + c] = sum * norm;
+            }
+    }
+    template <typename Read>
+    bool readImage(int, int rowCount, std::span<float> out, Read&& read) {
+        m_buffer.resize(static_cast<std::size_t>(rowCount) * static_cast<std::size_t>(m_source->info().columns));
+        if (!read(std::span<float>(m_buffer))) return false;
+        bin(static_cast<std::size_t>(rowCount), out);
+        return true;
+    }
+
+    std::shared_ptr<tomo::DatasetReader> m_source;
+    int m_b;
+    std::vector<float> m_buffer;
+};
+
+/// `p` for the detector of ColumnBinnedReader(b): axis, tilt, offsets,
+/// region and the correction's column ranges in binned columns.
+SliceParams binnedParams(SliceParams p, int b) {
+    const double scale = 1.0 / b, shift = (b - 1) / 2.0;
+    p.axis = (p.axis - shift) * scale;
+    p.axisTilt *= scale;
+    for (double& o : p.axisOffsets) o *= scale;
+    if (p.region)
+        p.region = tomo::Region{p.region->x / b, p.region->y / b, std::max(1, p.region->width / b),
+                                std::max(1, p.region->height / b)};
+    if (p.corrections.flatField.backgroundCount > 0) {
+        p.corrections.flatField.backgroundFirst /= b;
+        p.corrections.flatField.backgroundCount = std::max(1, p.corrections.flatField.backgroundCount / b);
+    }
+    return p;
 }
 
 tomo::Image crop(const tomo::Image& full, const tomo::Region& r) {
@@ -358,6 +431,7 @@ void Controller::openFile(const QString& path, const tomo::OpenOptions& given, b
             summary.options = options;
             if (!summary.info.anglesFile.empty()) summary.options.anglesFile = summary.info.anglesFile;
             if (summary.info.anglesLines) summary.options.anglesLines = summary.info.anglesLines;
+            summary.statedPixelSizeUm = tomo::statedPixelSize(path.toStdString()) * 1e6;
             summary.secondsToOpen = timer.nsecsElapsed() / 1e9;
             installDataset(std::move(reader), std::move(source), std::move(summary), findAxis);
         } catch (const std::exception& e) {
@@ -967,6 +1041,7 @@ bool Controller::sweepAxis(const SliceParams& params, const std::vector<double>&
         // One window for every trial (the middle one's percentiles), so they compare by eye.
         AxisSweep out;
         out.row = params.row;
+        out.region = params.region;
         out.axes = result.axes;
         out.strategy = QString::fromStdString(result.strategy);
         out.secondsFilter = result.secondsFilter;
@@ -982,6 +1057,9 @@ bool Controller::sweepAxis(const SliceParams& params, const std::vector<double>&
                                              out.low, out.high, map);
             out.thumbnails.push_back(image.scaled(thumbnailSize, thumbnailSize, Qt::KeepAspectRatio,
                                                   Qt::SmoothTransformation));
+            out.views.push_back(std::max(image.width(), image.height()) > kSweepViewSize
+                                    ? image.scaled(kSweepViewSize, kSweepViewSize, Qt::KeepAspectRatio, Qt::SmoothTransformation)
+                                    : image);
         }
         toUi("axis-sweep", [this, generation, out = std::move(out)] {
             if (generation == m_generation) emit axisSweepReady(out);
@@ -1007,12 +1085,26 @@ bool Controller::reconstructSubVolume(const SliceParams& params, int firstRow, i
             writer.emplace(region.width, region.height, slices.count);
             tomo::reconstructConeVolume(*reader, slices.first, slices.count, *writer, progress);
         } else {
-            const tomo::VolumeJob job = volumeJob(*reader, params, firstRow, rowCount);
+            // Reconstructed at the view's resolution: binned detector columns, a grid as coarse
+            // (not with 360° stitching: its columns are made by the stage).
+            const int largest = std::max(params.effectiveRegion(reader->info().columns).width,
+                                         params.effectiveRegion(reader->info().columns).height);
+            out.reconstructionBinning =
+                params.stitched() ? 1 : std::max(1, (largest + maxDisplaySize - 1) / std::max(1, maxDisplaySize));
+            std::shared_ptr<tomo::DatasetReader> source = reader;
+            SliceParams p = params;
+            if (out.reconstructionBinning > 1) {
+                source = std::make_shared<ColumnBinnedReader>(reader, out.reconstructionBinning);
+                p = binnedParams(params, out.reconstructionBinning);
+            }
+            const tomo::VolumeJob job = volumeJob(*source, p, firstRow, rowCount);
             region = job.geometry.region;
             out.firstRow = job.firstRow;
             writer.emplace(region.width, region.height, job.rowCount);
-            tomo::reconstructVolume(*reader, job, *writer, progress);
+            tomo::reconstructVolume(*source, job, *writer, progress);
         }
+        out.reconstructedWidth = region.width;
+        out.reconstructedHeight = region.height;
         {
             std::lock_guard lock(m_mutex);
             if (m_source && m_source->demo) {
@@ -1022,9 +1114,14 @@ bool Controller::reconstructSubVolume(const SliceParams& params, int firstRow, i
                                                : 1.0;
             }
         }
+        // What is still larger than the view (fan/cone beams, 360° stitching) is shrunk here.
         const int largest = std::max(region.width, region.height);
-        out.binning = std::max(1, (largest + maxDisplaySize - 1) / std::max(1, maxDisplaySize));
-        out.volume = binXY(writer->take(), out.binning);
+        const int shrink = std::max(1, (largest + maxDisplaySize - 1) / std::max(1, maxDisplaySize));
+        out.binning = out.reconstructionBinning * shrink;
+        out.volume = binXY(writer->take(), shrink);
+        // Attenuation per detector pixel, as the 2D view shows it (a binned pixel holds b of them).
+        if (out.reconstructionBinning > 1)
+            for (float& v : out.volume.data) v /= static_cast<float>(out.reconstructionBinning);
         out.stats = computeStats(out.volume.data);
         out.seconds = timer.nsecsElapsed() / 1e9;
         // Dropped when another dataset was opened meanwhile (the 3D view shows that one).

@@ -115,7 +115,13 @@ CorrectionsPanel::CorrectionsPanel(QWidget* parent) : QWidget(parent) {
         {tomo::RingMethod::Large, tr("Vo: large stripes")},
         {tomo::RingMethod::Dead, tr("Vo: dead stripes")},
         {tomo::RingMethod::Wavelet, tr("Münch: wavelet–Fourier")}};
-    for (const auto& [method, label] : methods) m_ringMethod->addItem(label, static_cast<int>(method));
+    for (const auto& [method, label] : methods) {
+        m_ringMethod->addItem(label, static_cast<int>(method));
+        m_ringMethod->setItemData(m_ringMethod->count() - 1, label, Qt::ToolTipRole);
+    }
+    // The long method names must not widen the panel past a narrow dock (the list shows them whole).
+    m_ringMethod->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_ringMethod->setMinimumContentsLength(14);
     m_ringSnr = doubleSpin(1.01, 1000.0, 3.0, 2, 0.5, tr("Stripe detection ratio: larger finds fewer stripes"));
     m_sortingWindow = intSpin(3, 1001, 21, 2, tr("Odd median window across columns of the sorting method"));
     m_largeWindow = intSpin(3, 2001, 51, 2, tr("Odd median window of the large and dead stripe detection"));
@@ -137,6 +143,26 @@ CorrectionsPanel::CorrectionsPanel(QWidget* parent) : QWidget(parent) {
     m_ringLayout->addRow(tr("Drop ratio"), m_dropRatio);
     m_ringLayout->addRow(tr("Wavelet levels"), m_waveletLevel);
     m_ringLayout->addRow(tr("Wavelet sigma"), m_waveletSigma);
+    // The damage guard of the row on screen, beside the method that caused it.
+    m_ringDamage = new QLabel;
+    m_ringDamage->setObjectName(QStringLiteral("ringDamageLabel"));
+    m_ringDamage->setWordWrap(true);
+    m_ringDamage->setToolTip(tr("What the ring removal changed beyond stripes in this row: the share of the object's "
+                                "variation along the angles, and the change of its integral (the slice's mean). "
+                                "Above 5 % or 0.25 % the removal is damaging the sample (README, \"Corrections\")."));
+    auto* difference = new QPushButton(tr("Show the difference"));
+    difference->setObjectName(QStringLiteral("ringDifferenceButton"));
+    difference->setToolTip(tr("Pin this slice without ring removal as the reference: the Quality panel shows what the "
+                              "removal changed"));
+    connect(difference, &QPushButton::clicked, this, &CorrectionsPanel::ringDifferenceRequested);
+    m_ringGuard = new QWidget;
+    m_ringGuard->setObjectName(QStringLiteral("ringGuard"));
+    auto* guardLayout = new QVBoxLayout(m_ringGuard);
+    guardLayout->setContentsMargins(0, 0, 0, 0);
+    guardLayout->addWidget(m_ringDamage);
+    guardLayout->addWidget(difference, 0, Qt::AlignLeft);
+    m_ringGuard->hide();
+    m_ringLayout->addRow(m_ringGuard);
 
     // Paganin phase retrieval.
     m_paganinGroup = checkableGroup(tr("Paganin phase retrieval"),
@@ -146,16 +172,17 @@ CorrectionsPanel::CorrectionsPanel(QWidget* parent) : QWidget(parent) {
     m_deltaOverBeta = doubleSpin(0.001, 1e6, 100.0, 3, 10.0, tr("δ/β of the (assumed homogeneous) material"));
     m_energy = doubleSpin(0.1, 1000.0, 20.0, 3, 1.0, tr("Photon energy"), tr(" keV"));
     m_distance = doubleSpin(0.0001, 100.0, 0.2, 4, 0.05, tr("Sample–detector propagation distance"), tr(" m"));
-    m_pixelSize = doubleSpin(0.001, 10000.0, 1.0, 3, 0.1, tr("Detector pixel size at the sample"), tr(" µm"));
+    m_paganinPixel = new QLabel;
+    m_paganinPixel->setObjectName(QStringLiteral("paganinPixelLabel"));
+    m_paganinPixel->setWordWrap(true);
     m_deltaOverBeta->setObjectName(QStringLiteral("deltaOverBetaSpin"));
     m_energy->setObjectName(QStringLiteral("energySpin"));
     m_distance->setObjectName(QStringLiteral("distanceSpin"));
-    m_pixelSize->setObjectName(QStringLiteral("paganinPixelSpin"));
     auto* paganinForm = new QFormLayout(m_paganinGroup);
     paganinForm->addRow(tr("δ/β"), m_deltaOverBeta);
     paganinForm->addRow(tr("Energy"), m_energy);
     paganinForm->addRow(tr("Distance"), m_distance);
-    paganinForm->addRow(tr("Pixel size"), m_pixelSize);
+    paganinForm->addRow(tr("Pixel size"), m_paganinPixel);
 
     // 360° half acquisition.
     m_halfGroup = checkableGroup(tr("360° half acquisition"),
@@ -199,7 +226,7 @@ CorrectionsPanel::CorrectionsPanel(QWidget* parent) : QWidget(parent) {
     for (QGroupBox* g : {m_deadGroup, m_backgroundGroup, m_zingerGroup, m_paganinGroup, m_halfGroup})
         connect(g, &QGroupBox::toggled, this, &CorrectionsPanel::changed);
     for (QDoubleSpinBox* s : {m_saturation, m_zingerThreshold, m_ringSnr, m_dropRatio, m_waveletSigma, m_deltaOverBeta,
-                              m_energy, m_distance, m_pixelSize, m_halfAxis})
+                              m_energy, m_distance, m_halfAxis})
         connect(s, &QDoubleSpinBox::valueChanged, this, &CorrectionsPanel::changed);
     for (QSpinBox* s : {m_backgroundFirst, m_backgroundCount, m_zingerWindow, m_sortingWindow, m_largeWindow,
                         m_waveletLevel, m_halfWindow})
@@ -217,6 +244,7 @@ CorrectionsPanel::CorrectionsPanel(QWidget* parent) : QWidget(parent) {
         emit optionsChanged(options());
     });
     updateRingRows();
+    setPixelSize(0.0);
 }
 
 void CorrectionsPanel::updateRingRows() {
@@ -260,7 +288,7 @@ tomo::CorrectionOptions CorrectionsPanel::options() const {
         o.paganin.deltaOverBeta = m_deltaOverBeta->value();
         o.paganin.energyKeV = m_energy->value();
         o.paganin.distanceM = m_distance->value();
-        o.paganin.pixelSizeM = m_pixelSize->value() * 1e-6;
+        o.paganin.pixelSizeM = m_pixelUm * 1e-6;
     }
     if (m_halfGroup->isChecked()) {
         o.halfAcquisition.enabled = true;
@@ -294,8 +322,7 @@ void CorrectionsPanel::setOptions(const tomo::CorrectionOptions& o) {
     if (o.paganin.enabled) { // off: the controls keep values worth starting from
         m_deltaOverBeta->setValue(o.paganin.deltaOverBeta);
         m_energy->setValue(o.paganin.energyKeV);
-        m_distance->setValue(o.paganin.distanceM);
-        m_pixelSize->setValue(o.paganin.pixelSizeM * 1e6);
+        m_distance->setValue(o.paganin.distanceM); // its pixel size is the dataset's (setPixelSize)
     }
     m_halfGroup->setChecked(o.halfAcquisition.enabled);
     m_halfAuto->setChecked(!o.halfAcquisition.axis);
@@ -318,7 +345,29 @@ void CorrectionsPanel::setDataset(const DatasetSummary& dataset) {
     --m_blockSignals;
     setOptions(tomo::CorrectionOptions{});
     m_found->clear();
+    m_ringDamage->clear();
+    m_ringWarns = false;
+    m_ringGuard->hide();
     setEnabled(dataset.info.columns > 0);
+}
+
+void CorrectionsPanel::setPixelSize(double micrometres) {
+    const double before = m_pixelUm;
+    m_pixelUm = std::max(0.0, micrometres);
+    const bool known = m_pixelUm > 0.0;
+    m_paganinPixel->setText(known ? tr("%1 µm (the dataset's)").arg(m_pixelUm, 0, 'g', 6)
+                                  : tr("not known: enter it in the Dataset panel"));
+    m_paganinGroup->setEnabled(known);
+    m_paganinGroup->setToolTip(
+        known ? tr("Single-distance phase retrieval on whole projections (Paganin et al. 2002): for propagation-based "
+                   "phase contrast; it blurs by the kernel length. Pixel size: the dataset's (Dataset panel)")
+              : tr("Paganin's filter needs the pixel size: enter it in the Dataset panel"));
+    if (!known && m_paganinGroup->isChecked()) {
+        ++m_blockSignals;
+        m_paganinGroup->setChecked(false);
+        --m_blockSignals;
+    }
+    if (before != m_pixelUm && (m_paganinGroup->isChecked() || (!known && before > 0.0))) changed();
 }
 
 void CorrectionsPanel::changed() {
@@ -371,6 +420,18 @@ void CorrectionsPanel::showResult(const SliceResult& r) {
     for (const std::string& w : r.stage.warnings)
         lines << QStringLiteral("<span style='color:#b9770e'>%1</span>").arg(tr("Warning: %1").arg(QString::fromStdString(w)).toHtmlEscaped());
     m_found->setText(lines.join(QStringLiteral("<br>")));
+    const tomo::PreprocessStats::RingDamage& rings = s.rings;
+    m_ringWarns = rings.rows > 0 && rings.exceeded();
+    if (rings.rows > 0) {
+        const QString figures = QString::fromStdString(rings.summary()).toHtmlEscaped();
+        m_ringDamage->setText(m_ringWarns ? QStringLiteral("<span style='color:#c0392b'>⚠ %1</span>")
+                                                .arg(tr("Ring removal damages the sample: %1. Try another method or "
+                                                        "a larger SNR.").arg(figures))
+                                          : tr("Ring removal: %1 (below the 5 % / 0.25 % bounds).").arg(figures));
+    } else {
+        m_ringDamage->clear();
+    }
+    m_ringGuard->setVisible(rings.rows > 0);
     if (o == options()) { // the corrections on screen worked
         m_problem->clear();
         m_problem->hide();
@@ -378,6 +439,8 @@ void CorrectionsPanel::showResult(const SliceResult& r) {
 }
 
 QString CorrectionsPanel::foundText() const { return m_found->text(); }
+QString CorrectionsPanel::ringDamageText() const { return m_ringDamage->text(); }
+bool CorrectionsPanel::ringDamageWarns() const { return m_ringWarns; }
 QString CorrectionsPanel::problem() const { return m_problem->text(); }
 
 } // namespace tomo::ui

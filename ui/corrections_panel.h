@@ -3,7 +3,12 @@
 // beam normalisation from background columns, zingers, rings (Vo et al. or
 // Münch et al.), Paganin phase retrieval, 360° half acquisition - and what
 // they found in the row on screen (PreviewResult::corrections, the stage's
-// 360° axis and warnings).
+// 360° axis and warnings), with the ring damage guard beside the ring
+// controls (PreprocessStats::rings: a warning above its bounds and a button
+// for the pinned before/after difference).
+//
+// Paganin's pixel size is the dataset's (setPixelSize, the Dataset panel):
+// without one the filter cannot be switched on.
 //
 //   user edits ──► options() valid? ──► optionsChanged(options)
 //                                 no ──► the message under the controls
@@ -46,6 +51,13 @@ public:
     void showResult(const SliceResult& result);
     /// The dataset refused these corrections (why, in red, until they change).
     void showRejected(const QString& message);
+    /// The dataset's pixel size at the sample (0: not known), Paganin's.
+    void setPixelSize(double micrometres);
+
+    /// The ring damage guard's line for the row on screen (empty: no ring
+    /// removal ran), and whether it warns.
+    QString ringDamageText() const;
+    bool ringDamageWarns() const;
 
     /// The text of what was found, and of the current problem (empty: none).
     QString foundText() const;
@@ -54,6 +66,9 @@ public:
 signals:
     /// The user changed the corrections and they are valid.
     void optionsChanged(const tomo::CorrectionOptions& options);
+    /// "Show the difference": the slice without ring removal pinned as the
+    /// reference of the one with it.
+    void ringDifferenceRequested();
 
 private:
     void changed();
@@ -79,11 +94,15 @@ private:
     QDoubleSpinBox* m_deltaOverBeta = nullptr;
     QDoubleSpinBox* m_energy = nullptr;
     QDoubleSpinBox* m_distance = nullptr;
-    QDoubleSpinBox* m_pixelSize = nullptr; // µm
+    QLabel* m_paganinPixel = nullptr;
+    double m_pixelUm = 0.0;
     QGroupBox* m_halfGroup = nullptr;
     QCheckBox* m_halfAuto = nullptr;
     QDoubleSpinBox* m_halfAxis = nullptr;
     QSpinBox* m_halfWindow = nullptr;
+    QWidget* m_ringGuard = nullptr;
+    QLabel* m_ringDamage = nullptr;
+    bool m_ringWarns = false;
     QLabel* m_found = nullptr;
     QLabel* m_problem = nullptr;
     int m_blockSignals = 0;

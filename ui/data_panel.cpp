@@ -62,6 +62,7 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
 
 void DataPanel::setDataset(const DatasetSummary& dataset) {
     m_angles = dataset.info.angles;
+    m_logCorrected = dataset.info.logCorrected;
     m_shown.reset();
     m_view->clear();
     m_view->setCaption(dataset.info.projections > 0 ? tr("Loading…") : tr("No dataset"));
@@ -117,10 +118,12 @@ void DataPanel::updateMarker() {
     switch (m_shown->kind) {
     case DataViewKind::Sinogram:
         m_view->setLine(QLineF(m_axis, 0.0, m_axis, image.height - 1.0));
-        m_view->setCaption(tr("Sinogram of row %1: %2 angles × %3 columns, −log (line = axis %4 px)")
+        // The values are line integrals either way; only raw counts had −log applied here.
+        m_view->setCaption(tr("Sinogram of row %1: %2 angles × %3 columns, %4 (line = axis %5 px)")
                                .arg(m_shown->row)
                                .arg(image.height)
                                .arg(image.width)
+                               .arg(m_logCorrected ? tr("line integrals as stored") : tr("−log"))
                                .arg(m_axis, 0, 'f', 3));
         break;
     case DataViewKind::Projection:

@@ -54,6 +54,7 @@ private:
     QLabel* m_angleLabel = nullptr;
     SliceView* m_view = nullptr;
     std::vector<double> m_angles;       ///< radians
+    bool m_logCorrected = false;        ///< the file holds line integrals: no −log applied here
     int m_row = 0;
     double m_axis = 0.0;
     std::optional<DataView> m_shown;

@@ -28,7 +28,6 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
-#include <QCryptographicHash>
 #include <QDialogButtonBox>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
@@ -77,13 +76,7 @@ QIcon icon(const char* name) {
                                : QIcon();
 }
 
-QString axisKey(const QString& path) {
-    return QStringLiteral("axes/") %
-           QString::fromLatin1(QCryptographicHash::hash(QFileInfo(path).absoluteFilePath().toUtf8(),
-                                                        QCryptographicHash::Sha1)
-                                   .toHex()
-                                   .left(16));
-}
+QString axisKey(const QString& path) { return datasetSettingsKey(QStringLiteral("axes"), path); }
 
 /// CPU time the calling thread has used, in seconds (-1 where unknown).
 double threadCpuSeconds() {
@@ -187,6 +180,14 @@ QProgressDialog* MainWindow::exportProgress() const { return m_exportProgress.da
 // ------------------------------------------------------------------ layout
 
 void MainWindow::createDocks() {
+    // Panels taller than a small window's share scroll rather than squeeze the slice.
+    auto scrolled = [](QWidget* content) {
+        auto* scroll = new QScrollArea;
+        scroll->setWidget(content);
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        return scroll;
+    };
     auto makeDock = [this](const QString& title, const QString& name, QWidget* content, Qt::DockWidgetArea area) {
         auto* dock = new QDockWidget(title, this);
         dock->setObjectName(name);
@@ -196,19 +197,12 @@ void MainWindow::createDocks() {
     };
 
     m_params = new ParameterPanel;
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(m_params);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
+    QScrollArea* scroll = scrolled(m_params);
     scroll->setMinimumWidth(m_params->sizeHint().width() + 24);
     m_paramsDock = makeDock(tr("Parameters"), QStringLiteral("parametersDock"), scroll, Qt::LeftDockWidgetArea);
 
     m_corrections = new CorrectionsPanel;
-    auto* correctionsScroll = new QScrollArea;
-    correctionsScroll->setWidget(m_corrections);
-    correctionsScroll->setWidgetResizable(true);
-    correctionsScroll->setFrameShape(QFrame::NoFrame);
-    m_correctionsDock = makeDock(tr("Corrections"), QStringLiteral("correctionsDock"), correctionsScroll,
+    m_correctionsDock = makeDock(tr("Corrections"), QStringLiteral("correctionsDock"), scrolled(m_corrections),
                                  Qt::LeftDockWidgetArea);
     m_metadata = new MetadataPanel;
     m_metadataDock = makeDock(tr("Dataset"), QStringLiteral("datasetDock"), m_metadata, Qt::LeftDockWidgetArea);
@@ -260,12 +254,12 @@ void MainWindow::createDocks() {
     autoButton->setObjectName(QStringLiteral("autoWindowButton"));
 
     m_quality = new QualityPanel;
-    m_qualityDock = makeDock(tr("Quality"), QStringLiteral("qualityDock"), m_quality, Qt::RightDockWidgetArea);
+    m_qualityDock = makeDock(tr("Quality"), QStringLiteral("qualityDock"), scrolled(m_quality), Qt::RightDockWidgetArea);
 
     m_profile = new ProfilePlot;
-    m_profileDock = makeDock(tr("Profile"), QStringLiteral("profileDock"), m_profile, Qt::BottomDockWidgetArea);
+    m_profileDock = makeDock(tr("Profile"), QStringLiteral("profileDock"), scrolled(m_profile), Qt::BottomDockWidgetArea);
     m_data = new DataPanel;
-    m_dataDock = makeDock(tr("Data"), QStringLiteral("dataDock"), m_data, Qt::BottomDockWidgetArea);
+    m_dataDock = makeDock(tr("Data"), QStringLiteral("dataDock"), scrolled(m_data), Qt::BottomDockWidgetArea);
     tabifyDockWidget(m_profileDock, m_dataDock);
     m_profileDock->raise();
     // Read only while someone looks at it.
@@ -332,7 +326,15 @@ void MainWindow::createDocks() {
     connect(m_params, &ParameterPanel::findAxisRequested, m_controller, &Controller::findAxis);
     connect(m_params, &ParameterPanel::drawRegionRequested, this, [this] { m_regionAction->trigger(); });
     connect(m_params, &ParameterPanel::failed, this, &MainWindow::showError);
-    connect(m_params, &ParameterPanel::correctionsReplaced, m_corrections, &CorrectionsPanel::setOptions);
+    connect(m_params, &ParameterPanel::correctionsReplaced, this, [this](const tomo::CorrectionOptions& c) {
+        // A parameter file's Paganin pixel size is this dataset's (one pixel size for everything).
+        const double um = c.paganin.pixelSizeM * 1e6;
+        m_corrections->setOptions(c);
+        if (c.paganin.enabled && um > 0.0 && m_dataset && std::abs(um - m_pixel.micrometres) > 1e-9 * um)
+            setPixelSize(um);
+    });
+    connect(m_metadata, &MetadataPanel::pixelSizeEntered, this, &MainWindow::setPixelSize);
+    connect(m_corrections, &CorrectionsPanel::ringDifferenceRequested, this, &MainWindow::showRingDifference);
 
     // Another reference or disc: the worker compares the slice on screen again.
     auto compareAgain = [this] {
@@ -527,12 +529,13 @@ void MainWindow::createActions() {
         m_colormapGroup->addAction(a);
         connect(a, &QAction::triggered, this, [this, name = c.name] { setColormap(name); });
     }
-    QAction* pixelSize = action(tr("&Pixel Size…"), nullptr, QKeySequence(), tr("Pixel size for the scale bar"), [this] {
-        bool ok = false;
-        const double v = QInputDialog::getDouble(this, tr("Pixel size"), tr("Detector pixel size in µm (0 = count pixels):"),
-                                                 m_pixelSize, 0.0, 1e6, 3, &ok);
-        if (ok) setPixelSize(v);
-    });
+    QAction* pixelSize = action(tr("&Pixel Size…"), nullptr, QKeySequence(),
+                                tr("This dataset's pixel size at the sample: scale bar, values per mm or cm, Paganin"),
+                                [this] {
+                                    m_metadataDock->show();
+                                    m_metadataDock->raise();
+                                    m_metadata->askPixelSize();
+                                });
     // Values per pixel (as reconstructed) or, with the pixel size, per mm / cm.
     QMenu* units = new QMenu(tr("&Values"), this);
     m_unitGroup = new QActionGroup(this);
@@ -617,9 +620,17 @@ void MainWindow::createStatusBar() {
     m_gupsLabel->setToolTip(tr("Back-projection speed: giga-updates per second (pixels × projections / s / 1e9)"));
     m_latencyLabel->setToolTip(tr("From the parameter change to the new slice on screen: waiting, reconstruction, "
                                   "colours and comparison on the worker, and the paint"));
+    m_pixelButton = new QToolButton;
+    m_pixelButton->setObjectName(QStringLiteral("pixelSizeButton"));
+    m_pixelButton->setAutoRaise(true);
+    connect(m_pixelButton, &QToolButton::clicked, this, [this] {
+        m_metadataDock->show();
+        m_metadataDock->raise();
+        m_metadata->askPixelSize();
+    });
     statusBar()->addWidget(m_hoverLabel);
-    for (QWidget* w : std::initializer_list<QWidget*>{m_jobBar, m_busyLabel, m_backendLabel, m_timeLabel, m_gupsLabel,
-                                                      m_latencyLabel})
+    for (QWidget* w : std::initializer_list<QWidget*>{m_jobBar, m_busyLabel, m_pixelButton, m_backendLabel, m_timeLabel,
+                                                      m_gupsLabel, m_latencyLabel})
         statusBar()->addPermanentWidget(w);
 }
 
@@ -758,6 +769,9 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
     m_data->setDataset(summary);
     m_corrections->setDataset(summary);
     m_rejectedCorrections.reset();
+    m_ringDifference.reset();
+    m_pixel = pixelSizeOf(summary); // never the previous dataset's
+    applyPixelSize();
     if (m_sweepDialog) { // its trial slices were another dataset's
         m_sweepDialog->gallery()->clear();
         m_sweepDialog->hide();
@@ -795,11 +809,15 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
     const QString warningNote =
         warnings.empty() ? QString()
                          : QStringLiteral(" — ") % tr("warning: %1").arg(readableWarning(summary.info, warnings.front()));
-    statusBar()->showMessage(tr("Opened %1: %2 projections × %3 rows × %4 columns%5%6%7")
+    const QString pixelNote = m_pixel.source == DatasetPixelSize::Source::Unknown
+                                  ? tr("; its pixel size is not stated: enter it in the Dataset panel")
+                                  : m_pixel.known() ? tr("; pixel %1").arg(m_pixel.text()) : QString();
+    statusBar()->showMessage(tr("Opened %1: %2 projections × %3 rows × %4 columns%5%6%7%8")
                                  .arg(summary.title)
                                  .arg(summary.info.projections)
                                  .arg(summary.info.rows)
                                  .arg(summary.info.columns)
+                                 .arg(pixelNote)
                                  .arg(axisNote)
                                  .arg(warningNote)
                                  .arg(m_openNote),
@@ -1057,6 +1075,18 @@ void MainWindow::onSliceReady(const SliceResultPtr& result) {
     refreshComparison();
     refreshProfile();
     emit resultShown(r.id);
+    if (m_ringDifference && r.params.corrections.rings.method == tomo::RingMethod::Off) {
+        const tomo::CorrectionOptions with = *std::exchange(m_ringDifference, std::nullopt);
+        tomo::CorrectionOptions without = with;
+        without.rings = {};
+        if (!(r.params.corrections == without)) return; // the user changed the corrections meanwhile
+        pinCurrent();
+        m_recordHistory = false;
+        m_params->setCorrections(with);
+        m_recordHistory = true;
+        m_lastParams = m_params->params();
+        if (!m_params->liveUpdate()) requestSlice();
+    }
 }
 
 void MainWindow::onSlicePainted() {
@@ -1158,6 +1188,20 @@ void MainWindow::refreshProfile() {
                            reference, referenceLabel);
 }
 
+void MainWindow::showRingDifference() {
+    if (!m_result || m_result->params.corrections.rings.method == tomo::RingMethod::Off) return;
+    // The same slice without ring removal first (pinned when it arrives,
+    // onSliceReady), then back to the removal: not a change for Edit ▸ Undo.
+    m_ringDifference = m_result->params.corrections;
+    tomo::CorrectionOptions without = *m_ringDifference;
+    without.rings = {};
+    m_recordHistory = false;
+    m_params->setCorrections(without);
+    m_recordHistory = true;
+    if (!m_params->liveUpdate()) requestSlice();
+    statusBar()->showMessage(tr("Reconstructing the slice without ring removal to compare…"), 6000);
+}
+
 void MainWindow::pinCurrent() {
     if (!m_result) return;
     auto pinned = std::make_shared<ReferenceResult>();
@@ -1257,9 +1301,7 @@ void MainWindow::readSettings() {
         applyDefaultLayout();
     }
     setColormap(s.value(QStringLiteral("view/colormap"), QStringLiteral("grey")).toString());
-    m_pixelSize = s.value(QStringLiteral("view/pixelSizeUm"), 0.0).toDouble();
-    m_slice->setPixelSize(m_pixelSize);
-    m_quality->view()->setPixelSize(m_pixelSize);
+    applyPixelSize(); // none until a dataset says or is told its own
     m_unitKind = static_cast<ValueUnitKind>(std::clamp(s.value(QStringLiteral("view/valueUnit"), 0).toInt(), 0, 2));
     updateValueUnit();
     m_autoWindowAction->setChecked(s.value(QStringLiteral("view/autoWindow"), true).toBool());
@@ -1291,7 +1333,6 @@ void MainWindow::writeSettings() {
     s.setValue(QStringLiteral("window/geometry"), saveGeometry());
     s.setValue(QStringLiteral("window/state"), saveState());
     s.setValue(QStringLiteral("view/colormap"), m_slice->colormapName());
-    s.setValue(QStringLiteral("view/pixelSizeUm"), m_pixelSize);
     s.setValue(QStringLiteral("view/valueUnit"), static_cast<int>(m_unitKind));
     s.setValue(QStringLiteral("view/autoWindow"), m_autoWindowAction->isChecked());
     s.setValue(QStringLiteral("view/reference"), static_cast<int>(m_quality->referenceKind()));
@@ -1307,9 +1348,14 @@ QString MainWindow::lastDirectory() const {
 
 QString MainWindow::outputDirectory() const {
     // Never the input's folder by default: raw data folders are often read-only or shared.
-    return QSettings()
-        .value(QStringLiteral("files/outputDirectory"), QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation))
-        .toString();
+    const QString chosen = QSettings().value(QStringLiteral("files/outputDirectory")).toString();
+    if (!chosen.isEmpty() && QFileInfo(chosen).isDir()) return chosen;
+    // The documents folder, created on a fresh account (it does not exist
+    // until someone makes it); else the home folder, else the temporary one.
+    const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    if (!documents.isEmpty() && QDir().mkpath(documents) && QFileInfo(documents).isWritable()) return documents;
+    if (QFileInfo(QDir::homePath()).isWritable()) return QDir::homePath();
+    return QDir::tempPath();
 }
 
 void MainWindow::setOutputDirectory(const QString& pathInside) {
@@ -1396,9 +1442,26 @@ void MainWindow::showShortcuts() {
 }
 
 void MainWindow::setPixelSize(double micrometres) {
-    m_pixelSize = std::max(0.0, micrometres);
-    m_slice->setPixelSize(m_pixelSize);
-    m_quality->view()->setPixelSize(m_pixelSize);
+    m_pixel = micrometres > 0.0 ? DatasetPixelSize{micrometres, DatasetPixelSize::Source::Entered}
+                                : DatasetPixelSize{0.0, DatasetPixelSize::Source::Declined};
+    if (m_dataset) rememberPixelSize(m_dataset->path, m_pixel.micrometres);
+    applyPixelSize();
+    statusBar()->showMessage(m_pixel.known() ? tr("Pixel size %1 for %2").arg(m_pixel.sizeText(), m_dataset ? m_dataset->title : QString())
+                                             : tr("Pixel size not known: values per pixel, lengths in pixels"),
+                             6000);
+}
+
+void MainWindow::applyPixelSize() {
+    const double um = m_pixel.micrometres;
+    m_slice->setPixelSize(um);
+    m_quality->view()->setPixelSize(um);
+    m_metadata->setPixelSize(m_pixel);
+    m_corrections->setPixelSize(um);
+    const bool asking = m_pixel.source == DatasetPixelSize::Source::Unknown && m_dataset;
+    m_pixelButton->setText(m_pixel.known() ? tr("pixel %1").arg(m_pixel.sizeText())
+                                           : asking ? tr("pixel size?") : tr("pixel size –"));
+    m_pixelButton->setStyleSheet(asking ? QStringLiteral("color: #b9770e;") : QString());
+    m_pixelButton->setToolTip(tr("Pixel size at the sample: %1. Click to change it for this dataset").arg(m_pixel.text()));
     updateValueUnit();
 }
 
@@ -1408,11 +1471,11 @@ void MainWindow::setValueUnitKind(ValueUnitKind kind) {
 }
 
 void MainWindow::updateValueUnit() {
-    m_unit = ValueUnit::make(m_unitKind, m_pixelSize);
+    m_unit = ValueUnit::make(m_unitKind, m_pixel.micrometres);
     for (QAction* a : m_unitGroup->actions()) {
         const auto kind = static_cast<ValueUnitKind>(a->data().toInt());
-        a->setEnabled(kind == ValueUnitKind::PerPixel || m_pixelSize > 0.0);
-        a->setToolTip(a->isEnabled() ? QString() : tr("Set View ▸ Pixel Size first"));
+        a->setEnabled(kind == ValueUnitKind::PerPixel || m_pixel.known());
+        a->setToolTip(a->isEnabled() ? QString() : tr("Enter the dataset's pixel size first (View ▸ Pixel Size)"));
         a->setChecked(kind == m_unit.kind);
     }
     m_slice->setValueUnit(m_unit);
@@ -1428,13 +1491,21 @@ void MainWindow::applyDefaultLayout() {
     restoreState(m_defaultState);
     m_compactLayout = width() < kCompactWidth;
     if (!m_compactLayout) return;
-    for (QDockWidget* d : {m_correctionsDock, m_metadataDock, m_displayDock, m_qualityDock, m_volumeDock, m_profileDock,
-                           m_dataDock}) {
+    // Two groups of tabs, so that every tab's title fits its tab: what
+    // makes the slice in the left column, what looks at it below the slice.
+    for (QDockWidget* d : {m_correctionsDock, m_metadataDock}) {
         addDockWidget(Qt::LeftDockWidgetArea, d);
         tabifyDockWidget(m_paramsDock, d);
     }
+    addDockWidget(Qt::BottomDockWidgetArea, m_displayDock);
+    for (QDockWidget* d : {m_qualityDock, m_volumeDock, m_profileDock, m_dataDock}) {
+        addDockWidget(Qt::BottomDockWidgetArea, d);
+        tabifyDockWidget(m_displayDock, d);
+    }
     m_paramsDock->raise();
+    m_displayDock->raise();
     resizeDocks({m_paramsDock}, {std::max(m_paramsDock->minimumSizeHint().width(), width() / 3)}, Qt::Horizontal);
+    resizeDocks({m_displayDock}, {height() * 3 / 10}, Qt::Vertical);
 }
 
 void MainWindow::resizeEvent(QResizeEvent* e) {

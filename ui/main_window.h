@@ -4,6 +4,7 @@
 #pragma once
 
 #include "controller.h"
+#include "pixel_size.h"
 #include "recon_types.h"
 #include "value_unit.h"
 
@@ -28,6 +29,7 @@ class QMessageBox;
 class QProgressBar;
 class QProgressDialog;
 class QTimer;
+class QToolButton;
 class QUndoStack;
 QT_END_NAMESPACE
 
@@ -109,8 +111,13 @@ public:
     /// the result and its first paint (load-independent; < 0 where unknown).
     double lastShowCpuSeconds() const { return m_lastShowCpu; }
     void setProfileLine(const QLineF& line);
-    /// Detector pixel size in micrometres (0 = unknown): scale bar and value units.
+    /// The user's pixel size of the dataset on screen in micrometres (0 =
+    /// not known), remembered with it: scale bar, value units and Paganin.
     void setPixelSize(double micrometres);
+    const DatasetPixelSize& pixelSize() const { return m_pixel; }
+    /// Pins the slice without ring removal as the reference of the one with
+    /// it (the Corrections panel's damage guard button).
+    void showRingDifference();
     /// Values per pixel, per mm or per cm (the last two need the pixel size).
     void setValueUnitKind(ValueUnitKind kind);
     const ValueUnit& valueUnit() const { return m_unit; }
@@ -146,6 +153,8 @@ private:
     void applyDefaultLayout();
     /// The value unit from the choice and the pixel size, to every view.
     void updateValueUnit();
+    /// m_pixel to the views, the Dataset and Corrections panels and the status bar.
+    void applyPixelSize();
     void connectController();
     /// The long jobs' progress and results (main_window_jobs.cpp).
     void connectJobs();
@@ -258,7 +267,10 @@ private:
     std::optional<JobKind> m_runningJob;          // between jobStarted and jobFinished
     std::optional<std::pair<QString, double>> m_axisToRemember; // dataset path, axis: not written yet
     QTimer* m_rememberAxis = nullptr;
-    double m_pixelSize = 0.0;
+    DatasetPixelSize m_pixel;                     // of the dataset on screen
+    QToolButton* m_pixelButton = nullptr;         // status bar: the pixel size, click to change
+    /// The corrections to go back to once the slice without ring removal is pinned.
+    std::optional<tomo::CorrectionOptions> m_ringDifference;
     ValueUnitKind m_unitKind = ValueUnitKind::PerPixel; // chosen (per mm / cm need the pixel size)
     ValueUnit m_unit;                                   // in effect
     QActionGroup* m_unitGroup = nullptr;

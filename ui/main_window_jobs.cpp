@@ -86,8 +86,9 @@ void MainWindow::connectJobs() {
                       .arg(r.clipped.below)
                       .arg(r.clipped.above)
                       .arg(r.clipped.nan);
+        // The whole path: on a first export the folder was chosen for the user (outputDirectory).
         statusBar()->showMessage(tr("Wrote %1 (%2): %3 slices in %4 (%5 GU/s, %6)%7")
-                                     .arg(QFileInfo(r.target).fileName())
+                                     .arg(QDir::toNativeSeparators(QFileInfo(r.target).absoluteFilePath()))
                                      .arg(QLatin1String(tomo::outputTypeName(r.type)))
                                      .arg(r.report.slices)
                                      .arg(formatSeconds(r.report.secondsTotal))
@@ -188,7 +189,9 @@ void MainWindow::showAxisSweep() {
     if (!m_sweepDialog) {
         m_sweepDialog = new AxisSweepDialog(this);
         connect(m_sweepDialog, &AxisSweepDialog::runRequested, this, [this](const std::vector<double>& axes) {
-            if (!m_controller->sweepAxis(m_params->params(), axes)) {
+            SliceParams p = m_params->params();
+            if (!p.region) p.region = m_sweepDialog->region(); // zoomed on the object
+            if (!m_controller->sweepAxis(p, axes)) {
                 m_sweepDialog->finish(JobStatus::Failed, tr("another long job is running"));
                 showBusy();
             }
@@ -200,6 +203,12 @@ void MainWindow::showAxisSweep() {
         });
     }
     m_sweepDialog->setCentre(p.row, p.axis, m_dataset->info.columns);
+    // The object in the slice on screen (when it is this row's whole slice).
+    std::optional<tomo::Region> box;
+    if (m_result && !m_result->params.region && m_result->params.row == p.row && !p.region)
+        box = objectBox(m_result->preview.slice, QPoint(m_result->preview.region.x, m_result->preview.region.y),
+                        m_result->stats.autoLow, m_result->stats.autoHigh);
+    m_sweepDialog->setObject(box);
     m_sweepDialog->show();
     m_sweepDialog->raise();
     m_sweepDialog->run();

@@ -1,9 +1,13 @@
 #include "metadata_panel.h"
 
 #include <QColor>
+#include <QDoubleSpinBox>
 #include <QFileInfo>
+#include <QFrame>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QPushButton>
 #include <QLocale>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -26,10 +30,87 @@ MetadataPanel::MetadataPanel(QWidget* parent) : QWidget(parent) {
     m_warnings->setWordWrap(true);
     m_warnings->setStyleSheet(QStringLiteral("color: #b9770e; padding: 4px;"));
     m_warnings->hide();
+
+    // The pixel size: what is in use, and the question when nobody knows it.
+    m_pixelLine = new QLabel;
+    m_pixelLine->setObjectName(QStringLiteral("pixelSizeLine"));
+    m_pixelLine->setWordWrap(true);
+    m_pixelChange = new QPushButton(tr("Change…"));
+    m_pixelChange->setObjectName(QStringLiteral("pixelSizeChangeButton"));
+    m_pixelChange->setToolTip(tr("Enter this dataset's pixel size (remembered with the dataset)"));
+    auto* pixelRow = new QHBoxLayout;
+    pixelRow->setContentsMargins(4, 0, 4, 0);
+    pixelRow->addWidget(m_pixelLine, 1);
+    pixelRow->addWidget(m_pixelChange);
+    m_pixelQuestion = new QFrame;
+    m_pixelQuestion->setObjectName(QStringLiteral("pixelSizeQuestion"));
+    m_pixelQuestion->setFrameShape(QFrame::StyledPanel);
+    m_pixelQuestionText = new QLabel;
+    m_pixelQuestionText->setWordWrap(true);
+    m_pixelSpin = new QDoubleSpinBox;
+    m_pixelSpin->setObjectName(QStringLiteral("pixelSizeSpin"));
+    m_pixelSpin->setRange(0.001, 1e6);
+    m_pixelSpin->setDecimals(3);
+    m_pixelSpin->setValue(1.0);
+    m_pixelSpin->setSuffix(tr(" µm"));
+    m_pixelSpin->setToolTip(tr("Size of a detector pixel at the sample (the slice's pixel)"));
+    auto* use = new QPushButton(tr("Use"));
+    use->setObjectName(QStringLiteral("pixelSizeUseButton"));
+    auto* unknown = new QPushButton(tr("Not known"));
+    unknown->setObjectName(QStringLiteral("pixelSizeUnknownButton"));
+    unknown->setToolTip(tr("Count in pixels (values per pixel, no Paganin); not asked again for this dataset"));
+    auto* questionLayout = new QVBoxLayout(m_pixelQuestion);
+    auto* answers = new QHBoxLayout;
+    answers->addWidget(m_pixelSpin, 1);
+    answers->addWidget(use);
+    answers->addWidget(unknown);
+    questionLayout->addWidget(m_pixelQuestionText);
+    questionLayout->addLayout(answers);
+    m_pixelQuestion->hide();
+    connect(use, &QPushButton::clicked, this, [this] {
+        m_pixelQuestion->hide();
+        emit pixelSizeEntered(m_pixelSpin->value());
+    });
+    connect(unknown, &QPushButton::clicked, this, [this] {
+        m_pixelQuestion->hide();
+        emit pixelSizeEntered(0.0);
+    });
+    connect(m_pixelChange, &QPushButton::clicked, this, &MetadataPanel::askPixelSize);
+
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(pixelRow);
+    layout->addWidget(m_pixelQuestion);
     layout->addWidget(m_tree, 1);
     layout->addWidget(m_warnings);
+    setPixelSize({});
+}
+
+void MetadataPanel::setPixelSize(const DatasetPixelSize& size) {
+    m_pixelSize = size;
+    m_pixelLine->setText(tr("<b>Pixel size</b> at the sample: %1").arg(size.text()));
+    if (size.known()) m_pixelSpin->setValue(size.micrometres);
+    m_pixelQuestionText->setText(
+        tr("The file does not state its pixel size. Enter it for the scale bar, values per mm or cm and Paganin "
+           "(remembered with this dataset):"));
+    m_pixelQuestion->setVisible(size.source == DatasetPixelSize::Source::Unknown);
+    addPixelSizeRow();
+}
+
+void MetadataPanel::askPixelSize() {
+    m_pixelQuestionText->setText(tr("Pixel size at the sample of this dataset (remembered with it):"));
+    m_pixelQuestion->show();
+    m_pixelSpin->setFocus();
+    m_pixelSpin->selectAll();
+}
+
+bool MetadataPanel::askingPixelSize() const { return !m_pixelQuestion->isHidden(); }
+
+void MetadataPanel::addPixelSizeRow() {
+    const auto items = m_tree->findItems(tr("Pixel size"), Qt::MatchExactly, 0);
+    QTreeWidgetItem* item = items.isEmpty() ? new QTreeWidgetItem(m_tree, {tr("Pixel size")}) : items.front();
+    item->setText(1, m_pixelSize.text());
+    item->setToolTip(1, m_pixelSize.text());
 }
 
 QString readableWarning(const tomo::DatasetInfo& info, const std::string& warning) {
@@ -96,6 +177,7 @@ void MetadataPanel::setDataset(const DatasetSummary& d) {
         group->setExpanded(true);
     }
     add(tr("Opened in"), formatSeconds(d.secondsToOpen));
+    addPixelSizeRow();
     // What the reader warns about, each on its own row, in colour, and wrapped below.
     QStringList warnings;
     for (const std::string& w : info.warnings) {

@@ -9,6 +9,7 @@
 #include <QSignalBlocker>
 #include <QStandardItemModel>
 
+#include <algorithm>
 #include <cmath>
 
 namespace tomo::ui {
@@ -26,6 +27,9 @@ QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<
 ParameterPanel::ParameterPanel(QWidget* parent) : QWidget(parent), ui(std::make_unique<Ui::ParameterPanel>()) {
     ui->setupUi(this);
     populateChoices();
+    updatePrecisionChoice();
+    connect(ui->strategyCombo, &QComboBox::currentIndexChanged, this, &ParameterPanel::updatePrecisionChoice);
+    connect(ui->interpolationCombo, &QComboBox::currentIndexChanged, this, &ParameterPanel::updatePrecisionChoice);
     setDataset(DatasetSummary{});
 
     // Row: spin box and slider mirror each other.
@@ -192,14 +196,24 @@ void ParameterPanel::setDivergentBeam(bool divergent) {
     // and one slice per call; the finder and the tilt assume a parallel beam.
     const QString why = tr("Does not apply to fan/cone-beam data (FDK: bilinear detector interpolation in float32; "
                            "CPU strategies use the CPU back-projector, GPU strategies the CUDA one)");
+    // Each greyed control says why it does not apply.
+    const QString finder =
+        tr("Not for fan/cone-beam data: the finder matches each view with its mirror 180° later, which only a "
+           "parallel beam makes (a fan beam's mirrored rays meet the detector elsewhere). Move the axis by hand in "
+           "the live view ([ and ] keys, or the slider)");
+    const QString tilt = tr("Not for fan/cone-beam data: FDK's geometry has no axis tilt");
     for (QWidget* w : std::initializer_list<QWidget*>{ui->interpolationCombo, ui->precisionCombo,
                                                       ui->slicesPerPassCombo, ui->tiltSpin, ui->findAxisButton}) {
         w->setEnabled(!divergent && !(m_stitched && (w == ui->tiltSpin || w == ui->findAxisButton)));
         // The designer's tooltip is kept for parallel-beam data.
         if (!w->property("parallelToolTip").isValid()) w->setProperty("parallelToolTip", w->toolTip());
-        w->setToolTip(divergent ? why : w->property("parallelToolTip").toString());
+        w->setToolTip(!divergent ? w->property("parallelToolTip").toString()
+                      : w == ui->findAxisButton ? finder
+                      : w == ui->tiltSpin       ? tilt
+                                                : why);
     }
     if (divergent) ui->tiltSpin->setValue(0.0);
+    updatePrecisionChoice();
     ui->rowLabel->setToolTip(divergent ? tr("Slice of the FDK volume (one per detector row, cubic voxels of the "
                                             "detector pixel at the rotation axis)")
                                        : QString());
@@ -370,6 +384,59 @@ void ParameterPanel::updateValidation() {
     ui->validationLabel->setText(error);
     ui->validationLabel->setVisible(!error.isEmpty());
     ui->reconstructButton->setEnabled(m_bins > 0 && error.isEmpty());
+}
+
+void ParameterPanel::updatePrecisionChoice() {
+    auto* model = qobject_cast<QStandardItemModel*>(ui->precisionCombo->model());
+    const int index = ui->precisionCombo->findData(static_cast<int>(tomo::Precision::Float16));
+    if (!model || index < 0) return;
+    tomo::ReconOptions half;
+    half.precision = tomo::Precision::Float16;
+    half.interpolation = static_cast<tomo::Interpolation>(ui->interpolationCombo->currentData().toInt());
+    const QString strategy = ui->strategyCombo->currentData().toString();
+    // Why `b` cannot compute in half precision here (empty: it can).
+    const auto refusal = [&](const tomo::Backend& b) -> QString {
+        if (const std::string why = b.unavailableReason(); !why.empty()) return QString::fromStdString(why);
+        try {
+            b.checkOptions(half);
+            return {};
+        } catch (const std::exception& e) {
+            return QString::fromUtf8(e.what());
+        }
+    };
+    QString why;
+    if (strategy == QLatin1String("auto")) {
+        const auto backends = tomo::BackendRegistry::instance().backends();
+        const bool any = std::any_of(backends.begin(), backends.end(),
+                                     [&](const tomo::Backend* b) { return refusal(*b).isEmpty(); });
+        if (!any)
+            why = tr("No strategy on this machine computes in half precision (float16 needs a CUDA GPU or an OpenCL "
+                     "device with cl_khr_fp16)");
+    } else if (const tomo::Backend* b = tomo::BackendRegistry::instance().find(strategy.toStdString())) {
+        const QString refused = refusal(*b);
+        if (!refused.isEmpty()) why = tr("%1 does not compute in half precision: %2").arg(strategy, refused);
+    }
+    QStandardItem* item = model->item(index);
+    item->setEnabled(why.isEmpty());
+    item->setToolTip(why.isEmpty() ? tr("Filtered sinogram stored as float16: half the memory traffic, approximate")
+                                   : why);
+    if (!why.isEmpty() && ui->precisionCombo->currentIndex() == index) {
+        ++m_blockSignals;
+        ui->precisionCombo->setCurrentIndex(ui->precisionCombo->findData(static_cast<int>(tomo::Precision::Float32)));
+        --m_blockSignals;
+    }
+    if (m_divergent) return; // setDivergentBeam's reason stands
+    if (!ui->precisionCombo->property("parallelToolTip").isValid())
+        ui->precisionCombo->setProperty("parallelToolTip", ui->precisionCombo->toolTip());
+    const QString designed = ui->precisionCombo->property("parallelToolTip").toString();
+    ui->precisionCombo->setToolTip(why.isEmpty() ? designed : designed % QStringLiteral(". ") % why);
+}
+
+QString ParameterPanel::halfPrecisionReason() const {
+    const int index = ui->precisionCombo->findData(static_cast<int>(tomo::Precision::Float16));
+    const auto* model = qobject_cast<const QStandardItemModel*>(ui->precisionCombo->model());
+    if (!model || index < 0 || model->item(index)->isEnabled()) return {};
+    return model->item(index)->toolTip();
 }
 
 void ParameterPanel::changed() {

@@ -27,6 +27,9 @@ public:
     explicit ParameterPanel(QWidget* parent = nullptr);
     ~ParameterPanel() override;
 
+    /// Why float16 is greyed out in the precision choice (empty: it is offered).
+    QString halfPrecisionReason() const;
+
     /// Adapts ranges to the dataset and resets row (middle), axis (detector
     /// centre, no tilt), offsets, region and corrections (the defaults).
     void setDataset(const DatasetSummary& dataset);
@@ -91,6 +94,10 @@ private:
     /// With 360° stitching the axis controls have nothing to set.
     void updateStitched();
     void setDivergentBeam(bool divergent);
+    /// Greys float16 out with the reason when no strategy that could run
+    /// (the chosen one, or any for auto) computes in half precision, and
+    /// falls back to float32 if it was chosen.
+    void updatePrecisionChoice();
     /// Where the axis line puts the axis on `row`.
     void followRow(int row);
     void loadOffsets(const QString& path);

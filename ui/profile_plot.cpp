@@ -74,8 +74,7 @@ ProfilePlot::ProfilePlot(QWidget* parent) : QWidget(parent) {
     m_dx = new QValueAxis;
     m_dy = new QValueAxis;
     m_dx->setLabelFormat(QStringLiteral("%.0f"));
-    m_x->setTitleText(tr("distance along the line (px)"));
-    m_dy->setTitleText(tr("|Δ| (%1)").arg(m_unit.symbol));
+    m_dy->setTitleText(tr("|Δ|")); // its unit is in the legend, the plot is too low for more
     m_dy->setLabelFormat(QStringLiteral("%.2g"));
     m_diffChart->addAxis(m_dx, Qt::AlignBottom);
     m_diffChart->addAxis(m_dy, Qt::AlignLeft);
@@ -87,14 +86,16 @@ ProfilePlot::ProfilePlot(QWidget* parent) : QWidget(parent) {
     for (QValueAxis* a : {m_x, m_y, m_dx, m_dy}) {
         a->setLabelsFont(small);
         a->setTitleFont(small);
+        a->setTruncateLabels(false); // "…" says nothing: the axes are sized for their labels
     }
     m_chart->legend()->setFont(small);
     m_diffChart->legend()->setFont(small);
     m_view = new QChartView(m_chart);
     m_diffView = new QChartView(m_diffChart);
     for (QChartView* v : {m_view, m_diffView}) v->setRenderHint(QPainter::Antialiasing);
-    m_view->setMinimumHeight(130);
-    m_diffView->setMinimumHeight(120);
+    // High enough for labels and titles (the Profile dock scrolls on a small window).
+    m_view->setMinimumHeight(150);
+    m_diffView->setMinimumHeight(150);
     m_hint = new QLabel;
     m_hint->setWordWrap(true);
     m_hint->setAlignment(Qt::AlignCenter);
@@ -139,6 +140,10 @@ void ProfilePlot::setProfiles(const std::vector<tomo::ProfilePoint>& result, con
                 diff.append(QPointF(result[i].distance, std::abs(m_unit.shown(result[i].value - reference[i].value))));
     m_difference->replace(diff);
     m_diffView->setVisible(!diff.isEmpty());
+    // The distance title once, under the lowest chart: the upper one keeps its height for the values.
+    const QString distance = tr("distance (px)");
+    m_x->setTitleText(diff.isEmpty() ? distance : QString());
+    m_dx->setTitleText(distance);
 
     double lo = std::numeric_limits<double>::infinity(), hi = -lo, length = 0.0;
     for (const QList<QPointF>* list : {&r, &ref})
@@ -169,7 +174,6 @@ void ProfilePlot::setProfiles(const std::vector<tomo::ProfilePoint>& result, con
 void ProfilePlot::setValueUnit(const ValueUnit& unit) {
     m_unit = unit;
     m_y->setTitleText(unit.quantity());
-    m_dy->setTitleText(tr("|Δ| (%1)").arg(unit.symbol));
 }
 
 QList<QPointF> ProfilePlot::resultPoints() const { return m_result->points(); }

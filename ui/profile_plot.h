@@ -39,6 +39,9 @@ public:
     QList<QPointF> resultPoints() const;
     QList<QPointF> referencePoints() const;
     QList<QPointF> differencePoints() const;
+    /// The charts of the values and of the difference (tests: axes, plot areas).
+    QChart* valueChart() const { return m_chart; }
+    QChart* differenceChart() const { return m_diffChart; }
 
 private:
     QChart* m_chart = nullptr;

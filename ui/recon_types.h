@@ -52,6 +52,8 @@ struct DatasetSummary {
     tomo::OpenOptions options;          ///< how it was opened
     std::optional<DemoSpec> demo;       ///< set for the demo phantom
     double secondsToOpen = 0.0;
+    /// The pixel size at the sample the file states (tomo::statedPixelSize), µm; 0 = none.
+    double statedPixelSizeUm = 0.0;
     int generation = 0;                 ///< counts datasets opened (Controller::generation)
     /// The rotation axis is searched on the middle row once the first slice
     /// is on screen (opened without a remembered axis): axisFound with
@@ -236,10 +238,15 @@ struct ExportReport {
 };
 
 /// Trial slices of one row over a range of axes (the axis sweep gallery).
+/// The largest side of an axis sweep's enlarged trial (AxisSweep::views).
+inline constexpr int kSweepViewSize = 480;
+
 struct AxisSweep {
     int row = 0;
     std::vector<double> axes;
     std::vector<QImage> thumbnails;     ///< one per axis, one window for all
+    std::vector<QImage> views;          ///< the same at up to kSweepViewSize px (enlarged on a double click)
+    std::optional<tomo::Region> region; ///< what they show (none: the whole slice)
     float low = 0.0f, high = 1.0f;      ///< that window (the middle slice's percentiles)
     QString strategy;
     double secondsFilter = 0.0;
@@ -251,6 +258,12 @@ struct SubVolume {
     tomo::ImageStack volume;
     int firstRow = 0;
     int binning = 1;                    ///< pixels per voxel in x and y
+    /// Detector columns averaged before reconstruction (the rest of
+    /// `binning` shrank the reconstructed slices), and the grid the slices
+    /// were reconstructed on.
+    int reconstructionBinning = 1;
+    int reconstructedWidth = 0;
+    int reconstructedHeight = 0;
     /// Distance between rows in pixels: 1 for a detector (square pixels);
     /// the demo spreads its rows over the phantom's height.
     double rowSpacing = 1.0;

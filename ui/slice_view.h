@@ -70,6 +70,7 @@ public:
     QString caption() const { return m_caption; }
     /// Physical size of one pixel in micrometres (0: the scale bar counts pixels).
     void setPixelSize(double micrometres);
+    double pixelSize() const { return m_pixelSize; }
     /// How the legend shows values.
     void setValueUnit(const ValueUnit& unit);
     void setTool(Tool tool);

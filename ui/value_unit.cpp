@@ -27,7 +27,8 @@ QString ValueUnit::format(double stored, int digits) const {
 
 QString ValueUnit::quantity() const {
     // Short: it is the title of a small chart's value axis.
-    return QCoreApplication::translate("tomo::ui::ValueUnit", "atten. (%1)").arg(symbol);
+    return symbol.isEmpty() ? QCoreApplication::translate("tomo::ui::ValueUnit", "value")
+                            : QCoreApplication::translate("tomo::ui::ValueUnit", "μ (%1)").arg(symbol);
 }
 
 } // namespace tomo::ui

@@ -24,7 +24,7 @@ struct ValueUnit {
     static ValueUnit none();
     /// "0.01234 1/mm" (`digits` significant digits).
     QString format(double stored, int digits = 4) const;
-    /// "atten. (1/mm)", for axis titles.
+    /// "μ (1/mm)" (the attenuation coefficient), for axis titles.
     QString quantity() const;
 };
 

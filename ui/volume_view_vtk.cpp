@@ -273,6 +273,7 @@ void VolumeView::setVolume(const SubVolume& v, const QString& colormapName) {
 
 void VolumeView::clearVolume() {
     d->canvas->scene.clearVolume();
+    d->histogram->setStats({}); // the previous volume's values mean nothing for the next
     d->hasVolume = false;
     d->status->setText(tr("No sub-volume yet: choose rows and press “Reconstruct sub-volume”."));
     d->canvas->update();

@@ -145,6 +145,10 @@ VtkScene::VtkScene(Callbacks callbacks) : d(std::make_unique<Impl>()) {
     d->axes->SetZTitle("row (px)");
     d->axes->SetFlyModeToOuterEdges();
     d->axes->SetGridLineLocation(vtkCubeAxesActor::VTK_GRID_LINES_FURTHEST);
+    // Smaller text than VTK's 10 "screen units", set further from the axis: the
+    // labels of a 128-voxel axis ran into each other ("100120").
+    d->axes->SetScreenSize(7.0);
+    d->axes->SetLabelOffset(12.0);
     for (int i = 0; i < 3; ++i) {
         d->axes->GetTitleTextProperty(i)->SetColor(0.85, 0.85, 0.85);
         d->axes->GetLabelTextProperty(i)->SetColor(0.75, 0.75, 0.75);

@@ -87,6 +87,15 @@ bool waitForReference(MainWindow& w, int timeoutMs) {
 
 QString artefactDir() { return QStringLiteral(TOMO_GUI_ARTEFACT_DIR); }
 
+std::unique_ptr<MainWindow> freshWindow() {
+    QSettings().clear();
+    auto w = std::make_unique<MainWindow>();
+    w->resize(1600, 1000);
+    w->show();
+    if (!QTest::qWaitForWindowExposed(w.get())) return nullptr;
+    return w;
+}
+
 QString saveScreenshot(QWidget* widget, const QString& name) {
     QTest::qWait(50); // let pending paints happen
     const QString path = QDir(artefactDir()).filePath(name % QStringLiteral(".png"));

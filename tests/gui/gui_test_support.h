@@ -10,6 +10,7 @@
 #include <QWidget>
 
 #include <functional>
+#include <memory>
 
 namespace tomo::ui::test {
 
@@ -30,6 +31,11 @@ void initTestApplication();
 /// failed and every test function run was skipped (QSKIP), kSkipExitCode.
 /// With the caller's own -o options, qExec's result as it is.
 int runSuite(QObject& test, int argc, char** argv);
+
+/// A main window as a test starts it: the settings cleared (each test starts
+/// from the defaults, whatever ran before in this process), 1600 x 1000,
+/// shown; null when it was not exposed.
+std::unique_ptr<MainWindow> freshWindow();
 
 /// Waits (processing events) until `done` is true; false on timeout.
 bool waitUntil(const std::function<bool()>& done, int timeoutMs = 60000);

@@ -98,6 +98,15 @@ private slots:
         view->setTransferFunction(tf);
         QTest::qWait(300);
         view->renderedImage().save(QDir(artefactDir()).filePath(QStringLiteral("14-3d-render-automatic.png")));
+
+        // Another dataset: neither the volume nor its histogram stays.
+        auto* histogram = view->findChild<HistogramWidget*>(QStringLiteral("volumeHistogram"));
+        QVERIFY(histogram && !histogram->stats().histogram.empty());
+        spec.bins = spec.projections = 96;
+        w.openDemo(spec);
+        QVERIFY(waitForResult(w, [](const SliceResult& r) { return r.preview.gridSize == 96; }));
+        QVERIFY(!view->hasVolume());
+        QVERIFY(histogram->stats().histogram.empty());
     }
 };
 

@@ -209,11 +209,8 @@ class WorkstationTest : public QObject {
 
 private slots:
     void init() {
-        QSettings().clear(); // each test starts from the defaults, whatever ran before in this process
-        w = std::make_unique<MainWindow>();
-        w->resize(1600, 1000);
-        w->show();
-        QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+        w = freshWindow();
+        QVERIFY(w);
     }
     void cleanup() { w.reset(); }
 
@@ -1667,6 +1664,9 @@ private slots:
         };
         const double sharp = roughness(w->currentResult()->preview.slice);
         panel->findChild<QDoubleSpinBox*>(QStringLiteral("energySpin"))->setValue(25.0);
+        // Paganin filters with the dataset's pixel size (the file states none: entered).
+        QVERIFY(!panel->findChild<QGroupBox*>(QStringLiteral("paganinGroup"))->isEnabled());
+        w->setPixelSize(1.0);
         panel->findChild<QGroupBox*>(QStringLiteral("paganinGroup"))->setChecked(true);
         QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.corrections.paganin.enabled; }));
         const tomo::PaganinOptions& paganin = w->currentResult()->params.corrections.paganin;
