@@ -6,9 +6,14 @@ execute_process(COMMAND ${CMAKE_COMMAND} -E env QT_QPA_PLATFORM=offscreen ${PROG
 if(NOT rc EQUAL 0 OR help STREQUAL "")
   message(FATAL_ERROR "${NAME} --help failed (${rc}): ${help_err}")
 endif()
-string(REGEX MATCH "^[^\n]*" first "${help}")
-string(REGEX REPLACE "^${NAME}: *" "" summary "${first}")
-string(REGEX REPLACE "^Usage: .*" "the ${NAME} program of Tomo Workstation" summary "${summary}")
+string(REPLACE "${PROGRAM}" "${NAME}" help "${help}") # Qt's usage line names the path
+# The summary: CLI11 puts it first ("name: what it does"), Qt after the usage line.
+string(REGEX MATCH "^[^\n]*" summary "${help}")
+if(summary MATCHES "^Usage:")
+  string(REGEX MATCH "^[^\n]*\n([^\n]*)" unused "${help}")
+  set(summary "${CMAKE_MATCH_1}")
+endif()
+string(REGEX REPLACE "^${NAME}: *" "" summary "${summary}")
 # roff: backslashes, then lines starting with . or ' (control characters)
 string(REPLACE "\\" "\\e" body "${help}")
 string(REGEX REPLACE "(^|\n)([.'])" "\\1\\\\&\\2" body "${body}")

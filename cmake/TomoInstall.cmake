@@ -35,7 +35,7 @@ if(TARGET tomo-workstation)
   install(FILES ${PROJECT_SOURCE_DIR}/resources/icons/tomo-workstation.svg
           DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/scalable/apps)
 endif()
-install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/tomo-workstation)
 
 # The install into a temporary prefix, then the installed programs and module
 # used from there (packaging/check-install.sh).
@@ -64,11 +64,20 @@ if(TOMO_WITH_PYTHON)
   set(tomo_deb_depends "python3 (>= 3.${Python_VERSION_MINOR}), python3 (<< 3.${Python_VERSION_MINOR}.999), python3-numpy")
 endif()
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "${tomo_deb_depends}")
+set(tomo_deb_comma "")
+if(tomo_deb_depends)
+  set(tomo_deb_comma ", ")
+endif()
 # The HDF5 compression filters real scans use, and OpenCL on the CPU.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
     "hdf5-plugin-lzf, hdf5-filter-plugin, hdf5-filter-plugin-blosc-serial, bitshuffle, pocl-opencl-icd")
 if(TOMO_WITH_CUDA)
-  # cuFFT comes with the CUDA toolkit, not from a Debian package.
+  # cuFFT is not in Debian's archive: it comes from NVIDIA's CUDA repository
+  # (libcufft-<major>-<minor>, the toolkit's version). A package for machines
+  # without it is built with -DTOMO_WITH_CUDA=OFF.
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CUDAToolkit_LIBRARY_DIR})
+  string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS
+         "${tomo_deb_comma}libcufft-${CUDAToolkit_VERSION_MAJOR}-${CUDAToolkit_VERSION_MINOR}")
 endif()
+set(CPACK_STRIP_FILES ON)
 include(CPack)
