@@ -785,7 +785,6 @@ py::object reconstructArray(const py::object& data, const py::object& angles, co
     py::dict d;
     d["axis"] = plan.plan().geometry().geometry.axis;
     d["options"] = optionsDict(plan.plan().options());
-    d["stage_times"] = py::dict();
     return py::make_tuple(result, d);
 }
 

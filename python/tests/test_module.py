@@ -157,6 +157,13 @@ def test_plan_filters_once_and_back_projects_at_any_axis(phantom_sinograms):
     assert plan.backproject().shape == (2, 40, 30)
 
 
+def test_bench_times_the_strategy_asked_for():
+    result = tomows.bench(size=64, projections=90, slices=2, repeat=3, strategy="cpu", interpolation="nearest")
+    assert result["strategy"] == "cpu" and result["options"]["interpolation"] == "nearest"
+    assert len(result["runs_seconds"]) == 3 and result["seconds"] in result["runs_seconds"]
+    assert result["gups"] == pytest.approx(64 * 64 * 90 * 2 / result["seconds"] / 1e9)
+
+
 def test_strategies_lists_the_registry():
     strategies = {s["name"]: s for s in tomows.strategies()}
     assert strategies["cpu-reference"]["available"] and strategies["cpu-reference"]["exact"]

@@ -54,7 +54,7 @@ from . import _tomows
 
 __all__ = [
     "open", "from_array", "preprocess", "find_axis", "reconstruct", "Plan", "Dataset",
-    "strategies", "gpu_devices", "Error", "IoError", "FormatError", "InvalidArgument",
+    "strategies", "gpu_devices", "bench", "Error", "IoError", "FormatError", "InvalidArgument",
     "DataError", "DeviceError", "OutOfMemory", "Cancelled",
 ]
 
@@ -185,3 +185,34 @@ _plan_reconstruct_any.__doc__ = "Filters and back-projects sinograms [rows, angl
 _plan_set_sinograms_any.__doc__ = "Filters sinograms (at most max_slices) and keeps them for backproject()."
 Plan.reconstruct = _plan_reconstruct_any
 Plan.set_sinograms = _plan_set_sinograms_any
+
+
+def bench(size=512, projections=512, slices=8, repeat=3, warmup=1, **options):
+    """Back-projection speed of a strategy here: a Plan of `slices` sinograms
+    of `projections` x `size` (random values: the time does not depend on
+    them) reconstructed `warmup` + `repeat` times, as tomo-bench times one
+    plan call end to end. Returns a dict: strategy and options that ran,
+    seconds (the median), gups (size^2 x projections x slices / seconds /
+    1e9), stage_times of the last run, every run's seconds."""
+    import statistics
+    import time
+
+    angles = _np.linspace(0, _np.pi, projections, endpoint=False)
+    sinograms = _np.random.default_rng(0).random((slices, projections, size), dtype=_np.float32)
+    plan = Plan(angles, size, **options)
+    for _ in range(warmup):
+        plan.reconstruct(sinograms)
+    runs = []
+    for _ in range(max(1, repeat)):
+        start = time.perf_counter()
+        plan.reconstruct(sinograms)
+        runs.append(time.perf_counter() - start)
+    seconds = statistics.median(runs)
+    return {
+        "strategy": plan.strategy,
+        "options": plan.options,
+        "seconds": seconds,
+        "gups": float(size) * size * projections * slices / seconds / 1e9,
+        "stage_times": plan.stage_times,
+        "runs_seconds": runs,
+    }
