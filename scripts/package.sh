@@ -18,7 +18,7 @@ rm -f tomo-workstation_*.deb
 cpack -G DEB >/dev/null
 deb=$(ls tomo-workstation_*.deb)
 echo "package: $build/$deb, $(du -k "$deb" | cut -f1) KiB"
-dpkg-deb -I "$deb" | sed -n '/Package:/,$p'
+dpkg-deb -f "$deb"
 dpkg-deb -c "$deb" | awk '{print $6}' | grep -E 'bin/|dist-packages/tomows/|man1/|applications/|icons/' | sed 's/^/  /'
 
 # Its files alone, unpacked: the programs and the module work from there.
