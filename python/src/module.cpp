@@ -687,12 +687,15 @@ public:
         float* dst = out.mutable_data();
         const std::size_t in = static_cast<std::size_t>(v.angles) * v.bins;
         Progress bridge(progress);
-        // At least eight calls (when there are slices for them), so that
-        // progress and Ctrl-C are seen while a large stack is reconstructed;
-        // whole passes of the plan's slices per pass.
+        // A CPU plan (its threads share each slice) takes a stack in at
+        // least eight calls, so that progress and Ctrl-C are seen meanwhile,
+        // whole passes each; a GPU plan takes its most per call, as tomo-bench
+        // times it (it overlaps the transfers of a call's slices).
+        const Backend* backend = BackendRegistry::instance().find(m_plan->options().strategy);
         const int pass = std::max(1, m_plan->options().slicesPerPass);
         const int eighth = ((v.rows + 7) / 8 + pass - 1) / pass * pass;
-        const int batch = std::max(1, std::min(m_plan->maxSlices(), eighth));
+        const bool cpu = backend && backend->family() == "cpu";
+        const int batch = std::max(1, cpu ? std::min(m_plan->maxSlices(), eighth) : m_plan->maxSlices());
         for (int s = 0; s < v.rows; s += batch) {
             const int n = std::min(batch, v.rows - s);
             bridge.run([&] {
