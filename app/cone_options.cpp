@@ -1,11 +1,14 @@
 #include "cone_options.h"
 
 #include "cli_support.h"
+#include "method_options.h"
 
 #include "tomo/cone_scan.h"
 #include "tomo/error.h"
 #include "tomo/worker_pool.h"
 #include "tomo/fdk.h"
+#include "tomo/iterative.h"
+#include "tomo/projector.h"
 #include "tomo/registry.h"
 
 #include <algorithm>
@@ -24,9 +27,55 @@ constexpr const char* kConeOptions[] = {
     "output",     "cone-geometry", "volume",       "voxel-size",  "strategy",   "filter",      "padding",
     "threads",    "angles",        "angles-lines", "angle-range", "angle-units", "variable",  "log-corrected",
     "raw-shape",  "raw-type",      "raw-header",   "raw-big-endian", "output-type", "range",   "tiff-bits",
-    "overwrite",  "quiet",         "device"};
+    "overwrite",  "quiet",         "device",       "method",      "iterations", "tv-weight",   "nonnegative",
+    "bounds",     "init",          "tolerance"};
 
 std::string number(double v) { return formatNumber(v, 10); }
+
+/// --method sirt|cgls|tv on fan-beam data: the method on the fan-beam
+/// projector pair (projector.h), the whole slice at once.
+ImageStack reconstructFanIterative(const ConeSetup& setup, const VolumeGrid& grid, const ReconOptions& options,
+                                   DatasetReader& reader, std::map<std::string, std::string>& attributes, bool quiet) {
+    const auto pair = makeFanProjector(setup.geometry, grid, options.iterative, options.threads);
+    if (!quiet) {
+        std::printf("geometry: %s\n", setup.description.c_str());
+        std::printf("reconstructing %dx%d pixels of %s with %s on the %s\n", grid.nx, grid.ny,
+                    number(grid.voxelSize).c_str(), describeMethod(options.iterative).c_str(), pair->name().c_str());
+        std::fflush(stdout);
+    }
+    using Clock = std::chrono::steady_clock;
+    const auto t0 = Clock::now();
+    const std::vector<float> projections = readConeProjections(reader, setup);
+    throwIfInterrupted();
+    auto b = pair->vector(Space::Sinogram, 1);
+    auto x = pair->vector(Space::Image, 1);
+    pair->upload(projections, *b);
+    if (options.iterative.init == InitialImage::Fbp) pair->filteredBackprojection(*b, *x);
+    const auto t1 = Clock::now();
+    const IterativeSummary summary = makeSolver(*pair, options.iterative)->run(*b, *x, [](const IterationState&) {
+        throwIfInterrupted();
+        return true;
+    });
+    const auto t2 = Clock::now();
+    ImageStack volume(grid.nx, grid.ny, 1);
+    pair->download(*x, volume.data);
+    auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+    std::printf("tomo-recon: %s of %d views -> %dx%d pixels: read %s, %d iterations %s, residual %.4g of the data\n",
+                std::string(methodName(options.iterative.method)).c_str(), setup.geometry.viewCount(), grid.nx,
+                grid.ny, formatSeconds(seconds(t0, t1)).c_str(), summary.iterations, formatSeconds(seconds(t1, t2)).c_str(),
+                summary.residuals.empty() ? 0.0 : summary.residuals.front());
+
+    attributes.insert(setup.attributes.begin(), setup.attributes.end());
+    addMethodAttributes(attributes, options);
+    attributes["reconstruction"] = std::string(methodName(options.iterative.method));
+    attributes["projector"] = pair->name();
+    attributes["threads"] = std::to_string(options.threads);
+    attributes["volume_grid"] = std::to_string(grid.nx) + "x" + std::to_string(grid.ny) + "x1";
+    attributes["voxel_size"] = number(grid.voxelSize);
+    attributes["volume_centre"] = number(grid.centre[0]) + "," + number(grid.centre[1]) + "," + number(grid.centre[2]);
+    attributes["units"] = "attenuation per voxel";
+    return volume;
+}
 
 } // namespace
 
@@ -63,8 +112,13 @@ ImageStack reconstructCone(const CLI::App& app, const ConeCommandLine& c, const 
         if (std::find(std::begin(kConeOptions), std::end(kConeOptions), name) == std::end(kConeOptions))
             throw InvalidArgument("--" + name + " does not apply to fan/cone-beam data (reconstructed with FDK)");
     }
+    const bool iterative = options.iterative.isIterative();
+    const std::string method = "--method " + std::string(methodName(options.iterative.method));
+    if (iterative && options.strategy != "auto" && options.strategy != "cpu" && options.strategy != "cpu-reference")
+        throw InvalidArgument(method + " on fan-beam data runs on the CPU's fan-beam projector pair (--strategy cpu, "
+                              "cpu-reference or auto), not on '" + options.strategy + "'");
     FdkOptions fdk;
-    fdk.backprojector = coneBackprojectorFor(options.strategy);
+    fdk.backprojector = iterative ? ConeBackprojector::Fast : coneBackprojectorFor(options.strategy);
     fdk.filter = options.filter;
     fdk.threads = options.threads;
     fdk.device = options.device;
@@ -80,6 +134,10 @@ ImageStack reconstructCone(const CLI::App& app, const ConeCommandLine& c, const 
     }
     if (c.voxelSize > 0.0) grid.voxelSize = c.voxelSize;
     setup.checkGrid(grid);
+    if (iterative && (setup.geometry.rows != 1 || grid.nz != 1))
+        throw InvalidArgument(method + ": the iterative methods take fan-beam data (one detector row, one slice); " +
+                              info.path.string() + " has " + std::to_string(setup.geometry.rows) +
+                              " rows, the volume " + std::to_string(grid.nz) + " slices (cone beam: FDK only)");
     // The volume and about four copies of the projections (as read, in view
     // order, filtered, padded for the back-projector) are held at once.
     constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -91,6 +149,7 @@ ImageStack reconstructCone(const CLI::App& app, const ConeCommandLine& c, const 
                           std::to_string(grid.ny) + "x" + std::to_string(grid.nz) + " voxels needs " +
                           formatNumber(needed / kGiB, 3) + " GiB (the volume and four copies of the projections) "
                           "but this machine has " + formatNumber(memory / kGiB, 3) + " GiB");
+    if (iterative) return reconstructFanIterative(setup, grid, options, reader, attributes, quiet);
     if (!quiet) {
         std::printf("geometry: %s\n", setup.description.c_str());
         std::printf("reconstructing %dx%dx%d voxels of %s with FDK (%s back-projection, %s filter)\n", grid.nx,

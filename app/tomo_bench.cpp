@@ -2,6 +2,7 @@
 // end-to-end time with its per-stage split, the texture units' share, and
 // the live-preview latency (--preview).
 #include "bench_cone.h"
+#include "bench_iterative.h"
 #include "bench_pipeline.h"
 #include "cli_support.h"
 #include "correction_options.h"
@@ -58,6 +59,9 @@ struct Settings {
     bool openScan = false; // --pipeline --open-scan
     bool pipeline = false;
     bool cone = false;
+    bool iterative = false;
+    int singleAngles = IterativeBenchSettings{}.singleAngles; // --iterative
+    int iterations = IterativeBenchSettings{}.iterations;     // --iterative
     bool tune = false;
     bool allowApproximate = false; // --tune, --preview, --pipeline with auto
     std::vector<int> coneDetector{0, 0}; // --cone --detector COLS ROWS
@@ -347,7 +351,7 @@ int runTune(const Settings& s) {
         const json file = json::parse(in, nullptr, false);
         std::printf("\n%s: %d candidate(s) timed in %.2f s\n", comboName(combo).c_str(), tuner.timedCandidates(), seconds);
         if (file.is_object() && file.contains("entries") && !file["entries"].empty()) {
-            const json& entry = file["entries"].begin().value();
+            const json entry = file["entries"].begin().value();
             const double pixels = entry["timedRegion"][0].get<double>() * entry["timedRegion"][1].get<double>();
             std::vector<std::pair<double, std::string>> rows;
             for (const auto& [label, secs] : entry["seconds"].items()) rows.emplace_back(secs.get<double>(), label);
@@ -783,6 +787,21 @@ void addOptions(CLI::App& app, Settings& s) {
     app.add_flag("--cone", s.cone,
                  "Measure the cone-beam FDK back-projection instead: --size^3 voxels from --projections views over "
                  "360 degrees (one --strategy list of cpu, cpu-reference; default cpu), GUPS = voxels x views / s");
+    auto* iterative = app.add_flag(
+        "--iterative", s.iterative,
+        "Measure the iterative methods on one strategy's projector pair instead (default: the GPU's, else cpu; "
+        "--strategy picks another): one SIRT iteration per slice of a batch of --slices (default 16) of --size^2 "
+        "(default 2048) from --projections (default 2048), the estimate for a --size^3 volume, the pair's memory "
+        "against the batch's input + output, the projections' GU/s, CGLS and TV iterations, and --iterations SIRT "
+        "iterations of one slice from --single-angles; with the issue's targets");
+    app.add_option("--single-angles", s.singleAngles, "--iterative: projections of the one-slice figure")
+        ->check(integerIn(2, 1 << 20))
+        ->capture_default_str()
+        ->needs(iterative);
+    app.add_option("--iterations", s.iterations, "--iterative: SIRT iterations of the one-slice figure")
+        ->check(integerIn(1, 1000000))
+        ->capture_default_str()
+        ->needs(iterative);
     app.add_option("--dir", s.pipe.dir, "--pipeline: folder for the scan and the output (default: the temp folder)")
         ->type_name("DIR")
         ->needs(pipeline);
@@ -856,6 +875,9 @@ void addOptions(CLI::App& app, Settings& s) {
                "  tomo-bench --projections 2048 --size 2048 --slices 32 --json h100.json\n"
                "  tomo-bench --preview --projections 2048 --size 2048\n"
                "  tomo-bench --cone --size 256 --projections 496\n"
+               "  tomo-bench --iterative\n"
+               "  tomo-bench --iterative --strategy cpu --size 128 --projections 128 --slices 4 --single-angles 90 "
+               "--iterations 10\n"
                "  tomo-bench --pipeline --projections 2048 --rows 512 --size 2048 --dir /data/scratch --strategy auto\n\n" +
                exitCodeHelp());
 }
@@ -884,6 +906,19 @@ int main(int argc, char** argv) {
         }
         installInterruptHandler();
         if (s.pipeline) return runPipeline(s, app);
+        if (s.iterative) {
+            IterativeBenchSettings it;
+            if (app.count("--size")) it.size = s.size;
+            if (app.count("--projections")) it.projections = s.projections;
+            if (app.count("--slices")) it.slices = s.slices;
+            if (app.count("--strategy")) it.strategy = s.strategies;
+            it.singleAngles = s.singleAngles;
+            it.iterations = s.iterations;
+            it.threads = s.threads;
+            it.device = s.device;
+            it.json = s.json;
+            return runIterativeBenchmark(it);
+        }
         if (s.cone)
             return runConeBenchmark({s.size, s.projections, s.strategies.empty() ? "cpu" : s.strategies,
                                      s.repeat > 0 ? s.repeat : 3, s.warmup, s.threads, s.json, s.coneDetector[0],

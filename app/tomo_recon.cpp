@@ -4,6 +4,7 @@
 #include "cli_support.h"
 #include "cone_options.h"
 #include "correction_options.h"
+#include "method_options.h"
 #include "mpi_run.h"
 #include "parallel_options.h"
 
@@ -104,6 +105,7 @@ struct CommandLine {
     bool demo = false;
     bool quiet = false;
     CorrectionCommandLine corrections;
+    MethodCommandLine method;
     ConeCommandLine cone;
     ParallelCommandLine parallel;
 };
@@ -281,6 +283,7 @@ void addOptions(CLI::App& app, CommandLine& c) {
                  "true phantom");
     app.add_flag("-q,--quiet", c.quiet, "No progress bar and no informational lines; results and the summary stay");
     addCorrectionOptions(app, c.corrections);
+    addMethodOptions(app, c.method);
     addConeOptions(app, c.cone);
     addParallelOptions(app, c.parallel);
     app.footer("Examples:\n"
@@ -290,6 +293,7 @@ void addOptions(CLI::App& app, CommandLine& c) {
                "  tomo-recon scan.h5 -o slices/ --rows 100:164 --center 1021.5 --output-type uint16 --range -0.001,0.01\n"
                "  tomo-recon scan.h5 -o volume.h5 --output-type float16\n"
                "  tomo-recon scan.h5 -o fast.h5 --precision float16 --reference exact.h5\n"
+               "  tomo-recon scan.h5 -o tv.h5 --method tv --tv-weight 0.1 --nonnegative --init fbp\n"
                "  tomo-recon --config tuned.json -o volume.h5 --overwrite\n"
                "  tomo-recon scan.h5 --info\n"
                "  tomo-recon htc2022_ta.h5 -o disc.h5 --volume 512,512,1   (fan beam: geometry from the file)\n"
@@ -325,6 +329,7 @@ RunConfig effectiveConfig(const CLI::App& app, const CommandLine& c) {
     if (given("--tuning")) o.tuning = c.tuning;
     if (given("--allow-approximate")) o.allowApproximate = c.allowApproximate;
     if (given("--threads")) o.threads = c.threads;
+    o.iterative = applyMethodOptions(app, c.method, o.iterative);
     cfg.corrections = applyCorrectionOptions(app, c.corrections, cfg.corrections);
     return cfg;
 }
@@ -472,6 +477,7 @@ private:
 };
 
 std::string describeOptions(const ReconOptions& o) {
+    if (o.iterative.isIterative()) return describeMethod(o.iterative) + " on " + o.strategy + "'s projector pair";
     std::ostringstream s;
     s << o.strategy << " (" << interpolationName(o.interpolation) << ", " << precisionName(o.precision) << ", "
       << o.slicesPerPass << " slice" << (o.slicesPerPass > 1 ? "s" : "") << "/pass, "
@@ -894,6 +900,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
         requestedOptions.slicesPerPass = 0;
     const GpuChoice gpus = chooseGpus(app, c.parallel, requestedOptions, recon);
     cfg.options = gpus.options;
+    checkMethodRuns(cfg.options, recon);
 
     const MemoryBudget budget = memoryBudget(c.memoryBudget);
     WriteOptions write = writeBase;
@@ -926,6 +933,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     };
     write.attributes.insert(axis.attributes.begin(), axis.attributes.end());
     addCorrectionAttributes(write.attributes, stage);
+    addMethodAttributes(write.attributes, cfg.options);
     if (!gpus.devices.empty()) write.attributes["gpus"] = joinIndices(gpus.devices);
     if (gpus.devices.size() > 1 && budget.bytes == 0) // the conveyor's default is per GPU
         write.attributes["memory_budget"] =

@@ -168,5 +168,49 @@ TEST(AutotunePasses, TheRegistryResolvesSlicesPerPassOnlyForAuto) {
     EXPECT_THROW(registry.resolveOptions(named, largeProblem()), InvalidArgument);
 }
 
+/// The CPU strategy `cpu` posing as a GPU one (family "cuda"): the tuner
+/// times GPU candidates otherwise.
+class GpuFamilyBackend final : public Backend {
+public:
+    explicit GpuFamilyBackend(const Backend& inner) : m_inner(inner) {}
+    std::string name() const override { return "gpu-like"; }
+    std::string description() const override { return "test: " + m_inner.description(); }
+    std::string family() const override { return "cuda"; }
+    std::string unavailableReason() const override { return {}; }
+    void checkOptions(const ReconOptions& options) const override { m_inner.checkOptions(options); }
+    std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry,
+                                                   const ReconOptions& options) const override {
+        return m_inner.createPlan(geometry, options);
+    }
+
+private:
+    const Backend& m_inner;
+};
+
+TEST(AutotunePasses, GpuCandidatesAreTimedOnTheRegionOfOneSlicePerPass) {
+    AutotuneSetting on(nullptr);
+    test::TempDir dir;
+    FakeTiming fake;
+    fake.nanosecondsPerPixel = {{"gpu-like@1", 4.0}, {"gpu-like@2", 2.0}, {"gpu-like@4", 3.0}};
+    const GpuFamilyBackend gpu(*BackendRegistry::instance().find("cpu"));
+    const std::vector<const Backend*> candidates{&gpu};
+    Autotuner tuner(dir / "autotune.json", fake.timing());
+    // 2048^2 from 2048 views: a GPU times up to 2^33 updates per call, the
+    // whole slice at one slice per pass, a quarter of it at four.
+    Geometry g;
+    g.angles = uniformAngles(2048);
+    g.bins = 2048;
+    g.axis = g.detectorCentre();
+    const Autotuner::Choice choice =
+        tuner.chooseTuned(candidates, ReconGeometry::fullSlice(std::move(g)), passesLeftToTheTuner());
+    EXPECT_EQ(choice.slicesPerPass, 2);
+    std::map<std::string, std::size_t> pixels(fake.calls.begin(), fake.calls.end());
+    ASSERT_EQ(pixels.size(), 3u) << "each candidate timed once";
+    // A smaller region would read fewer detector bins (a smaller footprint in
+    // the GPU's cache) than the whole slice the run then reconstructs.
+    EXPECT_EQ(pixels["gpu-like@2"], pixels["gpu-like@1"]);
+    EXPECT_EQ(pixels["gpu-like@4"], pixels["gpu-like@1"]);
+}
+
 } // namespace
 } // namespace tomo

@@ -97,8 +97,9 @@ TEST(Zingers, TheReplacementIsTheMedianOfItsWindowOnAVaryingBackground) {
                 << "window " << window << " at " << p.projection << ", " << p.column;
         }
         for (std::size_t i = 0; i < image.data.size(); ++i) // nothing else touched
-            if (!planted.count({static_cast<int>(i / W), static_cast<int>(i % W)}))
+            if (!planted.count({static_cast<int>(i / W), static_cast<int>(i % W)})) {
                 ASSERT_EQ(fixed.data[i], image.data[i]) << i;
+            }
     }
 }
 

@@ -398,7 +398,7 @@ std::shared_ptr<DatasetReader> phantomDataset(int bins, int rows, int angles, st
 class MemoryWriter final : public VolumeWriter {
 public:
     MemoryWriter(int width, int height, int slices) : volume(width, height, slices) {}
-    void writeSlices(int first, int count, std::span<const float> data) override {
+    void writeSlices(int first, int /*count*/, std::span<const float> data) override {
         std::copy(data.begin(), data.end(), volume.data.begin() + static_cast<std::ptrdiff_t>(first * volume.imageSize()));
     }
     void commit() override {}

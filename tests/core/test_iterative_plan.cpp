@@ -12,12 +12,14 @@
 #include "tomo/pipeline.h"
 #include "tomo/preprocess.h"
 #include "tomo/registry.h"
+#include "tomo/run_config.h"
 #include "tomo/volume_io.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <cmath>
 #include <string>
 #include <thread>
@@ -274,6 +276,53 @@ TEST(IterativePlan, AutoPicksAStrategyWithAPair) {
     EXPECT_TRUE(resolved.tuning.empty());
     if (gpuDevices().empty()) EXPECT_EQ(resolved.strategy, "cpu");
     else EXPECT_EQ(b->family(), "cuda");
+}
+
+} // namespace
+} // namespace tomo
+
+namespace tomo {
+namespace {
+
+// The run config carries the method and its parameters both ways; bad
+// values name their key.
+TEST(IterativeRunConfig, MethodKeysRoundTripAndBadValuesNameTheKey) {
+    RunConfig c;
+    c.options.iterative.method = Method::Tv;
+    c.options.iterative.iterations = 42;
+    c.options.iterative.tvWeight = 0.125;
+    c.options.iterative.bounds = Bounds{0.0, std::numeric_limits<double>::infinity()};
+    c.options.iterative.init = InitialImage::Fbp;
+    c.options.iterative.tolerance = 1e-3;
+    const std::string json = toJson(c);
+    EXPECT_NE(json.find("\"bounds\": [\n    0.0,\n    null\n  ]"), std::string::npos) << json;
+    const IterativeOptions back = runConfigFromJson(json).options.iterative;
+    EXPECT_EQ(back.method, Method::Tv);
+    EXPECT_EQ(back.iterations, 42);
+    EXPECT_EQ(back.tvWeight, 0.125);
+    EXPECT_EQ(back.bounds, c.options.iterative.bounds);
+    EXPECT_EQ(back.init, InitialImage::Fbp);
+    EXPECT_EQ(back.tolerance, 1e-3);
+    EXPECT_EQ(runConfigFromJson("{}").options.iterative.method, Method::Fbp);
+
+    auto refused = [](const std::string& text, const std::string& part) {
+        try {
+            runConfigFromJson(text);
+            ADD_FAILURE() << text << " accepted";
+        } catch (const FormatError& e) {
+            EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+        }
+    };
+    refused(R"({"method": "art"})", "key 'method': method 'art' is not known");
+    refused(R"({"method": "sirt", "iterations": 0})", "key 'iterations' must be an integer in [1, 1000000]");
+    refused(R"({"method": "sirt", "tv_weight": 0.1})", "a TV weight applies to method tv only");
+    refused(R"({"method": "tv", "tv_weight": -1})", "key 'tv_weight' must be a number > 0");
+    refused(R"({"method": "tv"})", "method tv needs a TV weight");
+    refused(R"({"method": "sirt", "bounds": [1, 0]})", "expected lower <= upper");
+    refused(R"({"method": "sirt", "bounds": [0]})", "key 'bounds' must be [lower, upper]");
+    refused(R"({"method": "cgls", "bounds": [0, null]})", "cgls has no constraints");
+    refused(R"({"iterations": 5})", "iterations apply to the iterative methods");
+    refused(R"({"method": "sirt", "tolerance": 1})", "key 'tolerance' must be a relative residual change in [0, 1)");
 }
 
 } // namespace

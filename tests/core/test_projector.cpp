@@ -97,7 +97,9 @@ TEST(Projector, ForwardProjectionOfThePhantomIsItsSinogram) {
             const double error = relativeError(forwardOf(*pair, phantom.image, 1), phantom.sinogram);
             std::printf("MEASURED %s forward vs analytic sinogram, %d bins: relative RMSE %.3g\n", strategy, size, error);
             EXPECT_LT(error, size == 128 ? 5.8e-2 : 2.9e-2) << strategy;
-            if (previous > 0.0) EXPECT_LT(error / previous, 0.6) << strategy;
+            if (previous > 0.0) {
+                EXPECT_LT(error / previous, 0.6) << strategy;
+            }
             previous = error;
         }
     }
@@ -235,6 +237,52 @@ TEST(Projector, TvOperatorsAreAdjoint) {
         const double left = (innerProduct(gp, pb) + innerProduct(gq, qb)) / step;
         const double right = -innerProduct(xs, minusL);
         EXPECT_NEAR(left, right, 1e-6 * std::abs(right)) << strategy;
+    }
+}
+
+// The reprojection view's figures: A x of a slice against the measured
+// sinogram. The phantom's own image leaves the discretisation gap measured
+// above (2.92e-2 at 128 bins; bound 2x); the difference is measured - A x
+// exactly; 10 CGLS iterations from the FBP (which minimise ||A x - b||)
+// explain the data better than the FBP itself: measured relative residual
+// 0.031 against 0.064 on 60 noisy views; asserted below 0.8x.
+TEST(Projector, ReprojectionMeasuresDataConsistency) {
+    const ReconGeometry g = parallelGeometry(128, 180);
+    const PhantomProblem phantom = sheppLogan(g);
+    auto pair = pairOf("cpu", g);
+    const Reprojection r = reproject(*pair, phantom.image, phantom.sinogram);
+    EXPECT_EQ(r.projected, forwardOf(*pair, phantom.image, 1));
+    for (std::size_t i = 0; i < r.difference.size(); ++i)
+        ASSERT_EQ(r.difference[i], phantom.sinogram[i] - r.projected[i]) << i;
+    EXPECT_NEAR(r.relativeNorm, relativeError(r.projected, phantom.sinogram), 1e-9);
+    EXPECT_LT(r.relativeNorm, 5.8e-2);
+    EXPECT_GT(r.norm, 0.0);
+
+    const FewView few;
+    auto fewPair = pairOf("cpu", few.geometry);
+    auto b = fewPair->vector(Space::Sinogram, 1);
+    auto x = fewPair->vector(Space::Image, 1);
+    fewPair->upload(few.noisy, *b);
+    fewPair->filteredBackprojection(*b, *x);
+    std::vector<float> fbpImage(static_cast<std::size_t>(few.geometry.sliceWidth) * few.geometry.sliceHeight);
+    fewPair->download(*x, fbpImage);
+    IterativeOptions cgls = method(Method::Cgls, 10);
+    cgls.init = InitialImage::Fbp;
+    const Solved fitted = solve(*fewPair, few.noisy, 1, cgls);
+    const double fbpResidual = reproject(*fewPair, fbpImage, few.noisy).relativeNorm;
+    const double cglsResidual = reproject(*fewPair, fitted.images, few.noisy).relativeNorm;
+    std::printf("MEASURED reprojection residual, 60 noisy views: FBP %.3g, CGLS(10) from it %.3g\n", fbpResidual,
+                cglsResidual);
+    EXPECT_LT(cglsResidual, 0.8 * fbpResidual);
+
+    EXPECT_THROW(reproject(*pair, std::vector<float>(5), phantom.sinogram), InvalidArgument);
+    try {
+        reproject(*pair, phantom.image, std::vector<float>(7));
+        ADD_FAILURE() << "a sinogram of 7 values accepted";
+    } catch (const InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find("the sinogram has 7 values (expected 180 angles x 128 bins)"),
+                  std::string::npos)
+            << e.what();
     }
 }
 

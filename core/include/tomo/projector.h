@@ -36,6 +36,7 @@
 // the wrong size; DeviceError, OutOfMemory from a GPU.
 #pragma once
 
+#include "tomo/cone_geometry.h"
 #include "tomo/filter.h"
 #include "tomo/geometry.h"
 #include "tomo/iterative.h"
@@ -160,11 +161,37 @@ protected:
     bool m_matched;
 };
 
+/// Data consistency of one slice: how well an image (from any method, FBP
+/// included) explains the measured data.
+struct Reprojection {
+    std::vector<float> projected;  ///< A x, [angle][bin]
+    std::vector<float> difference; ///< measured - A x
+    double norm = 0.0;             ///< ||measured - A x||
+    double relativeNorm = 0.0;     ///< ||measured - A x|| / ||measured|| (0 for measured = 0)
+};
+
+/// Forward projects `image` (one slice on the pair's full grid, [row][column])
+/// and compares it with `measured` ([angle][bin]). Throws InvalidArgument
+/// naming the sizes when either does not fit the pair's geometry.
+Reprojection reproject(ProjectorPair& pair, std::span<const float> image, std::span<const float> measured);
+
 /// The CPU pairs (the registry's cpu-reference and cpu backends make them).
 /// `threads` as ReconOptions::threads. Throws InvalidArgument.
 std::unique_ptr<ProjectorPair> makeReferenceProjector(const ReconGeometry& geometry, const FilterOptions& filter,
                                                       const IterativeOptions& options, int threads);
 std::unique_ptr<ProjectorPair> makeCpuProjector(const ReconGeometry& geometry, const FilterOptions& filter,
+                                                const IterativeOptions& options, int threads);
+
+/// The fan-beam pair (CPU, double, projector_fan.cpp): Joseph's projector
+/// along the divergent rays of a one-row flat detector (cone_geometry.h's
+/// matrices, the sources and the detector row in the plane of the one-slice
+/// `grid`) and its exact transpose; sinograms are views x columns, images
+/// grid.ny x grid.nx (mu times the voxel size for line-integral data, as
+/// FDK's). filteredBackprojection() is FDK (refused by it for a scan short of
+/// 180 degrees + the fan); setAxis() is refused. Throws InvalidArgument for
+/// more than one row or slice, an unmatched back-projector, views outside
+/// the slice's plane, a grid not in front of every source.
+std::unique_ptr<ProjectorPair> makeFanProjector(const ConeGeometry& geometry, const VolumeGrid& grid,
                                                 const IterativeOptions& options, int threads);
 
 } // namespace tomo

@@ -33,6 +33,8 @@ struct RunConfig {
 /// cores only spend seconds starting them (100000 took 11 s).
 constexpr int kMaxThreads = 1024;
 constexpr int kMaxDevice = 1023;
+/// Bound of RunConfig's iterations and tomo-recon's --iterations.
+constexpr int kMaxIterations = 1000000;
 
 /// JSON object with keys input, angles_file, angles_lines [first, count],
 /// angle_range, angle_units ("auto", "degrees", "radians"), raw_shape
@@ -41,7 +43,10 @@ constexpr int kMaxDevice = 1023;
 /// [x, y, width, height], strategy, interpolation, precision,
 /// slices_per_pass, filter, padding, device, threads, corrections (an
 /// object: dead_pixels, flat_field, zingers, rings, paganin,
-/// half_acquisition, each an object of its own; see correctionsToJson);
+/// half_acquisition, each an object of its own; see correctionsToJson),
+/// method ("fbp", "sirt", "cgls", "tv"), iterations, tv_weight, bounds
+/// [lower, upper] (null = none on that side), init ("zero", "fbp"),
+/// tolerance (IterativeOptions; checked as a whole, validate());
 /// absent keys keep defaults. Unknown keys are an error (typos must not pass
 /// silently); axis_tilt and axis_row need axis, raw_type/raw_header/
 /// raw_big_endian need raw_shape.

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstring>
 
 #if defined(__CUDACC__)
 #define TOMO_HD __host__ __device__ __forceinline__
@@ -58,6 +59,11 @@ inline Projection projection(double angle, double axis, int width, int height) {
     return p;
 }
 
+/// max and min without fmaxf's NaN rules (which x86 compilers turn into a
+/// library call); the operands here are never NaN.
+TOMO_HD float larger(float a, float b) { return a > b ? a : b; }
+TOMO_HD float smaller(float a, float b) { return a < b ? a : b; }
+
 /// Detector position of the pixel at (along, line) of q's lines.
 TOMO_HD float position(const Projection& q, float along, float line) {
     return fmaf(along, q.alongCoef, fmaf(line, q.lineCoef, q.offset));
@@ -67,7 +73,7 @@ TOMO_HD float position(const Projection& q, float along, float line) {
 /// half-width `reach` times `scale` (Joseph: reach c, scale 1/c^2; the FBP's
 /// linear interpolation: 1, 1).
 TOMO_HD float weight(float k, float s, float reach, float scale) {
-    return fmaxf(0.0f, reach - fabsf(k - s)) * scale;
+    return larger(reach - fabsf(k - s), 0.0f) * scale;
 }
 
 /// S floats of a batch element.
@@ -97,7 +103,7 @@ TOMO_HD Lanes<S> load(const float* p) {
         out.v[0] = __ldg(p);
     }
 #else
-    for (int j = 0; j < S; ++j) out.v[j] = p[j];
+    std::memcpy(out.v, p, sizeof out.v); // one vector load
 #endif
     return out;
 }
@@ -113,7 +119,7 @@ TOMO_HD void store(float* p, const Lanes<S>& x) {
         *p = x.v[0];
     }
 #else
-    for (int j = 0; j < S; ++j) p[j] = x.v[j];
+    std::memcpy(p, x.v, sizeof x.v);
 #endif
 }
 
@@ -158,8 +164,8 @@ TOMO_HD void rayLines(const Projection& q, float k, int alongCount, int lineCoun
         l0 = l1;
         l1 = t;
     }
-    l0 = fmaxf(l0, -1.0f);
-    l1 = fminf(l1, static_cast<float>(lineCount) + 1.0f);
+    l0 = larger(l0, -1.0f);
+    l1 = smaller(l1, static_cast<float>(lineCount) + 1.0f);
     first = l0 > 0.0f ? static_cast<int>(l0) : 0;
     last = l1 > 0.0f ? static_cast<int>(l1) + 1 : 0;
     if (last > lineCount) last = lineCount;
@@ -173,7 +179,7 @@ TOMO_HD void pixelSample(Lanes<S>& acc, const float* row, int bins, const Projec
                          float reach, float scale) {
     // Clamped to [-2, bins + 1], where both bins read as zero past the edges:
     // an axis far off the detector cannot overflow the conversion.
-    const float s = fminf(fmaxf(position(q, along, line), -2.0f), static_cast<float>(bins) + 1.0f);
+    const float s = smaller(larger(position(q, along, line), -2.0f), static_cast<float>(bins) + 1.0f);
     const float k0 = floorf(s);
     const float w0 = weight(k0, s, reach, scale);
     const float w1 = weight(k0 + 1.0f, s, reach, scale);

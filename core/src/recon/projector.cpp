@@ -2,6 +2,7 @@
 
 #include "tomo/error.h"
 
+#include <cmath>
 #include <string>
 
 namespace tomo {
@@ -55,6 +56,36 @@ void ProjectorPair::requireHostValues(std::span<const float> values, const Batch
         throw InvalidArgument(std::string(what) + ": " + std::to_string(values.size()) + " values (expected " +
                               std::to_string(v.count()) + " " + spaceName(v.space()) + "s of " +
                               std::to_string(sliceValues(v.space())) + " = " + std::to_string(expected) + ")");
+}
+
+Reprojection reproject(ProjectorPair& pair, std::span<const float> image, std::span<const float> measured) {
+    const ReconGeometry& g = pair.geometry();
+    const std::size_t pixels = static_cast<std::size_t>(g.sliceWidth) * g.sliceHeight;
+    const std::size_t values = static_cast<std::size_t>(g.geometry.projections()) * g.geometry.bins;
+    if (image.size() != pixels)
+        throw InvalidArgument("reprojection: the image has " + std::to_string(image.size()) + " values (expected " +
+                              std::to_string(g.sliceWidth) + " x " + std::to_string(g.sliceHeight) + ")");
+    if (measured.size() != values)
+        throw InvalidArgument("reprojection: the sinogram has " + std::to_string(measured.size()) +
+                              " values (expected " + std::to_string(g.geometry.projections()) + " angles x " +
+                              std::to_string(g.geometry.bins) + " bins)");
+    auto x = pair.vector(Space::Image, 1);
+    auto y = pair.vector(Space::Sinogram, 1);
+    pair.upload(image, *x);
+    pair.forward(*x, *y);
+    Reprojection r;
+    r.projected.resize(values);
+    pair.download(*y, r.projected);
+    r.difference.resize(values);
+    double squares = 0.0, measuredSquares = 0.0;
+    for (std::size_t i = 0; i < values; ++i) {
+        r.difference[i] = measured[i] - r.projected[i];
+        squares += double(r.difference[i]) * r.difference[i];
+        measuredSquares += double(measured[i]) * measured[i];
+    }
+    r.norm = std::sqrt(squares);
+    r.relativeNorm = measuredSquares > 0.0 ? r.norm / std::sqrt(measuredSquares) : 0.0;
+    return r;
 }
 
 } // namespace tomo

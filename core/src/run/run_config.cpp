@@ -25,7 +25,8 @@ constexpr std::array kKeys = {"input",      "angles_file",     "angles_lines",  
                               "raw_shape",  "raw_type",        "raw_header",     "raw_big_endian", "axis",
                               "axis_tilt",  "axis_row",        "axis_offsets_file", "rows",     "region",
                               "strategy",   "interpolation",   "precision",      "slices_per_pass", "filter",
-                              "padding",    "device",          "opencl_device",  "tuning",  "threads",     "corrections"};
+                              "padding",    "device",          "opencl_device",  "tuning",  "threads",     "corrections",
+                              "method",     "iterations",      "tv_weight",      "bounds",  "init",        "tolerance"};
 
 template <std::size_t N>
 std::string knownKeys(const std::array<const char*, N>& keys) {
@@ -264,6 +265,18 @@ std::string toJson(const RunConfig& config) {
     if (!o.openclDevice.empty()) j["opencl_device"] = o.openclDevice;
     if (!o.tuning.empty()) j["tuning"] = o.tuning;
     j["threads"] = o.threads;
+    const IterativeOptions& it = o.iterative;
+    j["method"] = methodName(it.method);
+    if (it.isIterative()) {
+        if (it.iterations > 0) j["iterations"] = it.iterations;
+        if (it.tvWeight) j["tv_weight"] = *it.tvWeight;
+        if (it.bounds.any()) {
+            auto side = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+            j["bounds"] = {side(it.bounds.lower), side(it.bounds.upper)};
+        }
+        j["init"] = initialImageName(it.init);
+        if (it.tolerance > 0.0) j["tolerance"] = it.tolerance;
+    }
     j["corrections"] = correctionsObject(config.corrections);
     return j.dump(2) + "\n";
 }
@@ -396,6 +409,38 @@ RunConfig runConfigFromJson(const std::string& text) {
         if (o.tuning.find('\0') != std::string::npos) wrongValue("tuning", "text such as \"shape=3\"", j["tuning"]);
     }
     if (has("threads")) o.threads = getInt(j["threads"], "threads", 0, kMaxThreads);
+    IterativeOptions& it = o.iterative;
+    if (has("method")) it.method = parseNamed(j["method"], "method", parseMethod);
+    if (has("iterations")) it.iterations = getInt(j["iterations"], "iterations", 1, kMaxIterations);
+    if (has("tv_weight")) {
+        const json& v = j["tv_weight"];
+        if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0.0)
+            wrongValue("tv_weight", "a number > 0 (lambda of the TV term)", v);
+        it.tvWeight = v.get<double>();
+    }
+    if (has("bounds")) {
+        // [lower, upper]: numbers, or null for no bound on that side.
+        const json& v = j["bounds"];
+        const std::string expected = "[lower, upper]: finite numbers or null (no bound), lower <= upper";
+        if (!v.is_array() || v.size() != 2) wrongValue("bounds", expected, v);
+        for (std::size_t side = 0; side < 2; ++side) {
+            if (v[side].is_null()) continue;
+            if (!v[side].is_number() || !std::isfinite(v[side].get<double>())) wrongValue("bounds", expected, v);
+            (side == 0 ? it.bounds.lower : it.bounds.upper) = v[side].get<double>();
+        }
+    }
+    if (has("init")) it.init = parseNamed(j["init"], "init", parseInitialImage);
+    if (has("tolerance")) {
+        const json& v = j["tolerance"];
+        if (!v.is_number() || !(v.get<double>() >= 0.0 && v.get<double>() < 1.0))
+            wrongValue("tolerance", "a relative residual change in [0, 1) (0 = run all the iterations)", v);
+        it.tolerance = v.get<double>();
+    }
+    try {
+        it.validate();
+    } catch (const InvalidArgument& e) {
+        throw FormatError(std::string("run config: ") + shortText(e.what(), 200));
+    }
     if (has("corrections")) c.corrections = correctionsFromJson(j["corrections"]);
     return c;
 }

@@ -1,0 +1,224 @@
+// The fan-beam projector pair (makeFanProjector): the transpose, a disc's
+// forward projection against its exact chords, bad input, and on the real
+// HTC2022 fan-beam scan the limited-angle comparison: TV from 90
+// degrees of views against FDK from the same views, each correlated with the
+// full-angle FDK inside the disc.
+#include "projector_test_helpers.h"
+#include "test_support.h"
+
+#include "tomo/cone_scan.h"
+#include "tomo/dataset.h"
+#include "tomo/error.h"
+#include "tomo/fdk.h"
+#include "tomo/iterative.h"
+#include "tomo/projector.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <numbers>
+#include <string>
+#include <vector>
+
+namespace tomo {
+namespace {
+
+using namespace projtest;
+constexpr double kPi = std::numbers::pi;
+
+/// A flat-detector fan: `views` over `range`, 80 columns of 1.2 at the
+/// detector (0.8 at the axis: source-axis 200, source-detector 300), the
+/// central ray `offset` columns off the detector centre.
+ConeGeometry fan(int views, double range, double offset = 0.0) {
+    CircularConeGeometry c;
+    c.angles = uniformAngles(views, range);
+    c.sourceAxis = 200.0;
+    c.sourceDetector = 300.0;
+    c.columns = 80;
+    c.pixelWidth = 1.2;
+    c.offsetU = offset;
+    return ConeGeometry::circular(c);
+}
+
+VolumeGrid slice(int nx, int ny, double voxel, double cx = 0.0, double cy = 0.0) {
+    VolumeGrid g;
+    g.nx = nx;
+    g.ny = ny;
+    g.nz = 1;
+    g.voxelSize = voxel;
+    g.centre = {cx, cy, 0.0};
+    return g;
+}
+
+/// Pearson correlation of a and b over the pixels inside `mask`.
+double correlation(std::span<const float> a, std::span<const float> b, std::span<const std::uint8_t> mask) {
+    double sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0, n = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (!mask[i]) continue;
+        sa += a[i], sb += b[i], saa += double(a[i]) * a[i], sbb += double(b[i]) * b[i], sab += double(a[i]) * b[i];
+        n += 1;
+    }
+    return (sab - sa * sb / n) / std::sqrt((saa - sa * sa / n) * (sbb - sb * sb / n));
+}
+
+// <A x, y> = <x, A^T y> for random positive x, y: full and short scans, an
+// off-centre detector, a non-square grid away from the axis, 1 and 3
+// slices. Measured: up to 4.4e-15 relative (double); asserted 1e-12.
+TEST(FanProjector, BackProjectionIsTheTranspose) {
+    struct Case {
+        const char* name;
+        ConeGeometry geometry;
+        VolumeGrid grid;
+    };
+    const std::vector<Case> cases = {{"full", fan(90, 2 * kPi), slice(64, 64, 0.8)},
+                                     {"short, off-centre", fan(37, 0.6 * kPi, 3.3), slice(50, 70, 0.9, 4.0, -3.0)}};
+    for (const Case& c : cases)
+        for (int count : {1, 3}) {
+            auto pair = makeFanProjector(c.geometry, c.grid, IterativeOptions{}, 0);
+            ASSERT_TRUE(pair->isMatched());
+            const std::size_t pixels = c.grid.voxels(), values = std::size_t(c.geometry.viewCount()) * 80;
+            auto x = pair->vector(Space::Image, count), ax = pair->vector(Space::Sinogram, count);
+            auto y = pair->vector(Space::Sinogram, count), aty = pair->vector(Space::Image, count);
+            pair->upload(positiveValues(pixels * count, 5 + count), *x);
+            pair->upload(positiveValues(values * count, 7 + count), *y);
+            pair->forward(*x, *ax);
+            pair->back(*y, *aty);
+            const std::vector<double> left = pair->dot(*ax, *y), right = pair->dot(*x, *aty);
+            for (int s = 0; s < count; ++s) {
+                std::printf("MEASURED fan adjointness %s: %.3g\n", c.name, std::abs(left[s] / right[s] - 1.0));
+                EXPECT_NEAR(left[s] / right[s], 1.0, 1e-12) << c.name << ", " << count << " slices, slice " << s;
+            }
+        }
+}
+
+// A uniform disc (mu = 1 per length unit, radius 20, off the axis), its
+// pixels' covered fraction from 8 x 8 sub-samples: each ray's projection
+// against the exact chord 2 sqrt(r^2 - distance^2). Measured relative RMSE
+// 7.4e-3 over all rays (the pixels' edges); asserted 1.5e-2. A back-projector is no check of the chords, so this also pins the
+// rays' geometry (source, fan angle, offset) to the matrices.
+TEST(FanProjector, DiscProjectsToItsChords) {
+    const ConeGeometry geometry = fan(60, 2 * kPi, 2.0);
+    const VolumeGrid grid = slice(96, 96, 0.6);
+    const double radius = 20.0, cx = 5.0, cy = -3.0;
+    std::vector<float> image(grid.voxels());
+    for (int j = 0; j < grid.ny; ++j)
+        for (int i = 0; i < grid.nx; ++i) {
+            int inside = 0;
+            for (int a = 0; a < 8; ++a)
+                for (int b = 0; b < 8; ++b)
+                    inside += std::hypot(grid.x(i) + (a - 3.5) / 8 * grid.voxelSize - cx,
+                                         grid.y(j) + (b - 3.5) / 8 * grid.voxelSize - cy) < radius;
+            image[static_cast<std::size_t>(j) * grid.nx + i] = static_cast<float>(inside / 64.0 * grid.voxelSize);
+        }
+    auto pair = makeFanProjector(geometry, grid, IterativeOptions{}, 0);
+    const std::vector<float> projected = forwardOf(*pair, image, 1);
+    double err = 0.0, norm = 0.0;
+    int crossing = 0;
+    for (int p = 0; p < geometry.viewCount(); ++p) {
+        const ViewFrame f = describeView(geometry.views[p], "view");
+        for (int u = 0; u < geometry.columns; ++u) {
+            const double t = (u - f.centreU) / f.focalU;
+            double dx = f.normal[0] + t * f.axisU[0], dy = f.normal[1] + t * f.axisU[1];
+            const double len = std::hypot(dx, dy);
+            dx /= len, dy /= len;
+            const double distance = std::abs((cx - f.source[0]) * dy - (cy - f.source[1]) * dx);
+            const double chord = distance < radius ? 2.0 * std::sqrt(radius * radius - distance * distance) : 0.0;
+            if (chord > 0.0) ++crossing;
+            const double d = projected[static_cast<std::size_t>(p) * geometry.columns + u] - chord;
+            err += d * d;
+            norm += chord * chord;
+        }
+    }
+    ASSERT_GT(crossing, 60 * 20); // the disc fills part of every view
+    const double relative = std::sqrt(err / norm);
+    std::cout << "MEASURED fan-beam disc: relative RMSE against the chords " << relative << "\n";
+    EXPECT_LT(relative, 1.5e-2);
+}
+
+TEST(FanProjector, BadInputIsRefused) {
+    const VolumeGrid grid = slice(32, 32, 0.8);
+    auto message = [](auto&& f) {
+        try {
+            f();
+        } catch (const InvalidArgument& e) {
+            return std::string(e.what());
+        }
+        return std::string("(accepted)");
+    };
+    ConeGeometry twoRows = fan(10, 2 * kPi);
+    twoRows.rows = 2;
+    EXPECT_NE(message([&] { makeFanProjector(twoRows, grid, {}, 0); }).find("the detector has 2 rows (expected 1"),
+              std::string::npos);
+    VolumeGrid thick = grid;
+    thick.nz = 2;
+    EXPECT_NE(message([&] { makeFanProjector(fan(10, 2 * kPi), thick, {}, 0); }).find("the volume has 2 slices"),
+              std::string::npos);
+    IterativeOptions unmatched;
+    unmatched.matched = false;
+    EXPECT_NE(message([&] { makeFanProjector(fan(10, 2 * kPi), grid, unmatched, 0); }).find("only the matched"),
+              std::string::npos);
+    VolumeGrid above = grid;
+    above.centre[2] = 5.0;
+    EXPECT_NE(message([&] { makeFanProjector(fan(10, 2 * kPi), above, {}, 0); }).find("does not lie in the slice's plane"),
+              std::string::npos);
+    auto pair = makeFanProjector(fan(10, 2 * kPi), grid, {}, 0);
+    EXPECT_NE(message([&] { pair->setAxis(1.0, {}); }).find("no rotation axis to move"), std::string::npos);
+    // The FBP start is FDK, which refuses a scan short of 180 degrees + the fan.
+    auto narrow = makeFanProjector(fan(20, 0.5 * kPi), grid, {}, 0);
+    auto b = narrow->vector(Space::Sinogram, 1);
+    auto x = narrow->vector(Space::Image, 1);
+    EXPECT_NE(message([&] { narrow->filteredBackprojection(*b, *x); }).find("a short scan needs 180 degrees"),
+              std::string::npos);
+}
+
+// HTC2022 phantom ta (flat-detector fan beam, 721 views over 360 degrees):
+// the full-angle FDK is the reference; from the 181 views of the first 90
+// degrees, FDK (the other views zero: what FDK can make of a limited angle)
+// and TV (FISTA, non-negative) on the fan-beam pair; correlation with the
+// reference inside the disc, on a 256^2 grid of twice the axis pixel.
+// Measured: FDK 0.686, TV 0.756; asserted: TV above FDK by at least half
+// the measured gap (0.035).
+TEST(FanProjectorRealData, LimitedAngleTvIsCloserToTheFullScanThanFdk) {
+    const std::filesystem::path path = test::realData("helsinki_htc2022_fanbeam/htc2022_ta.h5");
+    TOMO_REQUIRE_FILE(path);
+    OpenOptions open;
+    open.allowDivergentBeam = true;
+    const auto reader = openDataset(path, open);
+    const ConeSetup setup = coneSetup(reader->info());
+    const std::vector<float> projections = readConeProjections(*reader, setup);
+    VolumeGrid grid = setup.grid;
+    grid.nx = grid.ny = 256;
+    grid.voxelSize *= 2.0;
+    const int columns = setup.geometry.columns, views = setup.geometry.viewCount();
+    ASSERT_EQ(views, 721);
+    const int subset = 181; // 0 to 90 degrees in steps of 0.5
+
+    FdkOptions fdk;
+    fdk.filter.window = FilterWindow::RamLak;
+    const ImageStack reference = reconstructFdk(setup.geometry, projections, grid, fdk);
+    std::vector<float> zeroFilled(projections.size(), 0.0f);
+    std::copy(projections.begin(), projections.begin() + static_cast<std::ptrdiff_t>(subset) * columns,
+              zeroFilled.begin());
+    const ImageStack limitedFdk = reconstructFdk(setup.geometry, zeroFilled, grid, fdk);
+
+    ConeGeometry limited = setup.geometry;
+    limited.views.resize(subset);
+    auto pair = makeFanProjector(limited, grid, IterativeOptions{}, 0);
+    IterativeOptions tv = method(Method::Tv, 100);
+    tv.tvWeight = 2.0; // of 0.5, 2 and 6 the best (correlation 0.744, 0.756, 0.732)
+    tv.bounds.lower = 0.0;
+    const Solved solved =
+        solve(*pair, std::span<const float>(projections).first(static_cast<std::size_t>(subset) * columns), 1, tv);
+
+    const std::vector<std::uint8_t> disc = discMask(grid.nx, grid.ny, 225.0 / 2.0);
+    const double fdkCorrelation = correlation(limitedFdk.data, reference.data, disc);
+    const double tvCorrelation = correlation(solved.images, reference.data, disc);
+    std::cout << "MEASURED HTC2022 ta, 90 degrees of 360: correlation with the full-angle FDK inside the disc: FDK "
+              << fdkCorrelation << ", TV " << tvCorrelation << "\n";
+    EXPECT_GT(tvCorrelation, fdkCorrelation + 0.035);
+}
+
+} // namespace
+} // namespace tomo
