@@ -282,7 +282,9 @@ RunConfig runConfigOf(const py::dict& options, const std::set<std::string>& allo
 const std::set<std::string> kOpenKeys = {"angles_file", "angles_lines", "angle_range", "angle_units",
                                          "raw_shape",   "raw_type",     "raw_header",  "raw_big_endian"};
 const std::set<std::string> kReconKeys = {"strategy", "interpolation", "precision", "slices_per_pass", "filter",
-                                          "padding",  "device",        "opencl_device", "tuning", "threads"};
+                                          "padding",  "device",        "opencl_device", "tuning", "threads",
+                                          // the iterative methods (iterative.h)
+                                          "method", "iterations", "tv_weight", "bounds", "init", "tolerance"};
 
 /// Rows [first, first + count) of `available` from None (all), (start, stop),
 /// a range or a slice (step 1).

@@ -65,10 +65,16 @@ OPTION_SETS = [
          "corrections": {"zingers": {"enabled": True}, "rings": {"method": "wavelet"}}},
         ["--strategy", "cpu", "--detector-center", "--rows", "0:3", "--zingers", "--rings", "wavelet"],
     ),
+    (
+        {"strategy": "cpu", "center": "detector", "rows": (7, 9), "method": "sirt", "iterations": 4,
+         "bounds": [0, 1]},
+        ["--strategy", "cpu", "--detector-center", "--rows", "7:9", "--method", "sirt", "--iterations", "4",
+         "--bounds", "0,1"],
+    ),
 ]
 
 
-@pytest.mark.parametrize("options,cli", OPTION_SETS, ids=["defaults", "options", "corrections"])
+@pytest.mark.parametrize("options,cli", OPTION_SETS, ids=["defaults", "options", "corrections", "sirt"])
 def test_reconstruct_equals_tomo_recon(demo_scan, tmp_path, options, cli):
     out = tmp_path / "cli.h5"
     run_recon(demo_scan, "-o", out, *cli)

@@ -14,7 +14,8 @@ PyTorch are optional.
 
 Options are the keys of tomo-recon's run config (``--config``): strategy,
 interpolation, precision, slices_per_pass, filter, padding, device,
-opencl_device, tuning, threads; ``corrections`` is its "corrections" object.
+opencl_device, tuning, threads, method, iterations, tv_weight, bounds, init,
+tolerance; ``corrections`` is its "corrections" object.
 
 Errors are raised as the engine reports them, same message:
     Error                 base of all (an Exception)
@@ -162,7 +163,8 @@ def reconstruct(data, angles=None, center=None, rows=None, region=None, correcti
     progress(fraction, stage) is called as slices are done (raise to stop);
     details=True returns (volume, dict of what ran: strategy, axis, times).
     options: strategy ("auto"), interpolation, precision, slices_per_pass,
-    filter, padding, device, opencl_device, tuning, threads."""
+    filter, padding, device, opencl_device, tuning, threads; the iterative
+    methods' method, iterations, tv_weight, bounds, init, tolerance."""
     return _tomows.reconstruct(data, angles, center, rows, region, corrections, progress, details,
                                allow_approximate, **options)
 
