@@ -23,6 +23,9 @@ packages=(
   clang libclang-rt-14-dev
   # CI's Clang build (scripts/build-clang.sh): C++20 comparisons as GCC 13 reads them
   clang-16
+  # The Python module tomows (pybind11) and its tests (pytest, numpy, h5py
+  # reads tomo-recon's output); `file` for CPack's Debian package (scripts/package.sh)
+  python3-dev pybind11-dev python3-numpy python3-pytest python3-h5py file
 )
 
 missing=()
