@@ -470,14 +470,17 @@ std::optional<std::size_t> Autotuner::tune(const std::vector<AutotuneEntry>& ent
         const bool gpu = entries[i].backend->family() != "cpu";
         const ReconOptions named = entries[i].options(options);
         // A CPU candidate of more slices per pass is timed on fewer pixels
-        // (the same updates per call). A GPU candidate is timed on the region
-        // of one slice per pass whatever its slices per pass: a smaller
-        // centred region reads fewer detector bins, whose 4 sinograms then
-        // fit in the L2 cache as the whole slice's do not (on an H200, hybrid
-        // at 4 slices per pass, timed on 1024^2 of a 2048^2 slice, was chosen
-        // and ran at 3.67 ms a slice, where 2 slices per pass ran at 2.32).
+        // (the same updates per call), one pass. A GPU candidate is timed as
+        // a run uses it: the region of one slice per pass (a smaller centred
+        // one reads fewer detector bins, a smaller footprint in the L2 cache)
+        // and the same slices for all, so several passes at fewer slices per
+        // pass. Timed on fewer pixels and one pass each, auto chose hybrid at
+        // 4 slices per pass on an H200 (2048^2, 2048 views, float32), which
+        // ran at 3.67 ms a slice where 2 slices per pass run at 2.32; timed
+        // so, it chooses hybrid at 2.
         const ReconGeometry region =
             gpu ? timedGeometry(geometry, 1, kTimedUpdatesGpu) : timedGeometry(geometry, named.slicesPerPass, kTimedUpdates);
+        const int slices = gpu ? mostPasses : named.slicesPerPass;
         // Seconds per slice of `timed`, whatever region was timed; a strategy
         // that computes the whole slice anyway costs its time per whole slice.
         const double pixels = static_cast<double>(
@@ -486,7 +489,7 @@ std::optional<std::size_t> Autotuner::tune(const std::vector<AutotuneEntry>& ent
         try {
             const double s =
                 scale * (m_timing ? m_timing(region, named)
-                                  : timeCandidate(entries[i], region, options, sinograms, named.slicesPerPass,
+                                  : timeCandidate(entries[i], region, options, sinograms, slices,
                                                   2.0 * bestSeconds / scale, out));
             seconds[entries[i].label()] = s;
             if (!entries[i].backend->isExact()) {
