@@ -235,9 +235,13 @@ def test_nan_in_the_data_is_a_data_error(phantom_sinograms):
 def test_progress_reaches_one(demo_scan):
     seen = {}
     tomows.reconstruct(demo_scan, strategy="cpu", progress=lambda f, stage: seen.setdefault(stage, []).append(f))
-    assert list(seen) == ["finding the axis", "reconstructing"]
+    # The conveyor's last call says "written" when the writer has finished
+    # by then (its threads decide), else "reconstructing".
+    assert list(seen) in (["finding the axis", "reconstructing"], ["finding the axis", "reconstructing", "written"])
     for fractions in seen.values():
-        assert fractions[-1] == pytest.approx(1.0) and fractions == sorted(fractions)
+        assert fractions == sorted(fractions)
+    assert seen["finding the axis"][-1] == pytest.approx(1.0)
+    assert list(seen.values())[-1][-1] == pytest.approx(1.0)
 
 
 def test_an_exception_in_the_progress_callback_stops_the_work(demo_scan):
