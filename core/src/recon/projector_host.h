@@ -9,6 +9,7 @@
 // angle * bins + bin (sinogram); the lanes past the last slice hold zeros.
 #pragma once
 
+#include "peak_meter.h"
 #include "tomo/projector.h"
 #include "tomo/worker_pool.h"
 
@@ -19,25 +20,10 @@
 
 namespace tomo::cpu {
 
-/// Bytes of a pair's live vectors, and their peak.
-class VectorMeter {
-public:
-    void add(std::size_t bytes) {
-        const std::size_t now = m_now.fetch_add(bytes) + bytes;
-        std::size_t peak = m_peak.load();
-        while (now > peak && !m_peak.compare_exchange_weak(peak, now)) {}
-    }
-    void remove(std::size_t bytes) { m_now.fetch_sub(bytes); }
-    std::size_t peak() const { return m_peak.load(); }
-
-private:
-    std::atomic<std::size_t> m_now{0}, m_peak{0};
-};
-
 template <class Real>
 class HostVector final : public BatchVector {
 public:
-    HostVector(Space space, int count, int lanes, std::size_t elements, std::shared_ptr<VectorMeter> meter = {})
+    HostVector(Space space, int count, int lanes, std::size_t elements, std::shared_ptr<PeakMeter> meter = {})
         : BatchVector(space, count), lanes(lanes), groups((count + lanes - 1) / lanes), elements(elements),
           data(static_cast<std::size_t>(groups) * elements * lanes, Real(0)), m_meter(std::move(meter)) {
         if (m_meter) m_meter->add(data.size() * sizeof(Real));
@@ -55,7 +41,7 @@ public:
     const Real* group(int g) const { return data.data() + static_cast<std::size_t>(g) * elements * lanes; }
 
 private:
-    std::shared_ptr<VectorMeter> m_meter;
+    std::shared_ptr<PeakMeter> m_meter;
 };
 
 template <class Real>
@@ -115,7 +101,7 @@ private:
 
     int m_maxSlices = 1;
     WorkerPool m_pool;
-    std::shared_ptr<VectorMeter> m_meter = std::make_shared<VectorMeter>();
+    std::shared_ptr<PeakMeter> m_meter = std::make_shared<PeakMeter>();
     std::vector<Real> m_rowWeights, m_columnWeights;
 };
 

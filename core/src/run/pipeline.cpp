@@ -1,6 +1,7 @@
 #include "tomo/pipeline.h"
 
 #include "buffer_pool.h"
+#include "peak_meter.h"
 #include "run/bounded_queue.h"
 #include "run/chunk_schedule.h"
 #include "tomo/error.h"
@@ -189,21 +190,6 @@ struct Chunk {
     }
 };
 
-/// Host memory of the chunks alive now and at the peak.
-class BufferMeter {
-public:
-    void add(std::size_t bytes) {
-        const std::size_t now = m_now.fetch_add(bytes) + bytes;
-        std::size_t peak = m_peak.load();
-        while (now > peak && !m_peak.compare_exchange_weak(peak, now)) {}
-    }
-    void remove(std::size_t bytes) { m_now.fetch_sub(bytes); }
-    std::size_t peak() const { return m_peak.load(); }
-
-private:
-    std::atomic<std::size_t> m_now{0}, m_peak{0};
-};
-
 /// The conveyor's shared state: the first error of any stage stops them all.
 class Stop {
 public:
@@ -323,7 +309,7 @@ struct Conveyor {
     // (see chooseChunkRows).
     detail::BoundedQueue<Chunk> readQueue{1}, reconstructed{1};
     Stop stop;
-    BufferMeter meter;
+    PeakMeter meter; // host memory of the chunks alive now and at the peak
     std::optional<detail::HostBufferPool> slicePool;
 
     std::atomic<int> slicesReconstructed{0}, slicesWritten{0};
