@@ -210,7 +210,11 @@ private slots:
     void ringDamageIsShownBesideTheCorrections() {
         const QString tooth = realData(QStringLiteral("aps_tooth/tooth.h5"));
         TOMO_GUI_REQUIRE_FILE(tooth);
+        // Opening searches the axis, then moves the slice there: a step of
+        // the history that may come at any time until the search ends.
+        QSignalSpy searched(w.get(), &MainWindow::openingAxisSearched);
         QVERIFY(open(tooth));
+        QVERIFY(searched.count() > 0 || searched.wait(120000));
         CorrectionsPanel* panel = w->correctionsPanel();
         auto* dock = w->findChild<QDockWidget*>(QStringLiteral("correctionsDock"));
         dock->show();
