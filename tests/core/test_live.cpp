@@ -454,6 +454,46 @@ TEST(ZmqStream, MalformedMessagesAreLoggedAndSkippedAndANewScanResets) {
     EXPECT_EQ(stream->counters().scans, 2);
 }
 
+TEST(ZmqStream, RecordWritesTheFramesBeforeAndAfterItStartedAndNoneOfAnotherScan) {
+    test::TempDir dir;
+    const std::string endpoint = "inproc://tomo-test-record";
+    StreamOptions options;
+    options.endpoint = endpoint;
+    auto stream = openZmqStream(options);
+    auto sink = createZmqSender(endpoint);
+    const auto waitProjections = [&](int n) {
+        LiveState state;
+        const auto deadline = std::chrono::steady_clock::now() + 30s;
+        while (state.projections < n && std::chrono::steady_clock::now() < deadline)
+            state = stream->wait(state.version, 100ms);
+        return state.projections;
+    };
+    sink->send(makeFrame(FrameKind::Dark, 0, 0.0, 10));
+    sink->send(makeFrame(FrameKind::Flat, 0, 0.0, 1000));
+    for (int p = 0; p < 3; ++p) sink->send(makeFrame(FrameKind::Projection, p, 10.0 * p, static_cast<std::uint16_t>(100 + p)));
+    ASSERT_EQ(waitProjections(3), 3);
+    const auto recording = dir / "record.h5";
+    stream->record(createGrowingScanWriter(recording, 2, 3, SampleType::UInt16, false));
+    for (int p = 3; p < 6; ++p) sink->send(makeFrame(FrameKind::Projection, p, 10.0 * p, static_cast<std::uint16_t>(100 + p)));
+    ASSERT_EQ(waitProjections(6), 6);
+    sink->send(makeFrame(FrameKind::Projection, 0, 0.0, 7, "next scan")); // finishes the recording
+    LiveState state;
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (state.scanId != "next scan" && std::chrono::steady_clock::now() < deadline)
+        state = stream->wait(state.version, 100ms);
+    ASSERT_TRUE(hdf5WriterClosed(recording));
+    const auto recorded = openDataset(recording);
+    ASSERT_EQ(recorded->info().projections, 6);
+    EXPECT_EQ(recorded->info().flats, 1);
+    EXPECT_EQ(recorded->info().darks, 1);
+    std::vector<float> sino(2 * 6 * 3);
+    recorded->readSinograms(0, 2, sino);
+    for (int p = 0; p < 6; ++p) {
+        EXPECT_EQ(sino[static_cast<std::size_t>(p) * 3], 100.0f + p) << p; // row 0, column 0 of projection p
+        EXPECT_NEAR(recorded->info().angles[p], 10.0 * p * (std::numbers::pi / 180.0), 1e-12);
+    }
+}
+
 TEST(ZmqStream, RefusesEveryInterfaceUnlessAllowed) {
     StreamOptions options;
     options.endpoint = "tcp://*:0";
