@@ -19,6 +19,9 @@
 #include <numbers>
 #include <thread>
 
+#include <csignal>
+#include <cstdlib>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -492,6 +495,35 @@ TEST(ZmqStream, RecordWritesTheFramesBeforeAndAfterItStartedAndNoneOfAnotherScan
         EXPECT_EQ(sino[static_cast<std::size_t>(p) * 3], 100.0f + p) << p; // row 0, column 0 of projection p
         EXPECT_NEAR(recorded->info().angles[p], 10.0 * p * (std::numbers::pi / 180.0), 1e-12);
     }
+}
+
+TEST(ZmqStream, AForkedChildThatExitsAfterAStreamWasUsedEnds) {
+    // The process-wide context lives on after the stream; a child (tomo-recon's
+    // metadata probe, the tests' writers) that calls exit() runs the static
+    // destructors: it must not wait for ZeroMQ threads it does not have.
+    {
+        StreamOptions options;
+        options.endpoint = "inproc://tomo-test-fork";
+        auto stream = openZmqStream(options);
+        auto sink = createZmqSender(options.endpoint);
+        sink->send(makeFrame(FrameKind::Projection, 0, 0.0, 1));
+        LiveState state;
+        for (int i = 0; i < 100 && state.projections < 1; ++i) state = stream->wait(state.version, 100ms);
+        ASSERT_EQ(state.projections, 1);
+    }
+    const pid_t pid = ::fork();
+    if (pid == 0) std::exit(0);
+    int status = 0;
+    pid_t done = 0;
+    for (int i = 0; i < 100 && done == 0; ++i) {
+        done = ::waitpid(pid, &status, WNOHANG);
+        if (done == 0) std::this_thread::sleep_for(50ms);
+    }
+    if (done == 0) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+    }
+    EXPECT_NE(done, 0) << "the child hung in exit()";
 }
 
 TEST(ZmqStream, RefusesEveryInterfaceUnlessAllowed) {

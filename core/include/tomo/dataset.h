@@ -109,6 +109,9 @@ struct OpenOptions {
     /// /exchange/data, angles of /exchange/theta), empty flat/dark stacks
     /// are left out. Other layouts are refused.
     bool growing = false;
+    /// With `growing`: at most this many projections (the first), so that a
+    /// snapshot reads the same frames however far the file has grown; 0 = all.
+    int growingProjections = 0;
 };
 
 /// A fan or cone beam a file declares; a value is 0 where the file does not

@@ -161,7 +161,9 @@ struct GrowingFileOptions {
 /// projection; flats in /exchange/data_white, darks in /exchange/data_dark,
 /// both may stay empty until they appear). The projections present are
 /// min(frames of /exchange/data, angles of /exchange/theta). No thread:
-/// wait() looks at the file. Never modifies it.
+/// wait() looks at the file. Never modifies it. Its snapshots open the file
+/// for each read and close it after: an HDF5 handle kept open in this
+/// process would make later opens share its stale view of the growing file.
 std::unique_ptr<LiveSource> followGrowingFile(const std::filesystem::path& path, GrowingFileOptions options = {});
 
 /// Whether the HDF5 file's writer has closed it (a plain read-only open

@@ -24,9 +24,11 @@ bool zmqAvailable() { return TOMO_WITH_ZMQ != 0; }
 namespace {
 
 /// One context per process, so inproc:// endpoints join senders and receivers.
+/// Never destroyed: a forked child that calls exit() would otherwise wait
+/// for ever in its destructor for I/O threads it does not have.
 zmq::context_t& context() {
-    static zmq::context_t c;
-    return c;
+    static auto* c = new zmq::context_t;
+    return *c;
 }
 
 void checkEndpoint(const std::string& endpoint, bool allowAllInterfaces) {

@@ -6,6 +6,7 @@
 #include "tomo/live.h"
 
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace tomo {
@@ -13,6 +14,49 @@ namespace tomo {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// The first `projections` projections of a growing file, read through a
+/// reader opened for each call and closed after it: an HDF5 handle kept
+/// open in this process would make later opens share its stale view of the
+/// file being written (reads then fail), so no snapshot keeps one.
+class GrowingSnapshot final : public DatasetReader {
+public:
+    GrowingSnapshot(std::filesystem::path path, OpenOptions open, const DatasetInfo& info)
+        : m_path(std::move(path)), m_open(std::move(open)) {
+        m_info = info;
+        m_open.growing = true;
+        m_open.growingProjections = info.projections;
+    }
+    void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
+        open()->readSinograms(firstRow, rowCount, out);
+    }
+    void readRawRows(int firstRow, int rowCount, std::span<std::byte> out) override {
+        open()->readRawRows(firstRow, rowCount, out);
+    }
+    bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override {
+        return open()->readMeanFlat(firstRow, rowCount, out);
+    }
+    bool readMeanDark(int firstRow, int rowCount, std::span<float> out) override {
+        return open()->readMeanDark(firstRow, rowCount, out);
+    }
+    void readProjection(int index, std::span<float> out) override { open()->readProjection(index, out); }
+    void readFlatGroup(int group, int firstRow, int rowCount, std::span<float> out) override {
+        open()->readFlatGroup(group, firstRow, rowCount, out);
+    }
+
+private:
+    std::unique_ptr<DatasetReader> open() const {
+        auto reader = openDataset(m_path, m_open);
+        const DatasetInfo& now = reader->info();
+        if (now.projections != m_info.projections || now.flats != m_info.flats || now.darks != m_info.darks)
+            throw DataError(m_path.string() + ": the file no longer holds the frames of this snapshot (" +
+                            std::to_string(m_info.projections) + " projections, " + std::to_string(m_info.flats) +
+                            " flats, " + std::to_string(m_info.darks) + " darks): was it rewritten?");
+        return reader;
+    }
+    std::filesystem::path m_path;
+    OpenOptions m_open;
+};
 
 class GrowingFileSource final : public LiveSource {
 public:
@@ -39,10 +83,11 @@ public:
 
     std::shared_ptr<DatasetReader> snapshot() override {
         const std::lock_guard lock(m_mutex);
-        if (!m_reader)
+        if (!m_info)
             throw DataError(m_path.string() + ": " + std::to_string(m_state.projections) +
                             " projection(s) written so far; at least 2 are needed");
-        return m_reader;
+        if (m_plain) return m_plain;
+        return std::make_shared<GrowingSnapshot>(m_path, m_options.open, *m_info);
     }
 
     LiveCounters counters() const override {
@@ -65,10 +110,7 @@ private:
         }
         // Closed first, then read: a file seen closed is read whole.
         const bool closed = hdf5WriterClosed(m_path);
-        std::shared_ptr<DatasetReader> reader;
-        // The previous reader goes first: with no handle left in this process
-        // HDF5 reads the file's metadata afresh.
-        m_reader.reset();
+        std::unique_ptr<DatasetReader> reader; // closed again before returning: no handle stays open
         try {
             reader = openDataset(m_path, m_options.open);
         } catch (const Error& e) {
@@ -77,10 +119,16 @@ private:
             m_lastError = e.what();
             if (!closed) return;
             // A finished file not written for SWMR readers: read the ordinary way.
-            m_reader.reset();
             OpenOptions plain = m_options.open;
             plain.growing = false;
-            reader = openDataset(m_path, plain);
+            m_plain = openDataset(m_path, plain);
+            m_info = m_plain->info();
+            m_state.projections = m_info->projections;
+            m_state.flats = m_info->flats;
+            m_state.darks = m_info->darks;
+            ++m_state.version;
+            m_state.finished = true;
+            return;
         }
         const DatasetInfo& info = reader->info();
         if (info.projections != m_state.projections || info.flats != m_state.flats || info.darks != m_state.darks) {
@@ -96,7 +144,7 @@ private:
             ++m_state.version;
             m_lastGrowth = Clock::now();
         }
-        m_reader = std::move(reader);
+        m_info = info;
         m_state.finished = closed;
     }
 
@@ -115,7 +163,8 @@ private:
     GrowingFileOptions m_options;
     mutable std::mutex m_mutex;
     LiveState m_state;
-    std::shared_ptr<DatasetReader> m_reader;
+    std::optional<DatasetInfo> m_info;         ///< of the last look that could read the file
+    std::shared_ptr<DatasetReader> m_plain;    ///< a finished file not written for SWMR, read the ordinary way
     Clock::time_point m_lastGrowth;
     std::string m_lastError = "nothing read yet";
     mutable detail::LiveMeter m_meter;

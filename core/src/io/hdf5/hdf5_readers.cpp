@@ -375,7 +375,9 @@ public:
             if (!theta || theta->dims().size() != 1)
                 throw FormatError(path.string() + ": a growing file needs " + kDxTheta +
                                   " (1D, one angle appended per projection)");
-            const hsize_t present = std::min(data.dims()[0], theta->dims()[0]);
+            hsize_t present = std::min(data.dims()[0], theta->dims()[0]);
+            if (options.growingProjections > 0)
+                present = std::min(present, static_cast<hsize_t>(options.growingProjections));
             m_projections = {&data, {{0, present}}, static_cast<int>(present)};
         }
 
