@@ -4,6 +4,7 @@
 #include "bench_cone.h"
 #include "bench_iterative.h"
 #include "bench_pipeline.h"
+#include "bench_stream.h"
 #include "cli_support.h"
 #include "correction_options.h"
 
@@ -63,6 +64,8 @@ struct Settings {
     int singleAngles = IterativeBenchSettings{}.singleAngles; // --iterative
     int iterations = IterativeBenchSettings{}.iterations;     // --iterative
     bool tune = false;
+    bool stream = false;
+    StreamBenchSettings streamBench; // --stream
     bool allowApproximate = false; // --tune, --preview, --pipeline with auto
     std::vector<int> coneDetector{0, 0}; // --cone --detector COLS ROWS
     std::string outputType = "float32"; // --pipeline
@@ -805,10 +808,28 @@ void addOptions(CLI::App& app, Settings& s) {
     app.add_option("--dir", s.pipe.dir, "--pipeline: folder for the scan and the output (default: the temp folder)")
         ->type_name("DIR")
         ->needs(pipeline);
-    app.add_option("--rows", s.pipe.rows, "--pipeline: detector rows = slices (default: --size)")
+    app.add_option("--rows", s.pipe.rows, "--pipeline, --stream: detector rows (default: --size)")
         ->type_name("N")
-        ->check(CLI::Range(1, std::numeric_limits<int>::max()))
-        ->needs(pipeline);
+        ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+    auto* stream = app.add_flag(
+        "--stream", s.stream,
+        "Measure live acquisition instead (tomo-stream's frames, sender and receiver in this process): ingest "
+        "GB/s and frames lost with frames sent as fast as they are taken, then a live phase at --rate with three "
+        "slices (rows at 1/4, 1/2, 3/4) reconstructed from the newest frames again and again (--strategy, one): "
+        "display updates, frames skipped, and the latency from the last frame to the three slices");
+    app.add_option("--stream-via", s.streamBench.via,
+                   "--stream: inproc or ipc (ZeroMQ), or file (a growing SWMR file)")
+        ->check(CLI::IsMember({"inproc", "ipc", "file"}))
+        ->capture_default_str()
+        ->needs(stream);
+    app.add_option("--rate", s.streamBench.rate, "--stream: frames per second of the live phase (0 = as fast as possible)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str()
+        ->needs(stream);
+    app.add_flag("--record", s.streamBench.record,
+                 "--stream: the ingest phase also records every frame to a DXchange file (Record), and checks that "
+                 "none is missing")
+        ->needs(stream);
     app.add_option("--output-format", s.pipe.output, "--pipeline: h5 or tiff (a folder of TIFF slices)")
         ->type_name("FORMAT")
         ->capture_default_str()
@@ -878,6 +899,7 @@ void addOptions(CLI::App& app, Settings& s) {
                "  tomo-bench --iterative\n"
                "  tomo-bench --iterative --strategy cpu --size 128 --projections 128 --slices 4 --single-angles 90 "
                "--iterations 10\n"
+               "  tomo-bench --stream --size 2048 --projections 1500 --record --strategy auto\n"
                "  tomo-bench --pipeline --projections 2048 --rows 512 --size 2048 --dir /data/scratch --strategy auto\n\n" +
                exitCodeHelp());
 }
@@ -905,6 +927,22 @@ int main(int argc, char** argv) {
             return kExitOk;
         }
         installInterruptHandler();
+        if (app.count("--rows") && !s.pipeline && !s.stream) throw InvalidArgument("--rows needs --pipeline or --stream");
+        if (s.stream) {
+            StreamBenchSettings b = s.streamBench;
+            b.size = s.size;
+            b.rows = s.pipe.rows;
+            b.projections = s.projections;
+            const auto strategies = splitList(s.strategies.empty() ? "auto" : s.strategies);
+            if (strategies.size() != 1)
+                throw InvalidArgument("--stream takes one --strategy, got '" + s.strategies + "'");
+            b.strategy = strategies.front();
+            b.threads = s.threads;
+            b.device = s.device;
+            b.dir = s.pipe.dir;
+            b.json = s.json;
+            return runStreamBenchmark(b);
+        }
         if (s.pipeline) return runPipeline(s, app);
         if (s.iterative) {
             IterativeBenchSettings it;

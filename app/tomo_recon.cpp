@@ -2,6 +2,7 @@
 // phantom) into a volume file, with the same strategies as the workstation.
 #include "axis_options.h"
 #include "cli_support.h"
+#include "follow.h"
 #include "cone_options.h"
 #include "correction_options.h"
 #include "method_options.h"
@@ -67,6 +68,8 @@ constexpr int kDemoAngles = 360;
 struct CommandLine {
     std::string input;
     std::string output;
+    bool follow = false;
+    double followTimeout = 60.0;
     AxisCommandLine axis;
     std::string axisOffsets;
     std::string rows;
@@ -281,6 +284,14 @@ void addOptions(CLI::App& app, CommandLine& c) {
                  "Reconstruct the built-in demo: a 256x256x16 Shepp-Logan phantom scan (360 views, flats, darks, "
                  "noise) written as DXchange to a temporary folder and read back; prints its error against the "
                  "true phantom");
+    app.add_flag("--follow", c.follow,
+                 "INPUT is a DXchange file still being written with HDF5 SWMR (tomo-stream --to): wait until its "
+                 "writer closes it, printing what arrives, then reconstruct it (the same output as a run after the "
+                 "scan)");
+    app.add_option("--follow-timeout", c.followTimeout,
+                   "With --follow: seconds without a new frame (or before the file appears) after which a writer "
+                   "that never closed the file is taken for dead (an error; no output is written)")
+        ->check(positiveNumber(1e6))->capture_default_str()->type_name("S");
     app.add_flag("-q,--quiet", c.quiet, "No progress bar and no informational lines; results and the summary stay");
     addCorrectionOptions(app, c.corrections);
     addMethodOptions(app, c.method);
@@ -813,6 +824,9 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     if (demo) cfg.input.clear();
     installCrashHandler(kProgram, demo ? "the demo" : cfg.input.string());
     if (!demo && cfg.input.empty()) throw InvalidArgument("no INPUT given (a dataset, or --demo)");
+    if (app.count("--follow-timeout") && !c.follow) throw InvalidArgument("--follow-timeout needs --follow");
+    if (c.follow && demo) throw InvalidArgument("--follow follows a growing INPUT file; the demo has none (drop --demo)");
+    if (c.follow && c.info) throw InvalidArgument("--follow reconstructs; --info only describes (drop one)");
     if (c.info) {
         if (demo) throw InvalidArgument("--info describes an INPUT file; the demo has none (drop --demo)");
         openInput(cfg.input, openOptions(app, c, cfg.open), /*quiet=*/false);
@@ -848,6 +862,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     }
     throwIfInterrupted();
 
+    if (c.follow) followUntilClosed(cfg.input, c.followTimeout, c.quiet);
     std::unique_ptr<DatasetReader> reader = openInput(cfg.input, open, c.quiet);
     const DatasetInfo& info = reader->info();
     // The record names the angles file and entries found, so a replay does not depend on finding them again.

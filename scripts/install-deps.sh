@@ -11,6 +11,8 @@ packages=(
   # LZ4 + bzip2, Blosc, bitshuffle (+ LZ4); gzip is built into libhdf5
   hdf5-plugin-lzf hdf5-filter-plugin hdf5-filter-plugin-blosc-serial bitshuffle
   libcli11-dev nlohmann-json3-dev libgtest-dev
+  # Live acquisition streams (tomo-stream, the workstation's Open Stream): ZeroMQ and its C++ binding
+  libzmq3-dev cppzmq-dev
   # MPI (tomo-recon --mpi, tests/mpi): Open MPI's headers and mpirun
   libopenmpi-dev openmpi-bin
   # OpenCL: the ICD loader and headers, PoCL (OpenCL on the CPU, for CI) and

@@ -466,6 +466,37 @@ void Controller::openDemo(const DemoSpec& spec) {
     });
 }
 
+void Controller::showLiveSnapshot(std::shared_ptr<tomo::DatasetReader> snapshot, const QString& title, bool sameScan) {
+    postPreview([this, snapshot, title, sameScan] {
+        try {
+            auto source = std::make_shared<Source>();
+            source->shared = snapshot;
+            const tomo::DatasetInfo& info = snapshot->info();
+            const bool replace = sameScan && m_session && m_reader && m_reader->info().rows == info.rows &&
+                                 m_reader->info().columns == info.columns;
+            if (replace) {
+                // The scan grew: a new session on the new frames, the window's parameters kept.
+                m_session = std::make_unique<tomo::PreviewSession>(snapshot);
+                m_reader = snapshot;
+                m_referenceSession.reset();
+                m_lastSlice.reset();
+                m_computedReference.reset();
+                std::lock_guard lock(m_mutex);
+                m_source = std::move(source);
+            } else {
+                DatasetSummary summary;
+                summary.info = info;
+                summary.title = title;
+                installDataset(snapshot, std::move(source), std::move(summary));
+            }
+            const int projections = info.projections;
+            toUi("live-snapshot", [this, projections] { emit liveSnapshotShown(projections); });
+        } catch (const std::exception& e) {
+            reportError(tr("Cannot show the live scan %1").arg(title), e);
+        }
+    });
+}
+
 std::shared_ptr<tomo::DatasetReader> Controller::openJobReader() const {
     std::shared_ptr<const Source> source;
     {

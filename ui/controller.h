@@ -48,6 +48,12 @@ public:
     /// or axisFailed follows; slices go on meanwhile.
     void openFile(const QString& path, const tomo::OpenOptions& options = {}, bool findAxis = false);
     void openDemo(const DemoSpec& spec = {});
+    /// Live mode (live_mode.h): shows a snapshot of a live scan. With
+    /// `sameScan` and the same detector shape it replaces the dataset under
+    /// the preview (the parameters stay; liveSnapshotShown follows, then the
+    /// window asks for the slice again); otherwise it is opened as a new
+    /// dataset (datasetOpened, then liveSnapshotShown).
+    void showLiveSnapshot(std::shared_ptr<tomo::DatasetReader> snapshot, const QString& title, bool sameScan);
 
     /// Generation of the dataset on screen (0 = none): requests are tagged
     /// with it, results of an older dataset are dropped.
@@ -100,6 +106,8 @@ public:
 
 signals:
     void datasetOpened(const tomo::ui::DatasetSummary& summary);
+    /// showLiveSnapshot installed a snapshot of `projections` projections.
+    void liveSnapshotShown(int projections);
     /// openFile / openDemo failed (failed() carries the message); the
     /// dataset on screen, if any, stays.
     void openFailed(const QString& path);

@@ -1,4 +1,6 @@
 #include "main_window.h"
+
+#include "live_mode.h"
 #include "latency_probe.h"
 
 #include "application.h"
@@ -429,6 +431,15 @@ void MainWindow::createActions() {
     file->addMenu(m_recentMenu);
     file->addAction(demo);
     file->addSeparator();
+    m_live = new LiveMode(m_controller, this); // Open Stream…, Follow Growing File…, Record…, Stop Live
+    m_live->addActions(file);
+    connect(m_live, &LiveMode::failed, this, &MainWindow::showError);
+    connect(m_controller, &Controller::liveSnapshotShown, this, [this](int projections) {
+        if (!m_dataset) return;
+        m_dataset->info.projections = projections; // the scan grew; the rest is the same
+        requestSlice();
+    });
+    file->addSeparator();
     file->addActions({loadParams, saveParams});
     file->addSeparator();
     file->addActions({exportAction, saveValues, saveImage, workFolder});
@@ -707,6 +718,10 @@ void MainWindow::connectController() {
 void MainWindow::openPath(const QString& path, const tomo::OpenOptions& options) {
     rememberAxis();
     setLastDirectory(path);
+    if (LiveMode::isGrowingFile(path)) { // still being written: followed in Live mode
+        m_live->followFile(path);
+        return;
+    }
     // A damaged file may crash or hang the file library: it is read in a
     // separate process first, and opened here only when that went well.
     if (DatasetCheck::applies(path, options)) {

@@ -42,6 +42,7 @@ class DataPanel;
 class DatasetCheck;
 class ExportDialog;
 class HistogramWidget;
+class LiveMode;
 class MetadataPanel;
 class ParameterPanel;
 class ProfilePlot;
@@ -94,6 +95,8 @@ public:
     /// The slice on screen (null before the first one).
     const SliceResult* currentResult() const { return m_result.get(); }
     const std::optional<DatasetSummary>& dataset() const { return m_dataset; }
+    /// Live mode (File ▸ Open Stream…, Follow Growing File…).
+    LiveMode* liveMode() const { return m_live; }
     /// The axis search the opening asked for runs (after the first slice).
     bool openingAxisPending() const { return m_openingAxisPending; }
     /// What it found (unset while pending, or when it failed).
@@ -249,6 +252,7 @@ private:
     bool m_compactLayout = false;
 
     std::optional<DatasetSummary> m_dataset;
+    LiveMode* m_live = nullptr;
     /// Corrections this dataset refused: not asked for again until they change.
     std::optional<tomo::CorrectionOptions> m_rejectedCorrections;
     SliceResultPtr m_result;

@@ -7,6 +7,7 @@
 #include "hdf5_builder.h"
 #include "tiff_builder.h"
 #include "tomo/phantom.h"
+#include "tomo/live.h"
 #include "tomo/run_config.h"
 #include "tomo/volume_io.h"
 
@@ -184,6 +185,31 @@ void numbersSeeds(const fs::path& dir) {
     writeBytes(dir / "offsets.txt", "0.1\n-0.25\n1e-3\n");
 }
 
+/// A message as fuzz_stream_message reads it: header length (2 bytes), header, frame.
+void writeMessage(const fs::path& path, const std::string& header, std::size_t frameBytes) {
+    std::string bytes;
+    bytes += static_cast<char>(header.size() & 0xff);
+    bytes += static_cast<char>(header.size() >> 8);
+    bytes += header;
+    for (std::size_t i = 0; i < frameBytes; ++i) bytes += static_cast<char>(i * 7);
+    writeBytes(path, bytes);
+}
+
+void streamSeeds(const fs::path& dir) {
+    tomo::Frame frame;
+    frame.rows = 3;
+    frame.columns = 4;
+    frame.index = 5;
+    frame.angleDegrees = 12.5;
+    frame.scanId = "seed";
+    writeMessage(dir / "projection_uint16", tomo::frameHeader(frame), 24);
+    frame.type = tomo::SampleType::Float32;
+    frame.kind = tomo::FrameKind::Flat;
+    writeMessage(dir / "flat_float32", tomo::frameHeader(frame), 48);
+    writeMessage(dir / "end", tomo::frameHeader(frame, true), 0);
+    writeMessage(dir / "recastx", R"({"frame": 93, "image_attributes": {"scan_index": 2}, "shape": [2, 3]})", 12);
+}
+
 void volumeSeeds(const fs::path& dir) {
     const tomo::ImageStack v(6, 5, 3, 0.25f);
     const auto write = [&](const fs::path& target, tomo::WriteOptions options) {
@@ -233,7 +259,7 @@ int main(int argc, char** argv) {
     const fs::path out = argv[1];
     try {
         for (const char* target : {"fuzz_hdf5", "fuzz_tiff", "fuzz_tiff_folder", "fuzz_raw", "fuzz_run_config",
-                                   "fuzz_numbers", "fuzz_volume"}) {
+                                   "fuzz_numbers", "fuzz_volume", "fuzz_stream_message"}) {
             fs::remove_all(out / target);
             fs::create_directories(out / target);
         }
@@ -246,6 +272,7 @@ int main(int argc, char** argv) {
         runConfigSeeds(out / "fuzz_run_config");
         numbersSeeds(out / "fuzz_numbers");
         volumeSeeds(out / "fuzz_volume");
+        streamSeeds(out / "fuzz_stream_message");
         fs::remove_all(scratch);
         if (argc > 2) realSeeds(out, argv[2]);
     } catch (const std::exception& e) {

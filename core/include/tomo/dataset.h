@@ -32,6 +32,7 @@ enum class DatasetFormat {
     Raw,           ///< headerless binary with a layout given by the user
     SinogramTiff,  ///< one single-page TIFF holding one sinogram [angle][column] (raw values, no flats)
     Matlab,        ///< MATLAB v7.3 .mat (HDF5 inside): a named variable, 3D projections or a 2D sinogram
+    Stream,        ///< frames received from a stream, held in memory (live.h); never a file
 };
 
 /// Human-readable name, e.g. "DXchange (HDF5)".
@@ -103,6 +104,14 @@ struct OpenOptions {
     /// are. Refused for files with flats (DXchange, NXtomo, TIFF folders
     /// with flat images).
     bool logCorrected = false;
+    /// A DXchange file still being written with HDF5 SWMR (live.h): opened
+    /// with H5F_ACC_SWMR_READ, the projections present are min(frames of
+    /// /exchange/data, angles of /exchange/theta), empty flat/dark stacks
+    /// are left out. Other layouts are refused.
+    bool growing = false;
+    /// With `growing`: at most this many projections (the first), so that a
+    /// snapshot reads the same frames however far the file has grown; 0 = all.
+    int growingProjections = 0;
 };
 
 /// A fan or cone beam a file declares; a value is 0 where the file does not

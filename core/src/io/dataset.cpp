@@ -45,6 +45,7 @@ const char* formatName(DatasetFormat f) {
     case DatasetFormat::Raw: return "raw";
     case DatasetFormat::SinogramTiff: return "sinogram (TIFF)";
     case DatasetFormat::Matlab: return "MATLAB v7.3 (HDF5)";
+    case DatasetFormat::Stream: return "stream";
     }
     return "unknown";
 }
@@ -482,6 +483,14 @@ void DatasetReader::readProjection(int index, std::span<float> out) {
 }
 
 std::unique_ptr<DatasetReader> openDataset(const std::filesystem::path& path, const OpenOptions& options) {
+    // A file still being written cannot be opened the ordinary way to detect its layout.
+    if (options.growing) {
+#if TOMO_WITH_HDF5
+        return detail::openDXchange(path, options);
+#else
+        throw FormatError(path.string() + ": a growing HDF5 file needs HDF5, and this build has none");
+#endif
+    }
     const DatasetFormat format = detectFormat(path, options);
     if (!options.variable.empty() && format != DatasetFormat::Matlab)
         throw InvalidArgument("a MATLAB variable ('" + options.variable.substr(0, 64) + "') was named but " +
@@ -489,6 +498,8 @@ std::unique_ptr<DatasetReader> openDataset(const std::filesystem::path& path, co
     switch (format) {
     case DatasetFormat::Raw:
         return detail::openRawDataset(path, options);
+    case DatasetFormat::Stream:
+        break; // detectFormat never says so
 #if TOMO_WITH_HDF5
     case DatasetFormat::DXchange:
         return detail::openDXchange(path, options);

@@ -99,6 +99,10 @@ std::string errorDetail();
 /// Opens a file read-only. Throws IoError naming it.
 File openReadOnly(const std::filesystem::path& path);
 
+/// Opens a file another process writes with SWMR (H5F_ACC_SWMR_READ, no
+/// file locking: the writer released it). Throws IoError naming it.
+File openSwmrRead(const std::filesystem::path& path);
+
 /// Whether every link of an absolute path like "/a/b/c" exists.
 bool exists(hid_t file, const std::string& objectPath);
 

@@ -357,7 +357,7 @@ private:
 class DXchangeReader final : public FrameStackReader {
 public:
     DXchangeReader(const std::filesystem::path& path, const OpenOptions& options) {
-        m_file = h5::openReadOnly(path);
+        m_file = options.growing ? h5::openSwmrRead(path) : h5::openReadOnly(path);
         m_info.divergentBeam = divergentBeam(m_file.get(), path, options);
         m_info.path = path;
         const h5::Array& data = m_arrays.emplace_back(m_file.get(), path, kDxData);
@@ -368,31 +368,51 @@ public:
         m_info.rows = static_cast<int>(data.dims()[1]);
         m_info.columns = static_cast<int>(data.dims()[2]);
         m_projections = allFrames(data);
+        std::optional<h5::Array> theta;
+        if (h5::exists(m_file.get(), kDxTheta) && !options.anglesFile) theta.emplace(m_file.get(), path, kDxTheta);
+        if (options.growing) {
+            // A frame counts once its angle is written too (the writer appends it after the frame).
+            if (!theta || theta->dims().size() != 1)
+                throw FormatError(path.string() + ": a growing file needs " + kDxTheta +
+                                  " (1D, one angle appended per projection)");
+            hsize_t present = std::min(data.dims()[0], theta->dims()[0]);
+            if (options.growingProjections > 0)
+                present = std::min(present, static_cast<hsize_t>(options.growingProjections));
+            m_projections = {&data, {{0, present}}, static_cast<int>(present)};
+        }
 
         // Flats before and after the scan (APS: _pre/_post or _start/_end),
         // else one set whose time is not recorded.
-        const hsize_t projections = data.dims()[0];
+        const hsize_t projections = static_cast<hsize_t>(m_projections.frames);
         for (const auto& [before, after] : {std::pair{"/exchange/data_white_pre", "/exchange/data_white_post"},
                                             std::pair{"/exchange/data_white_start", "/exchange/data_white_end"}}) {
             if (!m_flatGroups.empty()) break;
-            if (h5::exists(m_file.get(), before)) addFlatGroup(before, -1.0);
-            if (h5::exists(m_file.get(), after)) addFlatGroup(after, static_cast<double>(projections));
+            if (present(before, options)) addFlatGroup(before, -1.0);
+            if (present(after, options)) addFlatGroup(after, static_cast<double>(projections));
         }
-        if (m_flatGroups.empty() && h5::exists(m_file.get(), kDxFlat)) addFlatGroup(kDxFlat, -1.0);
+        if (m_flatGroups.empty() && present(kDxFlat, options)) addFlatGroup(kDxFlat, -1.0);
         for (const char* name : {kDxDark, "/exchange/data_dark_pre", "/exchange/data_dark_post",
                                  "/exchange/data_dark_start", "/exchange/data_dark_end"})
-            if (h5::exists(m_file.get(), name)) m_darks.push_back(allFrames(openReference(name)));
+            if (present(name, options)) m_darks.push_back(allFrames(openReference(name)));
         countFrames();
-        enableDirectReads();
+        // Reads of a file being written go through the library, which follows the writer's index.
+        if (!options.growing) enableDirectReads();
 
-        StoredAngles theta;
-        if (h5::exists(m_file.get(), kDxTheta) && !options.anglesFile)
-            theta = h5::readStoredAngles(h5::Array(m_file.get(), path, kDxTheta));
-        m_info.angles = resolveAngles(m_info, theta, options);
+        StoredAngles stored;
+        if (theta) stored = h5::readStoredAngles(*theta);
+        if (options.growing) stored.values.resize(static_cast<std::size_t>(m_projections.frames));
+        m_info.angles = resolveAngles(m_info, stored, options);
         finishInfo(m_info, options);
     }
 
 private:
+    /// Whether the file has the flat or dark stack `name`; in a growing file,
+    /// with at least one image written.
+    bool present(const char* name, const OpenOptions& options) const {
+        if (!h5::exists(m_file.get(), name)) return false;
+        return !options.growing || h5::Array(m_file.get(), m_info.path, name).dims().at(0) > 0;
+    }
+
     /// Opens a flat or dark stack; its rows and columns must match the data.
     const h5::Array& openReference(const char* name) {
         const h5::Array& data = m_arrays.front();

@@ -1,0 +1,549 @@
+// Live acquisition (tomo/live.h): a growing SWMR file followed while another
+// process writes it, the frame store and its snapshots, the stream message,
+// and ZeroMQ over inproc:// and ipc://.
+//
+// The SWMR writer runs in a child process, not a thread: HDF5 keeps one
+// file object per process, so a reader thread beside the writer would read
+// the writer's memory, never the file as SWMR readers see it.
+#include "tomo/error.h"
+#include "tomo/live.h"
+#include "tomo/phantom.h"
+#include "tomo/preview.h"
+
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <mutex>
+#include <numbers>
+#include <thread>
+
+#include <csignal>
+#include <cstdlib>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#if TOMO_WITH_ZMQ
+#include <zmq.hpp>
+#endif
+
+namespace tomo {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// A scan of the phantom with flats and darks, 48 projections of 4 x 48.
+std::filesystem::path writeSource(const test::TempDir& dir) {
+    const auto path = dir / "source.h5";
+    PhantomSpec spec;
+    spec.bins = 48;
+    spec.rows = 4;
+    writePhantomDXchange(path, spec, uniformAngles(48), ScanSimulation{});
+    return path;
+}
+
+/// The slice of `row` of a dataset, as the live preview makes it.
+Image previewSlice(std::shared_ptr<DatasetReader> reader, int row) {
+    PreviewSession session(std::move(reader));
+    PreviewRequest request;
+    request.row = row;
+    request.options.strategy = "cpu";
+    return session.run(request).slice;
+}
+
+/// A sink that passes frames on and, after `pauseAfter` projections, waits
+/// for a byte on `resume` (the parent's go-ahead).
+class PausingSink final : public FrameSink {
+public:
+    PausingSink(FrameSink& sink, int pauseAfter, int resume) : m_sink(sink), m_pauseAfter(pauseAfter), m_resume(resume) {}
+    void send(const Frame& frame) override {
+        m_sink.send(frame);
+        if (frame.kind == FrameKind::Projection && ++m_projections == m_pauseAfter) {
+            char go = 0;
+            if (::read(m_resume, &go, 1) != 1) ::_exit(3);
+        }
+    }
+    void finish(const std::string& id) override { m_sink.finish(id); }
+
+private:
+    FrameSink& m_sink;
+    int m_pauseAfter, m_resume;
+    int m_projections = 0;
+};
+
+/// A writer process: plays `source` into the growing file `target`, pausing
+/// after `pauseAfter` projections until the parent writes to the pipe; with
+/// `dieAfter` >= 0 it ends after that many projections without closing.
+struct WriterProcess {
+    pid_t pid = -1;
+    int go = -1; ///< the parent's end of the pipe
+
+    WriterProcess(const std::filesystem::path& source, const std::filesystem::path& target, int pauseAfter,
+                  int dieAfter = -1, double rate = 0.0) {
+        int fds[2];
+        if (::pipe(fds) != 0) throw std::runtime_error("pipe");
+        pid = ::fork();
+        if (pid == 0) {
+            ::close(fds[1]);
+            try {
+                auto reader = openDataset(source);
+                auto file = createGrowingScanWriter(target, reader->info().rows, reader->info().columns,
+                                                    reader->info().sampleType, false);
+                PausingSink sink(*file, pauseAfter, fds[0]);
+                PlayOptions play;
+                play.stopAfter = dieAfter;
+                play.framesPerSecond = rate;
+                playScan(*reader, sink, play);
+                if (dieAfter >= 0) ::_exit(0); // dies: the file is never closed
+            } catch (...) {
+                ::_exit(2);
+            }
+            ::_exit(0);
+        }
+        ::close(fds[0]);
+        go = fds[1];
+    }
+    void resume() const { EXPECT_EQ(::write(go, "g", 1), 1); }
+    int join() {
+        ::close(go);
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+};
+
+/// Waits until the source holds `projections` projections (or finished).
+LiveState waitFor(LiveSource& source, int projections) {
+    LiveState state;
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (state.projections < projections && !state.finished && std::chrono::steady_clock::now() < deadline)
+        state = source.wait(state.version, 200ms);
+    return state;
+}
+
+TEST(GrowingFile, SnapshotsHoldTheFramesPresentAndTheLastEqualsTheFinishedFile) {
+    test::TempDir dir;
+    const auto source = writeSource(dir);
+    const auto live = dir / "live.h5";
+    constexpr int kPause = 20;
+    WriterProcess writer(source, live, kPause);
+
+    GrowingFileOptions options;
+    options.stallTimeout = 30s;
+    auto follow = followGrowingFile(live, options);
+    LiveState state = waitFor(*follow, kPause);
+    ASSERT_EQ(state.projections, kPause);
+    EXPECT_FALSE(state.finished);
+    EXPECT_EQ(state.flats, 1);
+    EXPECT_EQ(state.darks, 1);
+
+    // Mid-scan: exactly the first 20 projections and their angles.
+    const auto full = openDataset(source);
+    auto mid = follow->snapshot();
+    ASSERT_EQ(mid->info().projections, kPause);
+    const auto& info = full->info();
+    const std::size_t frame = static_cast<std::size_t>(info.rows) * info.columns;
+    std::vector<float> expected(frame * info.projections), got(frame * kPause);
+    full->readSinograms(0, info.rows, expected);
+    mid->readSinograms(0, info.rows, got);
+    for (int r = 0; r < info.rows; ++r)
+        for (int a = 0; a < kPause; ++a)
+            for (int c = 0; c < info.columns; ++c)
+                ASSERT_EQ(got[(static_cast<std::size_t>(r) * kPause + a) * info.columns + c],
+                          expected[(static_cast<std::size_t>(r) * info.projections + a) * info.columns + c]);
+    for (int a = 0; a < kPause; ++a) EXPECT_NEAR(mid->info().angles[a], info.angles[a], 1e-12);
+    const Image midSlice = previewSlice(mid, 2);
+    EXPECT_EQ(midSlice.width, info.columns);
+    mid.reset();
+
+    writer.resume();
+    state = waitFor(*follow, info.projections);
+    while (!state.finished) state = follow->wait(state.version, 200ms);
+    EXPECT_EQ(state.projections, info.projections);
+    EXPECT_EQ(writer.join(), 0);
+    EXPECT_EQ(follow->counters().frames, info.projections + 2);
+
+    // After the last frame: the live slice equals the finished file's, bit for bit.
+    const Image liveSlice = previewSlice(follow->snapshot(), 2);
+    follow.reset(); // no SWMR handle left: the file opens the ordinary way
+    const Image fileSlice = previewSlice(openDataset(live), 2);
+    ASSERT_EQ(liveSlice.data.size(), fileSlice.data.size());
+    EXPECT_EQ(0, std::memcmp(liveSlice.data.data(), fileSlice.data.data(), liveSlice.data.size() * sizeof(float)));
+    // And the mid-scan slice (20 of 48 angles) is not it.
+    EXPECT_NE(0, std::memcmp(midSlice.data.data(), fileSlice.data.data(), midSlice.data.size() * sizeof(float)));
+}
+
+TEST(GrowingFile, SnapshotsTakenWhileTheWriterAppendsHoldExactlyTheFirstFrames) {
+    test::TempDir dir;
+    const auto source = writeSource(dir);
+    const auto live = dir / "live.h5";
+    WriterProcess writer(source, live, /*pauseAfter=*/-1, /*dieAfter=*/-1, /*rate=*/300.0);
+    const auto full = openDataset(source);
+    const auto& info = full->info();
+    std::vector<float> expected(static_cast<std::size_t>(info.rows) * info.projections * info.columns);
+    full->readSinograms(0, info.rows, expected);
+
+    auto follow = followGrowingFile(live);
+    LiveState state;
+    int snapshots = 0;
+    while (!state.finished) {
+        state = follow->wait(state.version, 10s);
+        if (state.projections < 2) continue;
+        const auto snap = follow->snapshot();
+        const int n = snap->info().projections;
+        ASSERT_GE(n, 2);
+        ASSERT_LE(n, info.projections);
+        std::vector<float> got(static_cast<std::size_t>(info.rows) * n * info.columns);
+        snap->readSinograms(0, info.rows, got);
+        for (int r = 0; r < info.rows; ++r)
+            ASSERT_EQ(0, std::memcmp(got.data() + static_cast<std::size_t>(r) * n * info.columns,
+                                     expected.data() + static_cast<std::size_t>(r) * info.projections * info.columns,
+                                     static_cast<std::size_t>(n) * info.columns * sizeof(float)))
+                << "row " << r << " of a snapshot of " << n << " projections";
+        ++snapshots;
+    }
+    EXPECT_EQ(writer.join(), 0);
+    EXPECT_EQ(state.projections, info.projections);
+    EXPECT_GE(snapshots, 3); // 48 frames at 300/s over 0.16 s, polled every 50 ms
+}
+
+TEST(GrowingFile, AWriterThatDiesIsReportedAfterTheTimeout) {
+    test::TempDir dir;
+    const auto source = writeSource(dir);
+    const auto live = dir / "dead.h5";
+    WriterProcess writer(source, live, /*pauseAfter=*/-1, /*dieAfter=*/5);
+    EXPECT_EQ(writer.join(), 0);
+    EXPECT_FALSE(hdf5WriterClosed(live));
+
+    GrowingFileOptions options;
+    options.stallTimeout = 500ms;
+    auto follow = followGrowingFile(live, options);
+    try {
+        LiveState state;
+        for (int i = 0; i < 100 && !state.finished; ++i) state = follow->wait(state.version, 100ms);
+        FAIL() << "a dead writer's file was taken as finished";
+    } catch (const DataError& e) {
+        EXPECT_NE(std::string(e.what()).find("has not closed the file"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("5 projections"), std::string::npos) << e.what();
+    }
+}
+
+TEST(GrowingFile, AFileThatNeverAppearsIsReported) {
+    test::TempDir dir;
+    GrowingFileOptions options;
+    options.stallTimeout = 300ms;
+    auto follow = followGrowingFile(dir / "never.h5", options);
+    EXPECT_THROW(
+        {
+            LiveState state;
+            for (int i = 0; i < 50; ++i) state = follow->wait(state.version, 100ms);
+        },
+        DataError);
+}
+
+TEST(GrowingFile, TheWriterRefusesAnotherShapeAndAnExistingFile) {
+    test::TempDir dir;
+    auto writer = createGrowingScanWriter(dir / "a.h5", 2, 3, SampleType::UInt16, false);
+    Frame f;
+    f.rows = 2;
+    f.columns = 4;
+    f.values.resize(16);
+    EXPECT_THROW(writer->send(f), InvalidArgument);
+    writer->finish("");
+    EXPECT_TRUE(hdf5WriterClosed(dir / "a.h5"));
+    EXPECT_THROW(createGrowingScanWriter(dir / "a.h5", 2, 3, SampleType::UInt16, false), IoError);
+}
+
+Frame makeFrame(FrameKind kind, long long index, double angle, std::uint16_t value, const std::string& scan = "s1") {
+    Frame f;
+    f.kind = kind;
+    f.index = index;
+    f.angleDegrees = angle;
+    f.rows = 2;
+    f.columns = 3;
+    f.scanId = scan;
+    std::vector<std::uint16_t> v(6);
+    for (int i = 0; i < 6; ++i) v[i] = static_cast<std::uint16_t>(value + i);
+    f.values.resize(12);
+    std::memcpy(f.values.data(), v.data(), 12);
+    return f;
+}
+
+TEST(FrameStore, SnapshotsSortProjectionsByIndexAndStayFrozen) {
+    FrameStore store;
+    EXPECT_FALSE(store.add(makeFrame(FrameKind::Dark, 0, 0, 10)));
+    EXPECT_FALSE(store.add(makeFrame(FrameKind::Flat, 0, 0, 1000)));
+    EXPECT_FALSE(store.add(makeFrame(FrameKind::Projection, 1, 90.0, 500)));
+    EXPECT_THROW(store.snapshot("s"), DataError); // one projection
+    EXPECT_FALSE(store.add(makeFrame(FrameKind::Projection, 0, 0.0, 300)));
+    const auto snap = store.snapshot("s");
+    store.add(makeFrame(FrameKind::Projection, 2, 45.0, 700));
+    ASSERT_EQ(snap->info().projections, 2); // frozen
+    EXPECT_EQ(snap->info().angles, (std::vector<double>{0.0, 90.0 * (std::numbers::pi / 180.0)}));
+    std::vector<float> sino(2 * 2 * 3);
+    snap->readSinograms(0, 2, sino);
+    // [row][angle][column]: index 0 (300...) first, then index 1 (500...).
+    EXPECT_EQ(sino, (std::vector<float>{300, 301, 302, 500, 501, 502, 303, 304, 305, 503, 504, 505}));
+    std::vector<float> flat(3);
+    ASSERT_TRUE(snap->readMeanFlat(1, 1, flat));
+    EXPECT_EQ(flat, (std::vector<float>{1003, 1004, 1005}));
+}
+
+TEST(FrameStore, RefusesMismatchesAndResetsOnANewScan) {
+    FrameStore store;
+    store.add(makeFrame(FrameKind::Projection, 0, 0.0, 1));
+    Frame wide = makeFrame(FrameKind::Projection, 1, 1.0, 1);
+    wide.columns = 2; // 12 bytes are 2 x 3, not 2 x 2
+    EXPECT_THROW(store.add(wide), DataError);
+    EXPECT_THROW(store.add(makeFrame(FrameKind::Projection, 0, 5.0, 1)), DataError); // twice
+    EXPECT_EQ(store.projections(), 1);
+    EXPECT_TRUE(store.add(makeFrame(FrameKind::Projection, 0, 0.0, 1, "s2")));
+    EXPECT_EQ(store.scanId(), "s2");
+    EXPECT_EQ(store.projections(), 1);
+}
+
+std::span<const std::byte> bytesOf(const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); }
+
+TEST(FrameMessage, RoundTripsAndRefusesMalformedMessages) {
+    const Frame f = makeFrame(FrameKind::Projection, 7, 12.5, 40);
+    Frame got;
+    ASSERT_TRUE(parseFrameMessage(bytesOf(frameHeader(f)), f.values, {}, {}, got));
+    EXPECT_EQ(got.kind, FrameKind::Projection);
+    EXPECT_EQ(got.index, 7);
+    EXPECT_EQ(got.angleDegrees, 12.5);
+    EXPECT_EQ(got.scanId, "s1");
+    EXPECT_EQ(got.values, f.values);
+
+    const auto refused = [&](const std::string& header, std::span<const std::byte> payload, const std::string& why) {
+        try {
+            Frame out;
+            parseFrameMessage(bytesOf(header), payload, {}, {}, out);
+            ADD_FAILURE() << "accepted: " << header;
+        } catch (const DataError& e) {
+            EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+        }
+    };
+    refused("{\"kind\": \"projection\", ", f.values, "not JSON");
+    refused(frameHeader(f), std::span(f.values).first(11), "11 bytes of data");
+    std::string header = frameHeader(f);
+    header.replace(header.find("uint16"), 6, "int128");
+    refused(header, f.values, "\"dtype\" is 'int128'");
+    refused("{\"kind\":\"grey\",\"index\":0,\"shape\":[2,3],\"angle\":0}", f.values, "\"kind\"");
+    refused("{\"kind\":\"projection\",\"index\":0,\"shape\":[2,3]}", f.values, "no \"angle\"");
+    refused("{\"kind\":\"projection\",\"index\":0,\"angle\":0,\"shape\":[2,99999]}", f.values, "shape[1]");
+
+    Frame end;
+    EXPECT_FALSE(parseFrameMessage(bytesOf(frameHeader(f, true)), {}, {}, {}, end));
+    EXPECT_EQ(end.scanId, "s1");
+}
+
+TEST(FrameMessage, ReadsRecastxHeaders) {
+    // RECASTX: frame numbers run on across scans, no angle, uint16 implied.
+    const Frame f = makeFrame(FrameKind::Projection, 0, 0, 1);
+    const std::string header = R"({"frame": 103, "image_attributes": {"scan_index": 2}, "shape": [2, 3]})";
+    Frame got;
+    StreamDefaults defaults;
+    defaults.projectionsPerScan = 100;
+    ASSERT_TRUE(parseFrameMessage(bytesOf(header), f.values, {}, defaults, got));
+    EXPECT_EQ(got.kind, FrameKind::Projection);
+    EXPECT_EQ(got.index, 3);
+    EXPECT_DOUBLE_EQ(got.angleDegrees, 3 * 1.8);
+    EXPECT_EQ(got.scanId, "scan 1");
+    const std::string dark = R"({"frame": 0, "image_attributes": {"scan_index": 0}, "shape": [2, 3]})";
+    ASSERT_TRUE(parseFrameMessage(bytesOf(dark), f.values, {}, defaults, got));
+    EXPECT_EQ(got.kind, FrameKind::Dark);
+}
+
+#if TOMO_WITH_ZMQ
+
+/// Plays the phantom scan into a sender to `endpoint` and checks that the
+/// stream's snapshot holds every projection in order, as the file does.
+void streamWholeScan(const std::string& endpoint) {
+    test::TempDir dir;
+    const auto path = writeSource(dir);
+    StreamOptions options;
+    options.endpoint = endpoint;
+    auto stream = openZmqStream(options);
+    const auto file = openDataset(path);
+    long long sent = 0;
+    std::thread sender([&] {
+        auto sink = createZmqSender(endpoint);
+        sent = playScan(*openDataset(path), *sink);
+    });
+    LiveState state;
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (!state.finished && std::chrono::steady_clock::now() < deadline) state = stream->wait(state.version, 200ms);
+    sender.join();
+    ASSERT_TRUE(state.finished);
+    const DatasetInfo& info = file->info();
+    EXPECT_EQ(state.projections, info.projections);
+    EXPECT_EQ(state.flats, 1);
+    EXPECT_EQ(state.darks, 1);
+    EXPECT_EQ(stream->counters().frames, sent);
+    EXPECT_EQ(stream->counters().rejected, 0);
+    const auto snap = stream->snapshot();
+    const std::size_t bytes = static_cast<std::size_t>(info.projections) * info.rows * info.columns * 2;
+    std::vector<std::byte> a(bytes), b(bytes);
+    file->readRawRows(0, info.rows, a);
+    snap->readRawRows(0, info.rows, b);
+    EXPECT_EQ(a, b);
+    ASSERT_EQ(snap->info().angles.size(), info.angles.size());
+    for (std::size_t i = 0; i < info.angles.size(); ++i) EXPECT_NEAR(snap->info().angles[i], info.angles[i], 1e-12);
+}
+
+TEST(ZmqStream, InprocDeliversEveryFrameInOrder) { streamWholeScan("inproc://tomo-test-whole-scan"); }
+
+TEST(ZmqStream, IpcDeliversEveryFrameInOrder) {
+    test::TempDir dir;
+    streamWholeScan("ipc://" + (dir / "stream.sock").string());
+}
+
+TEST(ZmqStream, MalformedMessagesAreLoggedAndSkippedAndANewScanResets) {
+    test::TempDir dir;
+    const std::string endpoint = "ipc://" + (dir / "malformed.sock").string();
+    std::mutex logMutex;
+    std::vector<std::string> log;
+    StreamOptions options;
+    options.endpoint = endpoint;
+    options.log = [&](const std::string& line) {
+        const std::lock_guard lock(logMutex);
+        log.push_back(line);
+    };
+    auto stream = openZmqStream(options);
+
+    // A sender of raw parts, as a faulty detector would send them.
+    zmq::context_t context;
+    zmq::socket_t push(context, zmq::socket_type::push);
+    push.connect(endpoint);
+    const auto sendParts = [&](const std::string& header, std::span<const std::byte> payload) {
+        push.send(zmq::buffer(header), zmq::send_flags::sndmore);
+        push.send(zmq::buffer(payload.data(), payload.size()), zmq::send_flags::none);
+    };
+    const Frame first = makeFrame(FrameKind::Projection, 0, 0.0, 1);
+    sendParts(frameHeader(first), first.values);
+    sendParts("{\"kind\": \"projection\", \"index\": 1,", first.values);       // bad JSON
+    const Frame second = makeFrame(FrameKind::Projection, 1, 1.0, 1);
+    sendParts(frameHeader(second), std::span(second.values).first(11));         // wrong size
+    std::string header = frameHeader(second);
+    header.replace(header.find("uint16"), 6, "int128");
+    sendParts(header, second.values);                                            // unknown dtype
+    sendParts(frameHeader(second), second.values);
+
+    LiveState state;
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (state.projections < 2 && std::chrono::steady_clock::now() < deadline)
+        state = stream->wait(state.version, 100ms);
+    EXPECT_EQ(state.projections, 2);
+    EXPECT_EQ(stream->counters().frames, 2);
+    EXPECT_EQ(stream->counters().rejected, 3);
+    {
+        const std::lock_guard lock(logMutex);
+        ASSERT_EQ(log.size(), 3u);
+        EXPECT_NE(log[0].find("not JSON"), std::string::npos) << log[0];
+        EXPECT_NE(log[1].find("11 bytes of data"), std::string::npos) << log[1];
+        EXPECT_NE(log[2].find("int128"), std::string::npos) << log[2];
+    }
+    // The sender restarts with a new scan id: the view starts afresh.
+    const int scan = state.scan;
+    const Frame next = makeFrame(FrameKind::Projection, 0, 0.0, 9, "s2");
+    sendParts(frameHeader(next), next.values);
+    while (state.scanId != "s2" && std::chrono::steady_clock::now() < deadline)
+        state = stream->wait(state.version, 100ms);
+    EXPECT_EQ(state.scanId, "s2");
+    EXPECT_EQ(state.scan, scan + 1);
+    EXPECT_EQ(state.projections, 1);
+    EXPECT_EQ(stream->counters().scans, 2);
+}
+
+TEST(ZmqStream, RecordWritesTheFramesBeforeAndAfterItStartedAndNoneOfAnotherScan) {
+    test::TempDir dir;
+    const std::string endpoint = "inproc://tomo-test-record";
+    StreamOptions options;
+    options.endpoint = endpoint;
+    auto stream = openZmqStream(options);
+    auto sink = createZmqSender(endpoint);
+    const auto waitProjections = [&](int n) {
+        LiveState state;
+        const auto deadline = std::chrono::steady_clock::now() + 30s;
+        while (state.projections < n && std::chrono::steady_clock::now() < deadline)
+            state = stream->wait(state.version, 100ms);
+        return state.projections;
+    };
+    sink->send(makeFrame(FrameKind::Dark, 0, 0.0, 10));
+    sink->send(makeFrame(FrameKind::Flat, 0, 0.0, 1000));
+    for (int p = 0; p < 3; ++p) sink->send(makeFrame(FrameKind::Projection, p, 10.0 * p, static_cast<std::uint16_t>(100 + p)));
+    ASSERT_EQ(waitProjections(3), 3);
+    const auto recording = dir / "record.h5";
+    stream->record(createGrowingScanWriter(recording, 2, 3, SampleType::UInt16, false));
+    for (int p = 3; p < 6; ++p) sink->send(makeFrame(FrameKind::Projection, p, 10.0 * p, static_cast<std::uint16_t>(100 + p)));
+    ASSERT_EQ(waitProjections(6), 6);
+    sink->send(makeFrame(FrameKind::Projection, 0, 0.0, 7, "next scan")); // finishes the recording
+    LiveState state;
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (state.scanId != "next scan" && std::chrono::steady_clock::now() < deadline)
+        state = stream->wait(state.version, 100ms);
+    ASSERT_TRUE(hdf5WriterClosed(recording));
+    const auto recorded = openDataset(recording);
+    ASSERT_EQ(recorded->info().projections, 6);
+    EXPECT_EQ(recorded->info().flats, 1);
+    EXPECT_EQ(recorded->info().darks, 1);
+    std::vector<float> sino(2 * 6 * 3);
+    recorded->readSinograms(0, 2, sino);
+    for (int p = 0; p < 6; ++p) {
+        EXPECT_EQ(sino[static_cast<std::size_t>(p) * 3], 100.0f + p) << p; // row 0, column 0 of projection p
+        EXPECT_NEAR(recorded->info().angles[p], 10.0 * p * (std::numbers::pi / 180.0), 1e-12);
+    }
+}
+
+TEST(ZmqStream, AForkedChildThatExitsAfterAStreamWasUsedEnds) {
+    // The process-wide context lives on after the stream; a child (tomo-recon's
+    // metadata probe, the tests' writers) that calls exit() runs the static
+    // destructors: it must not wait for ZeroMQ threads it does not have.
+    {
+        StreamOptions options;
+        options.endpoint = "inproc://tomo-test-fork";
+        auto stream = openZmqStream(options);
+        auto sink = createZmqSender(options.endpoint);
+        sink->send(makeFrame(FrameKind::Projection, 0, 0.0, 1));
+        LiveState state;
+        for (int i = 0; i < 100 && state.projections < 1; ++i) state = stream->wait(state.version, 100ms);
+        ASSERT_EQ(state.projections, 1);
+    }
+    const pid_t pid = ::fork();
+    if (pid == 0) std::exit(0);
+    int status = 0;
+    pid_t done = 0;
+    for (int i = 0; i < 100 && done == 0; ++i) {
+        done = ::waitpid(pid, &status, WNOHANG);
+        if (done == 0) std::this_thread::sleep_for(50ms);
+    }
+    if (done == 0) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+    }
+    EXPECT_NE(done, 0) << "the child hung in exit()";
+}
+
+TEST(ZmqStream, RefusesEveryInterfaceUnlessAllowed) {
+    StreamOptions options;
+    options.endpoint = "tcp://*:0";
+    EXPECT_THROW(openZmqStream(options), InvalidArgument);
+    options.endpoint = "udp://127.0.0.1:1";
+    EXPECT_THROW(openZmqStream(options), InvalidArgument);
+}
+
+#else
+
+TEST(ZmqStream, ABuildWithoutZeroMqSaysSo) {
+    StreamOptions options;
+    options.endpoint = "inproc://x";
+    EXPECT_FALSE(zmqAvailable());
+    EXPECT_THROW(openZmqStream(options), InvalidArgument);
+}
+
+#endif
+
+} // namespace
+} // namespace tomo
