@@ -927,6 +927,9 @@ int main(int argc, char** argv) {
             return kExitOk;
         }
         installInterruptHandler();
+        if (s.preview + s.pipeline + s.cone + s.iterative + s.stream > 1)
+            throw InvalidArgument("--preview, --pipeline, --cone, --iterative and --stream each measure something "
+                                  "else: give one of them");
         if (app.count("--rows") && !s.pipeline && !s.stream) throw InvalidArgument("--rows needs --pipeline or --stream");
         if (s.stream) {
             StreamBenchSettings b = s.streamBench;

@@ -114,6 +114,12 @@ TEST(TomoBench, ConeModeReportsGupsOfBothBackprojectors) {
                              dir.path(), 2, "cone-beam back-projector 'tex-standard' is not known");
 }
 
+TEST(TomoBench, OneMeasurementModeAtATime) {
+    test::TempDir dir;
+    test::expectOneLineError(TOMO_BENCH_EXE, "tomo-bench", "--iterative --stream --size 8 --projections 4",
+                             dir.path(), 2, "--preview, --pipeline, --cone, --iterative and --stream each measure");
+}
+
 TEST(TomoBench, FiltersByStrategyAndOptions) {
     test::TempDir dir;
     const auto file = dir / "b.json";
