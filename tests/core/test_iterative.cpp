@@ -16,7 +16,6 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <numbers>
 #include <string>
 #include <vector>
 
@@ -24,7 +23,6 @@ namespace tomo {
 namespace {
 
 using namespace projtest;
-constexpr double kPi = std::numbers::pi;
 
 class IterativeOnPair : public testing::TestWithParam<std::string> {};
 
