@@ -1,6 +1,6 @@
 # What `cmake --install build --prefix P` puts under P, and CPack's Debian
 # package of the same files (cpack -G DEB in the build folder; scripts/package.sh):
-#   bin/                      tomo-recon, tomo-bench, tomo-workstation (when built)
+#   bin/                      tomo-recon, tomo-bench, tomo-stream, tomo-workstation (when built)
 #   lib/python3/dist-packages/tomows   the Python module (TOMO_PYTHON_INSTALL_DIR)
 #   share/man/man1/           a page per program, made from its --help at build time
 #   share/applications/       tomo-workstation.desktop (with the GUI)
@@ -8,7 +8,7 @@
 #   share/doc/tomo-workstation/README.md
 # The libraries of the tree are static: nothing else of the build is needed.
 
-set(tomo_programs tomo-recon tomo-bench)
+set(tomo_programs tomo-recon tomo-bench tomo-stream)
 if(TARGET tomo-workstation)
   list(APPEND tomo_programs tomo-workstation)
 endif()
@@ -55,7 +55,7 @@ set(CPACK_PACKAGE_VENDOR "Tomo Workstation")
 set(CPACK_PACKAGE_CONTACT "Tomo Workstation maintainers <maintainers@tomo-workstation.invalid>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "GPU parallel-beam tomography workstation, batch reconstruction and Python module")
 set(CPACK_PACKAGE_DESCRIPTION
-    "Reconstructs synchrotron X-ray tomography scans (DXchange, NXtomo, TIFF, raw): tomo-recon (batch), tomo-bench (benchmarks), tomo-workstation (Qt desktop application, when built) and the Python module tomows.")
+    "Reconstructs synchrotron X-ray tomography scans (DXchange, NXtomo, TIFF, raw): tomo-recon (batch), tomo-bench (benchmarks), tomo-stream (a live-acquisition sender for tests and demos), tomo-workstation (Qt desktop application, when built) and the Python module tomows.")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)

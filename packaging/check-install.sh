@@ -13,7 +13,7 @@ python=${3:-}
 rm -rf "$prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 
-for f in bin/tomo-recon bin/tomo-bench share/man/man1/tomo-recon.1 share/man/man1/tomo-bench.1; do
+for f in bin/tomo-recon bin/tomo-bench bin/tomo-stream share/man/man1/tomo-recon.1 share/man/man1/tomo-bench.1 share/man/man1/tomo-stream.1; do
   [[ -e $prefix/$f ]] || { echo "check-install: $prefix/$f was not installed" >&2; exit 1; }
 done
 # The man page renders and carries the options of --help.
