@@ -1,9 +1,9 @@
 #include "alu_tuning.h"
 
 #include "tomo/error.h"
+#include "tomo/tuning_text.h"
 
 #include <algorithm>
-#include <charconv>
 #include <string_view>
 
 namespace tomo::cuda {
@@ -40,15 +40,6 @@ AluTuning defaultTuning(TextureKernel kernel, const ReconOptions& options) {
     return t;
 }
 
-int parseValue(std::string_view key, std::string_view text, int low, int high, const std::string& who) {
-    int value = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc() || end != text.data() + text.size() || value < low || value > high)
-        throw InvalidArgument(who + ": tuning " + std::string(key) + "=" + std::string(text) + " (expected an integer " +
-                              std::to_string(low) + " to " + std::to_string(high) + ")");
-    return value;
-}
-
 } // namespace
 
 std::string strategyName(TextureKernel kernel) {
@@ -75,20 +66,14 @@ AluTuning parseAluTuning(TextureKernel kernel, const ReconOptions& options) {
         return {};
     }
     AluTuning t = defaultTuning(kernel, options);
-    std::string_view rest = options.tuning;
-    while (!rest.empty()) {
-        const std::size_t comma = rest.find(',');
-        const std::string_view item = rest.substr(0, comma);
-        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-        const std::size_t eq = item.find('=');
-        const std::string_view key = item.substr(0, eq);
-        const std::string_view value = eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1);
+    for (const TuningItem& item : tuningItems(options.tuning)) {
+        const std::string_view key = item.key;
         if (key == "shape") {
-            t.shape = parseValue(key, value, 0, kAluShapeCount - 1, who);
+            t.shape = static_cast<int>(tuningNumber(item, 0, kAluShapeCount - 1, true, who));
         } else if (key == "share" && kernel == TextureKernel::Hybrid) {
-            t.textureShare = parseValue(key, value, 0, 16, who);
+            t.textureShare = static_cast<int>(tuningNumber(item, 0, 16, true, who));
         } else {
-            throw InvalidArgument(who + ": unknown tuning '" + std::string(item) + "' (expected shape=0.." +
+            throw InvalidArgument(who + ": unknown tuning '" + std::string(item.text) + "' (expected shape=0.." +
                                   std::to_string(kAluShapeCount - 1) +
                                   (kernel == TextureKernel::Hybrid ? ", share=0..16" : "") + ", comma-separated)");
         }

@@ -1,10 +1,10 @@
 // gridrec's parameters, sizes and tables (the method: tomo/gridrec.h).
 #include "tomo/gridrec.h"
+#include "tomo/tuning_text.h"
 
 #include "tomo/error.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <numbers>
 #include <numeric>
@@ -49,20 +49,6 @@ double besselI0(double x) {
     return sum;
 }
 
-double parseNumber(std::string_view key, std::string_view text, double low, double high, bool integer,
-                   const std::string& who) {
-    double value = 0.0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc() || end != text.data() + text.size() || !(value >= low && value <= high) ||
-        (integer && value != std::floor(value))) {
-        char range[64];
-        std::snprintf(range, sizeof range, integer ? "an integer %g to %g" : "a number %g to %g", low, high);
-        throw InvalidArgument(who + ": tuning " + std::string(key) + "=" + std::string(text) + " (expected " + range +
-                              ")");
-    }
-    return value;
-}
-
 /// R: the farthest pixel centre of the slice grid from the rotation axis.
 double gridRadius(const ReconGeometry& g) {
     return std::hypot((g.sliceWidth - 1) / 2.0, (g.sliceHeight - 1) / 2.0);
@@ -94,22 +80,16 @@ int chooseRowLength(const Geometry& g, double radius, int minimum) {
 Parameters parseParameters(std::string_view strategy, std::string_view tuning) {
     const std::string who = "strategy '" + std::string(strategy) + "'";
     Parameters p;
-    std::string_view rest = tuning;
-    while (!rest.empty()) {
-        const std::size_t comma = rest.find(',');
-        const std::string_view item = rest.substr(0, comma);
-        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-        const std::size_t eq = item.find('=');
-        const std::string_view key = item.substr(0, eq);
-        const std::string_view value = eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1);
+    for (const TuningItem& item : tuningItems(tuning)) {
+        const std::string_view key = item.key;
         if (key == "kernel")
-            p.kernelWidth = static_cast<int>(parseNumber(key, value, kMinKernelWidth, kMaxKernelWidth, true, who));
+            p.kernelWidth = static_cast<int>(tuningNumber(item, kMinKernelWidth, kMaxKernelWidth, true, who));
         else if (key == "oversampling")
-            p.oversampling = parseNumber(key, value, kMinOversampling, kMaxOversampling, false, who);
+            p.oversampling = tuningNumber(item, kMinOversampling, kMaxOversampling, false, who);
         else if (key == "band")
-            p.band = static_cast<int>(parseNumber(key, value, 1, kMaxBand, true, who));
+            p.band = static_cast<int>(tuningNumber(item, 1, kMaxBand, true, who));
         else
-            throw InvalidArgument(who + ": unknown tuning '" + std::string(item) + "' (expected kernel=" +
+            throw InvalidArgument(who + ": unknown tuning '" + std::string(item.text) + "' (expected kernel=" +
                                   std::to_string(kMinKernelWidth) + ".." + std::to_string(kMaxKernelWidth) +
                                   ", oversampling=1.25..3, band=1..2, comma-separated)");
     }
