@@ -5,6 +5,7 @@
 #include "tomo/phantom.h"
 #include "tomo/registry.h"
 
+#include "renamed_backend.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>
@@ -24,30 +25,8 @@ namespace {
 
 using nlohmann::json;
 
+using test::RenamedBackend;
 using test::ScopedEnv;
-
-/// A registered backend under another name, optionally failing to create
-/// plans like a GPU without memory: to give the tuner other candidate sets.
-class RenamedBackend final : public Backend {
-public:
-    RenamedBackend(std::string name, const Backend& inner, bool failsToPlan)
-        : m_name(std::move(name)), m_inner(inner), m_failsToPlan(failsToPlan) {}
-    std::string name() const override { return m_name; }
-    std::string description() const override { return "test: " + m_inner.description(); }
-    std::string family() const override { return m_inner.family(); }
-    std::string unavailableReason() const override { return {}; }
-    void checkOptions(const ReconOptions& options) const override { m_inner.checkOptions(options); }
-    std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry,
-                                                   const ReconOptions& options) const override {
-        if (m_failsToPlan) throw OutOfMemory("test backend '" + m_name + "': no memory");
-        return m_inner.createPlan(geometry, options);
-    }
-
-private:
-    std::string m_name;
-    const Backend& m_inner;
-    bool m_failsToPlan;
-};
 
 /// A plan of another strategy that waits `delay` in every backproject().
 class DelayedPlan final : public ReconstructionPlan {

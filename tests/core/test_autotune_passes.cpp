@@ -6,6 +6,7 @@
 #include "tomo/phantom.h"
 #include "tomo/registry.h"
 
+#include "renamed_backend.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>
@@ -168,31 +169,13 @@ TEST(AutotunePasses, TheRegistryResolvesSlicesPerPassOnlyForAuto) {
     EXPECT_THROW(registry.resolveOptions(named, largeProblem()), InvalidArgument);
 }
 
-/// The CPU strategy `cpu` posing as a GPU one (family "cuda"): the tuner
-/// times GPU candidates otherwise.
-class GpuFamilyBackend final : public Backend {
-public:
-    explicit GpuFamilyBackend(const Backend& inner) : m_inner(inner) {}
-    std::string name() const override { return "gpu-like"; }
-    std::string description() const override { return "test: " + m_inner.description(); }
-    std::string family() const override { return "cuda"; }
-    std::string unavailableReason() const override { return {}; }
-    void checkOptions(const ReconOptions& options) const override { m_inner.checkOptions(options); }
-    std::unique_ptr<ReconstructionPlan> createPlan(const ReconGeometry& geometry,
-                                                   const ReconOptions& options) const override {
-        return m_inner.createPlan(geometry, options);
-    }
-
-private:
-    const Backend& m_inner;
-};
-
 TEST(AutotunePasses, GpuCandidatesAreTimedOnTheRegionOfOneSlicePerPass) {
     AutotuneSetting on(nullptr);
     test::TempDir dir;
     FakeTiming fake;
     fake.nanosecondsPerPixel = {{"gpu-like@1", 4.0}, {"gpu-like@2", 2.0}, {"gpu-like@4", 3.0}};
-    const GpuFamilyBackend gpu(*BackendRegistry::instance().find("cpu"));
+    // The CPU strategy `cpu` posing as a GPU one: the tuner times GPU candidates otherwise.
+    const test::RenamedBackend gpu("gpu-like", *BackendRegistry::instance().find("cpu"), false, "cuda");
     const std::vector<const Backend*> candidates{&gpu};
     Autotuner tuner(dir / "autotune.json", fake.timing());
     // 2048^2 from 2048 views: a GPU times up to 2^33 updates per call, the
