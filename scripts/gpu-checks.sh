@@ -17,6 +17,9 @@
 #              all GPUs, float32 and float16 output, the writer alone at 1-8
 #              threads, MPI with one rank per GPU
 #   scaling    scripts/scaling-table.sh (writer threads, GPUs, MPI ranks)
+#   stream     tomo-bench --stream: live ingest of 2048^2 frames (ZeroMQ with
+#              Record, and a growing file), and the latency from the last
+#              frame to three 2048^2 slices at 200 frames/s
 #
 # Environment: DEPS_PREFIX, a prefix holding packages unpacked outside the
 # system (e.g. `dpkg -x pkg.deb DIR`: then DIR/usr), searched by CMake and
@@ -113,6 +116,15 @@ for step in "$@"; do
         export OUT=$logs/scaling GPUS=$gpus RANKS
         RANKS=$(nvidia-smi -L | wc -l)
         record scaling "==|total|GB/s|GPU" "$root/scripts/scaling-table.sh" "$build" "$scratch"
+        ;;
+    stream)
+        live=(--stream --size 2048 --projections 1500)
+        record stream-record "ingest|live|latency|error" "$bench" "${live[@]}" --stream-via inproc --record \
+            --json "$logs/stream-record.json"
+        record stream-file "ingest|live|latency|error" "$bench" "${live[@]}" --stream-via file \
+            --json "$logs/stream-file.json"
+        record stream-latency "ingest|live|latency|error" "$bench" "${live[@]}" --stream-via inproc --rate 200 \
+            --strategy auto --json "$logs/stream-latency.json"
         ;;
     *)
         note "unknown step $step"
