@@ -64,6 +64,25 @@ inline Projection projection(double angle, double axis, int width, int height) {
 TOMO_HD float larger(float a, float b) { return a > b ? a : b; }
 TOMO_HD float smaller(float a, float b) { return a < b ? a : b; }
 
+/// floor(x) as a float and as an int, for |x| < 2^22. On the GPU one
+/// round-down add of 1.5 * 2^23 (whose binade has unit spacing, so the sum
+/// is floor(x) + 1.5 * 2^23 exactly and its bits hold floor(x)): full-rate
+/// FP32 instead of the conversion unit's FRND and F2I. The same value on
+/// both sides, so the CPU and GPU pairs still build the same matrix.
+struct Floor {
+    float value;
+    int index;
+};
+TOMO_HD Floor floorOf(float x) {
+#if defined(__CUDA_ARCH__)
+    const float f = __fadd_rd(x, 0x1.8p23f);
+    return {f - 0x1.8p23f, __float_as_int(f) - 0x4B400000};
+#else
+    const float f = std::floor(x);
+    return {f, static_cast<int>(f)};
+#endif
+}
+
 /// Detector position of the pixel at (along, line) of q's lines.
 TOMO_HD float position(const Projection& q, float along, float line) {
     return fmaf(along, q.alongCoef, fmaf(line, q.lineCoef, q.offset));
@@ -134,11 +153,13 @@ TOMO_HD void accumulate(Lanes<S>& acc, float w0, const Lanes<S>& a, float w1, co
 /// fma(line index, lineCoef, offset).
 template <int S>
 TOMO_HD void raySample(Lanes<S>& acc, const float* line, int alongCount, const Projection& q, float k, float inner) {
-    const float a0 = floorf((k - inner) * q.invAlong); // pixel before the crossing
+    // The pixel before the crossing; bounded by the line range of rayLines
+    // (within a pixel or two of the line), so floorOf's range holds.
+    const Floor a = floorOf((k - inner) * q.invAlong);
+    const float a0 = a.value;
     const float w0 = weight(k, fmaf(a0, q.alongCoef, inner), q.reach, q.scale);
     const float w1 = weight(k, fmaf(a0 + 1.0f, q.alongCoef, inner), q.reach, q.scale);
-    // a0 is bounded by the line range of rayLines, so the int conversion is safe.
-    const int i0 = static_cast<int>(a0);
+    const int i0 = a.index;
     const bool in0 = i0 >= 0 && i0 < alongCount, in1 = i0 + 1 >= 0 && i0 + 1 < alongCount;
     const int c0 = in0 ? i0 : 0, c1 = in1 ? i0 + 1 : 0;
     accumulate<S>(acc, in0 ? w0 : 0.0f, load<S>(line + c0 * S), in1 ? w1 : 0.0f, load<S>(line + c1 * S));
@@ -180,10 +201,11 @@ TOMO_HD void pixelSample(Lanes<S>& acc, const float* row, int bins, const Projec
     // Clamped to [-2, bins + 1], where both bins read as zero past the edges:
     // an axis far off the detector cannot overflow the conversion.
     const float s = smaller(larger(position(q, along, line), -2.0f), static_cast<float>(bins) + 1.0f);
-    const float k0 = floorf(s);
+    const Floor f = floorOf(s);
+    const float k0 = f.value;
     const float w0 = weight(k0, s, reach, scale);
     const float w1 = weight(k0 + 1.0f, s, reach, scale);
-    const int i0 = static_cast<int>(k0);
+    const int i0 = f.index;
     const bool in0 = i0 >= 0 && i0 < bins, in1 = i0 + 1 >= 0 && i0 + 1 < bins;
     const int c0 = in0 ? i0 : 0, c1 = in1 ? i0 + 1 : 0;
     accumulate<S>(acc, in0 ? w0 : 0.0f, load<S>(row + c0 * S), in1 ? w1 : 0.0f, load<S>(row + c1 * S));
