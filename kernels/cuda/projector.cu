@@ -1,15 +1,21 @@
 // The CUDA projector pair's projections: Joseph's forward projector (one
-// thread per ray) and its transpose (one thread per two pixels), on
-// 1, 2 or 4 interleaved slices, with SIRT's residual and update fused into
-// their last step. The arithmetic is core/src/recon/joseph.h's, the same the
-// CPU pair runs, so both kernels build the same matrix bit for bit.
+// thread per ray) and its transpose (a block per 32 x 32 square of pixels,
+// 4 pixels per thread), on 1, 2 or 4 interleaved slices, with SIRT's
+// residual and update fused into their last step. The arithmetic is
+// core/src/recon/joseph.h's, the same the CPU pair runs, so both kernels
+// build the same matrix bit for bit.
 //
 // Hopper: every access is one float/float2/float4 of S lanes (16-byte loads
-// for 4 slices); a ray's two pixels on a line and a pixel's two bins are
-// neighbours, so a warp's 32 rays (or pixels) read a contiguous run of
-// memory; the column projections read a transposed copy of the image, so
-// their runs are contiguous too. Projection constants are read from shared
-// memory (the back kernel) or once per warp (the forward kernel).
+// for 4 slices). Forward: a warp's rays are 8 neighbouring bins of 4
+// neighbouring projections, so their pixels on a line are a short run; the
+// column projections read a transposed copy of the image, so their runs
+// are contiguous too; on the lines where a ray's pixels are certainly on
+// the grid (joseph::rayInterior, nearly all of them) no bounds are tested.
+// Back: a block copies the ~46 bins its square reads of each projection
+// into shared memory (zeros off the detector: no bounds tests) and warps of
+// 8 x 4 pixels read ~12 neighbouring entries each (two wavefronts of
+// float4). Floors are one round-down add (joseph::floorOf), not the
+// conversion unit's FRND and F2I.
 #include "projector_kernels.h"
 
 #include "cuda_resources.h"
@@ -18,6 +24,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <type_traits>
 
 namespace tomo::cuda {
 
@@ -78,12 +85,23 @@ __global__ void __launch_bounds__(kForwardThreads) forwardKernel(ForwardLaunch L
         const float* lines = rows ? L.d_image : L.d_transposed;
         const int along = rows ? g.width : g.height, count = rows ? g.height : g.width;
         const float kf = static_cast<float>(k);
-        int first = 0, last = 0;
+        // Lines in order as on the CPU; the interior ones without bounds tests.
+        int first = 0, last = 0, inFirst = 0, inLast = 0;
         joseph::rayLines(q, kf, along, count, first, last);
-        for (int line = first; line < last; ++line) {
-            const float inner = fmaf(static_cast<float>(line), q.lineCoef, q.offset);
-            joseph::raySample<S>(acc, lines + static_cast<std::size_t>(line) * along * S, along, q, kf, inner);
-        }
+        joseph::rayInterior(q, kf, along, count, inFirst, inLast);
+        inFirst = min(max(inFirst, first), last);
+        inLast = min(max(inLast, inFirst), last);
+        // The line's float index and start advance by one line per step
+        // (exact: no conversion, no 64-bit multiply per line).
+        const float* row = lines + static_cast<std::size_t>(first) * along * S;
+        float lf = static_cast<float>(first);
+        const auto sample = [&](auto checked, int from, int to) {
+            for (int line = from; line < to; ++line, lf += 1.0f, row += along * S)
+                joseph::raySample<S, decltype(checked)::value>(acc, row, along, q, kf, fmaf(lf, q.lineCoef, q.offset));
+        };
+        sample(std::true_type{}, first, inFirst);
+        sample(std::false_type{}, inFirst, inLast);
+        sample(std::true_type{}, inLast, last);
     }
     const std::size_t at = (static_cast<std::size_t>(p) * g.bins + k) * S;
     if constexpr (Residual) {
