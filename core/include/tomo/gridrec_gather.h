@@ -41,8 +41,9 @@ TOMO_GRIDREC_HD float kernelWeight(const float* table, int last, float d) {
 /// What the gather reads; pointers into host or device memory alike.
 struct GatherView {
     int gridSize = 0;       ///< G: grid index j stands for frequency (j or j - G) / G cycles per pixel
-    int band = 1;           ///< B: the samples lie within B G cells of the origin
-    int lastSample = 0;     ///< a row's samples are k = -lastSample .. lastSample (B L - 1)
+    int copies = 1;         ///< ceil(B): the samples lie within B G cells of the origin
+    double radius = 0.0;    ///< the farthest sample from the origin (cells): lastSample G / L
+    int lastSample = 0;     ///< a row's samples are k = -lastSample .. lastSample (ceil(B L) - 1)
     int sampleStride = 0;   ///< complex values from one sample row to the next (>= 2 lastSample + 1)
     int projections = 0;
     float halfWidth = 0.0f; ///< W / 2 grid cells
@@ -138,20 +139,20 @@ TOMO_GRIDREC_HD void gatherCopy(const GatherView& v, double qx, double qy, float
 }
 
 /// The value of grid point (jx, jy), jx, jy in [0, G): the samples lie
-/// within |position| < B G, so the point's unfolded copies (jx or jx - G,
+/// within `radius` < B G, so the point's unfolded copies (jx or jx - G,
 /// plus a multiple of G up to B G on each axis) that some sample can reach
 /// are gathered.
 TOMO_GRIDREC_HD void gatherPoint(const GatherView& v, int jx, int jy, float& re, float& im) {
     const int g = v.gridSize;
-    const double reach = static_cast<double>(v.band) * g + static_cast<double>(v.halfWidth) * 1.41421356;
+    const double reach = v.radius + static_cast<double>(v.halfWidth) * 1.41421356;
     const int lx = jx < g / 2 ? jx : jx - g;
     const int ly = jy < g / 2 ? jy : jy - g;
     re = 0.0f;
     im = 0.0f;
-    for (int a = -v.band; a <= v.band; ++a) {
+    for (int a = -v.copies; a <= v.copies; ++a) {
         const double qx = static_cast<double>(lx) + static_cast<double>(a) * g;
         if (fabs(qx) >= reach) continue;
-        for (int b = -v.band; b <= v.band; ++b) {
+        for (int b = -v.copies; b <= v.copies; ++b) {
             const double qy = static_cast<double>(ly) + static_cast<double>(b) * g;
             if (qx * qx + qy * qy >= reach * reach) continue;
             gatherCopy(v, qx, qy, re, im);
