@@ -76,9 +76,11 @@ TOMO_GRIDREC_HD bool narrowTo(float q, float inv, float halfWidth, float& lo, fl
 }
 
 /// First canonical row of `bin`, bins counted on from 0 round the circle
-/// (bin b >= bins is bin b - bins one turn on: rows + projections).
+/// for at most one turn either way, -bins <= bin < 2 bins (bin b >= bins is
+/// bin b - bins one turn on: rows + projections). No division: it runs for
+/// every copy of every grid point.
 TOMO_GRIDREC_HD int binStartOf(const GatherView& v, int bin) {
-    const int turn = bin >= 0 ? bin / v.bins : -((v.bins - 1 - bin) / v.bins);
+    const int turn = bin < 0 ? -1 : (bin >= v.bins ? 1 : 0);
     return v.binStart[bin - turn * v.bins] + turn * v.projections;
 }
 
@@ -91,26 +93,29 @@ TOMO_GRIDREC_HD void gatherCopy(const GatherView& v, double qx, double qy, float
     constexpr float kPi = 3.14159265358979f;
     const float hw = v.halfWidth;
     const float reach = hw * 1.41421356f;
-    const double rho = sqrt(qx * qx + qy * qy);
+    const float fx = static_cast<float>(qx);
+    const float fy = static_cast<float>(qy);
+    const float rho = sqrtf(fx * fx + fy * fy);
     int first = 0;
     int count = v.projections;
     if (rho > reach) {
-        float phi = atan2f(static_cast<float>(-qy), static_cast<float>(qx)); // line direction (cos, -sin)
+        float phi = atan2f(-fy, fx); // line direction (cos, -sin)
         if (phi < 0.0f) phi += kPi;
-        // Two bins of slack on each side for the rounding of float angles.
+        // Slack for the rounding of the float angles (atan2f, asinf, pi in
+        // float: a few 1e-7 radians), a hundred times over: at most a part
+        // of a row's spacing, so few rows are looked at in vain.
+        constexpr float kSlack = 1e-4f;
         const float binsPerRadian = static_cast<float>(v.bins) / kPi;
-        const float delta = asinf(fminf(1.0f, reach / static_cast<float>(rho))) + 2.0f / binsPerRadian;
+        const float delta = asinf(fminf(1.0f, reach / rho)) + kSlack; // < pi / 2 + kSlack
         const int lo = static_cast<int>(floorf((phi - delta) * binsPerRadian));
         const int hi = static_cast<int>(floorf((phi + delta) * binsPerRadian)) + 1;
         first = binStartOf(v, lo);
         const int end = binStartOf(v, hi);
         count = end - first < v.projections ? end - first : v.projections;
-        first %= v.projections;
-        if (first < 0) first += v.projections;
+        if (first < 0) first += v.projections; // -projections <= first < 2 projections
+        else if (first >= v.projections) first -= v.projections;
     }
     const int last = v.lastSample;
-    const float fx = static_cast<float>(qx);
-    const float fy = static_cast<float>(qy);
     for (int n = 0, i = first; n < count; ++n, i = i + 1 == v.projections ? 0 : i + 1) {
         float kLo = static_cast<float>(-last);
         float kHi = static_cast<float>(last);
