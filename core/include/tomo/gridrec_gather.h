@@ -85,11 +85,14 @@ TOMO_GRIDREC_HD int binStartOf(const GatherView& v, int bin) {
 }
 
 /// Adds the samples within the kernel's reach of the point (qx, qy) (grid
-/// cells, one unfolded copy of a grid point) to (re, im). Candidate rows are
-/// the lines through the origin that pass within halfWidth * sqrt(2) of the
+/// cells, one unfolded copy of a grid point) to (re[n], im[n]), n < N: the
+/// samples of N pairs of slices, `pairFloats` apart from v.samples, share
+/// the search (the same tables, the same weights). Candidate rows are the
+/// lines through the origin that pass within halfWidth * sqrt(2) of the
 /// point, found by their angle; each gives the k range where the sample
 /// lies inside the W x W window.
-TOMO_GRIDREC_HD void gatherCopy(const GatherView& v, double qx, double qy, float& re, float& im) {
+template <int N>
+TOMO_GRIDREC_HD void gatherCopy(const GatherView& v, size_t pairFloats, double qx, double qy, float* re, float* im) {
     constexpr float kPi = 3.14159265358979f;
     const float hw = v.halfWidth;
     const float reach = hw * 1.41421356f;
@@ -135,34 +138,43 @@ TOMO_GRIDREC_HD void gatherCopy(const GatherView& v, double qx, double qy, float
                                           static_cast<size_t>(k0 + last));
         for (int k = k0; k <= k1; ++k, s += 2) {
             const float w = kernelWeight(v.table, v.tableLast, dx) * kernelWeight(v.table, v.tableLast, dy);
-            re += w * s[0];
-            im += w * s[1];
+            for (int n = 0; n < N; ++n) {
+                re[n] += w * s[n * pairFloats];
+                im[n] += w * s[n * pairFloats + 1];
+            }
             dx -= sx;
             dy -= sy;
         }
     }
 }
 
-/// The value of grid point (jx, jy), jx, jy in [0, G): the samples lie
-/// within `radius` < B G, so the point's unfolded copies (jx or jx - G,
-/// plus a multiple of G up to B G on each axis) that some sample can reach
-/// are gathered.
-TOMO_GRIDREC_HD void gatherPoint(const GatherView& v, int jx, int jy, float& re, float& im) {
+/// The value of grid point (jx, jy), jx, jy in [0, G), for N pairs of
+/// slices (samples `pairFloats` apart; each pair's value the same as
+/// alone: the same sums in the same order): the samples lie within
+/// `radius` < B G, so the point's unfolded copies (jx or jx - G, plus a
+/// multiple of G up to B G on each axis) that some sample can reach are
+/// gathered.
+template <int N>
+TOMO_GRIDREC_HD void gatherPoints(const GatherView& v, size_t pairFloats, int jx, int jy, float* re, float* im) {
     const int g = v.gridSize;
     const double reach = v.radius + static_cast<double>(v.halfWidth) * 1.41421356;
     const int lx = jx < g / 2 ? jx : jx - g;
     const int ly = jy < g / 2 ? jy : jy - g;
-    re = 0.0f;
-    im = 0.0f;
+    for (int n = 0; n < N; ++n) re[n] = im[n] = 0.0f;
     for (int a = -v.copies; a <= v.copies; ++a) {
         const double qx = static_cast<double>(lx) + static_cast<double>(a) * g;
         if (fabs(qx) >= reach) continue;
         for (int b = -v.copies; b <= v.copies; ++b) {
             const double qy = static_cast<double>(ly) + static_cast<double>(b) * g;
             if (qx * qx + qy * qy >= reach * reach) continue;
-            gatherCopy(v, qx, qy, re, im);
+            gatherCopy<N>(v, pairFloats, qx, qy, re, im);
         }
     }
+}
+
+/// gatherPoints of one pair.
+TOMO_GRIDREC_HD void gatherPoint(const GatherView& v, int jx, int jy, float& re, float& im) {
+    gatherPoints<1>(v, 0, jx, jy, &re, &im);
 }
 
 } // namespace tomo::gridrec
