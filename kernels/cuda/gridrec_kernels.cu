@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <type_traits>
 
 namespace tomo::cuda {
 
@@ -177,15 +178,19 @@ void launchPhase(const PhaseLaunch& P, StreamHandle stream) {
 void launchGather(const GatherLaunch& P, StreamHandle stream) {
     const std::size_t shared = 2 * (static_cast<std::size_t>(P.view.tableLast) + 1) * sizeof(float);
     const dim3 block(kGatherTile, kGatherTile);
-    // Pairs two by two (kGatherPairs), an odd one alone.
-    if (const int groups = P.pairs / kGatherPairs; groups > 0) {
-        gatherKernel<kGatherPairs><<<dim3(P.tiles, groups), block, shared, stream>>>(P, 0);
-        TOMO_CUDA_CHECK(cudaGetLastError());
-    }
-    for (int pair = P.pairs / kGatherPairs * kGatherPairs; pair < P.pairs; ++pair) {
-        gatherKernel<1><<<dim3(P.tiles, 1), block, shared, stream>>>(P, pair);
-        TOMO_CUDA_CHECK(cudaGetLastError());
-    }
+    // Groups of kGatherPairs pairs, then of two, then one.
+    int pair = 0;
+    auto launch = [&](auto pairsPerThread) {
+        constexpr int n = decltype(pairsPerThread)::value;
+        if (const int groups = (P.pairs - pair) / n; groups > 0) {
+            gatherKernel<n><<<dim3(P.tiles, groups), block, shared, stream>>>(P, pair);
+            TOMO_CUDA_CHECK(cudaGetLastError());
+            pair += groups * n;
+        }
+    };
+    launch(std::integral_constant<int, kGatherPairs>{});
+    launch(std::integral_constant<int, 2>{});
+    launch(std::integral_constant<int, 1>{});
 }
 
 void launchCrop(const CropLaunch& P, StreamHandle stream) {

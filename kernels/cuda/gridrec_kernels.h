@@ -7,7 +7,7 @@
 //                place first) zero-extended to a longer L' (an axis that
 //                needs longer rows)
 //   phase        spectra -> the canonical sample rows, x band x phase ramp
-//   gather       one thread per grid point of two pairs (tomo/gridrec_gather.h),
+//   gather       one thread per grid point of up to four pairs (tomo/gridrec_gather.h),
 //                the heavy tiles near the origin first; a lone slice's grid
 //                (Hermitian) only up to column G / 2, for a C2R transform
 //   crop         the inverse-transformed grid x deapodisation -> the
@@ -70,10 +70,11 @@ struct GatherLaunch {
 /// Tiles are kGatherTile x kGatherTile grid points, numbered row by row
 /// over the `columns` gathered.
 inline constexpr int kGatherTile = 16;
-/// Pairs one thread gathers at once: they share the search for the rows
-/// within the kernel's reach (most of a point's work), each pair's value
-/// the same as alone.
-inline constexpr int kGatherPairs = 2;
+/// Pairs one thread gathers at once (a batch's four: kGridrecBatchPairs):
+/// they share the search for the rows within the kernel's reach and the
+/// kernel's weights (most of a point's work), each pair's value the same as
+/// alone.
+inline constexpr int kGatherPairs = 4;
 void launchGather(const GatherLaunch& launch, StreamHandle stream);
 
 struct CropLaunch {

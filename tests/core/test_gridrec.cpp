@@ -510,10 +510,10 @@ TEST(GridrecGather, EqualsTheCpuSpreadingOnEveryGridPoint) {
     expectGatherEqualsSpread(ReconGeometry::fullSlice(g), {4, 2.0, 1.3}); // a fractional band (the default's 1.75 above)
 }
 
-TEST(GridrecGather, TwoPairsAtOnceEqualEachPairAlone) {
-    // The CUDA kernel gathers two pairs per thread (one search for the rows
-    // within reach): each pair's values must be those it gets alone, to the
-    // bit (the same sums in the same order).
+TEST(GridrecGather, SeveralPairsAtOnceEqualEachPairAlone) {
+    // The CUDA kernel gathers up to four pairs per thread (one search for
+    // the rows within reach, one set of weights): each pair's values must
+    // be those it gets alone, to the bit (the same sums in the same order).
     Geometry g;
     g.bins = 40;
     g.angles = goldenAngles(64);
@@ -522,20 +522,23 @@ TEST(GridrecGather, TwoPairsAtOnceEqualEachPairAlone) {
     const std::size_t pairFloats = static_cast<std::size_t>(setup.projections) * setup.sampleStride() * 2;
     std::mt19937 random(11);
     std::normal_distribution<float> normal;
-    std::vector<float> samples(2 * pairFloats);
+    std::vector<float> samples(4 * pairFloats);
     for (float& v : samples) v = normal(random);
-    const gridrec::GatherView both = setup.gatherView(samples.data());
-    const gridrec::GatherView second = setup.gatherView(samples.data() + pairFloats);
+    const gridrec::GatherView all = setup.gatherView(samples.data());
     long long different = 0;
     double energy = 0.0;
     for (int jy = 0; jy < setup.gridSize; ++jy)
         for (int jx = 0; jx < setup.gridSize; ++jx) {
-            float re[2], im[2], re0, im0, re1, im1;
-            gridrec::gatherPoints<2>(both, pairFloats, jx, jy, re, im);
-            gridrec::gatherPoint(both, jx, jy, re0, im0);
-            gridrec::gatherPoint(second, jx, jy, re1, im1);
-            different += (re[0] != re0) + (im[0] != im0) + (re[1] != re1) + (im[1] != im1);
-            energy += static_cast<double>(re1) * re1 + static_cast<double>(im1) * im1;
+            float re4[4], im4[4], re2[2], im2[2];
+            gridrec::gatherPoints<4>(all, pairFloats, jx, jy, re4, im4);
+            gridrec::gatherPoints<2>(setup.gatherView(samples.data() + 2 * pairFloats), pairFloats, jx, jy, re2, im2);
+            for (int n = 0; n < 4; ++n) {
+                float re = 0.0f, im = 0.0f;
+                gridrec::gatherPoint(setup.gatherView(samples.data() + n * pairFloats), jx, jy, re, im);
+                different += (re4[n] != re) + (im4[n] != im);
+                if (n >= 2) different += (re2[n - 2] != re) + (im2[n - 2] != im);
+                energy += static_cast<double>(re) * re + static_cast<double>(im) * im;
+            }
         }
     EXPECT_EQ(different, 0);
     EXPECT_GT(energy, 0.0);
