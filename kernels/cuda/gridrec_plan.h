@@ -6,7 +6,9 @@
 //     filter every strategy uses) -> packRows -> 1D FFT of each row (kept:
 //     the spectra of every slice stay on the device)
 //   backproject, per batch:   phase -> gather -> 2D inverse FFT per pair ->
-//     crop (deapodisation) -> D2H (copy-out stream)
+//     crop (deapodisation) -> D2H (copy-out stream); a lone slice (an odd
+//     count: the live preview's one) is real, its grid Hermitian: half the
+//     grid gathered and a C2R transform, half the work of a pair
 //
 // Batch i + 1's upload overlaps batch i's filtering, batch i's download
 // batch i + 1's gridding (two device buffers each way, events between the
