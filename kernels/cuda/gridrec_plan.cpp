@@ -4,6 +4,7 @@
 #include "gpu_filter.h"
 #include "gridrec_kernels.h"
 #include "host_copy.h"
+#include "raw_rows_upload.h"
 #include "stage_spans.h"
 
 #include "tomo/error.h"
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -92,6 +94,11 @@ public:
     ~GridrecPlan() override { drain(); }
 
     void setSinograms(std::span<const float> sinograms, int count) override;
+    /// Raw rows as stored go up (half the bytes of float for uint16) and are
+    /// corrected on the device (raw_rows_upload.h) before the filter; the
+    /// rest is reconstruct().
+    bool correctsRawRows() const override { return true; }
+    PreprocessStats reconstructRaw(const RawRows& raw, const FlatFieldRows& field, std::span<float> slices) override;
     void backproject(std::span<float> slices) override;
     void setAxis(double axis, std::span<const double> offsets) override;
     void setRegion(const Region& region) override;
@@ -135,8 +142,18 @@ private:
     /// Longer rows (`grown`, for an axis that needs them): the kept spectra rebuilt.
     void growRows(std::unique_ptr<gridrec::Setup> grown);
 
-    void uploadBatch(int batch, const float* h_src, int slices);
-    void filterBatch(int batch, int slices);
+    /// What a batch uploads: float sinograms, or raw rows with their
+    /// flat-field constants (corrected into d_in by filterBatch).
+    struct BatchInput {
+        const float* sinograms = nullptr;
+        const RawRows* raw = nullptr;
+        const FlatFieldRows* field = nullptr;
+    };
+    /// Upload + filter of every batch of `count` slices into the kept
+    /// spectra; the flat field's statistics of raw input.
+    PreprocessStats keepSpectra(int count, const BatchInput& input);
+    void uploadBatch(int batch, int slices, const BatchInput& input);
+    void filterBatch(int batch, int slices, const BatchInput& input);
     /// Phase, gather and inverse FFT of the pairs of `slices` slices from
     /// `firstPair` into d_grid (a lone last slice: half its grid, C2R).
     void gridPairs(int firstPair, int slices);
@@ -168,6 +185,7 @@ private:
     FftPlan m_rowPlan, m_gridPlan, m_halfGridPlan;
     std::unique_ptr<GpuFilter> m_filter;
     Slot m_slots[2];
+    std::optional<RawRowsUpload> m_raw; ///< raw batches (slot = batch % 2), made by the first reconstructRaw()
     HostCopier m_copier;
 
     StageSpans m_spans;
@@ -325,35 +343,54 @@ void GridrecPlan::growRows(std::unique_ptr<gridrec::Setup> grown) {
 
 // ----------------------------------------------------------------- stages
 
-void GridrecPlan::uploadBatch(int batch, const float* h_src, int slices) {
+void GridrecPlan::uploadBatch(int batch, int slices, const BatchInput& input) {
     Slot& slot = m_slots[batch % 2];
-    const std::size_t bytes = static_cast<std::size_t>(slices) * sinogramValues() * sizeof(float);
+    const int first = batch * batchSlices();
     TOMO_CUDA_CHECK(cudaEventSynchronize(slot.uploaded.get()));                     // the staging half is free again
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(m_copyIn.get(), slot.filtered.get(), 0)); // d_in no longer read
     const int span = m_spans.begin(StageSpans::kUpload, m_copyIn.get());
-    const float* source = h_src;
-    if (!isPageLocked(h_src, bytes)) {
-        if (slot.h_in.size() < static_cast<std::size_t>(batchSlices()) * sinogramValues()) {
-            slot.h_in.reset();
-            slot.h_in = PinnedBuffer<float>(static_cast<std::size_t>(batchSlices()) * sinogramValues(),
-                                            "the sinogram input buffers");
+    if (input.raw) {
+        m_spans.addHost(StageSpans::kUpload,
+                        m_raw->upload(batch % 2, *input.raw, *input.field, first, slices, m_copier, m_copyIn.get()));
+    } else {
+        const float* h_src = input.sinograms + static_cast<std::size_t>(first) * sinogramValues();
+        const std::size_t bytes = static_cast<std::size_t>(slices) * sinogramValues() * sizeof(float);
+        if (isPageLocked(h_src, bytes)) {
+            TOMO_CUDA_CHECK(cudaMemcpyAsync(slot.d_in.get(), h_src, bytes, cudaMemcpyHostToDevice, m_copyIn.get()));
+        } else {
+            if (slot.h_in.size() < static_cast<std::size_t>(batchSlices()) * sinogramValues()) {
+                slot.h_in.reset();
+                slot.h_in = PinnedBuffer<float>(static_cast<std::size_t>(batchSlices()) * sinogramValues(),
+                                                "the sinogram input buffers");
+            }
+            // Piece by piece: the DMA of one piece overlaps the host copy of
+            // the next (and the whole batch the previous batch's filtering).
+            auto* staging = reinterpret_cast<unsigned char*>(slot.h_in.get());
+            auto* device = reinterpret_cast<unsigned char*>(slot.d_in.get());
+            const auto* source = reinterpret_cast<const unsigned char*>(h_src);
+            const std::size_t piece = pieceBytes(bytes);
+            for (std::size_t offset = 0; offset < bytes; offset += piece) {
+                const std::size_t n = std::min(piece, bytes - offset);
+                const auto start = Clock::now();
+                m_copier.copy(staging + offset, source + offset, n);
+                m_spans.addHost(StageSpans::kUpload, secondsSince(start));
+                TOMO_CUDA_CHECK(
+                    cudaMemcpyAsync(device + offset, staging + offset, n, cudaMemcpyHostToDevice, m_copyIn.get()));
+            }
         }
-        const auto start = Clock::now();
-        m_copier.copy(slot.h_in.get(), h_src, bytes);
-        m_spans.addHost(StageSpans::kUpload, secondsSince(start));
-        source = slot.h_in.get();
     }
-    TOMO_CUDA_CHECK(cudaMemcpyAsync(slot.d_in.get(), source, bytes, cudaMemcpyHostToDevice, m_copyIn.get()));
     m_spans.end(span, m_copyIn.get());
     TOMO_CUDA_CHECK(cudaEventRecord(slot.uploaded.get(), m_copyIn.get()));
 }
 
-void GridrecPlan::filterBatch(int batch, int slices) {
+void GridrecPlan::filterBatch(int batch, int slices, const BatchInput& input) {
     Slot& slot = m_slots[batch % 2];
     const gridrec::Setup& s = *m_setup;
     cudaStream_t stream = m_compute.get();
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, slot.uploaded.get(), 0));
     const int span = m_spans.begin(StageSpans::kFilter, stream);
+    if (input.raw)
+        m_raw->correct(batch % 2, *input.raw, *input.field, batch * batchSlices(), slices, slot.d_in.get(), stream);
     m_filter->filter(slot.d_in.get(), slices * s.projections, stream);
     const int firstPair = batch * m_batchPairs;
     PackRowsLaunch pack;
@@ -487,6 +524,25 @@ void GridrecPlan::finishDownload(int batch, int slices, float* h_dst) {
 void GridrecPlan::setSinograms(std::span<const float> sinograms, int count) {
     requireSinograms(sinograms, count);
     DeviceScope scope(m_device);
+    BatchInput input;
+    input.sinograms = sinograms.data();
+    keepSpectra(count, input);
+}
+
+PreprocessStats GridrecPlan::reconstructRaw(const RawRows& raw, const FlatFieldRows& field, std::span<float> slices) {
+    requireRawRows(raw, field, m_setup->projections, m_setup->bins, m_maxSlices);
+    requireSlices(slices, raw.rows);
+    DeviceScope scope(m_device);
+    if (!m_raw) m_raw.emplace(m_device, m_setup->projections, m_setup->bins, batchSlices());
+    BatchInput input;
+    input.raw = &raw;
+    input.field = &field;
+    const PreprocessStats stats = keepSpectra(raw.rows, input);
+    backproject(slices);
+    return stats;
+}
+
+PreprocessStats GridrecPlan::keepSpectra(int count, const BatchInput& input) {
     m_count = 0;
     m_gridValid = false;
     const std::size_t floats = static_cast<std::size_t>((count + batchSlices() - 1) / batchSlices()) * m_batchPairs *
@@ -497,12 +553,15 @@ void GridrecPlan::setSinograms(std::span<const float> sinograms, int count) {
     }
     m_spans.reset();
     m_times = StageTimes{};
+    PreprocessStats stats;
     try {
+        if (input.raw) m_raw->start(*input.raw, m_compute.get());
         for (int b = 0; b * batchSlices() < count; ++b) {
             const int slices = std::min(batchSlices(), count - b * batchSlices());
-            uploadBatch(b, sinograms.data() + static_cast<std::size_t>(b) * batchSlices() * sinogramValues(), slices);
-            filterBatch(b, slices);
+            uploadBatch(b, slices, input);
+            filterBatch(b, slices, input);
         }
+        if (input.raw) stats = m_raw->finish(*input.raw, m_compute.get()); // the counters of every batch
         TOMO_CUDA_CHECK(cudaStreamSynchronize(m_compute.get()));
         m_spans.collect(m_times);
     } catch (...) {
@@ -510,6 +569,7 @@ void GridrecPlan::setSinograms(std::span<const float> sinograms, int count) {
         throw;
     }
     m_count = count;
+    return stats;
 }
 
 void GridrecPlan::backproject(std::span<float> slices) {
@@ -582,6 +642,7 @@ std::size_t GridrecPlan::memoryBytes() const {
                         d_spectra.bytes() + d_samples.bytes() + d_grid.bytes() + d_work.bytes() +
                         (m_filter ? m_filter->bytes() : 0);
     for (const Slot& s : m_slots) bytes += s.d_in.bytes() + s.d_out.bytes();
+    if (m_raw) bytes += m_raw->deviceBytes();
     return bytes;
 }
 

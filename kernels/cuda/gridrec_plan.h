@@ -4,7 +4,9 @@
 //
 //   setSinograms, per batch:  H2D (copy-in stream) -> GpuFilter (cuFFT, the
 //     filter every strategy uses) -> packRows -> 1D FFT of each row (kept:
-//     the spectra of every slice stay on the device)
+//     the spectra of every slice stay on the device); reconstructRaw
+//     uploads the raw rows as stored instead and corrects them on the
+//     device first (raw_rows_upload.h, the flat-field kernel)
 //   backproject, per batch:   phase -> gather -> 2D inverse FFT per pair ->
 //     crop (deapodisation) -> D2H (copy-out stream); a lone slice (an odd
 //     count: the live preview's one) is real, its grid Hermitian: half the
@@ -19,8 +21,9 @@
 // grids stay valid until the slices or the axis change: another region
 // (setRegion, the preview's bands) is a crop and a download.
 //
-// Stage times: upload = host staging + H2D, filter = filter + pack + 1D FFT,
-// backproject = phase + gather + 2D FFT + crop, download = D2H + host copy.
+// Stage times: upload = host staging + H2D, filter = (flat field +) filter +
+// pack + 1D FFT, backproject = phase + gather + 2D FFT + crop, download =
+// D2H + host copy.
 #pragma once
 
 #include "tomo/backend.h"
