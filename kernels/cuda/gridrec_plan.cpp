@@ -108,12 +108,13 @@ public:
     HostBuffer allocateHost(std::size_t bytes) const override { return allocatePageLockedHost(bytes); }
 
 private:
-    /// A download through h_out goes in pieces (of at least 4 MiB), as the
-    /// texture plans' do: the host copy of one piece overlaps the DMA of the
-    /// next (the live preview's lone slice: 16 MiB at 2048^2).
-    static constexpr int kDownloadPieces = 4;
+    /// A download through h_out, and an upload through h_in, go in pieces
+    /// (of at least 4 MiB), as the texture plans' do: the host copy of one
+    /// piece overlaps the DMA of the next (the live preview's lone slice:
+    /// 16 MiB at 2048^2).
+    static constexpr int kPieces = 4;
     static std::size_t pieceBytes(std::size_t bytes) {
-        return std::max(std::size_t{4} << 20, (bytes + kDownloadPieces - 1) / kDownloadPieces);
+        return std::max(std::size_t{4} << 20, (bytes + kPieces - 1) / kPieces);
     }
     struct Slot {
         DeviceBuffer<float> d_in;  ///< a batch of sinograms
@@ -121,7 +122,7 @@ private:
         DeviceBuffer<float> d_out; ///< a batch of region slices
         PinnedBuffer<float> h_out;
         Event uploaded, filtered, computed, downloaded;
-        Event downloadedPiece[kDownloadPieces]; ///< of a download through h_out
+        Event downloadedPiece[kPieces]; ///< of a download through h_out
     };
 
     int batchSlices() const { return 2 * m_batchPairs; }
