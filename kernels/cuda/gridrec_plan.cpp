@@ -94,6 +94,8 @@ public:
     ~GridrecPlan() override { drain(); }
 
     void setSinograms(std::span<const float> sinograms, int count) override;
+    /// Batch by batch: batch i + 1's upload overlaps batch i's gridding.
+    void reconstruct(std::span<const float> sinograms, int count, std::span<float> slices) override;
     /// Raw rows as stored go up (half the bytes of float for uint16) and are
     /// corrected on the device (raw_rows_upload.h) before the filter; the
     /// rest is reconstruct().
@@ -151,14 +153,19 @@ private:
         const FlatFieldRows* field = nullptr;
     };
     /// Upload + filter of every batch of `count` slices into the kept
-    /// spectra; the flat field's statistics of raw input.
-    PreprocessStats keepSpectra(int count, const BatchInput& input);
+    /// spectra and, unless `slices` is empty, gridding, crop and download of
+    /// each batch after its filter (reconstruct: the next batch's upload
+    /// overlaps this one's gridding); the flat field's statistics of raw input.
+    PreprocessStats runBatches(int count, const BatchInput& input, std::span<float> slices);
     void uploadBatch(int batch, int slices, const BatchInput& input);
     void filterBatch(int batch, int slices, const BatchInput& input);
     /// Phase, gather and inverse FFT of the pairs of `slices` slices from
     /// `firstPair` into d_grid (a lone last slice: half its grid, C2R).
     void gridPairs(int firstPair, int slices);
     void cropBatch(int batch, int slices);
+    /// (Gridding when `grid`,) crop and download of a batch into `output`:
+    /// by DMA when `direct`, else through h_out (finishDownload copies out).
+    void outputBatch(int batch, int slices, bool grid, float* output, bool direct);
     void download(int batch, int slices, float* direct);
     void finishDownload(int batch, int slices, float* h_dst);
     void drain() noexcept;
@@ -482,6 +489,18 @@ void GridrecPlan::cropBatch(int batch, int slices) {
     launchCrop(crop, m_compute.get());
 }
 
+void GridrecPlan::outputBatch(int batch, int slices, bool grid, float* output, bool direct) {
+    Slot& slot = m_slots[batch % 2];
+    cudaStream_t stream = m_compute.get();
+    TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, slot.downloaded.get(), 0)); // d_out no longer read
+    const int span = m_spans.begin(StageSpans::kBackproject, stream);
+    if (grid) gridPairs(batch * m_batchPairs, slices);
+    cropBatch(batch, slices);
+    m_spans.end(span, stream);
+    TOMO_CUDA_CHECK(cudaEventRecord(slot.computed.get(), stream));
+    download(batch, slices, direct ? output : nullptr);
+}
+
 void GridrecPlan::download(int batch, int slices, float* direct) {
     Slot& slot = m_slots[batch % 2];
     const std::size_t bytes = static_cast<std::size_t>(slices) * m_geometry.region.pixels() * sizeof(float);
@@ -527,7 +546,16 @@ void GridrecPlan::setSinograms(std::span<const float> sinograms, int count) {
     DeviceScope scope(m_device);
     BatchInput input;
     input.sinograms = sinograms.data();
-    keepSpectra(count, input);
+    runBatches(count, input, {});
+}
+
+void GridrecPlan::reconstruct(std::span<const float> sinograms, int count, std::span<float> slices) {
+    requireSinograms(sinograms, count);
+    requireSlices(slices, count);
+    DeviceScope scope(m_device);
+    BatchInput input;
+    input.sinograms = sinograms.data();
+    runBatches(count, input, slices);
 }
 
 PreprocessStats GridrecPlan::reconstructRaw(const RawRows& raw, const FlatFieldRows& field, std::span<float> slices) {
@@ -538,31 +566,39 @@ PreprocessStats GridrecPlan::reconstructRaw(const RawRows& raw, const FlatFieldR
     BatchInput input;
     input.raw = &raw;
     input.field = &field;
-    const PreprocessStats stats = keepSpectra(raw.rows, input);
-    backproject(slices);
-    return stats;
+    return runBatches(raw.rows, input, slices);
 }
 
-PreprocessStats GridrecPlan::keepSpectra(int count, const BatchInput& input) {
+PreprocessStats GridrecPlan::runBatches(int count, const BatchInput& input, std::span<float> slices) {
     m_count = 0;
     m_gridValid = false;
-    const std::size_t floats = static_cast<std::size_t>((count + batchSlices() - 1) / batchSlices()) * m_batchPairs *
+    const int batches = (count + batchSlices() - 1) / batchSlices();
+    const std::size_t floats = static_cast<std::size_t>(batches) * m_batchPairs *
                                pairSpectrumFloats(); // whole batches: the last one's pack writes its pairs only
     if (d_spectra.size() < floats) {
         d_spectra = DeviceBuffer<float>();
         d_spectra = DeviceBuffer<float>(m_device, floats, "the kept spectra (" + std::to_string(count) + " slices)");
     }
+    const std::size_t pixels = m_geometry.region.pixels();
+    const bool output = !slices.empty();
+    const bool direct = output && isPageLocked(slices.data(), slices.size() * sizeof(float));
+    auto slicesOf = [&](int b) { return std::min(batchSlices(), count - b * batchSlices()); };
+    auto outputOf = [&](int b) { return slices.data() + static_cast<std::size_t>(b) * batchSlices() * pixels; };
     m_spans.reset();
     m_times = StageTimes{};
     PreprocessStats stats;
     try {
         if (input.raw) m_raw->start(*input.raw, m_compute.get());
-        for (int b = 0; b * batchSlices() < count; ++b) {
-            const int slices = std::min(batchSlices(), count - b * batchSlices());
-            uploadBatch(b, slices, input);
-            filterBatch(b, slices, input);
+        for (int b = 0; b < batches; ++b) {
+            uploadBatch(b, slicesOf(b), input);
+            filterBatch(b, slicesOf(b), input);
+            if (!output) continue;
+            outputBatch(b, slicesOf(b), true, outputOf(b), direct);
+            if (b > 0 && !direct) finishDownload(b - 1, slicesOf(b - 1), outputOf(b - 1));
         }
         if (input.raw) stats = m_raw->finish(*input.raw, m_compute.get()); // the counters of every batch
+        if (output && direct) TOMO_CUDA_CHECK(cudaStreamSynchronize(m_copyOut.get()));
+        else if (output) finishDownload(batches - 1, slicesOf(batches - 1), outputOf(batches - 1));
         TOMO_CUDA_CHECK(cudaStreamSynchronize(m_compute.get()));
         m_spans.collect(m_times);
     } catch (...) {
@@ -570,6 +606,10 @@ PreprocessStats GridrecPlan::keepSpectra(int count, const BatchInput& input) {
         throw;
     }
     m_count = count;
+    if (output) {
+        m_gridValid = batches == 1;
+        m_lastRegion = m_geometry.region;
+    }
     return stats;
 }
 
@@ -580,20 +620,13 @@ void GridrecPlan::backproject(std::span<float> slices) {
     const std::size_t pixels = m_geometry.region.pixels();
     const int batches = (m_count + batchSlices() - 1) / batchSlices();
     const bool direct = isPageLocked(slices.data(), slices.size() * sizeof(float));
+    const bool grid = !m_gridValid || m_lastRegion == m_geometry.region; // else the grids are there: crop only
     auto slicesOf = [&](int b) { return std::min(batchSlices(), m_count - b * batchSlices()); };
     auto output = [&](int b) { return slices.data() + static_cast<std::size_t>(b) * batchSlices() * pixels; };
     m_spans.reset();
     try {
         for (int b = 0; b < batches; ++b) {
-            Slot& slot = m_slots[b % 2];
-            cudaStream_t stream = m_compute.get();
-            TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, slot.downloaded.get(), 0)); // d_out no longer read
-            const int span = m_spans.begin(StageSpans::kBackproject, stream);
-            if (!m_gridValid || m_lastRegion == m_geometry.region) gridPairs(b * m_batchPairs, slicesOf(b));
-            cropBatch(b, slicesOf(b));
-            m_spans.end(span, stream);
-            TOMO_CUDA_CHECK(cudaEventRecord(slot.computed.get(), stream));
-            download(b, slicesOf(b), direct ? output(b) : nullptr);
+            outputBatch(b, slicesOf(b), grid, output(b), direct);
             if (b > 0 && !direct) finishDownload(b - 1, slicesOf(b - 1), output(b - 1));
         }
         if (direct) TOMO_CUDA_CHECK(cudaStreamSynchronize(m_copyOut.get()));

@@ -12,12 +12,13 @@
 //     count: the live preview's one) is real, its grid Hermitian: half the
 //     grid gathered and a C2R transform, half the work of a pair
 //
-// Batch i + 1's upload overlaps batch i's filtering, batch i's download
-// batch i + 1's gridding (two device buffers each way, events between the
-// streams). setAxis() uploads the new phase shifts (and, for an axis that
-// needs longer rows, rebuilds the spectra on the device: inverse FFT, zero
-// extension, FFT), so the live preview's axis move is phase + gather +
-// inverse FFT + crop. When all pairs fit in one batch the inverse-transformed
+// reconstruct() and reconstructRaw() run both per batch, one batch after
+// the other, so batch i + 1's upload overlaps batch i's filtering and
+// gridding, batch i's download batch i + 1's (two device buffers each way,
+// events between the streams). setAxis() uploads the new phase shifts (and,
+// for an axis that needs longer rows, rebuilds the spectra on the device:
+// inverse FFT, zero extension, FFT), so the live preview's axis move is
+// phase + gather + inverse FFT + crop. When all pairs fit in one batch the inverse-transformed
 // grids stay valid until the slices or the axis change: another region
 // (setRegion, the preview's bands) is a crop and a download.
 //
