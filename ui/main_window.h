@@ -3,10 +3,10 @@
 // settings, recent files, drag and drop and the error dialogs.
 #pragma once
 
-#include "controller.h"
-#include "pixel_size.h"
-#include "recon_types.h"
-#include "value_unit.h"
+#include "views/value_unit.h"
+#include "work/controller.h"
+#include "work/pixel_size.h"
+#include "work/recon_types.h"
 
 #include <QElapsedTimer>
 #include <QLineF>

@@ -3,13 +3,13 @@
 // slice on screen; with the wiring of their progress and results.
 #include "main_window.h"
 
-#include "axis_sweep_dialog.h"
-#include "compare_modes_dialog.h"
-#include "export_dialog.h"
-#include "parameter_panel.h"
-#include "quality_panel.h"
-#include "slice_view.h"
-#include "volume_view.h"
+#include "dialogs/axis_sweep_dialog.h"
+#include "dialogs/compare_modes_dialog.h"
+#include "dialogs/export_dialog.h"
+#include "panels/parameter_panel.h"
+#include "panels/quality_panel.h"
+#include "views/slice_view.h"
+#include "views/volume_view.h"
 
 #include "tomo/run_config.h"
 #include "tomo/volume_io.h"
