@@ -59,7 +59,8 @@ QString positions(const std::vector<tomo::PixelPosition>& list, std::size_t coun
 
 } // namespace
 
-CorrectionsPanel::CorrectionsPanel(QWidget* parent) : QWidget(parent) {
+CorrectionsPanel::CorrectionsPanel(QWidget* parent)
+    : Panel(tr("Corrections"), QStringLiteral("correctionsDock"), DockFit::Scroll, parent) {
     // Dead, zero and saturated pixels (on by default).
     m_deadGroup = checkableGroup(tr("Dead pixels"),
                                  tr("Pixels without a usable flat, values without a positive transmission and "

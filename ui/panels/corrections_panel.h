@@ -20,7 +20,7 @@
 
 #include "work/recon_types.h"
 
-#include <QWidget>
+#include "panels/panel.h"
 
 QT_BEGIN_NAMESPACE
 class QCheckBox;
@@ -34,7 +34,7 @@ QT_END_NAMESPACE
 
 namespace tomo::ui {
 
-class CorrectionsPanel : public QWidget {
+class CorrectionsPanel : public Panel {
     Q_OBJECT
 public:
     explicit CorrectionsPanel(QWidget* parent = nullptr);

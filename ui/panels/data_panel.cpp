@@ -3,6 +3,7 @@
 #include "views/slice_view.h"
 
 #include <QComboBox>
+#include <QDockWidget>
 #include <QGridLayout>
 #include <QLabel>
 #include <QSignalBlocker>
@@ -14,7 +15,7 @@
 
 namespace tomo::ui {
 
-DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
+DataPanel::DataPanel(QWidget* parent) : Panel(tr("Data"), QStringLiteral("dataDock"), DockFit::Scroll, parent) {
     m_kind = new QComboBox;
     m_kind->setObjectName(QStringLiteral("dataKindCombo"));
     m_kind->addItem(tr("Sinogram of the row"), static_cast<int>(DataViewKind::Sinogram));
@@ -91,8 +92,14 @@ int DataPanel::angle() const { return m_angleSpin->value(); }
 void DataPanel::setAngle(int index) { m_angleSpin->setValue(index); }
 QString DataPanel::caption() const { return m_view->caption(); }
 
+void DataPanel::dockMade() {
+    connect(dock(), &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        if (visible) refresh();
+    });
+}
+
 void DataPanel::request() {
-    if (m_angles.empty()) return;
+    if (m_angles.empty() || (dock() && !dock()->isVisible())) return; // read only while someone looks
     emit requested(kind(), m_row, angle());
 }
 

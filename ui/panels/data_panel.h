@@ -6,7 +6,7 @@
 
 #include "work/recon_types.h"
 
-#include <QWidget>
+#include "panels/panel.h"
 
 QT_BEGIN_NAMESPACE
 class QComboBox;
@@ -19,7 +19,7 @@ namespace tomo::ui {
 
 class SliceView;
 
-class DataPanel : public QWidget {
+class DataPanel : public Panel {
     Q_OBJECT
 public:
     explicit DataPanel(QWidget* parent = nullptr);
@@ -37,14 +37,16 @@ public:
     SliceView* view() const { return m_view; }
     QString caption() const;
 
-    /// Asks again for what is chosen (the panel became visible).
+    /// Asks again for what is chosen (as when the panel becomes visible).
     void refresh() { request(); }
 
 signals:
-    /// The panel wants this image (kind, row, angle).
+    /// The panel wants this image (kind, row, angle); only while its dock
+    /// shows (the worker reads the file for it).
     void requested(tomo::ui::DataViewKind kind, int row, int angle);
 
 private:
+    void dockMade() override;
     void request();
     void updateMarker();
 

@@ -1,5 +1,6 @@
 #include "panels/metadata_panel.h"
 
+#include <QAction>
 #include <QColor>
 #include <QDoubleSpinBox>
 #include <QFileInfo>
@@ -18,7 +19,14 @@
 
 namespace tomo::ui {
 
-MetadataPanel::MetadataPanel(QWidget* parent) : QWidget(parent) {
+MetadataPanel::MetadataPanel(QWidget* parent)
+    : Panel(tr("Dataset"), QStringLiteral("datasetDock"), DockFit::Stretch, parent) {
+    m_pixelSizeAction = makeAction(this, tr("&Pixel Size…"), nullptr, QKeySequence(),
+                                   tr("This dataset's pixel size at the sample: scale bar, values per mm or cm, Paganin"));
+    connect(m_pixelSizeAction, &QAction::triggered, this, [this] {
+        showDock();
+        askPixelSize();
+    });
     m_tree = new QTreeWidget;
     m_tree->setColumnCount(2);
     m_tree->setHeaderLabels({tr("Property"), tr("Value")});

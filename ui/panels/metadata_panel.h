@@ -8,7 +8,7 @@
 #include "work/pixel_size.h"
 #include "work/recon_types.h"
 
-#include <QWidget>
+#include "panels/panel.h"
 
 QT_BEGIN_NAMESPACE
 class QDoubleSpinBox;
@@ -20,7 +20,7 @@ QT_END_NAMESPACE
 
 namespace tomo::ui {
 
-class MetadataPanel : public QWidget {
+class MetadataPanel : public Panel {
     Q_OBJECT
 public:
     explicit MetadataPanel(QWidget* parent = nullptr);
@@ -33,6 +33,8 @@ public:
     /// Shows the question (a Change… of a known size), the field focused.
     void askPixelSize();
     bool askingPixelSize() const;
+    /// View ▸ Pixel Size…: shows this panel and asks.
+    QAction* pixelSizeAction() const { return m_pixelSizeAction; }
 
 signals:
     /// The user's answer for this dataset (0: not known, do not ask again).
@@ -48,6 +50,7 @@ private:
     QFrame* m_pixelQuestion = nullptr;
     QLabel* m_pixelQuestionText = nullptr;
     QDoubleSpinBox* m_pixelSpin = nullptr;
+    QAction* m_pixelSizeAction = nullptr;
     QLabel* m_warnings = nullptr; ///< the warnings again, wrapped: a row cuts them off
 };
 

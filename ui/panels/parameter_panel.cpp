@@ -5,6 +5,8 @@
 #include "tomo/error.h"
 #include "tomo/registry.h"
 
+#include <QAction>
+#include <QDockWidget>
 #include <QFileDialog>
 #include <QSignalBlocker>
 #include <QStandardItemModel>
@@ -24,7 +26,9 @@ QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<
 
 } // namespace
 
-ParameterPanel::ParameterPanel(QWidget* parent) : QWidget(parent), ui(std::make_unique<Ui::ParameterPanel>()) {
+ParameterPanel::ParameterPanel(QWidget* parent)
+    : Panel(tr("Parameters"), QStringLiteral("parametersDock"), DockFit::Scroll, parent),
+      ui(std::make_unique<Ui::ParameterPanel>()) {
     ui->setupUi(this);
     populateChoices();
     updatePrecisionChoice();
@@ -83,9 +87,38 @@ ParameterPanel::ParameterPanel(QWidget* parent) : QWidget(parent), ui(std::make_
         if (on) changed(); // catch up with what changed meanwhile
     });
     updateValidation();
+    createActions();
 }
 
 ParameterPanel::~ParameterPanel() = default;
+
+void ParameterPanel::createActions() {
+    m_liveAction = makeAction(this, tr("&Live Update"), "live", QKeySequence(tr("Ctrl+U")),
+                              tr("Reconstruct on every parameter change (latest change wins)"));
+    m_liveAction->setCheckable(true);
+    m_liveAction->setChecked(liveUpdate());
+    connect(m_liveAction, &QAction::triggered, this, &ParameterPanel::setLiveUpdate);
+    connect(this, &ParameterPanel::liveUpdateChanged, m_liveAction, &QAction::setChecked);
+    m_findAxisAction = makeAction(this, tr("&Find Rotation Axis"), "find-axis", QKeySequence(tr("Ctrl+F")),
+                                  tr("Estimate the rotation axis from the current row"));
+    connect(m_findAxisAction, &QAction::triggered, this, &ParameterPanel::findAxis);
+    auto step = [this](const QString& text, const QKeySequence& key, const QString& tip, auto slot) {
+        QAction* a = makeAction(this, text, nullptr, key, tip);
+        connect(a, &QAction::triggered, this, slot);
+        m_stepActions << a;
+    };
+    step(tr("Axis −0.25 px"), QKeySequence(Qt::Key_BracketLeft), tr("Move the axis left"), [this] { nudgeAxis(-0.25); });
+    step(tr("Axis +0.25 px"), QKeySequence(Qt::Key_BracketRight), tr("Move the axis right"), [this] { nudgeAxis(0.25); });
+    step(tr("Axis −0.01 px"), QKeySequence(Qt::Key_BraceLeft), tr("Move the axis left, finely"), [this] { nudgeAxis(-0.01); });
+    step(tr("Axis +0.01 px"), QKeySequence(Qt::Key_BraceRight), tr("Move the axis right, finely"), [this] { nudgeAxis(0.01); });
+    step(tr("Previous Row"), QKeySequence(Qt::Key_PageUp), tr("Previous detector row"), [this] { stepRow(-1); });
+    step(tr("Next Row"), QKeySequence(Qt::Key_PageDown), tr("Next detector row"), [this] { stepRow(1); });
+}
+
+void ParameterPanel::dockMade() {
+    // As wide as the controls want: the scroll area would squeeze them.
+    dock()->widget()->setMinimumWidth(sizeHint().width() + 24);
+}
 
 void ParameterPanel::populateChoices() {
     for (auto w : {tomo::FilterWindow::RamLak, tomo::FilterWindow::SheppLogan, tomo::FilterWindow::Cosine,

@@ -5,12 +5,14 @@
 // precision, slices per pass, device, threads,
 // region of interest, live update. It holds the corrections too (edited in
 // the Corrections panel), so params() is the whole request. Emits
-// paramsChanged() on every user change.
+// paramsChanged() on every user change. Its actions: Live Update, Find
+// Rotation Axis, and the axis and row steps of the Reconstruction menu.
 #pragma once
 
+#include "panels/panel.h"
 #include "work/recon_types.h"
 
-#include <QWidget>
+#include <QList>
 
 #include <memory>
 #include <optional>
@@ -21,11 +23,18 @@ class ParameterPanel;
 
 namespace tomo::ui {
 
-class ParameterPanel : public QWidget {
+class ParameterPanel : public Panel {
     Q_OBJECT
 public:
     explicit ParameterPanel(QWidget* parent = nullptr);
     ~ParameterPanel() override;
+
+    /// Checkable, follows setLiveUpdate(): reconstruct on every change.
+    QAction* liveUpdateAction() const { return m_liveAction; }
+    /// Runs findAxis().
+    QAction* findAxisAction() const { return m_findAxisAction; }
+    /// Axis −0.25, +0.25, −0.01, +0.01 px; previous and next row.
+    QList<QAction*> stepActions() const { return m_stepActions; }
 
     /// Why float16 is greyed out in the precision choice (empty: it is offered).
     QString halfPrecisionReason() const;
@@ -87,6 +96,8 @@ signals:
     void correctionsReplaced(const tomo::CorrectionOptions& corrections);
 
 private:
+    void dockMade() override;
+    void createActions();
     void populateChoices();
     void changed();
     void updateValidation();
@@ -103,6 +114,9 @@ private:
     void loadOffsets(const QString& path);
 
     std::unique_ptr<Ui::ParameterPanel> ui;
+    QAction* m_liveAction = nullptr;
+    QAction* m_findAxisAction = nullptr;
+    QList<QAction*> m_stepActions;
     int m_bins = 0;                        // detector columns
     int m_grid = 0;                        // slice grid (= m_bins unless stitched)
     int m_row = 0;                         // the row the axis spin box shows the axis for

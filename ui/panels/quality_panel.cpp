@@ -2,6 +2,7 @@
 
 #include "views/slice_view.h"
 
+#include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
@@ -17,7 +18,11 @@
 
 namespace tomo::ui {
 
-QualityPanel::QualityPanel(QWidget* parent) : QWidget(parent) {
+QualityPanel::QualityPanel(QWidget* parent)
+    : Panel(tr("Quality"), QStringLiteral("qualityDock"), DockFit::Scroll, parent) {
+    m_pinAction = makeAction(this, tr("&Pin Result as Reference"), "pin", QKeySequence(Qt::Key_P),
+                             tr("Keep the current result as the reference of the quality view"));
+    connect(m_pinAction, &QAction::triggered, this, &QualityPanel::pinRequested);
     m_reference = new QComboBox;
     m_reference->addItem(tr("cpu-reference (exact)"), static_cast<int>(ReferenceKind::Exact));
     m_reference->addItem(tr("True phantom"), static_cast<int>(ReferenceKind::Truth));

@@ -7,7 +7,7 @@
 #include "views/value_unit.h"
 #include "work/recon_types.h"
 
-#include <QWidget>
+#include "panels/panel.h"
 
 #include <optional>
 
@@ -22,7 +22,7 @@ namespace tomo::ui {
 
 class SliceView;
 
-class QualityPanel : public QWidget {
+class QualityPanel : public Panel {
     Q_OBJECT
 public:
     explicit QualityPanel(QWidget* parent = nullptr);
@@ -53,6 +53,8 @@ public:
     /// The difference image shown (empty before the first comparison).
     const tomo::Image& difference() const;
     SliceView* view() const { return m_view; }
+    /// Reconstruction ▸ Pin Result as Reference (pinRequested, as the Pin button).
+    QAction* pinAction() const { return m_pinAction; }
 
 signals:
     void referenceKindChanged(tomo::ui::ReferenceKind kind);
@@ -67,6 +69,7 @@ private:
 
     QComboBox* m_reference = nullptr;
     QPushButton* m_pin = nullptr;
+    QAction* m_pinAction = nullptr;
     QCheckBox* m_disc = nullptr;
     QCheckBox* m_automatic = nullptr;
     QPushButton* m_compute = nullptr;
