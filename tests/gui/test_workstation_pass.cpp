@@ -2,7 +2,7 @@
 // dataset, the first export on a fresh account, the ring damage guard beside
 // the Corrections panel, half precision where nothing computes it, tab titles
 // that fit a 1024 x 700 window, and labels that say what the data are.
-// QTest under Xvfb, as test_workstation.cpp; screenshots as artefacts.
+// QTest under Xvfb, as the other GUI suites; screenshots as artefacts.
 #include "gui_test_support.h"
 
 #include "dialogs/axis_sweep_dialog.h"
