@@ -2,19 +2,19 @@
 // dataset, the first export on a fresh account, the ring damage guard beside
 // the Corrections panel, half precision where nothing computes it, tab titles
 // that fit a 1024 x 700 window, and labels that say what the data are.
-// QTest under Xvfb, as test_workstation.cpp; screenshots as artefacts.
+// QTest under Xvfb, as the other GUI suites; screenshots as artefacts.
 #include "gui_test_support.h"
 
-#include "axis_sweep_dialog.h"
-#include "corrections_panel.h"
-#include "data_panel.h"
-#include "export_dialog.h"
+#include "dialogs/axis_sweep_dialog.h"
+#include "dialogs/export_dialog.h"
 #include "main_window.h"
-#include "metadata_panel.h"
-#include "parameter_panel.h"
-#include "profile_plot.h"
-#include "quality_panel.h"
-#include "slice_view.h"
+#include "panels/corrections_panel.h"
+#include "panels/data_panel.h"
+#include "panels/metadata_panel.h"
+#include "panels/parameter_panel.h"
+#include "panels/quality_panel.h"
+#include "views/profile_plot.h"
+#include "views/slice_view.h"
 
 #include "tomo/registry.h"
 #include "tomo/volume_io.h"
