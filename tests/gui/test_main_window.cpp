@@ -191,7 +191,13 @@ private slots:
         QCOMPARE(finished.first().at(1).value<JobStatus>(), JobStatus::Done);
         const tomo::ImageStack written = tomo::readVolume(request.target.toStdString());
         QCOMPARE(written.depth, 1);
-        QVERIFY(maxAbsDifference(written.slice(0), w->currentResult()->preview.slice) < 1e-6 * peak);
+        // The export filters at that axis; the slice on screen interpolates filterings at both
+        // ends of the axis's reach (README, fan/cone beam), so the two differ by the filter's float
+        // rounding: measured 3.7e-6 of the peak here, 5.3e-6 the most over steps of 0.5 to 50
+        // columns on this scan; bound 3x that.
+        const double exported = maxAbsDifference(written.slice(0), w->currentResult()->preview.slice);
+        qInfo("fan-beam export vs the slice on screen: %.3g of the peak", exported / peak);
+        QVERIFY(exported < 1.6e-5 * peak);
     }
 
 

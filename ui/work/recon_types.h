@@ -262,6 +262,7 @@ struct SubVolume {
     /// `binning` shrank the reconstructed slices), and the grid the slices
     /// were reconstructed on.
     int reconstructionBinning = 1;
+    int reconstructionProjections = 0; ///< projections it was reconstructed from (runs of them averaged)
     int reconstructedWidth = 0;
     int reconstructedHeight = 0;
     /// Distance between rows in pixels: 1 for a detector (square pixels);
