@@ -107,7 +107,8 @@ public:
     void write(const SliceTracker& slices, ParallelEncoder& encoder, int first, int count, std::span<const float> data) {
         const std::size_t rowValues = static_cast<std::size_t>(slices.width());
         const int bands = static_cast<int>(m_chunks.bandsPerSlice);
-        encoder.forEach(count * bands, [&](int index, int thread) {
+        // A chunk's place in the file and its samples.
+        const auto chunk = [&](int index) {
             const int slice = index / bands, band = index % bands;
             const std::size_t row = static_cast<std::size_t>(band) * m_chunks.bandRows;
             const std::size_t rows =
@@ -116,6 +117,16 @@ public:
                                              rows * rowValues);
             const std::uint64_t address = m_chunks.addresses[static_cast<std::size_t>(first + slice) * bands +
                                                              static_cast<std::size_t>(band)];
+            return std::pair{address, values};
+        };
+        // The reserving threads learn of every chunk of the call at once
+        // and reserve them in order while the first ones are written.
+        for (int index = 0; index < count * bands; ++index) {
+            const auto [address, values] = chunk(index);
+            m_file.expect(address, values.size() * encoder.sampleBytes());
+        }
+        encoder.forEach(count * bands, [&](int index, int thread) {
+            const auto [address, values] = chunk(index);
             const std::size_t bytes = values.size() * encoder.sampleBytes();
             m_file.reserve(address, bytes);
             if (std::byte* place = m_file.at(address)) {
@@ -185,7 +196,7 @@ public:
     Hdf5PartWriter(const std::filesystem::path& file, const std::string& target, int width, int height, int slices,
                    const Hdf5Chunks& chunks, const WriteOptions& options, bool sameHost)
         : m_slices(target, width, height, slices), m_encoder(options), m_sync(!sameHost),
-          m_chunks(file, target, chunks, sameHost ? ChunkFile::Access::Automatic : ChunkFile::Access::Written) {}
+          m_chunks(file, target, chunks, sameHost ? ChunkFile::Access::Part : ChunkFile::Access::Written) {}
 
     void writeSlices(int first, int count, std::span<const float> data) override {
         m_slices.check(first, count, data.size());
