@@ -190,7 +190,8 @@ std::string reportToJson(const VolumeReport& r, const ClippedValues& clipped) {
                 {"peak_buffer_bytes", r.peakBufferBytes},
                 {"gups", r.gups},
                 {"lanes", lanes},
-                {"clipped", {clipped.below, clipped.above, clipped.nan}}}
+                {"clipped", {clipped.below, clipped.above, clipped.nan}},
+                {"cores", coresOfThisProcess()}} // a launcher may bind a rank to fewer than the host has
         .dump();
 }
 
@@ -201,6 +202,7 @@ RankReport reportFromJson(const std::string& text) {
         const json j = json::parse(text);
         const json& c = j.at("clipped");
         rank.clipped = {c.at(0).get<std::uint64_t>(), c.at(1).get<std::uint64_t>(), c.at(2).get<std::uint64_t>()};
+        rank.cores = j.at("cores").get<int>();
         r.strategy = j.at("strategy").get<std::string>();
         r.correctedOn = j.at("corrected_on").get<std::string>();
         r.slices = j.at("slices").get<int>();
