@@ -65,12 +65,19 @@ protected:
     /// The single-process volume written as `name` ("one.h5" or the folder "one").
     static ImageStack oneProcess(const std::string& name) { return readVolume(*s_data / name); }
 
+    /// mpirun `options` (and --allow-run-as-root as root) `command`, in the test's folder.
+    ToolRun launch(std::string options, const std::string& command) {
+        if (::geteuid() == 0) options += " --allow-run-as-root";
+        return runTool(TOMO_MPIEXEC, options + " " + command, m_dir.path());
+    }
     /// mpirun -n `ranks` `wrapper` tomo-recon ... --mpi.
     ToolRun mpirun(int ranks, const std::string& args, const std::string& wrapper = {}) {
-        std::string launcher = "--oversubscribe -n " + std::to_string(ranks);
-        if (::geteuid() == 0) launcher += " --allow-run-as-root";
-        return runTool(TOMO_MPIEXEC, launcher + " " + wrapper + " '" + TOMO_RECON_EXE + "' " + args + " --mpi",
-                       m_dir.path());
+        return launch("--oversubscribe -n " + std::to_string(ranks),
+                      wrapper + " '" + TOMO_RECON_EXE + "' " + args + " --mpi");
+    }
+    /// tomo-bench --pipeline --mpi `args` on two ranks.
+    ToolRun benchOnTwoRanks(const std::string& args) {
+        return launch("--oversubscribe -n 2", std::string("'") + TOMO_BENCH_EXE + "' --pipeline --mpi " + args);
     }
     std::string outputArgs(const fs::path& output) { return quoted(scan()) + " -o " + quoted(output) + kOptions; }
 
@@ -176,10 +183,8 @@ TEST_F(TomoReconMpi, ARankKilledMidRunLeavesNoOutputAndResumeFinishesTheSameVolu
 
 TEST_F(TomoReconMpi, ABindingAskedOfMpirunIsKept) {
     if (coresHere() == coresHere(1)) GTEST_SKIP() << "one core here: every binding is to one core";
-    std::string launcher = "--bind-to core -n 2";
-    if (::geteuid() == 0) launcher += " --allow-run-as-root";
-    const ToolRun r = runTool(TOMO_MPIEXEC, launcher + " '" + TOMO_RECON_EXE + "' " + outputArgs(m_dir / "v.h5") + " --mpi",
-                              m_dir.path());
+    const ToolRun r =
+        launch("--bind-to core -n 2", std::string("'") + TOMO_RECON_EXE + "' " + outputArgs(m_dir / "v.h5") + " --mpi");
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     for (const char* rank : {"0", "1"}) {
         const std::string line = std::string("tomo-recon: rank ") + rank + " on " + hostName() + " (CPU, 1 core): ";
@@ -222,14 +227,9 @@ TEST_F(TomoReconMpi, AMultiPageTiffIsRefusedInOneLine) {
 }
 
 TEST_F(TomoReconMpi, TheBenchmarksTableHasEveryRanksShare) {
-    std::string launcher = "--oversubscribe -n 2";
-    if (::geteuid() == 0) launcher += " --allow-run-as-root";
     const fs::path json = m_dir / "bench.json";
-    const ToolRun r = runTool(TOMO_MPIEXEC,
-                              launcher + " '" + TOMO_BENCH_EXE +
-                                  "' --pipeline --mpi --strategy cpu --threads 1 --projections 48 --size 48 --rows 21 "
-                                  "--dir " + quoted(m_dir.path()) + " --json " + quoted(json),
-                              m_dir.path());
+    const ToolRun r = benchOnTwoRanks("--strategy cpu --threads 1 --projections 48 --size 48 --rows 21 --dir " +
+                                      quoted(m_dir.path()) + " --json " + quoted(json));
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("2 ranks, warm input: busy per device (reconstruct seconds / chunks): r0/"), std::string::npos)
         << r.out;
@@ -239,14 +239,9 @@ TEST_F(TomoReconMpi, TheBenchmarksTableHasEveryRanksShare) {
 }
 
 TEST_F(TomoReconMpi, TheWriterAloneWritesOneOutputSharedByTheRanks) {
-    std::string launcher = "--oversubscribe -n 2";
-    if (::geteuid() == 0) launcher += " --allow-run-as-root";
     const fs::path json = m_dir / "writer.json";
-    const ToolRun r = runTool(TOMO_MPIEXEC,
-                              launcher + " '" + TOMO_BENCH_EXE +
-                                  "' --pipeline --mpi --writer-threads 1,2 --size 48 --rows 150 --dir " +
-                                  quoted(m_dir.path()) + " --json " + quoted(json),
-                              m_dir.path());
+    const ToolRun r = benchOnTwoRanks("--writer-threads 1,2 --size 48 --rows 150 --dir " + quoted(m_dir.path()) +
+                                      " --json " + quoted(json));
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("150 slices of 48^2 float32 (HDF5, 0.00 GiB) into " + m_dir.path().string() +
                          ", shared by 2 MPI ranks"),

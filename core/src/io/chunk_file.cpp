@@ -112,7 +112,6 @@ void ChunkFile::reserveAhead() {
 
 void ChunkFile::queueSteps(std::uint64_t offset, std::uint64_t bytes) const {
     if (bytes == 0) return;
-    if (offset + bytes > m_wanted) m_wanted = offset + bytes;
     for (std::uint64_t s = offset / kStep; s <= (offset + bytes - 1) / kStep; ++s) {
         Step& step = m_steps[static_cast<std::size_t>(s)];
         if (step != Step::Free) continue;
@@ -131,6 +130,7 @@ void ChunkFile::expect(std::uint64_t offset, std::uint64_t bytes) const {
 void ChunkFile::reserve(std::uint64_t offset, std::uint64_t bytes) const {
     if (!m_map || bytes == 0) return; // pwrite reports a full disk itself
     std::unique_lock lock(m_mutex);
+    m_wanted = std::max(m_wanted, offset + bytes); // where the writes are: reserving ahead follows them
     queueSteps(offset, bytes);
     const std::uint64_t first = offset / kStep, last = (offset + bytes - 1) / kStep;
     const auto reserved = [&] {

@@ -95,7 +95,7 @@ private:
     mutable std::vector<Step> m_steps;
     mutable std::deque<std::uint64_t> m_queue; ///< steps asked for, first first
     std::uint64_t m_next = 0;           ///< the next step to reserve ahead
-    mutable std::uint64_t m_wanted = 0; ///< end of the furthest range asked for
+    mutable std::uint64_t m_wanted = 0; ///< end of the furthest range reserve() asked for
     int m_reserveError = 0;             ///< errno of the reservation that failed
     bool m_stopReserving = false;
     std::vector<std::thread> m_reservers;
