@@ -64,12 +64,32 @@ private:
     int m_before, m_slices;
 };
 
+/// The spans of `rows`, each told to the writer as the conveyor takes it
+/// (VolumeWriter::expect): the place of a rank's slices in the shared output
+/// is made ready while they are read and reconstructed, and only theirs.
+class AnnouncedRows final : public RowSource {
+public:
+    AnnouncedRows(RowSource& rows, VolumeWriter& writer) : m_rows(rows), m_writer(writer) {}
+    std::optional<SliceSpan> next(int most) override {
+        std::optional<SliceSpan> span = m_rows.next(most);
+        if (span) m_writer.expect(span->first, span->count);
+        return span;
+    }
+    void written(const SliceSpan& span) override { m_rows.written(span); }
+    double fractionWritten() const override { return m_rows.fractionWritten(); }
+
+private:
+    RowSource& m_rows;
+    VolumeWriter& m_writer;
+};
+
 /// This rank's job of the order: its devices and the spans of `rows`.
 VolumeReport runShare(DatasetReader& reader, const DistributedOrder& order, const std::vector<int>& devices,
                       VolumeWriter& writer, RowSource& rows, const ProgressCallback& progress) {
     VolumeJob job = order.job;
     job.devices = devices;
-    job.rows = &rows;
+    AnnouncedRows announced(rows, writer);
+    job.rows = &announced;
     return reconstructVolume(reader, job, writer, progress);
 }
 

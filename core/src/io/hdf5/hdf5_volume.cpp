@@ -121,10 +121,7 @@ public:
         };
         // The reserving threads learn of every chunk of the call at once
         // and reserve them in order while the first ones are written.
-        for (int index = 0; index < count * bands; ++index) {
-            const auto [address, values] = chunk(index);
-            m_file.expect(address, values.size() * encoder.sampleBytes());
-        }
+        expect(slices, encoder, first, count);
         encoder.forEach(count * bands, [&](int index, int thread) {
             const auto [address, values] = chunk(index);
             const std::size_t bytes = values.size() * encoder.sampleBytes();
@@ -136,6 +133,19 @@ public:
                 m_file.write(encoder.encodeOnThread(thread, values), address);
             }
         });
+    }
+
+    /// Asks the reserving threads for the chunks of slices [first, first +
+    /// count), in order (those outside the volume passed over).
+    void expect(const SliceTracker& slices, const ParallelEncoder& encoder, int first, int count) const {
+        const std::size_t bands = m_chunks.bandsPerSlice, height = static_cast<std::size_t>(slices.height());
+        const std::size_t rowBytes = static_cast<std::size_t>(slices.width()) * encoder.sampleBytes();
+        for (int z = std::max(first, 0); z < std::min(first + count, slices.slices()); ++z)
+            for (std::size_t band = 0; band < bands; ++band) {
+                const std::size_t row = band * m_chunks.bandRows;
+                m_file.expect(m_chunks.addresses[static_cast<std::size_t>(z) * bands + band],
+                              std::min<std::size_t>(m_chunks.bandRows, height - row) * rowBytes);
+            }
     }
 
     /// With `sync`, the bytes reach the storage first (fdatasync).
@@ -204,6 +214,9 @@ public:
     }
     void commit() override { m_chunks.close(m_sync); }
     ClippedValues clipped() const override { return m_encoder.clipped(); }
+    /// Reserves the chunks of the slices to come while they are reconstructed:
+    /// a rank reserves only its own, and only once it has them.
+    void expect(int first, int count) override { m_chunks.expect(m_slices, m_encoder, first, count); }
 
 private:
     SliceTracker m_slices;
