@@ -441,6 +441,49 @@ int runOpenScanBenchmark(const PipelineBenchSettings& s) {
     return 0;
 }
 
+namespace {
+
+/// --writer-threads --mpi, on every rank: the writer of a shared output (as
+/// tomo-recon --mpi's ranks have it, from rank 0's `order`: the output's
+/// layout and the writer threads) writes the spans of slices rank 0's
+/// `dealer` (nullptr elsewhere) hands out, `values` for each (up to `chunk`
+/// slices at a time, as the conveyor hands them over). Rank 0 gets every
+/// rank's outcome; a failure is thrown there.
+void writeShare(Cluster& cluster, SliceDealer* dealer, const std::string& order, std::span<const float> values,
+                int chunk) {
+    const json j = json::parse(order);
+    std::unique_ptr<VolumeWriter> writer;
+    std::string setupError;
+    std::size_t sliceValues = 0;
+    try {
+        const SharedVolume shared = SharedVolume::fromLayout(j.at("layout").get<std::string>());
+        WriteOptions options;
+        options.threads = j.at("threads").get<int>();
+        writer = shared.writer(options, cluster.oneHost());
+        sliceValues = values.size() / static_cast<std::size_t>(chunk);
+    } catch (const std::exception& e) {
+        setupError = errorText(e);
+    }
+    if (const std::string verdict = cluster.agree(setupError); !verdict.empty()) {
+        if (cluster.rank() == 0) rethrowError(verdict);
+        return; // rank 0 reports it
+    }
+    const std::vector<RankOutcome> outcomes = cluster.distribute(dealer, [&](RowSource& rows) {
+        while (const std::optional<SliceSpan> span = rows.next(chunk)) {
+            throwIfInterrupted();
+            writer->writeSlices(span->first, span->count, values.first(sliceValues * static_cast<std::size_t>(span->count)));
+            rows.written(*span);
+        }
+        writer->commit();
+        return std::string();
+    });
+    if (cluster.rank() != 0) return;
+    for (const RankOutcome& o : outcomes)
+        if (!o.error.empty()) rethrowError(o.error, o.rank == 0 ? std::string() : Cluster::rankPrefix(o.rank, o.host));
+}
+
+} // namespace
+
 int runWriterBenchmark(const PipelineBenchSettings& s) {
     if (s.output != "h5" && s.output != "tiff")
         throw InvalidArgument("--output-format " + s.output + ": expected h5 or tiff");
@@ -454,10 +497,27 @@ int runWriterBenchmark(const PipelineBenchSettings& s) {
     const int chunk = std::min(slices, 64);
     std::vector<float> values(sliceValues * static_cast<std::size_t>(chunk));
     for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 4093) * 1e-3f;
-    std::printf("tomo-bench --pipeline --writer-threads: %d slices of %d^2 %s (%s, %.2f GiB) into %s, %d slices "
+    // --mpi: the output shared by the ranks as tomo-recon --mpi writes it;
+    // rank 0 makes, records and commits it, the others take part.
+    std::unique_ptr<Cluster> cluster;
+    if (s.mpi) {
+        cluster = Cluster::join();
+        if (cluster->rank() > 0) {
+            for (std::string order; !(order = cluster->awaitStart()).empty();) {
+                writeShare(*cluster, nullptr, order, values, chunk);
+                cluster->broadcast({}); // rank 0's verdict: it reports a failure
+            }
+            return kExitOk;
+        }
+        if (!cluster->mpi())
+            std::printf("tomo-bench: --mpi: no MPI launcher (mpirun, srun) started this process: running as one rank\n");
+    }
+    const std::string by =
+        cluster ? ", shared by " + std::to_string(cluster->size()) + " MPI rank" + (cluster->size() > 1 ? "s" : "") : "";
+    std::printf("tomo-bench --pipeline --writer-threads: %d slices of %d^2 %s (%s, %.2f GiB) into %s%s, %d slices "
                 "per call, a new output each run\n\n",
                 slices, s.columns, outputTypeName(s.outputType), s.output == "h5" ? "HDF5" : "TIFF folder", gib(bytes),
-                dir.c_str(), chunk);
+                dir.c_str(), by.c_str(), chunk);
     std::printf("%8s %10s %10s %10s %10s\n", "threads", "create s", "write s", "GB/s", "vs 1st");
     json runs = json::array();
     double first = 0.0;
@@ -471,28 +531,48 @@ int runWriterBenchmark(const PipelineBenchSettings& s) {
         options.rangeMax = 5.0f;
         options.threads = threads;
         const auto t0 = Clock::now();
-        auto writer = createVolumeWriter(output, s.columns, s.columns, slices, options);
-        const double create = secondsSince(t0);
-        const auto t1 = Clock::now();
-        for (int done = 0; done < slices; done += chunk) {
-            const int n = std::min(chunk, slices - done);
-            writer->writeSlices(done, n, std::span<const float>(values).first(sliceValues * static_cast<std::size_t>(n)));
+        double create = 0.0;
+        if (cluster) {
+            SharedVolume shared = SharedVolume::create(output, s.columns, s.columns, slices, options, false);
+            create = secondsSince(t0);
+            SliceDealer dealer(shared.missing(), cluster->size(), 1,
+                               [&shared](const SliceSpan& span, int rank) { shared.record(span, rank); });
+            const std::string order = json{{"layout", shared.layout()}, {"threads", threads}}.dump();
+            cluster->start(order);
+            try {
+                writeShare(*cluster, &dealer, order, values, chunk);
+                shared.commit();
+            } catch (const std::exception&) {
+                cluster->broadcast("failed");
+                throw;
+            }
+            cluster->broadcast("ok");
+        } else {
+            auto writer = createVolumeWriter(output, s.columns, s.columns, slices, options);
+            create = secondsSince(t0);
+            for (int done = 0; done < slices; done += chunk) {
+                const int n = std::min(chunk, slices - done);
+                writer->writeSlices(done, n, std::span<const float>(values).first(sliceValues * static_cast<std::size_t>(n)));
+            }
+            writer->commit();
         }
-        writer->commit();
-        const double write = secondsSince(t1);
-        writer.reset();
+        const double write = secondsSince(t0) - create;
         fs::remove_all(output, ec);
         const double rate = bytes / (create + write) / 1e9;
         if (first == 0.0) first = rate;
         std::printf("%8d %10.3f %10.3f %10.2f %9.2fx\n", threads, create, write, rate, rate / first);
+        std::fflush(stdout);
         runs.push_back({{"threads", threads}, {"seconds_create", create}, {"seconds_write", write}, {"gb_per_s", rate}});
     }
+    if (cluster) cluster->start({}); // the other ranks: no more runs
     std::printf("(create = the output made with its room checked; write = every slice written and the commit; GB/s "
-                "over both)\n");
+                "over both%s)\n",
+                cluster ? "; threads per rank" : "");
     if (!s.json.empty()) {
         writeJson(s.json, {{"mode", "writer"},
                            {"output", {{"format", s.output}, {"type", outputTypeName(s.outputType)}, {"bytes", bytes}}},
                            {"dir", dir.string()},
+                           {"ranks", cluster ? cluster->size() : 1},
                            {"runs", runs}});
         std::printf("wrote %s\n", s.json.c_str());
     }
@@ -532,6 +612,8 @@ std::string laneBusy(const RunResult& r) {
     };
     if (r.ranks.empty()) addLanes(r.report.lanes, "");
     for (const RankReport& rank : r.ranks) addLanes(rank.report.lanes, "r" + std::to_string(rank.rank) + "/");
+    for (const RankReport& rank : r.ranks)
+        text += (rank.rank == 0 ? "; cores per rank: " : ", ") + std::to_string(rank.cores);
     return text;
 }
 
@@ -680,10 +762,15 @@ int runPipelineBenchmark(const PipelineBenchSettings& s) {
                                      {"gups", l.gups}});
             };
             if (r.ranks.empty()) addLanes(v.lanes, 0);
-            for (const RankReport& rank : r.ranks) addLanes(rank.report.lanes, rank.rank);
+            json cores = json::array();
+            for (const RankReport& rank : r.ranks) {
+                addLanes(rank.report.lanes, rank.rank);
+                cores.push_back(rank.cores);
+            }
             results.push_back({{"input", r.input},
                                {"devices", r.devices},
                                {"ranks", std::max<std::size_t>(1, r.ranks.size())},
+                               {"cores_per_rank", cores},
                                {"lanes", lanes},
                                {"speedup_vs_first", speedup(r)},
                                {"strategy", v.strategy},

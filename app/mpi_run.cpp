@@ -99,9 +99,10 @@ VolumeReport reconstructWithRanks(Cluster& cluster, const ParallelCommandLine& c
         add(clipped, r.clipped);
         const VolumeReport& v = r.report;
         if (!quiet)
-            std::printf("%s: rank %d on %s (%s): %d slices, total %s, busy read %s, preprocess %s, reconstruct %s, "
-                        "write %s; bottleneck %s; chunk buffers peak %.0f MiB\n",
-                        program.c_str(), r.rank, r.host.c_str(), devicesText(r).c_str(), v.slices,
+            std::printf("%s: rank %d on %s (%s, %d core%s): %d slices, total %s, busy read %s, preprocess %s, "
+                        "reconstruct %s, write %s; bottleneck %s; chunk buffers peak %.0f MiB\n",
+                        program.c_str(), r.rank, r.host.c_str(), devicesText(r).c_str(), r.cores,
+                        r.cores == 1 ? "" : "s", v.slices,
                         formatSeconds(v.secondsTotal).c_str(), formatSeconds(v.secondsRead).c_str(),
                         formatSeconds(v.secondsPreprocess).c_str(), formatSeconds(v.secondsReconstruct).c_str(),
                         formatSeconds(v.secondsWrite).c_str(), v.bottleneck().c_str(),

@@ -866,7 +866,8 @@ void addOptions(CLI::App& app, Settings& s) {
         ->needs(pipeline);
     app.add_flag("--mpi", s.pipe.mpi,
                  "--pipeline: run under mpirun/srun: every rank takes part in each run as in tomo-recon --mpi (the "
-                 "scan and output in --dir must be on a file system every rank sees); rank 0 prints the table")
+                 "scan and output in --dir must be on a file system every rank sees); rank 0 prints the table. With "
+                 "--writer-threads: the ranks write one shared output as tomo-recon --mpi's do (threads per rank)")
         ->needs(pipeline);
     app.add_option("--writer-threads", s.pipe.writerThreads,
                    "--pipeline: measure the output writer alone (no scan, no conveyor) with each of these thread "

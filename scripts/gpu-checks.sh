@@ -15,7 +15,8 @@
 #   iterative  tomo-bench --iterative: SIRT/CGLS/TV per-iteration times
 #   pipeline   2048^3 scan (uint16, DXchange) to a volume in SCRATCH: one GPU,
 #              all GPUs, float32 and float16 output, the writer alone at 1-8
-#              threads, MPI with one rank per GPU
+#              threads, MPI with one rank per GPU, and the MPI ranks'
+#              shared writer alone
 #   scaling    scripts/scaling-table.sh (writer threads, GPUs, MPI ranks)
 #   stream     tomo-bench --stream: live ingest of 2048^2 frames (ZeroMQ with
 #              Record, and a growing file), and the latency from the last
@@ -110,6 +111,8 @@ for step in "$@"; do
             ranks=$(nvidia-smi -L | wc -l)
             record pipeline-mpi "total|busy|bottleneck|GB/s|rank|s$" mpirun "${as_root[@]}" -n "$ranks" \
                 "$bench" "${scan[@]}" --pipeline --mpi --keep
+            record writer-mpi "threads|GB/s|write|shared" mpirun "${as_root[@]}" -n "$ranks" "$bench" --pipeline \
+                --writer-threads 1,2,4,8 --size 2048 --rows 2048 --dir "$scratch" --mpi --json "$logs/writer-mpi.json"
         fi
         ;;
     scaling)

@@ -2,7 +2,8 @@
 # The scaling table of the batch conveyor on a CUDA machine: the output
 # writer at 1..32 threads, tomo-recon's path on 1, 2, 4, ... GPUs with
 # default options (float32 and float16 output), and, when the build has MPI
-# and mpirun is there, the same job by MPI ranks of one GPU each.
+# and mpirun is there, the writer shared by MPI ranks and the same job by
+# MPI ranks of one GPU each.
 #
 #   scripts/scaling-table.sh [BUILD_DIR] [SCRATCH_DIR]
 #
@@ -49,6 +50,9 @@ scan=(--projections "$projections" --size "$size" --rows "$rows" --dir "$scratch
     if [ "$ranks" -gt 0 ] && command -v mpirun >/dev/null; then
         as_root=()
         [ "$(id -u)" = 0 ] && as_root=(--allow-run-as-root)
+        echo; echo "== the writer alone, float32, into $scratch, shared by $ranks MPI ranks"
+        mpirun "${as_root[@]}" -n "$ranks" "$bench" --pipeline --writer-threads 1,2,4,8,16 --size "$size" \
+            --rows "$rows" --dir "$scratch" --mpi --json "$out/writer-mpi.json" || echo "(MPI run failed)"
         for type in float32 float16; do
             echo; echo "== $ranks MPI ranks, one GPU each (their local rank), $type output"
             mpirun "${as_root[@]}" -n "$ranks" "$bench" "${scan[@]}" --pipeline --mpi --output-type "$type" --keep \

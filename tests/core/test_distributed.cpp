@@ -20,6 +20,8 @@
 #include <fstream>
 #include <numeric>
 
+#include <sys/stat.h>
+
 namespace tomo {
 namespace {
 
@@ -88,6 +90,45 @@ TEST(SharedVolume, PartsWrittenByTwoWritersInAnyOrderCommitToTheTarget) {
         EXPECT_FALSE(fs::exists(output.record()));
     }
 }
+
+#if TOMO_WITH_HDF5
+TEST(SharedVolume, ARanksWriterOnTheSameHostReservesOnlyTheChunksItWrites) {
+    // Every rank maps the one file; had each reserved (allocated and
+    // populated) the file from its start up to its own chunks, as the
+    // writer of one process does, N ranks would reserve it N times and
+    // hold the others' pages mapped: the 2-rank run of a 2048^3 volume took
+    // 2.4x the time of one process on the same GPUs (H200).
+    TempDir dir;
+    constexpr int kSide = 2048, kMany = 16, kWritten = 4; // 16 MiB slices: 256 MiB, four reserving steps
+    WriteOptions options;
+    options.threads = 2;
+    SharedVolume output = SharedVolume::create(dir / "v.h5", kSide, kSide, kMany, options, false);
+    const std::vector<float> values(static_cast<std::size_t>(kSide) * kSide * kWritten, 1.5f);
+    {
+        auto writer = SharedVolume::fromLayout(output.layout()).writer(options, /*sameHost=*/true);
+        // Told of its slices as its conveyor takes them (some past the end:
+        // passed over), it reserves their chunks ahead of the writes.
+        writer->expect(kMany - kWritten, kWritten);
+        writer->expect(kMany - 2, 10);
+        writer->writeSlices(kMany - kWritten, kWritten, values);
+        writer->commit();
+    }
+    struct stat status {};
+    ASSERT_EQ(::stat(output.temporary().c_str(), &status), 0);
+    const double held = static_cast<double>(status.st_blocks) * 512.0;
+    const double written = static_cast<double>(values.size() * sizeof(float));
+    // The last 4 slices (64 MiB) and the file's header: measured 64.0 MiB.
+    EXPECT_LT(held, 1.5 * written) << "bytes allocated: " << held;
+    output.record({kMany - kWritten, kWritten}, 1);
+    EXPECT_EQ(readVolume(output.temporary()).data,
+              [&] {
+                  std::vector<float> v(static_cast<std::size_t>(kSide) * kSide * kMany, 0.0f);
+                  std::fill(v.end() - static_cast<std::ptrdiff_t>(values.size()), v.end(), 1.5f);
+                  return v;
+              }())
+        << "the slices written, and zeros (holes) in the others";
+}
+#endif
 
 TEST(SharedVolume, NothingIsCommittedWhileASliceIsNotRecordedAndResumeRedoesOnlyThose) {
     if (outputNames().empty()) GTEST_SKIP() << "this build writes neither HDF5 nor TIFF";

@@ -3,8 +3,9 @@
 // folder; 29 rows, which no rank count divides); a rank killed mid-run
 // leaves no output but its slices recorded, and --resume (with another rank
 // count) finishes the same volume; a rank that fails is named with its host
-// and error; --mpi without a launcher runs as one rank; tomo-bench's table
-// under mpirun.
+// and error; each rank runs on every core of the host unless mpirun is told
+// to bind it; --mpi without a launcher runs as one rank; tomo-bench's table
+// and its writer alone under mpirun.
 #include "cli_runner.h"
 
 #include "tomo/volume_io.h"
@@ -17,6 +18,7 @@
 #include <fstream>
 #include <string>
 
+#include <sched.h>
 #include <unistd.h>
 
 namespace tomo {
@@ -63,12 +65,19 @@ protected:
     /// The single-process volume written as `name` ("one.h5" or the folder "one").
     static ImageStack oneProcess(const std::string& name) { return readVolume(*s_data / name); }
 
+    /// mpirun `options` (and --allow-run-as-root as root) `command`, in the test's folder.
+    ToolRun launch(std::string options, const std::string& command) {
+        if (::geteuid() == 0) options += " --allow-run-as-root";
+        return runTool(TOMO_MPIEXEC, options + " " + command, m_dir.path());
+    }
     /// mpirun -n `ranks` `wrapper` tomo-recon ... --mpi.
     ToolRun mpirun(int ranks, const std::string& args, const std::string& wrapper = {}) {
-        std::string launcher = "--oversubscribe -n " + std::to_string(ranks);
-        if (::geteuid() == 0) launcher += " --allow-run-as-root";
-        return runTool(TOMO_MPIEXEC, launcher + " " + wrapper + " '" + TOMO_RECON_EXE + "' " + args + " --mpi",
-                       m_dir.path());
+        return launch("--oversubscribe -n " + std::to_string(ranks),
+                      wrapper + " '" + TOMO_RECON_EXE + "' " + args + " --mpi");
+    }
+    /// tomo-bench --pipeline --mpi `args` on two ranks.
+    ToolRun benchOnTwoRanks(const std::string& args) {
+        return launch("--oversubscribe -n 2", std::string("'") + TOMO_BENCH_EXE + "' --pipeline --mpi " + args);
     }
     std::string outputArgs(const fs::path& output) { return quoted(scan()) + " -o " + quoted(output) + kOptions; }
 
@@ -83,6 +92,18 @@ protected:
 };
 
 test::TempDir* TomoReconMpi::s_data = nullptr;
+
+/// "N cores" (or "1 core") this test may run on: the ranks of mpirun's
+/// default binding too (it binds each of two ranks to one core; tomo-recon
+/// undoes that).
+std::string coresHere(int cores = 0) {
+    if (cores == 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        cores = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    }
+    return std::to_string(cores) + (cores == 1 ? " core" : " cores");
+}
 
 std::string hostName() {
     char name[256] = {};
@@ -101,7 +122,8 @@ TEST_F(TomoReconMpi, TwoAndThreeRanksWriteTheVolumeOfOneProcessBitForBit) {
                 << r.out;
             int slices = 0;
             for (int rank = 0; rank < ranks; ++rank) {
-                const std::string line = "tomo-recon: rank " + std::to_string(rank) + " on " + hostName() + " (CPU): ";
+                const std::string line =
+                    "tomo-recon: rank " + std::to_string(rank) + " on " + hostName() + " (CPU, " + coresHere() + "): ";
                 const std::size_t at = r.out.find(line);
                 ASSERT_NE(at, std::string::npos) << line << " not in\n" << r.out;
                 slices += std::stoi(r.out.substr(at + line.size()));
@@ -159,6 +181,18 @@ TEST_F(TomoReconMpi, ARankKilledMidRunLeavesNoOutputAndResumeFinishesTheSameVolu
     EXPECT_FALSE(fs::exists(m_dir / ".v.h5.tomo-partial"));
 }
 
+TEST_F(TomoReconMpi, ABindingAskedOfMpirunIsKept) {
+    if (coresHere() == coresHere(1)) GTEST_SKIP() << "one core here: every binding is to one core";
+    const ToolRun r =
+        launch("--bind-to core -n 2", std::string("'") + TOMO_RECON_EXE + "' " + outputArgs(m_dir / "v.h5") + " --mpi");
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    for (const char* rank : {"0", "1"}) {
+        const std::string line = std::string("tomo-recon: rank ") + rank + " on " + hostName() + " (CPU, 1 core): ";
+        EXPECT_NE(r.out.find(line), std::string::npos) << line << " not in\n" << r.out;
+    }
+    EXPECT_EQ(readVolume(m_dir / "v.h5").data, oneProcess("one.h5").data);
+}
+
 TEST_F(TomoReconMpi, AFailingRankIsNamedWithItsHostAndErrorAndNothingIsCommitted) {
     // Rank 2 may write files of 4 kB at most: its slices (9 kB of floats)
     // fail as on a full disk.
@@ -193,19 +227,30 @@ TEST_F(TomoReconMpi, AMultiPageTiffIsRefusedInOneLine) {
 }
 
 TEST_F(TomoReconMpi, TheBenchmarksTableHasEveryRanksShare) {
-    std::string launcher = "--oversubscribe -n 2";
-    if (::geteuid() == 0) launcher += " --allow-run-as-root";
     const fs::path json = m_dir / "bench.json";
-    const ToolRun r = runTool(TOMO_MPIEXEC,
-                              launcher + " '" + TOMO_BENCH_EXE +
-                                  "' --pipeline --mpi --strategy cpu --threads 1 --projections 48 --size 48 --rows 21 "
-                                  "--dir " + quoted(m_dir.path()) + " --json " + quoted(json),
-                              m_dir.path());
+    const ToolRun r = benchOnTwoRanks("--strategy cpu --threads 1 --projections 48 --size 48 --rows 21 --dir " +
+                                      quoted(m_dir.path()) + " --json " + quoted(json));
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("2 ranks, warm input: busy per device (reconstruct seconds / chunks): r0/"), std::string::npos)
         << r.out;
+    EXPECT_NE(r.out.find("; cores per rank: "), std::string::npos) << r.out;
     const std::string text = test::readText(json);
     EXPECT_NE(text.find("\"ranks\": 2"), std::string::npos) << text;
+}
+
+TEST_F(TomoReconMpi, TheWriterAloneWritesOneOutputSharedByTheRanks) {
+    const fs::path json = m_dir / "writer.json";
+    const ToolRun r = benchOnTwoRanks("--writer-threads 1,2 --size 48 --rows 150 --dir " + quoted(m_dir.path()) +
+                                      " --json " + quoted(json));
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("150 slices of 48^2 float32 (HDF5, 0.00 GiB) into " + m_dir.path().string() +
+                         ", shared by 2 MPI ranks"),
+              std::string::npos)
+        << r.out;
+    const std::string text = test::readText(json);
+    EXPECT_NE(text.find("\"ranks\": 2"), std::string::npos) << text;
+    EXPECT_NE(text.find("\"threads\": 2"), std::string::npos) << text;
+    expectOnly("writer.json"); // each run's output committed and removed, no partial output left
 }
 
 TEST(TomoReconWithoutMpi, MpiInABuildWithoutItNamesTheCMakeOption) {

@@ -32,6 +32,9 @@ bool mpiBuilt();
 /// Whether an MPI launcher started this process (mpirun, srun, mpiexec: its
 /// environment says so).
 bool launchedByMpiLauncher();
+/// The cores this process may run on (its CPU affinity; a launcher may bind
+/// it to fewer than the host has).
+int coresOfThisProcess();
 
 /// What one rank did in distribute().
 struct RankOutcome {

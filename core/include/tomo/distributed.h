@@ -45,6 +45,7 @@ struct RankReport {
     int rank = 0;
     std::string host;
     std::vector<int> devices; ///< its lanes' devices
+    int cores = 0;            ///< the cores it ran on (coresOfThisProcess)
     VolumeReport report;      ///< its conveyor's (slices, busy times, lanes)
     ClippedValues clipped;    ///< what its writer clipped
 };

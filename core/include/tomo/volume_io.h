@@ -113,6 +113,12 @@ public:
     /// pages in order); false when any order costs nothing (HDF5 writes each
     /// slice's chunk in place, a TIFF folder one file per slice).
     virtual bool holdsEarlySlices() const { return false; }
+    /// A hint: slices [first, first + count) will come (their rows are being
+    /// read and reconstructed), so the writer may prepare their place
+    /// meanwhile (an MPI rank's writer of a shared HDF5 file reserves their
+    /// chunks, as the writer of a whole file reserves ahead). Thread-safe,
+    /// also during writeSlices; slices outside the volume are passed over.
+    virtual void expect(int /*first*/, int /*count*/) {}
 };
 
 /// Throws IoError if anything is at the target (a dangling symbolic link

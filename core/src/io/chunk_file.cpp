@@ -46,7 +46,8 @@ ChunkFile::ChunkFile(const std::filesystem::path& path, std::uint64_t bytes, std
     if (map == MAP_FAILED) return; // e.g. a FUSE file system without shared mappings: pwrite
     m_map = static_cast<std::byte*>(map);
     m_bytes = bytes;
-    m_stepDone.assign(static_cast<std::size_t>((bytes + kStep - 1) / kStep), false);
+    m_steps.assign(static_cast<std::size_t>((bytes + kStep - 1) / kStep), Step::Free);
+    m_ahead = access == Access::Automatic;
     // Mapped copies into space the file system has not reserved would die of
     // SIGBUS on a disk filled meanwhile, and each first touch of a page is a
     // fault: threads reserve the volume ahead of the writes (reserve() waits
@@ -72,42 +73,73 @@ int ChunkFile::reserveStep(std::uint64_t offset, std::uint64_t bytes) const {
 }
 
 void ChunkFile::reserveAhead() {
+    const auto steps = static_cast<std::uint64_t>(m_steps.size());
     for (;;) {
-        std::uint64_t offset = 0;
+        std::uint64_t step = 0;
         {
             std::unique_lock lock(m_mutex);
-            // Not further than kLead past the writes: a volume larger than the
-            // page cache would otherwise have its pages populated, written
-            // back as zeros and evicted before their slices come.
+            // The steps asked for first; then, reserving ahead, the next free
+            // one, but not further than kLead past the writes: a volume larger
+            // than the page cache would otherwise have its pages populated,
+            // written back as zeros and evicted before their slices come.
+            const auto nextAhead = [&] {
+                while (m_next < steps && m_steps[static_cast<std::size_t>(m_next)] != Step::Free) ++m_next;
+                return m_ahead && m_next < steps && m_next * kStep < m_wanted + kLead;
+            };
             m_progress.wait(lock, [&] {
-                return m_stopReserving || m_reserveError != 0 || m_next >= m_bytes || m_next < m_wanted + kLead;
+                return m_stopReserving || m_reserveError != 0 || !m_queue.empty() || nextAhead() ||
+                       (m_ahead && m_next >= steps);
             });
-            if (m_stopReserving || m_reserveError != 0 || m_next >= m_bytes) return;
-            offset = m_next;
-            m_next += kStep;
+            if (m_stopReserving || m_reserveError != 0) return;
+            if (!m_queue.empty()) {
+                step = m_queue.front();
+                m_queue.pop_front();
+            } else if (nextAhead()) {
+                step = m_next++;
+            } else {
+                return; // reserving ahead, and every step is taken
+            }
+            m_steps[static_cast<std::size_t>(step)] = Step::Taken;
         }
+        const std::uint64_t offset = step * kStep;
         const int error = reserveStep(offset, std::min(kStep, m_bytes - offset));
         std::lock_guard lock(m_mutex);
-        if (error != 0) {
-            m_reserveError = error;
-        } else {
-            m_stepDone[static_cast<std::size_t>(offset / kStep)] = true;
-            while (m_reserved < m_bytes && m_stepDone[static_cast<std::size_t>(m_reserved / kStep)])
-                m_reserved = std::min(m_reserved + kStep, m_bytes);
-        }
+        if (error != 0) m_reserveError = error;
+        else m_steps[static_cast<std::size_t>(step)] = Step::Done;
         m_progress.notify_all();
     }
 }
 
-void ChunkFile::reserve(std::uint64_t offset, std::uint64_t bytes) const {
-    if (!m_map) return; // pwrite reports a full disk itself
-    std::unique_lock lock(m_mutex);
-    if (offset + bytes > m_wanted) {
-        m_wanted = offset + bytes;
-        m_progress.notify_all();
+void ChunkFile::queueSteps(std::uint64_t offset, std::uint64_t bytes) const {
+    if (bytes == 0) return;
+    for (std::uint64_t s = offset / kStep; s <= (offset + bytes - 1) / kStep; ++s) {
+        Step& step = m_steps[static_cast<std::size_t>(s)];
+        if (step != Step::Free) continue;
+        step = Step::Queued;
+        m_queue.push_back(s);
     }
-    m_progress.wait(lock, [&] { return m_reserved >= offset + bytes || m_reserveError != 0 || m_stopReserving; });
-    if (m_reserved >= offset + bytes) return;
+    m_progress.notify_all();
+}
+
+void ChunkFile::expect(std::uint64_t offset, std::uint64_t bytes) const {
+    if (!m_map) return;
+    std::lock_guard lock(m_mutex);
+    queueSteps(offset, bytes);
+}
+
+void ChunkFile::reserve(std::uint64_t offset, std::uint64_t bytes) const {
+    if (!m_map || bytes == 0) return; // pwrite reports a full disk itself
+    std::unique_lock lock(m_mutex);
+    m_wanted = std::max(m_wanted, offset + bytes); // where the writes are: reserving ahead follows them
+    queueSteps(offset, bytes);
+    const std::uint64_t first = offset / kStep, last = (offset + bytes - 1) / kStep;
+    const auto reserved = [&] {
+        for (std::uint64_t s = first; s <= last; ++s)
+            if (m_steps[static_cast<std::size_t>(s)] != Step::Done) return false;
+        return true;
+    };
+    m_progress.wait(lock, [&] { return reserved() || m_reserveError != 0 || m_stopReserving; });
+    if (reserved()) return;
     errno = m_reserveError != 0 ? m_reserveError : ECANCELED;
     fail("cannot make room for the volume (" + std::to_string(m_bytes) + " bytes)");
 }

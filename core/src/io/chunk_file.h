@@ -6,6 +6,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <mutex>
 #include <span>
@@ -18,8 +19,16 @@ namespace tomo::detail {
 class ChunkFile {
 public:
     enum class Access {
-        Automatic, ///< mapped where the file system reserves space, else written
-        Written,   ///< pwrite only
+        /// Mapped where the file system reserves space, else written; the
+        /// file is reserved in order ahead of the writes (this process
+        /// writes all of it).
+        Automatic,
+        /// As Automatic, but only the ranges this process writes are
+        /// reserved: other processes (the ranks of an MPI run) write and
+        /// reserve the rest, and every one reserving the whole file would
+        /// multiply the work (and hold the others' pages mapped).
+        Part,
+        Written, ///< pwrite only
     };
 
     /// Opens the existing file `path` for writing, grows it to `bytes` and
@@ -34,6 +43,10 @@ public:
     ChunkFile(const ChunkFile&) = delete;
     ChunkFile& operator=(const ChunkFile&) = delete;
 
+    /// Asks the reserving threads for [offset, offset + bytes) without
+    /// waiting (the ranges of the writes to come, in the order they come).
+    /// Thread-safe.
+    void expect(std::uint64_t offset, std::uint64_t bytes) const;
     /// Returns once [offset, offset + bytes) is reserved (threads reserve
     /// the mapped volume ahead of the writes), so that a disk filled
     /// meanwhile fails here and never as a SIGBUS in a mapped copy.
@@ -60,9 +73,14 @@ private:
     static constexpr std::uint64_t kLead = std::uint64_t{1} << 30;  ///< reserved ahead of the writes
     static constexpr int kReservers = 4;
 
+    /// What the reserving threads have done with a step of kStep bytes.
+    enum class Step : std::uint8_t { Free, Queued, Taken, Done };
+
     [[noreturn]] void fail(const std::string& what) const;
     void reserveAhead(); // a reserving thread
     int reserveStep(std::uint64_t offset, std::uint64_t bytes) const; ///< 0 or errno
+    /// Queues the free steps of [offset, offset + bytes); under m_mutex.
+    void queueSteps(std::uint64_t offset, std::uint64_t bytes) const;
     bool release();
 
     std::string m_what;
@@ -71,13 +89,14 @@ private:
     std::uint64_t m_bytes = 0;
     bool m_allocate = true;  ///< fallocate each step
     bool m_populate = false; ///< and populate it (MADV_POPULATE_WRITE)
+    bool m_ahead = true;     ///< reserve in order ahead of the writes (Automatic)
     mutable std::mutex m_mutex;
     mutable std::condition_variable m_progress;
-    std::uint64_t m_next = 0;             ///< the next step to reserve
-    std::vector<bool> m_stepDone;         ///< steps reserved
-    std::uint64_t m_reserved = 0;         ///< bytes from 0 reserved so far
-    mutable std::uint64_t m_wanted = 0;   ///< end of the furthest range asked for
-    int m_reserveError = 0;               ///< errno of the reservation that failed
+    mutable std::vector<Step> m_steps;
+    mutable std::deque<std::uint64_t> m_queue; ///< steps asked for, first first
+    std::uint64_t m_next = 0;           ///< the next step to reserve ahead
+    mutable std::uint64_t m_wanted = 0; ///< end of the furthest range reserve() asked for
+    int m_reserveError = 0;             ///< errno of the reservation that failed
     bool m_stopReserving = false;
     std::vector<std::thread> m_reservers;
 };

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <thread>
 
+#include <sched.h>
 #include <unistd.h>
 
 namespace tomo {
@@ -57,6 +59,13 @@ bool launchedByMpiLauncher() {
     for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK", "MV2_COMM_WORLD_SIZE"})
         if (const char* value = std::getenv(name); value && *value) return true;
     return false;
+}
+
+int coresOfThisProcess() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) != 0) return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    return CPU_COUNT(&set);
 }
 
 std::unique_ptr<Cluster> Cluster::join() {

@@ -4,7 +4,10 @@
 // other rank's conveyor asks for spans and reports them written through
 // MpiRows, its MPI calls one at a time under a lock: MPI_THREAD_SERIALIZED
 // suffices. Waits poll (MPI_Iprobe / MPI_Test, then a short sleep) rather
-// than block in MPI, whose blocking calls spin on a core the conveyor needs.
+// than block in MPI, whose blocking calls spin on a core the conveyor needs;
+// the collectives too (a rank done with its share waits for rank 0's
+// verdict). Open MPI's default binding of each rank to one core (or socket)
+// is undone when the command line asked for none (unbindFromLauncher).
 #include "run/cluster_mpi.h"
 
 #include "tomo/error.h"
@@ -19,7 +22,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <string_view>
 #include <thread>
+
+#include <sched.h>
 
 namespace tomo::detail {
 
@@ -52,6 +59,32 @@ public:
 private:
     std::chrono::microseconds m_pause{20};
 };
+
+/// Waits for `request` without spinning on a core (Backoff).
+void await(MPI_Request& request, const char* call) {
+    for (Backoff backoff;; backoff.wait()) {
+        int done = 0;
+        check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), call);
+        if (done) return;
+    }
+}
+
+/// Open MPI (4.x) binds each rank to one core when it starts two ranks or
+/// fewer, and to one socket beyond, unless told otherwise: a rank's
+/// conveyor (reading, preprocessing, the writer's threads, as many as the
+/// host has cores) then shares that core, and two ranks of one GPU each
+/// took 2.4x the time of one process on the same GPUs (H200, 32 cores).
+/// That default is undone: the rank may run on every core of its host, as
+/// with --bind-to none. A binding asked for (mpirun --bind-to, or the MCA
+/// parameter) is kept.
+void unbindFromLauncher() {
+    const char* bound = std::getenv("OMPI_MCA_orte_bound_at_launch");
+    if (!bound || std::string_view(bound) != "1" || std::getenv("OMPI_MCA_hwloc_base_binding_policy")) return;
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) CPU_SET(cpu, &all);
+    ::sched_setaffinity(0, sizeof all, &all); // the kernel keeps the CPUs this process's cgroup allows
+}
 
 /// A worker rank's spans, asked of rank 0.
 class MpiRows final : public RowSource {
@@ -99,6 +132,7 @@ public:
             throw DeviceError("MPI: the library gives thread level " + std::to_string(provided) +
                               "; tomo-recon needs MPI_THREAD_SERIALIZED (its conveyor's threads ask for slices)");
         }
+        unbindFromLauncher(); // before any thread of the conveyor starts: they inherit it
         check(MPI_Comm_dup(MPI_COMM_WORLD, &m_comm), "MPI_Comm_dup");
         MPI_Comm_rank(m_comm, &m_rank);
         MPI_Comm_size(m_comm, &m_size);
@@ -142,9 +176,14 @@ public:
 
     std::string broadcast(const std::string& fromRank0) override {
         std::uint64_t length = fromRank0.size();
-        check(MPI_Bcast(&length, 1, MPI_UINT64_T, 0, m_comm), "MPI_Bcast");
+        MPI_Request request{};
+        check(MPI_Ibcast(&length, 1, MPI_UINT64_T, 0, m_comm, &request), "MPI_Ibcast");
+        await(request, "MPI_Ibcast");
         std::string text = m_rank == 0 ? fromRank0 : std::string(length, '\0');
-        if (length > 0) check(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, m_comm), "MPI_Bcast");
+        if (length > 0) {
+            check(MPI_Ibcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, m_comm, &request), "MPI_Ibcast");
+            await(request, "MPI_Ibcast");
+        }
         return text;
     }
 
@@ -187,13 +226,16 @@ protected:
     std::vector<std::string> gather(const std::string& mine) override {
         const int length = static_cast<int>(mine.size());
         std::vector<int> lengths(m_rank == 0 ? static_cast<std::size_t>(m_size) : 0);
-        check(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, m_comm), "MPI_Gather");
+        MPI_Request request{};
+        check(MPI_Igather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, m_comm, &request), "MPI_Igather");
+        await(request, "MPI_Igather");
         std::vector<int> offsets(lengths.size(), 0);
         for (std::size_t r = 1; r < lengths.size(); ++r) offsets[r] = offsets[r - 1] + lengths[r - 1];
         std::string all(lengths.empty() ? 0 : static_cast<std::size_t>(offsets.back() + lengths.back()), '\0');
-        check(MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0,
-                          m_comm),
-              "MPI_Gatherv");
+        check(MPI_Igatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0,
+                           m_comm, &request),
+              "MPI_Igatherv");
+        await(request, "MPI_Igatherv");
         std::vector<std::string> texts;
         for (std::size_t r = 0; r < lengths.size(); ++r)
             texts.push_back(all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));

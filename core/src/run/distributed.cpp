@@ -64,12 +64,32 @@ private:
     int m_before, m_slices;
 };
 
+/// The spans of `rows`, each told to the writer as the conveyor takes it
+/// (VolumeWriter::expect): the place of a rank's slices in the shared output
+/// is made ready while they are read and reconstructed, and only theirs.
+class AnnouncedRows final : public RowSource {
+public:
+    AnnouncedRows(RowSource& rows, VolumeWriter& writer) : m_rows(rows), m_writer(writer) {}
+    std::optional<SliceSpan> next(int most) override {
+        std::optional<SliceSpan> span = m_rows.next(most);
+        if (span) m_writer.expect(span->first, span->count);
+        return span;
+    }
+    void written(const SliceSpan& span) override { m_rows.written(span); }
+    double fractionWritten() const override { return m_rows.fractionWritten(); }
+
+private:
+    RowSource& m_rows;
+    VolumeWriter& m_writer;
+};
+
 /// This rank's job of the order: its devices and the spans of `rows`.
 VolumeReport runShare(DatasetReader& reader, const DistributedOrder& order, const std::vector<int>& devices,
                       VolumeWriter& writer, RowSource& rows, const ProgressCallback& progress) {
     VolumeJob job = order.job;
     job.devices = devices;
-    job.rows = &rows;
+    AnnouncedRows announced(rows, writer);
+    job.rows = &announced;
     return reconstructVolume(reader, job, writer, progress);
 }
 
@@ -190,7 +210,8 @@ std::string reportToJson(const VolumeReport& r, const ClippedValues& clipped) {
                 {"peak_buffer_bytes", r.peakBufferBytes},
                 {"gups", r.gups},
                 {"lanes", lanes},
-                {"clipped", {clipped.below, clipped.above, clipped.nan}}}
+                {"clipped", {clipped.below, clipped.above, clipped.nan}},
+                {"cores", coresOfThisProcess()}} // a launcher may bind a rank to fewer than the host has
         .dump();
 }
 
@@ -201,6 +222,7 @@ RankReport reportFromJson(const std::string& text) {
         const json j = json::parse(text);
         const json& c = j.at("clipped");
         rank.clipped = {c.at(0).get<std::uint64_t>(), c.at(1).get<std::uint64_t>(), c.at(2).get<std::uint64_t>()};
+        rank.cores = j.at("cores").get<int>();
         r.strategy = j.at("strategy").get<std::string>();
         r.correctedOn = j.at("corrected_on").get<std::string>();
         r.slices = j.at("slices").get<int>();

@@ -107,7 +107,8 @@ public:
     void write(const SliceTracker& slices, ParallelEncoder& encoder, int first, int count, std::span<const float> data) {
         const std::size_t rowValues = static_cast<std::size_t>(slices.width());
         const int bands = static_cast<int>(m_chunks.bandsPerSlice);
-        encoder.forEach(count * bands, [&](int index, int thread) {
+        // A chunk's place in the file and its samples.
+        const auto chunk = [&](int index) {
             const int slice = index / bands, band = index % bands;
             const std::size_t row = static_cast<std::size_t>(band) * m_chunks.bandRows;
             const std::size_t rows =
@@ -116,6 +117,13 @@ public:
                                              rows * rowValues);
             const std::uint64_t address = m_chunks.addresses[static_cast<std::size_t>(first + slice) * bands +
                                                              static_cast<std::size_t>(band)];
+            return std::pair{address, values};
+        };
+        // The reserving threads learn of every chunk of the call at once
+        // and reserve them in order while the first ones are written.
+        expect(slices, encoder, first, count);
+        encoder.forEach(count * bands, [&](int index, int thread) {
+            const auto [address, values] = chunk(index);
             const std::size_t bytes = values.size() * encoder.sampleBytes();
             m_file.reserve(address, bytes);
             if (std::byte* place = m_file.at(address)) {
@@ -125,6 +133,19 @@ public:
                 m_file.write(encoder.encodeOnThread(thread, values), address);
             }
         });
+    }
+
+    /// Asks the reserving threads for the chunks of slices [first, first +
+    /// count), in order (those outside the volume passed over).
+    void expect(const SliceTracker& slices, const ParallelEncoder& encoder, int first, int count) const {
+        const std::size_t bands = m_chunks.bandsPerSlice, height = static_cast<std::size_t>(slices.height());
+        const std::size_t rowBytes = static_cast<std::size_t>(slices.width()) * encoder.sampleBytes();
+        for (int z = std::max(first, 0); z < std::min(first + count, slices.slices()); ++z)
+            for (std::size_t band = 0; band < bands; ++band) {
+                const std::size_t row = band * m_chunks.bandRows;
+                m_file.expect(m_chunks.addresses[static_cast<std::size_t>(z) * bands + band],
+                              std::min<std::size_t>(m_chunks.bandRows, height - row) * rowBytes);
+            }
     }
 
     /// With `sync`, the bytes reach the storage first (fdatasync).
@@ -185,7 +206,7 @@ public:
     Hdf5PartWriter(const std::filesystem::path& file, const std::string& target, int width, int height, int slices,
                    const Hdf5Chunks& chunks, const WriteOptions& options, bool sameHost)
         : m_slices(target, width, height, slices), m_encoder(options), m_sync(!sameHost),
-          m_chunks(file, target, chunks, sameHost ? ChunkFile::Access::Automatic : ChunkFile::Access::Written) {}
+          m_chunks(file, target, chunks, sameHost ? ChunkFile::Access::Part : ChunkFile::Access::Written) {}
 
     void writeSlices(int first, int count, std::span<const float> data) override {
         m_slices.check(first, count, data.size());
@@ -193,6 +214,9 @@ public:
     }
     void commit() override { m_chunks.close(m_sync); }
     ClippedValues clipped() const override { return m_encoder.clipped(); }
+    /// Reserves the chunks of the slices to come while they are reconstructed:
+    /// a rank reserves only its own, and only once it has them.
+    void expect(int first, int count) override { m_chunks.expect(m_slices, m_encoder, first, count); }
 
 private:
     SliceTracker m_slices;
