@@ -4,6 +4,7 @@
 #include "gui_test_support.h"
 #include "live_mode.h"
 #include "main_window.h"
+#include "parameter_panel.h"
 
 #include "tomo/live.h"
 #include "tomo/phantom.h"
