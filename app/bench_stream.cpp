@@ -14,6 +14,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
+#include <memory>
 #include <filesystem>
 #include <thread>
 #include <sys/wait.h>
@@ -347,6 +349,10 @@ int runStreamBenchmark(const StreamBenchSettings& s) {
         request.options.threads = s.threads;
         request.options.device = s.device;
         const int views[3] = {rows / 4, rows / 2, (3 * rows) / 4};
+        // One session per view, grown with each snapshot: it adds the new
+        // projections to the slice it keeps (PreviewSession::grow).
+        std::vector<std::unique_ptr<PreviewSession>> sessions;
+        long long backprojected = 0;
         std::vector<double> updateSeconds;
         long long skipped = 0;
         int shown = 0, updates = 0;
@@ -366,10 +372,13 @@ int runStreamBenchmark(const StreamBenchSettings& s) {
             if (state.projections == s.projections && arrivedAll == Clock::time_point{}) arrivedAll = u0;
             const auto snapshot = t.receiver->snapshot();
             const int n = snapshot->info().projections;
-            PreviewSession session(snapshot);
-            for (const int row : views) {
-                request.row = row;
-                strategy = session.run(request).strategy;
+            for (std::size_t v = 0; v < std::size(views); ++v) {
+                if (sessions.size() <= v) sessions.push_back(std::make_unique<PreviewSession>(snapshot));
+                else sessions[v]->grow(snapshot);
+                request.row = views[v];
+                const PreviewResult r = sessions[v]->run(request);
+                strategy = r.strategy;
+                backprojected += r.addedProjections;
             }
             updateSeconds.push_back(since(u0));
             skipped += std::max(0, n - shown - 1);
@@ -386,9 +395,11 @@ int runStreamBenchmark(const StreamBenchSettings& s) {
         const double arrival = std::chrono::duration<double>(arrivedAll - sender.lastSent()).count();
         const LiveCounters c = t.receiver->counters();
         std::printf("live     %s: %lld frames in %.2f s (%.0f frames/s sent), %d display updates (%.1f/s, %.1f ms "
-                    "median for 3 slices), %lld frames skipped by the display, %lld lost\n",
+                    "median for 3 slices), %lld frames skipped by the display, %lld lost; %.1f projections "
+                    "back-projected per slice and update (new ones and re-weighted neighbours)\n",
                     strategy.c_str(), c.frames, sender.seconds(), static_cast<double>(total) / sender.seconds(), updates,
-                    updates / seconds, medianOf(updateSeconds) * 1e3, skipped, total - c.frames);
+                    updates / seconds, medianOf(updateSeconds) * 1e3, skipped, total - c.frames,
+                    updates ? static_cast<double>(backprojected) / (3.0 * updates) : 0.0);
         std::printf("latency  last frame sent -> three %d^2 slices of the whole scan: %.1f ms (of which %.1f ms until "
                     "the display loop saw the frame)\n",
                     s.size, latency * 1e3, arrival * 1e3);
@@ -401,12 +412,14 @@ int runStreamBenchmark(const StreamBenchSettings& s) {
                 {"display_updates_per_second", updates / seconds},
                 {"median_ms_update_three_slices", medianOf(updateSeconds) * 1e3},
                 {"frames_skipped_by_display", skipped},
+                {"projections_backprojected_per_slice_update",
+                 updates ? static_cast<double>(backprojected) / (3.0 * updates) : 0.0},
                 {"latency_ms_last_frame_to_three_slices", latency * 1e3},
                 {"latency_ms_last_frame_seen_by_display", arrival * 1e3}};
     }
     std::printf("(ingest: sender and receiver in this process, frames made before the clock starts; a lost frame is "
-                "a bug. live: each display update takes the newest snapshot and reconstructs rows %d, %d and %d with "
-                "the preview session)\n",
+                "a bug. live: each display update takes the newest snapshot and updates rows %d, %d and %d, each "
+                "with a preview session that adds the new projections to the slice it keeps)\n",
                 rows / 4, rows / 2, (3 * rows) / 4);
     if (!s.json.empty()) {
         writeJson(s.json, {{"program", "tomo-bench --stream"},

@@ -3,8 +3,9 @@
 //   ingest   frames sent as fast as the receiver takes them, no display
 //            (with --record: every frame also written to a DXchange file);
 //            GB/s and frames/s received, frames lost (must be 0);
-//   live     frames sent at --rate while the preview reconstructs three
-//            rows from the newest snapshot, again and again: display updates
+//   live     frames sent at --rate while three preview sessions update
+//            their rows from the newest snapshot (each adds the new
+//            projections to the slice it keeps), again and again: display updates
 //            per second, frames the display skipped, and the latency from
 //            the last frame sent to the three finished slices.
 #pragma once

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 #include <unistd.h>
 
 using namespace tomo;
@@ -29,6 +30,8 @@ struct CommandLine {
     std::string file;
     std::string zmq;
     bool bind = false;
+    bool publish = false;
+    bool nxtomo = false;
     bool allowAllInterfaces = false;
     double rate = 0.0;
     std::string scanId;
@@ -56,6 +59,8 @@ int run(const CommandLine& c) {
         throw InvalidArgument("give either an INPUT scan or --phantom N (not both, not neither)");
     if (c.file.empty() == c.zmq.empty())
         throw InvalidArgument("give either --to FILE.h5 (a growing SWMR file) or --zmq ENDPOINT (not both)");
+    if (c.nxtomo && c.file.empty()) throw InvalidArgument("--nxtomo: the layout of a --to file; give --to FILE.h5");
+    if (c.publish && c.zmq.empty()) throw InvalidArgument("--pub: publishes to a ZeroMQ socket; give --zmq ENDPOINT");
     std::optional<TemporaryFolder> temporary;
     fs::path input = c.input;
     if (c.phantom > 0) {
@@ -69,8 +74,9 @@ int run(const CommandLine& c) {
     const auto reader = openDataset(input);
     const DatasetInfo& info = reader->info();
     std::unique_ptr<FrameSink> sink =
-        c.file.empty() ? createZmqSender(c.zmq, c.bind, c.allowAllInterfaces)
-                       : createGrowingScanWriter(c.file, info.rows, info.columns, info.sampleType, c.overwrite);
+        c.file.empty() ? createZmqSender(c.zmq, c.bind, c.allowAllInterfaces, c.publish)
+                       : createGrowingScanWriter(c.file, info.rows, info.columns, info.sampleType, c.overwrite,
+                                                 c.nxtomo ? GrowingLayout::NXtomo : GrowingLayout::DXchange);
     PlayOptions play;
     play.framesPerSecond = c.rate;
     play.scanId = c.scanId.empty() ? (c.phantom > 0 ? "phantom" : input.filename().string()) : c.scanId;
@@ -82,6 +88,8 @@ int run(const CommandLine& c) {
                     c.file.empty() ? c.zmq.c_str() : c.file.c_str(),
                     c.rate > 0 ? (" at " + formatNumber(c.rate) + " frames/s").c_str() : "");
     std::fflush(stdout);
+    if (c.publish) // subscribers that connect as the socket appears miss what is published before they subscribe
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
     const auto t0 = std::chrono::steady_clock::now();
     const long long sent = playScan(*reader, *sink, play);
     throwIfInterrupted();
@@ -112,9 +120,15 @@ int main(int argc, char** argv) {
         ->check(integerIn(1, 16384))->capture_default_str();
     app.add_option("--to", c.file, "Write a growing DXchange file with HDF5 SWMR (tomo-recon --follow reads it)")
         ->type_name("FILE.h5");
+    app.add_flag("--nxtomo", c.nxtomo,
+                 "Write the --to file in the NXtomo layout (one frame stack with image_key and rotation_angle) "
+                 "instead of DXchange");
     app.add_option("--zmq", c.zmq, "Send to a ZeroMQ PULL socket (PUSH; connects unless --bind)")
         ->type_name("ENDPOINT");
-    app.add_flag("--bind", c.bind, "Bind the PUSH socket instead of connecting");
+    app.add_flag("--bind", c.bind, "Bind the PUSH (PUB) socket instead of connecting");
+    app.add_flag("--pub", c.publish,
+                 "Publish with a PUB socket (receivers subscribe: sub+ENDPOINT) instead of PUSH; frames a slow "
+                 "receiver cannot take are dropped");
     app.add_flag("--all-interfaces", c.allowAllInterfaces, "Allow binding to tcp://* (every network interface)");
     app.add_option("--rate", c.rate, "Frames per second (0 = as fast as the receiver takes them)")
         ->check(nonNegativeNumber())->capture_default_str();

@@ -251,7 +251,7 @@ GridrecPlan::GridrecPlan(const ReconGeometry& geometry, const ReconOptions& opti
     d_grid = DeviceBuffer<float>(m_device, m_batchPairs * pairGridFloats(), "the gridrec grids");
 
     m_filter = std::make_unique<GpuFilter>(m_device, s.bins, batchSlices() * s.projections, options.filter,
-                                           angularWeights(m_geometry.geometry.angles), stream);
+                                           viewWeights(m_geometry.geometry), stream);
     for (Slot& slot : m_slots) {
         slot.d_in = DeviceBuffer<float>(m_device, batchSlices() * sinogramValues(), "the sinogram input buffers");
         slot.uploaded = Event::create(false);

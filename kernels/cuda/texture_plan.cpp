@@ -166,7 +166,7 @@ TexturePlan::TexturePlan(const ReconGeometry& geometry, const ReconOptions& opti
     computeGeometry();
     uploadGeometry(true);
     m_filter = std::make_unique<GpuFilter>(m_device, g.bins, m_channels * projections, options.filter,
-                                           angularWeights(g.angles), m_filterStream.get());
+                                           viewWeights(g), m_filterStream.get());
     for (Slot& s : m_slots) {
         s.d_in = DeviceBuffer<float>(m_device, chunkValues, "the sinogram input buffers");
         s.uploaded = Event::create(false);

@@ -124,7 +124,7 @@ OclPlan::OclPlan(const ReconGeometry& geometry, const ReconOptions& options, Ocl
         rethrow(e, who() + " on " + deviceLabel(m_device));
     }
     m_filter = std::make_unique<OclFilter>(m_device, m_queue, filterProgram.program, g.bins, m_channels * projections,
-                                           options.filter, angularWeights(g.angles));
+                                           options.filter, viewWeights(g));
     uploadGeometry();
     ensureOutput(m_geometry.region.pixels());
 

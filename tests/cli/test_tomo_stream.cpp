@@ -57,6 +57,10 @@ TEST(TomoStream, FollowOfThePhantomEqualsTheRunOnTheFinishedFile) {
     followEqualsFinished("--phantom 64 --phantom-rows 3 --rate 400", " --strategy cpu");
 }
 
+TEST(TomoStream, FollowOfAGrowingNXtomoFileEqualsTheRunOnTheFinishedFile) {
+    followEqualsFinished("--phantom 64 --phantom-rows 3 --rate 400 --nxtomo", " --strategy cpu");
+}
+
 TEST(TomoStream, AWriterThatDiesEndsTheFollowWithAnErrorAndNoOutput) {
     test::TempDir dir;
     const auto live = dir / "dead.h5";
@@ -80,6 +84,9 @@ TEST(TomoStream, BadCommandLinesAreOneLineErrors) {
     test::expectOneLineError(TOMO_STREAM_EXE, "tomo-stream", "--to a.h5", dir.path(), 2, "either an INPUT");
     test::expectOneLineError(TOMO_STREAM_EXE, "tomo-stream", "--phantom 32 --zmq tcp://*:5555", dir.path(), 2,
                              "every network interface");
+    test::expectOneLineError(TOMO_STREAM_EXE, "tomo-stream", "--phantom 32 --zmq ipc://x --nxtomo", dir.path(), 2,
+                             "--nxtomo");
+    test::expectOneLineError(TOMO_STREAM_EXE, "tomo-stream", "--phantom 32 --to a.h5 --pub", dir.path(), 2, "--pub");
     test::expectOneLineError(TOMO_RECON_EXE, "tomo-recon", "--demo --follow", dir.path(), 2, "--follow");
 }
 

@@ -71,6 +71,20 @@ TEST(AxisFinder, NonUniformAnglesAreInterpolatedOntoEqualSteps) {
     EXPECT_GE(e.confidence, kAxisReliable);
 }
 
+TEST(AxisFinder, AHalfTurnIsCoveredOnceTheLastViewReachesIt) {
+    // A live scan's views arrive in order: 181 over [0, 180) degrees as the
+    // APS tooth, and a 360-degree scan of 720 views.
+    const std::vector<double> tooth = uniformAngles(181);
+    for (int n = 2; n <= 181; ++n)
+        EXPECT_EQ(coversHalfTurn({tooth.begin(), tooth.begin() + n}), n == 181) << n << " views";
+    const std::vector<double> full = uniformAngles(720, 2.0 * kPi);
+    EXPECT_FALSE(coversHalfTurn({full.begin(), full.begin() + 359}));
+    EXPECT_TRUE(coversHalfTurn({full.begin(), full.begin() + 360}));
+    EXPECT_TRUE(coversHalfTurn(full));
+    EXPECT_FALSE(coversHalfTurn(uniformAngles(10))); // too few views for the finder
+    EXPECT_FALSE(coversHalfTurn({}));
+}
+
 TEST(AxisFinder, IgnoresViewsBeyond180Degrees) {
     // 0..360 degrees: only the first half is used, the answer is unchanged.
     const int bins = 128;

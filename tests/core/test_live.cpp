@@ -81,7 +81,7 @@ struct WriterProcess {
     int go = -1; ///< the parent's end of the pipe
 
     WriterProcess(const std::filesystem::path& source, const std::filesystem::path& target, int pauseAfter,
-                  int dieAfter = -1, double rate = 0.0) {
+                  int dieAfter = -1, double rate = 0.0, GrowingLayout layout = GrowingLayout::DXchange) {
         int fds[2];
         if (::pipe(fds) != 0) throw std::runtime_error("pipe");
         pid = ::fork();
@@ -90,7 +90,7 @@ struct WriterProcess {
             try {
                 auto reader = openDataset(source);
                 auto file = createGrowingScanWriter(target, reader->info().rows, reader->info().columns,
-                                                    reader->info().sampleType, false);
+                                                    reader->info().sampleType, false, layout);
                 PausingSink sink(*file, pauseAfter, fds[0]);
                 PlayOptions play;
                 play.stopAfter = dieAfter;
@@ -123,12 +123,15 @@ LiveState waitFor(LiveSource& source, int projections) {
     return state;
 }
 
-TEST(GrowingFile, SnapshotsHoldTheFramesPresentAndTheLastEqualsTheFinishedFile) {
+/// A growing file of `layout` followed: mid-scan snapshots hold exactly the
+/// frames present, and the slice after the last frame equals the finished
+/// file's.
+void followToTheEnd(GrowingLayout layout) {
     test::TempDir dir;
     const auto source = writeSource(dir);
     const auto live = dir / "live.h5";
     constexpr int kPause = 20;
-    WriterProcess writer(source, live, kPause);
+    WriterProcess writer(source, live, kPause, -1, 0.0, layout);
 
     GrowingFileOptions options;
     options.stallTimeout = 30s;
@@ -173,7 +176,15 @@ TEST(GrowingFile, SnapshotsHoldTheFramesPresentAndTheLastEqualsTheFinishedFile) 
     EXPECT_EQ(0, std::memcmp(liveSlice.data.data(), fileSlice.data.data(), liveSlice.data.size() * sizeof(float)));
     // And the mid-scan slice (20 of 48 angles) is not it.
     EXPECT_NE(0, std::memcmp(midSlice.data.data(), fileSlice.data.data(), midSlice.data.size() * sizeof(float)));
+    EXPECT_EQ(openDataset(live)->info().format,
+              layout == GrowingLayout::NXtomo ? DatasetFormat::NXtomo : DatasetFormat::DXchange);
 }
+
+TEST(GrowingFile, SnapshotsHoldTheFramesPresentAndTheLastEqualsTheFinishedFile) {
+    followToTheEnd(GrowingLayout::DXchange);
+}
+
+TEST(GrowingFile, AGrowingNXtomoFileIsFollowedAsADXchangeOne) { followToTheEnd(GrowingLayout::NXtomo); }
 
 TEST(GrowingFile, SnapshotsTakenWhileTheWriterAppendsHoldExactlyTheFirstFrames) {
     test::TempDir dir;
@@ -398,6 +409,48 @@ TEST(ZmqStream, InprocDeliversEveryFrameInOrder) { streamWholeScan("inproc://tom
 TEST(ZmqStream, IpcDeliversEveryFrameInOrder) {
     test::TempDir dir;
     streamWholeScan("ipc://" + (dir / "stream.sock").string());
+}
+
+TEST(ZmqStream, ASubscriberReceivesAPublishedScan) {
+    test::TempDir dir;
+    const auto path = writeSource(dir);
+    const std::string endpoint = "ipc://" + (dir / "pub.sock").string();
+    auto publisher = createZmqSender(endpoint, /*bind=*/true, false, /*publish=*/true);
+    const StreamOptions options = streamOptionsFor("sub+" + endpoint);
+    EXPECT_TRUE(options.subscribe);
+    EXPECT_FALSE(options.bind);
+    EXPECT_EQ(options.endpoint, endpoint);
+    auto stream = openZmqStream(options);
+    EXPECT_EQ(stream->describe(), "ZeroMQ SUB connected to " + endpoint);
+
+    // A publisher drops what it sends before the subscription arrives
+    // (ZeroMQ's "slow joiner"): probe frames of another scan until one is in.
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (stream->counters().frames == 0 && std::chrono::steady_clock::now() < deadline) {
+        publisher->send(makeFrame(FrameKind::Dark, 0, 0.0, 1, "probe"));
+        std::this_thread::sleep_for(20ms);
+    }
+    ASSERT_GT(stream->counters().frames, 0);
+    const auto file = openDataset(path);
+    PlayOptions play;
+    play.scanId = "published";
+    const long long sent = playScan(*file, *publisher, play);
+    LiveState state;
+    while (!state.finished && std::chrono::steady_clock::now() < deadline) state = stream->wait(state.version, 200ms);
+    ASSERT_TRUE(state.finished);
+    EXPECT_EQ(state.scanId, "published");
+    EXPECT_EQ(state.projections, file->info().projections);
+    EXPECT_EQ(sent, file->info().projections + 2);
+    const DatasetInfo& info = file->info();
+    const std::size_t bytes = static_cast<std::size_t>(info.projections) * info.rows * info.columns * 2;
+    std::vector<std::byte> a(bytes), b(bytes);
+    file->readRawRows(0, info.rows, a);
+    stream->snapshot()->readRawRows(0, info.rows, b);
+    EXPECT_EQ(a, b);
+
+    const StreamOptions pull = streamOptionsFor("tcp://127.0.0.1:5555");
+    EXPECT_FALSE(pull.subscribe);
+    EXPECT_TRUE(pull.bind);
 }
 
 TEST(ZmqStream, MalformedMessagesAreLoggedAndSkippedAndANewScanResets) {

@@ -3,6 +3,7 @@
 // a growing file opened through File ▸ Open.
 #include "gui_test_support.h"
 #include "main_window.h"
+#include "panels/parameter_panel.h"
 #include "work/live_mode.h"
 
 #include "tomo/live.h"
@@ -16,6 +17,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <cmath>
 #include <thread>
 
 #include <sys/wait.h>
@@ -103,6 +105,37 @@ private slots:
 
         live->stop();
         QVERIFY(!live->active());
+    }
+
+    void axisFinderStartsByItselfOnceHalfATurnIsCovered() {
+        if (!tomo::zmqAvailable()) QSKIP("this build has no ZeroMQ (TOMO_WITH_ZMQ)");
+        const QString tooth = realData(QStringLiteral("aps_tooth/tooth.h5"));
+        TOMO_GUI_REQUIRE_FILE(tooth);
+        const QString endpoint = QStringLiteral("inproc://gui-live-axis");
+        LiveMode* live = w->liveMode();
+        live->openStream(endpoint);
+        auto sink = std::shared_ptr<tomo::FrameSink>(tomo::createZmqSender(endpoint.toStdString()));
+        // 181 views over 0..179 degrees: 180 degrees are covered by the last one.
+        int startedBefore = -1;
+        connect(live, &LiveMode::snapshotShown, this, [&](int projections) {
+            if (projections < 181 && live->axisSearchStartedAt() > 0 && startedBefore < 0) startedBefore = projections;
+        });
+        std::thread sender = play(tooth, sink, 150.0, "tooth");
+        sender.join();
+        QVERIFY2(waitUntil([&] { return live->statusText().contains(QStringLiteral("found at 180°")); }, 60000),
+                 qPrintable(live->statusText()));
+        QCOMPARE(startedBefore, -1); // not before the half turn was covered
+        QCOMPARE(live->axisSearchStartedAt(), 181);
+        // SOURCES.md: TomoPy's find_center gives 295.9-296.3 on this scan (tests/core/test_axis_finder.cpp).
+        const double axis = w->parameterPanel()->params().axis;
+        QVERIFY2(axis > 295.4 && axis < 296.5, qPrintable(QString::number(axis)));
+        QVERIFY(waitForResult(*w, [axis](const SliceResult& r) {
+            return r.preview.projections == 181 && std::abs(r.preview.axis - axis) < 1e-9;
+        }));
+        // The axis still moves live: a slice with the moved axis follows.
+        w->parameterPanel()->setAxis(axis + 3.0);
+        QVERIFY(waitForResult(*w, [axis](const SliceResult& r) { return std::abs(r.preview.axis - (axis + 3.0)) < 1e-9; }));
+        live->stop();
     }
 
     void growingFileOpenedIsFollowed() {

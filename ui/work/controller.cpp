@@ -523,8 +523,9 @@ void Controller::showLiveSnapshot(std::shared_ptr<tomo::DatasetReader> snapshot,
             const bool replace = sameScan && m_session && m_reader && m_reader->info().rows == info.rows &&
                                  m_reader->info().columns == info.columns;
             if (replace) {
-                // The scan grew: a new session on the new frames, the window's parameters kept.
-                m_session = std::make_unique<tomo::PreviewSession>(snapshot);
+                // The scan grew: the session adds the new frames to the slice it keeps,
+                // the window's parameters kept.
+                m_session->grow(snapshot);
                 m_reader = snapshot;
                 m_referenceSession.reset();
                 m_lastSlice.reset();

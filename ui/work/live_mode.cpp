@@ -1,8 +1,10 @@
 #include "work/live_mode.h"
 
 #include "main_window.h"
+#include "panels/parameter_panel.h"
 #include "work/controller.h"
 
+#include "tomo/axis_finder.h"
 #include "tomo/error.h"
 
 #include <QAction>
@@ -25,7 +27,27 @@ LiveMode::LiveMode(Controller* controller, MainWindow* window)
     connect(m_controller, &Controller::liveSnapshotShown, this, [this](int projections) {
         m_installing = false;
         m_awaitingPaint = true;
+        if (m_axisDue && m_source) {
+            // 180° covered: the finder runs on the snapshot now installed (as Ctrl+F).
+            m_axisDue = false;
+            m_axisStartedAt = projections;
+            m_axisStatus = tr("180° covered: finding the axis on %1 projections…").arg(projections);
+            m_window->parameterPanel()->findAxis();
+        }
         emit snapshotShown(projections);
+        updateStatus();
+    });
+    connect(m_controller, &Controller::axisFound, this, [this](const AxisResult& r) {
+        if (!m_source || m_axisStartedAt == 0 || m_axisStatus.isEmpty() || r.onOpening) return;
+        m_axisStatus = tr("axis %1 px found at 180° (%2 projections, confidence %3)")
+                           .arg(r.estimate.axis, 0, 'f', 2)
+                           .arg(m_axisStartedAt)
+                           .arg(r.estimate.confidence, 0, 'f', 2);
+        updateStatus();
+    });
+    connect(m_controller, &Controller::axisFailed, this, [this](int, const QString& why) {
+        if (!m_source || m_axisStartedAt == 0 || m_axisStatus.isEmpty()) return;
+        m_axisStatus = tr("axis finder at 180°: %1").arg(why);
         updateStatus();
     });
     connect(m_window, &MainWindow::resultOnScreen, this, [this](quint64, double) {
@@ -50,7 +72,9 @@ void LiveMode::addActions(QMenu* file) {
         bool ok = false;
         const QString endpoint =
             QInputDialog::getText(m_window, tr("Open Stream"),
-                                  tr("ZeroMQ endpoint to listen on (frames are pushed to it):"), QLineEdit::Normal,
+                                  tr("ZeroMQ endpoint to listen on (frames are pushed to it),\n"
+                                     "or sub+ENDPOINT to subscribe to a publisher:"),
+                                  QLineEdit::Normal,
                                   QStringLiteral("tcp://127.0.0.1:5555"), &ok);
         if (ok && !endpoint.isEmpty()) openStream(endpoint);
     });
@@ -86,9 +110,7 @@ bool LiveMode::isGrowingFile(const QString& path) {
 
 void LiveMode::openStream(const QString& endpoint) {
     try {
-        tomo::StreamOptions options;
-        options.endpoint = endpoint.toStdString();
-        start(tomo::openZmqStream(std::move(options)), endpoint, /*stream=*/true);
+        start(tomo::openZmqStream(tomo::streamOptionsFor(endpoint.toStdString())), endpoint, /*stream=*/true);
     } catch (const std::exception& e) {
         emit failed(tr("Cannot open the stream"), QString::fromUtf8(e.what()));
     }
@@ -113,6 +135,9 @@ void LiveMode::start(std::unique_ptr<tomo::LiveSource> source, const QString& ti
     m_skipped = 0;
     m_latency = -1.0;
     m_installing = false;
+    m_axisDue = false;
+    m_axisStartedAt = 0;
+    m_axisStatus.clear();
     m_label->show();
     m_timer.start();
     updateActions();
@@ -169,6 +194,11 @@ void LiveMode::poll() {
         m_frameTime = m_source->counters().lastFrame;
         const int n = snapshot->info().projections;
         if (sameScan) m_skipped += std::max(0, n - m_shown - 1);
+        else {
+            m_axisStartedAt = 0; // a new scan: its own search at its 180°
+            m_axisStatus.clear();
+        }
+        m_axisDue = m_axisStartedAt == 0 && tomo::coversHalfTurn(snapshot->info().angles);
         m_shown = n;
         m_seen = state.version;
         m_scan = state.scan;
@@ -192,6 +222,7 @@ void LiveMode::updateStatus() {
                        .arg(c.rejected)
                        .arg(m_skipped);
     if (m_latency >= 0.0) text += tr(" · latency %1 ms").arg(m_latency * 1e3, 0, 'f', 0);
+    if (!m_axisStatus.isEmpty()) text += QStringLiteral(" · ") + m_axisStatus;
     if (m_recording) text += tr(" · recording");
     m_label->setText(text);
 }

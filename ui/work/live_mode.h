@@ -8,6 +8,10 @@
 // source (and from Record). The status bar's permanent label shows frames,
 // frames/s, GB/s, rejected messages, frames the display skipped and the
 // latency from the newest frame shown to its slice on screen.
+// Once the angles received cover 180° (tomo::coversHalfTurn), the axis
+// finder runs by itself on the row on screen, once per scan, as Ctrl+F
+// would: the status line says so and then shows the axis found, which the
+// window applies; the axis can be moved live afterwards as always.
 #pragma once
 
 #include "tomo/live.h"
@@ -38,7 +42,8 @@ public:
     /// File menu: Open Stream…, Follow Growing File…, Record…, Stop Live.
     void addActions(QMenu* file);
 
-    /// Starts following a ZeroMQ endpoint (PULL, bound) or a growing HDF5
+    /// Starts following a ZeroMQ endpoint (PULL, bound; sub+ENDPOINT: SUB,
+    /// connected, tomo::streamOptionsFor) or a growing HDF5
     /// file; a running source is stopped first. Errors go to the window.
     void openStream(const QString& endpoint);
     void followFile(const QString& path);
@@ -54,6 +59,9 @@ public:
     long long skipped() const { return m_skipped; }
     /// Projections of the snapshot on screen.
     int shownProjections() const { return m_shown; }
+    /// Projections on screen when this scan's automatic axis search started
+    /// (0: not yet: the angles do not cover 180°).
+    int axisSearchStartedAt() const { return m_axisStartedAt; }
 
     /// Whether `path` is an HDF5 file whose writer has not closed it (then
     /// the window follows it instead of opening it).
@@ -92,6 +100,11 @@ private:
     std::chrono::steady_clock::time_point m_frameTime{};
     double m_latency = -1.0;
     bool m_awaitingPaint = false;
+    /// The automatic axis search of this scan: due once 180° are covered
+    /// (started after that snapshot is installed), then what it found.
+    bool m_axisDue = false;
+    int m_axisStartedAt = 0;
+    QString m_axisStatus;
 };
 
 } // namespace tomo::ui

@@ -62,6 +62,12 @@ struct AxisEstimate {
 AxisEstimate findRotationAxis(const Image& sinogram, const std::vector<double>& angles,
                               double searchRadius = -1.0);
 
+/// Whether `angles` (radians) cover a half turn: from the first view to
+/// the last one's next step (the median step) at least 180 degrees less half
+/// a step, with 16 views or more (what findRotationAxis needs, and more
+/// than its 95 %): a live scan starts its axis search once they do.
+bool coversHalfTurn(const std::vector<double>& angles);
+
 /// The axis of each searched row and their consensus.
 struct AxisSearch {
     struct Row {

@@ -104,13 +104,13 @@ struct OpenOptions {
     /// are. Refused for files with flats (DXchange, NXtomo, TIFF folders
     /// with flat images).
     bool logCorrected = false;
-    /// A DXchange file still being written with HDF5 SWMR (live.h): opened
-    /// with H5F_ACC_SWMR_READ, the projections present are min(frames of
-    /// /exchange/data, angles of /exchange/theta), empty flat/dark stacks
-    /// are left out. Other layouts are refused.
+    /// A DXchange or NXtomo file being written with HDF5 SWMR (live.h), opened
+    /// with H5F_ACC_SWMR_READ; present: DXchange min(frames of data, angles of
+    /// theta), empty flat/dark stacks left out; NXtomo min(frames of data,
+    /// image_key, rotation_angle). Other layouts are refused.
     bool growing = false;
-    /// With `growing`: at most this many projections (the first), so that a
-    /// snapshot reads the same frames however far the file has grown; 0 = all.
+    /// With `growing`: at most this many projections (the first; NXtomo: the frames
+    /// up to it), so a snapshot reads the same frames however the file grows; 0 = all.
     int growingProjections = 0;
 };
 

@@ -38,6 +38,12 @@ struct Geometry {
     /// Optional per-projection correction added to `axis`: empty, or one
     /// value per angle (the seeds' c_a[p]).
     std::vector<double> axisOffsets;
+    /// Optional weight of each projection in the back-projection sum: empty
+    /// = angularWeights(angles), or one value per angle. The live preview
+    /// back-projects the projections that arrived (or whose weight changed)
+    /// with their weights in the whole scan so far, and adds the result to
+    /// the slice it keeps (run/live_slices.h).
+    std::vector<double> weights;
 
     int projections() const { return static_cast<int>(angles.size()); }
     /// axis + axisOffsets[p] (or axis when there are no offsets).
@@ -48,7 +54,7 @@ struct Geometry {
     double detectorCentre() const { return (bins - 1) / 2.0; }
 
     /// Throws InvalidArgument naming the field if the geometry is unusable:
-    /// no angles, bins < 1, non-finite values, offsets count != angles.
+    /// no angles, bins < 1, non-finite values, offsets or weights count != angles.
     void validate() const;
 };
 
@@ -120,5 +126,9 @@ struct ReconGeometry {
 /// missing wedge: the views at its edges get the median half-gap on that side.
 /// Throws InvalidArgument for fewer than 2 angles or non-finite angles.
 std::vector<double> angularWeights(const std::vector<double>& angles);
+
+/// The weights a plan applies to the geometry's projections: its own
+/// `weights` when given, else angularWeights(angles).
+std::vector<double> viewWeights(const Geometry& geometry);
 
 } // namespace tomo

@@ -160,7 +160,9 @@ struct GrowingFileOptions {
 /// H5Fstart_swmr_write called, /exchange/theta appended after each
 /// projection; flats in /exchange/data_white, darks in /exchange/data_dark,
 /// both may stay empty until they appear). The projections present are
-/// min(frames of /exchange/data, angles of /exchange/theta). No thread:
+/// min(frames of /exchange/data, angles of /exchange/theta). Or an NXtomo
+/// file written so (GrowingLayout::NXtomo: a frame counts once its
+/// image_key and rotation_angle are appended). No thread:
 /// wait() looks at the file. Never modifies it. Its snapshots open the file
 /// for each read and close it after: an HDF5 handle kept open in this
 /// process would make later opens share its stale view of the growing file.
@@ -210,7 +212,12 @@ struct StreamOptions {
     /// ZeroMQ endpoint: "tcp://127.0.0.1:5555", "ipc:///tmp/tomo.sock", "inproc://name"
     /// (inproc: a sender in the same process; one ZeroMQ context per process).
     std::string endpoint;
-    bool bind = true; ///< bind the PULL socket (the sender connects); false: connect
+    bool bind = true; ///< bind the socket (the sender connects); false: connect
+    /// A SUB socket subscribed to every message instead of PULL: a
+    /// publisher (PUB) may feed several receivers, but ZeroMQ drops the
+    /// frames a receiver cannot take in time (its high-water mark) and those
+    /// sent before it subscribed; PULL loses none (the sender waits).
+    bool subscribe = false;
     /// A tcp endpoint on every interface ("*", "0.0.0.0") is refused unless set.
     bool allowAllInterfaces = false;
     FrameLimits limits;
@@ -219,7 +226,13 @@ struct StreamOptions {
     std::function<void(const std::string&)> log;
 };
 
-/// A ZeroMQ PULL socket received on a thread of the source: every valid
+/// The options of an endpoint as a user types it: "tcp://HOST:PORT",
+/// "ipc://PATH", "inproc://NAME" = PULL, bound; "sub+tcp://HOST:PORT" (and
+/// sub+ipc://, sub+inproc://) = SUB, connected to a publisher that binds.
+/// The endpoint itself is checked by openZmqStream.
+StreamOptions streamOptionsFor(const std::string& text);
+
+/// A ZeroMQ PULL (or SUB) socket received on a thread of the source: every valid
 /// frame goes into the scan's FrameStore (nothing is dropped: the store is
 /// what Record writes); malformed messages are logged and skipped; a new
 /// scan id empties the store. Throws InvalidArgument for a bad endpoint or
@@ -229,19 +242,32 @@ std::unique_ptr<LiveSource> openZmqStream(StreamOptions options);
 
 /// A PUSH socket that connects (or binds) to `endpoint` and sends frames as
 /// parseFrameMessage reads them. Blocks when the receiver does not keep up
-/// (ZeroMQ's high-water mark), so no frame is lost. Throws as openZmqStream.
+/// (ZeroMQ's high-water mark), so no frame is lost. With `publish`, a PUB
+/// socket instead (for SUB receivers): never blocks, drops what a slow or
+/// absent subscriber cannot take. Throws as openZmqStream.
 std::unique_ptr<FrameSink> createZmqSender(const std::string& endpoint, bool bind = false,
-                                           bool allowAllInterfaces = false);
+                                           bool allowAllInterfaces = false, bool publish = false);
 
-/// A DXchange file written frame by frame for SWMR readers (what
-/// followGrowingFile reads, and the workstation's Record): /exchange/data,
-/// data_white, data_dark in the frames' type, one frame per chunk, and
-/// /exchange/theta (degrees) appended after each projection; every frame
+/// The layout of a growing scan file.
+enum class GrowingLayout {
+    /// /exchange/data, data_white, data_dark in the frames' type, one frame
+    /// per chunk, and /exchange/theta (degrees) appended after each projection.
+    DXchange,
+    /// NXtomo: every frame in /entry/instrument/detector/data, then its key
+    /// in .../image_key (0 projection, 1 flat, 2 dark) and its angle in
+    /// /entry/sample/rotation_angle (degrees; a flat's or dark's: the last
+    /// projection's, 0 before any), appended after it.
+    NXtomo,
+};
+
+/// A scan file written frame by frame for SWMR readers (what
+/// followGrowingFile reads, and the workstation's Record), every frame
 /// flushed as it is written. finish() closes the file. Throws IoError naming
 /// the file (exists and !overwrite, cannot be made), InvalidArgument for a
 /// frame of another shape or type than the first.
 std::unique_ptr<FrameSink> createGrowingScanWriter(const std::filesystem::path& path, int rows, int columns,
-                                                   SampleType type, bool overwrite);
+                                                   SampleType type, bool overwrite,
+                                                   GrowingLayout layout = GrowingLayout::DXchange);
 
 struct PlayOptions {
     double framesPerSecond = 0.0; ///< 0: as fast as the sink takes them

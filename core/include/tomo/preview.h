@@ -11,6 +11,14 @@
 //     region changed ──────────► plan->setRegion           no filtering
 //     always ──────────────────► plan->backproject         the strategy's kernel
 //
+// A live scan (grow(): the same scan with more projections) keeps the
+// slice it showed: when the row, axis, region, options and corrections are
+// unchanged and the corrected rows of the projections already summed came
+// out the same, run() filters and back-projects only the projections that
+// are new or whose angular weight changed (a back-projection is a weighted
+// sum over projections, each filtered alone) and adds them to the kept
+// slice; anything else reconstructs the whole slice again.
+//
 // Fan/cone-beam datasets (DatasetInfo::divergentBeam) go through FDK
 // instead: the request's row is a slice z of the default volume grid, and
 // only the detector rows that slice needs are loaded and filtered
@@ -77,6 +85,10 @@ struct PreviewResult {
     Region region;
     int gridSize = 0;         ///< the full slice grid is gridSize x gridSize (= bins)
     int projections = 0;
+    /// Projections this run back-projected: all of them, or, adding to the
+    /// kept slice of a live scan (grow()), those that are new or whose
+    /// weight changed (each with the change of its weight).
+    int addedProjections = 0;
     std::string strategy;     ///< the strategy that ran ("auto" resolved; FDK: its back-projector)
     bool fdk = false;         ///< a fan/cone-beam slice, reconstructed with FDK
     bool filtered = false;    ///< this run (re)filtered the sinogram
@@ -148,6 +160,14 @@ public:
     /// loaded a row, since construction; for tests and benchmarks.
     int filterRuns() const;
     int loadRuns() const;
+
+    /// The dataset grew: `reader` holds the same scan with more frames (a
+    /// live source's newer snapshot, tomo/live.h). The next run() adds the
+    /// new projections to the slice of the last one when it can (see the
+    /// top of this file; PreviewResult::addedProjections), else
+    /// reconstructs as for a new dataset. Throws InvalidArgument for a
+    /// null reader, one without data, or other rows or columns.
+    void grow(std::shared_ptr<DatasetReader> reader);
 
     /// Drops the plan and the kept rows (e.g. to free device memory).
     void reset();

@@ -486,7 +486,7 @@ std::unique_ptr<DatasetReader> openDataset(const std::filesystem::path& path, co
     // A file still being written cannot be opened the ordinary way to detect its layout.
     if (options.growing) {
 #if TOMO_WITH_HDF5
-        return detail::openDXchange(path, options);
+        return detail::openGrowingHdf5(path, options);
 #else
         throw FormatError(path.string() + ": a growing HDF5 file needs HDF5, and this build has none");
 #endif

@@ -46,6 +46,8 @@ std::unique_ptr<DatasetReader> openRawDataset(const std::filesystem::path& path,
 DatasetFormat detectHdf5Layout(const std::filesystem::path& path);
 std::unique_ptr<DatasetReader> openDXchange(const std::filesystem::path& path, const OpenOptions& options);
 std::unique_ptr<DatasetReader> openNXtomo(const std::filesystem::path& path, const OpenOptions& options);
+/// A file still being written with SWMR (OpenOptions::growing): DXchange, or NXtomo when it has no /exchange/data.
+std::unique_ptr<DatasetReader> openGrowingHdf5(const std::filesystem::path& path, const OpenOptions& options);
 std::unique_ptr<DatasetReader> openSinogramHdf5(const std::filesystem::path& path, const OpenOptions& options);
 /// MATLAB v7.3: the variable options.variable. Throws InvalidArgument when
 /// no variable is named (the message lists the file's numeric variables).

@@ -1,7 +1,10 @@
-// ZeroMQ stream receiver (PULL, on a thread of its own) and sender (PUSH)
-// of the messages of tomo/live.h.
+// ZeroMQ stream receiver (PULL or SUB, on a thread of its own) and sender
+// (PUSH or PUB) of the messages of tomo/live.h.
 #include "tomo/error.h"
 #include "tomo/live.h"
+
+#include <string>
+#include <string_view>
 
 #if TOMO_WITH_ZMQ
 #include "run/live_meter.h"
@@ -18,6 +21,19 @@
 namespace tomo {
 
 bool zmqAvailable() { return TOMO_WITH_ZMQ != 0; }
+
+StreamOptions streamOptionsFor(const std::string& text) {
+    StreamOptions options;
+    constexpr std::string_view sub = "sub+";
+    if (text.starts_with(sub)) {
+        options.endpoint = text.substr(sub.size());
+        options.subscribe = true;
+        options.bind = false;
+    } else {
+        options.endpoint = text;
+    }
+    return options;
+}
 
 #if TOMO_WITH_ZMQ
 
@@ -58,8 +74,10 @@ void attach(zmq::socket_t& socket, const std::string& endpoint, bool bind) {
 class ZmqSource final : public LiveSource {
 public:
     explicit ZmqSource(StreamOptions options)
-        : m_options(std::move(options)), m_socket(context(), zmq::socket_type::pull) {
+        : m_options(std::move(options)),
+          m_socket(context(), m_options.subscribe ? zmq::socket_type::sub : zmq::socket_type::pull) {
         checkEndpoint(m_options.endpoint, m_options.allowAllInterfaces);
+        if (m_options.subscribe) m_socket.set(zmq::sockopt::subscribe, ""); // every message
         const auto& l = m_options.limits;
         // Larger parts are dropped by ZeroMQ before any allocation of ours.
         const auto largest = static_cast<std::int64_t>(l.maxRows) * l.maxColumns * 8 +
@@ -79,7 +97,7 @@ public:
     }
 
     std::string describe() const override {
-        return std::string("ZeroMQ PULL ") + (m_options.bind ? "bound to " : "connected to ") + m_options.endpoint;
+        return std::string(m_options.subscribe ? "ZeroMQ SUB " : "ZeroMQ PULL ") + (m_options.bind ? "bound to " : "connected to ") + m_options.endpoint;
     }
 
     LiveState wait(long long seenVersion, std::chrono::milliseconds timeout) override {
@@ -200,8 +218,8 @@ private:
 
 class ZmqSender final : public FrameSink {
 public:
-    ZmqSender(const std::string& endpoint, bool bind, bool allowAllInterfaces)
-        : m_socket(context(), zmq::socket_type::push) {
+    ZmqSender(const std::string& endpoint, bool bind, bool allowAllInterfaces, bool publish)
+        : m_socket(context(), publish ? zmq::socket_type::pub : zmq::socket_type::push) {
         checkEndpoint(endpoint, allowAllInterfaces);
         m_socket.set(zmq::sockopt::linger, -1); // deliver everything before closing
         attach(m_socket, endpoint, bind);
@@ -230,8 +248,9 @@ std::unique_ptr<LiveSource> openZmqStream(StreamOptions options) {
     return std::make_unique<ZmqSource>(std::move(options));
 }
 
-std::unique_ptr<FrameSink> createZmqSender(const std::string& endpoint, bool bind, bool allowAllInterfaces) {
-    return std::make_unique<ZmqSender>(endpoint, bind, allowAllInterfaces);
+std::unique_ptr<FrameSink> createZmqSender(const std::string& endpoint, bool bind, bool allowAllInterfaces,
+                                           bool publish) {
+    return std::make_unique<ZmqSender>(endpoint, bind, allowAllInterfaces, publish);
 }
 
 #else
@@ -245,7 +264,7 @@ namespace {
 } // namespace
 
 std::unique_ptr<LiveSource> openZmqStream(StreamOptions options) { noZmq(options.endpoint); }
-std::unique_ptr<FrameSink> createZmqSender(const std::string& endpoint, bool, bool) { noZmq(endpoint); }
+std::unique_ptr<FrameSink> createZmqSender(const std::string& endpoint, bool, bool, bool) { noZmq(endpoint); }
 
 #endif
 

@@ -350,8 +350,18 @@ Image bin(const Image& in, int factor) {
     return out;
 }
 
-/// The views of the first 180 degrees in angle order, as a sinogram.
-Image halfTurn(const Image& sinogram, const std::vector<double>& angles) {
+/// The views of the first 180 degrees in angle order (indices into
+/// `angles`), the angle they cover (to the last view's next step) and the
+/// median step.
+struct HalfTurnViews {
+    std::vector<int> kept;
+    double covered = 0.0;
+    double step = 0.0;
+};
+
+/// Throws InvalidArgument (what is missing) unless the views cover about
+/// 180 degrees (95 %) with at least kMinSize views.
+HalfTurnViews halfTurnViews(const std::vector<double>& angles) {
     const int n = static_cast<int>(angles.size());
     std::vector<int> order(n);
     std::iota(order.begin(), order.end(), 0);
@@ -375,6 +385,13 @@ Image halfTurn(const Image& sinogram, const std::vector<double>& angles) {
     if (static_cast<int>(kept.size()) < kMinSize)
         throw InvalidArgument("axis finder: " + std::to_string(kept.size()) + " views within 180 degrees (expected >= " +
                               std::to_string(kMinSize) + ")");
+    return {std::move(kept), covered, step};
+}
+
+/// The views of the first 180 degrees in angle order, as a sinogram.
+Image halfTurn(const Image& sinogram, const std::vector<double>& angles) {
+    const std::vector<int> kept = halfTurnViews(angles).kept;
+    const double a0 = angles[kept.front()];
     for (int view : kept)
         for (int s = 0; s < sinogram.width; ++s)
             if (!std::isfinite(sinogram.at(s, view)))
@@ -507,6 +524,15 @@ std::string fixed2(double v) {
 }
 
 } // namespace
+
+bool coversHalfTurn(const std::vector<double>& angles) {
+    try {
+        const HalfTurnViews views = halfTurnViews(angles);
+        return views.covered >= kPi - 0.5 * views.step;
+    } catch (const InvalidArgument&) {
+        return false;
+    }
+}
 
 AxisEstimate findRotationAxis(const Image& sinogram, const std::vector<double>& angles, double searchRadius) {
     if (sinogram.width < kMinSize || sinogram.height < kMinSize ||

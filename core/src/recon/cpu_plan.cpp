@@ -46,7 +46,7 @@ double secondsSince(Clock::time_point start) {
 
 CpuPlan::CpuPlan(const ReconGeometry& geometry, const ReconOptions& options, int copies)
     : ReconstructionPlan(geometry, options),
-      m_weights(angularWeights(geometry.geometry.angles)),
+      m_weights(viewWeights(geometry.geometry)),
       m_pool(resolveThreads(options.threads)) {
     const std::size_t sliceBytes = static_cast<std::size_t>(geometry.geometry.projections()) *
                                    static_cast<std::size_t>(geometry.geometry.bins) * sizeof(float) *
@@ -66,7 +66,7 @@ void CpuPlan::setSinograms(std::span<const float> sinograms, int count) {
     m_count = 0; // stays 0 (nothing set) if filtering throws
     m_filtered.assign(sinograms.begin(), sinograms.end());
     // Tasks of up to 64 rows of one slice, so the weights of a task are one
-    // contiguous run of angularWeights().
+    // contiguous run of viewWeights().
     constexpr int kRowsPerTask = 64;
     const int tasksPerSlice = (projections + kRowsPerTask - 1) / kRowsPerTask;
     m_pool.parallelFor(count * tasksPerSlice, [&](int task, int thread) {

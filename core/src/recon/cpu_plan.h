@@ -3,7 +3,7 @@
 // writes its back-projection loop.
 //
 //   CpuPlan::setSinograms: copy -> SinogramFilter (ramp x window, one per
-//                          thread) -> row p times angularWeights()[p] -> prepare()
+//                          thread) -> row p times viewWeights()[p] -> prepare()
 //   CpuPlan::backproject:  checks -> backprojectSlices() (the strategy's loop:
 //                          a plain sum over projections, positions per geometry.h)
 #pragma once

@@ -23,6 +23,12 @@ void Geometry::validate() const {
     for (std::size_t i = 0; i < axisOffsets.size(); ++i)
         if (!std::isfinite(axisOffsets[i]))
             throw InvalidArgument("geometry: axisOffsets[" + std::to_string(i) + "] is not finite");
+    if (!weights.empty() && weights.size() != angles.size())
+        throw InvalidArgument("geometry: weights has " + std::to_string(weights.size()) +
+                              " values (expected 0 or one per angle: " + std::to_string(angles.size()) + ")");
+    for (std::size_t i = 0; i < weights.size(); ++i)
+        if (!std::isfinite(weights[i]))
+            throw InvalidArgument("geometry: weights[" + std::to_string(i) + "] is not finite");
 }
 
 ReconGeometry ReconGeometry::fullSlice(Geometry g) {
@@ -124,6 +130,10 @@ std::vector<double> angularWeights(const std::vector<double>& angles) {
         weights[order[k]] = 0.5 * (before + gap[k]);
     }
     return weights;
+}
+
+std::vector<double> viewWeights(const Geometry& geometry) {
+    return geometry.weights.empty() ? angularWeights(geometry.angles) : geometry.weights;
 }
 
 } // namespace tomo

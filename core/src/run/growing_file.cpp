@@ -185,7 +185,8 @@ std::unique_ptr<LiveSource> followGrowingFile(const std::filesystem::path& path,
 bool hdf5WriterClosed(const std::filesystem::path& path) {
     throw InvalidArgument(path.string() + ": this build has no HDF5");
 }
-std::unique_ptr<FrameSink> createGrowingScanWriter(const std::filesystem::path& path, int, int, SampleType, bool) {
+std::unique_ptr<FrameSink> createGrowingScanWriter(const std::filesystem::path& path, int, int, SampleType, bool,
+                                                   GrowingLayout) {
     throw InvalidArgument(path.string() + ": writing a growing HDF5 file needs HDF5, and this build has none");
 }
 #endif

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <span>
 #include <string>
 #include <system_error>
@@ -185,6 +186,126 @@ struct PreviewSession::Impl {
 
     SliceBufferPrefetcher sliceBuffers; // the next run's result memory
 
+    // A live scan: grow() was called, and the slice of the last run is kept
+    // with what it was made from, for the next run to add to.
+    struct LiveSum {
+        int row = -1;
+        double axis = 0.0;
+        std::vector<double> offsets;
+        Region region;
+        ReconOptions requested;     // as requested (samePlanOptions)
+        ReconOptions resolved;      // the strategy that ran ("auto" resolved)
+        CorrectionOptions corrections;
+        std::vector<double> angles; // of the projections summed
+        Image sinogram;             // their corrected rows
+        std::vector<double> weights; // the weight each was summed with
+        std::vector<float> slice;   // region pixels
+    };
+    bool live = false;
+    std::optional<LiveSum> liveSum;
+
+    /// Keeps the slice a run made from every projection of the loaded row
+    /// (a live scan's next run adds to it).
+    void keepLiveSum(const PreviewRequest& request, const PreviewResult& result, const ReconstructionPlan& from) {
+        liveSum.reset();
+        if (request.options.iterative.isIterative()) return; // not a sum over projections
+        LiveSum k;
+        k.row = request.row;
+        k.axis = result.axis;
+        k.offsets = request.axisOffsets;
+        k.region = result.region;
+        k.requested = request.options;
+        k.resolved = from.options();
+        k.corrections = request.corrections;
+        k.angles = from.geometry().geometry.angles;
+        k.sinogram = sinogram;
+        k.weights = viewWeights(from.geometry().geometry);
+        k.slice = result.slice.data;
+        liveSum = std::move(k);
+    }
+
+    /// The kept live slice, when a run of `request` (axis and region
+    /// resolved) on the loaded row can add to it.
+    LiveSum* extendable(const PreviewRequest& request, double axis, const Region& region) {
+        if (!liveSum || request.options.iterative.isIterative()) return nullptr;
+        LiveSum& k = *liveSum;
+        const std::vector<double>& angles = stage->outputAngles();
+        const std::size_t summed = k.angles.size();
+        const auto prefix = [summed](const std::vector<double>& now, const std::vector<double>& then) {
+            return now.size() >= summed && std::equal(then.begin(), then.end(), now.begin());
+        };
+        const bool same = k.row == request.row && k.axis == axis && k.region == region &&
+                          samePlanOptions(k.requested, request.options) && k.corrections == request.corrections &&
+                          sinogram.width == k.sinogram.width && prefix(angles, k.angles) &&
+                          (request.axisOffsets.empty() ? k.offsets.empty() : prefix(request.axisOffsets, k.offsets));
+        // The rows already summed must have come out of the corrections the
+        // same (a correction over the whole sinogram, e.g. stripe removal,
+        // or a new flat changes them: then the sum starts again).
+        return same && std::memcmp(sinogram.data.data(), k.sinogram.data.data(), k.sinogram.data.size() * sizeof(float)) == 0
+                   ? &k
+                   : nullptr;
+    }
+
+    /// Adds the projections of the loaded row that are new since `k` or
+    /// whose weight changed, each with the change of its weight, to k's
+    /// slice, and copies it into `result`. Returns false (nothing done) when
+    /// they are more than half of all: the whole slice costs as much.
+    bool addToLiveSum(LiveSum& k, const PreviewRequest& request, PreviewResult& result) {
+        const std::vector<double>& angles = stage->outputAngles();
+        const std::vector<double> weights = angularWeights(angles);
+        // A weight that moved by less than this (relative) is a rounding of
+        // the median step (angularWeights), below the float slice's resolution.
+        constexpr double kUnchanged = 1e-7;
+        Geometry g;
+        g.bins = sinogram.width;
+        g.axis = k.axis;
+        std::vector<int> added;
+        for (std::size_t p = 0; p < angles.size(); ++p) {
+            const double delta = p < k.weights.size() ? weights[p] - k.weights[p] : weights[p];
+            if (p < k.weights.size() && std::abs(delta) <= kUnchanged * std::abs(weights[p])) continue;
+            added.push_back(static_cast<int>(p));
+            g.angles.push_back(angles[p]);
+            g.weights.push_back(delta);
+            if (!request.axisOffsets.empty()) g.axisOffsets.push_back(request.axisOffsets[p]);
+        }
+        if (2 * added.size() > angles.size()) return false;
+        if (!added.empty()) {
+            std::vector<float> rows(added.size() * static_cast<std::size_t>(g.bins));
+            for (std::size_t i = 0; i < added.size(); ++i)
+                std::copy_n(sinogram.data.begin() + static_cast<std::ptrdiff_t>(added[i]) * g.bins, g.bins,
+                            rows.begin() + static_cast<std::ptrdiff_t>(i * g.bins));
+            ReconGeometry rg = ReconGeometry::fullSlice(std::move(g));
+            rg.region = k.region;
+            const auto filterStart = Clock::now();
+            const std::unique_ptr<ReconstructionPlan> plan = createPlan(rg, k.resolved);
+            plan->setSinograms(rows, 1);
+            ++filterRuns;
+            result.filtered = true;
+            result.secondsFilter = secondsSince(filterStart);
+            const auto bpStart = Clock::now();
+            std::vector<float> sum = sliceBuffers.take(k.region.pixels());
+            plan->backproject(sum);
+            for (std::size_t i = 0; i < sum.size(); ++i) k.slice[i] += sum[i];
+            result.secondsBackproject = secondsSince(bpStart);
+            for (std::size_t i = 0; i < added.size(); ++i) {
+                const auto p = static_cast<std::size_t>(added[i]);
+                if (p >= k.weights.size()) k.weights.resize(p + 1, 0.0);
+                k.weights[p] = weights[p];
+            }
+        }
+        k.angles = angles;
+        k.offsets = request.axisOffsets;
+        k.sinogram = sinogram;
+        result.slice.width = k.region.width;
+        result.slice.height = k.region.height;
+        result.slice.data = k.slice;
+        result.addedProjections = static_cast<int>(added.size());
+        result.strategy = k.resolved.strategy;
+        const double updates = static_cast<double>(k.region.pixels()) * static_cast<double>(added.size());
+        if (result.secondsBackproject > 0.0) result.gups = updates / result.secondsBackproject / 1e9;
+        return true;
+    }
+
     /// The stage for `wanted`, made anew (dropping the kept row) when they change.
     PreprocessingStage& stageFor(const CorrectionOptions& wanted) {
         if (!stage || !(corrections == wanted)) {
@@ -271,7 +392,31 @@ void PreviewSession::reset() {
     m_impl->loadedRow = -1;
     m_impl->sinogram = Image();
     m_impl->sliceBuffers.clear();
+    m_impl->liveSum.reset();
     if (m_impl->cone) m_impl->cone->reset();
+}
+
+void PreviewSession::grow(std::shared_ptr<DatasetReader> reader) {
+    Impl& d = *m_impl;
+    if (!reader) throw InvalidArgument("preview: no dataset");
+    checkPositive(reader->info());
+    const DatasetInfo& was = info();
+    if (reader->info().rows != was.rows || reader->info().columns != was.columns)
+        throw InvalidArgument("preview: the grown dataset '" + reader->info().path.string() + "' has " +
+                              std::to_string(reader->info().rows) + " x " + std::to_string(reader->info().columns) +
+                              " pixels per projection (expected " + std::to_string(was.rows) + " x " +
+                              std::to_string(was.columns) + ")");
+    // The stage and the kept row were of the old frames; the plan and the
+    // live slice stay (run() checks what they were made from).
+    d.corrector.reset();
+    d.correctorStrategy.clear();
+    d.stage.reset();
+    d.loadedRow = -1;
+    d.sinogram = Image();
+    d.filteredRow = -1;
+    d.cone = reader->info().divergentBeam ? std::make_unique<preview::ConeSlicePreview>(reader->info()) : nullptr;
+    d.reader = std::make_shared<preview::RowBlockReader>(std::move(reader));
+    d.live = true;
 }
 
 PreviewResult PreviewSession::run(const PreviewRequest& request, const CancelToken* cancel) {
@@ -311,6 +456,13 @@ PreviewResult PreviewSession::run(const PreviewRequest& request, const CancelTok
     const Image& sino = d.load(request.row, &result.secondsLoad, resolved);
     result.corrections = d.loadedStats;
     checkCancel();
+
+    if (Impl::LiveSum* kept = d.extendable(request, axis, region)) {
+        if (d.addToLiveSum(*kept, request, result)) {
+            result.secondsTotal = secondsSince(start);
+            return result;
+        }
+    }
 
     // A new plan when the options or the corrected sinogram's shape change; a
     // new filtering when the plan is new or holds another row.
@@ -376,6 +528,8 @@ PreviewResult PreviewSession::run(const PreviewRequest& request, const CancelTok
     checkCancel();
 
     result.strategy = plan.options().strategy;
+    result.addedProjections = projections;
+    if (d.live) d.keepLiveSum(request, result, plan);
     result.secondsTotal = secondsSince(start);
     return result;
 }

@@ -1,4 +1,4 @@
-// A DXchange scan written frame by frame for SWMR readers, and the test of
+// A DXchange or NXtomo scan written frame by frame for SWMR readers, and the test of
 // whether a file's writer has closed it (tomo/live.h).
 #include "io/hdf5/h5_util.h"
 #include "tomo/error.h"
@@ -22,10 +22,21 @@ hid_t fileType(SampleType type) {
     return H5T_STD_U16LE;
 }
 
+hid_t memoryType(SampleType type) {
+    switch (type) {
+    case SampleType::UInt8: return H5T_NATIVE_UINT8;
+    case SampleType::UInt16: return H5T_NATIVE_UINT16;
+    case SampleType::Float32: return H5T_NATIVE_FLOAT;
+    case SampleType::Float64: return H5T_NATIVE_DOUBLE;
+    }
+    return H5T_NATIVE_UINT16;
+}
+
 class GrowingScanWriter final : public FrameSink {
 public:
-    GrowingScanWriter(const std::filesystem::path& path, int rows, int columns, SampleType type, bool overwrite)
-        : m_path(path), m_rows(rows), m_columns(columns), m_type(type) {
+    GrowingScanWriter(const std::filesystem::path& path, int rows, int columns, SampleType type, bool overwrite,
+                      GrowingLayout layout)
+        : m_path(path), m_rows(rows), m_columns(columns), m_type(type), m_layout(layout) {
         if (rows < 1 || columns < 1)
             throw InvalidArgument(path.string() + ": frames of " + std::to_string(rows) + " x " +
                                   std::to_string(columns) + "; expected at least one row and column");
@@ -38,19 +49,23 @@ public:
         H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
         m_file = h5::File(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
         if (!m_file.valid()) fail("cannot create the HDF5 file");
-        h5::Group exchange(H5Gcreate2(m_file.get(), "/exchange", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-        if (!exchange.valid()) fail("cannot create /exchange");
-        m_stacks[0] = createStack(exchange.get(), "data");
-        m_stacks[1] = createStack(exchange.get(), "data_white");
-        m_stacks[2] = createStack(exchange.get(), "data_dark");
-        const hsize_t none = 0, unlimited = H5S_UNLIMITED, chunk = 1024;
-        h5::Dataspace space(H5Screate_simple(1, &none, &unlimited));
-        h5::PropertyList create(H5Pcreate(H5P_DATASET_CREATE));
-        H5Pset_chunk(create.get(), 1, &chunk);
-        m_theta = h5::Dataset(
-            H5Dcreate2(exchange.get(), "theta", H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, create.get(), H5P_DEFAULT));
-        if (!m_theta.valid()) fail("cannot create /exchange/theta");
-        h5::writeStringAttribute(m_theta.get(), "units", "degrees", "/exchange/theta in " + path.string());
+        if (layout == GrowingLayout::DXchange) {
+            const h5::Group exchange = createGroup("/exchange");
+            m_stacks[0] = createStack(exchange.get(), "data");
+            m_stacks[1] = createStack(exchange.get(), "data_white");
+            m_stacks[2] = createStack(exchange.get(), "data_dark");
+            m_theta = createSeries(exchange.get(), "theta", H5T_IEEE_F64LE);
+        } else {
+            const h5::Group entry = createGroup("/entry");
+            const h5::Group instrument = createGroup("/entry/instrument");
+            const h5::Group detector = createGroup("/entry/instrument/detector");
+            const h5::Group sample = createGroup("/entry/sample");
+            h5::writeStringAttribute(entry.get(), "NX_class", "NXentry", "/entry in " + path.string());
+            m_stacks[0] = createStack(detector.get(), "data");
+            m_keys = createSeries(detector.get(), "image_key", H5T_STD_I32LE);
+            m_theta = createSeries(sample.get(), "rotation_angle", H5T_IEEE_F64LE);
+        }
+        h5::writeStringAttribute(m_theta.get(), "units", "degrees", std::string(angleName()) + " in " + path.string());
         // Every object exists: from here on readers may open the file.
         if (H5Fstart_swmr_write(m_file.get()) < 0) fail("cannot start SWMR writing");
     }
@@ -73,13 +88,21 @@ public:
                                   std::to_string(m_columns) + " " + sampleTypeName(m_type));
         const h5::Session session;
         if (!m_file.valid()) throw IoError(m_path.string() + ": the file is already closed");
-        const std::size_t k = frame.kind == FrameKind::Projection ? 0 : frame.kind == FrameKind::Flat ? 1 : 2;
-        const char* names[] = {"/exchange/data", "/exchange/data_white", "/exchange/data_dark"};
-        // The frame first, its angle after: readers count a projection once both are there.
-        append(m_stacks[k], m_counts[k], names[k], frame.values.data(), m_type, {static_cast<hsize_t>(m_rows),
+        const int key = frame.kind == FrameKind::Projection ? 0 : frame.kind == FrameKind::Flat ? 1 : 2;
+        const std::size_t k = m_layout == GrowingLayout::NXtomo ? 0 : static_cast<std::size_t>(key);
+        const char* names[] = {m_layout == GrowingLayout::NXtomo ? "/entry/instrument/detector/data" : "/exchange/data",
+                               "/exchange/data_white", "/exchange/data_dark"};
+        // The frame first, its key and angle after: readers count a frame once they are there.
+        append(m_stacks[k], m_counts[k], names[k], frame.values.data(), memoryType(m_type), {static_cast<hsize_t>(m_rows),
                                                                                  static_cast<hsize_t>(m_columns)});
-        if (frame.kind == FrameKind::Projection)
-            append(m_theta, m_angles, "/exchange/theta", &frame.angleDegrees, SampleType::Float64, {});
+        if (frame.kind == FrameKind::Projection) m_lastAngle = frame.angleDegrees;
+        if (m_layout == GrowingLayout::NXtomo) {
+            hsize_t keys = m_counts[0] - 1;
+            append(m_keys, keys, "/entry/instrument/detector/image_key", &key, H5T_NATIVE_INT, {});
+            append(m_theta, m_angles, angleName(), &m_lastAngle, H5T_NATIVE_DOUBLE, {});
+        } else if (frame.kind == FrameKind::Projection) {
+            append(m_theta, m_angles, angleName(), &frame.angleDegrees, H5T_NATIVE_DOUBLE, {});
+        }
     }
 
     void finish(const std::string&) override { close(); }
@@ -90,11 +113,33 @@ private:
         if (!m_file.valid()) return;
         for (auto& s : m_stacks) s.close();
         m_theta.close();
+        m_keys.close();
         if (!m_file.close()) throw IoError(m_path.string() + ": cannot close the file" + h5::errorDetail());
     }
 
     [[noreturn]] void fail(const std::string& what) const {
         throw IoError(m_path.string() + ": " + what + h5::errorDetail());
+    }
+
+    const char* angleName() const {
+        return m_layout == GrowingLayout::NXtomo ? "/entry/sample/rotation_angle" : "/exchange/theta";
+    }
+
+    h5::Group createGroup(const char* name) const {
+        h5::Group group(H5Gcreate2(m_file.get(), name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+        if (!group.valid()) fail(std::string("cannot create ") + name);
+        return group;
+    }
+
+    /// A 1D series of numbers, appended one by one.
+    h5::Dataset createSeries(hid_t group, const char* name, hid_t type) const {
+        const hsize_t none = 0, unlimited = H5S_UNLIMITED, chunk = 1024;
+        h5::Dataspace space(H5Screate_simple(1, &none, &unlimited));
+        h5::PropertyList create(H5Pcreate(H5P_DATASET_CREATE));
+        H5Pset_chunk(create.get(), 1, &chunk);
+        h5::Dataset dataset(H5Dcreate2(group, name, type, space.get(), H5P_DEFAULT, create.get(), H5P_DEFAULT));
+        if (!dataset.valid()) fail(std::string("cannot create ") + name);
+        return dataset;
     }
 
     h5::Dataset createStack(hid_t group, const char* name) {
@@ -106,13 +151,13 @@ private:
         H5Pset_chunk(create.get(), 3, chunk);
         h5::Dataset dataset(
             H5Dcreate2(group, name, fileType(m_type), space.get(), H5P_DEFAULT, create.get(), H5P_DEFAULT));
-        if (!dataset.valid()) fail(std::string("cannot create /exchange/") + name);
+        if (!dataset.valid()) fail(std::string("cannot create the stack ") + name);
         return dataset;
     }
 
     /// Appends one element (an image of `image` dims, or one number) along
     /// the first dimension and flushes it to the file.
-    void append(const h5::Dataset& dataset, hsize_t& count, const char* name, const void* values, SampleType type,
+    void append(const h5::Dataset& dataset, hsize_t& count, const char* name, const void* values, hid_t memoryType,
                 std::vector<hsize_t> image) {
         std::vector<hsize_t> extent{count + 1}, start{count}, size{1};
         extent.insert(extent.end(), image.begin(), image.end());
@@ -122,10 +167,6 @@ private:
         if (H5Dset_extent(dataset.get(), extent.data()) < 0) fail(std::string("cannot extend ") + name);
         h5::Dataspace fileSpace(H5Dget_space(dataset.get()));
         h5::Dataspace memory(H5Screate_simple(rank, size.data(), nullptr));
-        const hid_t memoryType = type == SampleType::UInt8    ? H5T_NATIVE_UINT8
-                                 : type == SampleType::UInt16 ? H5T_NATIVE_UINT16
-                                 : type == SampleType::Float32 ? H5T_NATIVE_FLOAT
-                                                               : H5T_NATIVE_DOUBLE;
         if (!fileSpace.valid() || !memory.valid() ||
             H5Sselect_hyperslab(fileSpace.get(), H5S_SELECT_SET, start.data(), nullptr, size.data(), nullptr) < 0 ||
             H5Dwrite(dataset.get(), memoryType, memory.get(), fileSpace.get(), H5P_DEFAULT, values) < 0 ||
@@ -137,18 +178,21 @@ private:
     std::filesystem::path m_path;
     int m_rows, m_columns;
     SampleType m_type;
+    GrowingLayout m_layout;
     h5::File m_file;
-    std::array<h5::Dataset, 3> m_stacks; ///< data, data_white, data_dark
+    std::array<h5::Dataset, 3> m_stacks; ///< data, data_white, data_dark (NXtomo: data only)
     std::array<hsize_t, 3> m_counts{};
-    h5::Dataset m_theta;
+    h5::Dataset m_theta; ///< theta, NXtomo: rotation_angle
+    h5::Dataset m_keys;  ///< NXtomo: image_key
     hsize_t m_angles = 0;
+    double m_lastAngle = 0.0;
 };
 
 } // namespace
 
 std::unique_ptr<FrameSink> createGrowingScanWriter(const std::filesystem::path& path, int rows, int columns,
-                                                   SampleType type, bool overwrite) {
-    return std::make_unique<GrowingScanWriter>(path, rows, columns, type, overwrite);
+                                                   SampleType type, bool overwrite, GrowingLayout layout) {
+    return std::make_unique<GrowingScanWriter>(path, rows, columns, type, overwrite, layout);
 }
 
 bool hdf5WriterClosed(const std::filesystem::path& path) {

@@ -11,6 +11,7 @@
 #include "tomo/worker_pool.h"
 
 #include <algorithm>
+#include <optional>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -438,7 +439,7 @@ private:
 class NXtomoReader final : public FrameStackReader {
 public:
     NXtomoReader(const std::filesystem::path& path, const OpenOptions& options) {
-        m_file = h5::openReadOnly(path);
+        m_file = options.growing ? h5::openSwmrRead(path) : h5::openReadOnly(path);
         m_info.divergentBeam = divergentBeam(m_file.get(), path, options);
         const char* dataName = h5::exists(m_file.get(), kNxDetectorData) ? kNxDetectorData : kNxDataData;
         m_data.emplace(m_file.get(), path, dataName);
@@ -448,18 +449,32 @@ public:
         m_info.sampleType = m_data->pixelType();
         m_info.rows = static_cast<int>(m_data->dims()[1]);
         m_info.columns = static_cast<int>(m_data->dims()[2]);
-        const auto frames = m_data->dims()[0];
+        auto frames = m_data->dims()[0];
+        const char* keyName = firstExisting({"/entry/instrument/detector/image_key", "/entry/data/image_key"});
+        const char* angleName = firstExisting({"/entry/sample/rotation_angle", "/entry/data/rotation_angle"});
+        if (options.anglesFile) angleName = nullptr;
+        std::optional<h5::Array> angleArray;
+        if (angleName) angleArray.emplace(m_file.get(), path, angleName);
+        if (options.growing) {
+            // The writer appends a frame, then its key and angle: a frame
+            // counts once all three are there.
+            if (!keyName || !angleArray || angleArray->dims().size() != 1)
+                throw FormatError(path.string() + ": a growing NXtomo file needs image_key and rotation_angle (1D, "
+                                                  "one value appended per frame after it)");
+            frames = std::min({frames, h5::Array(m_file.get(), path, keyName).dims().at(0), angleArray->dims()[0]});
+        }
 
         // image_key: 0 projection, 1 flat, 2 dark, 3 invalid (skipped). Without
         // one, every frame is a projection.
         std::vector<int> keys(frames, 0);
-        if (const char* keyName = firstExisting({"/entry/instrument/detector/image_key", "/entry/data/image_key"})) {
+        if (keyName) {
             h5::Array keyArray(m_file.get(), path, keyName);
             keyArray.requireRank({1}, "1D, one key per frame");
-            if (keyArray.dims()[0] != frames)
+            if (!options.growing && keyArray.dims()[0] != frames)
                 throw FormatError(keyArray.where() + " has " + std::to_string(keyArray.dims()[0]) +
                                   " keys; expected " + std::to_string(frames) + ", one per frame of " + dataName);
-            const auto values = keyArray.readAllDouble();
+            auto values = keyArray.readAllDouble();
+            values.resize(frames); // a growing file's keys may have grown since
             for (std::size_t i = 0; i < values.size(); ++i) {
                 const double v = values[i];
                 if (v != 0 && v != 1 && v != 2 && v != 3)
@@ -467,6 +482,16 @@ public:
                                       std::to_string(i) + "; expected 0 (projection), 1 (flat), 2 (dark) or 3 (invalid)");
                 keys[i] = static_cast<int>(v);
             }
+        }
+        if (options.growing && options.growingProjections > 0) {
+            // A snapshot: the frames up to its last projection, however far the file has grown.
+            int seen = 0;
+            for (hsize_t i = 0; i < frames; ++i)
+                if (keys[i] == 0 && ++seen == options.growingProjections) {
+                    frames = i + 1;
+                    keys.resize(frames);
+                    break;
+                }
         }
         // Flats taken with no projection between them form one group, placed
         // by the projections acquired before it.
@@ -495,14 +520,14 @@ public:
                                                                             : before - 0.5);
         }
         countFrames();
-        enableDirectReads();
+        // Reads of a file being written go through the library, which follows the writer's index.
+        if (!options.growing) enableDirectReads();
         m_data->requireStoredData();
 
         StoredAngles angles;
-        if (const char* angleName = firstExisting({"/entry/sample/rotation_angle", "/entry/data/rotation_angle"});
-            angleName && !options.anglesFile) {
-            h5::Array angleArray(m_file.get(), path, angleName);
-            angles = h5::readStoredAngles(angleArray);
+        if (angleArray) {
+            angles = h5::readStoredAngles(*angleArray);
+            if (options.growing) angles.values.resize(frames);
             if (angles.values.size() == frames) {
                 // One angle per frame: keep those of the projections.
                 std::vector<double> projectionAngles;
@@ -691,6 +716,19 @@ std::unique_ptr<DatasetReader> openDXchange(const std::filesystem::path& path, c
 std::unique_ptr<DatasetReader> openNXtomo(const std::filesystem::path& path, const OpenOptions& options) {
     const h5::Session session;
     return std::make_unique<NXtomoReader>(path, options);
+}
+
+std::unique_ptr<DatasetReader> openGrowingHdf5(const std::filesystem::path& path, const OpenOptions& options) {
+    const h5::Session session;
+    bool nxtomo = false;
+    {
+        // Closed before the reader opens it: two handles in one process would share one view.
+        const h5::File file = h5::openSwmrRead(path);
+        nxtomo = !h5::exists(file.get(), kDxData) &&
+                 (h5::exists(file.get(), kNxDetectorData) || h5::exists(file.get(), kNxDataData));
+    }
+    if (nxtomo) return std::make_unique<NXtomoReader>(path, options);
+    return std::make_unique<DXchangeReader>(path, options);
 }
 
 std::unique_ptr<DatasetReader> openSinogramHdf5(const std::filesystem::path& path, const OpenOptions& options) {
