@@ -132,7 +132,7 @@ class _CudaArray:
                 return cupy.empty(tuple(shape), dtype=cupy.float32)
         import torch
 
-        return torch.empty(tuple(shape), dtype=torch.float32, device=self.array.device)
+        return torch.empty(tuple(shape), dtype=torch.float32, device=torch.device("cuda", self.device))
 
     def synchronize(self):
         """Waits for the work queued on the library's current stream (the
@@ -164,7 +164,7 @@ class _CudaArray:
                 return cupy.asarray(result)
         import torch
 
-        return torch.from_numpy(result).to(self.array.device)
+        return torch.from_numpy(result).to(torch.device("cuda", self.device))
 
 
 def _cuda(a):
