@@ -20,10 +20,10 @@ if [ ! -x "$root/usr/bin/apt-get" ]; then
     command -v debootstrap >/dev/null || apt-get install -y -qq debootstrap
     debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian
 fi
-in_root() { chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 bash -c "$1"; }
+in_root() { chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 bash -o pipefail -c "$1"; }
 echo "package: $(basename "$deb"), $(du -k "$deb" | cut -f1) KiB, installed size $(dpkg-deb -f "$deb" Installed-Size) KiB"
 cp "$deb" "$root/root/"
-in_root "apt-get update -qq"
+in_root "dpkg --purge tomo-workstation >/dev/null 2>&1 || true; apt-get update -qq" # a reused root: as fresh
 if [ -z "${CUFFT_DIR:-}" ]; then
     in_root "apt-get install -y --no-install-recommends /root/$(basename "$deb")"
     exit $?
@@ -33,6 +33,6 @@ deps=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | grep -v libcufft | sed 's/(.*)
 in_root "apt-get install -y -qq --no-install-recommends $(echo $deps)" >/dev/null
 cp -a "$CUFFT_DIR"/libcufft.so.12* "$root/usr/local/lib/"
 in_root "ldconfig && dpkg -i --ignore-depends=libcufft-13-0 /root/$(basename "$deb")"
-in_root "cd /tmp && tomo-recon --demo --strategy cpu -o /tmp/demo.h5 | tail -3"
+in_root "cd /tmp && tomo-recon --demo --strategy cpu -o /tmp/demo.h5 --overwrite | tail -3"
 in_root "cd / && python3 -c 'import tomows; print(\"import tomows\", tomows.__version__, \"from\", tomows.__file__); print([s[\"name\"] for s in tomows.strategies() if s[\"available\"]])'"
 in_root "QT_QPA_PLATFORM=offscreen timeout 20 tomo-workstation --help | head -3; ldd /usr/bin/tomo-recon /usr/bin/tomo-workstation | grep -E 'not found|cufft' || true"
