@@ -262,8 +262,10 @@ def _plan_set_sinograms_any(self, sinograms):
         a.array = None  # the plan keeps the filtered sinograms, `a` where backproject()'s result goes
 
 
-_plan_reconstruct_any.__doc__ = "Filters and back-projects sinograms [rows, angles, bins] (or [angles, bins])."
-_plan_set_sinograms_any.__doc__ = "Filters sinograms (at most max_slices) and keeps them for backproject()."
+_plan_reconstruct_any.__doc__ = ("Filters and back-projects sinograms [rows, angles, bins] (or [angles, bins]); "
+                                  "a CUDA array's result is an array of its library on its GPU.")
+_plan_set_sinograms_any.__doc__ = ("Filters sinograms (at most max_slices) and keeps them for backproject() (which "
+                                   "returns a CUDA array's result as an array of its library on its GPU).")
 Plan.reconstruct = _plan_reconstruct_any
 Plan.set_sinograms = _plan_set_sinograms_any
 
