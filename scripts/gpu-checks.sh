@@ -18,6 +18,11 @@
 #              threads, MPI with one rank per GPU, and the MPI ranks'
 #              shared writer alone
 #   scaling    scripts/scaling-table.sh (writer threads, GPUs, MPI ranks)
+#   python     the module tomows in build-gpu (after build): CuPy/PyTorch
+#              arrays on the GPU (python/tests/test_gpu.py), the module's
+#              suite (ctest -L python), its overhead against tomo-bench
+#              (python/benchmarks/overhead.py, cpu and a CUDA strategy with
+#              a CUDA array)
 #   stream     tomo-bench --stream: live ingest of 2048^2 frames (ZeroMQ with
 #              Record, and a growing file), and the latency from the last
 #              frame to three 2048^2 slices at 200 frames/s
@@ -25,7 +30,12 @@
 # Environment: DEPS_PREFIX, a prefix holding packages unpacked outside the
 # system (e.g. `dpkg -x pkg.deb DIR`: then DIR/usr), searched by CMake and
 # the loader; SCRATCH (/dev/shm); GPUS (all); JOBS (nproc); STRATEGIES (the
-# kernel table's, default the CUDA ones).
+# kernel table's, default the CUDA ones); PYTHON (python3): the interpreter
+# with numpy, pytest and CuPy and/or PyTorch (h5py too for ctest -L python).
+# The module's build needs Python.h and pybind11's CMake package: from the
+# system (python3-dev, pybind11-dev), from pip (`PYTHON -m pybind11
+# --cmakedir`), or from DEPS_PREFIX (libpython3.X-dev and pybind11-dev
+# unpacked there: DEPS_PREFIX/include/python3.X, DEPS_PREFIX/lib/cmake/pybind11).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 logs=${1:?usage: gpu-checks.sh LOG_DIR STEP...}
@@ -119,6 +129,41 @@ for step in "$@"; do
         export OUT=$logs/scaling GPUS=$gpus RANKS
         RANKS=$(nvidia-smi -L | wc -l)
         record scaling "==|total|GB/s|GPU" "$root/scripts/scaling-table.sh" "$build" "$scratch"
+        ;;
+    python)
+        py=$(command -v "${PYTHON:-python3}")
+        py_args=(-DTOMO_WITH_PYTHON=ON -DPython_EXECUTABLE="$py")
+        if dir=$("$py" -m pybind11 --cmakedir 2>/dev/null); then py_args+=(-Dpybind11_DIR="$dir"); fi
+        if [ -n "${DEPS_PREFIX:-}" ]; then
+            ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+            [ -d "$DEPS_PREFIX/lib/cmake/pybind11" ] && py_args+=(-Dpybind11_DIR="$DEPS_PREFIX/lib/cmake/pybind11")
+            if [ -f "$DEPS_PREFIX/include/python$ver/Python.h" ]; then
+                # Debian's pyconfig.h includes <MULTIARCH/python3.X/pyconfig.h>: one folder with both.
+                headers=$build/python-headers/python$ver
+                mkdir -p "$headers"
+                cp -r "$DEPS_PREFIX/include/python$ver/." "$headers/"
+                cp "$DEPS_PREFIX/include/$(gcc -print-multiarch)/python$ver/pyconfig.h" "$headers/pyconfig.h"
+                py_args+=(-DPython_INCLUDE_DIR="$headers")
+            fi
+        fi
+        record python-configure "PYTHON|Python|pybind11|Error" cmake "$build" "${py_args[@]}" ||
+            { note "python: configure failed (Python.h or pybind11 missing: see the header)"; continue; }
+        record python-build "FAILED|error:|warning:" cmake --build "$build" --parallel "$jobs" \
+            --target _tomows tomo-recon tomo-bench || continue
+        "$py" -c "import numpy, pytest" 2>&1 | tee -a "$summary"
+        for lib in cupy torch; do "$py" -c "import $lib; print('$lib', $lib.__version__)" 2>&1 | tail -1 | tee -a "$summary"; done
+        # The GPU arrays: every test passes, none skipped (-rs lists skips with their reasons).
+        record python-gpu "passed|failed|skipped|SKIPPED|Error" env PYTHONPATH="$build/python" TOMO_AUTOTUNE=off \
+            "$py" -m pytest -v -rs -p no:cacheprovider "$root/python/tests/test_gpu.py"
+        record ctest-python "tests passed|tests failed|Failed|Not Run" \
+            ctest --test-dir "$build" -L '^python$' --output-on-failure --timeout 900
+        for strategy in cpu tex-optimized; do
+            cuda_array=()
+            [ "$strategy" != cpu ] && "$py" -c "import cupy" 2>/dev/null && cuda_array=(--cuda-array cupy)
+            record "python-overhead-$strategy" "rounds|C\+\+|module|fixed|copies" env PYTHONPATH="$build/python" \
+                "$py" "$root/python/benchmarks/overhead.py" --build "$build" --rounds 15 --strategy "$strategy" \
+                "${cuda_array[@]}"
+        done
         ;;
     stream)
         live=(--stream --size 2048 --projections 1500)

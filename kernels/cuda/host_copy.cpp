@@ -32,6 +32,21 @@ bool isPageLocked(const void* data, std::size_t bytes) {
     return true;
 }
 
+int deviceHolding(const void* data, std::size_t bytes) {
+    if (!data || bytes == 0) return -1;
+    int device = -1;
+    for (const void* p : {data, static_cast<const void*>(static_cast<const char*>(data) + bytes - 1)}) {
+        cudaPointerAttributes attributes{};
+        if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return -1;
+        }
+        if (attributes.type != cudaMemoryTypeDevice || (device >= 0 && attributes.device != device)) return -1;
+        device = attributes.device;
+    }
+    return device;
+}
+
 void HostCopier::copy(void* dst, const void* src, std::size_t bytes) {
     const std::size_t parts =
         std::min<std::size_t>(static_cast<std::size_t>(m_pool.threads()), std::max<std::size_t>(1, bytes / kMinPart));

@@ -22,6 +22,10 @@ HostBuffer allocatePageLockedHost(std::size_t bytes);
 /// (allocatePageLockedHost, cudaHostRegister): copies may use it directly.
 bool isPageLocked(const void* data, std::size_t bytes);
 
+/// The CUDA device whose memory holds [data, data + bytes) (cudaMalloc'd),
+/// or -1 for host memory of any kind (pageable, page-locked, managed).
+int deviceHolding(const void* data, std::size_t bytes);
+
 class HostCopier {
 public:
     /// `threads` >= 1 in all (the caller takes part).

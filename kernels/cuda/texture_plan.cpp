@@ -341,15 +341,33 @@ void TexturePlan::stageAndUploadRaw(int chunk, const PassInput& input, int first
     TOMO_CUDA_CHECK(cudaEventRecord(s.uploaded.get(), m_copyIn.get()));
 }
 
-void TexturePlan::filterChunk(int chunk, int slices, int pass, const PassInput* rawInput, int firstSlice) {
-    const RawRows* raw = rawInput ? rawInput->raw : nullptr;
+bool TexturePlan::onPlanDevice(const void* data, std::size_t bytes, const char* what) const {
+    const int device = deviceHolding(data, bytes);
+    if (device >= 0 && device != m_device)
+        throw InvalidArgument(std::string(what) + " are in the memory of " + deviceLabel(device) +
+                              "; the plan runs on " + deviceLabel(m_device) + " (option device)");
+    return device >= 0;
+}
+
+void TexturePlan::uploadAndFilter(int pass, const PassInput& input, int slices) {
+    const int first = pass * m_channels;
+    if (input.raw) stageAndUploadRaw(pass, input, first, slices);
+    else if (!input.onDevice)
+        stageAndUpload(pass, input.sinograms + static_cast<std::size_t>(first) * sliceValues(), slices);
+    filterChunk(pass, slices, pass, input, first);
+}
+
+void TexturePlan::filterChunk(int chunk, int slices, int pass, const PassInput& input, int firstSlice) {
+    const RawRows* raw = input.raw;
     Slot& s = m_slots[chunk % 2];
     cudaStream_t stream = m_filterStream.get();
     const int projections = m_geometry.geometry.projections();
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, s.uploaded.get(), 0));
     const int span = m_spans.begin(StageSpans::kFilter, stream);
-    if (raw) m_raw->correct(chunk % 2, *raw, *rawInput->field, firstSlice, slices, s.d_in.get(), stream);
-    m_filter->filter(s.d_in.get(), slices * projections, stream);
+    if (raw) m_raw->correct(chunk % 2, *raw, *input.field, firstSlice, slices, s.d_in.get(), stream);
+    const float* rows = input.onDevice ? input.sinograms + static_cast<std::size_t>(firstSlice) * sliceValues()
+                                       : s.d_in.get();
+    m_filter->filter(rows, slices * projections, stream);
     const FilterLayout layout = m_filter->layout(slices * projections);
 
     PackLaunch pack;
@@ -450,8 +468,8 @@ void TexturePlan::download(int chunk, int slices, float* direct) {
     const std::size_t bytes = static_cast<std::size_t>(slices) * regionPixels() * sizeof(float);
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(m_copyOut.get(), s.computed.get(), 0));
     const int span = m_spans.begin(StageSpans::kDownload, m_copyOut.get());
-    if (direct) {
-        TOMO_CUDA_CHECK(cudaMemcpyAsync(direct, s.d_out.get(), bytes, cudaMemcpyDeviceToHost, m_copyOut.get()));
+    if (direct) { // page-locked host or device memory
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(direct, s.d_out.get(), bytes, cudaMemcpyDefault, m_copyOut.get()));
         m_spans.end(span, m_copyOut.get());
         TOMO_CUDA_CHECK(cudaEventRecord(s.downloaded.get(), m_copyOut.get()));
         return;
@@ -491,16 +509,14 @@ void TexturePlan::finishDownload(int chunk, int slices, float* h_dst) {
 void TexturePlan::setSinograms(std::span<const float> sinograms, int count) {
     requireSinograms(sinograms, count);
     DeviceScope scope(m_device);
+    const PassInput input{.sinograms = sinograms.data(),
+                          .onDevice = onPlanDevice(sinograms.data(), sinograms.size_bytes(), "the sinograms")};
     const int passes = (count + m_channels - 1) / m_channels;
     m_count = 0; // nothing usable if this throws half way
     ensurePasses(passes);
     m_spans.reset();
     try {
-        for (int g = 0; g < passes; ++g) {
-            const int slices = std::min(m_channels, count - g * m_channels);
-            stageAndUpload(g, sinograms.data() + static_cast<std::size_t>(g) * m_channels * sliceValues(), slices);
-            filterChunk(g, slices, g);
-        }
+        for (int g = 0; g < passes; ++g) uploadAndFilter(g, input, std::min(m_channels, count - g * m_channels));
         TOMO_CUDA_CHECK(cudaStreamSynchronize(m_filterStream.get()));
         m_times = StageTimes{};
         m_spans.collect(m_times);
@@ -604,7 +620,8 @@ void TexturePlan::backproject(std::span<float> slices) {
     if (m_count == 0) throw InvalidArgument("backproject: no sinograms set (call setSinograms first)");
     requireSlices(slices, m_count);
     DeviceScope scope(m_device);
-    if (const int rows = bandRows(); rows > 0) {
+    const bool deviceSlices = onPlanDevice(slices.data(), slices.size_bytes(), "the slices");
+    if (const int rows = deviceSlices ? 0 : bandRows(); rows > 0) {
         backprojectBanded(slices, rows);
         return;
     }
@@ -615,9 +632,10 @@ void TexturePlan::reconstruct(std::span<const float> sinograms, int count, std::
     requireSinograms(sinograms, count);
     requireSlices(slices, count);
     DeviceScope scope(m_device);
+    const PassInput input{.sinograms = sinograms.data(),
+                          .onDevice = onPlanDevice(sinograms.data(), sinograms.size_bytes(), "the sinograms")};
     m_count = 0;
     ensurePasses((count + m_channels - 1) / m_channels);
-    const PassInput input{sinograms.data()};
     runPasses(count, &input, slices);
     m_count = count;
 }
@@ -644,20 +662,15 @@ void TexturePlan::runPasses(int count, const PassInput* input, std::span<float> 
     const std::size_t pixels = regionPixels();
     auto slicesOf = [&](int g) { return std::min(m_channels, count - g * m_channels); };
     auto passOutput = [&](int g) { return slices.data() + static_cast<std::size_t>(g) * m_channels * pixels; };
-    // Page-locked slices: every download lands there by DMA, and this thread
+    // Page-locked or device slices: every download lands there by DMA, and this thread
     // goes on staging the next passes instead of copying the last ones out.
-    const bool direct = isPageLocked(slices.data(), static_cast<std::size_t>(count) * pixels * sizeof(float));
+    const std::size_t bytes = static_cast<std::size_t>(count) * pixels * sizeof(float);
+    const bool direct = isPageLocked(slices.data(), bytes) || onPlanDevice(slices.data(), bytes, "the slices");
     m_spans.reset();
+    if (input && input->onDevice) m_times.upload = 0.0; // no upload span to replace it
     try {
         for (int g = 0; g < passes; ++g) {
-            if (input && input->raw) {
-                stageAndUploadRaw(g, *input, g * m_channels, slicesOf(g));
-                filterChunk(g, slicesOf(g), g, input, g * m_channels);
-            } else if (input) {
-                stageAndUpload(g, input->sinograms + static_cast<std::size_t>(g) * m_channels * sliceValues(),
-                               slicesOf(g));
-                filterChunk(g, slicesOf(g), g);
-            }
+            if (input) uploadAndFilter(g, *input, slicesOf(g));
             backprojectPass(g, slicesOf(g), g);
             download(g, slicesOf(g), direct ? passOutput(g) : nullptr);
             if (g > 0 && !direct) finishDownload(g - 1, slicesOf(g - 1), passOutput(g - 1));

@@ -18,6 +18,11 @@
 // every pass stay on the device (maxSlices() bounds them), so setAxis() and
 // setRegion() re-run only the kernel (the live preview).
 //
+// Device memory (takesDeviceMemory): sinograms already on the plan's GPU
+// skip the upload (the filter reads them where they lie) and slices for
+// device memory come down by a device-to-device copy of d_out (no banding),
+// so nothing passes through the host.
+//
 // Live preview (backproject() of a single pass over a large region): the
 // region is split into bands of rows; band i+1's kernel runs while band i
 // travels into the pinned output buffer and is copied to the caller, so only
@@ -88,6 +93,7 @@ public:
     /// Raw rows as stored are uploaded (half the bytes of float for uint16)
     /// and corrected on the device (flat_field_kernels.h) before the filter;
     /// the rest is reconstruct().
+    bool takesDeviceMemory() const override { return true; }
     bool correctsRawRows() const override { return true; }
     PreprocessStats reconstructRaw(const RawRows& raw, const FlatFieldRows& field, std::span<float> slices) override;
     /// Page-locked: raw rows read from it go up in one strided DMA, slices
@@ -119,12 +125,14 @@ private:
         CudaArray array[2]; // SinogramLayout::Array only
         TextureObject texture[2];
     };
-    /// What runPasses uploads: float sinograms, or raw rows with their
-    /// flat-field constants (then corrected on the device).
+    /// What runPasses uploads: float sinograms (host or, onDevice, device
+    /// memory), or raw rows with their flat-field constants (then corrected
+    /// on the device).
     struct PassInput {
         const float* sinograms = nullptr;
         const RawRows* raw = nullptr;
         const FlatFieldRows* field = nullptr;
+        bool onDevice = false;
     };
     std::size_t sliceValues() const;   // projections x bins
     std::size_t passBytes() const;     // texels of one pass, all planes
@@ -157,13 +165,20 @@ private:
         return buffer.get();
     }
 
+    /// True for device memory of m_device, false for host memory; throws
+    /// InvalidArgument for another GPU's.
+    bool onPlanDevice(const void* data, std::size_t bytes, const char* what) const;
+    /// The upload (host input) and filter of pass `pass` (= chunk) of `input`.
+    void uploadAndFilter(int pass, const PassInput& input, int slices);
     void stageAndUpload(int chunk, const float* h_src, int slices);
     void stageAndUploadRaw(int chunk, const PassInput& input, int firstSlice, int slices);
-    /// rawInput: correct the slot's raw rows into d_in first (rows from firstSlice of the call).
-    void filterChunk(int chunk, int slices, int pass, const PassInput* rawInput = nullptr, int firstSlice = 0);
+    /// Filters the slot's d_in, or the device sinograms of `input` from
+    /// firstSlice; raw input: corrects the slot's raw rows into d_in first.
+    void filterChunk(int chunk, int slices, int pass, const PassInput& input, int firstSlice);
     void backprojectPass(int chunk, int slices, int pass);
     /// D2H of the chunk's slices: into the pinned h_out (finishDownload()
-    /// copies them out), or straight to `direct` when that is page-locked.
+    /// copies them out), or straight to `direct` when that is page-locked
+    /// host memory or device memory.
     void download(int chunk, int slices, float* direct);
     void finishDownload(int chunk, int slices, float* h_dst);
     void drain() noexcept;

@@ -14,7 +14,10 @@
 // Options are the keys of the run config (tomo-recon --config, run_config.h)
 // and are parsed by it, so a name, a value and an error read as they do there.
 // Arrays: float32 C-contiguous input is used in place (others are converted
-// once); results are written straight into the numpy arrays returned. The GIL
+// once); results are written straight into the numpy arrays returned. CUDA
+// arrays (CuPy, PyTorch; tomows/__init__.py's _CudaArray) go to plans that
+// take device memory (takesDeviceMemory) as device pointers, results into an
+// array of their library; other plans get explicit host copies. The GIL
 // is released while the engine works; the progress callback takes it back,
 // calls the user's function and checks for Ctrl-C (PyErr_CheckSignals), and
 // either stops the engine by throwing Cancelled (the Python exception is then
@@ -198,24 +201,73 @@ struct SinogramView {
     std::size_t values() const { return static_cast<std::size_t>(rows) * angles * bins; }
 };
 
-SinogramView sinogramView(const FloatArray& a, const char* what) {
+SinogramView sinogramView(const float* data, const std::vector<py::ssize_t>& shape, const char* what) {
     SinogramView v;
-    if (a.ndim() == 2) {
+    if (shape.size() == 2) {
         v.single = true;
         v.rows = 1;
-        v.angles = static_cast<int>(a.shape(0));
-        v.bins = static_cast<int>(a.shape(1));
-    } else if (a.ndim() == 3) {
-        v.rows = static_cast<int>(a.shape(0));
-        v.angles = static_cast<int>(a.shape(1));
-        v.bins = static_cast<int>(a.shape(2));
+        v.angles = static_cast<int>(shape[0]);
+        v.bins = static_cast<int>(shape[1]);
+    } else if (shape.size() == 3) {
+        v.rows = static_cast<int>(shape[0]);
+        v.angles = static_cast<int>(shape[1]);
+        v.bins = static_cast<int>(shape[2]);
     } else {
         throw InvalidArgument(std::string(what) + ": expected a 2D sinogram [angles, bins] or a 3D stack [rows, "
-                              "angles, bins], got " + std::to_string(a.ndim()) + " dimensions");
+                              "angles, bins], got " + std::to_string(shape.size()) + " dimensions");
     }
     if (v.rows < 1 || v.angles < 1 || v.bins < 1) throw InvalidArgument(std::string(what) + ": the array is empty");
-    v.data = a.data();
+    v.data = data;
     return v;
+}
+
+SinogramView sinogramView(const FloatArray& a, const char* what) {
+    return sinogramView(a.data(), std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim()), what);
+}
+
+// ------------------------------------------------------------- CUDA arrays
+//
+// A CUDA array of CuPy or PyTorch arrives as tomows/__init__.py's
+// _CudaArray: `array` (C-contiguous float32 on GPU `device`), `empty(shape)`
+// (a result of the same library on that device), `synchronize()` (the
+// library's current stream there), and `host()` / `to_device(numpy)`, the
+// counted copies for plans that take host memory only.
+
+bool isCudaArray(const py::handle& data) { return py::hasattr(data, "_tomows_cuda_array"); }
+
+/// The device pointer of a C-contiguous float32 array with __cuda_array_interface__.
+float* devicePointer(const py::handle& array, std::vector<py::ssize_t>* shape, const char* what) {
+    const py::dict cai = array.attr("__cuda_array_interface__");
+    const std::string type = cai["typestr"].cast<std::string>();
+    const auto dims = cai["shape"].cast<std::vector<py::ssize_t>>();
+    bool contiguous = true;
+    std::string strides = "None";
+    if (cai.contains("strides") && !cai["strides"].is_none()) {
+        const auto s = cai["strides"].cast<std::vector<py::ssize_t>>();
+        strides = py::str(cai["strides"]);
+        py::ssize_t expected = 4;
+        for (std::size_t i = dims.size(); i-- > 0;) {
+            if (dims[i] > 1 && s[i] != expected) contiguous = false;
+            expected *= dims[i];
+        }
+    }
+    if (type != "<f4" || !contiguous)
+        throw InvalidArgument(std::string(what) + ": a CUDA array must be C-contiguous float32 (got typestr '" + type +
+                              "', strides " + strides + ")");
+    if (shape) *shape = dims;
+    return reinterpret_cast<float*>(cai["data"].cast<py::tuple>()[0].cast<std::uintptr_t>());
+}
+
+SinogramView deviceSinograms(const py::handle& cuda, const char* what) {
+    std::vector<py::ssize_t> shape;
+    const float* data = devicePointer(cuda.attr("array"), &shape, what);
+    return sinogramView(data, shape, what);
+}
+
+FloatArray hostArray(const py::object& data) {
+    FloatArray a = FloatArray::ensure(isCudaArray(data) ? data.attr("host")() : data);
+    if (!a) throw py::error_already_set();
+    return a;
 }
 
 std::vector<double> anglesFrom(const py::object& angles, int expected, const char* what) {
@@ -404,7 +456,8 @@ DatasetPtr datasetOf(const py::object& data) {
 }
 
 bool isArray(const py::object& data) {
-    return py::isinstance<py::array>(data) || py::isinstance<py::list>(data) || py::isinstance<py::tuple>(data);
+    return py::isinstance<py::array>(data) || py::isinstance<py::list>(data) || py::isinstance<py::tuple>(data) ||
+           isCudaArray(data);
 }
 
 py::array_t<float> readRows(Dataset& ds, int first, int count) {
@@ -492,8 +545,7 @@ py::dict findAxis(const py::object& data, const py::object& angles, const py::ob
                   const py::object& searchRadius, const py::object& progress) {
     const double radius = searchRadius.is_none() ? -1.0 : searchRadius.cast<double>();
     if (isArray(data)) {
-        const FloatArray a = FloatArray::ensure(data);
-        if (!a) throw py::error_already_set();
+        const FloatArray a = hostArray(data);
         const SinogramView v = sinogramView(a, "find_axis");
         if (!v.single) return findAxis(py::cast(fromArray(a, angles, "array")), py::none(), rows, tilt, searchRadius, progress);
         Image sinogram(v.bins, v.angles);
@@ -679,14 +731,107 @@ public:
     const ReconstructionPlan& plan() const { return *m_plan; }
 
     /// Filters and back-projects every slice of `sinograms` (batches of
-    /// maxSlices), written straight into the returned array.
-    py::array_t<float> reconstruct(const FloatArray& sinograms, const py::object& progress) {
-        const SinogramView v = sinogramView(sinograms, "Plan.reconstruct");
+    /// maxSlices), written straight into the returned array: numpy, or for a
+    /// CUDA array one of its library on its GPU (plans that take host memory
+    /// only get a counted copy each way).
+    py::object reconstruct(const py::object& sinograms, const py::object& progress) {
+        if (isCudaArray(sinograms) && m_plan->takesDeviceMemory()) {
+            const SinogramView v = deviceSinograms(sinograms, "Plan.reconstruct");
+            requireShape(v);
+            requireDevice(sinograms, "Plan.reconstruct");
+            py::object out = sinograms.attr("empty")(outputShape(v.single, v.rows));
+            float* dst = devicePointer(out, nullptr, "Plan.reconstruct");
+            sinograms.attr("synchronize")(); // the input written, the output's memory free
+            run(v, dst, progress);
+            return out;
+        }
+        const FloatArray host = hostArray(sinograms);
+        const SinogramView v = sinogramView(host, "Plan.reconstruct");
         requireShape(v);
+        py::array_t<float> out(outputShape(v.single, v.rows));
+        run(v, out.mutable_data(), progress);
+        return isCudaArray(sinograms) ? sinograms.attr("to_device")(out) : py::object(std::move(out));
+    }
+
+    /// Filters the sinograms and keeps them (and, for a CUDA array, where
+    /// backproject() returns its result).
+    void setSinograms(const py::object& sinograms) {
+        const bool onDevice = isCudaArray(sinograms) && m_plan->takesDeviceMemory();
+        FloatArray host;
+        SinogramView v;
+        if (onDevice) {
+            v = deviceSinograms(sinograms, "Plan.set_sinograms");
+            requireDevice(sinograms, "Plan.set_sinograms");
+            sinograms.attr("synchronize")();
+        } else {
+            host = hostArray(sinograms);
+            v = sinogramView(host, "Plan.set_sinograms");
+        }
+        requireShape(v);
+        {
+            py::gil_scoped_release release;
+            std::lock_guard lock(m_mutex);
+            m_plan->setSinograms({v.data, v.values()}, v.rows);
+            m_count = v.rows;
+            m_single = v.single;
+        }
+        m_origin = isCudaArray(sinograms) ? sinograms : py::none();
+    }
+
+    py::object backproject() {
+        if (m_count == 0) throw InvalidArgument("Plan.backproject: no sinograms set (call set_sinograms first)");
+        const std::size_t values = m_plan->geometry().region.pixels() * m_count;
+        if (!m_origin.is_none() && m_plan->takesDeviceMemory()) {
+            py::object out = m_origin.attr("empty")(outputShape(m_single, m_count));
+            float* dst = devicePointer(out, nullptr, "Plan.backproject");
+            m_origin.attr("synchronize")();
+            {
+                py::gil_scoped_release release;
+                std::lock_guard lock(m_mutex);
+                m_plan->backproject({dst, values});
+            }
+            return out;
+        }
+        py::array_t<float> out(outputShape(m_single, m_count));
+        {
+            float* dst = out.mutable_data();
+            py::gil_scoped_release release;
+            std::lock_guard lock(m_mutex);
+            m_plan->backproject({dst, values});
+        }
+        return m_origin.is_none() ? py::object(std::move(out)) : m_origin.attr("to_device")(out);
+    }
+
+    void setAxis(double axis, const py::object& offsets) {
+        std::vector<double> o;
+        if (!offsets.is_none()) o = offsets.cast<std::vector<double>>();
+        std::lock_guard lock(m_mutex);
+        m_plan->setAxis(axis, o);
+    }
+
+    void setRegion(const py::object& region) {
+        std::lock_guard lock(m_mutex);
+        m_plan->setRegion(*regionOf(region, "Plan.set_region"));
+    }
+
+private:
+    std::vector<py::ssize_t> outputShape(bool single, int rows) const {
         const Region& r = m_plan->geometry().region;
-        py::array_t<float> out = v.single ? py::array_t<float>({r.height, r.width})
-                                          : py::array_t<float>({v.rows, r.height, r.width});
-        float* dst = out.mutable_data();
+        if (single) return {r.height, r.width};
+        return {rows, r.height, r.width};
+    }
+
+    void requireDevice(const py::object& cuda, const char* what) const {
+        const int device = cuda.attr("device").cast<int>();
+        if (device != m_plan->options().device)
+            throw InvalidArgument(std::string(what) + ": the array is on GPU " + std::to_string(device) +
+                                  ", the plan runs on GPU " + std::to_string(m_plan->options().device) +
+                                  " (option device)");
+    }
+
+    /// The batches of reconstruct() from `v` into `dst` (host or device memory, as v's).
+    void run(const SinogramView& v, float* dst, const py::object& progress) {
+        const Region& r = m_plan->geometry().region;
         const std::size_t in = static_cast<std::size_t>(v.angles) * v.bins;
         Progress bridge(progress);
         // A CPU plan (its threads share each slice) takes a stack in at
@@ -707,44 +852,8 @@ public:
             });
             bridge.check(static_cast<double>(s + n) / v.rows, "reconstruct");
         }
-        return out;
     }
 
-    void setSinograms(const FloatArray& sinograms) {
-        const SinogramView v = sinogramView(sinograms, "Plan.set_sinograms");
-        requireShape(v);
-        py::gil_scoped_release release;
-        std::lock_guard lock(m_mutex);
-        m_plan->setSinograms({v.data, v.values()}, v.rows);
-        m_count = v.rows;
-        m_single = v.single;
-    }
-
-    py::array_t<float> backproject() {
-        if (m_count == 0) throw InvalidArgument("Plan.backproject: no sinograms set (call set_sinograms first)");
-        const Region& r = m_plan->geometry().region;
-        py::array_t<float> out = m_single ? py::array_t<float>({r.height, r.width})
-                                          : py::array_t<float>({m_count, r.height, r.width});
-        float* dst = out.mutable_data();
-        py::gil_scoped_release release;
-        std::lock_guard lock(m_mutex);
-        m_plan->backproject({dst, r.pixels() * m_count});
-        return out;
-    }
-
-    void setAxis(double axis, const py::object& offsets) {
-        std::vector<double> o;
-        if (!offsets.is_none()) o = offsets.cast<std::vector<double>>();
-        std::lock_guard lock(m_mutex);
-        m_plan->setAxis(axis, o);
-    }
-
-    void setRegion(const py::object& region) {
-        std::lock_guard lock(m_mutex);
-        m_plan->setRegion(*regionOf(region, "Plan.set_region"));
-    }
-
-private:
     void requireShape(const SinogramView& v) const {
         const Geometry& g = m_plan->geometry().geometry;
         if (v.angles != g.projections() || v.bins != g.bins)
@@ -757,6 +866,7 @@ private:
     std::mutex m_mutex;
     int m_count = 0;
     bool m_single = false;
+    py::object m_origin = py::none(); ///< the _CudaArray of the kept sinograms, or None (numpy)
 };
 
 /// reconstruct() of an array: a Plan with the given center (detector centre
@@ -767,14 +877,18 @@ py::object reconstructArray(const py::object& data, const py::object& angles, co
     if (!corrections.is_none())
         throw InvalidArgument("reconstruct: corrections need a dataset (tomows.from_array(sinograms, angles) makes "
                               "one of an array)");
-    FloatArray a = FloatArray::ensure(data);
-    if (!a) throw py::error_already_set();
-    SinogramView v = sinogramView(a, "reconstruct");
+    // A CUDA array stays one (_CudaArray.rows slices it on its GPU).
+    const bool cuda = isCudaArray(data);
+    auto viewOf = [&](const py::object& x) {
+        return cuda ? deviceSinograms(x, "reconstruct") : sinogramView(x.cast<FloatArray>(), "reconstruct");
+    };
+    py::object a = cuda ? data : py::object(hostArray(data));
+    SinogramView v = viewOf(a);
     if (!rowsArg.is_none()) {
         if (v.single) throw InvalidArgument("reconstruct: rows= needs a 3D stack of sinograms");
         const auto [first, count] = rowRange(rowsArg, v.rows, "reconstruct");
-        a = FloatArray::ensure(a[py::slice(first, first + count, 1)]);
-        v = sinogramView(a, "reconstruct");
+        a = cuda ? a.attr("rows")(first, count) : py::object(FloatArray::ensure(a[py::slice(first, first + count, 1)]));
+        v = viewOf(a);
     }
     const CenterChoice c = centerOf(center);
     if (c.kind == CenterChoice::Auto && !center.is_none())
@@ -782,11 +896,12 @@ py::object reconstructArray(const py::object& data, const py::object& angles, co
                               "(tomows.find_axis(sinogram, angles)['axis'])");
     py::kwargs kwargs;
     for (auto item : options) kwargs[item.first] = item.second;
+    if (cuda && !kwargs.contains("device")) kwargs["device"] = data.attr("device"); // the GPU holding the array
     const py::object axis = c.kind == CenterChoice::Given ? py::cast(c.column) : py::none();
     Plan plan(py::cast(anglesFrom(angles, v.angles, "reconstruct")), v.bins, axis, py::none(), region,
               allowApproximate, kwargs);
-    py::array_t<float> result = plan.reconstruct(a, progress);
-    if (!details) return py::object(std::move(result));
+    py::object result = plan.reconstruct(a, progress);
+    if (!details) return result;
     py::dict d;
     d["axis"] = plan.plan().geometry().geometry.axis;
     d["options"] = optionsDict(plan.plan().options());
@@ -949,6 +1064,8 @@ PYBIND11_MODULE(_tomows, m) {
         .def_property_readonly("options", [](const Plan& p) { return optionsDict(p.plan().options()); })
         .def_property_readonly("max_slices", [](const Plan& p) { return p.plan().maxSlices(); })
         .def_property_readonly("memory_bytes", [](const Plan& p) { return p.plan().memoryBytes(); })
+        .def_property_readonly("takes_device_arrays", [](const Plan& p) { return p.plan().takesDeviceMemory(); },
+                               "True when CUDA arrays on the plan's GPU are used where they lie (no host copies)")
         .def_property_readonly("center", [](const Plan& p) { return p.plan().geometry().geometry.axis; })
         .def_property_readonly("region", [](const Plan& p) {
             const Region& r = p.plan().geometry().region;

@@ -7,10 +7,18 @@
 
 Arrays in: numpy (float32 C-ordered arrays are used in place, others are
 converted once), anything numpy.asarray takes, CPU DLPack arrays, and CUDA
-arrays of CuPy or PyTorch (``__cuda_array_interface__`` / DLPack): these are
-copied to the host for the engine and the result is returned on their device
-(the engine's plans take host memory; see the README, "Python"). CuPy and
-PyTorch are optional.
+arrays of CuPy or PyTorch (read through ``__cuda_array_interface__``; other
+dtypes and layouts are first made C-contiguous float32 on their GPU by their
+library). reconstruct() and Plan return a CUDA array's result as an array of
+the same library on the same GPU. The CUDA texture strategies (tex-standard,
+tex-optimized, alu, hybrid, oversample; Plan.takes_device_arrays) filter the
+sinograms where they lie and write the slices there: nothing passes through
+the host. The other strategies (cpu*, gridrec, OpenCL, the iterative
+methods) take host memory: the module then copies the array to the host and
+the result back, explicitly, and counts it (host_copies()); so do
+find_axis() and from_array(). The library's current stream is synchronised
+before the engine reads; the call returns when the result is written.
+CuPy and PyTorch are imported only when such an array is given.
 
 Options are the keys of tomo-recon's run config (``--config``): strategy,
 interpolation, precision, slices_per_pass, filter, padding, device,
@@ -55,7 +63,7 @@ from . import _tomows
 
 __all__ = [
     "open", "from_array", "preprocess", "find_axis", "reconstruct", "Plan", "Dataset",
-    "strategies", "gpu_devices", "bench", "Error", "IoError", "FormatError", "InvalidArgument",
+    "strategies", "gpu_devices", "bench", "host_copies", "Error", "IoError", "FormatError", "InvalidArgument",
     "DataError", "DeviceError", "OutOfMemory", "Cancelled",
 ]
 
@@ -74,18 +82,96 @@ def _device_kind(a):
     return None
 
 
-def _host(a):
-    """(numpy view or copy of a, how to give a result back on a's device)."""
-    kind = _device_kind(a)
-    if kind == "cupy":
-        import cupy
+_copies = {"arrays": 0, "bytes": 0}
 
-        device = a.device
-        return cupy.asnumpy(a), lambda r: _on_cupy(cupy, device, r)
-    if kind == "torch":
-        device = a.device
-        host = a.detach().to("cpu").contiguous().numpy()
-        return host, lambda r: _on_torch(device, r)
+
+def host_copies():
+    """GPU arrays the module copied to the host, and results it copied back
+    to a GPU, since import: {"arrays": n, "bytes": b}. Stays unchanged while
+    a CUDA texture strategy reconstructs CUDA arrays."""
+    return dict(_copies)
+
+
+def _count(nbytes):
+    _copies["arrays"] += 1
+    _copies["bytes"] += int(nbytes)
+
+
+class _CudaArray:
+    """A CuPy or PyTorch CUDA array for the engine (python/src/module.cpp):
+    `array`, C-contiguous float32 on GPU `device`, and what the engine needs
+    of its library."""
+
+    _tomows_cuda_array = True
+
+    def __init__(self, a, kind):
+        self.kind = kind
+        if kind == "cupy":
+            import cupy
+
+            self.device = a.device.id
+            with a.device:
+                self.array = cupy.ascontiguousarray(a, dtype=cupy.float32)
+        else:
+            import torch
+
+            self.device = a.device.index if a.device.index is not None else torch.cuda.current_device()
+            self.array = a.detach().to(dtype=torch.float32).contiguous()
+
+    def rows(self, first, count):
+        """Rows [first, first + count) (contiguous: a view)."""
+        part = object.__new__(_CudaArray)
+        part.kind, part.device, part.array = self.kind, self.device, self.array[first:first + count]
+        return part
+
+    def empty(self, shape):
+        if self.kind == "cupy":
+            import cupy
+
+            with cupy.cuda.Device(self.device):
+                return cupy.empty(tuple(shape), dtype=cupy.float32)
+        import torch
+
+        return torch.empty(tuple(shape), dtype=torch.float32, device=torch.device("cuda", self.device))
+
+    def synchronize(self):
+        """Waits for the work queued on the library's current stream (the
+        input's writes, earlier users of the result's memory)."""
+        if self.kind == "cupy":
+            import cupy
+
+            with cupy.cuda.Device(self.device):
+                cupy.cuda.get_current_stream().synchronize()
+        else:
+            import torch
+
+            torch.cuda.current_stream(self.device).synchronize()
+
+    def host(self):
+        _count(self.array.nbytes if self.kind == "cupy" else self.array.numel() * 4)
+        if self.kind == "cupy":
+            import cupy
+
+            return cupy.asnumpy(self.array)
+        return self.array.cpu().numpy()
+
+    def to_device(self, result):
+        _count(result.nbytes)
+        if self.kind == "cupy":
+            import cupy
+
+            with cupy.cuda.Device(self.device):
+                return cupy.asarray(result)
+        import torch
+
+        return torch.from_numpy(result).to(torch.device("cuda", self.device))
+
+
+def _cuda(a):
+    """A _CudaArray of a CuPy/PyTorch CUDA array, None for other arrays."""
+    kind = _device_kind(a)
+    if kind is not None:
+        return _CudaArray(a, kind)
     if hasattr(a, "__cuda_array_interface__") or (
         hasattr(a, "__dlpack_device__") and a.__dlpack_device__()[0] == _DLPACK_CUDA
     ):
@@ -93,42 +179,35 @@ def _host(a):
             "a CUDA array of %s: tomows takes CUDA arrays of CuPy and PyTorch (or numpy arrays)"
             % type(a).__module__
         )
+    return None
+
+
+def _engine_array(a):
+    """What the engine takes for an array argument: a _CudaArray, a numpy
+    array of a CPU DLPack array, or `a` as it is."""
+    if isinstance(a, (str, Dataset)):
+        return a
+    cuda = _cuda(a)
+    if cuda is not None:
+        return cuda
     if not isinstance(a, _np.ndarray) and hasattr(a, "__dlpack__"):
-        return _np.from_dlpack(a), None
-    return a, None
+        return _np.from_dlpack(a)
+    return a
 
 
-def _on_cupy(cupy, device, r):
-    with device:
-        return cupy.asarray(r)
-
-
-def _on_torch(device, r):
-    import torch
-
-    return torch.from_numpy(r).to(device)
-
-
-def _back(result, restore):
-    if restore is None:
-        return result
-    if isinstance(result, tuple):  # (array, details)
-        return (restore(result[0]),) + result[1:]
-    return restore(result)
-
-
-def _array_first(function):
-    """function(data, ...) taking GPU and DLPack arrays as data."""
+def _host_first(function):
+    """function(data, ...) taking host memory, given CUDA (copied, counted)
+    and DLPack arrays as data too."""
 
     @_functools.wraps(function)
     def wrapper(data, *args, **kwargs):
-        host, restore = _host(data) if not isinstance(data, (str, Dataset)) else (data, None)
-        return _back(function(host, *args, **kwargs), restore)
+        data = _engine_array(data)
+        return function(data.host() if isinstance(data, _CudaArray) else data, *args, **kwargs)
 
     return wrapper
 
 
-@_array_first
+@_host_first
 def from_array(sinograms, angles, name="array"):
     """A dataset of log-corrected sinograms [rows, angles, bins] (or one
     [angles, bins]) with their angles in radians, held in memory (copied
@@ -136,7 +215,7 @@ def from_array(sinograms, angles, name="array"):
     return _tomows.from_array(sinograms, angles, name)
 
 
-@_array_first
+@_host_first
 def find_axis(data, angles=None, rows=None, tilt=False, search_radius=None, progress=None):
     """The rotation axis (detector column) and its confidence.
 
@@ -148,7 +227,6 @@ def find_axis(data, angles=None, rows=None, tilt=False, search_radius=None, prog
     return _tomows.find_axis(data, angles, rows, tilt, search_radius, progress)
 
 
-@_array_first
 def reconstruct(data, angles=None, center=None, rows=None, region=None, corrections=None,
                 progress=None, details=False, allow_approximate=False, **options):
     """FBP of a dataset or of sinograms; a float32 volume [slice, y, x].
@@ -165,7 +243,7 @@ def reconstruct(data, angles=None, center=None, rows=None, region=None, correcti
     options: strategy ("auto"), interpolation, precision, slices_per_pass,
     filter, padding, device, opencl_device, tuning, threads; the iterative
     methods' method, iterations, tv_weight, bounds, init, tolerance."""
-    return _tomows.reconstruct(data, angles, center, rows, region, corrections, progress, details,
+    return _tomows.reconstruct(_engine_array(data), angles, center, rows, region, corrections, progress, details,
                                allow_approximate, **options)
 
 
@@ -174,17 +252,20 @@ _plan_set_sinograms = Plan.set_sinograms
 
 
 def _plan_reconstruct_any(self, sinograms, progress=None):
-    host, restore = _host(sinograms)
-    return _back(_plan_reconstruct(self, host, progress), restore)
+    return _plan_reconstruct(self, _engine_array(sinograms), progress)
 
 
 def _plan_set_sinograms_any(self, sinograms):
-    host, _ = _host(sinograms)
-    _plan_set_sinograms(self, host)
+    a = _engine_array(sinograms)
+    _plan_set_sinograms(self, a)
+    if isinstance(a, _CudaArray):
+        a.array = None  # the plan keeps the filtered sinograms, `a` where backproject()'s result goes
 
 
-_plan_reconstruct_any.__doc__ = "Filters and back-projects sinograms [rows, angles, bins] (or [angles, bins])."
-_plan_set_sinograms_any.__doc__ = "Filters sinograms (at most max_slices) and keeps them for backproject()."
+_plan_reconstruct_any.__doc__ = ("Filters and back-projects sinograms [rows, angles, bins] (or [angles, bins]); "
+                                  "a CUDA array's result is an array of its library on its GPU.")
+_plan_set_sinograms_any.__doc__ = ("Filters sinograms (at most max_slices) and keeps them for backproject() (which "
+                                   "returns a CUDA array's result as an array of its library on its GPU).")
 Plan.reconstruct = _plan_reconstruct_any
 Plan.set_sinograms = _plan_set_sinograms_any
 

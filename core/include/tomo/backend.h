@@ -125,6 +125,17 @@ public:
         backproject(slices);
     }
 
+    /// True when the spans of setSinograms(), backproject() and reconstruct()
+    /// may also be device memory of options().device (the CUDA texture
+    /// plans; they tell it from host memory per call, as they tell
+    /// page-locked memory): sinograms are then filtered where they lie and
+    /// slices written there, without host copies. The caller's work on that
+    /// memory must be finished before the call (synchronise its stream); the
+    /// call returns when the slices are written, as with host memory.
+    /// Device memory of another GPU is InvalidArgument. False: host memory
+    /// only (the default).
+    virtual bool takesDeviceMemory() const { return false; }
+
     /// True when reconstructRaw() corrects raw rows on the device (the CUDA
     /// plans): the batch conveyor then hands them the stored values and
     /// skips its CPU preprocessing.
