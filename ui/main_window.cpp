@@ -90,6 +90,7 @@ double threadCpuSeconds() {
 }
 
 QString modeText(const tomo::ReconOptions& o) {
+    if (o.iterative.isIterative()) return methodLabel(o.iterative);
     return QString::fromUtf8(tomo::interpolationName(o.interpolation).data()) % QStringLiteral(" · ") %
            QString::fromUtf8(tomo::precisionName(o.precision).data());
 }
@@ -287,6 +288,7 @@ void MainWindow::createDocks() {
             });
     });
 
+    createIterativeDocks();
     resizeDocks({m_paramsDock, m_displayDock}, {340, 430}, Qt::Horizontal);
     resizeDocks({m_displayDock, m_qualityDock}, {200, 560}, Qt::Vertical);
     resizeDocks({m_profileDock}, {330}, Qt::Vertical);
@@ -572,8 +574,8 @@ void MainWindow::createActions() {
     view->addActions({fit, oneToOne, m_autoWindowAction, pixelSize});
     view->addMenu(units);
     view->addSeparator();
-    for (QDockWidget* d : {m_paramsDock, m_correctionsDock, m_metadataDock, m_displayDock, m_qualityDock, m_profileDock,
-                           m_dataDock})
+    for (QDockWidget* d : {m_paramsDock, m_methodDock, m_correctionsDock, m_metadataDock, m_displayDock, m_qualityDock,
+                           m_profileDock, m_dataDock, m_convergenceDock, m_reprojectionDock})
         view->addAction(d->toggleViewAction());
     view->addAction(show3d);
     view->addAction(resetLayout);
@@ -1508,12 +1510,12 @@ void MainWindow::applyDefaultLayout() {
     if (!m_compactLayout) return;
     // Two groups of tabs, so that every tab's title fits its tab: what
     // makes the slice in the left column, what looks at it below the slice.
-    for (QDockWidget* d : {m_correctionsDock, m_metadataDock}) {
+    for (QDockWidget* d : {m_methodDock, m_correctionsDock, m_metadataDock}) {
         addDockWidget(Qt::LeftDockWidgetArea, d);
         tabifyDockWidget(m_paramsDock, d);
     }
     addDockWidget(Qt::BottomDockWidgetArea, m_displayDock);
-    for (QDockWidget* d : {m_qualityDock, m_volumeDock, m_profileDock, m_dataDock}) {
+    for (QDockWidget* d : {m_qualityDock, m_volumeDock, m_profileDock, m_dataDock, m_convergenceDock, m_reprojectionDock}) {
         addDockWidget(Qt::BottomDockWidgetArea, d);
         tabifyDockWidget(m_displayDock, d);
     }

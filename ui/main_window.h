@@ -44,6 +44,9 @@ class ExportDialog;
 class HistogramWidget;
 class LiveMode;
 class MetadataPanel;
+class MethodPanel;
+class ConvergencePlot;
+class ReprojectionView;
 class ParameterPanel;
 class ProfilePlot;
 class QualityPanel;
@@ -81,6 +84,10 @@ public:
     VolumeView* volumeView() const { return m_volume; }
     DataPanel* dataPanel() const { return m_data; }
     CorrectionsPanel* correctionsPanel() const { return m_corrections; }
+    MethodPanel* methodPanel() const { return m_method; }
+    ConvergencePlot* convergencePlot() const { return m_convergence; }
+    ReprojectionView* reprojectionView() const { return m_reprojection; }
+    QDockWidget* reprojectionDock() const { return m_reprojectionDock; }
     /// Runs tomo-recon --info on a file before it is opened (DatasetCheck).
     DatasetCheck* datasetCheck() const { return m_check; }
     /// Null until Reconstruction ▸ Axis Sweep was opened.
@@ -176,6 +183,9 @@ private:
     /// Writes the axis of the dataset on screen to the settings (per dataset).
     void rememberAxis();
     void onSliceReady(const SliceResultPtr& result);
+    /// The Method, Convergence and Reprojection docks, wired to the
+    /// controller (main_window_iterative.cpp).
+    void createIterativeDocks();
     void onReferenceReady(const ReferencePtr& reference);
     void onComparisonReady(const Comparison& comparison);
     void onSlicePainted();
@@ -225,6 +235,13 @@ private:
     QDockWidget* m_volumeDock = nullptr;
     QDockWidget* m_dataDock = nullptr;
     QDockWidget* m_correctionsDock = nullptr;
+    MethodPanel* m_method = nullptr;
+    ConvergencePlot* m_convergence = nullptr;
+    ReprojectionView* m_reprojection = nullptr;
+    QDockWidget* m_methodDock = nullptr;
+    QDockWidget* m_convergenceDock = nullptr;
+    QDockWidget* m_reprojectionDock = nullptr;
+    quint64 m_plottedRun = 0;                     // the iterative slice the convergence plot shows
     QComboBox* m_colormapCombo = nullptr;
     QDoubleSpinBox* m_lowSpin = nullptr;
     QDoubleSpinBox* m_highSpin = nullptr;
