@@ -8,6 +8,7 @@
 #include "main_window.h"
 #include "panels/method_panel.h"
 #include "parameter_panel.h"
+#include "quality_panel.h"
 #include "slice_view.h"
 #include "views/convergence_plot.h"
 #include "views/reprojection_view.h"
@@ -232,6 +233,41 @@ private slots:
         w->parameterPanel()->setRegion(tomo::Region{10, 10, 40, 40});
         QVERIFY(waitUntil([&] { return more.count() >= 1 && !more.last()[0].value<ReprojectionResult>().error.isEmpty(); }));
         QVERIFY(w->reprojectionView()->normText().contains(QStringLiteral("whole slice")));
+    }
+
+    void qualityComparesIterativeWithFbpAndTheTruth() {
+        QVERIFY(w->methodPanel());
+        QVERIFY(openDemo(64));
+        // The status line of the Quality panel, once it names `text`.
+        auto statusSays = [&](const QString& text) {
+            return waitUntil([&] {
+                const auto labels = w->qualityPanel()->findChildren<QLabel*>();
+                return std::any_of(labels.begin(), labels.end(), [&](QLabel* l) { return l->text().contains(text); });
+            });
+        };
+        w->qualityPanel()->setReferenceKind(ReferenceKind::Truth);
+        QVERIFY(statusSays(QStringLiteral("vs True phantom")));
+        const double fbpRmse = w->qualityPanel()->metrics()->rmse;
+        // FBP pinned, then SIRT: the two methods at the same settings.
+        QPushButton* pin = nullptr;
+        for (QPushButton* b : w->qualityPanel()->findChildren<QPushButton*>())
+            if (b->text() == QLatin1String("Pin current")) pin = b;
+        QVERIFY(pin);
+        QTest::mouseClick(pin, Qt::LeftButton);
+        chooseMethod(tomo::Method::Sirt);
+        QVERIFY(waitForMethod(tomo::Method::Sirt));
+        QCOMPARE(w->qualityPanel()->referenceKind(), ReferenceKind::Pinned);
+        QVERIFY(statusSays(QStringLiteral("SIRT, 100 iterations vs cpu · linear · float32")));
+        QVERIFY(w->qualityPanel()->metrics()->rmse > 0.0);
+        saveScreenshot(w.get(), QStringLiteral("it6-quality-sirt-vs-fbp"));
+        // SIRT against the truth, and against the exact mode, which is FBP's.
+        w->qualityPanel()->setReferenceKind(ReferenceKind::Truth);
+        QVERIFY(statusSays(QStringLiteral("SIRT, 100 iterations vs True phantom")));
+        const double sirtRmse = w->qualityPanel()->metrics()->rmse;
+        qInfo("64^2 demo against the true phantom: RMSE FBP %.3g, SIRT (100 iterations) %.3g", fbpRmse, sirtRmse);
+        QVERIFY(sirtRmse > 0.0 && fbpRmse > 0.0);
+        w->qualityPanel()->setReferenceKind(ReferenceKind::Exact);
+        QVERIFY(statusSays(QStringLiteral("SIRT, 100 iterations vs FBP cpu-reference (exact)")));
     }
 
     void iterativeMethodsGreyedWithTheReason() {

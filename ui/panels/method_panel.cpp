@@ -185,6 +185,10 @@ void MethodPanel::methodChosen() {
 void MethodPanel::updateControls() {
     const auto method = static_cast<tomo::Method>(m_method->currentData().toInt());
     const bool iterative = method != tomo::Method::Fbp;
+    if (!iterative) {
+        m_progress->setVisible(false); // the last run's count belongs to another method
+        m_progress->reset();
+    }
     m_iterations->setEnabled(iterative);
     m_init->setEnabled(iterative);
     m_tvWeight->setEnabled(method == tomo::Method::Tv);

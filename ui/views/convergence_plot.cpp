@@ -29,6 +29,7 @@ ConvergencePlot::ConvergencePlot(QWidget* parent) : QWidget(parent) {
     m_y->setTitleText(tr("‖b − Ax‖ / ‖b‖"));
     m_y->setLabelFormat(QStringLiteral("%.2g"));
     m_y->setBase(10.0);
+    m_y->setMinorTickCount(8); // 2, 3, ... 9 of each decade
     m_chart->addAxis(m_x, Qt::AlignBottom);
     m_chart->addAxis(m_y, Qt::AlignLeft);
     m_series->attachAxis(m_x);
