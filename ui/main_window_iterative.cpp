@@ -14,6 +14,7 @@
 
 #include <QDockWidget>
 #include <QLabel>
+#include <QScrollArea>
 #include <QStatusBar>
 
 namespace tomo::ui {
@@ -37,9 +38,14 @@ void MainWindow::createIterativeDocks() {
                                Qt::BottomDockWidgetArea},
                           Dock{m_reprojectionDock, tr("Reprojection"), QStringLiteral("reprojectionDock"), m_reprojection,
                                Qt::BottomDockWidgetArea}}) {
+        // In a scroll area, as the other panels: a small window keeps the slice large.
+        auto* scroll = new QScrollArea;
+        scroll->setWidget(d.content);
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
         d.dock = new QDockWidget(d.title, this);
         d.dock->setObjectName(d.name);
-        d.dock->setWidget(d.content);
+        d.dock->setWidget(scroll);
         addDockWidget(d.area, d.dock);
     }
     tabifyDockWidget(m_paramsDock, m_methodDock);

@@ -36,7 +36,7 @@ ConvergencePlot::ConvergencePlot(QWidget* parent) : QWidget(parent) {
     m_series->attachAxis(m_y);
     auto* view = new QChartView(m_chart);
     view->setRenderHint(QPainter::Antialiasing);
-    view->setMinimumHeight(160);
+    view->setMinimumHeight(90); // a small window keeps the slice at least half its height
     m_status = new QLabel;
     m_status->setObjectName(QStringLiteral("convergenceStatus"));
     m_status->setWordWrap(true);

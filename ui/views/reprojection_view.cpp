@@ -14,7 +14,7 @@ ReprojectionView::ReprojectionView(QWidget* parent) : QWidget(parent) {
         auto* label = new QLabel;
         label->setObjectName(name);
         label->setAlignment(Qt::AlignCenter);
-        label->setMinimumSize(64, 64);
+        label->setMinimumSize(32, 32);
         label->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
         return label;
     };
