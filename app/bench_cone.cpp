@@ -143,8 +143,10 @@ int runConeBenchmark(const ConeBenchSettings& s) {
 
     // The workstation's live slice (PreviewSession on the scan as a dataset
     // declaring its cone beam): the middle slice of the default grid
-    // (columns^2 voxels of the detector pixel at the axis) opened, then an
-    // axis step and the next slice, each re-filtering the rows it needs.
+    // (columns^2 voxels of the detector pixel at the axis) opened, then two
+    // axis steps (the first filters the rows at both ends of the axis's
+    // reach, the second, the one timed, only back-projects) and the next
+    // slice, which filters the rows it needs.
     DivergentBeam beam;
     beam.declared = "tomo-bench";
     beam.sourceAxis = circular.sourceAxis;
@@ -172,6 +174,8 @@ int runConeBenchmark(const ConeBenchSettings& s) {
             request.axis = centre;
             const PreviewResult opened = session.run(request);
             request.axis = centre + 0.25;
+            session.run(request);
+            request.axis = centre + 0.5;
             const PreviewResult axisStep = session.run(request);
             request.row += 1;
             const PreviewResult next = session.run(request);

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Fuzzing with libFuzzer (Debian's clang and libclang-rt-dev): builds the
-# fuzz targets of tests/fuzz with AddressSanitizer and UndefinedBehavior-
-# Sanitizer in ./build-fuzz (Clang, no GUI, no CUDA), writes the seed
+# Fuzzing with libFuzzer (Debian's clang-16 and libclang-rt-16-dev, the
+# Clang that scripts/build-clang.sh uses; TOMO_CLANG_CXX picks another):
+# builds the fuzz targets of tests/fuzz with AddressSanitizer and
+# UndefinedBehaviorSanitizer in ./build-fuzz (no GUI, no CUDA), writes the seed
 # corpora, and runs each target for SECONDS seconds (default 30). What the
 # fuzzer learns stays in build-fuzz/fuzz/corpus/<target> for the next run;
 # each crash is kept in build-fuzz/fuzz/findings/<target>/ with its report.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
-#   scripts/fuzz.sh 20                  # CI: 20 s per target
+#   scripts/fuzz.sh 15                  # CI: 15 s per target
 #   scripts/fuzz.sh 3600 fuzz_hdf5      # a long local run of one target
 #
 # Exit status 1 when a target crashed, hung or ran out of memory in this
@@ -26,22 +27,24 @@ seconds=${1:-30}
 shift || true
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
-  targets=(fuzz_hdf5 fuzz_tiff fuzz_tiff_folder fuzz_raw fuzz_run_config fuzz_numbers fuzz_volume)
+  targets=(fuzz_hdf5 fuzz_tiff fuzz_tiff_folder fuzz_raw fuzz_run_config fuzz_numbers fuzz_volume fuzz_stream_message)
 fi
 
-# libFuzzer ships with clang's runtime (libclang-rt-*-dev on Debian).
+# libFuzzer ships with clang's runtime (libclang-rt-16-dev on Debian).
+cxx=${TOMO_CLANG_CXX:-clang++-16}
+cc=${cxx/clang++/clang}
 probe=$(mktemp -d)
 trap 'rm -rf "$probe"' EXIT
 echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' >"$probe/p.cpp"
-if ! command -v clang++ >/dev/null || ! clang++ -fsanitize=fuzzer "$probe/p.cpp" -o "$probe/p" 2>/dev/null; then
-  echo "fuzz: clang++ with libFuzzer not found (Debian: clang libclang-rt-dev); skipped, CTest's replay still runs"
+if ! command -v "$cxx" >/dev/null || ! "$cxx" -fsanitize=fuzzer "$probe/p.cpp" -o "$probe/p" 2>/dev/null; then
+  echo "fuzz: $cxx with libFuzzer not found (Debian: clang-16 libclang-rt-16-dev); skipped, CTest's replay still runs"
   exit 0
 fi
 
 flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
 if [[ ! -f $build/CMakeCache.txt ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ "-DCMAKE_CXX_FLAGS=$flags" \
+    -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" "-DCMAKE_CXX_FLAGS=$flags" \
     -DTOMO_FUZZ=ON -DTOMO_WITH_GUI=OFF -DTOMO_WITH_CUDA=OFF -DTOMO_SHARED_DATA_DIR="$shared" >/dev/null
 fi
 cmake --build "$build" --target tomo-fuzz-seeds "${targets[@]}" --parallel "${TOMO_BUILD_JOBS:-$(nproc)}"

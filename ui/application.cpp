@@ -1,8 +1,8 @@
 #include "application.h"
 
-#include "latency_probe.h"
 #include "main_window.h"
-#include "parameter_panel.h"
+#include "panels/parameter_panel.h"
+#include "work/latency_probe.h"
 
 #include "tomo/registry.h"
 

@@ -1,23 +1,26 @@
 #include "main_window.h"
 
-#include "live_mode.h"
-#include "latency_probe.h"
+#include "work/latency_probe.h"
+#include "work/live_mode.h"
 
 #include "application.h"
-#include "axis_sweep_dialog.h"
-#include "compare_modes_dialog.h"
-#include "corrections_panel.h"
-#include "data_panel.h"
-#include "dataset_check.h"
-#include "export_dialog.h"
-#include "histogram_widget.h"
-#include "metadata_panel.h"
-#include "open_dialog.h"
-#include "parameter_panel.h"
-#include "profile_plot.h"
-#include "quality_panel.h"
-#include "slice_view.h"
-#include "volume_view.h"
+#include "dialogs/axis_sweep_dialog.h"
+#include "dialogs/compare_modes_dialog.h"
+#include "dialogs/export_dialog.h"
+#include "dialogs/open_dialog.h"
+#include "panels/corrections_panel.h"
+#include "panels/data_panel.h"
+#include "panels/display_panel.h"
+#include "panels/metadata_panel.h"
+#include "panels/method_panel.h"
+#include "panels/parameter_panel.h"
+#include "panels/quality_panel.h"
+#include "panels/volume_panel.h"
+#include "views/histogram_widget.h"
+#include "views/profile_plot.h"
+#include "views/slice_view.h"
+#include "views/volume_view.h"
+#include "work/dataset_check.h"
 
 #include "tomo/error.h"
 #include "tomo/metrics.h"
@@ -29,17 +32,12 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
-#include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDockWidget>
-#include <QDoubleSpinBox>
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QGridLayout>
-#include <QHBoxLayout>
 #include <QHeaderView>
-#include <QInputDialog>
 #include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
@@ -47,7 +45,6 @@
 #include <QMimeData>
 #include <QProgressBar>
 #include <QProgressDialog>
-#include <QScrollArea>
 #include <QSettings>
 #include <QScreen>
 #include <QStandardPaths>
@@ -71,12 +68,6 @@ constexpr int kMaxRecentFiles = 10;
 /// Below this window width the default layout stacks every panel as tabs in
 /// one column, so the slice keeps about two thirds of the width.
 constexpr int kCompactWidth = 1280;
-
-QIcon icon(const char* name) {
-    if (!name) return {};
-    return svgIconsAvailable() ? QIcon(QStringLiteral(":/icons/") % QLatin1String(name) % QStringLiteral(".svg"))
-                               : QIcon();
-}
 
 QString axisKey(const QString& path) { return datasetSettingsKey(QStringLiteral("axes"), path); }
 
@@ -178,131 +169,68 @@ MainWindow::MainWindow(QWidget* parent)
 MainWindow::~MainWindow() = default;
 
 CompareModesDialog* MainWindow::compareDialog() const { return m_compareDialog.data(); }
+HistogramWidget* MainWindow::histogram() const { return m_display->histogram(); }
+VolumeView* MainWindow::volumeView() const { return m_volumePanel->view(); }
 QProgressDialog* MainWindow::exportProgress() const { return m_exportProgress.data(); }
 
 // ------------------------------------------------------------------ layout
 
 void MainWindow::createDocks() {
-    // Panels taller than a small window's share scroll rather than squeeze the slice.
-    auto scrolled = [](QWidget* content) {
-        auto* scroll = new QScrollArea;
-        scroll->setWidget(content);
-        scroll->setWidgetResizable(true);
-        scroll->setFrameShape(QFrame::NoFrame);
-        return scroll;
-    };
-    auto makeDock = [this](const QString& title, const QString& name, QWidget* content, Qt::DockWidgetArea area) {
-        auto* dock = new QDockWidget(title, this);
-        dock->setObjectName(name);
-        dock->setWidget(content);
+    // Each panel makes its dock; the window only places them.
+    auto place = [this](QDockWidget* dock, Qt::DockWidgetArea area) {
         addDockWidget(area, dock);
         return dock;
     };
-
     m_params = new ParameterPanel;
-    QScrollArea* scroll = scrolled(m_params);
-    scroll->setMinimumWidth(m_params->sizeHint().width() + 24);
-    m_paramsDock = makeDock(tr("Parameters"), QStringLiteral("parametersDock"), scroll, Qt::LeftDockWidgetArea);
-
     m_corrections = new CorrectionsPanel;
-    m_correctionsDock = makeDock(tr("Corrections"), QStringLiteral("correctionsDock"), scrolled(m_corrections),
-                                 Qt::LeftDockWidgetArea);
     m_metadata = new MetadataPanel;
-    m_metadataDock = makeDock(tr("Dataset"), QStringLiteral("datasetDock"), m_metadata, Qt::LeftDockWidgetArea);
-    tabifyDockWidget(m_paramsDock, m_correctionsDock);
-    tabifyDockWidget(m_correctionsDock, m_metadataDock);
-    m_paramsDock->raise();
+    m_display = new DisplayPanel;
+    m_quality = new QualityPanel;
+    m_data = new DataPanel;
+    m_volumePanel = new VolumePanel;
+    m_profile = new ProfilePlot;
+    QDockWidget* params = place(m_params->makeDock(this), Qt::LeftDockWidgetArea);
+    QDockWidget* corrections = place(m_corrections->makeDock(this), Qt::LeftDockWidgetArea);
+    QDockWidget* metadata = place(m_metadata->makeDock(this), Qt::LeftDockWidgetArea);
+    tabifyDockWidget(params, corrections);
+    tabifyDockWidget(corrections, metadata);
+    params->raise();
+    QDockWidget* display = place(m_display->makeDock(this), Qt::RightDockWidgetArea);
+    QDockWidget* quality = place(m_quality->makeDock(this), Qt::RightDockWidgetArea);
+    // The profile plot is a view: its dock is the window's.
+    m_profileDock = place(makeDock(this, tr("Profile"), QStringLiteral("profileDock"), m_profile, DockFit::Scroll),
+                          Qt::BottomDockWidgetArea);
+    QDockWidget* data = place(m_data->makeDock(this), Qt::BottomDockWidgetArea);
+    tabifyDockWidget(m_profileDock, data);
+    m_profileDock->raise();
+    QDockWidget* volume = place(m_volumePanel->makeDock(this), Qt::RightDockWidgetArea);
+    tabifyDockWidget(quality, volume);
+    quality->raise();
+    createIterativeDocks();
+    resizeDocks({params, display}, {340, 430}, Qt::Horizontal);
+    resizeDocks({display, quality}, {200, 560}, Qt::Vertical);
+    resizeDocks({m_profileDock}, {330}, Qt::Vertical);
+
     // The parameter panel holds the corrections (its params() is the whole
     // request); the Corrections panel edits them.
     connect(m_corrections, &CorrectionsPanel::optionsChanged, this,
             [this](const tomo::CorrectionOptions& c) { m_params->setCorrections(c); });
-
-    // Display: histogram, window, colormap.
-    auto* display = new QWidget;
-    m_histogram = new HistogramWidget;
-    m_colormapCombo = new QComboBox;
-    m_colormapCombo->setObjectName(QStringLiteral("colormapCombo"));
-    for (const Colormap& c : colormaps()) {
-        QPixmap swatch = QPixmap::fromImage(colorbarImage(c, 48, 12));
-        m_colormapCombo->addItem(QIcon(swatch), c.label, c.name);
-    }
-    m_colormapCombo->setIconSize(QSize(48, 12));
-    m_colormapCombo->setToolTip(tr("Colormap of the slice view"));
-    m_lowSpin = new QDoubleSpinBox;
-    m_highSpin = new QDoubleSpinBox;
-    m_lowSpin->setObjectName(QStringLiteral("windowLowSpin"));
-    m_highSpin->setObjectName(QStringLiteral("windowHighSpin"));
-    for (QDoubleSpinBox* s : {m_lowSpin, m_highSpin}) {
-        s->setDecimals(5);
-        s->setRange(-1e9, 1e9);
-        s->setKeyboardTracking(false);
-        s->setMinimumWidth(90);
-    }
-    m_lowSpin->setToolTip(tr("Window low: values at or below are the first colour"));
-    m_highSpin->setToolTip(tr("Window high: values at or above are the last colour"));
-    auto* autoButton = new QToolButton;
-    // Two rows, so the panel also fits a narrow column of tabs.
-    auto* row = new QGridLayout;
-    row->addWidget(m_colormapCombo, 0, 0, 1, 3);
-    row->addWidget(m_lowSpin, 1, 0);
-    row->addWidget(m_highSpin, 1, 1);
-    row->addWidget(autoButton, 1, 2);
-    row->setColumnStretch(0, 1);
-    row->setColumnStretch(1, 1);
-    auto* displayLayout = new QVBoxLayout(display);
-    displayLayout->setContentsMargins(4, 4, 4, 4);
-    displayLayout->addWidget(m_histogram, 1);
-    displayLayout->addLayout(row);
-    m_displayDock = makeDock(tr("Display"), QStringLiteral("displayDock"), display, Qt::RightDockWidgetArea);
-    autoButton->setObjectName(QStringLiteral("autoWindowButton"));
-
-    m_quality = new QualityPanel;
-    m_qualityDock = makeDock(tr("Quality"), QStringLiteral("qualityDock"), scrolled(m_quality), Qt::RightDockWidgetArea);
-
-    m_profile = new ProfilePlot;
-    m_profileDock = makeDock(tr("Profile"), QStringLiteral("profileDock"), scrolled(m_profile), Qt::BottomDockWidgetArea);
-    m_data = new DataPanel;
-    m_dataDock = makeDock(tr("Data"), QStringLiteral("dataDock"), scrolled(m_data), Qt::BottomDockWidgetArea);
-    tabifyDockWidget(m_profileDock, m_dataDock);
-    m_profileDock->raise();
-    // Read only while someone looks at it.
-    connect(m_data, &DataPanel::requested, this, [this](DataViewKind kind, int row, int angle) {
-        if (m_dataDock->isVisible()) m_controller->requestDataView(kind, row, angle);
-    });
-    connect(m_dataDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
-        if (visible) m_data->refresh();
+    connect(m_data, &DataPanel::requested, m_controller, &Controller::requestDataView);
+    connect(m_volumePanel, &VolumePanel::viewCreated, this, [this](VolumeView* view) {
+        if (m_dataset) view->setDataset(m_dataset->info.rows, m_params->params().row);
+        connect(view, &VolumeView::reconstructRequested, this, [this](int first, int count) {
+            if (!m_dataset) {
+                statusBar()->showMessage(tr("Open a dataset first"), 4000);
+                return;
+            }
+            if (!m_controller->reconstructSubVolume(m_params->params(), first, count)) showBusy();
+        });
     });
 
-    // The 3D view is created on first use (its OpenGL context is costly).
-    auto* placeholder = new QLabel(tr("3D view: View ▸ 3D view (Ctrl+3)"));
-    placeholder->setAlignment(Qt::AlignCenter);
-    m_volumeDock = makeDock(tr("3D view"), QStringLiteral("volumeDock"), placeholder, Qt::RightDockWidgetArea);
-    tabifyDockWidget(m_qualityDock, m_volumeDock);
-    m_qualityDock->raise();
-    connect(m_volumeDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
-        // Once the layout settles: a tab that only flashed up while docks
-        // were moved does not create the (costly) OpenGL view.
-        if (visible && !m_volume)
-            QTimer::singleShot(0, this, [this] {
-                if (m_volumeDock->isVisible() && !m_volumeDock->visibleRegion().isEmpty() && !m_volume) showVolumeView();
-            });
-    });
-
-    createIterativeDocks();
-    resizeDocks({m_paramsDock, m_displayDock}, {340, 430}, Qt::Horizontal);
-    resizeDocks({m_displayDock, m_qualityDock}, {200, 560}, Qt::Vertical);
-    resizeDocks({m_profileDock}, {330}, Qt::Vertical);
-
-    connect(m_colormapCombo, &QComboBox::currentIndexChanged, this,
-            [this] { setColormap(m_colormapCombo->currentData().toString()); });
-    // The spin boxes show the window in the value unit; the views keep stored values.
-    connect(m_lowSpin, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-        applyWindow(static_cast<float>(m_unit.stored(v)), m_slice->windowHigh(), true);
-    });
-    connect(m_highSpin, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-        applyWindow(m_slice->windowLow(), static_cast<float>(m_unit.stored(v)), true);
-    });
-    connect(m_histogram, &HistogramWidget::windowChanged, this, [this](float lo, float hi) { applyWindow(lo, hi, true); });
+    connect(m_display, &DisplayPanel::colormapChosen, this, &MainWindow::setColormap);
+    connect(m_display, &DisplayPanel::lowEdited, this, [this](float low) { applyWindow(low, m_slice->windowHigh(), true); });
+    connect(m_display, &DisplayPanel::highEdited, this, [this](float high) { applyWindow(m_slice->windowLow(), high, true); });
+    connect(m_display, &DisplayPanel::windowDragged, this, [this](float lo, float hi) { applyWindow(lo, hi, true); });
     connect(m_slice, &SliceView::windowChanged, this, [this](float lo, float hi) { applyWindow(lo, hi, true); });
     connect(m_slice, &SliceView::lineChanged, this, &MainWindow::setProfileLine);
     connect(m_slice, &SliceView::regionSelected, this, [this](const QRect& r) {
@@ -356,7 +284,7 @@ void MainWindow::createDocks() {
         if (on) requestReferenceIfNeeded();
     });
     connect(m_quality, &QualityPanel::computeRequested, this, [this] { requestReferenceIfNeeded(true); });
-    connect(m_qualityDock, &QDockWidget::visibilityChanged, this, [this, compareAgain](bool visible) {
+    connect(m_quality->dock(), &QDockWidget::visibilityChanged, this, [this, compareAgain](bool visible) {
         if (visible) compareAgain();
         else syncDisplaySettings();
     });
@@ -365,10 +293,7 @@ void MainWindow::createDocks() {
 void MainWindow::createActions() {
     auto action = [this](const QString& text, const char* iconName, const QKeySequence& key, const QString& tip,
                          auto slot) {
-        auto* a = new QAction(icon(iconName), text, this);
-        if (!key.isEmpty()) a->setShortcut(key);
-        a->setToolTip(key.isEmpty() ? tip : tip % QStringLiteral(" (") % key.toString(QKeySequence::NativeText) % QLatin1Char(')'));
-        a->setStatusTip(tip);
+        QAction* a = makeAction(this, text, iconName, key, tip);
         connect(a, &QAction::triggered, this, slot);
         return a;
     };
@@ -468,37 +393,20 @@ void MainWindow::createActions() {
                                  m_controller->cancelJob();
                                  statusBar()->showMessage(tr("Cancelled"), 3000);
                              });
-    m_liveAction = action(tr("&Live Update"), "live", QKeySequence(tr("Ctrl+U")),
-                          tr("Reconstruct on every parameter change (latest change wins)"),
-                          [this](bool on) { m_params->setLiveUpdate(on); });
-    m_liveAction->setCheckable(true);
-    m_liveAction->setChecked(true);
-    QAction* findAxis = action(tr("&Find Rotation Axis"), "find-axis", QKeySequence(tr("Ctrl+F")),
-                               tr("Estimate the rotation axis from the current row"),
-                               [this] { m_params->findAxis(); });
+    QAction* live = m_params->liveUpdateAction();
+    QAction* findAxis = m_params->findAxisAction();
+    const QList<QAction*> steps = m_params->stepActions(); // axis and row
     QAction* sweep = action(tr("Axis &Sweep…"), nullptr, QKeySequence(tr("Ctrl+Shift+F")),
                             tr("Trial slices of this row over a range of axes; click the sharpest to use its axis"),
                             [this] { showAxisSweep(); });
-    QAction* axisDown = action(tr("Axis −0.25 px"), nullptr, QKeySequence(Qt::Key_BracketLeft), tr("Move the axis left"),
-                               [this] { m_params->nudgeAxis(-0.25); });
-    QAction* axisUp = action(tr("Axis +0.25 px"), nullptr, QKeySequence(Qt::Key_BracketRight), tr("Move the axis right"),
-                             [this] { m_params->nudgeAxis(0.25); });
-    QAction* axisDownFine = action(tr("Axis −0.01 px"), nullptr, QKeySequence(Qt::Key_BraceLeft),
-                                   tr("Move the axis left, finely"), [this] { m_params->nudgeAxis(-0.01); });
-    QAction* axisUpFine = action(tr("Axis +0.01 px"), nullptr, QKeySequence(Qt::Key_BraceRight),
-                                 tr("Move the axis right, finely"), [this] { m_params->nudgeAxis(0.01); });
-    QAction* rowUp = action(tr("Previous Row"), nullptr, QKeySequence(Qt::Key_PageUp), tr("Previous detector row"),
-                            [this] { m_params->stepRow(-1); });
-    QAction* rowDown = action(tr("Next Row"), nullptr, QKeySequence(Qt::Key_PageDown), tr("Next detector row"),
-                              [this] { m_params->stepRow(1); });
     QAction* compare = action(tr("Compare &Modes…"), "compare", QKeySequence(tr("Ctrl+M")),
                               tr("Reconstruct this slice in every available mode; error and speed side by side"),
                               [this] { compareModes(); });
-    QAction* pin = action(tr("&Pin Result as Reference"), "pin", QKeySequence(Qt::Key_P),
-                          tr("Keep the current result as the reference of the quality view"), [this] { pinCurrent(); });
-    recon->addActions({run, cancel, m_liveAction});
+    QAction* pin = m_quality->pinAction();
+    recon->addActions({run, cancel, live});
     recon->addSeparator();
-    recon->addActions({findAxis, sweep, axisDown, axisUp, axisDownFine, axisUpFine, rowUp, rowDown});
+    recon->addActions({findAxis, sweep});
+    recon->addActions(steps);
     recon->addSeparator();
     recon->addActions({pin, compare, exportAction});
 
@@ -524,31 +432,13 @@ void MainWindow::createActions() {
     });
     QAction* oneToOne = action(tr("Zoom &1:1"), "one-to-one", QKeySequence(Qt::Key_1),
                                tr("One screen pixel per slice pixel"), [this] { m_slice->zoomOneToOne(); });
-    m_autoWindowAction = action(tr("&Automatic Window"), "auto-window", QKeySequence(Qt::Key_A),
-                                tr("Window from the 0.5 % and 99.5 % percentiles of each new slice"), [this](bool on) {
-                                    if (on && m_result) applyWindow(m_result->stats.autoLow, m_result->stats.autoHigh, false);
-                                    syncDisplaySettings();
-                                });
-    m_autoWindowAction->setCheckable(true);
-    m_autoWindowAction->setChecked(true);
-    qobject_cast<QToolButton*>(m_displayDock->findChild<QToolButton*>(QStringLiteral("autoWindowButton")))
-        ->setDefaultAction(m_autoWindowAction);
-    QMenu* colormapMenu = view->addMenu(tr("&Colormap"));
-    m_colormapGroup = new QActionGroup(this);
-    for (const Colormap& c : colormaps()) {
-        QAction* a = colormapMenu->addAction(QIcon(QPixmap::fromImage(colorbarImage(c, 48, 12))), c.label);
-        a->setCheckable(true);
-        a->setData(c.name);
-        m_colormapGroup->addAction(a);
-        connect(a, &QAction::triggered, this, [this, name = c.name] { setColormap(name); });
-    }
-    QAction* pixelSize = action(tr("&Pixel Size…"), nullptr, QKeySequence(),
-                                tr("This dataset's pixel size at the sample: scale bar, values per mm or cm, Paganin"),
-                                [this] {
-                                    m_metadataDock->show();
-                                    m_metadataDock->raise();
-                                    m_metadata->askPixelSize();
-                                });
+    QAction* autoWindow = m_display->autoWindowAction();
+    connect(autoWindow, &QAction::triggered, this, [this](bool on) {
+        if (on && m_result) applyWindow(m_result->stats.autoLow, m_result->stats.autoHigh, false);
+        syncDisplaySettings();
+    });
+    view->addMenu(tr("&Colormap"))->addActions(m_display->colormapActions());
+    QAction* pixelSize = m_metadata->pixelSizeAction();
     // Values per pixel (as reconstructed) or, with the pixel size, per mm / cm.
     QMenu* units = new QMenu(tr("&Values"), this);
     m_unitGroup = new QActionGroup(this);
@@ -563,19 +453,18 @@ void MainWindow::createActions() {
         m_unitGroup->addAction(a);
         connect(a, &QAction::triggered, this, [this, kind = kind] { setValueUnitKind(kind); });
     }
-    QAction* show3d = action(tr("&3D View"), "view3d", QKeySequence(tr("Ctrl+3")),
-                             tr("Volume rendering of a reconstructed sub-volume with orthogonal planes"),
-                             [this] { showVolumeView(); });
+    QAction* show3d = m_volumePanel->showAction();
     QAction* resetLayout = action(tr("Reset &Layout"), nullptr, QKeySequence(),
                                   tr("Put every panel back in its place (as tabs in one column on a small window)"),
                                   [this] { applyDefaultLayout(); });
     view->addActions({m_panAction, m_lineAction, m_regionAction});
     view->addSeparator();
-    view->addActions({fit, oneToOne, m_autoWindowAction, pixelSize});
+    view->addActions({fit, oneToOne, autoWindow, pixelSize});
     view->addMenu(units);
     view->addSeparator();
-    for (QDockWidget* d : {m_paramsDock, m_methodDock, m_correctionsDock, m_metadataDock, m_displayDock, m_qualityDock,
-                           m_profileDock, m_dataDock, m_convergenceDock, m_reprojectionDock})
+    for (QDockWidget* d : {m_params->dock(), m_method->dock(), m_corrections->dock(), m_metadata->dock(),
+                           m_display->dock(), m_quality->dock(), m_profileDock, m_data->dock(), m_convergenceDock,
+                           m_reprojectionDock})
         view->addAction(d->toggleViewAction());
     view->addAction(show3d);
     view->addAction(resetLayout);
@@ -605,14 +494,12 @@ void MainWindow::createActions() {
     bar->setToolButtonStyle(svgIconsAvailable() ? Qt::ToolButtonIconOnly : Qt::ToolButtonTextOnly);
     bar->addActions({open, demo, loadParams, saveParams});
     bar->addSeparator();
-    bar->addActions({run, cancel, m_liveAction, findAxis});
+    bar->addActions({run, cancel, live, findAxis});
     bar->addSeparator();
-    bar->addActions({m_panAction, m_lineAction, m_regionAction, fit, oneToOne, m_autoWindowAction});
+    bar->addActions({m_panAction, m_lineAction, m_regionAction, fit, oneToOne, autoWindow});
     bar->addSeparator();
     bar->addActions({pin, compare, exportAction, show3d});
-    addActions({axisDown, axisUp, axisDownFine, axisUpFine, rowUp, rowDown});
-
-    connect(m_params, &ParameterPanel::liveUpdateChanged, m_liveAction, &QAction::setChecked);
+    addActions(steps);
 }
 
 void MainWindow::createStatusBar() {
@@ -636,11 +523,7 @@ void MainWindow::createStatusBar() {
     m_pixelButton = new QToolButton;
     m_pixelButton->setObjectName(QStringLiteral("pixelSizeButton"));
     m_pixelButton->setAutoRaise(true);
-    connect(m_pixelButton, &QToolButton::clicked, this, [this] {
-        m_metadataDock->show();
-        m_metadataDock->raise();
-        m_metadata->askPixelSize();
-    });
+    connect(m_pixelButton, &QToolButton::clicked, m_metadata->pixelSizeAction(), &QAction::trigger);
     statusBar()->addWidget(m_hoverLabel);
     for (QWidget* w : std::initializer_list<QWidget*>{m_jobBar, m_busyLabel, m_pixelButton, m_backendLabel, m_timeLabel,
                                                       m_gupsLabel, m_latencyLabel})
@@ -692,8 +575,7 @@ void MainWindow::connectController() {
             [this](const tomo::CorrectionOptions& corrections, const QString& message) {
                 m_rejectedCorrections = corrections;
                 if (corrections == m_params->corrections()) m_corrections->showRejected(message);
-                m_correctionsDock->show();
-                m_correctionsDock->raise();
+                m_corrections->showDock();
             });
     connect(m_controller, &Controller::sliceCancelled, this, [this] {
         if (!m_slice->hasImage()) m_slice->setCaption(tr("Cancelled: press F5 to reconstruct"));
@@ -793,9 +675,9 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
         m_sweepDialog->gallery()->clear();
         m_sweepDialog->hide();
     }
-    if (m_volume) {
-        m_volume->clearVolume(); // it showed the previous dataset
-        m_volume->setDataset(summary.info.rows, summary.info.rows / 2);
+    if (VolumeView* volume = volumeView()) {
+        volume->clearVolume(); // it showed the previous dataset
+        volume->setDataset(summary.info.rows, summary.info.rows / 2);
     }
     if (!summary.path.isEmpty()) addRecentFile(summary.path);
     updateTitle();
@@ -819,7 +701,7 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
         axisNote = tr("; finding its rotation axis…");
     }
     // A new dataset starts with the automatic window: the last one's values mean nothing here.
-    m_autoWindowAction->setChecked(true);
+    m_display->autoWindowAction()->setChecked(true);
     syncDisplaySettings();
     // What the reader warns about (e.g. counts without flats) is said at once; the Dataset panel lists it.
     const auto& warnings = summary.info.warnings;
@@ -1048,8 +930,8 @@ void MainWindow::onSliceReady(const SliceResultPtr& result) {
                               r.display.high, r.display.colormap, r.display.scaled, r.display.zoom);
     m_awaitingPaint = r.id;
     m_slice->setColormap(userColormap);
-    m_histogram->setStats(r.stats);
-    if (m_autoWindowAction->isChecked()) applyWindow(r.display.low, r.display.high, false);
+    m_display->histogram()->setStats(r.stats);
+    if (m_display->autoWindowAction()->isChecked()) applyWindow(r.display.low, r.display.high, false);
     else m_slice->setWindow(userLow, userHigh);
     const QString requested = QString::fromStdString(r.params.options.strategy);
     const QString ran = QString::fromStdString(r.preview.strategy);
@@ -1137,7 +1019,7 @@ void MainWindow::onComparisonReady(const Comparison& comparison) {
 
 void MainWindow::syncDisplaySettings() {
     DisplaySettings d;
-    d.autoWindow = m_autoWindowAction->isChecked();
+    d.autoWindow = m_display->autoWindowAction()->isChecked();
     d.low = m_slice->windowLow();
     d.high = m_slice->windowHigh();
     d.colormap = m_slice->colormapName();
@@ -1241,8 +1123,7 @@ void MainWindow::pinCurrent() {
         refreshComparison();
     }
     m_quality->setReferenceKind(ReferenceKind::Pinned);
-    m_qualityDock->show();
-    m_qualityDock->raise();
+    m_quality->showDock();
     statusBar()->showMessage(tr("Pinned %1 as the reference").arg(pinned->label), 6000);
 }
 
@@ -1250,29 +1131,16 @@ void MainWindow::pinCurrent() {
 
 void MainWindow::applyWindow(float low, float high, bool fromUser) {
     if (!(high > low)) return;
-    if (fromUser && m_autoWindowAction->isChecked()) m_autoWindowAction->setChecked(false);
+    if (fromUser) m_display->autoWindowAction()->setChecked(false);
     m_slice->setWindow(low, high);
-    m_histogram->setWindow(low, high);
-    {
-        QSignalBlocker a(m_lowSpin), b(m_highSpin);
-        const double step = std::max(1e-6, m_unit.shown(high - low) / 100.0);
-        m_lowSpin->setSingleStep(step);
-        m_highSpin->setSingleStep(step);
-        m_lowSpin->setValue(m_unit.shown(low));
-        m_highSpin->setValue(m_unit.shown(high));
-    }
+    m_display->setWindow(low, high);
     syncDisplaySettings();
 }
 
 void MainWindow::setColormap(const QString& name) {
     m_slice->setColormap(name);
-    m_histogram->setColormap(name);
-    {
-        QSignalBlocker b(m_colormapCombo);
-        m_colormapCombo->setCurrentIndex(std::max(0, m_colormapCombo->findData(name)));
-    }
-    for (QAction* a : m_colormapGroup->actions()) a->setChecked(a->data().toString() == name);
-    if (m_volume) m_volume->setColormap(name);
+    m_display->setColormap(name);
+    if (VolumeView* volume = volumeView()) volume->setColormap(name);
     syncDisplaySettings();
 }
 
@@ -1321,10 +1189,10 @@ void MainWindow::readSettings() {
     applyPixelSize(); // none until a dataset says or is told its own
     m_unitKind = static_cast<ValueUnitKind>(std::clamp(s.value(QStringLiteral("view/valueUnit"), 0).toInt(), 0, 2));
     updateValueUnit();
-    m_autoWindowAction->setChecked(s.value(QStringLiteral("view/autoWindow"), true).toBool());
+    m_display->autoWindowAction()->setChecked(s.value(QStringLiteral("view/autoWindow"), true).toBool());
     const bool live = s.value(QStringLiteral("parameters/live"), true).toBool();
     m_params->setLiveUpdate(live);
-    m_liveAction->setChecked(live);
+    m_params->liveUpdateAction()->setChecked(live);
     const QString options = s.value(QStringLiteral("parameters/options")).toString();
     if (!options.isEmpty()) {
         try {
@@ -1351,7 +1219,7 @@ void MainWindow::writeSettings() {
     s.setValue(QStringLiteral("window/state"), saveState());
     s.setValue(QStringLiteral("view/colormap"), m_slice->colormapName());
     s.setValue(QStringLiteral("view/valueUnit"), static_cast<int>(m_unitKind));
-    s.setValue(QStringLiteral("view/autoWindow"), m_autoWindowAction->isChecked());
+    s.setValue(QStringLiteral("view/autoWindow"), m_display->autoWindowAction()->isChecked());
     s.setValue(QStringLiteral("view/reference"), static_cast<int>(m_quality->referenceKind()));
     s.setValue(QStringLiteral("parameters/live"), m_params->liveUpdate());
     tomo::RunConfig options;
@@ -1497,9 +1365,8 @@ void MainWindow::updateValueUnit() {
     }
     m_slice->setValueUnit(m_unit);
     m_quality->setValueUnit(m_unit);
-    m_histogram->setValueUnit(m_unit);
+    m_display->setValueUnit(m_unit);
     m_profile->setValueUnit(m_unit);
-    for (QDoubleSpinBox* s : {m_lowSpin, m_highSpin}) s->setSuffix(QLatin1Char(' ') % m_unit.symbol);
     applyWindow(m_slice->windowLow(), m_slice->windowHigh(), false);
     refreshProfile();
 }
@@ -1510,19 +1377,22 @@ void MainWindow::applyDefaultLayout() {
     if (!m_compactLayout) return;
     // Two groups of tabs, so that every tab's title fits its tab: what
     // makes the slice in the left column, what looks at it below the slice.
-    for (QDockWidget* d : {m_methodDock, m_correctionsDock, m_metadataDock}) {
+    QDockWidget* params = m_params->dock();
+    QDockWidget* display = m_display->dock();
+    for (QDockWidget* d : {m_method->dock(), m_corrections->dock(), m_metadata->dock()}) {
         addDockWidget(Qt::LeftDockWidgetArea, d);
-        tabifyDockWidget(m_paramsDock, d);
+        tabifyDockWidget(params, d);
     }
-    addDockWidget(Qt::BottomDockWidgetArea, m_displayDock);
-    for (QDockWidget* d : {m_qualityDock, m_volumeDock, m_profileDock, m_dataDock, m_convergenceDock, m_reprojectionDock}) {
+    addDockWidget(Qt::BottomDockWidgetArea, display);
+    for (QDockWidget* d : {m_quality->dock(), m_volumePanel->dock(), m_profileDock, m_data->dock(), m_convergenceDock,
+                           m_reprojectionDock}) {
         addDockWidget(Qt::BottomDockWidgetArea, d);
-        tabifyDockWidget(m_displayDock, d);
+        tabifyDockWidget(display, d);
     }
-    m_paramsDock->raise();
-    m_displayDock->raise();
-    resizeDocks({m_paramsDock}, {std::max(m_paramsDock->minimumSizeHint().width(), width() / 3)}, Qt::Horizontal);
-    resizeDocks({m_displayDock}, {height() * 3 / 10}, Qt::Vertical);
+    params->raise();
+    display->raise();
+    resizeDocks({params}, {std::max(params->minimumSizeHint().width(), width() / 3)}, Qt::Horizontal);
+    resizeDocks({display}, {height() * 3 / 10}, Qt::Vertical);
 }
 
 void MainWindow::resizeEvent(QResizeEvent* e) {

@@ -1,12 +1,14 @@
-// The main window of tomo-workstation: wires the controller (background
-// reconstruction) to the views and owns menus, toolbar, docks, status bar,
-// settings, recent files, drag and drop and the error dialogs.
+// The main window of tomo-workstation: a shell that creates the panels
+// (each brings its dock and actions, panels/panel.h) and the views, places
+// them in its menus, toolbar and dock areas, and wires them to the
+// controller (background reconstruction); with the status bar, settings,
+// recent files, drag and drop and the error dialogs.
 #pragma once
 
-#include "controller.h"
-#include "pixel_size.h"
-#include "recon_types.h"
-#include "value_unit.h"
+#include "views/value_unit.h"
+#include "work/controller.h"
+#include "work/pixel_size.h"
+#include "work/recon_types.h"
 
 #include <QElapsedTimer>
 #include <QLineF>
@@ -20,9 +22,7 @@
 QT_BEGIN_NAMESPACE
 class QAction;
 class QActionGroup;
-class QComboBox;
 class QDockWidget;
-class QDoubleSpinBox;
 class QLabel;
 class QMenu;
 class QMessageBox;
@@ -40,6 +40,7 @@ class CompareModesDialog;
 class CorrectionsPanel;
 class DataPanel;
 class DatasetCheck;
+class DisplayPanel;
 class ExportDialog;
 class HistogramWidget;
 class LiveMode;
@@ -51,6 +52,7 @@ class ParameterPanel;
 class ProfilePlot;
 class QualityPanel;
 class SliceView;
+class VolumePanel;
 class VolumeView;
 
 class MainWindow : public QMainWindow {
@@ -79,9 +81,11 @@ public:
     SliceView* sliceView() const { return m_slice; }
     QualityPanel* qualityPanel() const { return m_quality; }
     ProfilePlot* profilePlot() const { return m_profile; }
-    HistogramWidget* histogram() const { return m_histogram; }
+    HistogramWidget* histogram() const;
+    DisplayPanel* displayPanel() const { return m_display; }
     MetadataPanel* metadataPanel() const { return m_metadata; }
-    VolumeView* volumeView() const { return m_volume; }
+    /// Null until the 3D view was first shown.
+    VolumeView* volumeView() const;
     DataPanel* dataPanel() const { return m_data; }
     CorrectionsPanel* correctionsPanel() const { return m_corrections; }
     MethodPanel* methodPanel() const { return m_method; }
@@ -155,8 +159,10 @@ private:
     /// The parameters of a run config for the open dataset: no axis keeps
     /// the one found on opening, a row outside the config's rows moves in.
     SliceParams paramsFromConfig(const tomo::RunConfig& config, const SliceParams& current) const;
-    void createActions();
+    /// The panels and their docks in their default places.
     void createDocks();
+    /// Menus and toolbar: the window's actions and those the panels bring.
+    void createActions();
     void createStatusBar();
     /// The panels' default places: beside the slice on a wide window, as
     /// tabs in one column below kCompactWidth (View ▸ Reset Layout).
@@ -219,32 +225,21 @@ private:
     SliceView* m_slice = nullptr;
     QualityPanel* m_quality = nullptr;
     ProfilePlot* m_profile = nullptr;
-    HistogramWidget* m_histogram = nullptr;
+    DisplayPanel* m_display = nullptr;
     MetadataPanel* m_metadata = nullptr;
-    VolumeView* m_volume = nullptr;
+    VolumePanel* m_volumePanel = nullptr;
     DataPanel* m_data = nullptr;
     CorrectionsPanel* m_corrections = nullptr;
     QUndoStack* m_history = nullptr;
     SliceParams m_lastParams;                     // as after the last change recorded
     bool m_recordHistory = true;
-    QDockWidget* m_paramsDock = nullptr;
-    QDockWidget* m_metadataDock = nullptr;
-    QDockWidget* m_displayDock = nullptr;
-    QDockWidget* m_qualityDock = nullptr;
-    QDockWidget* m_profileDock = nullptr;
-    QDockWidget* m_volumeDock = nullptr;
-    QDockWidget* m_dataDock = nullptr;
-    QDockWidget* m_correctionsDock = nullptr;
+    QDockWidget* m_profileDock = nullptr;        // the profile plot is a view: its dock is the window's
     MethodPanel* m_method = nullptr;
-    ConvergencePlot* m_convergence = nullptr;
+    ConvergencePlot* m_convergence = nullptr;     // views: their docks are the window's
     ReprojectionView* m_reprojection = nullptr;
-    QDockWidget* m_methodDock = nullptr;
     QDockWidget* m_convergenceDock = nullptr;
     QDockWidget* m_reprojectionDock = nullptr;
     quint64 m_plottedRun = 0;                     // the iterative slice the convergence plot shows
-    QComboBox* m_colormapCombo = nullptr;
-    QDoubleSpinBox* m_lowSpin = nullptr;
-    QDoubleSpinBox* m_highSpin = nullptr;
     QPointer<CompareModesDialog> m_compareDialog;
     QPointer<AxisSweepDialog> m_sweepDialog;
     QPointer<QProgressDialog> m_exportProgress;
@@ -258,12 +253,9 @@ private:
     QLabel* m_latencyLabel = nullptr;
     QProgressBar* m_jobBar = nullptr;
 
-    QAction* m_liveAction = nullptr;
-    QAction* m_autoWindowAction = nullptr;
     QAction* m_panAction = nullptr;
     QAction* m_lineAction = nullptr;
     QAction* m_regionAction = nullptr;
-    QActionGroup* m_colormapGroup = nullptr;
     QMenu* m_recentMenu = nullptr;
     QByteArray m_defaultState;
     bool m_compactLayout = false;

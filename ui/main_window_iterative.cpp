@@ -5,16 +5,15 @@
 // reprojection view checks any slice against its measured sinogram.
 #include "main_window.h"
 
-#include "controller.h"
+#include "work/controller.h"
 #include "panels/method_panel.h"
-#include "parameter_panel.h"
-#include "slice_view.h"
+#include "panels/parameter_panel.h"
+#include "views/slice_view.h"
 #include "views/convergence_plot.h"
 #include "views/reprojection_view.h"
 
 #include <QDockWidget>
 #include <QLabel>
-#include <QScrollArea>
 #include <QStatusBar>
 
 namespace tomo::ui {
@@ -27,31 +26,18 @@ void MainWindow::createIterativeDocks() {
     m_method = new MethodPanel;
     m_convergence = new ConvergencePlot;
     m_reprojection = new ReprojectionView;
-    struct Dock {
-        QDockWidget*& dock;
-        QString title, name;
-        QWidget* content;
-        Qt::DockWidgetArea area;
-    };
-    for (const Dock& d : {Dock{m_methodDock, tr("Method"), QStringLiteral("methodDock"), m_method, Qt::LeftDockWidgetArea},
-                          Dock{m_convergenceDock, tr("Convergence"), QStringLiteral("convergenceDock"), m_convergence,
-                               Qt::BottomDockWidgetArea},
-                          Dock{m_reprojectionDock, tr("Reprojection"), QStringLiteral("reprojectionDock"), m_reprojection,
-                               Qt::BottomDockWidgetArea}}) {
-        // In a scroll area, as the other panels: a small window keeps the slice large.
-        auto* scroll = new QScrollArea;
-        scroll->setWidget(d.content);
-        scroll->setWidgetResizable(true);
-        scroll->setFrameShape(QFrame::NoFrame);
-        d.dock = new QDockWidget(d.title, this);
-        d.dock->setObjectName(d.name);
-        d.dock->setWidget(scroll);
-        addDockWidget(d.area, d.dock);
-    }
-    tabifyDockWidget(m_paramsDock, m_methodDock);
+    QDockWidget* method = m_method->makeDock(this);
+    // The plot and the reprojection are views: their docks are the window's.
+    m_convergenceDock = makeDock(this, tr("Convergence"), QStringLiteral("convergenceDock"), m_convergence, DockFit::Scroll);
+    m_reprojectionDock =
+        makeDock(this, tr("Reprojection"), QStringLiteral("reprojectionDock"), m_reprojection, DockFit::Scroll);
+    addDockWidget(Qt::LeftDockWidgetArea, method);
+    addDockWidget(Qt::BottomDockWidgetArea, m_convergenceDock);
+    addDockWidget(Qt::BottomDockWidgetArea, m_reprojectionDock);
+    tabifyDockWidget(m_params->dock(), method);
     tabifyDockWidget(m_profileDock, m_convergenceDock);
     tabifyDockWidget(m_convergenceDock, m_reprojectionDock);
-    m_paramsDock->raise();
+    m_params->dock()->raise();
     m_profileDock->raise();
 
     // The method is part of the parameters (ParameterPanel::params()).

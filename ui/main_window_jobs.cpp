@@ -3,13 +3,14 @@
 // slice on screen; with the wiring of their progress and results.
 #include "main_window.h"
 
-#include "axis_sweep_dialog.h"
-#include "compare_modes_dialog.h"
-#include "export_dialog.h"
-#include "parameter_panel.h"
-#include "quality_panel.h"
-#include "slice_view.h"
-#include "volume_view.h"
+#include "dialogs/axis_sweep_dialog.h"
+#include "dialogs/compare_modes_dialog.h"
+#include "dialogs/export_dialog.h"
+#include "panels/parameter_panel.h"
+#include "panels/quality_panel.h"
+#include "panels/volume_panel.h"
+#include "views/slice_view.h"
+#include "views/volume_view.h"
 
 #include "tomo/run_config.h"
 #include "tomo/volume_io.h"
@@ -39,7 +40,7 @@ void MainWindow::connectJobs() {
                                                                  : tr("modes: %p %"));
             m_jobBar->show();
         }
-        if (m_volume) m_volume->setBusy(true);
+        if (VolumeView* volume = volumeView()) volume->setBusy(true);
     });
     connect(m_controller, &Controller::jobProgress, this, [this](const JobProgress& p) {
         const int percent = static_cast<int>(std::lround(p.fraction * 100.0));
@@ -62,7 +63,7 @@ void MainWindow::connectJobs() {
     connect(m_controller, &Controller::jobFinished, this, [this](JobKind kind, JobStatus status, const QString& message) {
         m_runningJob.reset();
         m_jobBar->hide();
-        if (m_volume) m_volume->setBusy(false);
+        if (VolumeView* volume = volumeView()) volume->setBusy(false);
         if (kind == JobKind::Export && m_exportProgress) {
             // Hidden, not deleted: this may run inside the dialog's own
             // setValue() (see jobProgress); the next export replaces it.
@@ -116,8 +117,7 @@ void MainWindow::connectJobs() {
         if (m_result) m_sweepDialog->setCurrentAxis(m_result->params.axis);
     });
     connect(m_controller, &Controller::subVolumeReady, this, [this](const SubVolume& v) {
-        if (!m_volume) return;
-        m_volume->setVolume(v, m_slice->colormapName());
+        if (VolumeView* volume = volumeView()) volume->setVolume(v, m_slice->colormapName());
     });
     connect(m_controller, &Controller::modeCompared, this, [this](const ModeComparison& row) {
         if (m_compareDialog) m_compareDialog->addRow(row);
@@ -222,25 +222,7 @@ std::unique_ptr<ExportDialog> MainWindow::makeExportDialog() {
     return dialog;
 }
 
-void MainWindow::showVolumeView() {
-    if (!m_volume) {
-        m_volume = new VolumeView;
-        m_volume->setObjectName(QStringLiteral("volumeView"));
-        QWidget* placeholder = m_volumeDock->widget();
-        m_volumeDock->setWidget(m_volume);
-        placeholder->deleteLater();
-        if (m_dataset) m_volume->setDataset(m_dataset->info.rows, m_params->params().row);
-        connect(m_volume, &VolumeView::reconstructRequested, this, [this](int first, int count) {
-            if (!m_dataset) {
-                statusBar()->showMessage(tr("Open a dataset first"), 4000);
-                return;
-            }
-            if (!m_controller->reconstructSubVolume(m_params->params(), first, count)) showBusy();
-        });
-    }
-    m_volumeDock->show();
-    m_volumeDock->raise();
-}
+void MainWindow::showVolumeView() { m_volumePanel->showView(); }
 
 // ------------------------------------------------------------ saving slices
 

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <type_traits>
 
 namespace tomo::cuda {
 
@@ -91,24 +92,31 @@ __global__ void phaseKernel(PhaseLaunch P) {
 }
 
 // threadIdx = point in a kGatherTile^2 tile, blockIdx.x = position in the
-// heavy-first tile order, blockIdx.y = pair; the kernel table in shared memory
-__global__ void __launch_bounds__(kGatherTile * kGatherTile) gatherKernel(GatherLaunch P) {
+// heavy-first tile order, blockIdx.y = group of N pairs from `firstPair` (one
+// search for the rows within reach serves them all); the kernel table in
+// shared memory
+template <int N>
+__global__ void __launch_bounds__(kGatherTile * kGatherTile) gatherKernel(GatherLaunch P, int firstPair) {
     extern __shared__ float table[];
     for (int i = threadIdx.y * blockDim.x + threadIdx.x; i < 2 * (P.view.tableLast + 1); i += blockDim.x * blockDim.y)
         table[i] = P.view.table[i];
     __syncthreads();
     const int g = P.view.gridSize;
-    const int tilesAcross = (g + kGatherTile - 1) / kGatherTile;
+    const int tilesAcross = (P.columns + kGatherTile - 1) / kGatherTile;
     const int tile = P.d_tiles[blockIdx.x];
     const int jx = (tile % tilesAcross) * kGatherTile + threadIdx.x;
     const int jy = (tile / tilesAcross) * kGatherTile + threadIdx.y;
-    if (jx >= g || jy >= g) return;
+    if (jx >= P.columns || jy >= g) return;
+    const int pair = firstPair + static_cast<int>(blockIdx.y) * N;
     gridrec::GatherView v = P.view;
     v.table = table;
-    v.samples += P.pairSamples * blockIdx.y;
-    float re, im;
-    gridrec::gatherPoint(v, jx, jy, re, im);
-    reinterpret_cast<float2*>(P.d_grid)[(static_cast<size_t>(blockIdx.y) * g + jy) * g + jx] = make_float2(re, im);
+    v.samples += P.pairSamples * pair;
+    float re[N], im[N];
+    gridrec::gatherPoints<N>(v, P.pairSamples, jx, jy, re, im);
+    for (int n = 0; n < N; ++n) {
+        float2* grid = reinterpret_cast<float2*>(P.d_grid) + static_cast<size_t>(pair + n) * g * g;
+        grid[static_cast<size_t>(jy) * P.columns + jx] = make_float2(re[n], im[n]);
+    }
 }
 
 // threadIdx.x + blockIdx.x * blockDim.x = region column, blockIdx.y = region
@@ -126,14 +134,20 @@ __global__ void cropKernel(CropLaunch P) {
     const float2* grid = reinterpret_cast<const float2*>(P.d_grid) + static_cast<size_t>(pair) * g * g;
     float* first = P.d_out + 2 * pair * pixels;
     const bool second = 2 * pair + 1 < P.slices;
+    const size_t realStride = 2 * static_cast<size_t>(g / 2 + 1); // a lone slice's real grid
     for (int y = blockIdx.y; y < P.regionHeight; y += gridDim.y) {
         const int iy = P.regionY + y;
         int gy = iy - P.shiftY;
         if (gy < 0) gy += g;
-        const float2 v = grid[static_cast<size_t>(gy) * g + gx];
         const float d = dx * P.d_deapodizeY[iy];
-        first[static_cast<size_t>(y) * P.regionWidth + x] = v.x * d;
-        if (second) first[pixels + static_cast<size_t>(y) * P.regionWidth + x] = v.y * d;
+        if (second) {
+            const float2 v = grid[static_cast<size_t>(gy) * g + gx];
+            first[static_cast<size_t>(y) * P.regionWidth + x] = v.x * d;
+            first[pixels + static_cast<size_t>(y) * P.regionWidth + x] = v.y * d;
+        } else {
+            const float v = reinterpret_cast<const float*>(grid)[gy * realStride + gx];
+            first[static_cast<size_t>(y) * P.regionWidth + x] = v * d;
+        }
     }
 }
 
@@ -164,9 +178,19 @@ void launchPhase(const PhaseLaunch& P, StreamHandle stream) {
 void launchGather(const GatherLaunch& P, StreamHandle stream) {
     const std::size_t shared = 2 * (static_cast<std::size_t>(P.view.tableLast) + 1) * sizeof(float);
     const dim3 block(kGatherTile, kGatherTile);
-    const dim3 grid(P.tiles, P.pairs);
-    gatherKernel<<<grid, block, shared, stream>>>(P);
-    TOMO_CUDA_CHECK(cudaGetLastError());
+    // Groups of kGatherPairs pairs, then of two, then one.
+    int pair = 0;
+    auto launch = [&](auto pairsPerThread) {
+        constexpr int n = decltype(pairsPerThread)::value;
+        if (const int groups = (P.pairs - pair) / n; groups > 0) {
+            gatherKernel<n><<<dim3(P.tiles, groups), block, shared, stream>>>(P, pair);
+            TOMO_CUDA_CHECK(cudaGetLastError());
+            pair += groups * n;
+        }
+    };
+    launch(std::integral_constant<int, kGatherPairs>{});
+    launch(std::integral_constant<int, 2>{});
+    launch(std::integral_constant<int, 1>{});
 }
 
 void launchCrop(const CropLaunch& P, StreamHandle stream) {

@@ -7,10 +7,12 @@
 //                place first) zero-extended to a longer L' (an axis that
 //                needs longer rows)
 //   phase        spectra -> the canonical sample rows, x band x phase ramp
-//   gather       one thread per grid point (tomo/gridrec_gather.h), the
-//                heavy tiles near the origin first
+//   gather       one thread per grid point of up to four pairs (tomo/gridrec_gather.h),
+//                the heavy tiles near the origin first; a lone slice's grid
+//                (Hermitian) only up to column G / 2, for a C2R transform
 //   crop         the inverse-transformed grid x deapodisation -> the
-//                region of slices 2j (real) and 2j + 1 (imaginary)
+//                region of slices 2j (real) and 2j + 1 (imaginary), or of
+//                the lone slice (the real grid)
 #pragma once
 
 #include "filter_kernels.h"
@@ -59,10 +61,20 @@ struct GatherLaunch {
     const int* d_tiles = nullptr;       ///< tile indices, heavy (near the origin) first
     int tiles = 0;
     int pairs = 0;
-    float* d_grid = nullptr;            ///< [pair][G][G] complex
+    /// Grid points gathered per grid row, and complex values from one row to
+    /// the next: G, or G / 2 + 1 for a lone slice (real: its grid is
+    /// Hermitian, the columns jx <= G / 2 are all a C2R transform reads).
+    int columns = 0;
+    float* d_grid = nullptr;            ///< [pair][G][columns] complex, pairs 2 G^2 floats apart
 };
-/// Tiles are kGatherTile x kGatherTile grid points, numbered row by row.
+/// Tiles are kGatherTile x kGatherTile grid points, numbered row by row
+/// over the `columns` gathered.
 inline constexpr int kGatherTile = 16;
+/// Pairs one thread gathers at once (a batch's four: kGridrecBatchPairs):
+/// they share the search for the rows within the kernel's reach and the
+/// kernel's weights (most of a point's work), each pair's value the same as
+/// alone.
+inline constexpr int kGatherPairs = 4;
 void launchGather(const GatherLaunch& launch, StreamHandle stream);
 
 struct CropLaunch {
@@ -72,7 +84,9 @@ struct CropLaunch {
     const float* d_deapodizeX = nullptr; ///< per slice column
     const float* d_deapodizeY = nullptr; ///< per slice row
     int regionX = 0, regionY = 0, regionWidth = 0, regionHeight = 0;
-    int slices = 0;                     ///< valid slices (the last pair may hold one)
+    /// Valid slices: for an odd count the last pair holds one, its grid
+    /// real (the C2R transform's output: rows of 2 (G / 2 + 1) floats).
+    int slices = 0;
     float* d_out = nullptr;             ///< [slice][row][column] of the region
 };
 void launchCrop(const CropLaunch& launch, StreamHandle stream);

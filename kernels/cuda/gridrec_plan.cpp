@@ -4,6 +4,7 @@
 #include "gpu_filter.h"
 #include "gridrec_kernels.h"
 #include "host_copy.h"
+#include "raw_rows_upload.h"
 #include "stage_spans.h"
 
 #include "tomo/error.h"
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -57,12 +59,48 @@ FftLayout gridLayout(int size) {
     return l;
 }
 
+/// A lone slice's grid: Hermitian, its columns 0..G/2 -> the real grid in
+/// place (rows of 2 (G/2 + 1) floats).
+FftLayout halfGridLayout(int size) {
+    FftLayout l = gridLayout(size);
+    l.type = CUFFT_C2R;
+    l.inembed[1] = size / 2 + 1;
+    l.onembed[1] = 2 * (size / 2 + 1);
+    l.idist = static_cast<long long>(size) * (size / 2 + 1);
+    l.odist = 2 * l.idist;
+    return l;
+}
+
+/// Tiles of kGatherTile^2 points over `columns` x G grid points, those
+/// nearest the origin (which gather from the most rows) first.
+std::vector<int> heavyFirstTiles(int gridSize, int columns) {
+    const int across = (columns + kGatherTile - 1) / kGatherTile;
+    const int down = (gridSize + kGatherTile - 1) / kGatherTile;
+    std::vector<int> tiles(static_cast<std::size_t>(across) * down);
+    std::iota(tiles.begin(), tiles.end(), 0);
+    auto distance = [&](int tile) {
+        auto centred = [&](int j) { return std::abs(j < gridSize / 2 ? j : j - gridSize); };
+        const int x = centred(tile % across * kGatherTile + kGatherTile / 2);
+        const int y = centred(tile / across * kGatherTile + kGatherTile / 2);
+        return static_cast<long long>(x) * x + static_cast<long long>(y) * y;
+    };
+    std::stable_sort(tiles.begin(), tiles.end(), [&](int a, int b) { return distance(a) < distance(b); });
+    return tiles;
+}
+
 class GridrecPlan final : public ReconstructionPlan {
 public:
     GridrecPlan(const ReconGeometry& geometry, const ReconOptions& options);
     ~GridrecPlan() override { drain(); }
 
     void setSinograms(std::span<const float> sinograms, int count) override;
+    /// Batch by batch: batch i + 1's upload overlaps batch i's gridding.
+    void reconstruct(std::span<const float> sinograms, int count, std::span<float> slices) override;
+    /// Raw rows as stored go up (half the bytes of float for uint16) and are
+    /// corrected on the device (raw_rows_upload.h) before the filter; the
+    /// rest is reconstruct().
+    bool correctsRawRows() const override { return true; }
+    PreprocessStats reconstructRaw(const RawRows& raw, const FlatFieldRows& field, std::span<float> slices) override;
     void backproject(std::span<float> slices) override;
     void setAxis(double axis, std::span<const double> offsets) override;
     void setRegion(const Region& region) override;
@@ -72,12 +110,21 @@ public:
     HostBuffer allocateHost(std::size_t bytes) const override { return allocatePageLockedHost(bytes); }
 
 private:
+    /// A download through h_out, and an upload through h_in, go in pieces
+    /// (of at least 4 MiB), as the texture plans' do: the host copy of one
+    /// piece overlaps the DMA of the next (the live preview's lone slice:
+    /// 16 MiB at 2048^2).
+    static constexpr int kPieces = 4;
+    static std::size_t pieceBytes(std::size_t bytes) {
+        return std::max(std::size_t{4} << 20, (bytes + kPieces - 1) / kPieces);
+    }
     struct Slot {
         DeviceBuffer<float> d_in;  ///< a batch of sinograms
         PinnedBuffer<float> h_in;  ///< staging, made on first use (page-locked callers need none)
         DeviceBuffer<float> d_out; ///< a batch of region slices
         PinnedBuffer<float> h_out;
         Event uploaded, filtered, computed, downloaded;
+        Event downloadedPiece[kPieces]; ///< of a download through h_out
     };
 
     int batchSlices() const { return 2 * m_batchPairs; }
@@ -98,11 +145,27 @@ private:
     /// Longer rows (`grown`, for an axis that needs them): the kept spectra rebuilt.
     void growRows(std::unique_ptr<gridrec::Setup> grown);
 
-    void uploadBatch(int batch, const float* h_src, int slices);
-    void filterBatch(int batch, int slices);
-    /// Phase, gather and inverse FFT of `pairs` pairs from `firstPair` into d_grid.
-    void gridPairs(int firstPair, int pairs);
+    /// What a batch uploads: float sinograms, or raw rows with their
+    /// flat-field constants (corrected into d_in by filterBatch).
+    struct BatchInput {
+        const float* sinograms = nullptr;
+        const RawRows* raw = nullptr;
+        const FlatFieldRows* field = nullptr;
+    };
+    /// Upload + filter of every batch of `count` slices into the kept
+    /// spectra and, unless `slices` is empty, gridding, crop and download of
+    /// each batch after its filter (reconstruct: the next batch's upload
+    /// overlaps this one's gridding); the flat field's statistics of raw input.
+    PreprocessStats runBatches(int count, const BatchInput& input, std::span<float> slices);
+    void uploadBatch(int batch, int slices, const BatchInput& input);
+    void filterBatch(int batch, int slices, const BatchInput& input);
+    /// Phase, gather and inverse FFT of the pairs of `slices` slices from
+    /// `firstPair` into d_grid (a lone last slice: half its grid, C2R).
+    void gridPairs(int firstPair, int slices);
     void cropBatch(int batch, int slices);
+    /// (Gridding when `grid`,) crop and download of a batch into `output`:
+    /// by DMA when `direct`, else through h_out (finishDownload copies out).
+    void outputBatch(int batch, int slices, bool grid, float* output, bool direct);
     void download(int batch, int slices, float* direct);
     void finishDownload(int batch, int slices, float* h_dst);
     void drain() noexcept;
@@ -119,17 +182,18 @@ private:
     Stream m_compute, m_copyIn, m_copyOut;
     DeviceBuffer<float> d_table, d_deapodizeX, d_deapodizeY, d_band, d_invX, d_invY;
     DeviceBuffer<double> d_dirX, d_dirY, d_shifts;
-    DeviceBuffer<int> d_binStart, d_canonical, d_tiles;
+    DeviceBuffer<int> d_binStart, d_canonical, d_tiles, d_halfTiles;
     DeviceBuffer<unsigned char> d_reversed;
-    int m_tiles = 0;
+    int m_tiles = 0, m_halfTiles = 0;
     std::vector<double> h_shifts;
     DeviceBuffer<float> d_spectra; ///< [pair][projection][L] complex of every kept slice
     DeviceBuffer<float> d_samples; ///< [pair of the batch][canonical row][sampleStride] complex
     DeviceBuffer<float> d_grid;    ///< [pair of the batch][G][G] complex
     DeviceBuffer<unsigned char> d_work;
-    FftPlan m_rowPlan, m_gridPlan;
+    FftPlan m_rowPlan, m_gridPlan, m_halfGridPlan;
     std::unique_ptr<GpuFilter> m_filter;
     Slot m_slots[2];
+    std::optional<RawRowsUpload> m_raw; ///< raw batches (slot = batch % 2), made by the first reconstructRaw()
     HostCopier m_copier;
 
     StageSpans m_spans;
@@ -172,22 +236,17 @@ GridrecPlan::GridrecPlan(const ReconGeometry& geometry, const ReconOptions& opti
     d_binStart = upload(m_device, s.binStart, "the angle bins", stream);
     d_canonical = upload(m_device, s.canonical, "the canonical order", stream);
     d_reversed = upload(m_device, s.reversed, "the canonical order", stream);
-    // Tiles nearest the origin first: their points gather from most rows.
-    const int across = (s.gridSize + kGatherTile - 1) / kGatherTile;
-    std::vector<int> tiles(static_cast<std::size_t>(across) * across);
-    std::iota(tiles.begin(), tiles.end(), 0);
-    auto distance = [&](int tile) {
-        auto centred = [&](int j) { return std::abs(j < s.gridSize / 2 ? j : j - s.gridSize); };
-        const int x = centred(tile % across * kGatherTile + kGatherTile / 2);
-        const int y = centred(tile / across * kGatherTile + kGatherTile / 2);
-        return static_cast<long long>(x) * x + static_cast<long long>(y) * y;
-    };
-    std::stable_sort(tiles.begin(), tiles.end(), [&](int a, int b) { return distance(a) < distance(b); });
+    const std::vector<int> tiles = heavyFirstTiles(s.gridSize, s.gridSize);
     m_tiles = static_cast<int>(tiles.size());
     d_tiles = upload(m_device, tiles, "the tile order", stream);
+    const std::vector<int> halfTiles = heavyFirstTiles(s.gridSize, s.gridSize / 2 + 1);
+    m_halfTiles = static_cast<int>(halfTiles.size());
+    d_halfTiles = upload(m_device, halfTiles, "the tile order", stream);
     uploadRowTables();
     uploadShifts();
     m_gridPlan = FftPlan(m_device, gridLayout(s.gridSize), "the gridrec grid transform (" + std::to_string(s.gridSize) + "^2)");
+    m_halfGridPlan = FftPlan(m_device, halfGridLayout(s.gridSize),
+                             "the gridrec grid transform of a lone slice (" + std::to_string(s.gridSize) + "^2)");
     makeFftPlans();
     d_grid = DeviceBuffer<float>(m_device, m_batchPairs * pairGridFloats(), "the gridrec grids");
 
@@ -199,6 +258,7 @@ GridrecPlan::GridrecPlan(const ReconGeometry& geometry, const ReconOptions& opti
         slot.filtered = Event::create(false);
         slot.computed = Event::create(false);
         slot.downloaded = Event::create(false);
+        for (Event& e : slot.downloadedPiece) e = Event::create(false);
     }
     ensureOutput(m_geometry.region.pixels());
 
@@ -242,15 +302,15 @@ void GridrecPlan::makeFftPlans() {
     m_rowPlan = FftPlan(m_device, rowsLayout(s.rowLength, s.projections),
                         "the gridrec row transforms (" + std::to_string(s.projections) + " rows of " +
                             std::to_string(s.rowLength) + ")");
-    const std::size_t work = std::max(m_rowPlan.workBytes(), m_gridPlan.workBytes());
+    const std::size_t work = std::max({m_rowPlan.workBytes(), m_gridPlan.workBytes(), m_halfGridPlan.workBytes()});
     if (d_work.size() < work) {
         d_work = DeviceBuffer<unsigned char>();
         d_work = DeviceBuffer<unsigned char>(m_device, work, "the cuFFT work area");
     }
-    TOMO_CUFFT_CHECK(cufftSetWorkArea(m_rowPlan.get(), d_work.get()));
-    TOMO_CUFFT_CHECK(cufftSetWorkArea(m_gridPlan.get(), d_work.get()));
-    TOMO_CUFFT_CHECK(cufftSetStream(m_rowPlan.get(), m_compute.get()));
-    TOMO_CUFFT_CHECK(cufftSetStream(m_gridPlan.get(), m_compute.get()));
+    for (const FftPlan* plan : {&m_rowPlan, &m_gridPlan, &m_halfGridPlan}) {
+        TOMO_CUFFT_CHECK(cufftSetWorkArea(plan->get(), d_work.get()));
+        TOMO_CUFFT_CHECK(cufftSetStream(plan->get(), m_compute.get()));
+    }
 }
 
 void GridrecPlan::ensureOutput(std::size_t pixels) {
@@ -291,35 +351,54 @@ void GridrecPlan::growRows(std::unique_ptr<gridrec::Setup> grown) {
 
 // ----------------------------------------------------------------- stages
 
-void GridrecPlan::uploadBatch(int batch, const float* h_src, int slices) {
+void GridrecPlan::uploadBatch(int batch, int slices, const BatchInput& input) {
     Slot& slot = m_slots[batch % 2];
-    const std::size_t bytes = static_cast<std::size_t>(slices) * sinogramValues() * sizeof(float);
+    const int first = batch * batchSlices();
     TOMO_CUDA_CHECK(cudaEventSynchronize(slot.uploaded.get()));                     // the staging half is free again
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(m_copyIn.get(), slot.filtered.get(), 0)); // d_in no longer read
     const int span = m_spans.begin(StageSpans::kUpload, m_copyIn.get());
-    const float* source = h_src;
-    if (!isPageLocked(h_src, bytes)) {
-        if (slot.h_in.size() < static_cast<std::size_t>(batchSlices()) * sinogramValues()) {
-            slot.h_in.reset();
-            slot.h_in = PinnedBuffer<float>(static_cast<std::size_t>(batchSlices()) * sinogramValues(),
-                                            "the sinogram input buffers");
+    if (input.raw) {
+        m_spans.addHost(StageSpans::kUpload,
+                        m_raw->upload(batch % 2, *input.raw, *input.field, first, slices, m_copier, m_copyIn.get()));
+    } else {
+        const float* h_src = input.sinograms + static_cast<std::size_t>(first) * sinogramValues();
+        const std::size_t bytes = static_cast<std::size_t>(slices) * sinogramValues() * sizeof(float);
+        if (isPageLocked(h_src, bytes)) {
+            TOMO_CUDA_CHECK(cudaMemcpyAsync(slot.d_in.get(), h_src, bytes, cudaMemcpyHostToDevice, m_copyIn.get()));
+        } else {
+            if (slot.h_in.size() < static_cast<std::size_t>(batchSlices()) * sinogramValues()) {
+                slot.h_in.reset();
+                slot.h_in = PinnedBuffer<float>(static_cast<std::size_t>(batchSlices()) * sinogramValues(),
+                                                "the sinogram input buffers");
+            }
+            // Piece by piece: the DMA of one piece overlaps the host copy of
+            // the next (and the whole batch the previous batch's filtering).
+            auto* staging = reinterpret_cast<unsigned char*>(slot.h_in.get());
+            auto* device = reinterpret_cast<unsigned char*>(slot.d_in.get());
+            const auto* source = reinterpret_cast<const unsigned char*>(h_src);
+            const std::size_t piece = pieceBytes(bytes);
+            for (std::size_t offset = 0; offset < bytes; offset += piece) {
+                const std::size_t n = std::min(piece, bytes - offset);
+                const auto start = Clock::now();
+                m_copier.copy(staging + offset, source + offset, n);
+                m_spans.addHost(StageSpans::kUpload, secondsSince(start));
+                TOMO_CUDA_CHECK(
+                    cudaMemcpyAsync(device + offset, staging + offset, n, cudaMemcpyHostToDevice, m_copyIn.get()));
+            }
         }
-        const auto start = Clock::now();
-        m_copier.copy(slot.h_in.get(), h_src, bytes);
-        m_spans.addHost(StageSpans::kUpload, secondsSince(start));
-        source = slot.h_in.get();
     }
-    TOMO_CUDA_CHECK(cudaMemcpyAsync(slot.d_in.get(), source, bytes, cudaMemcpyHostToDevice, m_copyIn.get()));
     m_spans.end(span, m_copyIn.get());
     TOMO_CUDA_CHECK(cudaEventRecord(slot.uploaded.get(), m_copyIn.get()));
 }
 
-void GridrecPlan::filterBatch(int batch, int slices) {
+void GridrecPlan::filterBatch(int batch, int slices, const BatchInput& input) {
     Slot& slot = m_slots[batch % 2];
     const gridrec::Setup& s = *m_setup;
     cudaStream_t stream = m_compute.get();
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, slot.uploaded.get(), 0));
     const int span = m_spans.begin(StageSpans::kFilter, stream);
+    if (input.raw)
+        m_raw->correct(batch % 2, *input.raw, *input.field, batch * batchSlices(), slices, slot.d_in.get(), stream);
     m_filter->filter(slot.d_in.get(), slices * s.projections, stream);
     const int firstPair = batch * m_batchPairs;
     PackRowsLaunch pack;
@@ -339,8 +418,10 @@ void GridrecPlan::filterBatch(int batch, int slices) {
     TOMO_CUDA_CHECK(cudaEventRecord(slot.filtered.get(), stream));
 }
 
-void GridrecPlan::gridPairs(int firstPair, int pairs) {
+void GridrecPlan::gridPairs(int firstPair, int slices) {
     const gridrec::Setup& s = *m_setup;
+    const int pairs = (slices + 1) / 2;
+    const int full = slices / 2; // pairs of two slices; a lone one after them
     cudaStream_t stream = m_compute.get();
     PhaseLaunch phase;
     phase.d_spectra = d_spectra.get() + firstPair * pairSpectrumFloats();
@@ -365,14 +446,27 @@ void GridrecPlan::gridPairs(int firstPair, int pairs) {
     gather.view.invY = d_invY.get();
     gather.view.binStart = d_binStart.get();
     gather.pairSamples = pairSamplesFloats();
-    gather.d_tiles = d_tiles.get();
-    gather.tiles = m_tiles;
-    gather.pairs = pairs;
     gather.d_grid = d_grid.get();
-    launchGather(gather, stream);
+    if (full > 0) {
+        gather.d_tiles = d_tiles.get();
+        gather.tiles = m_tiles;
+        gather.pairs = full;
+        gather.columns = s.gridSize;
+        launchGather(gather, stream);
+    }
+    if (full < pairs) { // the lone slice: half the points, half the transform
+        gather.view.samples += full * pairSamplesFloats();
+        gather.d_grid += full * pairGridFloats();
+        gather.d_tiles = d_halfTiles.get();
+        gather.tiles = m_halfTiles;
+        gather.pairs = 1;
+        gather.columns = s.gridSize / 2 + 1;
+        launchGather(gather, stream);
+    }
     for (int q = 0; q < pairs; ++q) {
         auto* grid = reinterpret_cast<cufftComplex*>(d_grid.get() + q * pairGridFloats());
-        TOMO_CUFFT_CHECK(cufftExecC2C(m_gridPlan.get(), grid, grid, CUFFT_INVERSE));
+        if (q < full) TOMO_CUFFT_CHECK(cufftExecC2C(m_gridPlan.get(), grid, grid, CUFFT_INVERSE));
+        else TOMO_CUFFT_CHECK(cufftExecC2R(m_halfGridPlan.get(), grid, reinterpret_cast<cufftReal*>(grid)));
     }
 }
 
@@ -395,30 +489,54 @@ void GridrecPlan::cropBatch(int batch, int slices) {
     launchCrop(crop, m_compute.get());
 }
 
+void GridrecPlan::outputBatch(int batch, int slices, bool grid, float* output, bool direct) {
+    Slot& slot = m_slots[batch % 2];
+    cudaStream_t stream = m_compute.get();
+    TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, slot.downloaded.get(), 0)); // d_out no longer read
+    const int span = m_spans.begin(StageSpans::kBackproject, stream);
+    if (grid) gridPairs(batch * m_batchPairs, slices);
+    cropBatch(batch, slices);
+    m_spans.end(span, stream);
+    TOMO_CUDA_CHECK(cudaEventRecord(slot.computed.get(), stream));
+    download(batch, slices, direct ? output : nullptr);
+}
+
 void GridrecPlan::download(int batch, int slices, float* direct) {
     Slot& slot = m_slots[batch % 2];
     const std::size_t bytes = static_cast<std::size_t>(slices) * m_geometry.region.pixels() * sizeof(float);
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(m_copyOut.get(), slot.computed.get(), 0));
     const int span = m_spans.begin(StageSpans::kDownload, m_copyOut.get());
-    float* target = direct;
-    if (!target) {
+    if (direct) {
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(direct, slot.d_out.get(), bytes, cudaMemcpyDeviceToHost, m_copyOut.get()));
+    } else {
         if (slot.h_out.size() < slot.d_out.size()) {
             slot.h_out.reset();
             slot.h_out = PinnedBuffer<float>(slot.d_out.size(), "the slice output buffers");
         }
-        target = slot.h_out.get();
+        auto* staging = reinterpret_cast<unsigned char*>(slot.h_out.get());
+        const auto* source = reinterpret_cast<const unsigned char*>(slot.d_out.get());
+        const std::size_t piece = pieceBytes(bytes);
+        for (std::size_t offset = 0, i = 0; offset < bytes; offset += piece, ++i) {
+            TOMO_CUDA_CHECK(cudaMemcpyAsync(staging + offset, source + offset, std::min(piece, bytes - offset),
+                                            cudaMemcpyDeviceToHost, m_copyOut.get()));
+            TOMO_CUDA_CHECK(cudaEventRecord(slot.downloadedPiece[i].get(), m_copyOut.get()));
+        }
     }
-    TOMO_CUDA_CHECK(cudaMemcpyAsync(target, slot.d_out.get(), bytes, cudaMemcpyDeviceToHost, m_copyOut.get()));
     m_spans.end(span, m_copyOut.get());
     TOMO_CUDA_CHECK(cudaEventRecord(slot.downloaded.get(), m_copyOut.get()));
 }
 
 void GridrecPlan::finishDownload(int batch, int slices, float* h_dst) {
     Slot& slot = m_slots[batch % 2];
-    TOMO_CUDA_CHECK(cudaEventSynchronize(slot.downloaded.get()));
-    const auto start = Clock::now();
-    m_copier.copy(h_dst, slot.h_out.get(), static_cast<std::size_t>(slices) * m_geometry.region.pixels() * sizeof(float));
-    m_spans.addHost(StageSpans::kDownload, secondsSince(start));
+    const std::size_t bytes = static_cast<std::size_t>(slices) * m_geometry.region.pixels() * sizeof(float);
+    const std::size_t piece = pieceBytes(bytes);
+    for (std::size_t offset = 0, i = 0; offset < bytes; offset += piece, ++i) {
+        TOMO_CUDA_CHECK(cudaEventSynchronize(slot.downloadedPiece[i].get()));
+        const auto start = Clock::now();
+        m_copier.copy(reinterpret_cast<unsigned char*>(h_dst) + offset,
+                      reinterpret_cast<const unsigned char*>(slot.h_out.get()) + offset, std::min(piece, bytes - offset));
+        m_spans.addHost(StageSpans::kDownload, secondsSince(start));
+    }
 }
 
 // ----------------------------------------------------------------- API
@@ -426,22 +544,61 @@ void GridrecPlan::finishDownload(int batch, int slices, float* h_dst) {
 void GridrecPlan::setSinograms(std::span<const float> sinograms, int count) {
     requireSinograms(sinograms, count);
     DeviceScope scope(m_device);
+    BatchInput input;
+    input.sinograms = sinograms.data();
+    runBatches(count, input, {});
+}
+
+void GridrecPlan::reconstruct(std::span<const float> sinograms, int count, std::span<float> slices) {
+    requireSinograms(sinograms, count);
+    requireSlices(slices, count);
+    DeviceScope scope(m_device);
+    BatchInput input;
+    input.sinograms = sinograms.data();
+    runBatches(count, input, slices);
+}
+
+PreprocessStats GridrecPlan::reconstructRaw(const RawRows& raw, const FlatFieldRows& field, std::span<float> slices) {
+    requireRawRows(raw, field, m_setup->projections, m_setup->bins, m_maxSlices);
+    requireSlices(slices, raw.rows);
+    DeviceScope scope(m_device);
+    if (!m_raw) m_raw.emplace(m_device, m_setup->projections, m_setup->bins, batchSlices());
+    BatchInput input;
+    input.raw = &raw;
+    input.field = &field;
+    return runBatches(raw.rows, input, slices);
+}
+
+PreprocessStats GridrecPlan::runBatches(int count, const BatchInput& input, std::span<float> slices) {
     m_count = 0;
     m_gridValid = false;
-    const std::size_t floats = static_cast<std::size_t>((count + batchSlices() - 1) / batchSlices()) * m_batchPairs *
+    const int batches = (count + batchSlices() - 1) / batchSlices();
+    const std::size_t floats = static_cast<std::size_t>(batches) * m_batchPairs *
                                pairSpectrumFloats(); // whole batches: the last one's pack writes its pairs only
     if (d_spectra.size() < floats) {
         d_spectra = DeviceBuffer<float>();
         d_spectra = DeviceBuffer<float>(m_device, floats, "the kept spectra (" + std::to_string(count) + " slices)");
     }
+    const std::size_t pixels = m_geometry.region.pixels();
+    const bool output = !slices.empty();
+    const bool direct = output && isPageLocked(slices.data(), slices.size() * sizeof(float));
+    auto slicesOf = [&](int b) { return std::min(batchSlices(), count - b * batchSlices()); };
+    auto outputOf = [&](int b) { return slices.data() + static_cast<std::size_t>(b) * batchSlices() * pixels; };
     m_spans.reset();
     m_times = StageTimes{};
+    PreprocessStats stats;
     try {
-        for (int b = 0; b * batchSlices() < count; ++b) {
-            const int slices = std::min(batchSlices(), count - b * batchSlices());
-            uploadBatch(b, sinograms.data() + static_cast<std::size_t>(b) * batchSlices() * sinogramValues(), slices);
-            filterBatch(b, slices);
+        if (input.raw) m_raw->start(*input.raw, m_compute.get());
+        for (int b = 0; b < batches; ++b) {
+            uploadBatch(b, slicesOf(b), input);
+            filterBatch(b, slicesOf(b), input);
+            if (!output) continue;
+            outputBatch(b, slicesOf(b), true, outputOf(b), direct);
+            if (b > 0 && !direct) finishDownload(b - 1, slicesOf(b - 1), outputOf(b - 1));
         }
+        if (input.raw) stats = m_raw->finish(*input.raw, m_compute.get()); // the counters of every batch
+        if (output && direct) TOMO_CUDA_CHECK(cudaStreamSynchronize(m_copyOut.get()));
+        else if (output) finishDownload(batches - 1, slicesOf(batches - 1), outputOf(batches - 1));
         TOMO_CUDA_CHECK(cudaStreamSynchronize(m_compute.get()));
         m_spans.collect(m_times);
     } catch (...) {
@@ -449,6 +606,11 @@ void GridrecPlan::setSinograms(std::span<const float> sinograms, int count) {
         throw;
     }
     m_count = count;
+    if (output) {
+        m_gridValid = batches == 1;
+        m_lastRegion = m_geometry.region;
+    }
+    return stats;
 }
 
 void GridrecPlan::backproject(std::span<float> slices) {
@@ -458,20 +620,13 @@ void GridrecPlan::backproject(std::span<float> slices) {
     const std::size_t pixels = m_geometry.region.pixels();
     const int batches = (m_count + batchSlices() - 1) / batchSlices();
     const bool direct = isPageLocked(slices.data(), slices.size() * sizeof(float));
+    const bool grid = !m_gridValid || m_lastRegion == m_geometry.region; // else the grids are there: crop only
     auto slicesOf = [&](int b) { return std::min(batchSlices(), m_count - b * batchSlices()); };
     auto output = [&](int b) { return slices.data() + static_cast<std::size_t>(b) * batchSlices() * pixels; };
     m_spans.reset();
     try {
         for (int b = 0; b < batches; ++b) {
-            Slot& slot = m_slots[b % 2];
-            cudaStream_t stream = m_compute.get();
-            TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, slot.downloaded.get(), 0)); // d_out no longer read
-            const int span = m_spans.begin(StageSpans::kBackproject, stream);
-            if (!m_gridValid || m_lastRegion == m_geometry.region) gridPairs(b * m_batchPairs, (slicesOf(b) + 1) / 2);
-            cropBatch(b, slicesOf(b));
-            m_spans.end(span, stream);
-            TOMO_CUDA_CHECK(cudaEventRecord(slot.computed.get(), stream));
-            download(b, slicesOf(b), direct ? output(b) : nullptr);
+            outputBatch(b, slicesOf(b), grid, output(b), direct);
             if (b > 0 && !direct) finishDownload(b - 1, slicesOf(b - 1), output(b - 1));
         }
         if (direct) TOMO_CUDA_CHECK(cudaStreamSynchronize(m_copyOut.get()));
@@ -516,10 +671,12 @@ void GridrecPlan::setRegion(const Region& region) {
 std::size_t GridrecPlan::memoryBytes() const {
     std::size_t bytes = d_table.bytes() + d_deapodizeX.bytes() + d_deapodizeY.bytes() + d_band.bytes() +
                         d_invX.bytes() + d_invY.bytes() + d_dirX.bytes() + d_dirY.bytes() + d_shifts.bytes() +
-                        d_binStart.bytes() + d_canonical.bytes() + d_tiles.bytes() + d_reversed.bytes() +
+                        d_binStart.bytes() + d_canonical.bytes() + d_tiles.bytes() + d_halfTiles.bytes() +
+                        d_reversed.bytes() +
                         d_spectra.bytes() + d_samples.bytes() + d_grid.bytes() + d_work.bytes() +
                         (m_filter ? m_filter->bytes() : 0);
     for (const Slot& s : m_slots) bytes += s.d_in.bytes() + s.d_out.bytes();
+    if (m_raw) bytes += m_raw->deviceBytes();
     return bytes;
 }
 

@@ -13,7 +13,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <thread>
 
@@ -331,72 +330,13 @@ void TexturePlan::stageAndUpload(int chunk, const float* h_src, int slices) {
     TOMO_CUDA_CHECK(cudaEventRecord(s.uploaded.get(), m_copyIn.get()));
 }
 
-TexturePlan::RawLayout TexturePlan::rawLayout(int slices, std::size_t sample) const {
-    const std::size_t field = static_cast<std::size_t>(slices) * m_geometry.geometry.bins * sizeof(float);
-    RawLayout L;
-    L.dark = (static_cast<std::size_t>(slices) * sliceValues() * sample + kRowAlignment - 1) / kRowAlignment *
-             kRowAlignment;
-    L.scale = L.dark + field;
-    L.dead = L.scale + field;
-    L.total = L.dead + field / sizeof(float);
-    return L;
-}
-
-void TexturePlan::ensureRawBuffers(std::size_t sample) {
-    if (m_rawSample >= sample) return;
-    const RawLayout layout = rawLayout(m_channels, sample);
-    for (Slot& s : m_slots) {
-        s.h_rows.reset(); // for larger samples, allocated again when needed
-        s.h_field.reset();
-        s.d_raw.reset();
-        s.h_field = PinnedBuffer<unsigned char>(layout.total - layout.dark, "the flat-field constants");
-        s.d_raw = DeviceBuffer<unsigned char>(m_device, layout.total, "the raw input buffers");
-    }
-    if (!d_rawStats.get()) {
-        d_rawStats = DeviceBuffer<unsigned long long>(m_device, kCounterWords, "the preprocessing counters");
-        h_rawStats = PinnedBuffer<unsigned long long>(kCounterWords, "the preprocessing counters");
-    }
-    m_rawSample = sample;
-}
-
 void TexturePlan::stageAndUploadRaw(int chunk, const PassInput& input, int firstSlice, int slices) {
     Slot& s = m_slots[chunk % 2];
-    const RawRows& raw = *input.raw;
-    const std::size_t sample = sampleBytes(raw.type);
-    const RawLayout layout = rawLayout(slices, sample);
-    const std::size_t columns = static_cast<std::size_t>(m_geometry.geometry.bins);
-    const std::size_t pitch = static_cast<std::size_t>(raw.rowPitch > 0 ? raw.rowPitch : raw.rows);
     TOMO_CUDA_CHECK(cudaEventSynchronize(s.uploaded.get()));                  // the pinned half is free again
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(m_copyIn.get(), s.filtered.get(), 0)); // d_raw no longer read
     const int span = m_spans.begin(StageSpans::kUpload, m_copyIn.get());
-    const auto start = Clock::now();
-    // Rows [firstSlice, firstSlice + slices) of every angle: one strided
-    // block, gathered into the pinned buffer unless the caller's rows are
-    // page-locked (then the DMA engine gathers them).
-    const std::size_t width = static_cast<std::size_t>(slices) * columns * sample;
-    const std::byte* rows = raw.values.data() + static_cast<std::size_t>(firstSlice) * columns * sample;
-    const std::size_t rowsPitch = pitch * columns * sample;
-    const bool direct = isPageLocked(rows, (static_cast<std::size_t>(raw.projections) - 1) * rowsPitch + width);
-    const std::size_t projections = static_cast<std::size_t>(raw.projections);
-    if (!direct) {
-        unsigned char* staging = pinned(s.h_rows, rawLayout(m_channels, sample).dark, "the raw input buffers");
-        m_copier.copyRows(staging, width, rows, rowsPitch, width, projections);
-    }
-    const std::size_t fieldBytes = static_cast<std::size_t>(slices) * columns * sizeof(float);
-    const std::size_t fieldOffset = static_cast<std::size_t>(firstSlice) * columns;
-    unsigned char* field = s.h_field.get(); // [dark][scale][dead] as in the layout, from layout.dark
-    std::memcpy(field, input.field->dark.data() + fieldOffset, fieldBytes);
-    std::memcpy(field + (layout.scale - layout.dark), input.field->scale.data() + fieldOffset, fieldBytes);
-    std::memcpy(field + (layout.dead - layout.dark), input.field->dead.data() + fieldOffset, fieldBytes / sizeof(float));
-    m_spans.addHost(StageSpans::kUpload, std::chrono::duration<double>(Clock::now() - start).count());
-    if (direct)
-        TOMO_CUDA_CHECK(cudaMemcpy2DAsync(s.d_raw.get(), width, rows, rowsPitch, width, projections,
-                                          cudaMemcpyHostToDevice, m_copyIn.get()));
-    else
-        TOMO_CUDA_CHECK(cudaMemcpyAsync(s.d_raw.get(), s.h_rows.get(), width * projections, cudaMemcpyHostToDevice,
-                                        m_copyIn.get()));
-    TOMO_CUDA_CHECK(cudaMemcpyAsync(s.d_raw.get() + layout.dark, s.h_field.get(), layout.total - layout.dark,
-                                    cudaMemcpyHostToDevice, m_copyIn.get()));
+    m_spans.addHost(StageSpans::kUpload, m_raw->upload(chunk % 2, *input.raw, *input.field, firstSlice, slices,
+                                                       m_copier, m_copyIn.get()));
     m_spans.end(span, m_copyIn.get());
     TOMO_CUDA_CHECK(cudaEventRecord(s.uploaded.get(), m_copyIn.get()));
 }
@@ -408,24 +348,7 @@ void TexturePlan::filterChunk(int chunk, int slices, int pass, const PassInput* 
     const int projections = m_geometry.geometry.projections();
     TOMO_CUDA_CHECK(cudaStreamWaitEvent(stream, s.uploaded.get(), 0));
     const int span = m_spans.begin(StageSpans::kFilter, stream);
-    if (raw) {
-        const RawLayout layout = rawLayout(slices, sampleBytes(raw->type));
-        FlatFieldLaunch f;
-        f.d_raw = s.d_raw.get();
-        f.type = rawTypeOf(static_cast<int>(raw->type));
-        f.projections = projections;
-        f.rows = slices;
-        f.columns = m_geometry.geometry.bins;
-        f.d_dark = reinterpret_cast<const float*>(s.d_raw.get() + layout.dark);
-        f.d_scale = reinterpret_cast<const float*>(s.d_raw.get() + layout.scale);
-        f.d_dead = s.d_raw.get() + layout.dead;
-        f.saturation = rawInput->field->saturation;
-        f.interpolate = rawInput->field->interpolate;
-        f.d_out = s.d_in.get();
-        f.d_counters = d_rawStats.get();
-        f.rowOffset = firstSlice;
-        launchFlatField(f, stream);
-    }
+    if (raw) m_raw->correct(chunk % 2, *raw, *rawInput->field, firstSlice, slices, s.d_in.get(), stream);
     m_filter->filter(s.d_in.get(), slices * projections, stream);
     const FilterLayout layout = m_filter->layout(slices * projections);
 
@@ -702,29 +625,16 @@ void TexturePlan::reconstruct(std::span<const float> sinograms, int count, std::
 PreprocessStats TexturePlan::reconstructRaw(const RawRows& raw, const FlatFieldRows& field, std::span<float> slices) {
     const Geometry& g = m_geometry.geometry;
     const int count = raw.rows;
-    const std::size_t sample = sampleBytes(raw.type);
-    const int pitch = raw.rowPitch > 0 ? raw.rowPitch : raw.rows;
-    if (count < 1 || count > m_maxSlices || raw.projections != g.projections() || raw.columns != g.bins ||
-        pitch < count || field.rows != count || field.columns != g.bins ||
-        raw.values.size() < ((static_cast<std::size_t>(raw.projections) - 1) * pitch + count) * g.bins * sample)
-        throw InvalidArgument("reconstructRaw: " + std::to_string(count) + " rows x " +
-                              std::to_string(raw.projections) + " projections x " + std::to_string(raw.columns) +
-                              " columns in " + std::to_string(raw.values.size()) + " bytes (expected 1 to " +
-                              std::to_string(m_maxSlices) + " rows of " + std::to_string(g.projections()) + " x " +
-                              std::to_string(g.bins) + ", and flat-field constants of the same rows)");
+    requireRawRows(raw, field, g.projections(), g.bins, m_maxSlices);
     requireSlices(slices, count);
     DeviceScope scope(m_device);
     m_count = 0;
     ensurePasses((count + m_channels - 1) / m_channels);
-    ensureRawBuffers(sample);
-    resetFlatFieldCounters(d_rawStats.get(), m_filterStream.get());
+    if (!m_raw) m_raw.emplace(m_device, g.projections(), g.bins, m_channels);
+    m_raw->start(raw, m_filterStream.get());
     const PassInput input{nullptr, &raw, &field};
     runPasses(count, &input, slices);
-    TOMO_CUDA_CHECK(cudaMemcpyAsync(h_rawStats.get(), d_rawStats.get(), kCounterWords * sizeof(unsigned long long),
-                                    cudaMemcpyDeviceToHost, m_filterStream.get()));
-    TOMO_CUDA_CHECK(cudaStreamSynchronize(m_filterStream.get()));
-    PreprocessStats stats;
-    readFlatFieldStats(h_rawStats.get(), raw.source, raw.firstRow, raw.projections, raw.columns, stats);
+    const PreprocessStats stats = m_raw->finish(raw, m_filterStream.get());
     m_count = count;
     return stats;
 }
@@ -781,7 +691,8 @@ void TexturePlan::setRegion(const Region& region) {
 std::size_t TexturePlan::memoryBytes() const {
     std::size_t bytes = d_geometry.bytes() + d_geometryDouble.bytes() + (m_filter ? m_filter->bytes() : 0) + d_store.bytes() + d_scales.bytes() +
                         d_maxBits.bytes();
-    for (const Slot& s : m_slots) bytes += s.d_in.bytes() + s.d_out.bytes() + s.d_raw.bytes();
+    for (const Slot& s : m_slots) bytes += s.d_in.bytes() + s.d_out.bytes();
+    if (m_raw) bytes += m_raw->deviceBytes();
     for (const Pass& p : m_passes) bytes += p.array[0].bytes() + p.array[1].bytes();
     return bytes;
 }

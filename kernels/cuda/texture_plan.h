@@ -49,12 +49,14 @@
 #include "gpu_filter.h"
 #include "host_copy.h"
 #include "kernel_launch.h"
+#include "raw_rows_upload.h"
 #include "stage_spans.h"
 
 #include "tomo/backend.h"
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -108,13 +110,6 @@ private:
     struct Slot {
         PinnedBuffer<float> h_in;
         DeviceBuffer<float> d_in;
-        // Raw passes: [values][dark][scale][dead] (rawLayout()) on the device;
-        // the flat-field constants staged in h_field, the values gathered into
-        // h_rows only when the caller's rows are not page-locked (allocated
-        // then: page-locking it cost the first pass 0.1 s).
-        PinnedBuffer<unsigned char> h_rows;
-        PinnedBuffer<unsigned char> h_field;
-        DeviceBuffer<unsigned char> d_raw;
         DeviceBuffer<float> d_out;
         PinnedBuffer<float> h_out;
         Event uploaded, filtered, computed, downloaded;
@@ -131,12 +126,6 @@ private:
         const RawRows* raw = nullptr;
         const FlatFieldRows* field = nullptr;
     };
-    /// Byte offsets in a slot's raw buffers for `slices` rows of `sample`-byte values.
-    struct RawLayout {
-        std::size_t dark = 0, scale = 0, dead = 0, total = 0;
-    };
-    RawLayout rawLayout(int slices, std::size_t sample) const;
-
     std::size_t sliceValues() const;   // projections x bins
     std::size_t passBytes() const;     // texels of one pass, all planes
     static std::size_t pieceBytes(std::size_t bytes);
@@ -152,7 +141,6 @@ private:
     /// m_channels slices, upload + filter (when `sinograms` is given), then
     /// back-project and download; pass g-1's host copy overlaps pass g.
     void runPasses(int count, const PassInput* input, std::span<float> slices);
-    void ensureRawBuffers(std::size_t sample);
     void ensurePasses(int passes);
     void ensureOutput(std::size_t pixels);
     /// `buffer`, grown to `values` first: the staging buffers are
@@ -212,9 +200,7 @@ private:
     std::vector<Pass> m_passes;
     DeviceBuffer<float> d_scales;        // float16: {scale, 1/scale} per pass
     DeviceBuffer<unsigned> d_maxBits;    // float16: max |value| per pass
-    DeviceBuffer<unsigned long long> d_rawStats;   // raw passes: {clamped, interpolated, first NaN/inf key}
-    PinnedBuffer<unsigned long long> h_rawStats;
-    std::size_t m_rawSample = 0;         // sample bytes the raw buffers are sized for
+    std::optional<RawRowsUpload> m_raw;  // raw passes (slot = chunk % 2), made by the first reconstructRaw()
     HostCopier m_copier;
 
     StageSpans m_spans;

@@ -6,6 +6,8 @@
 // bad input.
 #include "projector_test_helpers.h"
 
+#include "recon/joseph.h"
+
 #include "tomo/backend.h"
 #include "tomo/error.h"
 #include "tomo/projector.h"
@@ -18,6 +20,7 @@
 #include <cstdio>
 #include <limits>
 #include <numbers>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -284,6 +287,52 @@ TEST(Projector, ReprojectionMeasuresDataConsistency) {
                   std::string::npos)
             << e.what();
     }
+}
+
+// joseph::rayInterior, where the CUDA forward projector samples without
+// bounds tests: on every line of its range both pixels of the ray's sample
+// lie on the line, for grids from 5 to 300 pixels, random angles (and 0,
+// 45 and 90 degrees, slopes near the 1e-7 threshold), bins on and off the
+// detector; and rayLines' ranges are lines that exist. Fails with the
+// interior's margin cut to 0 pixels, and on the rayLines before it clamped
+// both ends (INT_MIN at a slope of 1e-7). A central ray's range is all its
+// lines (measured: 256 of 256 at 10 degrees), so an empty one would fail.
+TEST(Projector, InteriorLinesHoldBothPixels) {
+    std::mt19937 random(5);
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    long long sampled = 0;
+    for (int trial = 0; trial < 400; ++trial) {
+        const int width = 5 + static_cast<int>(uniform(random) * 296), height = 5 + static_cast<int>(uniform(random) * 296);
+        const int bins = 4 + static_cast<int>(uniform(random) * 400);
+        const double special[] = {0.0, kPi / 4, kPi / 2, 3 * kPi / 4, 1e-7, kPi / 2 + 2e-7};
+        const double angle = trial % 3 == 0 ? special[trial / 3 % 6] : uniform(random) * 2 * kPi;
+        const double axis = bins * (uniform(random) * 1.4 - 0.2);
+        const joseph::Projection q = joseph::projection(angle, axis, width, height);
+        const bool rows = q.rows != 0.0f;
+        const int along = rows ? width : height, count = rows ? height : width;
+        for (int k = -3; k < bins + 3; ++k) {
+            const float kf = static_cast<float>(k);
+            int first = 0, last = 0, inFirst = 0, inLast = 0;
+            joseph::rayLines(q, kf, along, count, first, last);
+            joseph::rayInterior(q, kf, along, count, inFirst, inLast);
+            // Ranges of lines that exist (slopes just above rayLines' 1e-7 threshold once gave INT_MIN).
+            ASSERT_TRUE(0 <= first && first <= last && last <= count) << first << ", " << last << ", angle " << angle;
+            ASSERT_TRUE(0 <= inFirst && inFirst <= inLast && inLast <= count) << inFirst << ", " << inLast;
+            for (int line = inFirst; line < inLast; ++line) {
+                const float inner = std::fma(static_cast<float>(line), q.lineCoef, q.offset);
+                const int a0 = joseph::floorOf((kf - inner) * q.invAlong).index; // as raySample
+                ASSERT_TRUE(a0 >= 0 && a0 + 1 < along)
+                    << "pixel " << a0 << " of " << along << ", line " << line << ", bin " << k << ", angle " << angle;
+                ++sampled;
+            }
+        }
+    }
+    EXPECT_GT(sampled, 1000000);
+    const joseph::Projection q = joseph::projection(10 * kPi / 180, 127.5, 256, 256);
+    int first = 0, last = 0;
+    joseph::rayInterior(q, 127.0f, 256, 256, first, last);
+    std::printf("MEASURED interior lines of the central ray at 10 degrees: %d of 256\n", last - first);
+    EXPECT_GE(last - first, 252);
 }
 
 TEST(Projector, BadInputIsRefused) {

@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numbers>
@@ -168,6 +169,42 @@ TEST(CudaProjector, ForwardProjectionOfThePhantomIsItsSinogram) {
     const double error = relativeError(forwardOf(*pair, phantom.image, 1), phantom.sinogram);
     std::printf("MEASURED cuda forward vs analytic sinogram: relative RMSE %.3g\n", error);
     EXPECT_LT(error, 2.9e-2);
+}
+
+// The back-projector caches per 32-pixel square the bins it reads, and a
+// square that sees a projection wholly off the detector takes a null one;
+// the forward projector samples interior lines without bounds tests. So:
+// a grid of many squares (partial ones at its edges) with the axis 70 bins
+// off centre (some squares see projections wholly off the detector), and
+// angles whose slopes lie near rayLines' 1e-7 threshold: forward and back
+// within 1e-5 of the "cpu" pair; with the axis 5e8 bins off, both exactly
+// zero (rayLines' int conversion once overflowed there: INT_MIN lines).
+TEST(CudaProjector, OffsetAxesAndManySquaresMatchTheCpuPair) {
+    TOMO_REQUIRE_CUDA();
+    ReconGeometry nearAxes = parallelGeometry(90, 12, kPi, 100, 70, 20.0);
+    for (int p = 0; p < 12; ++p) nearAxes.geometry.angles[p] = (p % 2 ? kPi / 2 : 0.0) + (p / 2 - 3) * 1e-7;
+    const struct {
+        const char* name;
+        ReconGeometry geometry;
+    } cases[] = {{"axis 70 bins off centre", parallelGeometry(120, 50, kPi, 200, 150, 70.0)},
+                 {"slopes near 1e-7", nearAxes},
+                 {"axis 5e8 bins off", parallelGeometry(64, 20, kPi, 70, 45, 5e8)}};
+    for (const auto& c : cases) {
+        auto gpu = pairOf(kStrategy, c.geometry), cpu = pairOf("cpu", c.geometry);
+        const std::size_t pixels = static_cast<std::size_t>(c.geometry.sliceWidth) * c.geometry.sliceHeight;
+        const std::size_t values = static_cast<std::size_t>(c.geometry.geometry.projections()) * c.geometry.geometry.bins;
+        const std::vector<float> x = randomValues(pixels * 3, 5), y = randomValues(values * 3, 6);
+        const std::vector<float> ax = forwardOf(*gpu, x, 3), by = backOf(*gpu, y, 3);
+        if (c.geometry.geometry.axis > 1e8) {
+            EXPECT_EQ(*std::max_element(ax.begin(), ax.end()), 0.0f) << c.name;
+            EXPECT_EQ(*std::min_element(ax.begin(), ax.end()), 0.0f) << c.name;
+            EXPECT_EQ(*std::max_element(by.begin(), by.end()), 0.0f) << c.name;
+            EXPECT_EQ(*std::min_element(by.begin(), by.end()), 0.0f) << c.name;
+            continue;
+        }
+        EXPECT_LT(relativeError(ax, forwardOf(*cpu, x, 3)), 1e-5) << c.name;
+        EXPECT_LT(relativeError(by, backOf(*cpu, y, 3)), 1e-5) << c.name;
+    }
 }
 
 // A slice whose vectors exceed the GPU's memory is refused when the pair

@@ -1,16 +1,25 @@
 #include "gui_test_support.h"
 
 #include "application.h"
+#include "panels/parameter_panel.h"
+
+#include "tomo/error.h"
+#include "tomo/phantom.h"
+#include "tomo/registry.h"
 
 #include <QCoreApplication>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QMessageBox>
+#include <QSignalSpy>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -105,6 +114,86 @@ QString saveScreenshot(QWidget* widget, const QString& name) {
 
 QString realData(const QString& relative) {
     return QString::fromStdString(tomo::test::realDataPath(relative.toStdString()).string());
+}
+
+double maxAbsDifference(const tomo::Image& a, const tomo::Image& b) {
+    if (a.width != b.width || a.height != b.height) return INFINITY;
+    double worst = 0.0;
+    for (std::size_t i = 0; i < a.data.size(); ++i) worst = std::max(worst, std::abs(double(a.data[i]) - b.data[i]));
+    return worst;
+}
+
+namespace {
+
+/// A strategy that cannot run here, as a CUDA one on a machine without a GPU.
+class UnavailableBackend : public tomo::Backend {
+public:
+    std::string name() const override { return "test-unavailable"; }
+    std::string description() const override { return "test double"; }
+    std::string family() const override { return "cuda"; }
+    std::string unavailableReason() const override { return "no CUDA device found"; }
+    void checkOptions(const tomo::ReconOptions&) const override {}
+    std::unique_ptr<tomo::ReconstructionPlan> createPlan(const tomo::ReconGeometry&,
+                                                         const tomo::ReconOptions&) const override {
+        throw tomo::DeviceError("no CUDA device found");
+    }
+};
+
+} // namespace
+
+bool registerUnavailableBackend() {
+    static const bool added = [] {
+        tomo::BackendRegistry::instance().add(std::make_unique<UnavailableBackend>());
+        return true;
+    }();
+    return added;
+}
+
+void writeSmallScan(const QString& path) {
+    tomo::PhantomSpec spec;
+    spec.bins = 32;
+    spec.rows = 2;
+    tomo::ScanSimulation sim;
+    sim.poissonNoise = false;
+    tomo::writePhantomDXchange(path.toStdString(), spec, tomo::uniformAngles(32), sim);
+}
+
+void WindowTest::init() {
+    w = freshWindow();
+    QVERIFY(w);
+}
+
+void WindowTest::cleanup() { w.reset(); }
+
+void WindowTest::openDemo(int bins, int rows) {
+    DemoSpec spec;
+    spec.bins = spec.projections = bins;
+    spec.rows = rows;
+    w->openDemo(spec);
+    QVERIFY2(waitForResult(*w, [bins](const SliceResult& r) { return r.preview.gridSize == bins; }),
+             "no slice from the demo phantom");
+}
+
+void WindowTest::expectOpenError(const QString& path, const QStringList& needles) {
+    const auto before = w->dataset() ? w->dataset()->generation : 0;
+    QSignalSpy errors(w.get(), &MainWindow::errorShown);
+    w->openPath(path);
+    QVERIFY2(waitUntil([&] { return errors.count() >= 1; }), qPrintable(path));
+    auto* box = w->findChild<QMessageBox*>(QStringLiteral("errorDialog"));
+    QVERIFY(box);
+    QVERIFY(waitUntil([&] { return box->isVisible(); }, 5000));
+    for (const QString& needle : needles)
+        QVERIFY2(box->text().contains(needle), qPrintable(needle % QStringLiteral(" not in: ") % box->text()));
+    box->accept();
+    QVERIFY(waitUntil([&] { return !w->findChild<QMessageBox*>(QStringLiteral("errorDialog")); }, 5000));
+    QVERIFY(w->isVisible());
+    QCOMPARE(w->dataset() ? w->dataset()->generation : 0, before);
+}
+
+void WindowTest::setParams(const std::function<void(SliceParams&)>& change) {
+    SliceParams p = w->parameterPanel()->params();
+    change(p);
+    w->parameterPanel()->setParams(p);
 }
 
 } // namespace tomo::ui::test

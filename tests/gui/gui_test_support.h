@@ -1,12 +1,17 @@
 // Helpers of the GUI tests: application set-up, running a suite so that
 // CTest tells skips from passes, waiting for the worker's results,
-// screenshots as test artefacts, the real scans.
+// screenshots as test artefacts, the real scans, and WindowTest, the
+// fixture of the suites that drive a main window (one per area of ui/:
+// test_main_window, test_views, test_parameter_panel, test_quality_panel,
+// test_data_panels, test_dialogs, test_work).
 #pragma once
 
 #include "main_window.h"
 #include "real_data.h"
 
+#include <QObject>
 #include <QString>
+#include <QStringList>
 #include <QWidget>
 
 #include <functional>
@@ -50,6 +55,35 @@ QString artefactDir();
 /// shared/data/real/<relative>, whether or not it exists: tests check it
 /// with TOMO_GUI_REQUIRE_FILE.
 QString realData(const QString& relative);
+
+/// The largest absolute difference of two images (infinite when their sizes differ).
+double maxAbsDifference(const tomo::Image& a, const tomo::Image& b);
+/// Adds to the registry, once per process, a strategy that cannot run
+/// here ("test-unavailable", family cuda: "no CUDA device found"), as a
+/// CUDA one on a machine without a GPU.
+bool registerUnavailableBackend();
+/// A small noiseless DXchange scan (32 bins, 2 rows, 32 angles) at `path`.
+void writeSmallScan(const QString& path);
+
+/// The fixture of the suites that drive a main window: a fresh window for
+/// each test function (freshWindow) and the steps many tests take.
+class WindowTest : public QObject {
+    Q_OBJECT
+protected:
+    std::unique_ptr<MainWindow> w;
+
+    /// Opens the demo phantom and waits for its first slice.
+    void openDemo(int bins = 256, int rows = 16);
+    /// Opens `path` and expects the error dialog, its text containing every
+    /// one of `needles`; closes it. The window stays and shows no new dataset.
+    void expectOpenError(const QString& path, const QStringList& needles);
+    /// Changes the parameters on screen as the panel would.
+    void setParams(const std::function<void(SliceParams&)>& change);
+
+private slots:
+    void init();
+    void cleanup();
+};
 
 } // namespace tomo::ui::test
 

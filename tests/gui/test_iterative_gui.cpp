@@ -4,12 +4,12 @@
 // QTest under Xvfb, as test_workstation.cpp; screenshots as artefacts.
 #include "gui_test_support.h"
 
-#include "controller.h"
+#include "work/controller.h"
 #include "main_window.h"
 #include "panels/method_panel.h"
-#include "parameter_panel.h"
-#include "quality_panel.h"
-#include "slice_view.h"
+#include "panels/parameter_panel.h"
+#include "panels/quality_panel.h"
+#include "views/slice_view.h"
 #include "views/convergence_plot.h"
 #include "views/reprojection_view.h"
 

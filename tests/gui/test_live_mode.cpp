@@ -2,8 +2,8 @@
 // counters and slices as frames arrive, Record, stop and a new scan id, and
 // a growing file opened through File ▸ Open.
 #include "gui_test_support.h"
-#include "live_mode.h"
 #include "main_window.h"
+#include "work/live_mode.h"
 
 #include "tomo/live.h"
 #include "tomo/phantom.h"

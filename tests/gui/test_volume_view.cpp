@@ -3,10 +3,10 @@
 // the offscreen Qt platform cannot host a QOpenGLWidget.
 #include "gui_test_support.h"
 
-#include "histogram_widget.h"
 #include "main_window.h"
-#include "parameter_panel.h"
-#include "volume_view.h"
+#include "panels/parameter_panel.h"
+#include "views/histogram_widget.h"
+#include "views/volume_view.h"
 
 #include <QApplication>
 #include <QDir>

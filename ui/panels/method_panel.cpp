@@ -25,7 +25,7 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 } // namespace
 
-MethodPanel::MethodPanel(QWidget* parent) : QWidget(parent) {
+MethodPanel::MethodPanel(QWidget* parent) : Panel(tr("Method"), QStringLiteral("methodDock"), DockFit::Scroll, parent) {
     m_method = new QComboBox;
     m_method->setObjectName(QStringLiteral("methodCombo"));
     const std::pair<tomo::Method, QString> methods[] = {

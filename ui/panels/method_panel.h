@@ -6,9 +6,9 @@
 // that keeps the image so far.
 #pragma once
 
-#include "tomo/backend.h"
+#include "panels/panel.h"
 
-#include <QWidget>
+#include "tomo/backend.h"
 
 QT_BEGIN_NAMESPACE
 class QCheckBox;
@@ -22,7 +22,7 @@ QT_END_NAMESPACE
 
 namespace tomo::ui {
 
-class MethodPanel : public QWidget {
+class MethodPanel : public Panel {
     Q_OBJECT
 public:
     explicit MethodPanel(QWidget* parent = nullptr);

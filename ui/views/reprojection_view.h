@@ -4,7 +4,7 @@
 // FBP included; computed by Controller::requestReprojection.
 #pragma once
 
-#include "recon_types.h"
+#include "work/recon_types.h"
 
 #include <QWidget>
 

@@ -2,11 +2,11 @@
 // callback that shows an iterative live slice while it runs and stops it,
 // and the reprojection of the slice on screen. Both run on the preview
 // thread; their results reach the UI thread as plain structs.
-#include "controller.h"
+#include "work/controller.h"
 
-#include "colormap.h"
-#include "latency_probe.h"
-#include "slice_display.h"
+#include "views/colormap.h"
+#include "work/latency_probe.h"
+#include "work/slice_display.h"
 
 #include "tomo/error.h"
 #include "tomo/projector.h"

@@ -41,8 +41,9 @@ TOMO_GRIDREC_HD float kernelWeight(const float* table, int last, float d) {
 /// What the gather reads; pointers into host or device memory alike.
 struct GatherView {
     int gridSize = 0;       ///< G: grid index j stands for frequency (j or j - G) / G cycles per pixel
-    int band = 1;           ///< B: the samples lie within B G cells of the origin
-    int lastSample = 0;     ///< a row's samples are k = -lastSample .. lastSample (B L - 1)
+    int copies = 1;         ///< ceil(B): the samples lie within B G cells of the origin
+    double radius = 0.0;    ///< the farthest sample from the origin (cells): lastSample G / L
+    int lastSample = 0;     ///< a row's samples are k = -lastSample .. lastSample (ceil(B L) - 1)
     int sampleStride = 0;   ///< complex values from one sample row to the next (>= 2 lastSample + 1)
     int projections = 0;
     float halfWidth = 0.0f; ///< W / 2 grid cells
@@ -75,41 +76,49 @@ TOMO_GRIDREC_HD bool narrowTo(float q, float inv, float halfWidth, float& lo, fl
 }
 
 /// First canonical row of `bin`, bins counted on from 0 round the circle
-/// (bin b >= bins is bin b - bins one turn on: rows + projections).
+/// for at most one turn either way, -bins <= bin < 2 bins (bin b >= bins is
+/// bin b - bins one turn on: rows + projections). No division: it runs for
+/// every copy of every grid point.
 TOMO_GRIDREC_HD int binStartOf(const GatherView& v, int bin) {
-    const int turn = bin >= 0 ? bin / v.bins : -((v.bins - 1 - bin) / v.bins);
+    const int turn = bin < 0 ? -1 : (bin >= v.bins ? 1 : 0);
     return v.binStart[bin - turn * v.bins] + turn * v.projections;
 }
 
 /// Adds the samples within the kernel's reach of the point (qx, qy) (grid
-/// cells, one unfolded copy of a grid point) to (re, im). Candidate rows are
-/// the lines through the origin that pass within halfWidth * sqrt(2) of the
+/// cells, one unfolded copy of a grid point) to (re[n], im[n]), n < N: the
+/// samples of N pairs of slices, `pairFloats` apart from v.samples, share
+/// the search (the same tables, the same weights). Candidate rows are the
+/// lines through the origin that pass within halfWidth * sqrt(2) of the
 /// point, found by their angle; each gives the k range where the sample
 /// lies inside the W x W window.
-TOMO_GRIDREC_HD void gatherCopy(const GatherView& v, double qx, double qy, float& re, float& im) {
+template <int N>
+TOMO_GRIDREC_HD void gatherCopy(const GatherView& v, size_t pairFloats, double qx, double qy, float* re, float* im) {
     constexpr float kPi = 3.14159265358979f;
     const float hw = v.halfWidth;
     const float reach = hw * 1.41421356f;
-    const double rho = sqrt(qx * qx + qy * qy);
+    const float fx = static_cast<float>(qx);
+    const float fy = static_cast<float>(qy);
+    const float rho = sqrtf(fx * fx + fy * fy);
     int first = 0;
     int count = v.projections;
     if (rho > reach) {
-        float phi = atan2f(static_cast<float>(-qy), static_cast<float>(qx)); // line direction (cos, -sin)
+        float phi = atan2f(-fy, fx); // line direction (cos, -sin)
         if (phi < 0.0f) phi += kPi;
-        // Two bins of slack on each side for the rounding of float angles.
+        // Slack for the rounding of the float angles (atan2f, asinf, pi in
+        // float: a few 1e-7 radians), a hundred times over: at most a part
+        // of a row's spacing, so few rows are looked at in vain.
+        constexpr float kSlack = 1e-4f;
         const float binsPerRadian = static_cast<float>(v.bins) / kPi;
-        const float delta = asinf(fminf(1.0f, reach / static_cast<float>(rho))) + 2.0f / binsPerRadian;
+        const float delta = asinf(fminf(1.0f, reach / rho)) + kSlack; // < pi / 2 + kSlack
         const int lo = static_cast<int>(floorf((phi - delta) * binsPerRadian));
         const int hi = static_cast<int>(floorf((phi + delta) * binsPerRadian)) + 1;
         first = binStartOf(v, lo);
         const int end = binStartOf(v, hi);
         count = end - first < v.projections ? end - first : v.projections;
-        first %= v.projections;
-        if (first < 0) first += v.projections;
+        if (first < 0) first += v.projections; // -projections <= first < 2 projections
+        else if (first >= v.projections) first -= v.projections;
     }
     const int last = v.lastSample;
-    const float fx = static_cast<float>(qx);
-    const float fy = static_cast<float>(qy);
     for (int n = 0, i = first; n < count; ++n, i = i + 1 == v.projections ? 0 : i + 1) {
         float kLo = static_cast<float>(-last);
         float kHi = static_cast<float>(last);
@@ -129,34 +138,43 @@ TOMO_GRIDREC_HD void gatherCopy(const GatherView& v, double qx, double qy, float
                                           static_cast<size_t>(k0 + last));
         for (int k = k0; k <= k1; ++k, s += 2) {
             const float w = kernelWeight(v.table, v.tableLast, dx) * kernelWeight(v.table, v.tableLast, dy);
-            re += w * s[0];
-            im += w * s[1];
+            for (int n = 0; n < N; ++n) {
+                re[n] += w * s[n * pairFloats];
+                im[n] += w * s[n * pairFloats + 1];
+            }
             dx -= sx;
             dy -= sy;
         }
     }
 }
 
-/// The value of grid point (jx, jy), jx, jy in [0, G): the samples lie
-/// within |position| < B G, so the point's unfolded copies (jx or jx - G,
-/// plus a multiple of G up to B G on each axis) that some sample can reach
-/// are gathered.
-TOMO_GRIDREC_HD void gatherPoint(const GatherView& v, int jx, int jy, float& re, float& im) {
+/// The value of grid point (jx, jy), jx, jy in [0, G), for N pairs of
+/// slices (samples `pairFloats` apart; each pair's value the same as
+/// alone: the same sums in the same order): the samples lie within
+/// `radius` < B G, so the point's unfolded copies (jx or jx - G, plus a
+/// multiple of G up to B G on each axis) that some sample can reach are
+/// gathered.
+template <int N>
+TOMO_GRIDREC_HD void gatherPoints(const GatherView& v, size_t pairFloats, int jx, int jy, float* re, float* im) {
     const int g = v.gridSize;
-    const double reach = static_cast<double>(v.band) * g + static_cast<double>(v.halfWidth) * 1.41421356;
+    const double reach = v.radius + static_cast<double>(v.halfWidth) * 1.41421356;
     const int lx = jx < g / 2 ? jx : jx - g;
     const int ly = jy < g / 2 ? jy : jy - g;
-    re = 0.0f;
-    im = 0.0f;
-    for (int a = -v.band; a <= v.band; ++a) {
+    for (int n = 0; n < N; ++n) re[n] = im[n] = 0.0f;
+    for (int a = -v.copies; a <= v.copies; ++a) {
         const double qx = static_cast<double>(lx) + static_cast<double>(a) * g;
         if (fabs(qx) >= reach) continue;
-        for (int b = -v.band; b <= v.band; ++b) {
+        for (int b = -v.copies; b <= v.copies; ++b) {
             const double qy = static_cast<double>(ly) + static_cast<double>(b) * g;
             if (qx * qx + qy * qy >= reach * reach) continue;
-            gatherCopy(v, qx, qy, re, im);
+            gatherCopy<N>(v, pairFloats, qx, qy, re, im);
         }
     }
+}
+
+/// gatherPoints of one pair.
+TOMO_GRIDREC_HD void gatherPoint(const GatherView& v, int jx, int jy, float& re, float& im) {
+    gatherPoints<1>(v, 0, jx, jy, &re, &im);
 }
 
 } // namespace tomo::gridrec

@@ -68,8 +68,9 @@ TOMO_CPU_CLONES void spreadRow(const Setup& s, int i, const Complex* samples, Co
     const Complex* row = samples + static_cast<std::size_t>(i) * s.sampleStride() + last;
     float wx[2 * W]; // each weight twice: for the real and the imaginary part
     // Grid row j also stands for j + b G: the samples (|y| < B G) reach it
-    // for b in -(B+1)..B.
-    for (int b = -s.parameters.band - 1; b <= s.parameters.band; ++b) {
+    // for b in -(ceil(B)+1)..ceil(B).
+    const int copies = static_cast<int>(std::ceil(s.parameters.band));
+    for (int b = -copies - 1; b <= copies; ++b) {
         const double yLo = r0 + static_cast<double>(b) * g - hw; // the sample's y lies in (yLo, yHi)
         const double yHi = r1 - 1 + static_cast<double>(b) * g + hw;
         int k0 = -last, k1 = last;

@@ -64,6 +64,25 @@ inline Projection projection(double angle, double axis, int width, int height) {
 TOMO_HD float larger(float a, float b) { return a > b ? a : b; }
 TOMO_HD float smaller(float a, float b) { return a < b ? a : b; }
 
+/// floor(x) as a float and as an int, for |x| < 2^22. On the GPU one
+/// round-down add of 1.5 * 2^23 (whose binade has unit spacing, so the sum
+/// is floor(x) + 1.5 * 2^23 exactly and its bits hold floor(x)): full-rate
+/// FP32 instead of the conversion unit's FRND and F2I. The same value on
+/// both sides, so the CPU and GPU pairs still build the same matrix.
+struct Floor {
+    float value;
+    int index;
+};
+TOMO_HD Floor floorOf(float x) {
+#if defined(__CUDA_ARCH__)
+    const float f = __fadd_rd(x, 0x1.8p23f);
+    return {f - 0x1.8p23f, __float_as_int(f) - 0x4B400000};
+#else
+    const float f = std::floor(x);
+    return {f, static_cast<int>(f)};
+#endif
+}
+
 /// Detector position of the pixel at (along, line) of q's lines.
 TOMO_HD float position(const Projection& q, float along, float line) {
     return fmaf(along, q.alongCoef, fmaf(line, q.lineCoef, q.offset));
@@ -131,27 +150,35 @@ TOMO_HD void accumulate(Lanes<S>& acc, float w0, const Lanes<S>& a, float w1, co
 
 /// Forward: adds the ray of bin k's sample on one line to `acc`. `line`
 /// holds the line's `alongCount` elements of S lanes; `inner` =
-/// fma(line index, lineCoef, offset).
-template <int S>
+/// fma(line index, lineCoef, offset). Checked = false: the caller knows
+/// both pixels lie on the line (rayInterior), so no bounds are tested; the
+/// sum is the same.
+template <int S, bool Checked = true>
 TOMO_HD void raySample(Lanes<S>& acc, const float* line, int alongCount, const Projection& q, float k, float inner) {
-    const float a0 = floorf((k - inner) * q.invAlong); // pixel before the crossing
+    // The pixel before the crossing; bounded by the line range of rayLines
+    // (within a pixel or two of the line), so floorOf's range holds.
+    const Floor a = floorOf((k - inner) * q.invAlong);
+    const float a0 = a.value;
     const float w0 = weight(k, fmaf(a0, q.alongCoef, inner), q.reach, q.scale);
     const float w1 = weight(k, fmaf(a0 + 1.0f, q.alongCoef, inner), q.reach, q.scale);
-    // a0 is bounded by the line range of rayLines, so the int conversion is safe.
-    const int i0 = static_cast<int>(a0);
+    const int i0 = a.index;
+    if constexpr (!Checked) {
+        const float* pixel = line + i0 * S; // and its neighbour S floats on: one address
+        accumulate<S>(acc, w0, load<S>(pixel), w1, load<S>(pixel + S));
+        return;
+    }
     const bool in0 = i0 >= 0 && i0 < alongCount, in1 = i0 + 1 >= 0 && i0 + 1 < alongCount;
     const int c0 = in0 ? i0 : 0, c1 = in1 ? i0 + 1 : 0;
     accumulate<S>(acc, in0 ? w0 : 0.0f, load<S>(line + c0 * S), in1 ? w1 : 0.0f, load<S>(line + c1 * S));
 }
 
-/// The lines [first, last) whose crossing with the ray of bin k lies within
-/// one pixel of the grid's `alongCount` pixels (every line with a non-zero
-/// weight, and a few without).
-TOMO_HD void rayLines(const Projection& q, float k, int alongCount, int lineCount, int& first, int& last) {
+/// The lines [first, last) of the `lineCount` lines whose crossing with the
+/// ray of bin k lies in (lo, hi), give or take a line (|slope| <= 1: within
+/// a pixel of it).
+TOMO_HD void rayLinesWithin(const Projection& q, float k, float lo, float hi, int lineCount, int& first, int& last) {
     // crossing(line) = (k - offset) / alongCoef - line * lineCoef / alongCoef
     const float a0 = (k - q.offset) * q.invAlong;
     const float slope = -q.lineCoef * q.invAlong; // |slope| <= 1
-    const float lo = -2.0f, hi = static_cast<float>(alongCount) + 1.0f;
     if (fabsf(slope) < 1e-7f) {
         const bool inside = a0 > lo && a0 < hi;
         first = 0;
@@ -164,12 +191,34 @@ TOMO_HD void rayLines(const Projection& q, float k, int alongCount, int lineCoun
         l0 = l1;
         l1 = t;
     }
-    l0 = larger(l0, -1.0f);
-    l1 = smaller(l1, static_cast<float>(lineCount) + 1.0f);
+    // Both ends into [-1, lineCount + 1]: a slope just above the threshold
+    // puts them far beyond int's range (the conversion would overflow).
+    const float none = -1.0f, all = static_cast<float>(lineCount) + 1.0f;
+    l0 = smaller(larger(l0, none), all);
+    l1 = smaller(larger(l1, none), all);
     first = l0 > 0.0f ? static_cast<int>(l0) : 0;
     last = l1 > 0.0f ? static_cast<int>(l1) + 1 : 0;
     if (last > lineCount) last = lineCount;
     if (first > last) first = last;
+}
+
+/// The lines [first, last) whose crossing with the ray of bin k lies within
+/// one pixel of the grid's `alongCount` pixels (every line with a non-zero
+/// weight, and a few without).
+TOMO_HD void rayLines(const Projection& q, float k, int alongCount, int lineCount, int& first, int& last) {
+    rayLinesWithin(q, k, -2.0f, static_cast<float>(alongCount) + 1.0f, lineCount, first, last);
+}
+
+/// The lines [first, last) where the ray of bin k's two pixels both lie on
+/// the line for certain: its crossing in (2, alongCount - 3), so within a
+/// line of those bounds still in [1, alongCount - 2] (rounding is far
+/// below a pixel). raySample<S, false> may sample them.
+TOMO_HD void rayInterior(const Projection& q, float k, int alongCount, int lineCount, int& first, int& last) {
+    if (alongCount < 8) { // (2, alongCount - 3) too narrow to leave a line's margin
+        first = last = 0;
+        return;
+    }
+    rayLinesWithin(q, k, 2.0f, static_cast<float>(alongCount) - 3.0f, lineCount, first, last);
 }
 
 /// Back: adds projection q's share of the pixel at (along, line) of q's
@@ -180,10 +229,11 @@ TOMO_HD void pixelSample(Lanes<S>& acc, const float* row, int bins, const Projec
     // Clamped to [-2, bins + 1], where both bins read as zero past the edges:
     // an axis far off the detector cannot overflow the conversion.
     const float s = smaller(larger(position(q, along, line), -2.0f), static_cast<float>(bins) + 1.0f);
-    const float k0 = floorf(s);
+    const Floor f = floorOf(s);
+    const float k0 = f.value;
     const float w0 = weight(k0, s, reach, scale);
     const float w1 = weight(k0 + 1.0f, s, reach, scale);
-    const int i0 = static_cast<int>(k0);
+    const int i0 = f.index;
     const bool in0 = i0 >= 0 && i0 < bins, in1 = i0 + 1 >= 0 && i0 + 1 < bins;
     const int c0 = in0 ? i0 : 0, c1 = in1 ? i0 + 1 : 0;
     accumulate<S>(acc, in0 ? w0 : 0.0f, load<S>(row + c0 * S), in1 ? w1 : 0.0f, load<S>(row + c1 * S));

@@ -4,7 +4,9 @@
 
 #include "tomo/error.h"
 #include "tomo/registry.h"
+#include "tomo/worker_pool.h"
 
+#include "recon/cpu_plan.h"
 #include "run/preview_bands.h"
 
 #include <algorithm>
@@ -28,6 +30,14 @@ double secondsSince(Clock::time_point start) {
 /// through slices reads the detector once every few steps.
 constexpr int kRowMargin = 8;
 
+/// How far the axis may move from where the band was filtered, times the
+/// focal length f in pixels, before it is filtered again. The cosine weight
+/// g(s) = 1 / sqrt(1 + ((u - u0 - s) / f)^2 + t^2), interpolated through
+/// s = c - h, c, c + h (h = kReach f), misses by at most
+/// max|g⁽³⁾/g| f³ / 6 * 2 / (3 sqrt 3) * kReach³ = 2.07 / 6 * 0.385 * 8e-6
+/// ~ 1.1e-6 of itself (the filtering and back-projection are linear in it).
+constexpr double kReach = 0.02;
+
 /// `p` seen by a detector whose columns are shifted by `du` and whose rows
 /// start at `firstRow`: (u + du, v - firstRow).
 ProjectionMatrix moved(const ProjectionMatrix& p, double du, int firstRow) {
@@ -43,17 +53,68 @@ ProjectionMatrix moved(const ProjectionMatrix& p, double du, int firstRow) {
 
 ConeSlicePreview::ConeSlicePreview(const DatasetInfo& info) : m_setup(coneSetup(info)) {
     double sum = 0.0;
-    for (const ProjectionMatrix& p : m_setup.geometry.views) sum += p.m[3] / p.m[11]; // column of the origin
+    for (const ProjectionMatrix& p : m_setup.geometry.views) {
+        sum += p.m[3] / p.m[11]; // column of the origin
+        m_reach.push_back(kReach * describeView(p, "view").focalU);
+    }
     m_defaultAxis = sum / m_setup.geometry.viewCount();
 }
 
 void ConeSlicePreview::reset() {
     m_projections = {};
     m_loadedGeneration = -1;
-    m_filtered = {};
     m_band = {};
     m_bandValues = {};
+    m_centre = {};
+    m_sides = {};
+    m_moved = {};
     m_filteredGeneration = -1;
+}
+
+ConeGeometry ConeSlicePreview::bandAt(std::span<const double> shifts) const {
+    ConeGeometry band{m_setup.geometry.columns, m_filteredRows.count, {}};
+    for (int p = 0; p < m_setup.geometry.viewCount(); ++p)
+        band.views.push_back(moved(m_setup.geometry.views[p], shifts[p], m_filteredRows.first));
+    return band;
+}
+
+bool ConeSlicePreview::withinReach(std::span<const double> shifts) const {
+    if (m_centre.views.empty() || m_centre.coverage.shortScan) return false;
+    for (std::size_t p = 0; p < shifts.size(); ++p)
+        if (!(std::abs(shifts[p] - m_centreShifts[p]) <= m_reach[p])) return false;
+    return true;
+}
+
+void ConeSlicePreview::moveFiltered(std::span<const double> shifts, const FdkOptions& fdk, PreviewResult& result) {
+    const int views = m_setup.geometry.viewCount();
+    if (m_sides[0].views.empty()) {
+        const auto filterStart = Clock::now();
+        for (int side = 0; side < 2; ++side) {
+            std::vector<double> at = m_centreShifts;
+            for (int p = 0; p < views; ++p) at[p] += (side == 0 ? -1.0 : 1.0) * m_reach[p];
+            m_sides[side] = fdkFilter(bandAt(at), m_bandValues, fdk);
+            ++m_filterRuns;
+        }
+        result.filtered = true;
+        result.secondsFilter = secondsSince(filterStart);
+    }
+    // Per view, the parabola through (c - h, below), (c, centre), (c + h, above) at the shift.
+    m_moved.columns = m_centre.columns;
+    m_moved.rows = m_centre.rows;
+    m_moved.coverage = m_centre.coverage;
+    m_moved.views.clear();
+    for (const ProjectionMatrix& view : bandAt(shifts).views) m_moved.views.push_back(describeView(view, "view").normalised);
+    m_moved.data.resize(m_centre.data.size());
+    const std::size_t image = static_cast<std::size_t>(m_centre.columns) * m_centre.rows;
+    WorkerPool pool(cpu::resolveThreads(fdk.threads));
+    pool.parallelFor(views, [&](int p, int) {
+        const double x = (shifts[p] - m_centreShifts[p]) / m_reach[p];
+        const auto below = static_cast<float>(0.5 * x * (x - 1.0)), centre = static_cast<float>(1.0 - x * x),
+                   above = static_cast<float>(0.5 * x * (x + 1.0));
+        const std::size_t first = image * static_cast<std::size_t>(p);
+        for (std::size_t i = first; i < first + image; ++i)
+            m_moved.data[i] = below * m_sides[0].data[i] + centre * m_centre.data[i] + above * m_sides[1].data[i];
+    });
 }
 
 ConeSlicePreview::RowRange ConeSlicePreview::detectorRows(const Region& region, int first, int last) const {
@@ -154,25 +215,27 @@ FdkOptions ConeSlicePreview::prepare(const PreviewRequest& request, int last, Pr
     // Those rows weighted and filtered, on a detector moved to the axis.
     std::vector<double> shifts(views, axis - m_defaultAxis);
     for (std::size_t p = 0; p < request.axisOffsets.size(); ++p) shifts[p] += request.axisOffsets[p];
-    // A CPU back-projector after the GPU's needs the CPU filtering the GPU skipped.
-    const bool cpuNeedsFiltering = fdk.backprojector != ConeBackprojector::Cuda && m_filtered.views.empty();
-    if (m_filteredGeneration != stageGeneration || !(m_filteredRows == rows) || m_filteredShifts != shifts ||
-        m_filterOptions.window != fdk.filter.window || m_filterOptions.padding != fdk.filter.padding ||
-        m_filterThreads != fdk.threads || cpuNeedsFiltering) {
+    const bool gpu = fdk.backprojector == ConeBackprojector::Cuda;
+    const bool sameBand = m_filteredGeneration == stageGeneration && m_filteredRows == rows &&
+                          m_filterOptions.window == fdk.filter.window && m_filterOptions.padding == fdk.filter.padding &&
+                          m_filterThreads == fdk.threads;
+    // (A CPU back-projector after the GPU's finds no m_centre: not within reach.)
+    if (!sameBand || (gpu && m_bandShifts != shifts) || (!gpu && !withinReach(shifts))) {
         const auto filterStart = Clock::now();
         m_filteredGeneration = -1;
-        m_band = ConeGeometry{columns, rows.count, {}};
-        for (int p = 0; p < views; ++p) m_band.views.push_back(moved(geometry.views[p], shifts[p], rows.first));
+        m_filteredRows = rows;
+        m_band = bandAt(shifts);
         const std::size_t line = static_cast<std::size_t>(columns);
         m_bandValues.resize(line * rows.count * views);
         for (int p = 0; p < views; ++p)
             std::copy_n(m_projections.data() + (static_cast<std::size_t>(p) * m_loaded.count + rows.first - m_loaded.first) * line,
                         line * rows.count, m_bandValues.data() + static_cast<std::size_t>(p) * rows.count * line);
         // The GPU filters the raw band itself, each time it back-projects.
-        m_filtered = fdk.backprojector == ConeBackprojector::Cuda ? FilteredProjections{}
-                                                                  : fdkFilter(m_band, m_bandValues, fdk);
-        m_filteredRows = rows;
-        m_filteredShifts = std::move(shifts);
+        m_centre = gpu ? FilteredProjections{} : fdkFilter(m_band, m_bandValues, fdk);
+        m_centreShifts = shifts;
+        m_sides = {};
+        m_moved = {};
+        m_bandShifts = std::move(shifts);
         m_filterOptions = fdk.filter;
         m_filterThreads = fdk.threads;
         m_filteredGeneration = stageGeneration;
@@ -180,13 +243,21 @@ FdkOptions ConeSlicePreview::prepare(const PreviewRequest& request, int last, Pr
         result.filtered = true;
         result.secondsFilter = secondsSince(filterStart);
         checkCancel();
+    } else if (m_bandShifts != shifts) { // the CPU's, the axis within reach: filtered at most on the first step
+        if (shifts == m_centreShifts)
+            m_moved = {};
+        else
+            moveFiltered(shifts, fdk, result);
+        m_band = bandAt(shifts);
+        m_bandShifts = std::move(shifts);
+        checkCancel();
     }
     return fdk;
 }
 
 void ConeSlicePreview::backprojectPart(const VolumeGrid& grid, std::span<float> out, const FdkOptions& fdk) const {
     if (fdk.backprojector != ConeBackprojector::Cuda) {
-        backprojectCone(m_filtered, grid, m_setup.grid.voxelSize, out, fdk);
+        backprojectCone(m_moved.views.empty() ? m_centre : m_moved, grid, m_setup.grid.voxelSize, out, fdk);
         return;
     }
     const ImageStack part = reconstructFdk(m_band, m_bandValues, grid, fdk);
@@ -263,7 +334,9 @@ VolumeReport ConeSlicePreview::reconstruct(const PreviewRequest& request, int sl
     const auto commitStart = Clock::now();
     writer.commit();
     out.secondsWrite += secondsSince(commitStart);
-    out.peakBufferBytes = (m_projections.size() + m_bandValues.size() + m_filtered.data.size() + values.size()) * sizeof(float);
+    out.peakBufferBytes = (m_projections.size() + m_bandValues.size() + m_centre.data.size() + m_sides[0].data.size() +
+                           m_sides[1].data.size() + m_moved.data.size() + values.size()) *
+                          sizeof(float);
     out.secondsTotal = secondsSince(start);
     if (out.secondsReconstruct > 0.0)
         out.gups = static_cast<double>(region.pixels()) * slices * figures.projections / out.secondsReconstruct / 1e9;

@@ -4,7 +4,8 @@
 //
 //   rows of the detector the slice's region projects to (over all views)
 //     not loaded ──────► stage.load(rows and a margin)   the corrections
-//     rows / axis / filter changed ─► fdkFilter of those rows only (CPU)
+//     rows / filter changed ───► fdkFilter of those rows only (CPU)
+//     axis moved ──────────────► no filtering within reach (see m_sides)
 //     always ──────────► backprojectCone of the region at z, in bands
 //                        (GPU: reconstructFdk of those rows, filtered there)
 //
@@ -22,6 +23,8 @@
 #include "tomo/preview.h"
 #include "tomo/volume_io.h"
 
+#include <array>
+#include <span>
 #include <vector>
 
 namespace tomo::preview {
@@ -59,8 +62,16 @@ private:
     FdkOptions prepare(const PreviewRequest& request, int last, PreprocessingStage& stage, int stageGeneration,
                        PreviewResult& result, const CancelToken* cancel);
     /// `grid` (a part of the volume) from the band: back-projected from
-    /// m_filtered, or for the GPU the whole FDK of the band there.
+    /// m_centre or m_moved, or for the GPU the whole FDK of the band there.
     void backprojectPart(const VolumeGrid& grid, std::span<float> out, const FdkOptions& fdk) const;
+    /// The scan's matrices for detector rows m_filteredRows, each view's
+    /// columns moved by shifts[view].
+    ConeGeometry bandAt(std::span<const double> shifts) const;
+    /// Whether m_centre serves `shifts` (interpolated; not on short scans,
+    /// whose Parker weights are not smooth enough in the shift).
+    bool withinReach(std::span<const double> shifts) const;
+    /// m_moved for `shifts` (within reach); m_sides filtered first if not yet.
+    void moveFiltered(std::span<const double> shifts, const FdkOptions& fdk, PreviewResult& result);
     /// The grid of `region` in slices first .. first + count - 1.
     VolumeGrid part(const Region& region, int first, int count) const;
 
@@ -84,15 +95,26 @@ private:
     PreprocessStats m_loadedStats;
 
     // The detector rows the slices need, raw, on the detector moved to the
-    // axis; their CPU filtering (empty for the GPU, which filters them itself).
+    // axis (m_bandShifts: per view, columns moved).
     ConeGeometry m_band;
     std::vector<float> m_bandValues;
-    FilteredProjections m_filtered;
+    std::vector<double> m_bandShifts;
     RowRange m_filteredRows;
-    std::vector<double> m_filteredShifts; // per view: columns moved
     FilterOptions m_filterOptions;
     int m_filterThreads = -1;
     int m_filteredGeneration = -1;
+    // Their CPU weighting and filtering (empty for the GPU, which filters
+    // them itself) at shifts c (m_centre) and, from the first axis step on,
+    // at c -+ h (m_sides; h = m_reach, per view), which an axis within
+    // reach of c interpolates, quadratic in the shift (m_moved), instead of
+    // filtering again. FDK's cosine weight depends on the moved detector,
+    // so no one filtering serves every axis; but the filtering is linear in
+    // the weight, and the weight smooth in the shift.
+    FilteredProjections m_centre;
+    std::array<FilteredProjections, 2> m_sides;
+    FilteredProjections m_moved; // empty: the axis is at c
+    std::vector<double> m_centreShifts;
+    std::vector<double> m_reach;
 
     double m_updatesPerSecond = 0.0;
     int m_filterRuns = 0;
