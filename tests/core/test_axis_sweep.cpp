@@ -28,7 +28,7 @@ ReconOptions cpuOptions(const std::string& strategy) {
 /// The slice of `sinogram` reconstructed on its own at `axis`.
 Image reconstructAt(const Image& sinogram, const std::vector<double>& angles, double axis, const Region& region,
                     const ReconOptions& options) {
-    ReconGeometry g = ReconGeometry::fullSlice(Geometry{angles, sinogram.width, axis, {}});
+    ReconGeometry g = ReconGeometry::fullSlice(Geometry{angles, sinogram.width, axis, {}, {}});
     g.region = region;
     Image slice(region.width, region.height);
     createPlan(g, options)->reconstruct(std::span<const float>(sinogram.data), 1, std::span<float>(slice.data));

@@ -81,7 +81,7 @@ TEST(AxisTilt, EachSliceGetsTheAxisOfItsRow) {
             errorAgainstPhantom(reconstruct(straight, angles, 47.5, std::nullopt, strategy).image(0));
         for (int r = 0; r < kRows; ++r) {
             // Slice r equals a single reconstruction of row r at its axis...
-            ReconGeometry g = ReconGeometry::fullSlice(Geometry{angles, kBins, line.at(r), {}});
+            ReconGeometry g = ReconGeometry::fullSlice(Geometry{angles, kBins, line.at(r), {}, {}});
             Image single(kBins, kBins);
             createPlan(g, {.strategy = strategy, .threads = 2})
                 ->reconstruct(tilted.image(r), 1, std::span<float>(single.data));
