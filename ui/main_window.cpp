@@ -2,6 +2,7 @@
 
 #include "work/latency_probe.h"
 #include "work/live_mode.h"
+#include "work/slice_session.h"
 
 #include "application.h"
 #include "dialogs/axis_sweep_dialog.h"
@@ -70,20 +71,6 @@ constexpr int kCompactWidth = 1280;
 
 QString axisKey(const QString& path) { return datasetSettingsKey(QStringLiteral("axes"), path); }
 
-/// CPU time the calling thread has used, in seconds (-1 where unknown).
-double threadCpuSeconds() {
-#if defined(CLOCK_THREAD_CPUTIME_ID)
-    timespec t{};
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0) return static_cast<double>(t.tv_sec) + t.tv_nsec / 1e9;
-#endif
-    return -1.0;
-}
-
-QString modeText(const tomo::ReconOptions& o) {
-    return QString::fromUtf8(tomo::interpolationName(o.interpolation).data()) % QStringLiteral(" · ") %
-           QString::fromUtf8(tomo::precisionName(o.precision).data());
-}
-
 /// The run-config JSON of `p`: two parameter sets are the same when it is.
 std::string paramsKey(const SliceParams& p) { return tomo::toJson(toRunConfig(p, DatasetSummary{}, 0, 0)); }
 
@@ -137,7 +124,7 @@ private:
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent), m_controller(new Controller(this)), m_check(new DatasetCheck(this)),
-      m_history(new QUndoStack(this)) {
+      m_session(new SliceSession(m_controller, this)), m_history(new QUndoStack(this)) {
     setObjectName(QStringLiteral("MainWindow"));
     setAcceptDrops(true);
     setDockNestingEnabled(true);
@@ -154,7 +141,6 @@ MainWindow::MainWindow(QWidget* parent)
     createStatusBar();
     connectController();
     m_defaultState = saveState();
-    m_clock.start();
     m_rememberAxis = new QTimer(this);
     m_rememberAxis->setSingleShot(true);
     m_rememberAxis->setInterval(1500);
@@ -170,6 +156,11 @@ CompareModesDialog* MainWindow::compareDialog() const { return m_compareDialog.d
 HistogramWidget* MainWindow::histogram() const { return m_display->histogram(); }
 VolumeView* MainWindow::volumeView() const { return m_volumePanel->view(); }
 QProgressDialog* MainWindow::exportProgress() const { return m_exportProgress.data(); }
+const SliceResult* MainWindow::currentResult() const { return m_session->result().get(); }
+const ReferenceResult* MainWindow::activeReference() const { return m_session->activeReference(); }
+const Comparison* MainWindow::currentComparison() const { return m_session->comparison(); }
+double MainWindow::lastLatency() const { return m_session->lastLatency(); }
+double MainWindow::lastShowCpuSeconds() const { return m_session->lastShowCpuSeconds(); }
 
 // ------------------------------------------------------------------ layout
 
@@ -249,7 +240,7 @@ void MainWindow::createDocks() {
     connect(m_params, &ParameterPanel::paramsChanged, this, &MainWindow::onParamsChanged);
     connect(m_params, &ParameterPanel::reconstructRequested, this, &MainWindow::requestSlice);
     connect(m_params, &ParameterPanel::cancelRequested, this, [this] {
-        cancelLive();
+        m_session->cancel();
         statusBar()->showMessage(tr("Slice cancelled"), 3000);
     });
     connect(m_params, &ParameterPanel::findAxisRequested, m_controller, &Controller::findAxis);
@@ -268,19 +259,15 @@ void MainWindow::createDocks() {
     // Another reference or disc: the worker compares the slice on screen again.
     auto compareAgain = [this] {
         syncDisplaySettings();
-        m_comparison.reset();
-        m_controller->requestComparison();
-        requestReferenceIfNeeded();
-        refreshComparison();
-        refreshProfile();
+        m_session->compareAgain();
     };
     connect(m_quality, &QualityPanel::referenceKindChanged, this, compareAgain);
     connect(m_quality, &QualityPanel::discOnlyChanged, this, compareAgain);
     connect(m_quality, &QualityPanel::pinRequested, this, &MainWindow::pinCurrent);
     connect(m_quality, &QualityPanel::automaticReferenceChanged, this, [this](bool on) {
-        if (on) requestReferenceIfNeeded();
+        if (on) m_session->requestReferenceIfNeeded();
     });
-    connect(m_quality, &QualityPanel::computeRequested, this, [this] { requestReferenceIfNeeded(true); });
+    connect(m_quality, &QualityPanel::computeRequested, this, [this] { m_session->requestReferenceIfNeeded(true); });
     connect(m_quality->dock(), &QDockWidget::visibilityChanged, this, [this, compareAgain](bool visible) {
         if (visible) compareAgain();
         else syncDisplaySettings();
@@ -386,7 +373,7 @@ void MainWindow::createActions() {
                           tr("Reconstruct the current slice now"), [this] { requestSlice(); });
     QAction* cancel = action(tr("&Cancel"), "cancel", QKeySequence(Qt::Key_Escape), tr("Cancel the running slice or job"),
                              [this] {
-                                 cancelLive();
+                                 m_session->cancel();
                                  m_controller->cancelJob();
                                  statusBar()->showMessage(tr("Cancelled"), 3000);
                              });
@@ -431,7 +418,7 @@ void MainWindow::createActions() {
                                tr("One screen pixel per slice pixel"), [this] { m_slice->zoomOneToOne(); });
     QAction* autoWindow = m_display->autoWindowAction();
     connect(autoWindow, &QAction::triggered, this, [this](bool on) {
-        if (on && m_result) applyWindow(m_result->stats.autoLow, m_result->stats.autoHigh, false);
+        if (on && m_session->result()) applyWindow(m_session->result()->stats.autoLow, m_session->result()->stats.autoHigh, false);
         syncDisplaySettings();
     });
     view->addMenu(tr("&Colormap"))->addActions(m_display->colormapActions());
@@ -528,11 +515,23 @@ void MainWindow::createStatusBar() {
 
 void MainWindow::connectController() {
     connect(m_controller, &Controller::datasetOpened, this, &MainWindow::onDatasetOpened);
-    connect(m_controller, &Controller::sliceReady, this, &MainWindow::onSliceReady);
-    connect(m_controller, &Controller::referenceReady, this, &MainWindow::onReferenceReady);
-    connect(m_controller, &Controller::comparisonReady, this, &MainWindow::onComparisonReady);
+    // The slice flow: what the panels ask for, and what it shows.
+    m_session->setWish([this] {
+        return SliceSession::Wish{m_dataset.has_value(), m_params->params(), m_quality->referenceKind(),
+                                  m_quality->automaticReference(), m_quality->isVisible()};
+    });
+    connect(m_session, &SliceSession::sliceShown, this, &MainWindow::onSliceReady);
+    connect(m_session, &SliceSession::comparisonChanged, this, [this] {
+        refreshComparison();
+        refreshProfile();
+    });
+    connect(m_session, &SliceSession::referenceShown, this, &MainWindow::referenceShown);
+    connect(m_session, &SliceSession::resultOnScreen, this, [this](quint64 id, double seconds) {
+        m_latencyLabel->setText(tr("on screen %1").arg(formatSeconds(seconds)));
+        emit resultOnScreen(id, seconds);
+    });
     connect(m_controller, &Controller::dataViewReady, m_data, &DataPanel::setView);
-    connect(m_slice, &SliceView::imagePainted, this, &MainWindow::onSlicePainted);
+    connect(m_slice, &SliceView::imagePainted, m_session, &SliceSession::painted);
     connect(m_controller, &Controller::failed, this, &MainWindow::showError);
     connect(m_controller, &Controller::axisFound, this, [this](const AxisResult& r) {
         if (r.onOpening) {
@@ -580,10 +579,6 @@ void MainWindow::connectController() {
         if (!m_slice->hasImage())
             m_slice->setCaption(tr("The reconstruction failed (see the message): change the parameters or press F5"));
     });
-    connect(m_controller, &Controller::referenceFailed, this, [this](const QString& message) {
-        m_referenceError = message; // m_referenceRequested stays: not asked again for the same parameters
-        refreshComparison();
-    });
     connect(m_controller, &Controller::busyChanged, this, [this](bool busy) {
         m_busyLabel->setText(busy ? tr("● reconstructing…") : QString());
         m_params->setBusy(busy);
@@ -591,6 +586,7 @@ void MainWindow::connectController() {
     connect(m_controller, &Controller::referenceBusyChanged, m_quality, &QualityPanel::setReferenceBusy);
 
     connectJobs();
+    m_session->listen();
 }
 
 // ---------------------------------------------------------------- datasets
@@ -644,16 +640,7 @@ void MainWindow::rememberAxis() {
 void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
     rememberAxis(); // the previous dataset's
     m_dataset = summary;
-    m_result.reset();
-    m_comparison.reset();
-    m_reference.reset();
-    m_pinned.reset();
-    m_controller->setPinned(nullptr);
-    m_requestedAt.clear();
-    m_awaitingPaint = 0;
-    m_referenceRequested.reset();
-    m_referenceError.clear();
-    m_line.reset();
+    m_session->reset();
     m_slice->clear();
     m_slice->setCaption(tr("Reconstructing…"));
     m_quality->clear();
@@ -834,7 +821,7 @@ void MainWindow::recordParamsChange() {
         m_lastParams = now;
         return;
     }
-    m_history->push(new ParamsCommand(m_lastParams, now, m_clock.elapsed(), [this](const SliceParams& p) {
+    m_history->push(new ParamsCommand(m_lastParams, now, m_session->elapsedMs(), [this](const SliceParams& p) {
         m_recordHistory = false; // applying the history is not a new change
         m_params->setParams(p);
         m_recordHistory = true;
@@ -859,60 +846,15 @@ void MainWindow::requestSlice() {
         return;
     }
     syncDisplaySettings(); // the views' zoom now
-    const quint64 id = m_controller->requestSlice(params);
-    m_requestedAt[id] = m_clock.nsecsElapsed();
-    requestReferenceIfNeeded();
+    m_session->requestSlice(params);
 }
 
-void MainWindow::cancelLive() {
-    m_controller->cancelSlice(); // drops the pending reference too
-    m_referenceRequested.reset(); // so the next request asks for it again
-    refreshComparison();
-}
-
-const ReferenceResult* MainWindow::activeReference() const {
-    const ReferenceKind kind = m_quality->referenceKind();
-    const ReferenceResult* ref = kind == ReferenceKind::Pinned ? m_pinned.get()
-                                                               : (m_reference && m_reference->kind == kind ? m_reference.get() : nullptr);
-    if (!ref || !m_result || !referenceFits(*ref, *m_result)) return nullptr;
-    return ref;
-}
-
-void MainWindow::requestReferenceIfNeeded(bool asked) {
-    if (!m_dataset) return;
-    const ReferenceKind kind = m_quality->referenceKind();
-    if (kind == ReferenceKind::Pinned) return;
-    // Only while someone looks at it: the quality panel or a profile line.
-    if (!asked && ((!m_quality->isVisible() && !m_line) || !m_quality->automaticReference())) return;
-    const SliceParams p = m_params->params();
-    const tomo::ReconOptions mode =
-        exactReferenceOptions(p.options, m_result ? m_result->family : QStringLiteral("cpu"), m_result && m_result->preview.fdk);
-    auto same = [&](const SliceParams& a, const tomo::ReconOptions& o) {
-        return kind == ReferenceKind::Exact
-                   ? a.sameGeometry(p) && o.strategy == mode.strategy && o.interpolation == mode.interpolation
-                   : (a.row == p.row && a.region == p.region);
-    };
-    if (m_reference && m_reference->kind == kind && same(m_reference->params, m_reference->options)) return;
-    if (m_referenceRequested && m_referenceRequestedKind == kind &&
-        same(*m_referenceRequested, m_referenceRequestedOptions))
-        return;
-    m_referenceRequested = p;
-    m_referenceRequestedKind = kind;
-    m_referenceRequestedOptions = mode;
-    m_referenceError.clear();
-    m_controller->requestReference(kind, p, mode);
-}
-
-void MainWindow::onSliceReady(const SliceResultPtr& result) {
-    noteUiActivity("slice-ready");
-    m_showCpuStart = threadCpuSeconds();
-    const bool otherCorrections = !m_result || !(m_result->params.corrections == result->params.corrections);
-    m_result = result;
+void MainWindow::onSliceReady(const SliceResultPtr& result, const SliceResultPtr& previous) {
+    const bool otherCorrections = !previous || !(previous->params.corrections == result->params.corrections);
     const SliceResult& r = *result;
-    m_comparison.reset(); // follows (comparisonReady) when a reference fits
     const tomo::Region& region = r.preview.region;
-    if (m_line && (m_slice->image().width != region.width || m_slice->image().height != region.height)) {
-        m_line.reset(); // the line belonged to another region
+    if (m_session->line() && (m_slice->image().width != region.width || m_slice->image().height != region.height)) {
+        m_session->setLine(std::nullopt); // the line belonged to another region
         m_slice->setLine(std::nullopt);
         m_quality->view()->setLine(std::nullopt);
         m_profile->clear();
@@ -924,7 +866,7 @@ void MainWindow::onSliceReady(const SliceResultPtr& result) {
     m_slice->setPreparedImage(std::shared_ptr<const tomo::Image>(result, &r.preview.slice), QPoint(region.x, region.y),
                               r.display.rendered, r.display.low,
                               r.display.high, r.display.colormap, r.display.scaled, r.display.zoom);
-    m_awaitingPaint = r.id;
+    m_session->awaitPaint(r.id);
     m_slice->setColormap(userColormap);
     m_display->histogram()->setStats(r.stats);
     if (m_display->autoWindowAction()->isChecked()) applyWindow(r.display.low, r.display.high, false);
@@ -966,7 +908,7 @@ void MainWindow::onSliceReady(const SliceResultPtr& result) {
         m_axisToRemember = std::make_pair(m_dataset->path, r.params.axis);
         m_rememberAxis->start();
     }
-    requestReferenceIfNeeded();
+    m_session->requestReferenceIfNeeded();
     refreshComparison();
     refreshProfile();
     emit resultShown(r.id);
@@ -984,42 +926,13 @@ void MainWindow::onSliceReady(const SliceResultPtr& result) {
     }
 }
 
-void MainWindow::onSlicePainted() {
-    const quint64 id = std::exchange(m_awaitingPaint, 0);
-    if (id == 0) return;
-    const auto it = m_requestedAt.find(id);
-    if (it == m_requestedAt.end()) return;
-    m_lastLatency = (m_clock.nsecsElapsed() - it->second) / 1e9;
-    if (m_showCpuStart >= 0.0) m_lastShowCpu = threadCpuSeconds() - m_showCpuStart;
-    m_requestedAt.erase(m_requestedAt.begin(), std::next(it)); // older requests were coalesced into this one
-    m_latencyLabel->setText(tr("on screen %1").arg(formatSeconds(m_lastLatency)));
-    emit resultOnScreen(id, m_lastLatency);
-}
-
-void MainWindow::onReferenceReady(const ReferencePtr& ref) {
-    noteUiActivity("reference-ready");
-    m_reference = ref;
-    m_referenceRequested.reset();
-    m_referenceError.clear();
-    refreshComparison();
-    refreshProfile();
-    emit referenceShown();
-}
-
-void MainWindow::onComparisonReady(const Comparison& comparison) {
-    noteUiActivity("comparison-ready");
-    if (!m_result || comparison.resultId != m_result->id) return; // made for a slice no longer shown
-    m_comparison = comparison;
-    refreshComparison();
-}
-
 void MainWindow::syncDisplaySettings() {
     DisplaySettings d;
     d.autoWindow = m_display->autoWindowAction()->isChecked();
     d.low = m_slice->windowLow();
     d.high = m_slice->windowHigh();
     d.colormap = m_slice->colormapName();
-    d.compare = m_quality->isVisible() || m_line.has_value();
+    d.compare = m_quality->isVisible() || m_session->line().has_value();
     d.referenceKind = m_quality->referenceKind();
     d.discOnly = m_quality->discOnly();
     d.sliceZoom = m_slice->deviceZoom();
@@ -1028,66 +941,33 @@ void MainWindow::syncDisplaySettings() {
 }
 
 void MainWindow::refreshComparison() {
-    if (!m_result) return;
-    const ReferenceKind kind = m_quality->referenceKind();
-    const ReferenceResult* ref = activeReference();
-    if (ref && m_comparison && m_comparison->resultId == m_result->id && m_comparison->kind == kind) {
-        m_quality->showComparison(*m_comparison, *m_result);
-    } else {
-        QString waiting;
-        if (ref) {
-            waiting = tr("Comparing with the reference…");
-            // The worker compared before this reference was chosen or arrived.
-            if (!m_result->comparisonFollows && std::exchange(m_comparisonAskedFor, m_result->id) != m_result->id)
-                m_controller->requestComparison();
-        } else if (kind == ReferenceKind::Pinned) {
-            waiting = tr("The pinned result has another size (region); pin again.");
-        } else if (!m_referenceRequested) {
-            waiting = m_quality->automaticReference()
-                          ? tr("No reference computed for these parameters: press F5 to compute it.")
-                          : tr("The reference follows changes only when asked: press Compute.");
-        } else if (!m_referenceError.isEmpty()) {
-            waiting = tr("The reference could not be computed: %1").arg(m_referenceError);
-        } else {
-            waiting = kind == ReferenceKind::Exact
-                          ? tr("Computing the %1 result for these parameters…").arg(referenceModeLabel(m_referenceRequestedOptions))
-                          : tr("Computing the true phantom image…");
-        }
-        m_quality->showWaiting(waiting);
-    }
-    m_quality->view()->setLine(m_line);
+    const SliceResultPtr& result = m_session->result();
+    if (!result) return;
+    if (const Comparison* comparison = m_session->comparisonToShow()) m_quality->showComparison(*comparison, *result);
+    else m_quality->showWaiting(m_session->waitingText());
+    m_quality->view()->setLine(m_session->line());
 }
 
 void MainWindow::setProfileLine(const QLineF& line) {
-    m_line = line;
+    m_session->setLine(line);
     m_slice->setLine(line);
     m_quality->view()->setLine(line);
     m_profileDock->show();
     syncDisplaySettings();
-    requestReferenceIfNeeded();
+    m_session->requestReferenceIfNeeded();
     refreshProfile();
 }
 
 void MainWindow::refreshProfile() {
-    if (!m_result || !m_line) return;
-    const QLineF& l = *m_line;
-    const auto result = tomo::lineProfile(m_result->preview.slice, l.x1(), l.y1(), l.x2(), l.y2());
-    std::vector<tomo::ProfilePoint> reference;
-    QString referenceLabel = tr("Reference (waiting)");
-    if (const ReferenceResult* ref = activeReference()) {
-        reference = tomo::lineProfile(ref->image, l.x1(), l.y1(), l.x2(), l.y2());
-        referenceLabel = ref->label;
-    }
-    m_profile->setProfiles(result, tr("Result: %1 · %2").arg(QString::fromStdString(m_result->preview.strategy),
-                                                             modeText(m_result->params.options)),
-                           reference, referenceLabel);
+    if (const auto p = m_session->profiles())
+        m_profile->setProfiles(p->result, p->resultLabel, p->reference, p->referenceLabel);
 }
 
 void MainWindow::showRingDifference() {
-    if (!m_result || m_result->params.corrections.rings.method == tomo::RingMethod::Off) return;
+    if (!m_session->result() || m_session->result()->params.corrections.rings.method == tomo::RingMethod::Off) return;
     // The same slice without ring removal first (pinned when it arrives,
     // onSliceReady), then back to the removal: not a change for Edit ▸ Undo.
-    m_ringDifference = m_result->params.corrections;
+    m_ringDifference = m_session->result()->params.corrections;
     tomo::CorrectionOptions without = *m_ringDifference;
     without.rings = {};
     m_recordHistory = false;
@@ -1098,26 +978,10 @@ void MainWindow::showRingDifference() {
 }
 
 void MainWindow::pinCurrent() {
-    if (!m_result) return;
-    auto pinned = std::make_shared<ReferenceResult>();
-    pinned->kind = ReferenceKind::Pinned;
-    pinned->params = m_result->params;
-    pinned->options = m_result->params.options;
-    pinned->image = m_result->preview.slice;
-    // The corrections too: a pinned result is the "before" of a corrections change.
-    pinned->label = tr("%1 · %2 · axis %3 · row %4 · %5")
-                        .arg(QString::fromStdString(m_result->preview.strategy), modeText(m_result->params.options))
-                        .arg(m_result->params.axis, 0, 'f', 3)
-                        .arg(m_result->params.row)
-                        .arg(QString::fromStdString(m_result->params.corrections.summary()));
-    m_pinned = pinned;
-    m_controller->setPinned(pinned);
+    const ReferencePtr pinned = m_session->pinCurrent();
+    if (!pinned) return;
     m_quality->setPinnedLabel(pinned->label);
-    if (m_quality->referenceKind() == ReferenceKind::Pinned) { // the kind does not change: compare again here
-        m_comparison.reset();
-        m_controller->requestComparison();
-        refreshComparison();
-    }
+    if (m_quality->referenceKind() == ReferenceKind::Pinned) refreshComparison(); // the kind does not change
     m_quality->setReferenceKind(ReferenceKind::Pinned);
     m_quality->showDock();
     statusBar()->showMessage(tr("Pinned %1 as the reference").arg(pinned->label), 6000);
@@ -1402,7 +1266,7 @@ void MainWindow::resizeEvent(QResizeEvent* e) {
 
 void MainWindow::closeEvent(QCloseEvent* e) {
     writeSettings();
-    cancelLive();
+    m_session->cancel();
     m_controller->cancelJob();
     e->accept();
 }

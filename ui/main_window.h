@@ -48,6 +48,7 @@ class MetadataPanel;
 class ParameterPanel;
 class ProfilePlot;
 class QualityPanel;
+class SliceSession;
 class SliceView;
 class VolumePanel;
 class VolumeView;
@@ -97,7 +98,7 @@ public:
     CompareModesDialog* compareDialog() const;
     QProgressDialog* exportProgress() const;
     /// The slice on screen (null before the first one).
-    const SliceResult* currentResult() const { return m_result.get(); }
+    const SliceResult* currentResult() const;
     const std::optional<DatasetSummary>& dataset() const { return m_dataset; }
     /// Live mode (File ▸ Open Stream…, Follow Growing File…).
     LiveMode* liveMode() const { return m_live; }
@@ -107,16 +108,18 @@ public:
     const std::optional<AxisResult>& openingAxis() const { return m_openingAxis; }
     /// The reference the quality panel compares with now (if it matches).
     const ReferenceResult* activeReference() const;
-    /// The comparison shown for the slice on screen (null while none).
-    const Comparison* currentComparison() const { return m_comparison ? &*m_comparison : nullptr; }
+    /// The comparison made for the slice on screen (null while none).
+    const Comparison* currentComparison() const;
+    /// The slice flow: requests, the slice on screen, references and comparisons.
+    SliceSession* session() const { return m_session; }
     /// backend · strategy · time · GU/s · on screen as shown in the status bar.
     QString statusSummary() const;
     /// Seconds from the request of the slice on screen (a parameter change)
     /// to its first paint; < 0 before the first one.
-    double lastLatency() const { return m_lastLatency; }
+    double lastLatency() const;
     /// CPU time the UI thread spent showing the slice on screen: handling
     /// the result and its first paint (load-independent; < 0 where unknown).
-    double lastShowCpuSeconds() const { return m_lastShowCpu; }
+    double lastShowCpuSeconds() const;
     void setProfileLine(const QLineF& line);
     /// The user's pixel size of the dataset on screen in micrometres (0 =
     /// not known), remembered with it: scale bar, value units and Paganin.
@@ -181,10 +184,8 @@ private:
     void onDatasetOpened(const DatasetSummary& summary);
     /// Writes the axis of the dataset on screen to the settings (per dataset).
     void rememberAxis();
-    void onSliceReady(const SliceResultPtr& result);
-    void onReferenceReady(const ReferencePtr& reference);
-    void onComparisonReady(const Comparison& comparison);
-    void onSlicePainted();
+    /// Shows the slice the session received (`previous` was on screen before).
+    void onSliceReady(const SliceResultPtr& result, const SliceResultPtr& previous);
     /// Tells the worker how to colour and compare the next slices.
     void syncDisplaySettings();
     void onParamsChanged();
@@ -192,11 +193,7 @@ private:
     /// Puts the change since the last one on the undo stack (unless undo or redo made it).
     void recordParamsChange();
     void requestSlice();
-    /// Cancels the live slice and the reference being computed.
-    void cancelLive();
-    /// Asks for the reference of the parameters on screen when someone looks
-    /// at the comparison and it is automatic (or `asked`, the Compute button).
-    void requestReferenceIfNeeded(bool asked = false);
+    /// The quality panel: the session's comparison, or why there is none yet.
     void refreshComparison();
     void refreshProfile();
     void applyWindow(float low, float high, bool fromUser);
@@ -211,6 +208,7 @@ private:
 
     Controller* m_controller = nullptr;
     DatasetCheck* m_check = nullptr;
+    SliceSession* m_session = nullptr;
     ParameterPanel* m_params = nullptr;
     SliceView* m_slice = nullptr;
     QualityPanel* m_quality = nullptr;
@@ -248,16 +246,6 @@ private:
     LiveMode* m_live = nullptr;
     /// Corrections this dataset refused: not asked for again until they change.
     std::optional<tomo::CorrectionOptions> m_rejectedCorrections;
-    SliceResultPtr m_result;
-    std::optional<Comparison> m_comparison;       // for m_result, when a reference matched
-    ReferencePtr m_reference;                     // exact or truth, from the controller
-    ReferencePtr m_pinned;
-    std::optional<SliceParams> m_referenceRequested;
-    tomo::ReconOptions m_referenceRequestedOptions;
-    ReferenceKind m_referenceRequestedKind = ReferenceKind::Exact;
-    QString m_referenceError;                     // why the requested reference failed
-    quint64 m_comparisonAskedFor = 0;             // result id a comparison was requested for
-    std::optional<QLineF> m_line;
     QString m_pendingParameters;                  // run config waiting for its dataset
     bool m_pendingParametersSetAxis = false;      // ... and it names an axis (else the finder runs)
     QString m_openNote;                           // " — without the damaged-file guard: why", or empty
@@ -272,16 +260,9 @@ private:
     ValueUnit m_unit;                                   // in effect
     QActionGroup* m_unitGroup = nullptr;
 
-    // Request -> screen timing (the status bar's "on screen" figure).
-    QElapsedTimer m_clock;
-    std::map<quint64, qint64> m_requestedAt;      // request id -> m_clock ns
-    quint64 m_awaitingPaint = 0;                  // id of the slice set on the view, not yet painted
-    double m_lastLatency = -1.0;
     bool m_openingAxisPending = false;
     std::optional<AxisResult> m_openingAxis;
     double m_axisBeforeSearch = 0.0; // the axis the first slice used: the found one replaces only that
-    double m_showCpuStart = -1.0;                 // UI-thread CPU time when the result on screen arrived
-    double m_lastShowCpu = -1.0;
 };
 
 } // namespace tomo::ui
