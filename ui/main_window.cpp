@@ -3,6 +3,7 @@
 #include "work/latency_probe.h"
 #include "work/live_mode.h"
 #include "work/slice_session.h"
+#include "work/params_history.h"
 
 #include "application.h"
 #include "dialogs/axis_sweep_dialog.h"
@@ -71,60 +72,11 @@ constexpr int kCompactWidth = 1280;
 
 QString axisKey(const QString& path) { return datasetSettingsKey(QStringLiteral("axes"), path); }
 
-/// The run-config JSON of `p`: two parameter sets are the same when it is.
-std::string paramsKey(const SliceParams& p) { return tomo::toJson(toRunConfig(p, DatasetSummary{}, 0, 0)); }
-
-/// What changed, for the Undo / Redo menu entries.
-QString describeChange(const SliceParams& before, const SliceParams& after) {
-    if (before.row != after.row) return QObject::tr("row %1 → %2").arg(before.row).arg(after.row);
-    if (before.axis != after.axis)
-        return QObject::tr("axis %1 → %2 px").arg(before.axis, 0, 'f', 3).arg(after.axis, 0, 'f', 3);
-    if (before.region != after.region) return QObject::tr("region of interest");
-    if (before.axisOffsets != after.axisOffsets) return QObject::tr("axis offsets");
-    if (before.axisTilt != after.axisTilt)
-        return QObject::tr("axis tilt %1 → %2 px/row").arg(before.axisTilt).arg(after.axisTilt);
-    if (!(before.corrections == after.corrections)) return QObject::tr("corrections");
-    return QObject::tr("reconstruction options");
-}
-
-/// One parameter change; consecutive axis moves less than a second apart
-/// (a slider drag, a run of key presses) are one step.
-class ParamsCommand : public QUndoCommand {
-public:
-    ParamsCommand(SliceParams before, SliceParams after, qint64 atMs, std::function<void(const SliceParams&)> apply)
-        : QUndoCommand(describeChange(before, after)), m_before(std::move(before)), m_after(std::move(after)),
-          m_atMs(atMs), m_apply(std::move(apply)) {}
-    void undo() override { m_apply(m_before); }
-    void redo() override {
-        if (!std::exchange(m_pushed, true)) return; // pushed after the change was made
-        m_apply(m_after);
-    }
-    int id() const override { return 1; }
-    bool mergeWith(const QUndoCommand* other) override {
-        const auto* next = static_cast<const ParamsCommand*>(other);
-        if (!onlyAxis(m_before, m_after) || !onlyAxis(m_after, next->m_after) || next->m_atMs - m_atMs > 1000) return false;
-        m_after = next->m_after;
-        m_atMs = next->m_atMs;
-        setText(describeChange(m_before, m_after));
-        return true;
-    }
-
-private:
-    static bool onlyAxis(const SliceParams& a, SliceParams b) {
-        b.axis = a.axis;
-        return paramsKey(a) == paramsKey(b);
-    }
-    SliceParams m_before, m_after;
-    qint64 m_atMs;
-    std::function<void(const SliceParams&)> m_apply;
-    bool m_pushed = false;
-};
-
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent), m_controller(new Controller(this)), m_check(new DatasetCheck(this)),
-      m_session(new SliceSession(m_controller, this)), m_history(new QUndoStack(this)) {
+      m_session(new SliceSession(m_controller, this)), m_history(new ParamsHistory([this](const SliceParams& p) { m_params->setParams(p); }, this)) {
     setObjectName(QStringLiteral("MainWindow"));
     setAcceptDrops(true);
     setDockNestingEnabled(true);
@@ -720,11 +672,9 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
             showError(tr("Cannot load parameters"), QString::fromUtf8(e.what()));
         }
     }
-    m_recordHistory = false; // the history starts with this dataset's parameters
-    m_params->setParams(p); // emits paramsChanged -> first slice
-    m_recordHistory = true;
-    m_history->clear();
-    m_lastParams = m_params->params();
+    // The history starts with this dataset's parameters.
+    m_history->quietly([&] { m_params->setParams(p); }); // emits paramsChanged -> first slice
+    m_history->restart(m_params->params());
     if (!m_params->liveUpdate()) requestSlice();
 }
 
@@ -807,26 +757,12 @@ void MainWindow::onOpeningAxisFound(const AxisResult& r) {
 
 void MainWindow::onParamsChanged() {
     if (!m_dataset) return;
-    recordParamsChange();
+    m_history->record(m_params->params());
     if (!m_params->liveUpdate()) {
         statusBar()->showMessage(tr("Parameters changed: press F5 to reconstruct"), 4000);
         return;
     }
     requestSlice();
-}
-
-void MainWindow::recordParamsChange() {
-    const SliceParams now = m_params->params();
-    if (!m_recordHistory || paramsKey(now) == paramsKey(m_lastParams)) {
-        m_lastParams = now;
-        return;
-    }
-    m_history->push(new ParamsCommand(m_lastParams, now, m_session->elapsedMs(), [this](const SliceParams& p) {
-        m_recordHistory = false; // applying the history is not a new change
-        m_params->setParams(p);
-        m_recordHistory = true;
-    }));
-    m_lastParams = now;
 }
 
 void MainWindow::requestSlice() {
@@ -918,10 +854,8 @@ void MainWindow::onSliceReady(const SliceResultPtr& result, const SliceResultPtr
         without.rings = {};
         if (!(r.params.corrections == without)) return; // the user changed the corrections meanwhile
         pinCurrent();
-        m_recordHistory = false;
-        m_params->setCorrections(with);
-        m_recordHistory = true;
-        m_lastParams = m_params->params();
+        m_history->quietly([&] { m_params->setCorrections(with); });
+        m_history->setRecorded(m_params->params());
         if (!m_params->liveUpdate()) requestSlice();
     }
 }
@@ -970,9 +904,7 @@ void MainWindow::showRingDifference() {
     m_ringDifference = m_session->result()->params.corrections;
     tomo::CorrectionOptions without = *m_ringDifference;
     without.rings = {};
-    m_recordHistory = false;
-    m_params->setCorrections(without);
-    m_recordHistory = true;
+    m_history->quietly([&] { m_params->setCorrections(without); });
     if (!m_params->liveUpdate()) requestSlice();
     statusBar()->showMessage(tr("Reconstructing the slice without ring removal to compare…"), 6000);
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "views/value_unit.h"
+#include "work/params_history.h"
 #include "work/controller.h"
 #include "work/pixel_size.h"
 #include "work/recon_types.h"
@@ -190,8 +191,6 @@ private:
     void syncDisplaySettings();
     void onParamsChanged();
     void onOpeningAxisFound(const AxisResult& result);
-    /// Puts the change since the last one on the undo stack (unless undo or redo made it).
-    void recordParamsChange();
     void requestSlice();
     /// The quality panel: the session's comparison, or why there is none yet.
     void refreshComparison();
@@ -218,9 +217,7 @@ private:
     VolumePanel* m_volumePanel = nullptr;
     DataPanel* m_data = nullptr;
     CorrectionsPanel* m_corrections = nullptr;
-    QUndoStack* m_history = nullptr;
-    SliceParams m_lastParams;                     // as after the last change recorded
-    bool m_recordHistory = true;
+    ParamsHistory* m_history = nullptr;
     QDockWidget* m_profileDock = nullptr;        // the profile plot is a view: its dock is the window's
     QPointer<CompareModesDialog> m_compareDialog;
     QPointer<AxisSweepDialog> m_sweepDialog;

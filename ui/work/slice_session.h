@@ -83,7 +83,6 @@ public:
     void painted();
     double lastLatency() const { return m_lastLatency; }
     double lastShowCpuSeconds() const { return m_lastShowCpu; }
-    qint64 elapsedMs() const { return m_clock.elapsed(); }
 
 signals:
     /// A new slice arrived (the session holds it as result(); `previous` was on screen before).
