@@ -1,6 +1,7 @@
 #include "main_window.h"
 
 #include "work/latency_probe.h"
+#include "work/file_places.h"
 #include "work/live_mode.h"
 #include "work/slice_session.h"
 #include "work/params_history.h"
@@ -65,7 +66,6 @@
 namespace tomo::ui {
 namespace {
 
-constexpr int kMaxRecentFiles = 10;
 /// Below this window width the default layout stacks every panel as tabs in
 /// one column, so the slice keeps about two thirds of the width.
 constexpr int kCompactWidth = 1280;
@@ -614,7 +614,10 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
         volume->clearVolume(); // it showed the previous dataset
         volume->setDataset(summary.info.rows, summary.info.rows / 2);
     }
-    if (!summary.path.isEmpty()) addRecentFile(summary.path);
+    if (!summary.path.isEmpty()) {
+        addRecentFile(summary.path);
+        rebuildRecentMenu();
+    }
     updateTitle();
 
     // Keep the options the user had; the geometry is the new dataset's.
@@ -1019,46 +1022,11 @@ void MainWindow::writeSettings() {
     s.setValue(QStringLiteral("parameters/options"), QString::fromStdString(tomo::toJson(options)));
 }
 
-QString MainWindow::lastDirectory() const {
-    return QSettings().value(QStringLiteral("files/lastDirectory"), QDir::homePath()).toString();
-}
-
-QString MainWindow::outputDirectory() const {
-    // Never the input's folder by default: raw data folders are often read-only or shared.
-    const QString chosen = QSettings().value(QStringLiteral("files/outputDirectory")).toString();
-    if (!chosen.isEmpty() && QFileInfo(chosen).isDir()) return chosen;
-    // The documents folder, created on a fresh account (it does not exist
-    // until someone makes it); else the home folder, else the temporary one.
-    const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
-    if (!documents.isEmpty() && QDir().mkpath(documents) && QFileInfo(documents).isWritable()) return documents;
-    if (QFileInfo(QDir::homePath()).isWritable()) return QDir::homePath();
-    return QDir::tempPath();
-}
-
-void MainWindow::setOutputDirectory(const QString& pathInside) {
-    const QFileInfo fi(pathInside);
-    QSettings().setValue(QStringLiteral("files/outputDirectory"), fi.isDir() ? fi.absoluteFilePath() : fi.absolutePath());
-}
-
-void MainWindow::setLastDirectory(const QString& pathInside) {
-    const QFileInfo fi(pathInside);
-    QSettings().setValue(QStringLiteral("files/lastDirectory"), fi.isDir() ? fi.absoluteFilePath() : fi.absolutePath());
-}
-
-void MainWindow::addRecentFile(const QString& path) {
-    QSettings s;
-    QStringList files = s.value(QStringLiteral("files/recent")).toStringList();
-    const QString absolute = QFileInfo(path).absoluteFilePath();
-    files.removeAll(absolute);
-    files.prepend(absolute);
-    while (files.size() > kMaxRecentFiles) files.removeLast();
-    s.setValue(QStringLiteral("files/recent"), files);
-    rebuildRecentMenu();
-}
+QString MainWindow::outputDirectory() const { return tomo::ui::outputDirectory(); }
 
 void MainWindow::rebuildRecentMenu() {
     m_recentMenu->clear();
-    const QStringList files = QSettings().value(QStringLiteral("files/recent")).toStringList();
+    const QStringList files = recentFiles();
     int index = 1;
     for (const QString& f : files) {
         QAction* a = m_recentMenu->addAction(QStringLiteral("&%1  %2").arg(index++ % 10).arg(QFileInfo(f).fileName()));
@@ -1069,7 +1037,7 @@ void MainWindow::rebuildRecentMenu() {
     if (files.isEmpty()) m_recentMenu->addAction(tr("(none)"))->setEnabled(false);
     m_recentMenu->addSeparator();
     connect(m_recentMenu->addAction(tr("Clear List")), &QAction::triggered, this, [this] {
-        QSettings().remove(QStringLiteral("files/recent"));
+        clearRecentFiles();
         rebuildRecentMenu();
     });
 }

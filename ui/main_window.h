@@ -173,12 +173,7 @@ private:
     void connectJobs();
     void readSettings();
     void writeSettings();
-    void addRecentFile(const QString& path);
     void rebuildRecentMenu();
-    /// Where datasets and parameter files were last opened from.
-    QString lastDirectory() const;
-    void setLastDirectory(const QString& pathInside);
-    void setOutputDirectory(const QString& pathInside);
 
     /// Opens `path` once its check passed (or could not run: `note` says why).
     void openChecked(const QString& path, const tomo::OpenOptions& options, const QString& note = {});

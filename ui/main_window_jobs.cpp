@@ -3,6 +3,7 @@
 // slice on screen; with the wiring of their progress and results.
 #include "main_window.h"
 
+#include "work/file_places.h"
 #include "work/slice_session.h"
 
 #include "dialogs/axis_sweep_dialog.h"
