@@ -23,6 +23,7 @@
 #include "views/slice_view.h"
 #include "views/volume_view.h"
 #include "work/dataset_check.h"
+#include "views/status_figures.h"
 
 #include "tomo/error.h"
 #include "tomo/metrics.h"
@@ -60,7 +61,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <utility>
 
 namespace tomo::ui {
@@ -90,7 +90,7 @@ MainWindow::MainWindow(QWidget* parent)
 
     createDocks();
     createActions();
-    createStatusBar();
+    m_status = new StatusFigures(statusBar(), m_metadata->pixelSizeAction());
     connectController();
     m_defaultState = saveState();
     m_rememberAxis = new QTimer(this);
@@ -178,7 +178,7 @@ void MainWindow::createDocks() {
         m_panAction->trigger();
     });
     connect(m_slice, &SliceView::hovered, this, [this](QPoint p, float v, bool inside) {
-        m_hoverLabel->setText(inside ? QStringLiteral("x %1  y %2  %3").arg(p.x()).arg(p.y()).arg(m_unit.format(v, 5))
+        m_status->setHover(inside ? QStringLiteral("x %1  y %2  %3").arg(p.x()).arg(p.y()).arg(m_unit.format(v, 5))
                                      : QString());
     });
     // Result and difference views move together.
@@ -186,7 +186,7 @@ void MainWindow::createDocks() {
     connect(m_quality->view(), &SliceView::viewChanged, m_slice, &SliceView::setView);
     connect(m_quality->view(), &SliceView::lineChanged, this, &MainWindow::setProfileLine);
     connect(m_quality->view(), &SliceView::hovered, this, [this](QPoint p, float v, bool inside) {
-        m_hoverLabel->setText(inside ? tr("x %1  y %2  Δ %3").arg(p.x()).arg(p.y()).arg(m_unit.format(v)) : QString());
+        m_status->setHover(inside ? tr("x %1  y %2  Δ %3").arg(p.x()).arg(p.y()).arg(m_unit.format(v)) : QString());
     });
 
     connect(m_params, &ParameterPanel::paramsChanged, this, &MainWindow::onParamsChanged);
@@ -437,34 +437,6 @@ void MainWindow::createActions() {
     addActions(steps);
 }
 
-void MainWindow::createStatusBar() {
-    m_hoverLabel = new QLabel;
-    m_hoverLabel->setMinimumWidth(200);
-    m_backendLabel = new QLabel;
-    m_timeLabel = new QLabel;
-    m_gupsLabel = new QLabel;
-    m_busyLabel = new QLabel;
-    m_latencyLabel = new QLabel;
-    m_latencyLabel->setObjectName(QStringLiteral("latencyLabel"));
-    m_jobBar = new QProgressBar;
-    m_jobBar->setMaximumWidth(220);
-    m_jobBar->setRange(0, 100);
-    m_jobBar->hide();
-    m_backendLabel->setToolTip(tr("Backend family · strategy that ran (and the one asked for) · interpolation · precision"));
-    m_timeLabel->setToolTip(tr("Time of the last slice: whole run (back-projection only; filtering when it was redone)"));
-    m_gupsLabel->setToolTip(tr("Back-projection speed: giga-updates per second (pixels × projections / s / 1e9)"));
-    m_latencyLabel->setToolTip(tr("From the parameter change to the new slice on screen: waiting, reconstruction, "
-                                  "colours and comparison on the worker, and the paint"));
-    m_pixelButton = new QToolButton;
-    m_pixelButton->setObjectName(QStringLiteral("pixelSizeButton"));
-    m_pixelButton->setAutoRaise(true);
-    connect(m_pixelButton, &QToolButton::clicked, m_metadata->pixelSizeAction(), &QAction::trigger);
-    statusBar()->addWidget(m_hoverLabel);
-    for (QWidget* w : std::initializer_list<QWidget*>{m_jobBar, m_busyLabel, m_pixelButton, m_backendLabel, m_timeLabel,
-                                                      m_gupsLabel, m_latencyLabel})
-        statusBar()->addPermanentWidget(w);
-}
-
 void MainWindow::connectController() {
     connect(m_controller, &Controller::datasetOpened, this, &MainWindow::onDatasetOpened);
     // The slice flow: what the panels ask for, and what it shows.
@@ -479,7 +451,7 @@ void MainWindow::connectController() {
     });
     connect(m_session, &SliceSession::referenceShown, this, &MainWindow::referenceShown);
     connect(m_session, &SliceSession::resultOnScreen, this, [this](quint64 id, double seconds) {
-        m_latencyLabel->setText(tr("on screen %1").arg(formatSeconds(seconds)));
+        m_status->setLatency(seconds);
         emit resultOnScreen(id, seconds);
     });
     connect(m_controller, &Controller::dataViewReady, m_data, &DataPanel::setView);
@@ -532,7 +504,7 @@ void MainWindow::connectController() {
             m_slice->setCaption(tr("The reconstruction failed (see the message): change the parameters or press F5"));
     });
     connect(m_controller, &Controller::busyChanged, this, [this](bool busy) {
-        m_busyLabel->setText(busy ? tr("● reconstructing…") : QString());
+        m_status->setBusy(busy);
         m_params->setBusy(busy);
     });
     connect(m_controller, &Controller::referenceBusyChanged, m_quality, &QualityPanel::setReferenceBusy);
@@ -810,7 +782,6 @@ void MainWindow::onSliceReady(const SliceResultPtr& result, const SliceResultPtr
     m_display->histogram()->setStats(r.stats);
     if (m_display->autoWindowAction()->isChecked()) applyWindow(r.display.low, r.display.high, false);
     else m_slice->setWindow(userLow, userHigh);
-    const QString requested = QString::fromStdString(r.params.options.strategy);
     const QString ran = QString::fromStdString(r.preview.strategy);
     // FDK has one mode: its back-projector says all.
     const QString mode = r.preview.fdk ? tr("FDK") : modeText(r.params.options);
@@ -834,14 +805,7 @@ void MainWindow::onSliceReady(const SliceResultPtr& result, const SliceResultPtr
     m_params->setGrid(r.preview.gridSize);
     m_corrections->showResult(r);
     if (m_sweepDialog) m_sweepDialog->setCurrentAxis(r.params.axis);
-    m_backendLabel->setText(r.family % QStringLiteral(" · ") % ran %
-                            (requested == QLatin1String("auto") ? tr(" (auto)") : QString()) % QStringLiteral(" · ") %
-                            mode);
-    m_timeLabel->setText(tr("%1 (back-projection %2%3)")
-                             .arg(formatSeconds(r.preview.secondsTotal))
-                             .arg(formatSeconds(r.preview.secondsBackproject))
-                             .arg(r.preview.filtered ? tr(", filter %1").arg(formatSeconds(r.preview.secondsFilter)) : QString()));
-    m_gupsLabel->setText(tr("%1 GU/s").arg(r.preview.gups, 0, 'f', 2));
+    m_status->showSlice(r, mode);
     if (m_dataset && !m_dataset->path.isEmpty() && !r.params.stitched()) {
         // Remembered once the changes stop: a settings write costs the UI thread a file write.
         m_axisToRemember = std::make_pair(m_dataset->path, r.params.axis);
@@ -1047,8 +1011,7 @@ void MainWindow::updateTitle() {
 }
 
 QString MainWindow::statusSummary() const {
-    return m_backendLabel->text() % QStringLiteral(" | ") % m_timeLabel->text() % QStringLiteral(" | ") %
-           m_gupsLabel->text() % QStringLiteral(" | ") % m_latencyLabel->text();
+    return m_status->summary();
 }
 
 void MainWindow::showShortcuts() {
@@ -1103,10 +1066,7 @@ void MainWindow::applyPixelSize() {
     m_metadata->setPixelSize(m_pixel);
     m_corrections->setPixelSize(um);
     const bool asking = m_pixel.source == DatasetPixelSize::Source::Unknown && m_dataset;
-    m_pixelButton->setText(m_pixel.known() ? tr("pixel %1").arg(m_pixel.sizeText())
-                                           : asking ? tr("pixel size?") : tr("pixel size –"));
-    m_pixelButton->setStyleSheet(asking ? QStringLiteral("color: #b9770e;") : QString());
-    m_pixelButton->setToolTip(tr("Pixel size at the sample: %1. Click to change it for this dataset").arg(m_pixel.text()));
+    m_status->setPixelSize(m_pixel, asking);
     updateValueUnit();
 }
 

@@ -51,6 +51,7 @@ class ProfilePlot;
 class QualityPanel;
 class SliceSession;
 class SliceView;
+class StatusFigures;
 class VolumePanel;
 class VolumeView;
 
@@ -160,7 +161,6 @@ private:
     void createDocks();
     /// Menus and toolbar: the window's actions and those the panels bring.
     void createActions();
-    void createStatusBar();
     /// The panels' default places: beside the slice on a wide window, as
     /// tabs in one column below kCompactWidth (View ▸ Reset Layout).
     void applyDefaultLayout();
@@ -219,13 +219,7 @@ private:
     QPointer<QProgressDialog> m_exportProgress;
     QPointer<QMessageBox> m_errorBox;
 
-    QLabel* m_backendLabel = nullptr;
-    QLabel* m_timeLabel = nullptr;
-    QLabel* m_gupsLabel = nullptr;
-    QLabel* m_hoverLabel = nullptr;
-    QLabel* m_busyLabel = nullptr;
-    QLabel* m_latencyLabel = nullptr;
-    QProgressBar* m_jobBar = nullptr;
+    StatusFigures* m_status = nullptr;
 
     QAction* m_panAction = nullptr;
     QAction* m_lineAction = nullptr;
@@ -245,7 +239,6 @@ private:
     std::optional<std::pair<QString, double>> m_axisToRemember; // dataset path, axis: not written yet
     QTimer* m_rememberAxis = nullptr;
     DatasetPixelSize m_pixel;                     // of the dataset on screen
-    QToolButton* m_pixelButton = nullptr;         // status bar: the pixel size, click to change
     /// The corrections to go back to once the slice without ring removal is pinned.
     std::optional<tomo::CorrectionOptions> m_ringDifference;
     ValueUnitKind m_unitKind = ValueUnitKind::PerPixel; // chosen (per mm / cm need the pixel size)

@@ -13,6 +13,7 @@
 #include "panels/quality_panel.h"
 #include "panels/volume_panel.h"
 #include "views/slice_view.h"
+#include "views/status_figures.h"
 #include "views/volume_view.h"
 
 #include "tomo/run_config.h"
@@ -36,18 +37,13 @@ void MainWindow::connectJobs() {
     connect(m_controller, &Controller::jobStarted, this, [this](JobKind kind) {
         m_runningJob = kind;
         if (kind != JobKind::Export) {
-            m_jobBar->setValue(0);
-            m_jobBar->setFormat(kind == JobKind::SubVolume       ? tr("3D: %p %")
-                                : kind == JobKind::AxisSweep     ? tr("axis sweep: %p %")
-                                : kind == JobKind::RangeEstimate ? tr("range: %p %")
-                                                                 : tr("modes: %p %"));
-            m_jobBar->show();
+            m_status->startJob(kind);
         }
         if (VolumeView* volume = volumeView()) volume->setBusy(true);
     });
     connect(m_controller, &Controller::jobProgress, this, [this](const JobProgress& p) {
         const int percent = static_cast<int>(std::lround(p.fraction * 100.0));
-        m_jobBar->setValue(percent);
+        m_status->setJobPercent(percent);
         if (m_compareDialog && m_runningJob == JobKind::CompareModes) m_compareDialog->setProgress(p);
         if (m_sweepDialog && m_runningJob == JobKind::AxisSweep) m_sweepDialog->setProgress(p);
         // Only an export's own progress: setValue() shows a hidden dialog again.
@@ -65,7 +61,7 @@ void MainWindow::connectJobs() {
     });
     connect(m_controller, &Controller::jobFinished, this, [this](JobKind kind, JobStatus status, const QString& message) {
         m_runningJob.reset();
-        m_jobBar->hide();
+        m_status->endJob();
         if (VolumeView* volume = volumeView()) volume->setBusy(false);
         if (kind == JobKind::Export && m_exportProgress) {
             // Hidden, not deleted: this may run inside the dialog's own
