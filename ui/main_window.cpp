@@ -1,16 +1,16 @@
 #include "main_window.h"
 
-#include "work/latency_probe.h"
 #include "work/file_places.h"
+#include "work/latency_probe.h"
 #include "work/live_mode.h"
 #include "work/slice_session.h"
-#include "work/params_history.h"
 
 #include "application.h"
 #include "dialogs/axis_sweep_dialog.h"
 #include "dialogs/compare_modes_dialog.h"
 #include "dialogs/export_dialog.h"
 #include "dialogs/open_dialog.h"
+#include "dialogs/shortcuts_dialog.h"
 #include "panels/corrections_panel.h"
 #include "panels/data_panel.h"
 #include "panels/display_panel.h"
@@ -21,9 +21,9 @@
 #include "views/histogram_widget.h"
 #include "views/profile_plot.h"
 #include "views/slice_view.h"
+#include "views/status_figures.h"
 #include "views/volume_view.h"
 #include "work/dataset_check.h"
-#include "views/status_figures.h"
 
 #include "tomo/error.h"
 #include "tomo/metrics.h"
@@ -76,7 +76,8 @@ QString axisKey(const QString& path) { return datasetSettingsKey(QStringLiteral(
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent), m_controller(new Controller(this)), m_check(new DatasetCheck(this)),
-      m_session(new SliceSession(m_controller, this)), m_history(new ParamsHistory([this](const SliceParams& p) { m_params->setParams(p); }, this)) {
+      m_session(new SliceSession(m_controller, this)),
+      m_history(new ParamsHistory([this](const SliceParams& p) { m_params->setParams(p); }, this)) {
     setObjectName(QStringLiteral("MainWindow"));
     setAcceptDrops(true);
     setDockNestingEnabled(true);
@@ -406,7 +407,7 @@ void MainWindow::createActions() {
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(action(tr("&Keyboard Shortcuts"), nullptr, QKeySequence(Qt::Key_F1), tr("List the shortcuts"),
-                           [this] { showShortcuts(); }));
+                           [this] { showShortcuts(this, findChildren<QAction*>()); }));
     help->addAction(action(tr("&About"), nullptr, QKeySequence(), tr("About Tomo Workstation"), [this] {
         QMessageBox::about(this, tr("About Tomo Workstation"),
                            tr("<h3>Tomo Workstation %1</h3><p>Parallel-beam tomography: live slice reconstruction, "
@@ -1012,41 +1013,6 @@ void MainWindow::updateTitle() {
 
 QString MainWindow::statusSummary() const {
     return m_status->summary();
-}
-
-void MainWindow::showShortcuts() {
-    auto* dialog = new QDialog(this);
-    dialog->setAttribute(Qt::WA_DeleteOnClose);
-    dialog->setWindowTitle(tr("Keyboard shortcuts"));
-    auto* table = new QTableWidget(0, 2, dialog);
-    table->setHorizontalHeaderLabels({tr("Action"), tr("Shortcut")});
-    table->verticalHeader()->hide();
-    table->horizontalHeader()->setStretchLastSection(true);
-    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    for (QAction* a : findChildren<QAction*>()) {
-        if (a->shortcut().isEmpty()) continue;
-        const int row = table->rowCount();
-        table->insertRow(row);
-        table->setItem(row, 0, new QTableWidgetItem(QString(a->text()).remove(QLatin1Char('&'))));
-        table->setItem(row, 1, new QTableWidgetItem(a->shortcut().toString(QKeySequence::NativeText)));
-    }
-    const QStringList mouse = {tr("Wheel: zoom about the cursor"), tr("Middle drag (or left drag, pan tool): pan"),
-                               tr("Right drag: window (horizontal) and level (vertical)"),
-                               tr("Double click: fit"), tr("3D view: left drag rotate, middle pan, wheel zoom")};
-    for (const QString& m : mouse) {
-        const int row = table->rowCount();
-        table->insertRow(row);
-        table->setItem(row, 0, new QTableWidgetItem(m));
-        table->setItem(row, 1, new QTableWidgetItem(tr("mouse")));
-    }
-    table->resizeColumnsToContents();
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, dialog);
-    connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
-    auto* layout = new QVBoxLayout(dialog);
-    layout->addWidget(table);
-    layout->addWidget(buttons);
-    dialog->resize(480, 560);
-    dialog->show();
 }
 
 void MainWindow::setPixelSize(double micrometres) {

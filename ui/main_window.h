@@ -6,8 +6,8 @@
 #pragma once
 
 #include "views/value_unit.h"
-#include "work/params_history.h"
 #include "work/controller.h"
+#include "work/params_history.h"
 #include "work/pixel_size.h"
 #include "work/recon_types.h"
 
@@ -198,7 +198,6 @@ private:
     void showError(const QString& title, const QString& message);
     void showBusy();
     void updateTitle();
-    void showShortcuts();
 
     Controller* m_controller = nullptr;
     DatasetCheck* m_check = nullptr;
