@@ -15,6 +15,7 @@
 #include "panels/data_panel.h"
 #include "panels/display_panel.h"
 #include "panels/metadata_panel.h"
+#include "panels/method_panel.h"
 #include "panels/parameter_panel.h"
 #include "panels/quality_panel.h"
 #include "panels/volume_panel.h"
@@ -148,6 +149,7 @@ void MainWindow::createDocks() {
     QDockWidget* volume = place(m_volumePanel->makeDock(this), Qt::RightDockWidgetArea);
     tabifyDockWidget(quality, volume);
     quality->raise();
+    createIterativeDocks();
     resizeDocks({params, display}, {340, 430}, Qt::Horizontal);
     resizeDocks({display, quality}, {200, 560}, Qt::Vertical);
     resizeDocks({m_profileDock}, {330}, Qt::Vertical);
@@ -399,8 +401,9 @@ void MainWindow::createActions() {
     view->addActions({fit, oneToOne, autoWindow, pixelSize});
     view->addMenu(units);
     view->addSeparator();
-    for (QDockWidget* d : {m_params->dock(), m_corrections->dock(), m_metadata->dock(), m_display->dock(),
-                           m_quality->dock(), m_profileDock, m_data->dock()})
+    for (QDockWidget* d : {m_params->dock(), m_method->dock(), m_corrections->dock(), m_metadata->dock(),
+                           m_display->dock(), m_quality->dock(), m_profileDock, m_data->dock(), m_convergenceDock,
+                           m_reprojectionDock})
         view->addAction(d->toggleViewAction());
     view->addAction(show3d);
     view->addAction(resetLayout);
@@ -1065,12 +1068,13 @@ void MainWindow::applyDefaultLayout() {
     // makes the slice in the left column, what looks at it below the slice.
     QDockWidget* params = m_params->dock();
     QDockWidget* display = m_display->dock();
-    for (QDockWidget* d : {m_corrections->dock(), m_metadata->dock()}) {
+    for (QDockWidget* d : {m_method->dock(), m_corrections->dock(), m_metadata->dock()}) {
         addDockWidget(Qt::LeftDockWidgetArea, d);
         tabifyDockWidget(params, d);
     }
     addDockWidget(Qt::BottomDockWidgetArea, display);
-    for (QDockWidget* d : {m_quality->dock(), m_volumePanel->dock(), m_profileDock, m_data->dock()}) {
+    for (QDockWidget* d : {m_quality->dock(), m_volumePanel->dock(), m_profileDock, m_data->dock(), m_convergenceDock,
+                           m_reprojectionDock}) {
         addDockWidget(Qt::BottomDockWidgetArea, d);
         tabifyDockWidget(display, d);
     }

@@ -46,6 +46,9 @@ class ExportDialog;
 class HistogramWidget;
 class LiveMode;
 class MetadataPanel;
+class MethodPanel;
+class ConvergencePlot;
+class ReprojectionView;
 class ParameterPanel;
 class ProfilePlot;
 class QualityPanel;
@@ -88,6 +91,10 @@ public:
     VolumeView* volumeView() const;
     DataPanel* dataPanel() const { return m_data; }
     CorrectionsPanel* correctionsPanel() const { return m_corrections; }
+    MethodPanel* methodPanel() const { return m_method; }
+    ConvergencePlot* convergencePlot() const { return m_convergence; }
+    ReprojectionView* reprojectionView() const { return m_reprojection; }
+    QDockWidget* reprojectionDock() const { return m_reprojectionDock; }
     /// Runs tomo-recon --info on a file before it is opened (DatasetCheck).
     DatasetCheck* datasetCheck() const { return m_check; }
     /// Null until Reconstruction ▸ Axis Sweep was opened.
@@ -182,6 +189,9 @@ private:
     void rememberAxis();
     /// Shows the slice the session received (`previous` was on screen before).
     void onSliceReady(const SliceResultPtr& result, const SliceResultPtr& previous);
+    /// The Method, Convergence and Reprojection docks, wired to the
+    /// controller (main_window_iterative.cpp).
+    void createIterativeDocks();
     /// Tells the worker how to colour and compare the next slices.
     void syncDisplaySettings();
     void onParamsChanged();
@@ -213,6 +223,12 @@ private:
     CorrectionsPanel* m_corrections = nullptr;
     ParamsHistory* m_history = nullptr;
     QDockWidget* m_profileDock = nullptr;        // the profile plot is a view: its dock is the window's
+    MethodPanel* m_method = nullptr;
+    ConvergencePlot* m_convergence = nullptr;     // views: their docks are the window's
+    ReprojectionView* m_reprojection = nullptr;
+    QDockWidget* m_convergenceDock = nullptr;
+    QDockWidget* m_reprojectionDock = nullptr;
+    quint64 m_plottedRun = 0;                     // the iterative slice the convergence plot shows
     QPointer<CompareModesDialog> m_compareDialog;
     QPointer<AxisSweepDialog> m_sweepDialog;
     QPointer<QProgressDialog> m_exportProgress;

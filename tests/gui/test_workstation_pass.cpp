@@ -505,8 +505,9 @@ private slots:
                     ++tabs;
                 }
             }
-            // Compact: all eight panels are tabs of the two groups; wide: Display stands alone.
-            QCOMPARE(tabs, size.width() < 1280 ? 8 : 7);
+            // Compact: all eleven panels (Method, Convergence and Reprojection
+            // too) are tabs of the two groups; wide: Display stands alone.
+            QCOMPARE(tabs, size.width() < 1280 ? 11 : 10);
             QVERIFY(w->sliceView()->width() >= w->width() / 2);
             QVERIFY(w->sliceView()->height() >= w->height() / 2);
             saveScreenshot(w.get(), QStringLiteral("p5-tabs-%1x%2").arg(size.width()).arg(size.height()));

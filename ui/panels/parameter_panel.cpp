@@ -313,6 +313,7 @@ SliceParams ParameterPanel::params() const {
     o.openclDevice = ui->openclDeviceCombo->currentData().toString().toStdString();
     o.threads = ui->threadsSpin->value();
     o.allowApproximate = ui->approximateCheck->isChecked();
+    o.iterative = m_iterative;
     return p;
 }
 
@@ -342,8 +343,11 @@ void ParameterPanel::setParams(const SliceParams& p) {
     select(ui->openclDeviceCombo, QString::fromStdString(p.options.openclDevice));
     ui->threadsSpin->setValue(p.options.threads);
     ui->approximateCheck->setChecked(p.options.allowApproximate);
+    const bool otherMethod = !tomo::sameMethod(p.options.iterative, m_iterative);
+    m_iterative = p.options.iterative;
     --m_blockSignals;
     if (otherCorrections) emit correctionsReplaced(m_corrections);
+    if (otherMethod) emit iterativeReplaced(m_iterative);
     changed();
 }
 
@@ -357,6 +361,12 @@ void ParameterPanel::setCorrections(const tomo::CorrectionOptions& corrections) 
     }
     m_corrections = corrections;
     updateStitched();
+    changed();
+}
+
+void ParameterPanel::setIterative(const tomo::IterativeOptions& iterative) {
+    if (tomo::sameMethod(iterative, m_iterative)) return;
+    m_iterative = iterative;
     changed();
 }
 

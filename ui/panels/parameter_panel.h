@@ -49,6 +49,8 @@ public:
     /// Replaces the corrections and emits paramsChanged().
     void setCorrections(const tomo::CorrectionOptions& corrections);
     const tomo::CorrectionOptions& corrections() const { return m_corrections; }
+    /// The method (the Method panel edits it; params().options.iterative).
+    void setIterative(const tomo::IterativeOptions& iterative);
     /// Sets the axis on the current row (a picked sweep thumbnail) and emits paramsChanged().
     void setAxis(double axis);
 
@@ -94,6 +96,8 @@ signals:
     void failed(const QString& title, const QString& message);
     /// setParams() brought other corrections (undo, loaded parameters).
     void correctionsReplaced(const tomo::CorrectionOptions& corrections);
+    /// setParams brought another method (a parameter file, undo).
+    void iterativeReplaced(const tomo::IterativeOptions& iterative);
 
 private:
     void dockMade() override;
@@ -127,6 +131,7 @@ private:
     double m_fineCentre = 0.0;             // axis at the fine slider's middle
     std::optional<double> m_foundAxis;     // the axis the finder found, while it is the one shown
     tomo::CorrectionOptions m_corrections;
+    tomo::IterativeOptions m_iterative;
     bool m_divergent = false;              // fan/cone beam: FDK's controls only
     bool m_stitched = false;               // the axis controls are off for 360° stitching
 };

@@ -201,8 +201,13 @@ void QualityPanel::showComparison(const Comparison& c, const SliceResult& result
     m_view->setPreparedImage(c.difference, QPoint(result.preview.region.x, result.preview.region.y), c.rendered,
                              -c.range, c.range, m_view->colormapName(), c.scaled, c.zoom);
     m_view->setCaption(tr("Result − reference"));
+    // An iterative result against the exact mode: that reference is FBP's.
+    const bool iterative = result.params.options.iterative.isIterative();
     m_status->setText(tr("%1 vs %2 (reference made in %3)")
-                          .arg(QString::fromStdString(result.preview.strategy), c.referenceLabel,
+                          .arg(QString::fromStdString(result.preview.strategy) %
+                                   (iterative ? QStringLiteral(" ") % methodLabel(result.params.options.iterative) : QString()),
+                               iterative && c.kind == ReferenceKind::Exact ? tr("FBP %1").arg(c.referenceLabel)
+                                                                           : c.referenceLabel,
                                formatSeconds(c.referenceSeconds)));
 }
 

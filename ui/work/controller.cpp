@@ -361,6 +361,8 @@ Controller::Controller(QObject* parent) : QObject(parent), m_pending(std::make_u
         qRegisterMetaType<tomo::ui::SubVolume>();
         qRegisterMetaType<tomo::ui::JobProgress>();
         qRegisterMetaType<tomo::ui::JobKind>();
+        qRegisterMetaType<tomo::ui::IterationUpdate>();
+        qRegisterMetaType<tomo::ui::ReprojectionResult>();
         qRegisterMetaType<tomo::ui::JobStatus>();
         qRegisterMetaType<tomo::ui::DataView>();
         qRegisterMetaType<tomo::ui::AxisSweep>();
@@ -781,7 +783,9 @@ void Controller::runSlice(quint64 id, const SliceParams& params, int generation,
         r->secondsWaiting = waited;
         r->params = params;
         try {
-            r->preview = m_session->run(r->params.request(), &token);
+            tomo::PreviewRequest request = r->params.request();
+            if (params.options.iterative.isIterative()) request.onIteration = iterationObserver(id, params, generation);
+            r->preview = m_session->run(request, &token);
         } catch (const tomo::InvalidArgument& e) {
             // Corrections the dataset cannot take (360° on a 180° scan, columns
             // beyond the detector): said as such, the last good ones stay usable.

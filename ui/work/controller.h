@@ -28,6 +28,7 @@
 #include <QThread>
 #include <QThreadPool>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -83,6 +84,15 @@ public:
     /// The thread that reconstructs and prepares live slices.
     QThread* previewThread() { return &m_previewThread; }
 
+    /// Iterative methods (iterative_work.cpp): the running live slice stops
+    /// after its current iteration and keeps its image (sliceReady follows
+    /// with it). From the UI thread; nothing when no iterative slice runs.
+    void stopIterations();
+    /// Forward projects the last slice (the whole grid, parallel beam) and
+    /// compares it with its row's measured sinogram, on the preview thread;
+    /// reprojectionReady follows.
+    void requestReprojection();
+
     /// Runs the automatic rotation-axis finder on `row`; axisFound follows.
     void findAxis(int row);
     /// Reads what the Data panel shows (a row's sinogram, the projection at
@@ -129,6 +139,9 @@ signals:
     /// user asked for also shows it through failed()).
     void axisFailed(int row, const QString& why);
     void dataViewReady(const tomo::ui::DataView& view);
+    /// An iterative live slice progressed (throttled, see IterationUpdate).
+    void iterationProgress(const tomo::ui::IterationUpdate& update);
+    void reprojectionReady(const tomo::ui::ReprojectionResult& result);
     /// A live slice started waiting or running / finished (sliceBusy()).
     void busyChanged(bool busy);
     /// The reference started / finished (referenceBusy()).
@@ -181,6 +194,10 @@ private:
     bool sliceBusyLocked() const;
     bool referenceBusyLocked() const;
     void reportError(const QString& what, const std::exception& e);
+    /// Preview thread (iterative_work.cpp): the callback of an iterative
+    /// live slice `id`: residuals and throttled images to the UI, Stop.
+    tomo::IterationCallback iterationObserver(quint64 id, const SliceParams& params, int generation);
+    void runReprojection(int generation);
     std::shared_ptr<tomo::DatasetReader> openJobReader() const;
     void installDataset(std::shared_ptr<tomo::DatasetReader> reader, std::shared_ptr<const Source> source,
                         DatasetSummary summary, bool findAxis = false);
@@ -223,6 +240,7 @@ private:
     std::shared_ptr<const Source> m_source;
     std::shared_ptr<tomo::CancelToken> m_jobToken;
     quint64 m_sequence = 0;
+    std::atomic<bool> m_stopIterations{false}; // Stop pressed: the running iterative slice keeps its image
 
     // UI-thread state.
     int m_generation = 0;

@@ -171,4 +171,12 @@ QString formatSeconds(double s) {
     return QStringLiteral("%1 h %2 min").arg(total / 3600).arg((total % 3600) / 60);
 }
 
+QString methodLabel(const tomo::IterativeOptions& o) {
+    const QString name = QString::fromUtf8(tomo::methodName(o.method).data()).toUpper();
+    if (!o.isIterative()) return name;
+    QString label = QObject::tr("%1, %2 iterations").arg(name).arg(o.resolvedIterations());
+    if (o.tvWeight) label += QObject::tr(", λ %1").arg(*o.tvWeight);
+    return label;
+}
+
 } // namespace tomo::ui

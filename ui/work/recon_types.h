@@ -294,6 +294,36 @@ struct JobProgress {
     double secondsLeft = -1.0;          ///< < 0 while unknown
 };
 
+/// An iterative slice while it runs (Controller::iterationProgress): the
+/// residuals of every iteration since the last update, and every few
+/// iterations (at most a few times a second) the current image.
+struct IterationUpdate {
+    quint64 id = 0;                     ///< SliceResult::id of the slice being made
+    int iterations = 0;                 ///< planned
+    /// (iteration, ||b - A x|| / ||b||) of each iteration since the last update.
+    std::vector<std::pair<int, double>> residuals;
+    /// The current image (the request's region) and its colours; null when not due.
+    std::shared_ptr<const tomo::Image> image;
+    tomo::Region region;
+    SliceDisplay display;
+};
+
+/// Data consistency of the slice on screen (Controller::requestReprojection):
+/// the measured sinogram of its row, the forward projection of the slice
+/// (tomo::reproject) and their difference.
+struct ReprojectionResult {
+    quint64 resultId = 0;               ///< SliceResult::id of the slice projected
+    int row = 0;
+    QString method;                     ///< "fbp", "sirt", ...
+    tomo::Image measured, projected, difference; ///< angles x bins
+    QImage measuredRendered, projectedRendered; ///< grey, one window for both
+    QImage differenceRendered;          ///< diverging, window [-range, range]
+    float range = 0.0f;
+    double norm = 0.0;                  ///< ||measured - A x||
+    double relativeNorm = 0.0;          ///< ||measured - A x|| / ||measured||
+    QString error;                      ///< why there is none (then nothing else is set)
+};
+
 /// The GUI parameters as the JSON run configuration tomo-recon accepts: the
 /// dataset's path (none for the demo) and how it was opened, rows, params
 /// (the axis line with axis_row = params.row; no axis with 360° stitching)
@@ -330,6 +360,8 @@ QString referenceModeLabel(const tomo::ReconOptions& referenceOptions);
 std::vector<std::uint8_t> reconstructionDisc(const tomo::Region& region, int grid);
 
 QString formatSeconds(double seconds);  ///< "87 ms", "3.2 s", "4 min 10 s"
+/// "FBP", "SIRT, 100 iterations", "TV, 100 iterations, λ 0.1".
+QString methodLabel(const tomo::IterativeOptions& options);
 
 } // namespace tomo::ui
 
@@ -347,3 +379,5 @@ Q_DECLARE_METATYPE(tomo::ui::JobStatus)
 Q_DECLARE_METATYPE(tomo::ui::DataView)
 Q_DECLARE_METATYPE(tomo::ui::AxisSweep)
 Q_DECLARE_METATYPE(tomo::RangeEstimate)
+Q_DECLARE_METATYPE(tomo::ui::IterationUpdate)
+Q_DECLARE_METATYPE(tomo::ui::ReprojectionResult)

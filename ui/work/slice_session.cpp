@@ -27,6 +27,7 @@ double threadCpuSeconds() {
 } // namespace
 
 QString modeText(const tomo::ReconOptions& o) {
+    if (o.iterative.isIterative()) return methodLabel(o.iterative);
     return QString::fromUtf8(tomo::interpolationName(o.interpolation).data()) % QStringLiteral(" · ") %
            QString::fromUtf8(tomo::precisionName(o.precision).data());
 }

@@ -10,6 +10,8 @@
 //     axis / offsets changed ──► plan->setAxis             no filtering
 //     region changed ──────────► plan->setRegion           no filtering
 //     always ──────────────────► plan->backproject         the strategy's kernel
+//                                  (an iterative method: its iterations, in
+//                                  one call, onIteration after each)
 //
 // A live scan (grow(): the same scan with more projections) keeps the
 // slice it showed: when the row, axis, region, options and corrections are
@@ -75,7 +77,15 @@ struct PreviewRequest {
     /// the axis costs no correction (except with 360° stitching, whose
     /// axis lives in corrections.halfAcquisition).
     CorrectionOptions corrections;
+    /// Iterative methods (options.iterative): called after every iteration
+    /// on run()'s thread, e.g. to show the slice and the residual while they
+    /// run; returning false stops them and keeps the image so far.
+    IterationCallback onIteration;
 };
+
+/// The same method with the same parameters: an iterative plan keeps them,
+/// so PreviewSession makes a new plan when they change.
+bool sameMethod(const IterativeOptions& a, const IterativeOptions& b);
 
 /// One finished preview slice and how it was made.
 struct PreviewResult {
@@ -105,6 +115,9 @@ struct PreviewResult {
     /// What the corrections found in the row (when it was loaded by an
     /// earlier run: the figures of that load).
     PreprocessStats corrections;
+    /// How an iterative method ended (iterations run, last residual, stopped
+    /// early); unset for FBP.
+    std::optional<IterativeSummary> iterative;
 };
 
 /// Holds one dataset row's corrected sinogram and a ReconstructionPlan

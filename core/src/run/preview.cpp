@@ -1,6 +1,7 @@
 #include "tomo/preview.h"
 
 #include "tomo/error.h"
+#include "tomo/iterative_plan.h"
 #include "tomo/preprocess.h"
 #include "tomo/registry.h"
 
@@ -42,7 +43,8 @@ bool samePlanOptions(const ReconOptions& a, const ReconOptions& b) {
     return a.strategy == b.strategy && a.interpolation == b.interpolation && a.precision == b.precision &&
            a.slicesPerPass == b.slicesPerPass && a.filter.window == b.filter.window &&
            a.filter.padding == b.filter.padding && a.device == b.device && a.threads == b.threads &&
-           a.tuning == b.tuning && a.allowApproximate == b.allowApproximate;
+           a.tuning == b.tuning && a.allowApproximate == b.allowApproximate &&
+           sameMethod(a.iterative, b.iterative);
 }
 
 /// The strategy runs on a GPU (CUDA or OpenCL): its first speed guess,
@@ -362,6 +364,11 @@ struct PreviewSession::Impl {
     }
 };
 
+bool sameMethod(const IterativeOptions& a, const IterativeOptions& b) {
+    return a.method == b.method && a.iterations == b.iterations && a.tvWeight == b.tvWeight && a.bounds == b.bounds &&
+           a.init == b.init && a.tolerance == b.tolerance && a.matched == b.matched;
+}
+
 PreviewSession::PreviewSession(std::shared_ptr<DatasetReader> reader) : m_impl(std::make_unique<Impl>()) {
     if (!reader) throw InvalidArgument("preview: no dataset");
     checkPositive(reader->info());
@@ -509,6 +516,28 @@ PreviewResult PreviewSession::run(const PreviewRequest& request, const CancelTok
     // Bands are whole multiples of the GPU kernels' tiles (16 to 64 rows);
     // a slow exact CPU mode needs thin ones.
     const bool gpu = runsOnGpu(plan.options().strategy);
+    if (auto* iterative = dynamic_cast<IterativePlan*>(&plan)) {
+        // One call: the iterations run on the whole grid (bands would repeat
+        // them); the token is checked after each iteration instead.
+        const auto itStart = Clock::now();
+        iterative->setIterationCallback([&](const IterationState& state) {
+            checkCancel();
+            return request.onIteration ? request.onIteration(state) : true;
+        });
+        if (!(plan.geometry().region == region)) plan.setRegion(region);
+        try {
+            plan.backproject(std::span<float>(result.slice.data));
+        } catch (...) {
+            iterative->setIterationCallback({});
+            throw;
+        }
+        iterative->setIterationCallback({});
+        result.iterative = iterative->lastSummary();
+        result.secondsBackproject = secondsSince(itStart);
+        result.strategy = plan.options().strategy;
+        result.secondsTotal = secondsSince(start);
+        return result;
+    }
     if (d.lastUpdatesPerSecond <= 0.0) d.lastUpdatesPerSecond = gpu ? 100e9 : 2.5e9;
     const auto bpStart = Clock::now();
     result.bands = preview::backprojectInBands(
