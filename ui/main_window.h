@@ -1,8 +1,9 @@
 // The main window of tomo-workstation: a shell that creates the panels
 // (each brings its dock and actions, panels/panel.h) and the views, places
 // them in its menus, toolbar and dock areas, and wires them to the
-// controller (background reconstruction); with the status bar, settings,
-// recent files, drag and drop and the error dialogs.
+// controller (background reconstruction) and the slice flow (work/
+// SliceSession); with the settings, the File menu, drag and drop and the
+// error dialogs.
 #pragma once
 
 #include "views/value_unit.h"
@@ -11,12 +12,10 @@
 #include "work/pixel_size.h"
 #include "work/recon_types.h"
 
-#include <QElapsedTimer>
 #include <QLineF>
 #include <QMainWindow>
 #include <QPointer>
 
-#include <map>
 #include <memory>
 #include <optional>
 
@@ -24,13 +23,10 @@ QT_BEGIN_NAMESPACE
 class QAction;
 class QActionGroup;
 class QDockWidget;
-class QLabel;
 class QMenu;
 class QMessageBox;
-class QProgressBar;
 class QProgressDialog;
 class QTimer;
-class QToolButton;
 class QUndoStack;
 QT_END_NAMESPACE
 
