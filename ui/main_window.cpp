@@ -1,13 +1,16 @@
 #include "main_window.h"
 
+#include "work/file_places.h"
 #include "work/latency_probe.h"
 #include "work/live_mode.h"
+#include "work/slice_session.h"
 
 #include "application.h"
 #include "dialogs/axis_sweep_dialog.h"
 #include "dialogs/compare_modes_dialog.h"
 #include "dialogs/export_dialog.h"
 #include "dialogs/open_dialog.h"
+#include "dialogs/shortcuts_dialog.h"
 #include "panels/corrections_panel.h"
 #include "panels/data_panel.h"
 #include "panels/display_panel.h"
@@ -19,6 +22,7 @@
 #include "views/histogram_widget.h"
 #include "views/profile_plot.h"
 #include "views/slice_view.h"
+#include "views/status_figures.h"
 #include "views/volume_view.h"
 #include "work/dataset_check.h"
 
@@ -32,114 +36,40 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
-#include <QDialogButtonBox>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QHeaderView>
-#include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
-#include <QProgressBar>
 #include <QProgressDialog>
 #include <QSettings>
 #include <QScreen>
-#include <QStandardPaths>
 #include <QTimer>
-#include <QUndoStack>
 #include <QStatusBar>
-#include <QTableWidget>
 #include <QToolBar>
-#include <QToolButton>
-#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <utility>
 
 namespace tomo::ui {
 namespace {
 
-constexpr int kMaxRecentFiles = 10;
 /// Below this window width the default layout stacks every panel as tabs in
 /// one column, so the slice keeps about two thirds of the width.
 constexpr int kCompactWidth = 1280;
 
 QString axisKey(const QString& path) { return datasetSettingsKey(QStringLiteral("axes"), path); }
 
-/// CPU time the calling thread has used, in seconds (-1 where unknown).
-double threadCpuSeconds() {
-#if defined(CLOCK_THREAD_CPUTIME_ID)
-    timespec t{};
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0) return static_cast<double>(t.tv_sec) + t.tv_nsec / 1e9;
-#endif
-    return -1.0;
-}
-
-QString modeText(const tomo::ReconOptions& o) {
-    if (o.iterative.isIterative()) return methodLabel(o.iterative);
-    return QString::fromUtf8(tomo::interpolationName(o.interpolation).data()) % QStringLiteral(" · ") %
-           QString::fromUtf8(tomo::precisionName(o.precision).data());
-}
-
-/// The run-config JSON of `p`: two parameter sets are the same when it is.
-std::string paramsKey(const SliceParams& p) { return tomo::toJson(toRunConfig(p, DatasetSummary{}, 0, 0)); }
-
-/// What changed, for the Undo / Redo menu entries.
-QString describeChange(const SliceParams& before, const SliceParams& after) {
-    if (before.row != after.row) return QObject::tr("row %1 → %2").arg(before.row).arg(after.row);
-    if (before.axis != after.axis)
-        return QObject::tr("axis %1 → %2 px").arg(before.axis, 0, 'f', 3).arg(after.axis, 0, 'f', 3);
-    if (before.region != after.region) return QObject::tr("region of interest");
-    if (before.axisOffsets != after.axisOffsets) return QObject::tr("axis offsets");
-    if (before.axisTilt != after.axisTilt)
-        return QObject::tr("axis tilt %1 → %2 px/row").arg(before.axisTilt).arg(after.axisTilt);
-    if (!(before.corrections == after.corrections)) return QObject::tr("corrections");
-    return QObject::tr("reconstruction options");
-}
-
-/// One parameter change; consecutive axis moves less than a second apart
-/// (a slider drag, a run of key presses) are one step.
-class ParamsCommand : public QUndoCommand {
-public:
-    ParamsCommand(SliceParams before, SliceParams after, qint64 atMs, std::function<void(const SliceParams&)> apply)
-        : QUndoCommand(describeChange(before, after)), m_before(std::move(before)), m_after(std::move(after)),
-          m_atMs(atMs), m_apply(std::move(apply)) {}
-    void undo() override { m_apply(m_before); }
-    void redo() override {
-        if (!std::exchange(m_pushed, true)) return; // pushed after the change was made
-        m_apply(m_after);
-    }
-    int id() const override { return 1; }
-    bool mergeWith(const QUndoCommand* other) override {
-        const auto* next = static_cast<const ParamsCommand*>(other);
-        if (!onlyAxis(m_before, m_after) || !onlyAxis(m_after, next->m_after) || next->m_atMs - m_atMs > 1000) return false;
-        m_after = next->m_after;
-        m_atMs = next->m_atMs;
-        setText(describeChange(m_before, m_after));
-        return true;
-    }
-
-private:
-    static bool onlyAxis(const SliceParams& a, SliceParams b) {
-        b.axis = a.axis;
-        return paramsKey(a) == paramsKey(b);
-    }
-    SliceParams m_before, m_after;
-    qint64 m_atMs;
-    std::function<void(const SliceParams&)> m_apply;
-    bool m_pushed = false;
-};
-
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent), m_controller(new Controller(this)), m_check(new DatasetCheck(this)),
-      m_history(new QUndoStack(this)) {
+      m_session(new SliceSession(m_controller, this)),
+      m_history(new ParamsHistory([this](const SliceParams& p) { m_params->setParams(p); }, this)) {
     setObjectName(QStringLiteral("MainWindow"));
     setAcceptDrops(true);
     setDockNestingEnabled(true);
@@ -153,10 +83,9 @@ MainWindow::MainWindow(QWidget* parent)
 
     createDocks();
     createActions();
-    createStatusBar();
+    m_status = new StatusFigures(statusBar(), m_metadata->pixelSizeAction());
     connectController();
     m_defaultState = saveState();
-    m_clock.start();
     m_rememberAxis = new QTimer(this);
     m_rememberAxis->setSingleShot(true);
     m_rememberAxis->setInterval(1500);
@@ -172,6 +101,11 @@ CompareModesDialog* MainWindow::compareDialog() const { return m_compareDialog.d
 HistogramWidget* MainWindow::histogram() const { return m_display->histogram(); }
 VolumeView* MainWindow::volumeView() const { return m_volumePanel->view(); }
 QProgressDialog* MainWindow::exportProgress() const { return m_exportProgress.data(); }
+const SliceResult* MainWindow::currentResult() const { return m_session->result().get(); }
+const ReferenceResult* MainWindow::activeReference() const { return m_session->activeReference(); }
+const Comparison* MainWindow::currentComparison() const { return m_session->comparison(); }
+double MainWindow::lastLatency() const { return m_session->lastLatency(); }
+double MainWindow::lastShowCpuSeconds() const { return m_session->lastShowCpuSeconds(); }
 
 // ------------------------------------------------------------------ layout
 
@@ -238,7 +172,7 @@ void MainWindow::createDocks() {
         m_panAction->trigger();
     });
     connect(m_slice, &SliceView::hovered, this, [this](QPoint p, float v, bool inside) {
-        m_hoverLabel->setText(inside ? QStringLiteral("x %1  y %2  %3").arg(p.x()).arg(p.y()).arg(m_unit.format(v, 5))
+        m_status->setHover(inside ? QStringLiteral("x %1  y %2  %3").arg(p.x()).arg(p.y()).arg(m_unit.format(v, 5))
                                      : QString());
     });
     // Result and difference views move together.
@@ -246,13 +180,13 @@ void MainWindow::createDocks() {
     connect(m_quality->view(), &SliceView::viewChanged, m_slice, &SliceView::setView);
     connect(m_quality->view(), &SliceView::lineChanged, this, &MainWindow::setProfileLine);
     connect(m_quality->view(), &SliceView::hovered, this, [this](QPoint p, float v, bool inside) {
-        m_hoverLabel->setText(inside ? tr("x %1  y %2  Δ %3").arg(p.x()).arg(p.y()).arg(m_unit.format(v)) : QString());
+        m_status->setHover(inside ? tr("x %1  y %2  Δ %3").arg(p.x()).arg(p.y()).arg(m_unit.format(v)) : QString());
     });
 
     connect(m_params, &ParameterPanel::paramsChanged, this, &MainWindow::onParamsChanged);
     connect(m_params, &ParameterPanel::reconstructRequested, this, &MainWindow::requestSlice);
     connect(m_params, &ParameterPanel::cancelRequested, this, [this] {
-        cancelLive();
+        m_session->cancel();
         statusBar()->showMessage(tr("Slice cancelled"), 3000);
     });
     connect(m_params, &ParameterPanel::findAxisRequested, m_controller, &Controller::findAxis);
@@ -271,19 +205,15 @@ void MainWindow::createDocks() {
     // Another reference or disc: the worker compares the slice on screen again.
     auto compareAgain = [this] {
         syncDisplaySettings();
-        m_comparison.reset();
-        m_controller->requestComparison();
-        requestReferenceIfNeeded();
-        refreshComparison();
-        refreshProfile();
+        m_session->compareAgain();
     };
     connect(m_quality, &QualityPanel::referenceKindChanged, this, compareAgain);
     connect(m_quality, &QualityPanel::discOnlyChanged, this, compareAgain);
     connect(m_quality, &QualityPanel::pinRequested, this, &MainWindow::pinCurrent);
     connect(m_quality, &QualityPanel::automaticReferenceChanged, this, [this](bool on) {
-        if (on) requestReferenceIfNeeded();
+        if (on) m_session->requestReferenceIfNeeded();
     });
-    connect(m_quality, &QualityPanel::computeRequested, this, [this] { requestReferenceIfNeeded(true); });
+    connect(m_quality, &QualityPanel::computeRequested, this, [this] { m_session->requestReferenceIfNeeded(true); });
     connect(m_quality->dock(), &QDockWidget::visibilityChanged, this, [this, compareAgain](bool visible) {
         if (visible) compareAgain();
         else syncDisplaySettings();
@@ -389,7 +319,7 @@ void MainWindow::createActions() {
                           tr("Reconstruct the current slice now"), [this] { requestSlice(); });
     QAction* cancel = action(tr("&Cancel"), "cancel", QKeySequence(Qt::Key_Escape), tr("Cancel the running slice or job"),
                              [this] {
-                                 cancelLive();
+                                 m_session->cancel();
                                  m_controller->cancelJob();
                                  statusBar()->showMessage(tr("Cancelled"), 3000);
                              });
@@ -434,7 +364,7 @@ void MainWindow::createActions() {
                                tr("One screen pixel per slice pixel"), [this] { m_slice->zoomOneToOne(); });
     QAction* autoWindow = m_display->autoWindowAction();
     connect(autoWindow, &QAction::triggered, this, [this](bool on) {
-        if (on && m_result) applyWindow(m_result->stats.autoLow, m_result->stats.autoHigh, false);
+        if (on && m_session->result()) applyWindow(m_session->result()->stats.autoLow, m_session->result()->stats.autoHigh, false);
         syncDisplaySettings();
     });
     view->addMenu(tr("&Colormap"))->addActions(m_display->colormapActions());
@@ -471,7 +401,7 @@ void MainWindow::createActions() {
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(action(tr("&Keyboard Shortcuts"), nullptr, QKeySequence(Qt::Key_F1), tr("List the shortcuts"),
-                           [this] { showShortcuts(); }));
+                           [this] { showShortcuts(this, findChildren<QAction*>()); }));
     help->addAction(action(tr("&About"), nullptr, QKeySequence(), tr("About Tomo Workstation"), [this] {
         QMessageBox::about(this, tr("About Tomo Workstation"),
                            tr("<h3>Tomo Workstation %1</h3><p>Parallel-beam tomography: live slice reconstruction, "
@@ -502,41 +432,25 @@ void MainWindow::createActions() {
     addActions(steps);
 }
 
-void MainWindow::createStatusBar() {
-    m_hoverLabel = new QLabel;
-    m_hoverLabel->setMinimumWidth(200);
-    m_backendLabel = new QLabel;
-    m_timeLabel = new QLabel;
-    m_gupsLabel = new QLabel;
-    m_busyLabel = new QLabel;
-    m_latencyLabel = new QLabel;
-    m_latencyLabel->setObjectName(QStringLiteral("latencyLabel"));
-    m_jobBar = new QProgressBar;
-    m_jobBar->setMaximumWidth(220);
-    m_jobBar->setRange(0, 100);
-    m_jobBar->hide();
-    m_backendLabel->setToolTip(tr("Backend family · strategy that ran (and the one asked for) · interpolation · precision"));
-    m_timeLabel->setToolTip(tr("Time of the last slice: whole run (back-projection only; filtering when it was redone)"));
-    m_gupsLabel->setToolTip(tr("Back-projection speed: giga-updates per second (pixels × projections / s / 1e9)"));
-    m_latencyLabel->setToolTip(tr("From the parameter change to the new slice on screen: waiting, reconstruction, "
-                                  "colours and comparison on the worker, and the paint"));
-    m_pixelButton = new QToolButton;
-    m_pixelButton->setObjectName(QStringLiteral("pixelSizeButton"));
-    m_pixelButton->setAutoRaise(true);
-    connect(m_pixelButton, &QToolButton::clicked, m_metadata->pixelSizeAction(), &QAction::trigger);
-    statusBar()->addWidget(m_hoverLabel);
-    for (QWidget* w : std::initializer_list<QWidget*>{m_jobBar, m_busyLabel, m_pixelButton, m_backendLabel, m_timeLabel,
-                                                      m_gupsLabel, m_latencyLabel})
-        statusBar()->addPermanentWidget(w);
-}
-
 void MainWindow::connectController() {
     connect(m_controller, &Controller::datasetOpened, this, &MainWindow::onDatasetOpened);
-    connect(m_controller, &Controller::sliceReady, this, &MainWindow::onSliceReady);
-    connect(m_controller, &Controller::referenceReady, this, &MainWindow::onReferenceReady);
-    connect(m_controller, &Controller::comparisonReady, this, &MainWindow::onComparisonReady);
+    // The slice flow: what the panels ask for, and what it shows.
+    m_session->setWish([this] {
+        return SliceSession::Wish{m_dataset.has_value(), m_params->params(), m_quality->referenceKind(),
+                                  m_quality->automaticReference(), m_quality->isVisible()};
+    });
+    connect(m_session, &SliceSession::sliceShown, this, &MainWindow::onSliceReady);
+    connect(m_session, &SliceSession::comparisonChanged, this, [this] {
+        refreshComparison();
+        refreshProfile();
+    });
+    connect(m_session, &SliceSession::referenceShown, this, &MainWindow::referenceShown);
+    connect(m_session, &SliceSession::resultOnScreen, this, [this](quint64 id, double seconds) {
+        m_status->setLatency(seconds);
+        emit resultOnScreen(id, seconds);
+    });
     connect(m_controller, &Controller::dataViewReady, m_data, &DataPanel::setView);
-    connect(m_slice, &SliceView::imagePainted, this, &MainWindow::onSlicePainted);
+    connect(m_slice, &SliceView::imagePainted, m_session, &SliceSession::painted);
     connect(m_controller, &Controller::failed, this, &MainWindow::showError);
     connect(m_controller, &Controller::axisFound, this, [this](const AxisResult& r) {
         if (r.onOpening) {
@@ -584,17 +498,14 @@ void MainWindow::connectController() {
         if (!m_slice->hasImage())
             m_slice->setCaption(tr("The reconstruction failed (see the message): change the parameters or press F5"));
     });
-    connect(m_controller, &Controller::referenceFailed, this, [this](const QString& message) {
-        m_referenceError = message; // m_referenceRequested stays: not asked again for the same parameters
-        refreshComparison();
-    });
     connect(m_controller, &Controller::busyChanged, this, [this](bool busy) {
-        m_busyLabel->setText(busy ? tr("● reconstructing…") : QString());
+        m_status->setBusy(busy);
         m_params->setBusy(busy);
     });
     connect(m_controller, &Controller::referenceBusyChanged, m_quality, &QualityPanel::setReferenceBusy);
 
     connectJobs();
+    m_session->listen();
 }
 
 // ---------------------------------------------------------------- datasets
@@ -648,16 +559,7 @@ void MainWindow::rememberAxis() {
 void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
     rememberAxis(); // the previous dataset's
     m_dataset = summary;
-    m_result.reset();
-    m_comparison.reset();
-    m_reference.reset();
-    m_pinned.reset();
-    m_controller->setPinned(nullptr);
-    m_requestedAt.clear();
-    m_awaitingPaint = 0;
-    m_referenceRequested.reset();
-    m_referenceError.clear();
-    m_line.reset();
+    m_session->reset();
     m_slice->clear();
     m_slice->setCaption(tr("Reconstructing…"));
     m_quality->clear();
@@ -679,7 +581,10 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
         volume->clearVolume(); // it showed the previous dataset
         volume->setDataset(summary.info.rows, summary.info.rows / 2);
     }
-    if (!summary.path.isEmpty()) addRecentFile(summary.path);
+    if (!summary.path.isEmpty()) {
+        addRecentFile(summary.path);
+        rebuildRecentMenu();
+    }
     updateTitle();
 
     // Keep the options the user had; the geometry is the new dataset's.
@@ -737,11 +642,9 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
             showError(tr("Cannot load parameters"), QString::fromUtf8(e.what()));
         }
     }
-    m_recordHistory = false; // the history starts with this dataset's parameters
-    m_params->setParams(p); // emits paramsChanged -> first slice
-    m_recordHistory = true;
-    m_history->clear();
-    m_lastParams = m_params->params();
+    // The history starts with this dataset's parameters.
+    m_history->quietly([&] { m_params->setParams(p); }); // emits paramsChanged -> first slice
+    m_history->restart(m_params->params());
     if (!m_params->liveUpdate()) requestSlice();
 }
 
@@ -824,26 +727,12 @@ void MainWindow::onOpeningAxisFound(const AxisResult& r) {
 
 void MainWindow::onParamsChanged() {
     if (!m_dataset) return;
-    recordParamsChange();
+    m_history->record(m_params->params());
     if (!m_params->liveUpdate()) {
         statusBar()->showMessage(tr("Parameters changed: press F5 to reconstruct"), 4000);
         return;
     }
     requestSlice();
-}
-
-void MainWindow::recordParamsChange() {
-    const SliceParams now = m_params->params();
-    if (!m_recordHistory || paramsKey(now) == paramsKey(m_lastParams)) {
-        m_lastParams = now;
-        return;
-    }
-    m_history->push(new ParamsCommand(m_lastParams, now, m_clock.elapsed(), [this](const SliceParams& p) {
-        m_recordHistory = false; // applying the history is not a new change
-        m_params->setParams(p);
-        m_recordHistory = true;
-    }));
-    m_lastParams = now;
 }
 
 void MainWindow::requestSlice() {
@@ -863,60 +752,15 @@ void MainWindow::requestSlice() {
         return;
     }
     syncDisplaySettings(); // the views' zoom now
-    const quint64 id = m_controller->requestSlice(params);
-    m_requestedAt[id] = m_clock.nsecsElapsed();
-    requestReferenceIfNeeded();
+    m_session->requestSlice(params);
 }
 
-void MainWindow::cancelLive() {
-    m_controller->cancelSlice(); // drops the pending reference too
-    m_referenceRequested.reset(); // so the next request asks for it again
-    refreshComparison();
-}
-
-const ReferenceResult* MainWindow::activeReference() const {
-    const ReferenceKind kind = m_quality->referenceKind();
-    const ReferenceResult* ref = kind == ReferenceKind::Pinned ? m_pinned.get()
-                                                               : (m_reference && m_reference->kind == kind ? m_reference.get() : nullptr);
-    if (!ref || !m_result || !referenceFits(*ref, *m_result)) return nullptr;
-    return ref;
-}
-
-void MainWindow::requestReferenceIfNeeded(bool asked) {
-    if (!m_dataset) return;
-    const ReferenceKind kind = m_quality->referenceKind();
-    if (kind == ReferenceKind::Pinned) return;
-    // Only while someone looks at it: the quality panel or a profile line.
-    if (!asked && ((!m_quality->isVisible() && !m_line) || !m_quality->automaticReference())) return;
-    const SliceParams p = m_params->params();
-    const tomo::ReconOptions mode =
-        exactReferenceOptions(p.options, m_result ? m_result->family : QStringLiteral("cpu"), m_result && m_result->preview.fdk);
-    auto same = [&](const SliceParams& a, const tomo::ReconOptions& o) {
-        return kind == ReferenceKind::Exact
-                   ? a.sameGeometry(p) && o.strategy == mode.strategy && o.interpolation == mode.interpolation
-                   : (a.row == p.row && a.region == p.region);
-    };
-    if (m_reference && m_reference->kind == kind && same(m_reference->params, m_reference->options)) return;
-    if (m_referenceRequested && m_referenceRequestedKind == kind &&
-        same(*m_referenceRequested, m_referenceRequestedOptions))
-        return;
-    m_referenceRequested = p;
-    m_referenceRequestedKind = kind;
-    m_referenceRequestedOptions = mode;
-    m_referenceError.clear();
-    m_controller->requestReference(kind, p, mode);
-}
-
-void MainWindow::onSliceReady(const SliceResultPtr& result) {
-    noteUiActivity("slice-ready");
-    m_showCpuStart = threadCpuSeconds();
-    const bool otherCorrections = !m_result || !(m_result->params.corrections == result->params.corrections);
-    m_result = result;
+void MainWindow::onSliceReady(const SliceResultPtr& result, const SliceResultPtr& previous) {
+    const bool otherCorrections = !previous || !(previous->params.corrections == result->params.corrections);
     const SliceResult& r = *result;
-    m_comparison.reset(); // follows (comparisonReady) when a reference fits
     const tomo::Region& region = r.preview.region;
-    if (m_line && (m_slice->image().width != region.width || m_slice->image().height != region.height)) {
-        m_line.reset(); // the line belonged to another region
+    if (m_session->line() && (m_slice->image().width != region.width || m_slice->image().height != region.height)) {
+        m_session->setLine(std::nullopt); // the line belonged to another region
         m_slice->setLine(std::nullopt);
         m_quality->view()->setLine(std::nullopt);
         m_profile->clear();
@@ -928,12 +772,11 @@ void MainWindow::onSliceReady(const SliceResultPtr& result) {
     m_slice->setPreparedImage(std::shared_ptr<const tomo::Image>(result, &r.preview.slice), QPoint(region.x, region.y),
                               r.display.rendered, r.display.low,
                               r.display.high, r.display.colormap, r.display.scaled, r.display.zoom);
-    m_awaitingPaint = r.id;
+    m_session->awaitPaint(r.id);
     m_slice->setColormap(userColormap);
     m_display->histogram()->setStats(r.stats);
     if (m_display->autoWindowAction()->isChecked()) applyWindow(r.display.low, r.display.high, false);
     else m_slice->setWindow(userLow, userHigh);
-    const QString requested = QString::fromStdString(r.params.options.strategy);
     const QString ran = QString::fromStdString(r.preview.strategy);
     // FDK has one mode: its back-projector says all.
     const QString mode = r.preview.fdk ? tr("FDK") : modeText(r.params.options);
@@ -957,20 +800,13 @@ void MainWindow::onSliceReady(const SliceResultPtr& result) {
     m_params->setGrid(r.preview.gridSize);
     m_corrections->showResult(r);
     if (m_sweepDialog) m_sweepDialog->setCurrentAxis(r.params.axis);
-    m_backendLabel->setText(r.family % QStringLiteral(" · ") % ran %
-                            (requested == QLatin1String("auto") ? tr(" (auto)") : QString()) % QStringLiteral(" · ") %
-                            mode);
-    m_timeLabel->setText(tr("%1 (back-projection %2%3)")
-                             .arg(formatSeconds(r.preview.secondsTotal))
-                             .arg(formatSeconds(r.preview.secondsBackproject))
-                             .arg(r.preview.filtered ? tr(", filter %1").arg(formatSeconds(r.preview.secondsFilter)) : QString()));
-    m_gupsLabel->setText(tr("%1 GU/s").arg(r.preview.gups, 0, 'f', 2));
+    m_status->showSlice(r, mode);
     if (m_dataset && !m_dataset->path.isEmpty() && !r.params.stitched()) {
         // Remembered once the changes stop: a settings write costs the UI thread a file write.
         m_axisToRemember = std::make_pair(m_dataset->path, r.params.axis);
         m_rememberAxis->start();
     }
-    requestReferenceIfNeeded();
+    m_session->requestReferenceIfNeeded();
     refreshComparison();
     refreshProfile();
     emit resultShown(r.id);
@@ -980,41 +816,10 @@ void MainWindow::onSliceReady(const SliceResultPtr& result) {
         without.rings = {};
         if (!(r.params.corrections == without)) return; // the user changed the corrections meanwhile
         pinCurrent();
-        m_recordHistory = false;
-        m_params->setCorrections(with);
-        m_recordHistory = true;
-        m_lastParams = m_params->params();
+        m_history->quietly([&] { m_params->setCorrections(with); });
+        m_history->setRecorded(m_params->params());
         if (!m_params->liveUpdate()) requestSlice();
     }
-}
-
-void MainWindow::onSlicePainted() {
-    const quint64 id = std::exchange(m_awaitingPaint, 0);
-    if (id == 0) return;
-    const auto it = m_requestedAt.find(id);
-    if (it == m_requestedAt.end()) return;
-    m_lastLatency = (m_clock.nsecsElapsed() - it->second) / 1e9;
-    if (m_showCpuStart >= 0.0) m_lastShowCpu = threadCpuSeconds() - m_showCpuStart;
-    m_requestedAt.erase(m_requestedAt.begin(), std::next(it)); // older requests were coalesced into this one
-    m_latencyLabel->setText(tr("on screen %1").arg(formatSeconds(m_lastLatency)));
-    emit resultOnScreen(id, m_lastLatency);
-}
-
-void MainWindow::onReferenceReady(const ReferencePtr& ref) {
-    noteUiActivity("reference-ready");
-    m_reference = ref;
-    m_referenceRequested.reset();
-    m_referenceError.clear();
-    refreshComparison();
-    refreshProfile();
-    emit referenceShown();
-}
-
-void MainWindow::onComparisonReady(const Comparison& comparison) {
-    noteUiActivity("comparison-ready");
-    if (!m_result || comparison.resultId != m_result->id) return; // made for a slice no longer shown
-    m_comparison = comparison;
-    refreshComparison();
 }
 
 void MainWindow::syncDisplaySettings() {
@@ -1023,7 +828,7 @@ void MainWindow::syncDisplaySettings() {
     d.low = m_slice->windowLow();
     d.high = m_slice->windowHigh();
     d.colormap = m_slice->colormapName();
-    d.compare = m_quality->isVisible() || m_line.has_value();
+    d.compare = m_quality->isVisible() || m_session->line().has_value();
     d.referenceKind = m_quality->referenceKind();
     d.discOnly = m_quality->discOnly();
     d.sliceZoom = m_slice->deviceZoom();
@@ -1032,96 +837,45 @@ void MainWindow::syncDisplaySettings() {
 }
 
 void MainWindow::refreshComparison() {
-    if (!m_result) return;
-    const ReferenceKind kind = m_quality->referenceKind();
-    const ReferenceResult* ref = activeReference();
-    if (ref && m_comparison && m_comparison->resultId == m_result->id && m_comparison->kind == kind) {
-        m_quality->showComparison(*m_comparison, *m_result);
-    } else {
-        QString waiting;
-        if (ref) {
-            waiting = tr("Comparing with the reference…");
-            // The worker compared before this reference was chosen or arrived.
-            if (!m_result->comparisonFollows && std::exchange(m_comparisonAskedFor, m_result->id) != m_result->id)
-                m_controller->requestComparison();
-        } else if (kind == ReferenceKind::Pinned) {
-            waiting = tr("The pinned result has another size (region); pin again.");
-        } else if (!m_referenceRequested) {
-            waiting = m_quality->automaticReference()
-                          ? tr("No reference computed for these parameters: press F5 to compute it.")
-                          : tr("The reference follows changes only when asked: press Compute.");
-        } else if (!m_referenceError.isEmpty()) {
-            waiting = tr("The reference could not be computed: %1").arg(m_referenceError);
-        } else {
-            waiting = kind == ReferenceKind::Exact
-                          ? tr("Computing the %1 result for these parameters…").arg(referenceModeLabel(m_referenceRequestedOptions))
-                          : tr("Computing the true phantom image…");
-        }
-        m_quality->showWaiting(waiting);
-    }
-    m_quality->view()->setLine(m_line);
+    const SliceResultPtr& result = m_session->result();
+    if (!result) return;
+    if (const Comparison* comparison = m_session->comparisonToShow()) m_quality->showComparison(*comparison, *result);
+    else m_quality->showWaiting(m_session->waitingText());
+    m_quality->view()->setLine(m_session->line());
 }
 
 void MainWindow::setProfileLine(const QLineF& line) {
-    m_line = line;
+    m_session->setLine(line);
     m_slice->setLine(line);
     m_quality->view()->setLine(line);
     m_profileDock->show();
     syncDisplaySettings();
-    requestReferenceIfNeeded();
+    m_session->requestReferenceIfNeeded();
     refreshProfile();
 }
 
 void MainWindow::refreshProfile() {
-    if (!m_result || !m_line) return;
-    const QLineF& l = *m_line;
-    const auto result = tomo::lineProfile(m_result->preview.slice, l.x1(), l.y1(), l.x2(), l.y2());
-    std::vector<tomo::ProfilePoint> reference;
-    QString referenceLabel = tr("Reference (waiting)");
-    if (const ReferenceResult* ref = activeReference()) {
-        reference = tomo::lineProfile(ref->image, l.x1(), l.y1(), l.x2(), l.y2());
-        referenceLabel = ref->label;
-    }
-    m_profile->setProfiles(result, tr("Result: %1 · %2").arg(QString::fromStdString(m_result->preview.strategy),
-                                                             modeText(m_result->params.options)),
-                           reference, referenceLabel);
+    if (const auto p = m_session->profiles())
+        m_profile->setProfiles(p->result, p->resultLabel, p->reference, p->referenceLabel);
 }
 
 void MainWindow::showRingDifference() {
-    if (!m_result || m_result->params.corrections.rings.method == tomo::RingMethod::Off) return;
+    if (!m_session->result() || m_session->result()->params.corrections.rings.method == tomo::RingMethod::Off) return;
     // The same slice without ring removal first (pinned when it arrives,
     // onSliceReady), then back to the removal: not a change for Edit ▸ Undo.
-    m_ringDifference = m_result->params.corrections;
+    m_ringDifference = m_session->result()->params.corrections;
     tomo::CorrectionOptions without = *m_ringDifference;
     without.rings = {};
-    m_recordHistory = false;
-    m_params->setCorrections(without);
-    m_recordHistory = true;
+    m_history->quietly([&] { m_params->setCorrections(without); });
     if (!m_params->liveUpdate()) requestSlice();
     statusBar()->showMessage(tr("Reconstructing the slice without ring removal to compare…"), 6000);
 }
 
 void MainWindow::pinCurrent() {
-    if (!m_result) return;
-    auto pinned = std::make_shared<ReferenceResult>();
-    pinned->kind = ReferenceKind::Pinned;
-    pinned->params = m_result->params;
-    pinned->options = m_result->params.options;
-    pinned->image = m_result->preview.slice;
-    // The corrections too: a pinned result is the "before" of a corrections change.
-    pinned->label = tr("%1 · %2 · axis %3 · row %4 · %5")
-                        .arg(QString::fromStdString(m_result->preview.strategy), modeText(m_result->params.options))
-                        .arg(m_result->params.axis, 0, 'f', 3)
-                        .arg(m_result->params.row)
-                        .arg(QString::fromStdString(m_result->params.corrections.summary()));
-    m_pinned = pinned;
-    m_controller->setPinned(pinned);
+    const ReferencePtr pinned = m_session->pinCurrent();
+    if (!pinned) return;
     m_quality->setPinnedLabel(pinned->label);
-    if (m_quality->referenceKind() == ReferenceKind::Pinned) { // the kind does not change: compare again here
-        m_comparison.reset();
-        m_controller->requestComparison();
-        refreshComparison();
-    }
+    if (m_quality->referenceKind() == ReferenceKind::Pinned) refreshComparison(); // the kind does not change
     m_quality->setReferenceKind(ReferenceKind::Pinned);
     m_quality->showDock();
     statusBar()->showMessage(tr("Pinned %1 as the reference").arg(pinned->label), 6000);
@@ -1227,46 +981,11 @@ void MainWindow::writeSettings() {
     s.setValue(QStringLiteral("parameters/options"), QString::fromStdString(tomo::toJson(options)));
 }
 
-QString MainWindow::lastDirectory() const {
-    return QSettings().value(QStringLiteral("files/lastDirectory"), QDir::homePath()).toString();
-}
-
-QString MainWindow::outputDirectory() const {
-    // Never the input's folder by default: raw data folders are often read-only or shared.
-    const QString chosen = QSettings().value(QStringLiteral("files/outputDirectory")).toString();
-    if (!chosen.isEmpty() && QFileInfo(chosen).isDir()) return chosen;
-    // The documents folder, created on a fresh account (it does not exist
-    // until someone makes it); else the home folder, else the temporary one.
-    const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
-    if (!documents.isEmpty() && QDir().mkpath(documents) && QFileInfo(documents).isWritable()) return documents;
-    if (QFileInfo(QDir::homePath()).isWritable()) return QDir::homePath();
-    return QDir::tempPath();
-}
-
-void MainWindow::setOutputDirectory(const QString& pathInside) {
-    const QFileInfo fi(pathInside);
-    QSettings().setValue(QStringLiteral("files/outputDirectory"), fi.isDir() ? fi.absoluteFilePath() : fi.absolutePath());
-}
-
-void MainWindow::setLastDirectory(const QString& pathInside) {
-    const QFileInfo fi(pathInside);
-    QSettings().setValue(QStringLiteral("files/lastDirectory"), fi.isDir() ? fi.absoluteFilePath() : fi.absolutePath());
-}
-
-void MainWindow::addRecentFile(const QString& path) {
-    QSettings s;
-    QStringList files = s.value(QStringLiteral("files/recent")).toStringList();
-    const QString absolute = QFileInfo(path).absoluteFilePath();
-    files.removeAll(absolute);
-    files.prepend(absolute);
-    while (files.size() > kMaxRecentFiles) files.removeLast();
-    s.setValue(QStringLiteral("files/recent"), files);
-    rebuildRecentMenu();
-}
+QString MainWindow::outputDirectory() const { return tomo::ui::outputDirectory(); }
 
 void MainWindow::rebuildRecentMenu() {
     m_recentMenu->clear();
-    const QStringList files = QSettings().value(QStringLiteral("files/recent")).toStringList();
+    const QStringList files = recentFiles();
     int index = 1;
     for (const QString& f : files) {
         QAction* a = m_recentMenu->addAction(QStringLiteral("&%1  %2").arg(index++ % 10).arg(QFileInfo(f).fileName()));
@@ -1277,7 +996,7 @@ void MainWindow::rebuildRecentMenu() {
     if (files.isEmpty()) m_recentMenu->addAction(tr("(none)"))->setEnabled(false);
     m_recentMenu->addSeparator();
     connect(m_recentMenu->addAction(tr("Clear List")), &QAction::triggered, this, [this] {
-        QSettings().remove(QStringLiteral("files/recent"));
+        clearRecentFiles();
         rebuildRecentMenu();
     });
 }
@@ -1287,43 +1006,7 @@ void MainWindow::updateTitle() {
 }
 
 QString MainWindow::statusSummary() const {
-    return m_backendLabel->text() % QStringLiteral(" | ") % m_timeLabel->text() % QStringLiteral(" | ") %
-           m_gupsLabel->text() % QStringLiteral(" | ") % m_latencyLabel->text();
-}
-
-void MainWindow::showShortcuts() {
-    auto* dialog = new QDialog(this);
-    dialog->setAttribute(Qt::WA_DeleteOnClose);
-    dialog->setWindowTitle(tr("Keyboard shortcuts"));
-    auto* table = new QTableWidget(0, 2, dialog);
-    table->setHorizontalHeaderLabels({tr("Action"), tr("Shortcut")});
-    table->verticalHeader()->hide();
-    table->horizontalHeader()->setStretchLastSection(true);
-    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    for (QAction* a : findChildren<QAction*>()) {
-        if (a->shortcut().isEmpty()) continue;
-        const int row = table->rowCount();
-        table->insertRow(row);
-        table->setItem(row, 0, new QTableWidgetItem(QString(a->text()).remove(QLatin1Char('&'))));
-        table->setItem(row, 1, new QTableWidgetItem(a->shortcut().toString(QKeySequence::NativeText)));
-    }
-    const QStringList mouse = {tr("Wheel: zoom about the cursor"), tr("Middle drag (or left drag, pan tool): pan"),
-                               tr("Right drag: window (horizontal) and level (vertical)"),
-                               tr("Double click: fit"), tr("3D view: left drag rotate, middle pan, wheel zoom")};
-    for (const QString& m : mouse) {
-        const int row = table->rowCount();
-        table->insertRow(row);
-        table->setItem(row, 0, new QTableWidgetItem(m));
-        table->setItem(row, 1, new QTableWidgetItem(tr("mouse")));
-    }
-    table->resizeColumnsToContents();
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, dialog);
-    connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
-    auto* layout = new QVBoxLayout(dialog);
-    layout->addWidget(table);
-    layout->addWidget(buttons);
-    dialog->resize(480, 560);
-    dialog->show();
+    return m_status->summary();
 }
 
 void MainWindow::setPixelSize(double micrometres) {
@@ -1343,10 +1026,7 @@ void MainWindow::applyPixelSize() {
     m_metadata->setPixelSize(m_pixel);
     m_corrections->setPixelSize(um);
     const bool asking = m_pixel.source == DatasetPixelSize::Source::Unknown && m_dataset;
-    m_pixelButton->setText(m_pixel.known() ? tr("pixel %1").arg(m_pixel.sizeText())
-                                           : asking ? tr("pixel size?") : tr("pixel size –"));
-    m_pixelButton->setStyleSheet(asking ? QStringLiteral("color: #b9770e;") : QString());
-    m_pixelButton->setToolTip(tr("Pixel size at the sample: %1. Click to change it for this dataset").arg(m_pixel.text()));
+    m_status->setPixelSize(m_pixel, asking);
     updateValueUnit();
 }
 
@@ -1407,7 +1087,7 @@ void MainWindow::resizeEvent(QResizeEvent* e) {
 
 void MainWindow::closeEvent(QCloseEvent* e) {
     writeSettings();
-    cancelLive();
+    m_session->cancel();
     m_controller->cancelJob();
     e->accept();
 }

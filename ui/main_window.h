@@ -1,21 +1,21 @@
 // The main window of tomo-workstation: a shell that creates the panels
 // (each brings its dock and actions, panels/panel.h) and the views, places
 // them in its menus, toolbar and dock areas, and wires them to the
-// controller (background reconstruction); with the status bar, settings,
-// recent files, drag and drop and the error dialogs.
+// controller (background reconstruction) and the slice flow (work/
+// SliceSession); with the settings, the File menu, drag and drop and the
+// error dialogs.
 #pragma once
 
 #include "views/value_unit.h"
 #include "work/controller.h"
+#include "work/params_history.h"
 #include "work/pixel_size.h"
 #include "work/recon_types.h"
 
-#include <QElapsedTimer>
 #include <QLineF>
 #include <QMainWindow>
 #include <QPointer>
 
-#include <map>
 #include <memory>
 #include <optional>
 
@@ -23,13 +23,10 @@ QT_BEGIN_NAMESPACE
 class QAction;
 class QActionGroup;
 class QDockWidget;
-class QLabel;
 class QMenu;
 class QMessageBox;
-class QProgressBar;
 class QProgressDialog;
 class QTimer;
-class QToolButton;
 class QUndoStack;
 QT_END_NAMESPACE
 
@@ -51,7 +48,9 @@ class ReprojectionView;
 class ParameterPanel;
 class ProfilePlot;
 class QualityPanel;
+class SliceSession;
 class SliceView;
+class StatusFigures;
 class VolumePanel;
 class VolumeView;
 
@@ -104,7 +103,7 @@ public:
     CompareModesDialog* compareDialog() const;
     QProgressDialog* exportProgress() const;
     /// The slice on screen (null before the first one).
-    const SliceResult* currentResult() const { return m_result.get(); }
+    const SliceResult* currentResult() const;
     const std::optional<DatasetSummary>& dataset() const { return m_dataset; }
     /// Live mode (File ▸ Open Stream…, Follow Growing File…).
     LiveMode* liveMode() const { return m_live; }
@@ -114,16 +113,18 @@ public:
     const std::optional<AxisResult>& openingAxis() const { return m_openingAxis; }
     /// The reference the quality panel compares with now (if it matches).
     const ReferenceResult* activeReference() const;
-    /// The comparison shown for the slice on screen (null while none).
-    const Comparison* currentComparison() const { return m_comparison ? &*m_comparison : nullptr; }
+    /// The comparison made for the slice on screen (null while none).
+    const Comparison* currentComparison() const;
+    /// The slice flow: requests, the slice on screen, references and comparisons.
+    SliceSession* session() const { return m_session; }
     /// backend · strategy · time · GU/s · on screen as shown in the status bar.
     QString statusSummary() const;
     /// Seconds from the request of the slice on screen (a parameter change)
     /// to its first paint; < 0 before the first one.
-    double lastLatency() const { return m_lastLatency; }
+    double lastLatency() const;
     /// CPU time the UI thread spent showing the slice on screen: handling
     /// the result and its first paint (load-independent; < 0 where unknown).
-    double lastShowCpuSeconds() const { return m_lastShowCpu; }
+    double lastShowCpuSeconds() const;
     void setProfileLine(const QLineF& line);
     /// The user's pixel size of the dataset on screen in micrometres (0 =
     /// not known), remembered with it: scale bar, value units and Paganin.
@@ -163,7 +164,6 @@ private:
     void createDocks();
     /// Menus and toolbar: the window's actions and those the panels bring.
     void createActions();
-    void createStatusBar();
     /// The panels' default places: beside the slice on a wide window, as
     /// tabs in one column below kCompactWidth (View ▸ Reset Layout).
     void applyDefaultLayout();
@@ -176,37 +176,24 @@ private:
     void connectJobs();
     void readSettings();
     void writeSettings();
-    void addRecentFile(const QString& path);
     void rebuildRecentMenu();
-    /// Where datasets and parameter files were last opened from.
-    QString lastDirectory() const;
-    void setLastDirectory(const QString& pathInside);
-    void setOutputDirectory(const QString& pathInside);
 
     /// Opens `path` once its check passed (or could not run: `note` says why).
     void openChecked(const QString& path, const tomo::OpenOptions& options, const QString& note = {});
     void onDatasetOpened(const DatasetSummary& summary);
     /// Writes the axis of the dataset on screen to the settings (per dataset).
     void rememberAxis();
-    void onSliceReady(const SliceResultPtr& result);
+    /// Shows the slice the session received (`previous` was on screen before).
+    void onSliceReady(const SliceResultPtr& result, const SliceResultPtr& previous);
     /// The Method, Convergence and Reprojection docks, wired to the
     /// controller (main_window_iterative.cpp).
     void createIterativeDocks();
-    void onReferenceReady(const ReferencePtr& reference);
-    void onComparisonReady(const Comparison& comparison);
-    void onSlicePainted();
     /// Tells the worker how to colour and compare the next slices.
     void syncDisplaySettings();
     void onParamsChanged();
     void onOpeningAxisFound(const AxisResult& result);
-    /// Puts the change since the last one on the undo stack (unless undo or redo made it).
-    void recordParamsChange();
     void requestSlice();
-    /// Cancels the live slice and the reference being computed.
-    void cancelLive();
-    /// Asks for the reference of the parameters on screen when someone looks
-    /// at the comparison and it is automatic (or `asked`, the Compute button).
-    void requestReferenceIfNeeded(bool asked = false);
+    /// The quality panel: the session's comparison, or why there is none yet.
     void refreshComparison();
     void refreshProfile();
     void applyWindow(float low, float high, bool fromUser);
@@ -217,10 +204,10 @@ private:
     void showError(const QString& title, const QString& message);
     void showBusy();
     void updateTitle();
-    void showShortcuts();
 
     Controller* m_controller = nullptr;
     DatasetCheck* m_check = nullptr;
+    SliceSession* m_session = nullptr;
     ParameterPanel* m_params = nullptr;
     SliceView* m_slice = nullptr;
     QualityPanel* m_quality = nullptr;
@@ -230,9 +217,7 @@ private:
     VolumePanel* m_volumePanel = nullptr;
     DataPanel* m_data = nullptr;
     CorrectionsPanel* m_corrections = nullptr;
-    QUndoStack* m_history = nullptr;
-    SliceParams m_lastParams;                     // as after the last change recorded
-    bool m_recordHistory = true;
+    ParamsHistory* m_history = nullptr;
     QDockWidget* m_profileDock = nullptr;        // the profile plot is a view: its dock is the window's
     MethodPanel* m_method = nullptr;
     ConvergencePlot* m_convergence = nullptr;     // views: their docks are the window's
@@ -245,13 +230,7 @@ private:
     QPointer<QProgressDialog> m_exportProgress;
     QPointer<QMessageBox> m_errorBox;
 
-    QLabel* m_backendLabel = nullptr;
-    QLabel* m_timeLabel = nullptr;
-    QLabel* m_gupsLabel = nullptr;
-    QLabel* m_hoverLabel = nullptr;
-    QLabel* m_busyLabel = nullptr;
-    QLabel* m_latencyLabel = nullptr;
-    QProgressBar* m_jobBar = nullptr;
+    StatusFigures* m_status = nullptr;
 
     QAction* m_panAction = nullptr;
     QAction* m_lineAction = nullptr;
@@ -264,16 +243,6 @@ private:
     LiveMode* m_live = nullptr;
     /// Corrections this dataset refused: not asked for again until they change.
     std::optional<tomo::CorrectionOptions> m_rejectedCorrections;
-    SliceResultPtr m_result;
-    std::optional<Comparison> m_comparison;       // for m_result, when a reference matched
-    ReferencePtr m_reference;                     // exact or truth, from the controller
-    ReferencePtr m_pinned;
-    std::optional<SliceParams> m_referenceRequested;
-    tomo::ReconOptions m_referenceRequestedOptions;
-    ReferenceKind m_referenceRequestedKind = ReferenceKind::Exact;
-    QString m_referenceError;                     // why the requested reference failed
-    quint64 m_comparisonAskedFor = 0;             // result id a comparison was requested for
-    std::optional<QLineF> m_line;
     QString m_pendingParameters;                  // run config waiting for its dataset
     bool m_pendingParametersSetAxis = false;      // ... and it names an axis (else the finder runs)
     QString m_openNote;                           // " — without the damaged-file guard: why", or empty
@@ -281,23 +250,15 @@ private:
     std::optional<std::pair<QString, double>> m_axisToRemember; // dataset path, axis: not written yet
     QTimer* m_rememberAxis = nullptr;
     DatasetPixelSize m_pixel;                     // of the dataset on screen
-    QToolButton* m_pixelButton = nullptr;         // status bar: the pixel size, click to change
     /// The corrections to go back to once the slice without ring removal is pinned.
     std::optional<tomo::CorrectionOptions> m_ringDifference;
     ValueUnitKind m_unitKind = ValueUnitKind::PerPixel; // chosen (per mm / cm need the pixel size)
     ValueUnit m_unit;                                   // in effect
     QActionGroup* m_unitGroup = nullptr;
 
-    // Request -> screen timing (the status bar's "on screen" figure).
-    QElapsedTimer m_clock;
-    std::map<quint64, qint64> m_requestedAt;      // request id -> m_clock ns
-    quint64 m_awaitingPaint = 0;                  // id of the slice set on the view, not yet painted
-    double m_lastLatency = -1.0;
     bool m_openingAxisPending = false;
     std::optional<AxisResult> m_openingAxis;
     double m_axisBeforeSearch = 0.0; // the axis the first slice used: the found one replaces only that
-    double m_showCpuStart = -1.0;                 // UI-thread CPU time when the result on screen arrived
-    double m_lastShowCpu = -1.0;
 };
 
 } // namespace tomo::ui

@@ -6,6 +6,7 @@
 #include "main_window.h"
 
 #include "work/controller.h"
+#include "work/slice_session.h"
 #include "panels/method_panel.h"
 #include "panels/parameter_panel.h"
 #include "views/slice_view.h"
@@ -98,7 +99,7 @@ void MainWindow::createIterativeDocks() {
     // Data consistency, for any method: when asked, and for each slice while the view is open.
     connect(m_reprojection, &ReprojectionView::requested, m_controller, &Controller::requestReprojection);
     connect(m_reprojectionDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
-        if (visible && m_result) m_controller->requestReprojection();
+        if (visible && m_session->result()) m_controller->requestReprojection();
     });
     connect(m_controller, &Controller::reprojectionReady, m_reprojection, &ReprojectionView::setResult);
 }

@@ -3,6 +3,9 @@
 // slice on screen; with the wiring of their progress and results.
 #include "main_window.h"
 
+#include "work/file_places.h"
+#include "work/slice_session.h"
+
 #include "dialogs/axis_sweep_dialog.h"
 #include "dialogs/compare_modes_dialog.h"
 #include "dialogs/export_dialog.h"
@@ -10,6 +13,7 @@
 #include "panels/quality_panel.h"
 #include "panels/volume_panel.h"
 #include "views/slice_view.h"
+#include "views/status_figures.h"
 #include "views/volume_view.h"
 
 #include "tomo/run_config.h"
@@ -33,18 +37,13 @@ void MainWindow::connectJobs() {
     connect(m_controller, &Controller::jobStarted, this, [this](JobKind kind) {
         m_runningJob = kind;
         if (kind != JobKind::Export) {
-            m_jobBar->setValue(0);
-            m_jobBar->setFormat(kind == JobKind::SubVolume       ? tr("3D: %p %")
-                                : kind == JobKind::AxisSweep     ? tr("axis sweep: %p %")
-                                : kind == JobKind::RangeEstimate ? tr("range: %p %")
-                                                                 : tr("modes: %p %"));
-            m_jobBar->show();
+            m_status->startJob(kind);
         }
         if (VolumeView* volume = volumeView()) volume->setBusy(true);
     });
     connect(m_controller, &Controller::jobProgress, this, [this](const JobProgress& p) {
         const int percent = static_cast<int>(std::lround(p.fraction * 100.0));
-        m_jobBar->setValue(percent);
+        m_status->setJobPercent(percent);
         if (m_compareDialog && m_runningJob == JobKind::CompareModes) m_compareDialog->setProgress(p);
         if (m_sweepDialog && m_runningJob == JobKind::AxisSweep) m_sweepDialog->setProgress(p);
         // Only an export's own progress: setValue() shows a hidden dialog again.
@@ -62,7 +61,7 @@ void MainWindow::connectJobs() {
     });
     connect(m_controller, &Controller::jobFinished, this, [this](JobKind kind, JobStatus status, const QString& message) {
         m_runningJob.reset();
-        m_jobBar->hide();
+        m_status->endJob();
         if (VolumeView* volume = volumeView()) volume->setBusy(false);
         if (kind == JobKind::Export && m_exportProgress) {
             // Hidden, not deleted: this may run inside the dialog's own
@@ -114,7 +113,7 @@ void MainWindow::connectJobs() {
     connect(m_controller, &Controller::axisSweepReady, this, [this](const AxisSweep& sweep) {
         if (!m_sweepDialog) return;
         m_sweepDialog->showSweep(sweep);
-        if (m_result) m_sweepDialog->setCurrentAxis(m_result->params.axis);
+        if (m_session->result()) m_sweepDialog->setCurrentAxis(m_session->result()->params.axis);
     });
     connect(m_controller, &Controller::subVolumeReady, this, [this](const SubVolume& v) {
         if (VolumeView* volume = volumeView()) volume->setVolume(v, m_slice->colormapName());
@@ -163,7 +162,7 @@ void MainWindow::compareModes() {
         showBusy();
         return;
     }
-    const tomo::Region r = p.effectiveRegion(m_result ? m_result->preview.gridSize : m_dataset->info.columns);
+    const tomo::Region r = p.effectiveRegion(m_session->result() ? m_session->result()->preview.gridSize : m_dataset->info.columns);
     m_compareDialog->start(tr("Row %1, axis %2 px, %3 × %4 px, filter %5: each mode against cpu-reference, inside the "
                               "reconstruction disc. Times are back-projection only, best of two runs with the "
                               "filtered sinogram kept.")
@@ -205,9 +204,9 @@ void MainWindow::showAxisSweep() {
     m_sweepDialog->setCentre(p.row, p.axis, m_dataset->info.columns);
     // The object in the slice on screen (when it is this row's whole slice).
     std::optional<tomo::Region> box;
-    if (m_result && !m_result->params.region && m_result->params.row == p.row && !p.region)
-        box = objectBox(m_result->preview.slice, QPoint(m_result->preview.region.x, m_result->preview.region.y),
-                        m_result->stats.autoLow, m_result->stats.autoHigh);
+    if (m_session->result() && !m_session->result()->params.region && m_session->result()->params.row == p.row && !p.region)
+        box = objectBox(m_session->result()->preview.slice, QPoint(m_session->result()->preview.region.x, m_session->result()->preview.region.y),
+                        m_session->result()->stats.autoLow, m_session->result()->stats.autoHigh);
     m_sweepDialog->setObject(box);
     m_sweepDialog->show();
     m_sweepDialog->raise();
@@ -218,7 +217,7 @@ std::unique_ptr<ExportDialog> MainWindow::makeExportDialog() {
     auto dialog = std::make_unique<ExportDialog>(m_dataset.value_or(DatasetSummary{}), m_params->params(),
                                                  m_slice->windowLow(), m_slice->windowHigh(), outputDirectory(), this,
                                                  m_controller);
-    if (m_result && m_result->params.corrections == m_params->corrections()) dialog->setGrid(m_result->preview.gridSize);
+    if (m_session->result() && m_session->result()->params.corrections == m_params->corrections()) dialog->setGrid(m_session->result()->preview.gridSize);
     return dialog;
 }
 
@@ -227,17 +226,17 @@ void MainWindow::showVolumeView() { m_volumePanel->showView(); }
 // ------------------------------------------------------------ saving slices
 
 void MainWindow::saveSliceValues() {
-    if (!m_result) return;
+    if (!m_session->result()) return;
     const QString path = QFileDialog::getSaveFileName(this, tr("Save slice values"),
                                                       QDir(outputDirectory()).filePath(QStringLiteral("slice.tif")),
                                                       tr("TIFF float32 (*.tif);;HDF5 (*.h5)"));
     if (path.isEmpty()) return;
     try {
-        const tomo::Image& img = m_result->preview.slice;
+        const tomo::Image& img = m_session->result()->preview.slice;
         tomo::WriteOptions options;
         options.overwrite = true;
         options.attributes["tomo_run_config"] =
-            tomo::toJson(toRunConfig(m_result->params, m_dataset.value_or(DatasetSummary{}), m_result->params.row, 1));
+            tomo::toJson(toRunConfig(m_session->result()->params, m_dataset.value_or(DatasetSummary{}), m_session->result()->params.row, 1));
         auto writer = tomo::createVolumeWriter(path.toStdString(), img.width, img.height, 1, options);
         writer->writeSlices(0, 1, img.data);
         writer->commit();
@@ -249,12 +248,12 @@ void MainWindow::saveSliceValues() {
 }
 
 void MainWindow::saveSliceImage() {
-    if (!m_result) return;
+    if (!m_session->result()) return;
     const QString path = QFileDialog::getSaveFileName(this, tr("Save slice image"),
                                                       QDir(outputDirectory()).filePath(QStringLiteral("slice.png")),
                                                       tr("PNG images (*.png)"));
     if (path.isEmpty()) return;
-    const tomo::Image& img = m_result->preview.slice;
+    const tomo::Image& img = m_session->result()->preview.slice;
     const QImage image = renderImage(img.data.data(), img.width, img.height, m_slice->windowLow(), m_slice->windowHigh(),
                                      colormap(m_slice->colormapName()));
     if (!image.save(path)) showError(tr("Cannot save the image"), tr("Writing %1 failed.").arg(path));
