@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Fuzzing with libFuzzer (Debian's clang-16 and libclang-rt-16-dev, the
-# Clang that scripts/build-clang.sh uses; TOMO_CLANG_CXX picks another):
-# builds the fuzz targets of tests/fuzz with AddressSanitizer and
-# UndefinedBehaviorSanitizer in ./build-fuzz (no GUI, no CUDA), writes the seed
+# Fuzzing with libFuzzer (Debian's clang and libclang-rt-14-dev, whose
+# llvm-symbolizer names the frames that tell upstream hangs from ours;
+# TOMO_FUZZ_CXX picks another clang++): builds the fuzz targets of tests/fuzz
+# with AddressSanitizer and UndefinedBehaviorSanitizer in ./build-fuzz (no
+# GUI, no CUDA), writes the seed
 # corpora, and runs each target for SECONDS seconds (default 30). What the
 # fuzzer learns stays in build-fuzz/fuzz/corpus/<target> for the next run;
 # each crash is kept in build-fuzz/fuzz/findings/<target>/ with its report.
@@ -30,14 +31,14 @@ if [[ ${#targets[@]} -eq 0 ]]; then
   targets=(fuzz_hdf5 fuzz_tiff fuzz_tiff_folder fuzz_raw fuzz_run_config fuzz_numbers fuzz_volume fuzz_stream_message)
 fi
 
-# libFuzzer ships with clang's runtime (libclang-rt-16-dev on Debian).
-cxx=${TOMO_CLANG_CXX:-clang++-16}
+# libFuzzer ships with clang's runtime (libclang-rt-14-dev on Debian).
+cxx=${TOMO_FUZZ_CXX:-clang++}
 cc=${cxx/clang++/clang}
 probe=$(mktemp -d)
 trap 'rm -rf "$probe"' EXIT
 echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' >"$probe/p.cpp"
 if ! command -v "$cxx" >/dev/null || ! "$cxx" -fsanitize=fuzzer "$probe/p.cpp" -o "$probe/p" 2>/dev/null; then
-  echo "fuzz: $cxx with libFuzzer not found (Debian: clang-16 libclang-rt-16-dev); skipped, CTest's replay still runs"
+  echo "fuzz: $cxx with libFuzzer not found (Debian: clang libclang-rt-14-dev); skipped, CTest's replay still runs"
   exit 0
 fi
 

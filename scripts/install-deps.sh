@@ -21,9 +21,11 @@ packages=(
   # GUI: Qt 6 widgets + charts, VTK for the 3D view, Xvfb for GUI tests
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev libxkbcommon-dev libvtk9-dev
   libqt6svg6 xvfb xauth
-  # CI's Clang build (scripts/build-clang.sh: C++20 comparisons as GCC 13
-  # reads them) and fuzzing (scripts/fuzz.sh: libFuzzer and the sanitizers)
-  clang-16 libclang-rt-16-dev
+  # Fuzzing (scripts/fuzz.sh, run by CI): clang with libFuzzer, the sanitizers
+  # and llvm-symbolizer
+  clang libclang-rt-14-dev
+  # CI's Clang build (scripts/build-clang.sh): C++20 comparisons as GCC 13 reads them
+  clang-16
   # The Python module tomows (pybind11) and its tests (pytest, numpy, h5py
   # reads tomo-recon's output); `file` for CPack's Debian package (scripts/package.sh)
   python3-dev pybind11-dev python3-numpy python3-pytest python3-h5py file
