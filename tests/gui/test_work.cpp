@@ -1,4 +1,4 @@
-// GUI tests of the work side (ui/work/): slices prepared off the UI thread,
+// GUI tests of the work side (the controller and its workers): slices prepared off the UI thread,
 // changes coalesced, the reference never delaying the result, opening that
 // reads rows rather than the file, the damaged-file check (crash, hang,
 // missing tomo-recon) and tomo-workstation --measure-latency.
