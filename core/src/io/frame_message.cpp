@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <cstring>
 
 namespace tomo {
 
@@ -145,8 +144,7 @@ bool parseFrameMessage(std::span<const std::byte> header, std::span<const std::b
         refuse(std::string(frameKindName(f.kind)) + " " + std::to_string(f.index) + ": " +
                std::to_string(payload.size()) + " bytes of data; " + std::to_string(f.rows) + " x " +
                std::to_string(f.columns) + " " + sampleTypeName(f.type) + " is " + std::to_string(expected));
-    f.values.resize(expected);
-    std::memcpy(f.values.data(), payload.data(), expected);
+    f.values.assign(payload.begin(), payload.end()); // one pass: resize + memcpy zero-filled every frame first
     out = std::move(f);
     return true;
 }
