@@ -4,6 +4,7 @@
 
 #include "cuda_resources.h"
 
+#include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -119,6 +120,64 @@ __global__ void __launch_bounds__(kGatherTile * kGatherTile) gatherKernel(Gather
     }
 }
 
+// The kernel table into shared memory (every thread of the block takes part).
+__device__ void loadTable(const gridrec::GatherView& view, float* table) {
+    for (int i = threadIdx.x; i < 2 * (view.tableLast + 1); i += blockDim.x) table[i] = view.table[i];
+    __syncthreads();
+}
+
+struct CountTaps {
+    long long taps = 0;
+    __host__ __device__ void operator()(size_t, float) { ++taps; }
+};
+
+struct WriteTaps {
+    int* index;
+    float* weight;
+    __host__ __device__ void operator()(size_t sample, float w) {
+        *index++ = static_cast<int>(sample);
+        *weight++ = w;
+    }
+};
+
+// threadIdx.x + blockIdx.x * blockDim.x = point p of the lone slice's half
+// grid (jy = p / columns, jx = p % columns); counts[points] = 0 (the scan's end)
+__global__ void countTapsKernel(GatherLaunch P, long long* counts, long long points) {
+    const long long p = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (p > points) return;
+    CountTaps count;
+    if (p < points) gridrec::visitPoint(P.view, static_cast<int>(p % P.columns), static_cast<int>(p / P.columns), count);
+    counts[p] = count.taps;
+}
+
+__global__ void fillTapsKernel(GatherLaunch P, const long long* offsets, int* index, float* weight, long long points) {
+    extern __shared__ float table[];
+    loadTable(P.view, table);
+    const long long p = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (p >= points) return;
+    gridrec::GatherView v = P.view;
+    v.table = table;
+    WriteTaps write{index + offsets[p], weight + offsets[p]};
+    gridrec::visitPoint(v, static_cast<int>(p % P.columns), static_cast<int>(p / P.columns), write);
+}
+
+// threadIdx.x + blockIdx.x * blockDim.x = point p: the sums of the search's
+// gather (gridrec::SumSamples) in its order, from the matrix
+__global__ void matrixGatherKernel(TapMatrix M, const float2* __restrict__ samples, float2* __restrict__ grid,
+                                   long long points) {
+    const long long p = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (p >= points) return;
+    float re = 0.0f, im = 0.0f;
+    const long long end = M.d_offsets[p + 1];
+    for (long long t = M.d_offsets[p]; t < end; ++t) {
+        const float w = M.d_weight[t];
+        const float2 s = samples[M.d_index[t]];
+        re += w * s.x;
+        im += w * s.y;
+    }
+    grid[p] = make_float2(re, im);
+}
+
 // threadIdx.x + blockIdx.x * blockDim.x = region column, blockIdx.y = region
 // row (grid-stride), blockIdx.z = pair
 __global__ void cropKernel(CropLaunch P) {
@@ -191,6 +250,36 @@ void launchGather(const GatherLaunch& P, StreamHandle stream) {
     launch(std::integral_constant<int, kGatherPairs>{});
     launch(std::integral_constant<int, 2>{});
     launch(std::integral_constant<int, 1>{});
+}
+
+std::size_t countTapsWorkBytes(const GatherLaunch& P) {
+    std::size_t bytes = 0;
+    TOMO_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<const long long*>(nullptr),
+                                                  static_cast<long long*>(nullptr), lonePoints(P) + 1));
+    return bytes;
+}
+
+void launchCountTaps(const GatherLaunch& P, long long* d_counts, long long* d_offsets, void* d_work,
+                     std::size_t workBytes, StreamHandle stream) {
+    const long long points = lonePoints(P);
+    countTapsKernel<<<blocksFor(points + 1), kThreads, 0, stream>>>(P, d_counts, points);
+    TOMO_CUDA_CHECK(cudaGetLastError());
+    TOMO_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d_work, workBytes, d_counts, d_offsets, points + 1, stream));
+}
+
+void launchFillTaps(const GatherLaunch& P, const long long* d_offsets, int* d_index, float* d_weight,
+                    StreamHandle stream) {
+    const long long points = lonePoints(P);
+    const std::size_t shared = 2 * (static_cast<std::size_t>(P.view.tableLast) + 1) * sizeof(float);
+    fillTapsKernel<<<blocksFor(points), kThreads, shared, stream>>>(P, d_offsets, d_index, d_weight, points);
+    TOMO_CUDA_CHECK(cudaGetLastError());
+}
+
+void launchMatrixGather(const GatherLaunch& P, const TapMatrix& matrix, StreamHandle stream) {
+    const long long points = lonePoints(P);
+    matrixGatherKernel<<<blocksFor(points), kThreads, 0, stream>>>(
+        matrix, reinterpret_cast<const float2*>(P.view.samples), reinterpret_cast<float2*>(P.d_grid), points);
+    TOMO_CUDA_CHECK(cudaGetLastError());
 }
 
 void launchCrop(const CropLaunch& P, StreamHandle stream) {

@@ -10,6 +10,11 @@
 //   gather       one thread per grid point of up to four pairs (tomo/gridrec_gather.h),
 //                the heavy tiles near the origin first; a lone slice's grid
 //                (Hermitian) only up to column G / 2, for a C2R transform
+//   lone-slice matrix   a lone slice's gather as a sparse matrix: the taps
+//                (sample, weight) of each point of its half grid, counted,
+//                offset (prefix sum) and filled once; then every gathering
+//                is a sparse matrix-vector product (the live preview: an axis
+//                change moves the phases, never the samples' positions)
 //   crop         the inverse-transformed grid x deapodisation -> the
 //                region of slices 2j (real) and 2j + 1 (imaginary), or of
 //                the lone slice (the real grid)
@@ -76,6 +81,31 @@ inline constexpr int kGatherTile = 16;
 /// alone.
 inline constexpr int kGatherPairs = 4;
 void launchGather(const GatherLaunch& launch, StreamHandle stream);
+
+/// A lone slice's gather as a CSR matrix over the points p = jy * columns +
+/// jx of its half grid (columns = G / 2 + 1): the taps offsets[p] ..
+/// offsets[p + 1] - 1, each a complex sample index (row * sampleStride + k +
+/// lastSample) and its weight, in the search's order (the same sums).
+struct TapMatrix {
+    const long long* d_offsets = nullptr; ///< points + 1
+    const int* d_index = nullptr;
+    const float* d_weight = nullptr;
+};
+/// The points of a lone slice's half grid (launch.columns = G / 2 + 1).
+inline long long lonePoints(const GatherLaunch& launch) {
+    return static_cast<long long>(launch.view.gridSize) * launch.columns;
+}
+/// Device bytes launchCountTaps's prefix sum needs.
+std::size_t countTapsWorkBytes(const GatherLaunch& launch);
+/// d_offsets[0..points] = the exclusive prefix sum of each point's taps
+/// (d_offsets[points]: all of them); d_counts: points + 1 values of scratch.
+void launchCountTaps(const GatherLaunch& launch, long long* d_counts, long long* d_offsets, void* d_work,
+                     std::size_t workBytes, StreamHandle stream);
+/// Writes each point's taps at its offset.
+void launchFillTaps(const GatherLaunch& launch, const long long* d_offsets, int* d_index, float* d_weight,
+                    StreamHandle stream);
+/// launch.d_grid[p] = sum of weight x launch.view.samples[index] over point p's taps.
+void launchMatrixGather(const GatherLaunch& launch, const TapMatrix& matrix, StreamHandle stream);
 
 struct CropLaunch {
     const float* d_grid = nullptr;      ///< [pair][G][G] complex, inverse-transformed
