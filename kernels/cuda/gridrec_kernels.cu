@@ -81,7 +81,7 @@ __global__ void phaseKernel(PhaseLaunch P) {
             const float2 v = spectra[static_cast<size_t>(P.d_canonical[i]) * L + j];
             // exp(2 pi i k T / L): whole turns removed in double (k T / L
             // reaches 1e8 turns), the fraction's sine and cosine in float.
-            const double turns = static_cast<double>(k) * P.d_shifts[i] / L;
+            const double turns = static_cast<double>(k) * P.d_turns[i];
             const float f = static_cast<float>(turns - floor(turns));
             float s, c;
             sincospif(2.0f * f, &s, &c);
@@ -127,55 +127,74 @@ __device__ void loadTable(const gridrec::GatherView& view, float* table) {
 }
 
 struct CountTaps {
-    long long taps = 0;
+    int taps = 0;
     __host__ __device__ void operator()(size_t, float) { ++taps; }
 };
 
+/// Writes tap t at index[t * 32] (the lanes of a group interleaved).
 struct WriteTaps {
     int* index;
     float* weight;
+    int taps = 0;
     __host__ __device__ void operator()(size_t sample, float w) {
-        *index++ = static_cast<int>(sample);
-        *weight++ = w;
+        index[static_cast<size_t>(taps) * kTapGroup] = static_cast<int>(sample);
+        weight[static_cast<size_t>(taps) * kTapGroup] = w;
+        ++taps;
     }
 };
 
 // threadIdx.x + blockIdx.x * blockDim.x = point p of the lone slice's half
-// grid (jy = p / columns, jx = p % columns); counts[points] = 0 (the scan's end)
-__global__ void countTapsKernel(GatherLaunch P, long long* counts, long long points) {
+// grid (jy = p / columns, jx = p % columns), one warp a group of kTapGroup
+// points; widths[group] = the most taps of its points, widths[groups] = 0
+// (the scan's end)
+__global__ void countTapsKernel(GatherLaunch P, long long* widths, long long points, long long groups) {
     const long long p = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-    if (p > points) return;
+    if (p >= groups * kTapGroup) return; // whole warps
     CountTaps count;
     if (p < points) gridrec::visitPoint(P.view, static_cast<int>(p % P.columns), static_cast<int>(p / P.columns), count);
-    counts[p] = count.taps;
+    const int width = __reduce_max_sync(0xffffffffu, count.taps);
+    if (p % kTapGroup == 0) widths[p / kTapGroup] = width;
+    if (p == 0) widths[groups] = 0;
 }
 
-__global__ void fillTapsKernel(GatherLaunch P, const long long* offsets, int* index, float* weight, long long points) {
+__global__ void fillTapsKernel(GatherLaunch P, TapMatrix M, int* index, float* weight, long long points,
+                               long long groups) {
     extern __shared__ float table[];
     loadTable(P.view, table);
     const long long p = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-    if (p >= points) return;
-    gridrec::GatherView v = P.view;
-    v.table = table;
-    WriteTaps write{index + offsets[p], weight + offsets[p]};
-    gridrec::visitPoint(v, static_cast<int>(p % P.columns), static_cast<int>(p / P.columns), write);
+    if (p >= groups * kTapGroup) return;
+    const long long group = p / kTapGroup;
+    const size_t first = static_cast<size_t>(M.d_offsets[group]) * kTapGroup + p % kTapGroup;
+    WriteTaps write{index + first, weight + first};
+    if (p < points) {
+        gridrec::GatherView v = P.view;
+        v.table = table;
+        gridrec::visitPoint(v, static_cast<int>(p % P.columns), static_cast<int>(p / P.columns), write);
+    }
+    // The group's other points have more: weight 0 (of sample 0) adds nothing.
+    const int width = static_cast<int>(M.d_offsets[group + 1] - M.d_offsets[group]);
+    while (write.taps < width) write(0, 0.0f);
 }
 
 // threadIdx.x + blockIdx.x * blockDim.x = point p: the sums of the search's
-// gather (gridrec::SumSamples) in its order, from the matrix
+// gather (gridrec::SumSamples) in its order, from the matrix; the lanes of a
+// warp read their taps side by side, as many each
 __global__ void matrixGatherKernel(TapMatrix M, const float2* __restrict__ samples, float2* __restrict__ grid,
-                                   long long points) {
+                                   long long points, long long groups) {
     const long long p = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-    if (p >= points) return;
+    if (p >= groups * kTapGroup) return;
+    const long long group = p / kTapGroup;
+    const long long end = M.d_offsets[group + 1] * kTapGroup;
     float re = 0.0f, im = 0.0f;
-    const long long end = M.d_offsets[p + 1];
-    for (long long t = M.d_offsets[p]; t < end; ++t) {
-        const float w = M.d_weight[t];
-        const float2 s = samples[M.d_index[t]];
+    // Unrolled: several taps' loads in flight (the samples' reads are scattered).
+#pragma unroll 4
+    for (long long t = M.d_offsets[group] * kTapGroup + p % kTapGroup; t < end; t += kTapGroup) {
+        const float w = __ldg(M.d_weight + t);
+        const float2 s = __ldg(samples + __ldg(M.d_index + t));
         re += w * s.x;
         im += w * s.y;
     }
-    grid[p] = make_float2(re, im);
+    if (p < points) grid[p] = make_float2(re, im);
 }
 
 // threadIdx.x + blockIdx.x * blockDim.x = region column, blockIdx.y = region
@@ -255,30 +274,30 @@ void launchGather(const GatherLaunch& P, StreamHandle stream) {
 std::size_t countTapsWorkBytes(const GatherLaunch& P) {
     std::size_t bytes = 0;
     TOMO_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<const long long*>(nullptr),
-                                                  static_cast<long long*>(nullptr), lonePoints(P) + 1));
+                                                  static_cast<long long*>(nullptr), tapGroups(P) + 1));
     return bytes;
 }
 
-void launchCountTaps(const GatherLaunch& P, long long* d_counts, long long* d_offsets, void* d_work,
+void launchCountTaps(const GatherLaunch& P, long long* d_widths, long long* d_offsets, void* d_work,
                      std::size_t workBytes, StreamHandle stream) {
-    const long long points = lonePoints(P);
-    countTapsKernel<<<blocksFor(points + 1), kThreads, 0, stream>>>(P, d_counts, points);
+    const long long groups = tapGroups(P);
+    countTapsKernel<<<blocksFor(groups * kTapGroup), kThreads, 0, stream>>>(P, d_widths, lonePoints(P), groups);
     TOMO_CUDA_CHECK(cudaGetLastError());
-    TOMO_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d_work, workBytes, d_counts, d_offsets, points + 1, stream));
+    TOMO_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d_work, workBytes, d_widths, d_offsets, groups + 1, stream));
 }
 
-void launchFillTaps(const GatherLaunch& P, const long long* d_offsets, int* d_index, float* d_weight,
-                    StreamHandle stream) {
-    const long long points = lonePoints(P);
+void launchFillTaps(const GatherLaunch& P, const TapMatrix& M, int* d_index, float* d_weight, StreamHandle stream) {
+    const long long groups = tapGroups(P);
     const std::size_t shared = 2 * (static_cast<std::size_t>(P.view.tableLast) + 1) * sizeof(float);
-    fillTapsKernel<<<blocksFor(points), kThreads, shared, stream>>>(P, d_offsets, d_index, d_weight, points);
+    fillTapsKernel<<<blocksFor(groups * kTapGroup), kThreads, shared, stream>>>(P, M, d_index, d_weight,
+                                                                                lonePoints(P), groups);
     TOMO_CUDA_CHECK(cudaGetLastError());
 }
 
-void launchMatrixGather(const GatherLaunch& P, const TapMatrix& matrix, StreamHandle stream) {
-    const long long points = lonePoints(P);
-    matrixGatherKernel<<<blocksFor(points), kThreads, 0, stream>>>(
-        matrix, reinterpret_cast<const float2*>(P.view.samples), reinterpret_cast<float2*>(P.d_grid), points);
+void launchMatrixGather(const GatherLaunch& P, const TapMatrix& M, StreamHandle stream) {
+    const long long groups = tapGroups(P);
+    matrixGatherKernel<<<blocksFor(groups * kTapGroup), kThreads, 0, stream>>>(
+        M, reinterpret_cast<const float2*>(P.view.samples), reinterpret_cast<float2*>(P.d_grid), lonePoints(P), groups);
     TOMO_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -49,7 +49,7 @@ struct PhaseLaunch {
     const float* d_spectra = nullptr;   ///< [pair][projection][L] complex
     const int* d_canonical = nullptr;   ///< acquisition index of canonical row i
     const unsigned char* d_reversed = nullptr;
-    const double* d_shifts = nullptr;   ///< Setup::phaseShifts, per canonical row
+    const double* d_turns = nullptr;    ///< Setup::phaseShifts / L: turns per sample k, per canonical row
     const float* d_band = nullptr;      ///< Setup::band
     int projections = 0;
     int rowLength = 0;
@@ -82,27 +82,37 @@ inline constexpr int kGatherTile = 16;
 inline constexpr int kGatherPairs = 4;
 void launchGather(const GatherLaunch& launch, StreamHandle stream);
 
-/// A lone slice's gather as a CSR matrix over the points p = jy * columns +
-/// jx of its half grid (columns = G / 2 + 1): the taps offsets[p] ..
-/// offsets[p + 1] - 1, each a complex sample index (row * sampleStride + k +
-/// lastSample) and its weight, in the search's order (the same sums).
+/// A lone slice's gather as a sparse matrix over the points p = jy * columns
+/// + jx of its half grid (columns = G / 2 + 1), in groups of kTapGroup
+/// points (a warp): group g's taps fill rows offsets[g] .. offsets[g + 1] - 1
+/// of kTapGroup slots, point p's tap t in row offsets[g] + t, slot p mod
+/// kTapGroup (read side by side), each a complex sample index (row *
+/// sampleStride + k + lastSample) and its weight, in the search's order (the
+/// same sums); a point with fewer taps than its group's most is padded with
+/// weight 0.
+inline constexpr int kTapGroup = 32;
 struct TapMatrix {
-    const long long* d_offsets = nullptr; ///< points + 1
-    const int* d_index = nullptr;
+    const long long* d_offsets = nullptr; ///< groups + 1
+    const int* d_index = nullptr;         ///< kTapGroup x offsets[groups]
     const float* d_weight = nullptr;
 };
 /// The points of a lone slice's half grid (launch.columns = G / 2 + 1).
 inline long long lonePoints(const GatherLaunch& launch) {
     return static_cast<long long>(launch.view.gridSize) * launch.columns;
 }
+inline long long tapGroups(const GatherLaunch& launch) {
+    return (lonePoints(launch) + kTapGroup - 1) / kTapGroup;
+}
 /// Device bytes launchCountTaps's prefix sum needs.
 std::size_t countTapsWorkBytes(const GatherLaunch& launch);
-/// d_offsets[0..points] = the exclusive prefix sum of each point's taps
-/// (d_offsets[points]: all of them); d_counts: points + 1 values of scratch.
-void launchCountTaps(const GatherLaunch& launch, long long* d_counts, long long* d_offsets, void* d_work,
+/// d_offsets[0..groups] = the exclusive prefix sum of each group's most
+/// taps (d_offsets[groups]: the rows of all); d_widths: groups + 1 values
+/// of scratch.
+void launchCountTaps(const GatherLaunch& launch, long long* d_widths, long long* d_offsets, void* d_work,
                      std::size_t workBytes, StreamHandle stream);
-/// Writes each point's taps at its offset.
-void launchFillTaps(const GatherLaunch& launch, const long long* d_offsets, int* d_index, float* d_weight,
+/// Writes each point's taps (and the padding) into d_index and d_weight
+/// (kTapGroup x matrix.d_offsets[groups] each).
+void launchFillTaps(const GatherLaunch& launch, const TapMatrix& matrix, int* d_index, float* d_weight,
                     StreamHandle stream);
 /// launch.d_grid[p] = sum of weight x launch.view.samples[index] over point p's taps.
 void launchMatrixGather(const GatherLaunch& launch, const TapMatrix& matrix, StreamHandle stream);

@@ -171,6 +171,7 @@ private:
     /// Counts, offsets and fills the tap matrix; false (and none kept) when
     /// it would take more than kMatrixBudget of the free device memory.
     bool buildTapMatrix(const GatherLaunch& gather);
+    TapMatrix tapMatrix() const;
     void cropBatch(int batch, int slices);
     /// (Gridding when `grid`,) crop and download of a batch into `output`:
     /// by DMA when `direct`, else through h_out (finishDownload copies out).
@@ -304,7 +305,10 @@ void GridrecPlan::uploadRowTables() {
 }
 
 void GridrecPlan::uploadShifts() {
+    // Turns per sample k of each row, T / L (the phase kernel multiplies;
+    // a division per sample in double cost it half its time).
     h_shifts = m_setup->phaseShifts(m_geometry.geometry);
+    for (double& t : h_shifts) t /= m_setup->rowLength;
     if (d_shifts.size() != h_shifts.size())
         d_shifts = DeviceBuffer<double>(m_device, h_shifts.size(), "the phase shifts");
     // Stream-ordered after the kernels already queued (they may still read
@@ -449,7 +453,7 @@ void GridrecPlan::gridPairs(int firstPair, int slices) {
     phase.d_spectra = d_spectra.get() + firstPair * pairSpectrumFloats();
     phase.d_canonical = d_canonical.get();
     phase.d_reversed = d_reversed.get();
-    phase.d_shifts = d_shifts.get();
+    phase.d_turns = d_shifts.get();
     phase.d_band = d_band.get();
     phase.projections = s.projections;
     phase.rowLength = s.rowLength;
@@ -499,36 +503,40 @@ void GridrecPlan::gatherLoneSlice(const GatherLaunch& gather) {
         launchGather(gather, m_compute.get());
         return;
     }
-    TapMatrix matrix;
-    matrix.d_offsets = d_tapOffsets.get();
-    matrix.d_index = d_tapIndex.get();
-    matrix.d_weight = d_tapWeight.get();
-    launchMatrixGather(gather, matrix, m_compute.get());
+    launchMatrixGather(gather, tapMatrix(), m_compute.get());
 }
 
 bool GridrecPlan::buildTapMatrix(const GatherLaunch& gather) {
     cudaStream_t stream = m_compute.get();
-    const auto points = static_cast<std::size_t>(lonePoints(gather));
-    DeviceBuffer<long long> offsets(m_device, points + 1, "the lone slice's tap offsets");
-    long long taps = 0;
+    const auto groups = static_cast<std::size_t>(tapGroups(gather));
+    DeviceBuffer<long long> offsets(m_device, groups + 1, "the lone slice's tap offsets");
+    long long rows = 0;
     {
-        DeviceBuffer<long long> counts(m_device, points + 1, "the lone slice's tap counts");
+        DeviceBuffer<long long> widths(m_device, groups + 1, "the lone slice's tap counts");
         const std::size_t workBytes = countTapsWorkBytes(gather);
         DeviceBuffer<unsigned char> work(m_device, workBytes, "the lone slice's tap count scan");
-        launchCountTaps(gather, counts.get(), offsets.get(), work.get(), workBytes, stream);
-        TOMO_CUDA_CHECK(cudaMemcpyAsync(&taps, offsets.get() + points, sizeof taps, cudaMemcpyDeviceToHost, stream));
-        TOMO_CUDA_CHECK(cudaStreamSynchronize(stream)); // the count; counts and work are freed next
+        launchCountTaps(gather, widths.get(), offsets.get(), work.get(), workBytes, stream);
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(&rows, offsets.get() + groups, sizeof rows, cudaMemcpyDeviceToHost, stream));
+        TOMO_CUDA_CHECK(cudaStreamSynchronize(stream)); // the count; widths and work are freed next
     }
+    const long long slots = rows * kTapGroup;
     std::size_t freeBytes = 0, totalBytes = 0;
     TOMO_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-    const std::size_t bytes = static_cast<std::size_t>(taps) * (sizeof(int) + sizeof(float));
-    if (taps >= (1LL << 31) || static_cast<double>(bytes) > kMatrixBudget * static_cast<double>(freeBytes))
-        return false;
-    d_tapIndex = DeviceBuffer<int>(m_device, static_cast<std::size_t>(taps), "the lone slice's tap matrix");
-    d_tapWeight = DeviceBuffer<float>(m_device, static_cast<std::size_t>(taps), "the lone slice's tap matrix");
+    const std::size_t bytes = static_cast<std::size_t>(slots) * (sizeof(int) + sizeof(float));
+    if (static_cast<double>(bytes) > kMatrixBudget * static_cast<double>(freeBytes)) return false;
+    d_tapIndex = DeviceBuffer<int>(m_device, static_cast<std::size_t>(slots), "the lone slice's tap matrix");
+    d_tapWeight = DeviceBuffer<float>(m_device, static_cast<std::size_t>(slots), "the lone slice's tap matrix");
     d_tapOffsets = std::move(offsets);
-    launchFillTaps(gather, d_tapOffsets.get(), d_tapIndex.get(), d_tapWeight.get(), stream);
+    launchFillTaps(gather, tapMatrix(), d_tapIndex.get(), d_tapWeight.get(), stream);
     return true;
+}
+
+TapMatrix GridrecPlan::tapMatrix() const {
+    TapMatrix matrix;
+    matrix.d_offsets = d_tapOffsets.get();
+    matrix.d_index = d_tapIndex.get();
+    matrix.d_weight = d_tapWeight.get();
+    return matrix;
 }
 
 void GridrecPlan::cropBatch(int batch, int slices) {

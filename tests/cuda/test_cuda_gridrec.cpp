@@ -216,7 +216,9 @@ TEST(CudaGridrec, LoneSliceTapMatrixRepeatsTheSearchsSums) {
         const std::size_t before = g->memoryBytes();
         g->backproject(searched);   // shift 0 and 120: the first lone slice of these rows, by the search
         g->backproject(fromMatrix); // from the second on, by the matrix
-        if (shift != 2.75) EXPECT_GT(g->memoryBytes(), before) << "no tap matrix made, shift " << shift;
+        if (shift != 2.75) {
+            EXPECT_GT(g->memoryBytes(), before) << "no tap matrix made, shift " << shift;
+        }
         c->backproject(expected);
         // The same sums in the same order.
         const Errors same = compare(fromMatrix, searched, 1);
