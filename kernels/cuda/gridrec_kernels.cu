@@ -4,6 +4,7 @@
 
 #include "cuda_resources.h"
 
+#include <cub/block/block_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 
@@ -144,21 +145,32 @@ struct WriteTaps {
 };
 
 // threadIdx.x + blockIdx.x * blockDim.x = point p of the lone slice's half
-// grid (jy = p / columns, jx = p % columns), one warp a group of kTapGroup
-// points; widths[group] = the most taps of its points, widths[groups] = 0
+// grid (jy = p / columns, jx = p % columns); a block's kTapWindow points are
+// sorted by their taps, most first, into its slots (order: the point of each
+// slot, -1 past the grid), so that a warp's group holds points of like
+// counts; widths[group] = the most taps of its points, widths[groups] = 0
 // (the scan's end)
-__global__ void countTapsKernel(GatherLaunch P, long long* widths, long long points, long long groups) {
-    const long long p = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-    if (p >= groups * kTapGroup) return; // whole warps
-    CountTaps count;
-    if (p < points) gridrec::visitPoint(P.view, static_cast<int>(p % P.columns), static_cast<int>(p / P.columns), count);
-    const int width = __reduce_max_sync(0xffffffffu, count.taps);
+__global__ void __launch_bounds__(kTapWindow)
+    countTapsKernel(GatherLaunch P, int* order, long long* widths, long long points, long long groups) {
+    using Sort = cub::BlockRadixSort<int, kTapWindow, 1, int>;
+    __shared__ typename Sort::TempStorage sortSpace;
+    const long long p = blockIdx.x * static_cast<long long>(kTapWindow) + threadIdx.x; // whole blocks
+    int taps[1] = {-1};
+    int point[1] = {static_cast<int>(p)};
+    if (p < points) {
+        CountTaps count;
+        gridrec::visitPoint(P.view, static_cast<int>(p % P.columns), static_cast<int>(p / P.columns), count);
+        taps[0] = count.taps;
+    }
+    Sort(sortSpace).SortDescending(taps, point); // thread t: the block's t-th
+    order[p] = taps[0] < 0 ? -1 : point[0];
+    const int width = __reduce_max_sync(0xffffffffu, taps[0] < 0 ? 0 : taps[0]);
     if (p % kTapGroup == 0) widths[p / kTapGroup] = width;
     if (p == 0) widths[groups] = 0;
 }
 
-__global__ void fillTapsKernel(GatherLaunch P, TapMatrix M, int* index, float* weight, long long points,
-                               long long groups) {
+// threadIdx.x + blockIdx.x * blockDim.x = slot p (of point order[p])
+__global__ void fillTapsKernel(GatherLaunch P, TapMatrix M, int* index, float* weight, long long groups) {
     extern __shared__ float table[];
     loadTable(P.view, table);
     const long long p = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
@@ -166,21 +178,21 @@ __global__ void fillTapsKernel(GatherLaunch P, TapMatrix M, int* index, float* w
     const long long group = p / kTapGroup;
     const size_t first = static_cast<size_t>(M.d_offsets[group]) * kTapGroup + p % kTapGroup;
     WriteTaps write{index + first, weight + first};
-    if (p < points) {
+    if (const int point = M.d_order[p]; point >= 0) {
         gridrec::GatherView v = P.view;
         v.table = table;
-        gridrec::visitPoint(v, static_cast<int>(p % P.columns), static_cast<int>(p / P.columns), write);
+        gridrec::visitPoint(v, point % P.columns, point / P.columns, write);
     }
     // The group's other points have more: weight 0 (of sample 0) adds nothing.
     const int width = static_cast<int>(M.d_offsets[group + 1] - M.d_offsets[group]);
     while (write.taps < width) write(0, 0.0f);
 }
 
-// threadIdx.x + blockIdx.x * blockDim.x = point p: the sums of the search's
-// gather (gridrec::SumSamples) in its order, from the matrix; the lanes of a
-// warp read their taps side by side, as many each
+// threadIdx.x + blockIdx.x * blockDim.x = slot p: the sums of the search's
+// gather (gridrec::SumSamples) of point order[p] in its order, from the
+// matrix; the lanes of a warp read their taps side by side, as many each
 __global__ void matrixGatherKernel(TapMatrix M, const float2* __restrict__ samples, float2* __restrict__ grid,
-                                   long long points, long long groups) {
+                                   long long groups) {
     const long long p = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
     if (p >= groups * kTapGroup) return;
     const long long group = p / kTapGroup;
@@ -194,7 +206,7 @@ __global__ void matrixGatherKernel(TapMatrix M, const float2* __restrict__ sampl
         re += w * s.x;
         im += w * s.y;
     }
-    if (p < points) grid[p] = make_float2(re, im);
+    if (const int point = M.d_order[p]; point >= 0) grid[point] = make_float2(re, im);
 }
 
 // threadIdx.x + blockIdx.x * blockDim.x = region column, blockIdx.y = region
@@ -278,10 +290,11 @@ std::size_t countTapsWorkBytes(const GatherLaunch& P) {
     return bytes;
 }
 
-void launchCountTaps(const GatherLaunch& P, long long* d_widths, long long* d_offsets, void* d_work,
+void launchCountTaps(const GatherLaunch& P, int* d_order, long long* d_widths, long long* d_offsets, void* d_work,
                      std::size_t workBytes, StreamHandle stream) {
     const long long groups = tapGroups(P);
-    countTapsKernel<<<blocksFor(groups * kTapGroup), kThreads, 0, stream>>>(P, d_widths, lonePoints(P), groups);
+    countTapsKernel<<<static_cast<unsigned>(groups * kTapGroup / kTapWindow), kTapWindow, 0, stream>>>(
+        P, d_order, d_widths, lonePoints(P), groups);
     TOMO_CUDA_CHECK(cudaGetLastError());
     TOMO_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d_work, workBytes, d_widths, d_offsets, groups + 1, stream));
 }
@@ -289,15 +302,14 @@ void launchCountTaps(const GatherLaunch& P, long long* d_widths, long long* d_of
 void launchFillTaps(const GatherLaunch& P, const TapMatrix& M, int* d_index, float* d_weight, StreamHandle stream) {
     const long long groups = tapGroups(P);
     const std::size_t shared = 2 * (static_cast<std::size_t>(P.view.tableLast) + 1) * sizeof(float);
-    fillTapsKernel<<<blocksFor(groups * kTapGroup), kThreads, shared, stream>>>(P, M, d_index, d_weight,
-                                                                                lonePoints(P), groups);
+    fillTapsKernel<<<blocksFor(groups * kTapGroup), kThreads, shared, stream>>>(P, M, d_index, d_weight, groups);
     TOMO_CUDA_CHECK(cudaGetLastError());
 }
 
 void launchMatrixGather(const GatherLaunch& P, const TapMatrix& M, StreamHandle stream) {
     const long long groups = tapGroups(P);
     matrixGatherKernel<<<blocksFor(groups * kTapGroup), kThreads, 0, stream>>>(
-        M, reinterpret_cast<const float2*>(P.view.samples), reinterpret_cast<float2*>(P.d_grid), lonePoints(P), groups);
+        M, reinterpret_cast<const float2*>(P.view.samples), reinterpret_cast<float2*>(P.d_grid), groups);
     TOMO_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -83,15 +83,19 @@ inline constexpr int kGatherPairs = 4;
 void launchGather(const GatherLaunch& launch, StreamHandle stream);
 
 /// A lone slice's gather as a sparse matrix over the points p = jy * columns
-/// + jx of its half grid (columns = G / 2 + 1), in groups of kTapGroup
-/// points (a warp): group g's taps fill rows offsets[g] .. offsets[g + 1] - 1
-/// of kTapGroup slots, point p's tap t in row offsets[g] + t, slot p mod
-/// kTapGroup (read side by side), each a complex sample index (row *
-/// sampleStride + k + lastSample) and its weight, in the search's order (the
-/// same sums); a point with fewer taps than its group's most is padded with
-/// weight 0.
+/// + jx of its half grid (columns = G / 2 + 1). Each window of kTapWindow
+/// points is sorted by their numbers of taps into its slots (order[slot]:
+/// the point, -1 past the grid), and each group of kTapGroup slots (a warp:
+/// points of like counts, so little padding) fills rows offsets[g] ..
+/// offsets[g + 1] - 1 of kTapGroup values: slot s's tap t in row offsets[g]
+/// + t, column s mod kTapGroup (read side by side), a complex sample index
+/// (row * sampleStride + k + lastSample) and its weight, in the search's
+/// order (the same sums); a point with fewer taps than its group's most is
+/// padded with weight 0.
 inline constexpr int kTapGroup = 32;
+inline constexpr int kTapWindow = 256;
 struct TapMatrix {
+    const int* d_order = nullptr;         ///< point of each slot, groups x kTapGroup
     const long long* d_offsets = nullptr; ///< groups + 1
     const int* d_index = nullptr;         ///< kTapGroup x offsets[groups]
     const float* d_weight = nullptr;
@@ -100,15 +104,16 @@ struct TapMatrix {
 inline long long lonePoints(const GatherLaunch& launch) {
     return static_cast<long long>(launch.view.gridSize) * launch.columns;
 }
+/// Groups of the whole windows that cover the points.
 inline long long tapGroups(const GatherLaunch& launch) {
-    return (lonePoints(launch) + kTapGroup - 1) / kTapGroup;
+    return (lonePoints(launch) + kTapWindow - 1) / kTapWindow * (kTapWindow / kTapGroup);
 }
 /// Device bytes launchCountTaps's prefix sum needs.
 std::size_t countTapsWorkBytes(const GatherLaunch& launch);
-/// d_offsets[0..groups] = the exclusive prefix sum of each group's most
-/// taps (d_offsets[groups]: the rows of all); d_widths: groups + 1 values
-/// of scratch.
-void launchCountTaps(const GatherLaunch& launch, long long* d_widths, long long* d_offsets, void* d_work,
+/// d_order (groups x kTapGroup) and d_offsets[0..groups], the exclusive
+/// prefix sum of each group's most taps (d_offsets[groups]: the rows of
+/// all); d_widths: groups + 1 values of scratch.
+void launchCountTaps(const GatherLaunch& launch, int* d_order, long long* d_widths, long long* d_offsets, void* d_work,
                      std::size_t workBytes, StreamHandle stream);
 /// Writes each point's taps (and the padding) into d_index and d_weight
 /// (kTapGroup x matrix.d_offsets[groups] each).

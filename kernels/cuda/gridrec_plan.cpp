@@ -202,6 +202,7 @@ private:
     DeviceBuffer<unsigned char> d_work;
     /// The lone slice's tap matrix (gridrec_kernels.h, TapMatrix), for the
     /// current rows; m_loneGrids counts the lone slices gridded with them.
+    DeviceBuffer<int> d_tapOrder;
     DeviceBuffer<long long> d_tapOffsets;
     DeviceBuffer<int> d_tapIndex;
     DeviceBuffer<float> d_tapWeight;
@@ -362,6 +363,7 @@ void GridrecPlan::growRows(std::unique_ptr<gridrec::Setup> grown) {
     }
     m_setup = std::move(grown);
     // The samples moved (k -> k G / L'): a new matrix if the preview goes on.
+    d_tapOrder = DeviceBuffer<int>();
     d_tapOffsets = DeviceBuffer<long long>();
     d_tapIndex = DeviceBuffer<int>();
     d_tapWeight = DeviceBuffer<float>();
@@ -508,14 +510,16 @@ void GridrecPlan::gatherLoneSlice(const GatherLaunch& gather) {
 
 bool GridrecPlan::buildTapMatrix(const GatherLaunch& gather) {
     cudaStream_t stream = m_compute.get();
+    if (lonePoints(gather) >= (1LL << 31)) return false; // a point index is an int
     const auto groups = static_cast<std::size_t>(tapGroups(gather));
+    DeviceBuffer<int> order(m_device, groups * kTapGroup, "the lone slice's tap order");
     DeviceBuffer<long long> offsets(m_device, groups + 1, "the lone slice's tap offsets");
     long long rows = 0;
     {
         DeviceBuffer<long long> widths(m_device, groups + 1, "the lone slice's tap counts");
         const std::size_t workBytes = countTapsWorkBytes(gather);
         DeviceBuffer<unsigned char> work(m_device, workBytes, "the lone slice's tap count scan");
-        launchCountTaps(gather, widths.get(), offsets.get(), work.get(), workBytes, stream);
+        launchCountTaps(gather, order.get(), widths.get(), offsets.get(), work.get(), workBytes, stream);
         TOMO_CUDA_CHECK(cudaMemcpyAsync(&rows, offsets.get() + groups, sizeof rows, cudaMemcpyDeviceToHost, stream));
         TOMO_CUDA_CHECK(cudaStreamSynchronize(stream)); // the count; widths and work are freed next
     }
@@ -526,6 +530,7 @@ bool GridrecPlan::buildTapMatrix(const GatherLaunch& gather) {
     if (static_cast<double>(bytes) > kMatrixBudget * static_cast<double>(freeBytes)) return false;
     d_tapIndex = DeviceBuffer<int>(m_device, static_cast<std::size_t>(slots), "the lone slice's tap matrix");
     d_tapWeight = DeviceBuffer<float>(m_device, static_cast<std::size_t>(slots), "the lone slice's tap matrix");
+    d_tapOrder = std::move(order);
     d_tapOffsets = std::move(offsets);
     launchFillTaps(gather, tapMatrix(), d_tapIndex.get(), d_tapWeight.get(), stream);
     return true;
@@ -533,6 +538,7 @@ bool GridrecPlan::buildTapMatrix(const GatherLaunch& gather) {
 
 TapMatrix GridrecPlan::tapMatrix() const {
     TapMatrix matrix;
+    matrix.d_order = d_tapOrder.get();
     matrix.d_offsets = d_tapOffsets.get();
     matrix.d_index = d_tapIndex.get();
     matrix.d_weight = d_tapWeight.get();
@@ -743,7 +749,7 @@ std::size_t GridrecPlan::memoryBytes() const {
                         d_binStart.bytes() + d_canonical.bytes() + d_tiles.bytes() + d_halfTiles.bytes() +
                         d_reversed.bytes() +
                         d_spectra.bytes() + d_samples.bytes() + d_grid.bytes() + d_work.bytes() +
-                        d_tapOffsets.bytes() + d_tapIndex.bytes() + d_tapWeight.bytes() +
+                        d_tapOrder.bytes() + d_tapOffsets.bytes() + d_tapIndex.bytes() + d_tapWeight.bytes() +
                         (m_filter ? m_filter->bytes() : 0);
     for (const Slot& s : m_slots) bytes += s.d_in.bytes() + s.d_out.bytes();
     if (m_raw) bytes += m_raw->deviceBytes();
