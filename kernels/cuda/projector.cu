@@ -2,8 +2,8 @@
 // thread per ray) and its transpose (a block per 32 x 32 square of pixels,
 // 4 pixels per thread), on 1, 2 or 4 interleaved slices, with SIRT's
 // residual and update fused into their last step. The arithmetic is
-// core/src/recon/joseph.h's, the same the CPU pair runs, so each kernel
-// gives its CPU counterpart's sums bit for bit.
+// core/src/recon/joseph.h's, the same the CPU pair runs: a sample is the
+// same on both.
 //
 // Hopper: every access is one float/float2/float4 of S lanes (16-byte loads
 // for 4 slices). Forward: a warp's rays are 8 neighbouring bins of 4

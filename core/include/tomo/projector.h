@@ -31,8 +31,8 @@
 // the line ((1 - f) / c and f / c, f = t - floor t: the same entries, 3
 // operations a line) and their back from s, so in float32 the two differ by
 // rounding: <A x, y> = <x, A^T y> to ~1e-7 relative (measured 9.4e-8); the
-// CPU and CUDA float pairs run the same operations (recon/joseph.h), so
-// they agree bit for bit.
+// CPU and CUDA float pairs run the same operations per sample
+// (recon/joseph.h).
 //
 // Vectors live in the pair's memory and belong to it: they must not outlive
 // it. Scalars that differ per slice (step sizes) come as spans of `count`.

@@ -1,5 +1,5 @@
 // The arithmetic of the float projector pairs (the CPU "cpu" pair and the
-// CUDA pair compile the same functions, so the two pairs agree bit for bit):
+// CUDA pair compile the same functions, so a sample is the same on both):
 // per-projection constants, the sample of one ray on one image line
 // (forward), one projection's share of one pixel (back). projector.h
 // explains the matrix; a "line" is an image row (|cos| >= |sin|: along =
