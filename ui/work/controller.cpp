@@ -4,6 +4,7 @@
 #include "work/binned_reader.h"
 #include "work/latency_probe.h"
 #include "work/slice_display.h"
+#include "work/thread_priority.h"
 
 #include "tomo/axis_finder.h"
 #include "tomo/axis_sweep.h"
@@ -27,26 +28,10 @@
 #include <new>
 #include <utility>
 
-#if defined(__linux__)
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
 
 namespace tomo::ui {
 
 namespace {
-
-/// Lowers the calling thread's scheduling priority (nice +2 on Linux, where
-/// nice is per thread and inherited by the threads it creates: the CPU
-/// backends' worker pools). The UI thread then wins the CPU when it needs
-/// it, even with every core busy reconstructing.
-void lowerThreadPriority() {
-#if defined(__linux__)
-    const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
-    (void)::setpriority(PRIO_PROCESS, tid, 2);
-#endif
-}
 
 /// A live run older than this is cancelled when a newer request arrives.
 constexpr qint64 kCancelRunningAfterMs = 250;
@@ -277,8 +262,8 @@ Controller::Controller(QObject* parent) : QObject(parent), m_pending(std::make_u
     connect(&m_jobThread, &QThread::finished, m_jobContext, &QObject::deleteLater);
     m_previewThread.start();
     m_jobThread.start();
-    QMetaObject::invokeMethod(m_previewContext, &lowerThreadPriority, Qt::QueuedConnection);
-    QMetaObject::invokeMethod(m_jobContext, &lowerThreadPriority, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(m_previewContext, [] { lowerThreadPriority(kWorkerNice); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(m_jobContext, [] { lowerThreadPriority(kWorkerNice); }, Qt::QueuedConnection);
 }
 
 template <typename Task>

@@ -1,6 +1,7 @@
 #include "work/live_volume.h"
 
 #include "work/binned_reader.h"
+#include "work/thread_priority.h"
 
 #include "tomo/error.h"
 #include "tomo/preprocess.h"
@@ -30,7 +31,10 @@ struct LiveVolume::Sessions {
 };
 
 LiveVolume::LiveVolume(QObject* parent) : QObject(parent), m_sessions(std::make_unique<Sessions>()) {
-    m_thread = std::thread([this] { loop(); });
+    m_thread = std::thread([this] {
+        lowerThreadPriority(kBackgroundNice);
+        loop();
+    });
 }
 
 LiveVolume::~LiveVolume() {

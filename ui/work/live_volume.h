@@ -9,7 +9,8 @@
 //               or whose angular weight changed, are filtered and summed)
 //            ─► CoarseVolume ──volumeReady──► UI thread
 //
-// One refresh at a time, on a thread of its own; LiveMode asks for the
+// One refresh at a time, on a thread of its own (at a lower priority than
+// the preview thread, kBackgroundNice); LiveMode asks for the
 // next one only when due() (its rate is bounded so the slices at the
 // user's rows, on the preview thread, stay responsive). The sessions keep
 // each coarse row's corrected sinogram twice (what is loaded and what was
