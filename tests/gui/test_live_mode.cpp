@@ -90,6 +90,17 @@ struct Gate final : tomo::FrameSink {
     }
 };
 
+/// A sender thread behind a gate, released and joined however the test ends.
+struct GatedSender {
+    std::shared_ptr<Gate> gate;
+    std::thread thread;
+    ~GatedSender() { finish(); }
+    void finish() {
+        gate->release();
+        if (thread.joinable()) thread.join();
+    }
+};
+
 /// The volume of `scan` as the 3D view reconstructs a finished file: binned
 /// b x r (BinnedReader) and through the batch pipeline (reconstructVolume),
 /// per detector pixel; `params` in detector units.
@@ -209,7 +220,7 @@ private slots:
 
         // Mid-scan: the volume holds the 32 projections received, no more.
         auto gate = std::make_shared<Gate>(sender, 32);
-        std::thread first = play(scan, gate, 0.0, "first");
+        GatedSender first{gate, play(scan, gate, 0.0, "first")};
         QVERIFY2(waitUntil([&] { return ortho->volume() && ortho->volume()->projections == 32; }),
                  qPrintable(ortho->caption()));
         QCOMPARE(ortho->volume()->volume.width, 16);
@@ -222,8 +233,7 @@ private slots:
         connect(live->liveVolume(), &LiveVolume::volumeReady, this, [&](std::shared_ptr<const CoarseVolume> v) {
             if (v->projections > 32 && fewestSummed < 0) fewestSummed = v->addedProjections / v->volume.depth;
         });
-        gate->release();
-        first.join();
+        first.finish();
 
         // After the last frame (and the axis search that 180° start): the cuts of a volume of all 48
         // projections with the parameters on screen.
@@ -265,16 +275,20 @@ private slots:
 
         // A new scan id clears the cuts (its first projection alone makes no volume), then fills them with it.
         auto again = std::make_shared<Gate>(sender, 1);
-        std::thread second = play(scan, again, 0.0, "second");
+        GatedSender second{again, play(scan, again, 0.0, "second")};
         QVERIFY2(waitUntil([&] { return !ortho->volume(); }), qPrintable(ortho->caption()));
         QVERIFY2(ortho->caption().contains(QStringLiteral("second")), qPrintable(ortho->caption()));
         QVERIFY(ortho->cutXZ().data.empty());
-        again->release();
-        second.join();
+        second.finish();
         QVERIFY2(waitUntil([&] { return ortho->volume() && ortho->volume()->projections == 48; }),
                  qPrintable(ortho->caption()));
         QVERIFY(ortho->volume()->scan != scanNumber);
+        // After Stop Live the cuts stay, until another dataset is opened.
         live->stop();
+        QVERIFY(dock->isVisible() && ortho->volume());
+        w->openPath(scan);
+        QVERIFY2(waitUntil([&] { return !dock->isVisible(); }), "the live volume stayed with another dataset");
+        QVERIFY(!ortho->volume());
     }
 
     void axisFinderStartsByItselfOnceHalfATurnIsCovered() {

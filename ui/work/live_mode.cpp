@@ -75,6 +75,13 @@ LiveMode::LiveMode(Controller* controller, MainWindow* window)
     connect(m_volume, &LiveVolume::volumeReady, m_ortho, &OrthoViews::setVolume);
     connect(m_volume, &LiveVolume::failed, m_ortho,
             [this](const QString& why) { m_ortho->clear(tr("Coarse volume: %1").arg(why)); });
+    // Another dataset opened after Stop Live: the cuts were of the live scan.
+    connect(m_controller, &Controller::datasetOpened, this, [this] {
+        if (m_source) return;
+        m_volume->clear();
+        m_ortho->clear(QString());
+        m_volumeDock->hide();
+    });
     connect(m_window->parameterPanel(), &ParameterPanel::paramsChanged, m_ortho,
             [this] { m_ortho->setSliceRow(m_window->parameterPanel()->params().row); });
 }
