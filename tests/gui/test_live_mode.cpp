@@ -271,6 +271,14 @@ private slots:
         QVERIFY2(d < tolerance, qPrintable(QString::number(d)));
         d = relativeDifference(ortho->cutYZ(), cut(false, 5));
         QVERIFY2(d < tolerance, qPrintable(QString::number(d)));
+        // A click in the middle of the YZ cut picks y (and z) there; the XZ cut follows, x stays.
+        auto* yz = ortho->findChild<QWidget*>(QStringLiteral("orthoYZ"));
+        QVERIFY(yz && yz->isVisible());
+        QTest::mouseClick(yz, Qt::LeftButton, {}, yz->rect().center());
+        QVERIFY2(ortho->pointY() == 7 || ortho->pointY() == 8, qPrintable(QString::number(ortho->pointY())));
+        QCOMPARE(ortho->pointX(), 5);
+        d = relativeDifference(ortho->cutXZ(), cut(true, ortho->pointY()));
+        QVERIFY2(d < tolerance, qPrintable(QString::number(d)));
         saveScreenshot(w.get(), QStringLiteral("live_volume"));
 
         // A new scan id clears the cuts (its first projection alone makes no volume), then fills them with it.

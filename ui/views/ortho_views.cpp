@@ -19,8 +19,8 @@ namespace tomo::ui {
 /// at the point and a dashed line at the slice's row; a click picks a point.
 class OrthoCut : public QWidget {
 public:
-    OrthoCut(const QString& name, std::function<void(int u, int z)> picked, QWidget* parent)
-        : QWidget(parent), m_picked(std::move(picked)) {
+    OrthoCut(const QString& name, const QString& title, std::function<void(int u, int z)> picked, QWidget* parent)
+        : QWidget(parent), m_title(title), m_picked(std::move(picked)) {
         setObjectName(name);
         setMinimumSize(120, 80);
         setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
@@ -41,6 +41,8 @@ protected:
     void paintEvent(QPaintEvent*) override {
         QPainter painter(this);
         painter.fillRect(rect(), palette().color(QPalette::Base));
+        painter.setPen(palette().color(QPalette::Text));
+        painter.drawText(rect().adjusted(4, 2, -4, -2), Qt::AlignLeft | Qt::AlignTop, m_title);
         if (m_image.isNull()) return;
         const QRectF target = placement();
         painter.drawImage(target, m_image);
@@ -72,6 +74,7 @@ private:
         return QRectF((width() - w * scale) / 2.0, (height() - h * scale) / 2.0, w * scale, h * scale);
     }
 
+    QString m_title;
     std::function<void(int, int)> m_picked;
     QImage m_image;
     double m_aspect = 1.0;
@@ -88,8 +91,8 @@ OrthoViews::OrthoViews(QWidget* parent) : QWidget(parent) {
     centreButton->setObjectName(QStringLiteral("orthoCentre"));
     centreButton->setToolTip(tr("Cut through the volume's centre again"));
     connect(centreButton, &QPushButton::clicked, this, &OrthoViews::centre);
-    m_xz = new OrthoCut(QStringLiteral("orthoXZ"), [this](int x, int z) { setPoint(x, m_y, z); }, this);
-    m_yz = new OrthoCut(QStringLiteral("orthoYZ"), [this](int y, int z) { setPoint(m_x, y, z); }, this);
+    m_xz = new OrthoCut(QStringLiteral("orthoXZ"), tr("XZ"), [this](int x, int z) { setPoint(x, m_y, z); }, this);
+    m_yz = new OrthoCut(QStringLiteral("orthoYZ"), tr("YZ"), [this](int y, int z) { setPoint(m_x, y, z); }, this);
     m_xz->setToolTip(tr("XZ: the coarse volume across the rows at the point's y; click to move the YZ cut"));
     m_yz->setToolTip(tr("YZ: the coarse volume across the rows at the point's x; click to move the XZ cut"));
     auto* top = new QHBoxLayout;
