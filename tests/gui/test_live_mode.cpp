@@ -102,9 +102,10 @@ struct GatedSender {
 };
 
 /// The volume of `scan` as the 3D view reconstructs a finished file: binned
-/// b x r (BinnedReader) and through the batch pipeline (reconstructVolume),
-/// per detector pixel; `params` in detector units.
-tomo::ImageStack coarseReconstruction(const QString& scan, const SliceParams& params, int b, int r) {
+/// b x r (BinnedReader) and through the batch pipeline (reconstructVolume)
+/// with `strategy`, per detector pixel; `params` in detector units.
+tomo::ImageStack coarseReconstruction(const QString& scan, const SliceParams& params, int b, int r,
+                                      const std::string& strategy) {
     struct Memory final : tomo::VolumeWriter {
         tomo::ImageStack stack;
         void writeSlices(int first, int count, std::span<const float> data) override {
@@ -128,6 +129,7 @@ tomo::ImageStack coarseReconstruction(const QString& scan, const SliceParams& pa
     job.axisLine->tilt *= r;
     job.geometry.geometry.axis = job.axisLine->axis;
     job.options = p.options;
+    job.options.strategy = strategy;
     writer.stack = tomo::ImageStack(stage.outputColumns(), stage.outputColumns(), binned.info().rows);
     tomo::reconstructVolume(binned, job, writer);
     for (float& v : writer.stack.data) v /= static_cast<float>(b);
@@ -249,7 +251,7 @@ private slots:
         // They equal the 3D view's coarse reconstruction of the finished file with those parameters.
         // Measured: at most 1.3e-7 of the peak (float sums in another order, the last 16 projections
         // added to the sums of the first 32); allowed 100x.
-        const tomo::ImageStack reference = coarseReconstruction(scan, v.params, v.binning, v.rowBinning);
+        const tomo::ImageStack reference = coarseReconstruction(scan, v.params, v.binning, v.rowBinning, v.strategy);
         QCOMPARE(ortho->pointX(), 8); // the centre until a point is picked
         QCOMPARE(ortho->pointY(), 8);
         const auto cut = [&](bool xz, int at) {
