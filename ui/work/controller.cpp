@@ -1,8 +1,10 @@
 #include "work/controller.h"
 
 #include "views/colormap.h"
+#include "work/binned_reader.h"
 #include "work/latency_probe.h"
 #include "work/slice_display.h"
+#include "work/thread_priority.h"
 
 #include "tomo/axis_finder.h"
 #include "tomo/axis_sweep.h"
@@ -26,26 +28,10 @@
 #include <new>
 #include <utility>
 
-#if defined(__linux__)
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
 
 namespace tomo::ui {
 
 namespace {
-
-/// Lowers the calling thread's scheduling priority (nice +2 on Linux, where
-/// nice is per thread and inherited by the threads it creates: the CPU
-/// backends' worker pools). The UI thread then wins the CPU when it needs
-/// it, even with every core busy reconstructing.
-void lowerThreadPriority() {
-#if defined(__linux__)
-    const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
-    (void)::setpriority(PRIO_PROCESS, tid, 2);
-#endif
-}
 
 /// A live run older than this is cancelled when a newer request arrives.
 constexpr qint64 kCancelRunningAfterMs = 250;
@@ -139,18 +125,6 @@ tomo::ImageStack binXY(const tomo::ImageStack& stack, int b) {
     return out;
 }
 
-/// Means of each run of `k` consecutive values (the last run may be shorter).
-std::vector<double> runMeans(const std::vector<double>& values, int k) {
-    std::vector<double> out;
-    for (std::size_t first = 0; first < values.size(); first += static_cast<std::size_t>(k)) {
-        const std::size_t last = std::min(values.size(), first + static_cast<std::size_t>(k));
-        double sum = 0.0;
-        for (std::size_t i = first; i < last; ++i) sum += values[i];
-        out.push_back(sum / static_cast<double>(last - first));
-    }
-    return out;
-}
-
 /// Consecutive projections the 3D view may average for a grid `width`
 /// voxels wide: as many as leave at least 90 % of the angles the grid needs
 /// (pi/2 per voxel across and per 180 degrees covered, the outer voxels'
@@ -165,98 +139,6 @@ int projectionRun(const std::vector<double>& angles, int width) {
                         static_cast<double>(angles.size() - 1);
     const double needed = span / 2.0 * width; // (span / pi) * (pi / 2) * width
     return std::max(1, static_cast<int>(std::floor(static_cast<double>(angles.size()) / (0.9 * needed))));
-}
-
-/// A dataset seen through coarser samples: detector pixels `b` columns
-/// wide (the mean of each run of b columns; the last columns that make no
-/// full run are left out) and projections the mean of each run of `k`
-/// consecutive ones (at their mean angle; the last run may be shorter).
-/// The 3D view's sub-volume is reconstructed at its own resolution, from
-/// the angles its grid needs, not at the detector's and shrunk after.
-class BinnedReader final : public tomo::DatasetReader {
-public:
-    BinnedReader(std::shared_ptr<tomo::DatasetReader> source, int b, int k) : m_source(std::move(source)), m_b(b), m_k(k) {
-        const tomo::DatasetInfo& in = m_source->info();
-        m_info = in;
-        m_info.columns = in.columns / b;
-        m_info.projections = (in.projections + k - 1) / k;
-        m_info.angles = runMeans(in.angles, k);
-        // Flat groups between projections p and p + 1 fall between the runs holding them.
-        for (double& at : m_info.flatPositions)
-            if (at >= 0.0 && at < in.projections) at = std::clamp((at - (k - 1) / 2.0) / k, -1.0, m_info.projections - 0.5);
-            else if (at >= in.projections) at = m_info.projections;
-        m_info.sampleType = tomo::SampleType::Float32; // means of counts are not integers
-    }
-    void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
-        const int views = m_source->info().projections;
-        const auto wide = static_cast<std::size_t>(m_source->info().columns), narrow = static_cast<std::size_t>(m_info.columns);
-        m_buffer.resize(static_cast<std::size_t>(rowCount) * static_cast<std::size_t>(views) * wide);
-        m_source->readSinograms(firstRow, rowCount, m_buffer);
-        std::fill(out.begin(), out.end(), 0.0f);
-        for (int r = 0; r < rowCount; ++r)
-            for (int g = 0; g < m_info.projections; ++g) {
-                const int first = g * m_k, count = std::min(m_k, views - first);
-                float* line = &out[(static_cast<std::size_t>(r) * m_info.projections + g) * narrow];
-                for (int a = first; a < first + count; ++a)
-                    binColumns(&m_buffer[(static_cast<std::size_t>(r) * views + a) * wide], line,
-                               1.0f / static_cast<float>(count));
-            }
-    }
-    bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override {
-        return readImage(rowCount, out, [&](std::span<float> in) { return m_source->readMeanFlat(firstRow, rowCount, in); });
-    }
-    bool readMeanDark(int firstRow, int rowCount, std::span<float> out) override {
-        return readImage(rowCount, out, [&](std::span<float> in) { return m_source->readMeanDark(firstRow, rowCount, in); });
-    }
-    void readFlatGroup(int group, int firstRow, int rowCount, std::span<float> out) override {
-        readImage(rowCount, out, [&](std::span<float> in) {
-            m_source->readFlatGroup(group, firstRow, rowCount, in);
-            return true;
-        });
-    }
-
-private:
-    /// Adds the means of `line`'s runs of b columns, times `scale`, to `out`.
-    void binColumns(const float* line, float* out, float scale) const {
-        const float norm = scale / static_cast<float>(m_b);
-        for (int c = 0; c < m_info.columns; ++c) {
-            float sum = 0.0f;
-            for (int i = 0; i < m_b; ++i) sum += line[static_cast<std::size_t>(c) * m_b + i];
-            out[c] += sum * norm;
-        }
-    }
-    template <typename Read>
-    bool readImage(int rowCount, std::span<float> out, Read&& read) {
-        const auto wide = static_cast<std::size_t>(m_source->info().columns), narrow = static_cast<std::size_t>(m_info.columns);
-        m_buffer.resize(static_cast<std::size_t>(rowCount) * wide);
-        if (!read(std::span<float>(m_buffer))) return false;
-        std::fill(out.begin(), out.end(), 0.0f);
-        for (int r = 0; r < rowCount; ++r) binColumns(&m_buffer[r * wide], &out[r * narrow], 1.0f);
-        return true;
-    }
-
-    std::shared_ptr<tomo::DatasetReader> m_source;
-    int m_b, m_k;
-    std::vector<float> m_buffer;
-};
-
-/// `p` for the dataset of BinnedReader(b, k): axis, tilt, offsets (one
-/// per run of projections), region and the correction's column ranges in
-/// binned columns.
-SliceParams binnedParams(SliceParams p, int b, int k) {
-    const double scale = 1.0 / b, shift = (b - 1) / 2.0;
-    p.axis = (p.axis - shift) * scale;
-    p.axisTilt *= scale;
-    p.axisOffsets = runMeans(p.axisOffsets, k);
-    for (double& o : p.axisOffsets) o *= scale;
-    if (p.region)
-        p.region = tomo::Region{p.region->x / b, p.region->y / b, std::max(1, p.region->width / b),
-                                std::max(1, p.region->height / b)};
-    if (p.corrections.flatField.backgroundCount > 0) {
-        p.corrections.flatField.backgroundFirst /= b;
-        p.corrections.flatField.backgroundCount = std::max(1, p.corrections.flatField.backgroundCount / b);
-    }
-    return p;
 }
 
 tomo::Image crop(const tomo::Image& full, const tomo::Region& r) {
@@ -380,8 +262,8 @@ Controller::Controller(QObject* parent) : QObject(parent), m_pending(std::make_u
     connect(&m_jobThread, &QThread::finished, m_jobContext, &QObject::deleteLater);
     m_previewThread.start();
     m_jobThread.start();
-    QMetaObject::invokeMethod(m_previewContext, &lowerThreadPriority, Qt::QueuedConnection);
-    QMetaObject::invokeMethod(m_jobContext, &lowerThreadPriority, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(m_previewContext, [] { lowerThreadPriority(kWorkerNice); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(m_jobContext, [] { lowerThreadPriority(kWorkerNice); }, Qt::QueuedConnection);
 }
 
 template <typename Task>
