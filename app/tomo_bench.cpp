@@ -805,7 +805,8 @@ void addOptions(CLI::App& app, Settings& s) {
         ->check(integerIn(1, 1000000))
         ->capture_default_str()
         ->needs(iterative);
-    app.add_option("--dir", s.pipe.dir, "--pipeline: folder for the scan and the output (default: the temp folder)")
+    app.add_option("--dir", s.pipe.dir, "--pipeline: folder for the scan and the output; --stream: for the ipc socket, the growing file and "
+                   "the recording (default: the temp folder)")
         ->type_name("DIR")
         ->needs(pipeline);
     app.add_option("--rows", s.pipe.rows, "--pipeline, --stream: detector rows (default: --size)")
