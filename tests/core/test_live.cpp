@@ -553,6 +553,17 @@ TEST(ZmqStream, RecordWritesTheFramesBeforeAndAfterItStartedAndNoneOfAnotherScan
     }
 }
 
+/// A stream received on `endpoint` (inproc://) with `options`, and a sender to it.
+struct InprocStream {
+    std::unique_ptr<LiveSource> stream;
+    std::unique_ptr<FrameSink> sender;
+    explicit InprocStream(const std::string& endpoint, StreamOptions options = {}) {
+        options.endpoint = endpoint;
+        stream = openZmqStream(options);
+        sender = createZmqSender(endpoint);
+    }
+};
+
 /// What Record's sink in the tests saw: each frame's index and first
 /// sample in the order written. It lets the first frame through only when
 /// open() is called (a disk that stalls), or after 5 s.
@@ -608,15 +619,12 @@ struct GatedSink final : FrameSink {
 };
 
 TEST(ZmqStream, RecordBehindASlowSinkHoldsTheReceiverBackAndWritesEveryFrameInOrder) {
-    const std::string endpoint = "inproc://tomo-test-record-slow";
     StreamOptions options;
-    options.endpoint = endpoint;
     options.recordQueueBytes = 24; // two 2 x 3 uint16 frames
-    auto stream = openZmqStream(options);
+    auto [stream, sender] = InprocStream("inproc://tomo-test-record-slow", options);
     const auto sink = std::make_shared<GatedRecording>();
     stream->record(std::make_unique<GatedSink>(sink));
     constexpr int kFrames = 40;
-    auto sender = createZmqSender(endpoint);
     for (int p = 0; p < kFrames; ++p)
         sender->send(makeFrame(FrameKind::Projection, p, 4.5 * p, static_cast<std::uint16_t>(1000 + p)));
     sender->finish("s1");
@@ -647,11 +655,7 @@ TEST(ZmqStream, RecordBehindASlowSinkHoldsTheReceiverBackAndWritesEveryFrameInOr
 }
 
 TEST(ZmqStream, InprocFramesAreTheSendersBytesNotCopies) {
-    const std::string endpoint = "inproc://tomo-test-zero-copy";
-    StreamOptions options;
-    options.endpoint = endpoint;
-    auto stream = openZmqStream(options);
-    auto sender = createZmqSender(endpoint);
+    auto [stream, sender] = InprocStream("inproc://tomo-test-zero-copy");
     const Frame frame = makeFrame(FrameKind::Projection, 0, 0.0, 5);
     EXPECT_EQ(frame.values.owner().use_count(), 1);
     sender->send(frame);
@@ -667,11 +671,7 @@ TEST(ZmqStream, InprocFramesAreTheSendersBytesNotCopies) {
 }
 
 TEST(ZmqStream, TheDisplaySkipsToTheNewestSnapshotAndCountsTheFramesItSkipped) {
-    const std::string endpoint = "inproc://tomo-test-display-skips";
-    StreamOptions options;
-    options.endpoint = endpoint;
-    auto stream = openZmqStream(options);
-    auto sender = createZmqSender(endpoint);
+    auto [stream, sender] = InprocStream("inproc://tomo-test-display-skips");
     DisplaySkips skips;
     // The display is busy while 10 projections arrive, then takes the newest snapshot: 9 had no update of their own.
     for (int p = 0; p < 10; ++p) sender->send(makeFrame(FrameKind::Projection, p, 18.0 * p, 1));
