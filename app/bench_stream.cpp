@@ -320,14 +320,13 @@ int runStreamBenchmark(const StreamBenchSettings& s) {
         Sender& sender = *t.sender;
         const auto t0 = sender.start();
         const LiveState state = waitFinished(*t.receiver, sender);
+        // With Record, the clock stops once the recording is written out and
+        // closed: its queue may still hold up to a GiB of frames received.
+        if (s.record) t.receiver->record(nullptr);
         const double seconds = since(t0);
         sender.join();
         const LiveCounters c = t.receiver->counters();
-        long long recorded = -1;
-        if (s.record) {
-            t.receiver->record(nullptr);
-            recorded = openDataset(recording)->info().projections;
-        }
+        const long long recorded = s.record ? openDataset(recording)->info().projections : -1;
         const double gbps = static_cast<double>(c.bytes) / 1e9 / seconds;
         std::printf("\ningest   %lld of %lld frames in %.3f s: %.2f GB/s, %.0f frames/s, %lld lost%s\n", c.frames, total,
                     seconds, gbps, static_cast<double>(c.frames) / seconds, total - c.frames,
