@@ -69,11 +69,14 @@ public:
         f.rows = m_rows;
         f.columns = m_columns;
         f.scanId = scan;
-        if (kind == FrameKind::Projection) f.values = m_frames[static_cast<std::size_t>(index % kDistinct)];
-        else f.values.assign(m_frames.front().size(), std::byte{0});
-        if (kind != FrameKind::Projection) {
+        // A frame of its own (a copy), as a detector's: frames sharing their bytes would cost the receiver nothing.
+        if (kind == FrameKind::Projection) {
+            f.values = m_frames[static_cast<std::size_t>(index % kDistinct)];
+        } else {
+            std::vector<std::byte> bytes(m_frames.front().size());
             const std::uint16_t v = kind == FrameKind::Flat ? 20100 : 100;
-            for (std::size_t i = 0; i < f.values.size(); i += 2) std::memcpy(f.values.data() + i, &v, 2);
+            for (std::size_t i = 0; i < bytes.size(); i += 2) std::memcpy(bytes.data() + i, &v, 2);
+            f.values = std::move(bytes);
         }
         return f;
     }
@@ -91,7 +94,9 @@ private:
 class Sender {
 public:
     virtual ~Sender() = default;
-    virtual void start() = 0;
+    /// Waits until the frames are made, lets the sender go and returns when
+    /// it did: the clock starts there.
+    virtual Clock::time_point start() = 0;
     virtual bool done() const = 0;
     /// Waits for the end; throws what the sender met.
     virtual void join() = 0;
@@ -142,9 +147,11 @@ public:
     ~ThreadSender() override {
         if (m_thread.joinable()) m_thread.join();
     }
-    void start() override {
+    Clock::time_point start() override {
         while (!m_ready && !m_done) std::this_thread::sleep_for(1ms);
+        const auto t0 = Clock::now();
         m_go = true;
+        return t0;
     }
     bool done() const override { return m_done; }
     void join() override {
@@ -206,8 +213,10 @@ public:
         }
         ::close(m_results);
     }
-    void start() override {
+    Clock::time_point start() override {
+        const auto t0 = Clock::now(); // the child made its frames before it said it was ready
         if (::write(m_go, "g", 1) != 1) throw IoError("tomo-bench --stream: the writer process is gone");
+        return t0;
     }
     bool done() const override { return m_pid <= 0 || ::waitpid(m_pid, nullptr, WNOHANG) != 0; }
     void join() override {
@@ -309,17 +318,15 @@ int runStreamBenchmark(const StreamBenchSettings& s) {
         const fs::path recording = dir / "recording.h5";
         if (s.record) t.receiver->record(createGrowingScanWriter(recording, rows, s.size, SampleType::UInt16, true));
         Sender& sender = *t.sender;
-        const auto t0 = Clock::now();
-        sender.start();
+        const auto t0 = sender.start();
         const LiveState state = waitFinished(*t.receiver, sender);
+        // With Record, the clock stops once the recording is written out and
+        // closed: its queue may still hold up to a GiB of frames received.
+        if (s.record) t.receiver->record(nullptr);
         const double seconds = since(t0);
         sender.join();
         const LiveCounters c = t.receiver->counters();
-        long long recorded = -1;
-        if (s.record) {
-            t.receiver->record(nullptr);
-            recorded = openDataset(recording)->info().projections;
-        }
+        const long long recorded = s.record ? openDataset(recording)->info().projections : -1;
         const double gbps = static_cast<double>(c.bytes) / 1e9 / seconds;
         std::printf("\ningest   %lld of %lld frames in %.3f s: %.2f GB/s, %.0f frames/s, %lld lost%s\n", c.frames, total,
                     seconds, gbps, static_cast<double>(c.frames) / seconds, total - c.frames,
@@ -354,12 +361,11 @@ int runStreamBenchmark(const StreamBenchSettings& s) {
         std::vector<std::unique_ptr<PreviewSession>> sessions;
         long long backprojected = 0;
         std::vector<double> updateSeconds;
-        long long skipped = 0;
-        int shown = 0, updates = 0;
+        DisplaySkips skips;
+        int updates = 0;
         std::string strategy;
         Clock::time_point arrivedAll{}, shownAll{};
-        const auto t0 = Clock::now();
-        sender.start();
+        const auto t0 = sender.start();
         LiveState state;
         for (;;) {
             throwIfInterrupted();
@@ -381,8 +387,7 @@ int runStreamBenchmark(const StreamBenchSettings& s) {
                 backprojected += r.addedProjections;
             }
             updateSeconds.push_back(since(u0));
-            skipped += std::max(0, n - shown - 1);
-            shown = n;
+            skips.shown(state.scan, n);
             ++updates;
             if (n == s.projections) {
                 shownAll = Clock::now();
@@ -398,7 +403,7 @@ int runStreamBenchmark(const StreamBenchSettings& s) {
                     "median for 3 slices), %lld frames skipped by the display, %lld lost; %.1f projections "
                     "back-projected per slice and update (new ones and re-weighted neighbours)\n",
                     strategy.c_str(), c.frames, sender.seconds(), static_cast<double>(total) / sender.seconds(), updates,
-                    updates / seconds, medianOf(updateSeconds) * 1e3, skipped, total - c.frames,
+                    updates / seconds, medianOf(updateSeconds) * 1e3, skips.skipped(), total - c.frames,
                     updates ? static_cast<double>(backprojected) / (3.0 * updates) : 0.0);
         std::printf("latency  last frame sent -> three %d^2 slices of the whole scan: %.1f ms (of which %.1f ms until "
                     "the display loop saw the frame)\n",
@@ -411,7 +416,7 @@ int runStreamBenchmark(const StreamBenchSettings& s) {
                 {"display_updates", updates},
                 {"display_updates_per_second", updates / seconds},
                 {"median_ms_update_three_slices", medianOf(updateSeconds) * 1e3},
-                {"frames_skipped_by_display", skipped},
+                {"frames_skipped_by_display", skips.skipped()},
                 {"projections_backprojected_per_slice_update",
                  updates ? static_cast<double>(backprojected) / (3.0 * updates) : 0.0},
                 {"latency_ms_last_frame_to_three_slices", latency * 1e3},

@@ -805,9 +805,9 @@ void addOptions(CLI::App& app, Settings& s) {
         ->check(integerIn(1, 1000000))
         ->capture_default_str()
         ->needs(iterative);
-    app.add_option("--dir", s.pipe.dir, "--pipeline: folder for the scan and the output (default: the temp folder)")
-        ->type_name("DIR")
-        ->needs(pipeline);
+    app.add_option("--dir", s.pipe.dir, "--pipeline: folder for the scan and the output; --stream: for the ipc socket, the growing file and "
+                   "the recording (default: the temp folder)")
+        ->type_name("DIR");
     app.add_option("--rows", s.pipe.rows, "--pipeline, --stream: detector rows (default: --size)")
         ->type_name("N")
         ->check(CLI::Range(1, std::numeric_limits<int>::max()));
@@ -932,6 +932,7 @@ int main(int argc, char** argv) {
             throw InvalidArgument("--preview, --pipeline, --cone, --iterative and --stream each measure something "
                                   "else: give one of them");
         if (app.count("--rows") && !s.pipeline && !s.stream) throw InvalidArgument("--rows needs --pipeline or --stream");
+        if (app.count("--dir") && !s.pipeline && !s.stream) throw InvalidArgument("--dir needs --pipeline or --stream");
         if (s.stream) {
             StreamBenchSettings b = s.streamBench;
             b.size = s.size;

@@ -23,9 +23,9 @@
 #              suite (ctest -L python), its overhead against tomo-bench
 #              (python/benchmarks/overhead.py, cpu and a CUDA strategy with
 #              a CUDA array)
-#   stream     tomo-bench --stream: live ingest of 2048^2 frames (ZeroMQ with
-#              Record, and a growing file), and the latency from the last
-#              frame to three 2048^2 slices at 200 frames/s
+#   stream     tomo-bench --stream: live ingest of 2048^2 frames (ZeroMQ
+#              inproc and ipc with Record into SCRATCH, and a growing file), and
+#              the latency from the last frame to three 2048^2 slices at 200 frames/s
 #
 # Environment: DEPS_PREFIX, a prefix holding packages unpacked outside the
 # system (e.g. `dpkg -x pkg.deb DIR`: then DIR/usr), searched by CMake and
@@ -166,9 +166,11 @@ for step in "$@"; do
         done
         ;;
     stream)
-        live=(--stream --size 2048 --projections 1500)
+        live=(--stream --size 2048 --projections 1500 --dir "$scratch")
         record stream-record "ingest|live|latency|error" "$bench" "${live[@]}" --stream-via inproc --record \
             --json "$logs/stream-record.json"
+        record stream-ipc "ingest|live|latency|error" "$bench" "${live[@]}" --stream-via ipc --record \
+            --json "$logs/stream-ipc.json"
         record stream-file "ingest|live|latency|error" "$bench" "${live[@]}" --stream-via file \
             --json "$logs/stream-file.json"
         record stream-latency "ingest|live|latency|error" "$bench" "${live[@]}" --stream-via inproc --rate 200 \

@@ -1,6 +1,7 @@
 // tomo-bench end to end: the table, the JSON file, the preview mode, errors.
 #include "cli_runner.h"
 
+#include "tomo/live.h"
 #include "tomo/registry.h"
 
 #include "test_support.h"
@@ -279,6 +280,27 @@ TEST(TomoBench, PipelineTakesOneModeAndAFolder) {
     EXPECT_NE(r.err.find("not a folder"), std::string::npos) << r.err;
     r = bench("--gzip 3", dir); // needs --pipeline
     EXPECT_EQ(r.exitCode, 2) << r.err;
+}
+
+TEST(TomoBench, StreamRecordsEveryFrameAndCountsWhatTheDisplaySkipped) {
+    if (!zmqAvailable()) GTEST_SKIP() << "this build has no ZeroMQ (TOMO_WITH_ZMQ)";
+    test::TempDir dir;
+    const auto file = dir / "stream.json";
+    const ToolRun r = bench("--stream --size 32 --rows 8 --projections 40 --record --rate 400 --strategy cpu --dir " +
+                                quoted(dir.path()) + " --json " + quoted(file),
+                            dir);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const json doc = json::parse(test::readText(file));
+    const json& ingest = doc["ingest"];
+    EXPECT_EQ(ingest["frames_received"].get<int>(), 42) << ingest.dump(); // 40 projections, a flat, a dark
+    EXPECT_EQ(ingest["frames_lost"].get<int>(), 0);
+    EXPECT_EQ(ingest["projections_recorded"].get<int>(), 40);
+    const json& live = doc["live"];
+    EXPECT_EQ(live["frames_lost"].get<int>(), 0) << live.dump();
+    // Each display update shows the newest snapshot; the last shows all 40:
+    // every projection either had an update of its own or was skipped.
+    EXPECT_EQ(live["frames_skipped_by_display"].get<int>() + live["display_updates"].get<int>(), 40) << live.dump();
+    EXPECT_TRUE(std::filesystem::exists(dir / "recording.h5")); // --dir is where it goes
 }
 
 } // namespace

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <numbers>
@@ -260,7 +261,7 @@ TEST(GrowingFile, TheWriterRefusesAnotherShapeAndAnExistingFile) {
     Frame f;
     f.rows = 2;
     f.columns = 4;
-    f.values.resize(16);
+    f.values = std::vector<std::byte>(16);
     EXPECT_THROW(writer->send(f), InvalidArgument);
     writer->finish("");
     EXPECT_TRUE(hdf5WriterClosed(dir / "a.h5"));
@@ -277,8 +278,9 @@ Frame makeFrame(FrameKind kind, long long index, double angle, std::uint16_t val
     f.scanId = scan;
     std::vector<std::uint16_t> v(6);
     for (int i = 0; i < 6; ++i) v[i] = static_cast<std::uint16_t>(value + i);
-    f.values.resize(12);
-    std::memcpy(f.values.data(), v.data(), 12);
+    std::vector<std::byte> bytes(12);
+    std::memcpy(bytes.data(), v.data(), 12);
+    f.values = std::move(bytes);
     return f;
 }
 
@@ -321,6 +323,7 @@ TEST(FrameMessage, RoundTripsAndRefusesMalformedMessages) {
     const Frame f = makeFrame(FrameKind::Projection, 7, 12.5, 40);
     Frame got;
     ASSERT_TRUE(parseFrameMessage(bytesOf(frameHeader(f)), f.values, {}, {}, got));
+    EXPECT_EQ(got.values.data(), f.values.data()); // the payload itself, not a copy
     EXPECT_EQ(got.kind, FrameKind::Projection);
     EXPECT_EQ(got.index, 7);
     EXPECT_EQ(got.angleDegrees, 12.5);
@@ -330,7 +333,7 @@ TEST(FrameMessage, RoundTripsAndRefusesMalformedMessages) {
     const auto refused = [&](const std::string& header, std::span<const std::byte> payload, const std::string& why) {
         try {
             Frame out;
-            parseFrameMessage(bytesOf(header), payload, {}, {}, out);
+            parseFrameMessage(bytesOf(header), FramePixels::copyOf(payload), {}, {}, out);
             ADD_FAILURE() << "accepted: " << header;
         } catch (const DataError& e) {
             EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
@@ -548,6 +551,148 @@ TEST(ZmqStream, RecordWritesTheFramesBeforeAndAfterItStartedAndNoneOfAnotherScan
         EXPECT_EQ(sino[static_cast<std::size_t>(p) * 3], 100.0f + p) << p; // row 0, column 0 of projection p
         EXPECT_NEAR(recorded->info().angles[p], 10.0 * p * (std::numbers::pi / 180.0), 1e-12);
     }
+}
+
+/// A stream received on `endpoint` (inproc://) with `options`, and a sender to it.
+struct InprocStream {
+    std::unique_ptr<LiveSource> stream;
+    std::unique_ptr<FrameSink> sender;
+    explicit InprocStream(const std::string& endpoint, StreamOptions options = {}) {
+        options.endpoint = endpoint;
+        stream = openZmqStream(options);
+        sender = createZmqSender(endpoint);
+    }
+};
+
+/// What Record's sink in the tests saw: each frame's index and first
+/// sample in the order written. It lets the first frame through only when
+/// open() is called (a disk that stalls), or after 5 s.
+class GatedRecording {
+public:
+    void write(const Frame& frame) {
+        std::unique_lock lock(m_mutex);
+        m_writing = true;
+        m_changed.notify_all();
+        m_changed.wait_for(lock, 5s, [&] { return m_open; });
+        m_open = true; // once open, every frame passes
+        std::uint16_t first = 0;
+        std::memcpy(&first, frame.values.data(), sizeof first);
+        m_written.emplace_back(frame.index, first);
+    }
+    void finish(const std::string& scanId) {
+        const std::lock_guard lock(m_mutex);
+        m_finished.push_back(scanId);
+    }
+    /// Waits until the first frame is being written.
+    void waitWriting() {
+        std::unique_lock lock(m_mutex);
+        m_changed.wait_for(lock, 30s, [&] { return m_writing; });
+    }
+    void open() {
+        const std::lock_guard lock(m_mutex);
+        m_open = true;
+        m_changed.notify_all();
+    }
+    std::vector<std::pair<long long, std::uint16_t>> written() const {
+        const std::lock_guard lock(m_mutex);
+        return m_written;
+    }
+    std::vector<std::string> finished() const {
+        const std::lock_guard lock(m_mutex);
+        return m_finished;
+    }
+
+private:
+    mutable std::mutex m_mutex;
+    std::condition_variable m_changed;
+    bool m_writing = false, m_open = false;
+    std::vector<std::pair<long long, std::uint16_t>> m_written;
+    std::vector<std::string> m_finished;
+};
+
+/// The sink (owned by the source) of a recording the test keeps.
+struct GatedSink final : FrameSink {
+    std::shared_ptr<GatedRecording> recording;
+    explicit GatedSink(std::shared_ptr<GatedRecording> r) : recording(std::move(r)) {}
+    void send(const Frame& frame) override { recording->write(frame); }
+    void finish(const std::string& scanId) override { recording->finish(scanId); }
+};
+
+TEST(ZmqStream, RecordBehindASlowSinkHoldsTheReceiverBackAndWritesEveryFrameInOrder) {
+    StreamOptions options;
+    options.recordQueueBytes = 24; // two 2 x 3 uint16 frames
+    auto [stream, sender] = InprocStream("inproc://tomo-test-record-slow", options);
+    const auto sink = std::make_shared<GatedRecording>();
+    stream->record(std::make_unique<GatedSink>(sink));
+    constexpr int kFrames = 40;
+    for (int p = 0; p < kFrames; ++p)
+        sender->send(makeFrame(FrameKind::Projection, p, 4.5 * p, static_cast<std::uint16_t>(1000 + p)));
+    sender->finish("s1");
+
+    // The sink stalls on frame 0, frame 1 waits in the queue (full at 24
+    // bytes): the receiver waits with frame 2, not yet stored, dropping
+    // nothing. Meanwhile the display still reads the store (no lock held).
+    sink->waitWriting();
+    const LiveState two = waitFor(*stream, 2);
+    EXPECT_EQ(two.projections, 2);
+    const LiveState held = stream->wait(two.version, 300ms); // had the receiver gone on, more would be here
+    EXPECT_EQ(held.projections, 2);
+    EXPECT_FALSE(held.finished);
+    EXPECT_EQ(stream->snapshot()->info().projections, 2);
+
+    sink->open();
+    LiveState state = waitFor(*stream, kFrames);
+    while (!state.finished) state = stream->wait(state.version, 200ms);
+    EXPECT_EQ(state.projections, kFrames);
+    stream->record(nullptr); // writes out the queue, then finishes the sink
+    const auto written = sink->written();
+    ASSERT_EQ(written.size(), static_cast<std::size_t>(kFrames));
+    for (int p = 0; p < kFrames; ++p) {
+        EXPECT_EQ(written[static_cast<std::size_t>(p)].first, p);
+        EXPECT_EQ(written[static_cast<std::size_t>(p)].second, 1000 + p);
+    }
+    EXPECT_EQ(sink->finished(), std::vector<std::string>{"s1"});
+}
+
+TEST(ZmqStream, InprocFramesAreTheSendersBytesNotCopies) {
+    auto [stream, sender] = InprocStream("inproc://tomo-test-zero-copy");
+    const Frame frame = makeFrame(FrameKind::Projection, 0, 0.0, 5);
+    EXPECT_EQ(frame.values.owner().use_count(), 1);
+    sender->send(frame);
+    sender->send(makeFrame(FrameKind::Projection, 1, 90.0, 6));
+    ASSERT_EQ(waitFor(*stream, 2).projections, 2);
+    // The receiver's store holds the sender's bytes themselves.
+    EXPECT_EQ(frame.values.owner().use_count(), 2);
+    std::vector<std::byte> rows(2 * 12);
+    stream->snapshot()->readRawRows(0, 2, rows);
+    EXPECT_TRUE(std::equal(frame.values.begin(), frame.values.end(), rows.begin()));
+    stream.reset(); // the store is gone: only the sender holds them
+    EXPECT_EQ(frame.values.owner().use_count(), 1);
+}
+
+TEST(ZmqStream, TheDisplaySkipsToTheNewestSnapshotAndCountsTheFramesItSkipped) {
+    auto [stream, sender] = InprocStream("inproc://tomo-test-display-skips");
+    DisplaySkips skips;
+    // The display is busy while 10 projections arrive, then takes the newest snapshot: 9 had no update of their own.
+    for (int p = 0; p < 10; ++p) sender->send(makeFrame(FrameKind::Projection, p, 18.0 * p, 1));
+    LiveState state = waitFor(*stream, 10);
+    auto snapshot = stream->snapshot();
+    EXPECT_EQ(snapshot->info().projections, 10);
+    EXPECT_EQ(skips.shown(state.scan, snapshot->info().projections), 9);
+    // One more arrives: shown, nothing skipped; then 5 while it draws: 4 skipped.
+    sender->send(makeFrame(FrameKind::Projection, 10, 180.0, 1));
+    state = waitFor(*stream, 11);
+    EXPECT_EQ(skips.shown(state.scan, stream->snapshot()->info().projections), 0);
+    for (int p = 11; p < 16; ++p) sender->send(makeFrame(FrameKind::Projection, p, 18.0 * p, 1));
+    state = waitFor(*stream, 16);
+    EXPECT_EQ(skips.shown(state.scan, stream->snapshot()->info().projections), 4);
+    EXPECT_EQ(skips.skipped(), 13);
+    EXPECT_EQ(skips.projections(), 16);
+    // A new scan starts afresh: its first snapshot of 3 skipped 2.
+    for (int p = 0; p < 3; ++p) sender->send(makeFrame(FrameKind::Projection, p, 60.0 * p, 1, "s2"));
+    while (state.scanId != "s2" || state.projections < 3) state = stream->wait(state.version, 200ms);
+    EXPECT_EQ(skips.shown(state.scan, stream->snapshot()->info().projections), 2);
+    EXPECT_EQ(skips.skipped(), 15);
 }
 
 TEST(ZmqStream, AForkedChildThatExitsAfterAStreamWasUsedEnds) {

@@ -25,6 +25,12 @@ constexpr int kRows = 3; // row 1 (the request's) is the phantom's middle
 constexpr std::uint16_t kFlat = 20000;
 constexpr std::uint16_t kDark = 100;
 
+std::vector<std::byte> bytesOf(const std::vector<std::uint16_t>& counts) {
+    std::vector<std::byte> bytes(counts.size() * 2);
+    std::memcpy(bytes.data(), counts.data(), bytes.size());
+    return bytes;
+}
+
 Frame frameOf(FrameKind kind, long long index, double angleRadians, std::vector<std::uint16_t> counts) {
     Frame f;
     f.kind = kind;
@@ -33,8 +39,7 @@ Frame frameOf(FrameKind kind, long long index, double angleRadians, std::vector<
     f.rows = kRows;
     f.columns = kBins;
     f.scanId = "live";
-    f.values.resize(counts.size() * 2);
-    std::memcpy(f.values.data(), counts.data(), f.values.size());
+    f.values = bytesOf(counts);
     return f;
 }
 
@@ -184,8 +189,7 @@ TEST(LivePreview, MovingTheAxisOrANewFlatStartsTheSumAgain) {
 
     for (std::size_t i = 36; i < 40; ++i) store.add(frames[i]);
     Frame brighter = frames[0];
-    std::vector<std::uint16_t> flat(kRows * kBins, kFlat + 2000);
-    std::memcpy(brighter.values.data(), flat.data(), brighter.values.size());
+    brighter.values = bytesOf(std::vector<std::uint16_t>(kRows * kBins, kFlat + 2000));
     store.add(brighter); // a second flat: the mean flat, so every corrected row, changes
     live.grow(store.snapshot("live"));
     const PreviewResult reflat = live.run(request);

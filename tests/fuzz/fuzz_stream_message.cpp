@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     defaults.projectionsPerScan = 90;
     try {
         tomo::Frame frame;
-        if (!tomo::parseFrameMessage(bytes.first(headerBytes), bytes.subspan(headerBytes), limits, defaults, frame))
+        if (!tomo::parseFrameMessage(bytes.first(headerBytes), tomo::FramePixels::copyOf(bytes.subspan(headerBytes)),
+                                     limits, defaults, frame))
             return 0;
         const std::size_t expected = static_cast<std::size_t>(frame.rows) * frame.columns * tomo::sampleBytes(frame.type);
         if (frame.values.size() != expected) std::abort(); // the parser checked the size

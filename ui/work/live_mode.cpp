@@ -155,8 +155,7 @@ void LiveMode::start(std::unique_ptr<tomo::LiveSource> source, const QString& ti
     m_title = title;
     m_seen = -1;
     m_scan = -1;
-    m_shown = 0;
-    m_skipped = 0;
+    m_skips = {};
     m_latency = -1.0;
     m_installing = false;
     m_axisDue = false;
@@ -224,13 +223,12 @@ void LiveMode::poll() {
         const auto snapshot = m_source->snapshot();
         m_frameTime = m_source->counters().lastFrame;
         const int n = snapshot->info().projections;
-        if (sameScan) m_skipped += std::max(0, n - m_shown - 1);
-        else {
+        m_skips.shown(state.scan, n);
+        if (!sameScan) {
             m_axisStartedAt = 0; // a new scan: its own search at its 180°
             m_axisStatus.clear();
         }
         m_axisDue = m_axisStartedAt == 0 && tomo::coversHalfTurn(snapshot->info().angles);
-        m_shown = n;
         m_seen = state.version;
         m_scan = state.scan;
         m_installing = true;
@@ -272,7 +270,7 @@ void LiveMode::updateStatus() {
                        .arg(c.framesPerSecond, 0, 'f', 0)
                        .arg(c.gigabytesPerSecond, 0, 'f', 2)
                        .arg(c.rejected)
-                       .arg(m_skipped);
+                       .arg(m_skips.skipped());
     if (m_latency >= 0.0) text += tr(" · latency %1 ms").arg(m_latency * 1e3, 0, 'f', 0);
     if (!m_axisStatus.isEmpty()) text += QStringLiteral(" · ") + m_axisStatus;
     if (m_recording) text += tr(" · recording");

@@ -66,9 +66,9 @@ public:
     /// What the status label says.
     QString statusText() const;
     /// Frames the display skipped (arrived while an older snapshot was shown).
-    long long skipped() const { return m_skipped; }
+    long long skipped() const { return m_skips.skipped(); }
     /// Projections of the snapshot on screen.
-    int shownProjections() const { return m_shown; }
+    int shownProjections() const { return m_skips.projections(); }
     /// Projections on screen when this scan's automatic axis search started
     /// (0: not yet: the angles do not cover 180°).
     int axisSearchStartedAt() const { return m_axisStartedAt; }
@@ -108,8 +108,7 @@ private:
     bool m_installing = false; ///< a snapshot is on its way to the preview thread
     bool m_recording = false;
     bool m_stream = false; ///< a stream (Record applies), not a growing file
-    int m_shown = 0;
-    long long m_skipped = 0;
+    tomo::DisplaySkips m_skips; ///< what the display skipped, the projections shown
     /// When the newest frame of the snapshot on its way arrived, and the
     /// latency of the last one shown (< 0: none yet).
     std::chrono::steady_clock::time_point m_frameTime{};

@@ -6,7 +6,14 @@
 //
 //   detector / tomo-stream ──► growing DXchange file (SWMR) ──► followGrowingFile ─┐
 //                         └──► ZeroMQ PUSH ──► openZmqStream (PULL, a thread) ─────┼─► snapshot() ─► PreviewSession
-//                                                  └─► GrowingScanWriter (Record)   └─► tomo-recon --follow
+//                                                  └─► Record's queue ─► its thread  └─► tomo-recon --follow
+//                                                       ─► GrowingScanWriter
+//
+// A frame's pixels (FramePixels) are shared, never copied, from the sender
+// to the store, its snapshots and Record: a stream keeps the received
+// ZeroMQ message as the frame. What is recorded is never dropped (the
+// receiver waits for Record's queue); what is displayed skips to the newest
+// snapshot (DisplaySkips counts what it skipped).
 //
 // When a scan is done: a growing file when its writer closed it (HDF5 clears
 // the file's "open for writing" mark, so a plain read-only open succeeds); a
@@ -36,6 +43,38 @@ enum class FrameKind { Projection, Flat, Dark };
 /// "projection", "flat", "dark".
 const char* frameKindName(FrameKind kind);
 
+/// A frame's samples, shared (never copied) between the sender or the
+/// receiver, the frame store, its snapshots and Record: bytes kept alive by
+/// whatever holds them (a vector, a received ZeroMQ message, a whole scan
+/// read into memory). The bytes must not change while any FramePixels
+/// refers to them.
+class FramePixels {
+public:
+    FramePixels() = default;
+    /// Takes the vector's bytes (moved, not copied); implicit, so that a
+    /// sender writes `frame.values = std::move(bytes)`.
+    FramePixels(std::vector<std::byte> bytes);
+    /// `bytes`, kept alive by `owner`.
+    FramePixels(std::shared_ptr<const void> owner, std::span<const std::byte> bytes)
+        : m_owner(std::move(owner)), m_bytes(bytes) {}
+    /// A copy of `bytes` (e.g. a message's payload that is not kept).
+    static FramePixels copyOf(std::span<const std::byte> bytes);
+
+    const std::byte* data() const { return m_bytes.data(); }
+    std::size_t size() const { return m_bytes.size(); }
+    bool empty() const { return m_bytes.empty(); }
+    const std::byte* begin() const { return m_bytes.data(); }
+    const std::byte* end() const { return m_bytes.data() + m_bytes.size(); }
+    /// What keeps the bytes alive: a sender hands it on with them (no copy).
+    const std::shared_ptr<const void>& owner() const { return m_owner; }
+    /// The same bytes (wherever they are held).
+    friend bool operator==(const FramePixels& a, const FramePixels& b);
+
+private:
+    std::shared_ptr<const void> m_owner;
+    std::span<const std::byte> m_bytes;
+};
+
 /// One detector image as it arrives.
 struct Frame {
     FrameKind kind = FrameKind::Projection;
@@ -47,7 +86,7 @@ struct Frame {
     int columns = 0;
     SampleType type = SampleType::UInt16;
     std::string scanId;
-    std::vector<std::byte> values; ///< rows x columns samples of `type`, little-endian
+    FramePixels values; ///< rows x columns samples of `type`, little-endian
 };
 
 /// Where a sender puts frames.
@@ -122,6 +161,29 @@ struct LiveState {
     int scan = 0;
 };
 
+/// What a display of a live scan skipped. A display takes the newest
+/// snapshot whenever it is ready for one (the workstation's Live mode,
+/// tomo-bench --stream), so its latency stays bounded when reconstruction is
+/// slower than the frames arrive: the projections that arrived since the
+/// snapshot shown before, except the newest, get no update of their own
+/// (they are in the slice all the same) and count as skipped.
+class DisplaySkips {
+public:
+    /// A snapshot of `projections` projections of the scan numbered `scan`
+    /// (LiveState::scan) is shown; the first of a scan starts afresh.
+    /// Returns the projections it skipped.
+    int shown(int scan, int projections);
+    /// Skipped so far, every scan.
+    long long skipped() const { return m_skipped; }
+    /// Projections of the snapshot shown last.
+    int projections() const { return m_shown; }
+
+private:
+    int m_scan = -1;
+    int m_shown = 0;
+    long long m_skipped = 0;
+};
+
 /// A scan that grows while it is read.
 class LiveSource {
 public:
@@ -138,10 +200,14 @@ public:
     virtual std::shared_ptr<DatasetReader> snapshot() = 0;
     virtual LiveCounters counters() const = 0;
     /// Record: the frames of the current scan received so far, then every
-    /// frame accepted from now on, go to `sink` (e.g. createGrowingScanWriter),
-    /// each before it reaches the store, so the recording is never behind
-    /// what is displayed; a new scan id, or record(nullptr), finishes the
-    /// sink. A sink that fails stops the recording (logged). Throws
+    /// frame accepted from now on, go to `sink` (e.g. createGrowingScanWriter)
+    /// in the order received, none lost. A stream writes them on a thread of
+    /// its own: each frame is queued for the sink before it reaches the
+    /// store, and when the queue holds StreamOptions::recordQueueBytes the
+    /// receiver waits for the sink (and the sender for the receiver) rather
+    /// than drop a frame. A new scan id, or record(nullptr), writes out what
+    /// is queued and finishes the sink (so record(nullptr) may wait for it).
+    /// A sink that fails stops the recording (logged). Throws
     /// InvalidArgument for a source that is itself a file.
     virtual void record(std::unique_ptr<FrameSink> sink) = 0;
 };
@@ -198,12 +264,13 @@ struct StreamDefaults {
 /// The header the senders write for a frame ("end" when `end`).
 std::string frameHeader(const Frame& frame, bool end = false);
 
-/// Parses one message. Returns false for an end message (scanId set);
-/// throws DataError (one line: what is wrong with the message) for bad JSON,
-/// a missing or mistyped field, an unknown kind or dtype, a shape beyond the
-/// limits, or a payload whose size is not rows x columns x sample size.
-bool parseFrameMessage(std::span<const std::byte> header, std::span<const std::byte> payload,
-                       const FrameLimits& limits, const StreamDefaults& defaults, Frame& out);
+/// Parses one message; the frame's values are `payload` itself (shared, not
+/// copied). Returns false for an end message (scanId set); throws DataError
+/// (one line: what is wrong with the message) for bad JSON, a missing or
+/// mistyped field, an unknown kind or dtype, a shape beyond the limits, or a
+/// payload whose size is not rows x columns x sample size.
+bool parseFrameMessage(std::span<const std::byte> header, FramePixels payload, const FrameLimits& limits,
+                       const StreamDefaults& defaults, Frame& out);
 
 /// Whether this build has ZeroMQ (TOMO_WITH_ZMQ).
 bool zmqAvailable();
@@ -222,6 +289,10 @@ struct StreamOptions {
     bool allowAllInterfaces = false;
     FrameLimits limits;
     StreamDefaults defaults;
+    /// Record's queue (frames received, not yet written; they share the
+    /// store's memory): when it holds this many bytes, the receiver waits
+    /// for the recording to catch up. At least one frame is always queued.
+    std::size_t recordQueueBytes = std::size_t{1} << 30;
     /// Each refused message, one line (called on the receiving thread).
     std::function<void(const std::string&)> log;
 };
@@ -235,13 +306,15 @@ StreamOptions streamOptionsFor(const std::string& text);
 /// A ZeroMQ PULL (or SUB) socket received on a thread of the source: every valid
 /// frame goes into the scan's FrameStore (nothing is dropped: the store is
 /// what Record writes); malformed messages are logged and skipped; a new
-/// scan id empties the store. Throws InvalidArgument for a bad endpoint or
+/// scan id empties the store. A frame's pixels are the received message
+/// itself, never copied (from an inproc:// sender: the sender's own bytes). Throws InvalidArgument for a bad endpoint or
 /// one on all interfaces not allowed, IoError when it cannot bind/connect,
 /// and InvalidArgument in a build without ZeroMQ (naming TOMO_WITH_ZMQ).
 std::unique_ptr<LiveSource> openZmqStream(StreamOptions options);
 
 /// A PUSH socket that connects (or binds) to `endpoint` and sends frames as
-/// parseFrameMessage reads them. Blocks when the receiver does not keep up
+/// parseFrameMessage reads them, without copying a frame's pixels (ZeroMQ
+/// holds their owner until it has sent them). Blocks when the receiver does not keep up
 /// (ZeroMQ's high-water mark), so no frame is lost. With `publish`, a PUB
 /// socket instead (for SUB receivers): never blocks, drops what a slow or
 /// absent subscriber cannot take. Throws as openZmqStream.

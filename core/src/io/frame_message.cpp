@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 namespace tomo {
@@ -44,6 +45,18 @@ long long integer(const Json& value, const char* name, long long low, long long 
 
 } // namespace
 
+FramePixels::FramePixels(std::vector<std::byte> bytes) {
+    auto held = std::make_shared<const std::vector<std::byte>>(std::move(bytes));
+    m_bytes = std::span(*held);
+    m_owner = std::move(held);
+}
+
+FramePixels FramePixels::copyOf(std::span<const std::byte> bytes) {
+    return FramePixels(std::vector<std::byte>(bytes.begin(), bytes.end()));
+}
+
+bool operator==(const FramePixels& a, const FramePixels& b) { return std::ranges::equal(a, b); }
+
 const char* frameKindName(FrameKind kind) {
     switch (kind) {
     case FrameKind::Projection: return "projection";
@@ -67,8 +80,8 @@ std::string frameHeader(const Frame& frame, bool end) {
     return h.dump();
 }
 
-bool parseFrameMessage(std::span<const std::byte> header, std::span<const std::byte> payload,
-                       const FrameLimits& limits, const StreamDefaults& defaults, Frame& out) {
+bool parseFrameMessage(std::span<const std::byte> header, FramePixels payload, const FrameLimits& limits,
+                       const StreamDefaults& defaults, Frame& out) {
     if (header.size() > limits.maxHeaderBytes)
         refuse("header of " + std::to_string(header.size()) + " bytes; at most " +
                std::to_string(limits.maxHeaderBytes) + " expected");
@@ -144,7 +157,7 @@ bool parseFrameMessage(std::span<const std::byte> header, std::span<const std::b
         refuse(std::string(frameKindName(f.kind)) + " " + std::to_string(f.index) + ": " +
                std::to_string(payload.size()) + " bytes of data; " + std::to_string(f.rows) + " x " +
                std::to_string(f.columns) + " " + sampleTypeName(f.type) + " is " + std::to_string(expected));
-    f.values.assign(payload.begin(), payload.end()); // one pass: resize + memcpy zero-filled every frame first
+    f.values = std::move(payload);
     out = std::move(f);
     return true;
 }

@@ -1,7 +1,7 @@
 // The frames of a live scan in memory (tomo/live.h) and the DatasetReader
 // over a snapshot of them: the preview session and the conveyor read it as
 // any dataset. Frames are shared, never copied, between the store and its
-// snapshots.
+// snapshots. And what a display that skips to the newest snapshot skipped.
 #include "io/readers.h"
 #include "tomo/error.h"
 #include "tomo/live.h"
@@ -15,14 +15,12 @@ namespace tomo {
 
 namespace {
 
-using Pixels = std::shared_ptr<const std::vector<std::byte>>;
-
 /// A frozen set of frames of one scan.
 class FrameSnapshotReader final : public DatasetReader {
 public:
     FrameSnapshotReader(const std::filesystem::path& name, SampleType type, int rows, int columns,
-                        std::vector<Pixels> projections, std::vector<double> angles, std::vector<Pixels> flats,
-                        std::vector<Pixels> darks)
+                        std::vector<FramePixels> projections, std::vector<double> angles, std::vector<FramePixels> flats,
+                        std::vector<FramePixels> darks)
         : m_projections(std::move(projections)), m_flats(std::move(flats)), m_darks(std::move(darks)) {
         m_info.path = name;
         m_info.format = DatasetFormat::Stream;
@@ -50,7 +48,7 @@ public:
         const std::size_t rowBytes = static_cast<std::size_t>(m_info.columns) * sampleBytes(m_info.sampleType);
         const std::size_t bytes = rowBytes * static_cast<std::size_t>(rowCount);
         for (std::size_t a = 0; a < m_projections.size(); ++a)
-            std::copy_n(m_projections[a]->data() + static_cast<std::size_t>(firstRow) * rowBytes, bytes,
+            std::copy_n(m_projections[a].data() + static_cast<std::size_t>(firstRow) * rowBytes, bytes,
                         out.data() + a * bytes);
     }
 
@@ -63,14 +61,14 @@ public:
 
 private:
     /// The mean of `frames` over the rows; false without frames.
-    bool mean(const std::vector<Pixels>& frames, int firstRow, int rowCount, std::span<float> out) const {
+    bool mean(const std::vector<FramePixels>& frames, int firstRow, int rowCount, std::span<float> out) const {
         detail::checkRowRequest(m_info, firstRow, rowCount, out.size(), static_cast<std::size_t>(m_info.columns));
         if (frames.empty()) return false;
         const std::size_t rowBytes = static_cast<std::size_t>(m_info.columns) * sampleBytes(m_info.sampleType);
         std::vector<float> images(out.size() * frames.size());
         for (std::size_t i = 0; i < frames.size(); ++i)
             detail::storedImagesToSinograms(
-                std::span(frames[i]->data() + static_cast<std::size_t>(firstRow) * rowBytes,
+                std::span(frames[i].data() + static_cast<std::size_t>(firstRow) * rowBytes,
                           rowBytes * static_cast<std::size_t>(rowCount)),
                 m_info.sampleType, 1, rowCount, m_info.columns,
                 std::span(images).subspan(i * out.size(), out.size()));
@@ -78,7 +76,7 @@ private:
         return true;
     }
 
-    std::vector<Pixels> m_projections, m_flats, m_darks;
+    std::vector<FramePixels> m_projections, m_flats, m_darks;
 };
 
 } // namespace
@@ -88,8 +86,8 @@ struct FrameStore::Impl {
     bool empty = true;
     int rows = 0, columns = 0;
     SampleType type = SampleType::UInt16;
-    std::map<long long, std::pair<Pixels, double>> projections; ///< by index: pixels, angle (degrees)
-    std::vector<Pixels> flats, darks;
+    std::map<long long, std::pair<FramePixels, double>> projections; ///< by index: pixels, angle (degrees)
+    std::vector<FramePixels> flats, darks;
 };
 
 void FrameStore::replay(FrameSink& sink) const {
@@ -100,11 +98,11 @@ void FrameStore::replay(FrameSink& sink) const {
     f.columns = s.columns;
     f.type = s.type;
     f.scanId = s.scanId;
-    const auto send = [&](FrameKind kind, long long index, double angle, const Pixels& pixels) {
+    const auto send = [&](FrameKind kind, long long index, double angle, const FramePixels& pixels) {
         f.kind = kind;
         f.index = index;
         f.angleDegrees = angle;
-        f.values = *pixels;
+        f.values = pixels; // shared, not copied
         sink.send(f);
     };
     for (std::size_t i = 0; i < s.darks.size(); ++i) send(FrameKind::Dark, static_cast<long long>(i), 0.0, s.darks[i]);
@@ -129,7 +127,7 @@ bool FrameStore::add(Frame frame) {
         s.type = frame.type;
         s.empty = false;
     }
-    auto pixels = std::make_shared<const std::vector<std::byte>>(std::move(frame.values));
+    FramePixels pixels = std::move(frame.values);
     switch (frame.kind) {
     case FrameKind::Projection: s.projections.emplace(frame.index, std::pair{std::move(pixels), frame.angleDegrees}); break;
     case FrameKind::Flat: s.flats.push_back(std::move(pixels)); break;
@@ -163,12 +161,21 @@ int FrameStore::flats() const { return static_cast<int>(m_impl->flats.size()); }
 int FrameStore::darks() const { return static_cast<int>(m_impl->darks.size()); }
 const std::string& FrameStore::scanId() const { return m_impl->scanId; }
 
+int DisplaySkips::shown(int scan, int projections) {
+    const int before = scan == m_scan ? m_shown : 0;
+    const int skipped = std::max(0, projections - before - 1);
+    m_scan = scan;
+    m_shown = projections;
+    m_skipped += skipped;
+    return skipped;
+}
+
 std::shared_ptr<DatasetReader> FrameStore::snapshot(const std::filesystem::path& name) const {
     const Impl& s = *m_impl;
     if (s.projections.size() < 2)
         throw DataError(name.string() + ": " + std::to_string(s.projections.size()) +
                         " projection(s) received so far; at least 2 are needed");
-    std::vector<Pixels> projections;
+    std::vector<FramePixels> projections;
     std::vector<double> angles;
     projections.reserve(s.projections.size());
     angles.reserve(s.projections.size());

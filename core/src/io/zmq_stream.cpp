@@ -7,6 +7,7 @@
 #include <string_view>
 
 #if TOMO_WITH_ZMQ
+#include "io/record_queue.h"
 #include "run/live_meter.h"
 
 #include <zmq.hpp>
@@ -41,9 +42,12 @@ namespace {
 
 /// One context per process, so inproc:// endpoints join senders and receivers.
 /// Never destroyed: a forked child that calls exit() would otherwise wait
-/// for ever in its destructor for I/O threads it does not have.
+/// for ever in its destructor for I/O threads it does not have. Two I/O
+/// threads: a receiver and a sender of ipc:// or tcp:// in one process
+/// (tomo-bench --stream) each copy on their own (with one, that thread made
+/// both copies of every frame and was the busiest in a profile).
 zmq::context_t& context() {
-    static auto* c = new zmq::context_t;
+    static auto* c = new zmq::context_t(2);
     return *c;
 }
 
@@ -92,8 +96,8 @@ public:
     ~ZmqSource() override {
         m_stop = true;
         m_thread.join();
-        const std::lock_guard lock(m_mutex);
-        stopRecording();
+        const std::lock_guard lock(m_recordMutex);
+        m_recorder.reset(); // writes what is queued, finishes the sink
     }
 
     std::string describe() const override {
@@ -117,11 +121,15 @@ public:
     }
 
     void record(std::unique_ptr<FrameSink> sink) override {
-        const std::lock_guard lock(m_mutex);
-        stopRecording();
+        const std::lock_guard recording(m_recordMutex);
+        m_recorder.reset(); // writes what is queued, finishes the sink
         if (!sink) return;
-        m_store.replay(*sink);
-        m_recorder = std::move(sink);
+        auto queue = std::make_unique<detail::RecordQueue>(std::move(sink), m_options.recordQueueBytes, m_options.log);
+        {
+            const std::lock_guard lock(m_mutex);
+            queue->backlog(m_store);
+        }
+        m_recorder = std::move(queue);
     }
 
 private:
@@ -139,35 +147,17 @@ private:
                 if (parts.size() > 2)
                     throw DataError("stream message refused: " + std::to_string(parts.size()) +
                                     " parts; expected a header and a frame");
-                const auto bytes = [](const zmq::message_t& m) {
-                    return std::span(static_cast<const std::byte*>(m.data()), m.size());
-                };
                 Frame frame;
-                const bool isFrame = parseFrameMessage(bytes(parts[0]), parts.size() > 1 ? bytes(parts[1]) : std::span<const std::byte>{},
-                                                       m_options.limits, m_options.defaults, frame);
-                const std::size_t size = frame.values.size();
-                const std::lock_guard lock(m_mutex);
-                if (!isFrame) {
+                const bool isFrame = parseFrameMessage(
+                    std::span(static_cast<const std::byte*>(parts[0].data()), parts[0].size()),
+                    parts.size() > 1 ? kept(std::move(parts[1])) : FramePixels{}, m_options.limits,
+                    m_options.defaults, frame);
+                if (isFrame) add(std::move(frame));
+                else {
+                    const std::lock_guard lock(m_mutex);
                     if (frame.scanId == m_store.scanId()) m_state.finished = true;
-                } else {
-                    const bool fresh = m_meter.counters().frames == 0;
-                    m_store.check(frame);
-                    const bool held = m_store.projections() + m_store.flats() + m_store.darks() > 0;
-                    if (m_recorder && held && frame.scanId != m_store.scanId()) stopRecording(); // one scan per recording
-                    // Recorded before it is stored: the recording is never behind the display.
-                    if (m_recorder) writeRecording(frame);
-                    if (m_store.add(std::move(frame)) || fresh) {
-                        m_meter.scan();
-                        ++m_state.scan;
-                        m_state.finished = false;
-                    }
-                    m_meter.frame(size);
-                    m_state.scanId = m_store.scanId();
-                    m_state.projections = m_store.projections();
-                    m_state.flats = m_store.flats();
-                    m_state.darks = m_store.darks();
+                    ++m_state.version;
                 }
-                ++m_state.version;
             } catch (const DataError& e) {
                 reject(e.what());
                 continue;
@@ -176,24 +166,44 @@ private:
         }
     }
 
-    /// Called with m_mutex held.
-    void writeRecording(const Frame& frame) {
-        try {
-            m_recorder->send(frame);
-        } catch (const std::exception& e) {
-            m_recorder.reset();
-            if (m_options.log) m_options.log(std::string("recording stopped: ") + e.what());
-        }
+    /// The message's bytes as a frame's, without a copy: the message itself
+    /// is kept (for inproc://, the very bytes the sender handed to ZeroMQ).
+    static FramePixels kept(zmq::message_t message) {
+        auto held = std::make_shared<zmq::message_t>(std::move(message));
+        const std::span bytes(static_cast<const std::byte*>(held->data()), held->size());
+        return FramePixels(std::move(held), bytes);
     }
-    /// Called with m_mutex held.
-    void stopRecording() {
-        if (!m_recorder) return;
-        auto recorder = std::move(m_recorder);
-        try {
-            recorder->finish(m_store.scanId());
-        } catch (const std::exception& e) {
-            if (m_options.log) m_options.log(std::string("recording could not be finished: ") + e.what());
+
+    /// Records (when recording) and stores a valid frame. Record's queue may
+    /// make this wait (back-pressure); the store's lock is not held then, so
+    /// the display goes on reading. Throws DataError as FrameStore::check.
+    void add(Frame frame) {
+        const std::size_t size = frame.values.size();
+        bool otherScan = false;
+        {
+            const std::lock_guard lock(m_mutex);
+            m_store.check(frame);
+            const bool held = m_store.projections() + m_store.flats() + m_store.darks() > 0;
+            otherScan = held && frame.scanId != m_store.scanId();
         }
+        // Only this thread changes the store: what was checked stays true.
+        const std::lock_guard recording(m_recordMutex);
+        if (m_recorder && otherScan) m_recorder.reset(); // one scan per recording: written out and finished
+        // Queued for Record before it is stored: a frame on display is never missing from the recording.
+        if (m_recorder) m_recorder->push(frame);
+        const std::lock_guard lock(m_mutex);
+        const bool fresh = m_meter.counters().frames == 0;
+        if (m_store.add(std::move(frame)) || fresh) {
+            m_meter.scan();
+            ++m_state.scan;
+            m_state.finished = false;
+        }
+        m_meter.frame(size);
+        m_state.scanId = m_store.scanId();
+        m_state.projections = m_store.projections();
+        m_state.flats = m_store.flats();
+        m_state.darks = m_store.darks();
+        ++m_state.version;
     }
 
     void reject(const std::string& why) {
@@ -206,10 +216,14 @@ private:
 
     StreamOptions m_options;
     zmq::socket_t m_socket; ///< used by the receiving thread only (after construction)
-    mutable std::mutex m_mutex;
+    /// Lock order: m_recordMutex, then m_mutex. The receiver holds
+    /// m_recordMutex from queuing a frame for Record until it is stored, so
+    /// record() sees each frame either in the store or still to come.
+    std::mutex m_recordMutex;
+    std::unique_ptr<detail::RecordQueue> m_recorder; ///< Record, if recording
+    mutable std::mutex m_mutex; ///< the store, the state, the meter
     std::condition_variable m_changed;
     FrameStore m_store;
-    std::unique_ptr<FrameSink> m_recorder; ///< Record's sink, if recording
     LiveState m_state;
     mutable detail::LiveMeter m_meter;
     std::atomic<bool> m_stop{false};
@@ -227,8 +241,16 @@ public:
 
     void send(const Frame& frame) override {
         const std::string header = frameHeader(frame);
+        // The frame's bytes go out as they are, not copied into the message:
+        // it keeps their owner alive until ZeroMQ lets go of it (for
+        // inproc://, when the receiver's store drops the frame).
+        using Owner = std::shared_ptr<const void>;
+        auto owner = std::make_unique<Owner>(frame.values.owner());
+        zmq::message_t payload(const_cast<std::byte*>(frame.values.data()), frame.values.size(),
+                               [](void*, void* hint) { delete static_cast<Owner*>(hint); }, owner.get());
+        static_cast<void>(owner.release()); // the message's now
         m_socket.send(zmq::buffer(header), zmq::send_flags::sndmore);
-        m_socket.send(zmq::buffer(frame.values.data(), frame.values.size()), zmq::send_flags::none);
+        m_socket.send(std::move(payload), zmq::send_flags::none);
     }
 
     void finish(const std::string& scanId) override {

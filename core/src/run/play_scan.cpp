@@ -44,8 +44,8 @@ long long playScan(DatasetReader& reader, FrameSink& sink, const PlayOptions& op
     const std::size_t image = static_cast<std::size_t>(info.rows) * static_cast<std::size_t>(info.columns);
     const std::size_t frameBytes = image * sampleBytes(info.sampleType);
     detail::requireMemory(static_cast<double>(frameBytes) * info.projections, info.path, "the whole scan");
-    std::vector<std::byte> all(frameBytes * static_cast<std::size_t>(info.projections));
-    reader.readRawRows(0, info.rows, all); // [projection][row][column], all rows
+    auto all = std::make_shared<std::vector<std::byte>>(frameBytes * static_cast<std::size_t>(info.projections));
+    reader.readRawRows(0, info.rows, *all); // [projection][row][column], all rows
 
     Frame frame;
     frame.rows = info.rows;
@@ -76,12 +76,12 @@ long long playScan(DatasetReader& reader, FrameSink& sink, const PlayOptions& op
         emit();
     }
     frame.kind = FrameKind::Projection;
-    frame.values.resize(frameBytes);
     for (int p = 0; p < info.projections; ++p) {
         if (p == options.stopAfter || (options.cancelled && options.cancelled())) return sent;
         frame.index = p;
         frame.angleDegrees = info.angles[static_cast<std::size_t>(p)] * (180.0 / std::numbers::pi);
-        std::memcpy(frame.values.data(), all.data() + static_cast<std::size_t>(p) * frameBytes, frameBytes);
+        // A part of the scan in memory, shared (not copied) with the sink.
+        frame.values = FramePixels(all, std::span(*all).subspan(static_cast<std::size_t>(p) * frameBytes, frameBytes));
         emit();
     }
     sink.finish(frame.scanId);
