@@ -181,15 +181,17 @@ private:
     void applySettings(const WindowSettings& settings);
     WindowSettings currentSettings() const;
     void onDatasetOpened(const DatasetSummary& summary);
-    /// Shows the slice the session received (`previous` was on screen before).
-    void onSliceReady(const SliceResultPtr& result, const SliceResultPtr& previous);
+    void onOpeningAxisFound(const AxisResult& result);
     /// The Method, Convergence and Reprojection docks, wired to the
     /// controller (main_window_iterative.cpp).
     void createIterativeDocks();
+
+    // The live slice on screen (main_window_slice.cpp).
+    /// Shows the slice the session received (`previous` was on screen before).
+    void onSliceReady(const SliceResultPtr& result, const SliceResultPtr& previous);
     /// Tells the worker how to colour and compare the next slices.
     void syncDisplaySettings();
     void onParamsChanged();
-    void onOpeningAxisFound(const AxisResult& result);
     void requestSlice();
     /// The quality panel: the session's comparison, or why there is none yet.
     void refreshComparison();
@@ -197,6 +199,7 @@ private:
     void applyWindow(float low, float high, bool fromUser);
     void setColormap(const QString& name);
     void pinCurrent();
+
     void saveSliceValues();
     void saveSliceImage();
     void showError(const QString& title, const QString& message);
