@@ -97,6 +97,34 @@ double timeProjection(ProjectorPair& pair, const BatchVector& b, bool forward, i
     return times[times.size() / 2];
 }
 
+/// Where one SIRT iteration's time goes: its forward projection, its back
+/// projection (each alone, the median of `runs`), and the rest (the fused
+/// residual and update, the transposed copy, the per-slice sums and the
+/// wait for them, the solver's host work), per slice.
+struct Split {
+    double iteration = 0.0, forward = 0.0, back = 0.0; ///< seconds per slice
+};
+
+Split splitIteration(ProjectorPair& pair, const BatchVector& b, double iterationPerSlice, int runs) {
+    const double count = b.count();
+    return {iterationPerSlice, timeProjection(pair, b, true, runs) / count, timeProjection(pair, b, false, runs) / count};
+}
+
+/// The split's figures: the projections' GU/s and ms per slice, and the rest
+/// of the iteration (negative when the fused iteration beats its parts).
+void addSplit(std::vector<Figure>& figures, const std::string& key, const std::string& what, const Split& split,
+              double updatesPerSlice) {
+    figures.push_back({key + "forward_gups", "forward projection (Joseph), " + what, updatesPerSlice / split.forward / 1e9,
+                       "GU/s", 0.0});
+    figures.push_back({key + "back_gups", "back projection (its transpose), " + what, updatesPerSlice / split.back / 1e9,
+                       "GU/s", 0.0});
+    figures.push_back({key + "forward_ms_per_slice", "  of a SIRT iteration: forward projection", 1e3 * split.forward,
+                       "ms", 0.0});
+    figures.push_back({key + "back_ms_per_slice", "  of a SIRT iteration: back projection", 1e3 * split.back, "ms", 0.0});
+    figures.push_back({key + "rest_ms_per_slice", "  of a SIRT iteration: the rest (update, copies, sums, host)",
+                       1e3 * (split.iteration - split.forward - split.back), "ms", 0.0});
+}
+
 } // namespace
 
 int runIterativeBenchmark(const IterativeBenchSettings& s) {
@@ -142,11 +170,8 @@ int runIterativeBenchmark(const IterativeBenchSettings& s) {
                            "pair memory / (input + output) of the batch (" +
                                std::to_string(static_cast<long long>(pair->memoryBytes() >> 20)) + " MiB)",
                            static_cast<double>(pair->memoryBytes()) / inputOutput, "x", kTargetMemoryRatio});
-        const double updates = pixels * s.projections * batch / 1e9;
-        figures.push_back({"forward_gups", "forward projection (Joseph)", updates / timeProjection(*pair, *b, true, 3),
-                           "GU/s", 0.0});
-        figures.push_back({"back_gups", "back projection (its transpose)", updates / timeProjection(*pair, *b, false, 3),
-                           "GU/s", 0.0});
+        const Split split = splitIteration(*pair, *b, perSlice, 3);
+        addSplit(figures, "", "batch of " + std::to_string(batch), split, pixels * s.projections);
         IterativeOptions cgls = options.iterative;
         cgls.method = Method::Cgls;
         figures.push_back({"cgls_iteration_ms_per_slice", "CGLS iteration per slice",
@@ -171,6 +196,8 @@ int runIterativeBenchmark(const IterativeBenchSettings& s) {
                                std::to_string(s.singleAngles) + " angles",
                            seconds, "s",
                            s.size == 2048 && s.singleAngles == 1501 && s.iterations == 100 ? kTargetSingleSeconds : 0.0});
+        addSplit(figures, "single_", "one slice", splitIteration(*one, *b, seconds / s.iterations, 5),
+                 pixels * s.singleAngles);
     }
 
     std::printf("%-70s %12s %8s %s\n", "figure", "value", "unit", "target");

@@ -4,6 +4,8 @@
 
 #include "cuda_resources.h"
 
+#include <cub/block/block_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -80,7 +82,7 @@ __global__ void phaseKernel(PhaseLaunch P) {
             const float2 v = spectra[static_cast<size_t>(P.d_canonical[i]) * L + j];
             // exp(2 pi i k T / L): whole turns removed in double (k T / L
             // reaches 1e8 turns), the fraction's sine and cosine in float.
-            const double turns = static_cast<double>(k) * P.d_shifts[i] / L;
+            const double turns = static_cast<double>(k) * P.d_turns[i];
             const float f = static_cast<float>(turns - floor(turns));
             float s, c;
             sincospif(2.0f * f, &s, &c);
@@ -117,6 +119,94 @@ __global__ void __launch_bounds__(kGatherTile * kGatherTile) gatherKernel(Gather
         float2* grid = reinterpret_cast<float2*>(P.d_grid) + static_cast<size_t>(pair + n) * g * g;
         grid[static_cast<size_t>(jy) * P.columns + jx] = make_float2(re[n], im[n]);
     }
+}
+
+// The kernel table into shared memory (every thread of the block takes part).
+__device__ void loadTable(const gridrec::GatherView& view, float* table) {
+    for (int i = threadIdx.x; i < 2 * (view.tableLast + 1); i += blockDim.x) table[i] = view.table[i];
+    __syncthreads();
+}
+
+struct CountTaps {
+    int taps = 0;
+    __host__ __device__ void operator()(size_t, float) { ++taps; }
+};
+
+/// Writes tap t at index[t * 32] (the lanes of a group interleaved).
+struct WriteTaps {
+    int* index;
+    float* weight;
+    int taps = 0;
+    __host__ __device__ void operator()(size_t sample, float w) {
+        index[static_cast<size_t>(taps) * kTapGroup] = static_cast<int>(sample);
+        weight[static_cast<size_t>(taps) * kTapGroup] = w;
+        ++taps;
+    }
+};
+
+// threadIdx.x + blockIdx.x * blockDim.x = point p of the lone slice's half
+// grid (jy = p / columns, jx = p % columns); a block's kTapWindow points are
+// sorted by their taps, most first, into its slots (order: the point of each
+// slot, -1 past the grid), so that a warp's group holds points of like
+// counts; widths[group] = the most taps of its points, widths[groups] = 0
+// (the scan's end)
+__global__ void __launch_bounds__(kTapWindow)
+    countTapsKernel(GatherLaunch P, int* order, long long* widths, long long points, long long groups) {
+    using Sort = cub::BlockRadixSort<int, kTapWindow, 1, int>;
+    __shared__ typename Sort::TempStorage sortSpace;
+    const long long p = blockIdx.x * static_cast<long long>(kTapWindow) + threadIdx.x; // whole blocks
+    int taps[1] = {-1};
+    int point[1] = {static_cast<int>(p)};
+    if (p < points) {
+        CountTaps count;
+        gridrec::visitPoint(P.view, static_cast<int>(p % P.columns), static_cast<int>(p / P.columns), count);
+        taps[0] = count.taps;
+    }
+    Sort(sortSpace).SortDescending(taps, point); // thread t: the block's t-th
+    order[p] = taps[0] < 0 ? -1 : point[0];
+    const int width = __reduce_max_sync(0xffffffffu, taps[0] < 0 ? 0 : taps[0]);
+    if (p % kTapGroup == 0) widths[p / kTapGroup] = width;
+    if (p == 0) widths[groups] = 0;
+}
+
+// threadIdx.x + blockIdx.x * blockDim.x = slot p (of point order[p])
+__global__ void fillTapsKernel(GatherLaunch P, TapMatrix M, int* index, float* weight, long long groups) {
+    extern __shared__ float table[];
+    loadTable(P.view, table);
+    const long long p = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (p >= groups * kTapGroup) return;
+    const long long group = p / kTapGroup;
+    const size_t first = static_cast<size_t>(M.d_offsets[group]) * kTapGroup + p % kTapGroup;
+    WriteTaps write{index + first, weight + first};
+    if (const int point = M.d_order[p]; point >= 0) {
+        gridrec::GatherView v = P.view;
+        v.table = table;
+        gridrec::visitPoint(v, point % P.columns, point / P.columns, write);
+    }
+    // The group's other points have more: weight 0 (of sample 0) adds nothing.
+    const int width = static_cast<int>(M.d_offsets[group + 1] - M.d_offsets[group]);
+    while (write.taps < width) write(0, 0.0f);
+}
+
+// threadIdx.x + blockIdx.x * blockDim.x = slot p: the sums of the search's
+// gather (gridrec::SumSamples) of point order[p] in its order, from the
+// matrix; the lanes of a warp read their taps side by side, as many each
+__global__ void matrixGatherKernel(TapMatrix M, const float2* __restrict__ samples, float2* __restrict__ grid,
+                                   long long groups) {
+    const long long p = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (p >= groups * kTapGroup) return;
+    const long long group = p / kTapGroup;
+    const long long end = M.d_offsets[group + 1] * kTapGroup;
+    float re = 0.0f, im = 0.0f;
+    // Unrolled: several taps' loads in flight (the samples' reads are scattered).
+#pragma unroll 4
+    for (long long t = M.d_offsets[group] * kTapGroup + p % kTapGroup; t < end; t += kTapGroup) {
+        const float w = __ldg(M.d_weight + t);
+        const float2 s = __ldg(samples + __ldg(M.d_index + t));
+        re += w * s.x;
+        im += w * s.y;
+    }
+    if (const int point = M.d_order[p]; point >= 0) grid[point] = make_float2(re, im);
 }
 
 // threadIdx.x + blockIdx.x * blockDim.x = region column, blockIdx.y = region
@@ -191,6 +281,36 @@ void launchGather(const GatherLaunch& P, StreamHandle stream) {
     launch(std::integral_constant<int, kGatherPairs>{});
     launch(std::integral_constant<int, 2>{});
     launch(std::integral_constant<int, 1>{});
+}
+
+std::size_t countTapsWorkBytes(const GatherLaunch& P) {
+    std::size_t bytes = 0;
+    TOMO_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<const long long*>(nullptr),
+                                                  static_cast<long long*>(nullptr), tapGroups(P) + 1));
+    return bytes;
+}
+
+void launchCountTaps(const GatherLaunch& P, int* d_order, long long* d_widths, long long* d_offsets, void* d_work,
+                     std::size_t workBytes, StreamHandle stream) {
+    const long long groups = tapGroups(P);
+    countTapsKernel<<<static_cast<unsigned>(groups * kTapGroup / kTapWindow), kTapWindow, 0, stream>>>(
+        P, d_order, d_widths, lonePoints(P), groups);
+    TOMO_CUDA_CHECK(cudaGetLastError());
+    TOMO_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d_work, workBytes, d_widths, d_offsets, groups + 1, stream));
+}
+
+void launchFillTaps(const GatherLaunch& P, const TapMatrix& M, int* d_index, float* d_weight, StreamHandle stream) {
+    const long long groups = tapGroups(P);
+    const std::size_t shared = 2 * (static_cast<std::size_t>(P.view.tableLast) + 1) * sizeof(float);
+    fillTapsKernel<<<blocksFor(groups * kTapGroup), kThreads, shared, stream>>>(P, M, d_index, d_weight, groups);
+    TOMO_CUDA_CHECK(cudaGetLastError());
+}
+
+void launchMatrixGather(const GatherLaunch& P, const TapMatrix& M, StreamHandle stream) {
+    const long long groups = tapGroups(P);
+    matrixGatherKernel<<<blocksFor(groups * kTapGroup), kThreads, 0, stream>>>(
+        M, reinterpret_cast<const float2*>(P.view.samples), reinterpret_cast<float2*>(P.d_grid), groups);
+    TOMO_CUDA_CHECK(cudaGetLastError());
 }
 
 void launchCrop(const CropLaunch& P, StreamHandle stream) {

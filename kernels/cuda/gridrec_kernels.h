@@ -10,6 +10,11 @@
 //   gather       one thread per grid point of up to four pairs (tomo/gridrec_gather.h),
 //                the heavy tiles near the origin first; a lone slice's grid
 //                (Hermitian) only up to column G / 2, for a C2R transform
+//   lone-slice matrix   a lone slice's gather as a sparse matrix: the taps
+//                (sample, weight) of each point of its half grid, counted,
+//                offset (prefix sum) and filled once; then every gathering
+//                is a sparse matrix-vector product (the live preview: an axis
+//                change moves the phases, never the samples' positions)
 //   crop         the inverse-transformed grid x deapodisation -> the
 //                region of slices 2j (real) and 2j + 1 (imaginary), or of
 //                the lone slice (the real grid)
@@ -44,7 +49,7 @@ struct PhaseLaunch {
     const float* d_spectra = nullptr;   ///< [pair][projection][L] complex
     const int* d_canonical = nullptr;   ///< acquisition index of canonical row i
     const unsigned char* d_reversed = nullptr;
-    const double* d_shifts = nullptr;   ///< Setup::phaseShifts, per canonical row
+    const double* d_turns = nullptr;    ///< Setup::phaseShifts / L: turns per sample k, per canonical row
     const float* d_band = nullptr;      ///< Setup::band
     int projections = 0;
     int rowLength = 0;
@@ -76,6 +81,46 @@ inline constexpr int kGatherTile = 16;
 /// alone.
 inline constexpr int kGatherPairs = 4;
 void launchGather(const GatherLaunch& launch, StreamHandle stream);
+
+/// A lone slice's gather as a sparse matrix over the points p = jy * columns
+/// + jx of its half grid (columns = G / 2 + 1). Each window of kTapWindow
+/// points is sorted by their numbers of taps into its slots (order[slot]:
+/// the point, -1 past the grid), and each group of kTapGroup slots (a warp:
+/// points of like counts, so little padding) fills rows offsets[g] ..
+/// offsets[g + 1] - 1 of kTapGroup values: slot s's tap t in row offsets[g]
+/// + t, column s mod kTapGroup (read side by side), a complex sample index
+/// (row * sampleStride + k + lastSample) and its weight, in the search's
+/// order (the same sums); a point with fewer taps than its group's most is
+/// padded with weight 0.
+inline constexpr int kTapGroup = 32;
+inline constexpr int kTapWindow = 256;
+struct TapMatrix {
+    const int* d_order = nullptr;         ///< point of each slot, groups x kTapGroup
+    const long long* d_offsets = nullptr; ///< groups + 1
+    const int* d_index = nullptr;         ///< kTapGroup x offsets[groups]
+    const float* d_weight = nullptr;
+};
+/// The points of a lone slice's half grid (launch.columns = G / 2 + 1).
+inline long long lonePoints(const GatherLaunch& launch) {
+    return static_cast<long long>(launch.view.gridSize) * launch.columns;
+}
+/// Groups of the whole windows that cover the points.
+inline long long tapGroups(const GatherLaunch& launch) {
+    return (lonePoints(launch) + kTapWindow - 1) / kTapWindow * (kTapWindow / kTapGroup);
+}
+/// Device bytes launchCountTaps's prefix sum needs.
+std::size_t countTapsWorkBytes(const GatherLaunch& launch);
+/// d_order (groups x kTapGroup) and d_offsets[0..groups], the exclusive
+/// prefix sum of each group's most taps (d_offsets[groups]: the rows of
+/// all); d_widths: groups + 1 values of scratch.
+void launchCountTaps(const GatherLaunch& launch, int* d_order, long long* d_widths, long long* d_offsets, void* d_work,
+                     std::size_t workBytes, StreamHandle stream);
+/// Writes each point's taps (and the padding) into d_index and d_weight
+/// (kTapGroup x matrix.d_offsets[groups] each).
+void launchFillTaps(const GatherLaunch& launch, const TapMatrix& matrix, int* d_index, float* d_weight,
+                    StreamHandle stream);
+/// launch.d_grid[p] = sum of weight x launch.view.samples[index] over point p's taps.
+void launchMatrixGather(const GatherLaunch& launch, const TapMatrix& matrix, StreamHandle stream);
 
 struct CropLaunch {
     const float* d_grid = nullptr;      ///< [pair][G][G] complex, inverse-transformed

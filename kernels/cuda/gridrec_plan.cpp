@@ -25,6 +25,7 @@ namespace {
 
 constexpr int kMaxSlicesCap = 256;
 constexpr double kStoreBudget = 0.75; // share of the free device memory the kept spectra may take
+constexpr double kMatrixBudget = 0.25; // share of the free device memory a lone slice's tap matrix may take
 
 using Clock = std::chrono::steady_clock;
 
@@ -162,6 +163,15 @@ private:
     /// Phase, gather and inverse FFT of the pairs of `slices` slices from
     /// `firstPair` into d_grid (a lone last slice: half its grid, C2R).
     void gridPairs(int firstPair, int slices);
+    /// The gather of a lone slice whose grid is `gather`: by the tap matrix,
+    /// built at the second lone slice of the same rows where it fits (the
+    /// live preview grids one slice again at every axis change; a batch's
+    /// odd last slice is gridded once and keeps the search).
+    void gatherLoneSlice(const GatherLaunch& gather);
+    /// Counts, offsets and fills the tap matrix; false (and none kept) when
+    /// it would take more than kMatrixBudget of the free device memory.
+    bool buildTapMatrix(const GatherLaunch& gather);
+    TapMatrix tapMatrix() const;
     void cropBatch(int batch, int slices);
     /// (Gridding when `grid`,) crop and download of a batch into `output`:
     /// by DMA when `direct`, else through h_out (finishDownload copies out).
@@ -190,6 +200,14 @@ private:
     DeviceBuffer<float> d_samples; ///< [pair of the batch][canonical row][sampleStride] complex
     DeviceBuffer<float> d_grid;    ///< [pair of the batch][G][G] complex
     DeviceBuffer<unsigned char> d_work;
+    /// The lone slice's tap matrix (gridrec_kernels.h, TapMatrix), for the
+    /// current rows; m_loneGrids counts the lone slices gridded with them.
+    DeviceBuffer<int> d_tapOrder;
+    DeviceBuffer<long long> d_tapOffsets;
+    DeviceBuffer<int> d_tapIndex;
+    DeviceBuffer<float> d_tapWeight;
+    int m_loneGrids = 0;
+    bool m_matrixRefused = false; ///< too large for these rows: the search stays
     FftPlan m_rowPlan, m_gridPlan, m_halfGridPlan;
     std::unique_ptr<GpuFilter> m_filter;
     Slot m_slots[2];
@@ -288,7 +306,10 @@ void GridrecPlan::uploadRowTables() {
 }
 
 void GridrecPlan::uploadShifts() {
+    // Turns per sample k of each row, T / L (the phase kernel multiplies;
+    // a division per sample in double cost it half its time).
     h_shifts = m_setup->phaseShifts(m_geometry.geometry);
+    for (double& t : h_shifts) t /= m_setup->rowLength;
     if (d_shifts.size() != h_shifts.size())
         d_shifts = DeviceBuffer<double>(m_device, h_shifts.size(), "the phase shifts");
     // Stream-ordered after the kernels already queued (they may still read
@@ -341,6 +362,13 @@ void GridrecPlan::growRows(std::unique_ptr<gridrec::Setup> grown) {
         d_spectra = std::move(longer);
     }
     m_setup = std::move(grown);
+    // The samples moved (k -> k G / L'): a new matrix if the preview goes on.
+    d_tapOrder = DeviceBuffer<int>();
+    d_tapOffsets = DeviceBuffer<long long>();
+    d_tapIndex = DeviceBuffer<int>();
+    d_tapWeight = DeviceBuffer<float>();
+    m_loneGrids = 0;
+    m_matrixRefused = false;
     uploadRowTables();
     makeFftPlans();
     for (int q = 0; q < pairs; ++q) {
@@ -427,7 +455,7 @@ void GridrecPlan::gridPairs(int firstPair, int slices) {
     phase.d_spectra = d_spectra.get() + firstPair * pairSpectrumFloats();
     phase.d_canonical = d_canonical.get();
     phase.d_reversed = d_reversed.get();
-    phase.d_shifts = d_shifts.get();
+    phase.d_turns = d_shifts.get();
     phase.d_band = d_band.get();
     phase.projections = s.projections;
     phase.rowLength = s.rowLength;
@@ -461,13 +489,60 @@ void GridrecPlan::gridPairs(int firstPair, int slices) {
         gather.tiles = m_halfTiles;
         gather.pairs = 1;
         gather.columns = s.gridSize / 2 + 1;
-        launchGather(gather, stream);
+        gatherLoneSlice(gather);
     }
     for (int q = 0; q < pairs; ++q) {
         auto* grid = reinterpret_cast<cufftComplex*>(d_grid.get() + q * pairGridFloats());
         if (q < full) TOMO_CUFFT_CHECK(cufftExecC2C(m_gridPlan.get(), grid, grid, CUFFT_INVERSE));
         else TOMO_CUFFT_CHECK(cufftExecC2R(m_halfGridPlan.get(), grid, reinterpret_cast<cufftReal*>(grid)));
     }
+}
+
+void GridrecPlan::gatherLoneSlice(const GatherLaunch& gather) {
+    const bool reused = ++m_loneGrids >= 2;
+    if (d_tapIndex.size() == 0 && reused && !m_matrixRefused) m_matrixRefused = !buildTapMatrix(gather);
+    if (d_tapIndex.size() == 0) {
+        launchGather(gather, m_compute.get());
+        return;
+    }
+    launchMatrixGather(gather, tapMatrix(), m_compute.get());
+}
+
+bool GridrecPlan::buildTapMatrix(const GatherLaunch& gather) {
+    cudaStream_t stream = m_compute.get();
+    if (lonePoints(gather) >= (1LL << 31)) return false; // a point index is an int
+    const auto groups = static_cast<std::size_t>(tapGroups(gather));
+    DeviceBuffer<int> order(m_device, groups * kTapGroup, "the lone slice's tap order");
+    DeviceBuffer<long long> offsets(m_device, groups + 1, "the lone slice's tap offsets");
+    long long rows = 0;
+    {
+        DeviceBuffer<long long> widths(m_device, groups + 1, "the lone slice's tap counts");
+        const std::size_t workBytes = countTapsWorkBytes(gather);
+        DeviceBuffer<unsigned char> work(m_device, workBytes, "the lone slice's tap count scan");
+        launchCountTaps(gather, order.get(), widths.get(), offsets.get(), work.get(), workBytes, stream);
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(&rows, offsets.get() + groups, sizeof rows, cudaMemcpyDeviceToHost, stream));
+        TOMO_CUDA_CHECK(cudaStreamSynchronize(stream)); // the count; widths and work are freed next
+    }
+    const long long slots = rows * kTapGroup;
+    std::size_t freeBytes = 0, totalBytes = 0;
+    TOMO_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+    const std::size_t bytes = static_cast<std::size_t>(slots) * (sizeof(int) + sizeof(float));
+    if (static_cast<double>(bytes) > kMatrixBudget * static_cast<double>(freeBytes)) return false;
+    d_tapIndex = DeviceBuffer<int>(m_device, static_cast<std::size_t>(slots), "the lone slice's tap matrix");
+    d_tapWeight = DeviceBuffer<float>(m_device, static_cast<std::size_t>(slots), "the lone slice's tap matrix");
+    d_tapOrder = std::move(order);
+    d_tapOffsets = std::move(offsets);
+    launchFillTaps(gather, tapMatrix(), d_tapIndex.get(), d_tapWeight.get(), stream);
+    return true;
+}
+
+TapMatrix GridrecPlan::tapMatrix() const {
+    TapMatrix matrix;
+    matrix.d_order = d_tapOrder.get();
+    matrix.d_offsets = d_tapOffsets.get();
+    matrix.d_index = d_tapIndex.get();
+    matrix.d_weight = d_tapWeight.get();
+    return matrix;
 }
 
 void GridrecPlan::cropBatch(int batch, int slices) {
@@ -674,6 +749,7 @@ std::size_t GridrecPlan::memoryBytes() const {
                         d_binStart.bytes() + d_canonical.bytes() + d_tiles.bytes() + d_halfTiles.bytes() +
                         d_reversed.bytes() +
                         d_spectra.bytes() + d_samples.bytes() + d_grid.bytes() + d_work.bytes() +
+                        d_tapOrder.bytes() + d_tapOffsets.bytes() + d_tapIndex.bytes() + d_tapWeight.bytes() +
                         (m_filter ? m_filter->bytes() : 0);
     for (const Slot& s : m_slots) bytes += s.d_in.bytes() + s.d_out.bytes();
     if (m_raw) bytes += m_raw->deviceBytes();

@@ -2,8 +2,8 @@
 // thread per ray) and its transpose (a block per 32 x 32 square of pixels,
 // 4 pixels per thread), on 1, 2 or 4 interleaved slices, with SIRT's
 // residual and update fused into their last step. The arithmetic is
-// core/src/recon/joseph.h's, the same the CPU pair runs, so both kernels
-// build the same matrix bit for bit.
+// core/src/recon/joseph.h's, the same the CPU pair runs: a sample is the
+// same on both.
 //
 // Hopper: every access is one float/float2/float4 of S lanes (16-byte loads
 // for 4 slices). Forward: a warp's rays are 8 neighbouring bins of 4
@@ -95,9 +95,10 @@ __global__ void __launch_bounds__(kForwardThreads) forwardKernel(ForwardLaunch L
         // (exact: no conversion, no 64-bit multiply per line).
         const float* row = lines + static_cast<std::size_t>(first) * along * S;
         float lf = static_cast<float>(first);
+        const float start = joseph::crossingStart(q, kf);
         const auto sample = [&](auto checked, int from, int to) {
             for (int line = from; line < to; ++line, lf += 1.0f, row += along * S)
-                joseph::raySample<S, decltype(checked)::value>(acc, row, along, q, kf, fmaf(lf, q.lineCoef, q.offset));
+                joseph::raySample<S, decltype(checked)::value>(acc, row, along, q.peak, joseph::crossing(q, start, lf));
         };
         sample(std::true_type{}, first, inFirst);
         sample(std::false_type{}, inFirst, inLast);
@@ -131,8 +132,8 @@ __global__ void __launch_bounds__(kForwardThreads) forwardKernel(ForwardLaunch L
 /// bounds check. `address`: the byte offset of the cached bin floor(s) is
 /// floor(s) * entry size + address (unsigned, wrapping).
 struct alignas(16) BackProjection {
-    float alongCoef, lineCoef, offset, reach;
-    float scale;
+    float alongCoef, lineCoef, offset;
+    float peak, fall; ///< joseph::Triangle's (its edge is peak - fall)
     int low;
     unsigned address;
     int rows;
@@ -154,8 +155,9 @@ __device__ BackProjection backProjection(const Projection& q, int bins, bool int
     const float most = fmaxf(fmaxf(c00, c01), fmaxf(c10, c11));
     BackProjection b;
     b.rows = rows;
-    b.reach = interpolate ? 1.0f : q.reach;
-    b.scale = interpolate ? 1.0f : q.scale;
+    const joseph::Triangle t = joseph::triangle(q, interpolate);
+    b.peak = t.peak;
+    b.fall = t.fall;
     if (most < -1.0f || least >= static_cast<float>(bins)) { // bins floor(s), floor(s) + 1 all outside
         b.alongCoef = b.lineCoef = 0.0f;
         b.offset = -1.5f;
@@ -192,12 +194,10 @@ __device__ __forceinline__ Lanes<S> loadShared(const unsigned char* p) {
 /// hold zeros there, where pixelSample gives them weight 0: the same sums.
 template <int S>
 __device__ __forceinline__ void cachedSample(Lanes<S>& acc, const unsigned char* cache, const BackProjection& b,
-                                             float s) {
-    const joseph::Floor f = joseph::floorOf(s);
-    const float w0 = joseph::weight(f.value, s, b.reach, b.scale);
-    const float w1 = joseph::weight(f.value + 1.0f, s, b.reach, b.scale);
-    const unsigned at = static_cast<unsigned>(f.index) * (4u * S) + b.address;
-    joseph::accumulate<S>(acc, w0, loadShared<S>(cache + at), w1, loadShared<S>(cache + at + 4u * S));
+                                             const joseph::Triangle& t, float s) {
+    const joseph::Pair w = joseph::binWeights(s, t);
+    const unsigned at = static_cast<unsigned>(w.at.index) * (4u * S) + b.address;
+    joseph::accumulate<S>(acc, w.w0, loadShared<S>(cache + at), w.w1, loadShared<S>(cache + at + 4u * S));
 }
 
 // A block owns a kBackTile-square of one group (blockIdx.z); its warps
@@ -271,15 +271,16 @@ __global__ void __launch_bounds__(kBackThreads) backKernel(BackLaunch L) {
 #pragma unroll 4
             for (int i = 0; i < count; ++i) {
                 const BackProjection b = sm.constants[base + i];
+                const joseph::Triangle t{b.peak, b.fall, b.peak - b.fall}; // as joseph::triangle
                 if (b.rows) { // along = column, line = row
 #pragma unroll
                     for (int k = 0; k < kBackPixels; ++k)
-                        cachedSample<S>(acc[k], cache, b, fmaf(fx, b.alongCoef, fmaf(fy[k], b.lineCoef, b.offset)));
+                        cachedSample<S>(acc[k], cache, b, t, fmaf(fx, b.alongCoef, fmaf(fy[k], b.lineCoef, b.offset)));
                 } else { // along = row, line = column
                     const float inner = fmaf(fx, b.lineCoef, b.offset);
 #pragma unroll
                     for (int k = 0; k < kBackPixels; ++k)
-                        cachedSample<S>(acc[k], cache, b, fmaf(fy[k], b.alongCoef, inner));
+                        cachedSample<S>(acc[k], cache, b, t, fmaf(fy[k], b.alongCoef, inner));
                 }
             }
         }

@@ -199,6 +199,37 @@ TEST(CudaGridrec, RegionAndAxisMovesKeepTheSpectra) {
     }
 }
 
+TEST(CudaGridrec, LoneSliceTapMatrixRepeatsTheSearchsSums) {
+    TOMO_REQUIRE_CUDA();
+    const Dataset d = phantomDataset(256, 360, 1);
+    auto g = backendNamed(gridrec::kCudaName).createPlan(d.geometry, gridrecOptions(gridrec::kCudaName));
+    auto c = backendNamed(gridrec::kCpuName).createPlan(d.geometry, gridrecOptions(gridrec::kCpuName));
+    g->setSinograms(d.sinograms, 1);
+    c->setSinograms(d.sinograms, 1);
+    std::vector<float> searched(d.geometry.region.pixels()), fromMatrix(searched.size()), expected(searched.size());
+    // Moves the preview makes: near (the same rows), then far (longer rows:
+    // the samples move, the matrix is made again).
+    for (double shift : {0.0, 2.75, 120.0}) {
+        const double axis = d.geometry.geometry.axis + shift;
+        g->setAxis(axis, {});
+        c->setAxis(axis, {});
+        const std::size_t before = g->memoryBytes();
+        g->backproject(searched);   // shift 0 and 120: the first lone slice of these rows, by the search
+        g->backproject(fromMatrix); // from the second on, by the matrix
+        if (shift != 2.75) {
+            EXPECT_GT(g->memoryBytes(), before) << "no tap matrix made, shift " << shift;
+        }
+        c->backproject(expected);
+        // The same sums in the same order.
+        const Errors same = compare(fromMatrix, searched, 1);
+        report("gridrec lone slice, tap matrix vs search, shift " + std::to_string(shift), same);
+        EXPECT_LE(same.maxOfPeak, 1e-6) << "shift " << shift;
+        const Errors e = compare(fromMatrix, expected, 1);
+        report("gridrec lone slice (tap matrix) vs cpu-gridrec, shift " + std::to_string(shift), e);
+        EXPECT_LE(e.relative, kTwinTolerance) << "shift " << shift;
+    }
+}
+
 TEST(CudaGridrec, ConveyorEqualsOneShot) {
     TOMO_REQUIRE_CUDA();
     const Dataset d = phantomDataset(128, 120, 9);

@@ -1,15 +1,9 @@
 #include "work/binned_reader.h"
 
 #include <algorithm>
-#include <cmath>
-#include <span>
-#include <utility>
 
 namespace tomo::ui {
 
-namespace {
-
-/// Means of each run of `k` consecutive values (the last run may be shorter).
 std::vector<double> runMeans(const std::vector<double>& values, int k) {
     std::vector<double> out;
     for (std::size_t first = 0; first < values.size(); first += static_cast<std::size_t>(k)) {
@@ -21,88 +15,74 @@ std::vector<double> runMeans(const std::vector<double>& values, int k) {
     return out;
 }
 
-class BinnedReader final : public tomo::DatasetReader {
-public:
-    BinnedReader(std::shared_ptr<tomo::DatasetReader> source, int b, int k) : m_source(std::move(source)), m_b(b), m_k(k) {
-        const tomo::DatasetInfo& in = m_source->info();
-        m_info = in;
-        m_info.columns = in.columns / b;
-        m_info.projections = (in.projections + k - 1) / k;
-        m_info.angles = runMeans(in.angles, k);
-        // Flat groups between projections p and p + 1 fall between the runs holding them.
-        for (double& at : m_info.flatPositions)
-            if (at >= 0.0 && at < in.projections) at = std::clamp((at - (k - 1) / 2.0) / k, -1.0, m_info.projections - 0.5);
-            else if (at >= in.projections) at = m_info.projections;
-        m_info.sampleType = tomo::SampleType::Float32; // means of counts are not integers
-    }
-    void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
-        const int views = m_source->info().projections;
-        const auto wide = static_cast<std::size_t>(m_source->info().columns), narrow = static_cast<std::size_t>(m_info.columns);
-        m_buffer.resize(static_cast<std::size_t>(rowCount) * static_cast<std::size_t>(views) * wide);
-        m_source->readSinograms(firstRow, rowCount, m_buffer);
-        std::fill(out.begin(), out.end(), 0.0f);
-        for (int r = 0; r < rowCount; ++r)
-            for (int g = 0; g < m_info.projections; ++g) {
-                const int first = g * m_k, count = std::min(m_k, views - first);
-                float* line = &out[(static_cast<std::size_t>(r) * m_info.projections + g) * narrow];
-                for (int a = first; a < first + count; ++a)
-                    binColumns(&m_buffer[(static_cast<std::size_t>(r) * views + a) * wide], line,
-                               1.0f / static_cast<float>(count));
-            }
-    }
-    bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override {
-        return readImage(rowCount, out, [&](std::span<float> in) { return m_source->readMeanFlat(firstRow, rowCount, in); });
-    }
-    bool readMeanDark(int firstRow, int rowCount, std::span<float> out) override {
-        return readImage(rowCount, out, [&](std::span<float> in) { return m_source->readMeanDark(firstRow, rowCount, in); });
-    }
-    void readFlatGroup(int group, int firstRow, int rowCount, std::span<float> out) override {
-        readImage(rowCount, out, [&](std::span<float> in) {
-            m_source->readFlatGroup(group, firstRow, rowCount, in);
-            return true;
-        });
-    }
-
-private:
-    /// Adds the means of `line`'s runs of b columns, times `scale`, to `out`.
-    void binColumns(const float* line, float* out, float scale) const {
-        const float norm = scale / static_cast<float>(m_b);
-        for (int c = 0; c < m_info.columns; ++c) {
-            float sum = 0.0f;
-            for (int i = 0; i < m_b; ++i) sum += line[static_cast<std::size_t>(c) * m_b + i];
-            out[c] += sum * norm;
-        }
-    }
-    template <typename Read>
-    bool readImage(int rowCount, std::span<float> out, Read&& read) {
-        const auto wide = static_cast<std::size_t>(m_source->info().columns), narrow = static_cast<std::size_t>(m_info.columns);
-        m_buffer.resize(static_cast<std::size_t>(rowCount) * wide);
-        if (!read(std::span<float>(m_buffer))) return false;
-        std::fill(out.begin(), out.end(), 0.0f);
-        for (int r = 0; r < rowCount; ++r) binColumns(&m_buffer[r * wide], &out[r * narrow], 1.0f);
-        return true;
-    }
-
-    std::shared_ptr<tomo::DatasetReader> m_source;
-    int m_b, m_k;
-    std::vector<float> m_buffer;
-};
-
-} // namespace
-
-int projectionRun(const std::vector<double>& angles, int width) {
-    if (angles.size() < 2) return 1;
-    const double step = angles[1] - angles[0];
-    for (std::size_t i = 1; i < angles.size(); ++i)
-        if (!((angles[i] - angles[i - 1]) * step > 0.0)) return 1;
-    const double span = std::abs(angles.back() - angles.front()) * static_cast<double>(angles.size()) /
-                        static_cast<double>(angles.size() - 1);
-    const double needed = span / 2.0 * width; // (span / pi) * (pi / 2) * width
-    return std::max(1, static_cast<int>(std::floor(static_cast<double>(angles.size()) / (0.9 * needed))));
+BinnedReader::BinnedReader(std::shared_ptr<tomo::DatasetReader> source, int b, int k, int r)
+    : m_source(std::move(source)), m_b(b), m_k(k), m_r(r) {
+    const tomo::DatasetInfo& in = m_source->info();
+    m_info = in;
+    m_info.columns = in.columns / b;
+    m_info.rows = in.rows / r;
+    m_info.projections = (in.projections + k - 1) / k;
+    m_info.angles = runMeans(in.angles, k);
+    // Flat groups between projections p and p + 1 fall between the runs holding them.
+    for (double& at : m_info.flatPositions)
+        if (at >= 0.0 && at < in.projections) at = std::clamp((at - (k - 1) / 2.0) / k, -1.0, m_info.projections - 0.5);
+        else if (at >= in.projections) at = m_info.projections;
+    m_info.sampleType = tomo::SampleType::Float32; // means of counts are not integers
 }
 
-std::shared_ptr<tomo::DatasetReader> binnedDataset(std::shared_ptr<tomo::DatasetReader> source, int b, int k) {
-    return std::make_shared<BinnedReader>(std::move(source), b, k);
+void BinnedReader::readSinograms(int firstRow, int rowCount, std::span<float> out) {
+    const int views = m_source->info().projections;
+    const auto wide = static_cast<std::size_t>(m_source->info().columns), narrow = static_cast<std::size_t>(m_info.columns);
+    m_buffer.resize(static_cast<std::size_t>(rowCount) * m_r * static_cast<std::size_t>(views) * wide);
+    m_source->readSinograms(firstRow * m_r, rowCount * m_r, m_buffer);
+    std::fill(out.begin(), out.end(), 0.0f);
+    for (int r = 0; r < rowCount * m_r; ++r)
+        for (int g = 0; g < m_info.projections; ++g) {
+            const int first = g * m_k, count = std::min(m_k, views - first);
+            float* line = &out[(static_cast<std::size_t>(r / m_r) * m_info.projections + g) * narrow];
+            for (int a = first; a < first + count; ++a)
+                binColumns(&m_buffer[(static_cast<std::size_t>(r) * views + a) * wide], line,
+                           1.0f / static_cast<float>(count * m_r));
+        }
+}
+
+bool BinnedReader::readMeanFlat(int firstRow, int rowCount, std::span<float> out) {
+    return readImage(rowCount, out, [&](std::span<float> in) {
+        return m_source->readMeanFlat(firstRow * m_r, rowCount * m_r, in);
+    });
+}
+
+bool BinnedReader::readMeanDark(int firstRow, int rowCount, std::span<float> out) {
+    return readImage(rowCount, out, [&](std::span<float> in) {
+        return m_source->readMeanDark(firstRow * m_r, rowCount * m_r, in);
+    });
+}
+
+void BinnedReader::readFlatGroup(int group, int firstRow, int rowCount, std::span<float> out) {
+    readImage(rowCount, out, [&](std::span<float> in) {
+        m_source->readFlatGroup(group, firstRow * m_r, rowCount * m_r, in);
+        return true;
+    });
+}
+
+void BinnedReader::binColumns(const float* line, float* out, float scale) const {
+    const float norm = scale / static_cast<float>(m_b);
+    for (int c = 0; c < m_info.columns; ++c) {
+        float sum = 0.0f;
+        for (int i = 0; i < m_b; ++i) sum += line[static_cast<std::size_t>(c) * m_b + i];
+        out[c] += sum * norm;
+    }
+}
+
+template <typename Read>
+bool BinnedReader::readImage(int rowCount, std::span<float> out, Read&& read) {
+    const auto wide = static_cast<std::size_t>(m_source->info().columns), narrow = static_cast<std::size_t>(m_info.columns);
+    m_buffer.resize(static_cast<std::size_t>(rowCount) * m_r * wide);
+    if (!read(std::span<float>(m_buffer))) return false;
+    std::fill(out.begin(), out.end(), 0.0f);
+    for (int r = 0; r < rowCount * m_r; ++r)
+        binColumns(&m_buffer[r * wide], &out[static_cast<std::size_t>(r / m_r) * narrow], 1.0f / static_cast<float>(m_r));
+    return true;
 }
 
 SliceParams binnedParams(SliceParams p, int b, int k) {

@@ -1,7 +1,8 @@
-// A dataset seen through coarser samples, for the 3D view's sub-volume:
-// reconstructed at the view's resolution (binned detector columns, a grid
-// as coarse, the angles that grid needs), not at the detector's and
-// shrunk after (issue 30, item 5).
+// Coarser samples of a dataset, for the views that show a whole volume at
+// their own resolution instead of the detector's: the 3D view's sub-volume
+// (Controller::reconstructSubVolume) and Live mode's coarse volume
+// (work/live_volume.h). The data are binned before the corrections, which
+// then run on the binned counts and flats as on a smaller detector.
 #pragma once
 
 #include "work/recon_types.h"
@@ -9,26 +10,43 @@
 #include "tomo/dataset.h"
 
 #include <memory>
+#include <span>
 #include <vector>
 
 namespace tomo::ui {
 
-/// Consecutive projections the 3D view may average for a grid `width`
-/// voxels wide: as many as leave at least 90 % of the angles the grid needs
-/// (pi/2 per voxel across and per 180 degrees covered, the outer voxels'
-/// angular Nyquist rate); 1 when the angles are not in order (neighbours
-/// in the file would not be neighbours in angle).
-int projectionRun(const std::vector<double>& angles, int width);
+/// Means of each run of `k` consecutive values (the last run may be shorter).
+std::vector<double> runMeans(const std::vector<double>& values, int k);
 
-/// `source` through detector pixels `b` columns wide (the mean of each run
-/// of b columns; the last columns that make no full run are left out) and
-/// projections the mean of each run of `k` consecutive ones (at their mean
-/// angle; the last run may be shorter).
-std::shared_ptr<tomo::DatasetReader> binnedDataset(std::shared_ptr<tomo::DatasetReader> source, int b, int k);
+/// A dataset seen through coarser samples: detector pixels `b` columns
+/// wide and `r` rows tall (the mean of each b x r block; the last columns
+/// and rows that make no full run are left out) and projections the mean of
+/// each run of `k` consecutive ones (at their mean angle; the last run may be
+/// shorter). Reads the source only when it is read (no copy is kept).
+class BinnedReader final : public tomo::DatasetReader {
+public:
+    BinnedReader(std::shared_ptr<tomo::DatasetReader> source, int b, int k, int r = 1);
 
-/// `p` for the dataset of binnedDataset(b, k): axis, tilt, offsets (one
-/// per run of projections), region and the correction's column ranges in
-/// binned columns.
+    void readSinograms(int firstRow, int rowCount, std::span<float> out) override;
+    bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override;
+    bool readMeanDark(int firstRow, int rowCount, std::span<float> out) override;
+    void readFlatGroup(int group, int firstRow, int rowCount, std::span<float> out) override;
+
+private:
+    /// Adds the means of `line`'s runs of b columns, times `scale`, to `out`.
+    void binColumns(const float* line, float* out, float scale) const;
+    /// An image of the source's rows behind [firstRow, firstRow + rowCount), binned.
+    template <typename Read>
+    bool readImage(int rowCount, std::span<float> out, Read&& read);
+
+    std::shared_ptr<tomo::DatasetReader> m_source;
+    int m_b, m_k, m_r;
+    std::vector<float> m_buffer;
+};
+
+/// `p` for the dataset of BinnedReader(b, k) (rows not binned): axis, tilt,
+/// offsets (one per run of projections), region and the correction's column
+/// ranges in binned columns.
 SliceParams binnedParams(SliceParams p, int b, int k);
 
 } // namespace tomo::ui

@@ -4,6 +4,8 @@
 // controller_slices.cpp, controller_jobs.cpp, controller_iterative.cpp.
 #include "work/controller_private.h"
 
+#include "work/thread_priority.h"
+
 #include "tomo/cone_scan.h"
 #include "tomo/error.h"
 #include "tomo/phantom.h"
@@ -16,26 +18,9 @@
 #include <string_view>
 #include <utility>
 
-#if defined(__linux__)
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
-
 namespace tomo::ui {
 
 namespace {
-
-/// Lowers the calling thread's scheduling priority (nice +2 on Linux, where
-/// nice is per thread and inherited by the threads it creates: the CPU
-/// backends' worker pools). The UI thread then wins the CPU when it needs
-/// it, even with every core busy reconstructing.
-void lowerThreadPriority() {
-#if defined(__linux__)
-    const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
-    (void)::setpriority(PRIO_PROCESS, tid, 2);
-#endif
-}
 
 /// What the Dataset panel lists of a fan/cone-beam geometry (tomo::coneSetup's
 /// attributes, in the length unit of the file).
@@ -110,8 +95,8 @@ Controller::Controller(QObject* parent) : QObject(parent), m_pending(std::make_u
     connect(&m_jobThread, &QThread::finished, m_jobContext, &QObject::deleteLater);
     m_previewThread.start();
     m_jobThread.start();
-    QMetaObject::invokeMethod(m_previewContext, &lowerThreadPriority, Qt::QueuedConnection);
-    QMetaObject::invokeMethod(m_jobContext, &lowerThreadPriority, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(m_previewContext, [] { lowerThreadPriority(kWorkerNice); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(m_jobContext, [] { lowerThreadPriority(kWorkerNice); }, Qt::QueuedConnection);
 }
 
 Controller::~Controller() {

@@ -27,6 +27,22 @@ namespace tomo::ui {
 
 namespace {
 
+/// Consecutive projections the 3D view may average for a grid `width`
+/// voxels wide: as many as leave at least 90 % of the angles the grid needs
+/// (pi/2 per voxel across and per 180 degrees covered, the outer voxels'
+/// angular Nyquist rate); 1 when the angles are not in order (neighbours
+/// in the file would not be neighbours in angle).
+int projectionRun(const std::vector<double>& angles, int width) {
+    if (angles.size() < 2) return 1;
+    const double step = angles[1] - angles[0];
+    for (std::size_t i = 1; i < angles.size(); ++i)
+        if (!((angles[i] - angles[i - 1]) * step > 0.0)) return 1;
+    const double span = std::abs(angles.back() - angles.front()) * static_cast<double>(angles.size()) /
+                        static_cast<double>(angles.size() - 1);
+    const double needed = span / 2.0 * width; // (span / pi) * (pi / 2) * width
+    return std::max(1, static_cast<int>(std::floor(static_cast<double>(angles.size()) / (0.9 * needed))));
+}
+
 bool isExactMode(const tomo::ReconOptions& o) {
     const tomo::Backend* b = tomo::BackendRegistry::instance().find(o.strategy);
     return b && b->isExact() && o.interpolation == tomo::Interpolation::Linear &&
@@ -322,7 +338,7 @@ bool Controller::reconstructSubVolume(const SliceParams& params, int firstRow, i
             std::shared_ptr<tomo::DatasetReader> source = reader;
             SliceParams p = params;
             if (b > 1 || k > 1) {
-                source = binnedDataset(reader, b, k);
+                source = std::make_shared<BinnedReader>(reader, b, k);
                 p = binnedParams(params, b, k);
             }
             out.reconstructionProjections = source->info().projections;

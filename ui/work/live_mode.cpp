@@ -2,12 +2,15 @@
 
 #include "main_window.h"
 #include "panels/parameter_panel.h"
+#include "views/ortho_views.h"
 #include "work/controller.h"
+#include "work/live_volume.h"
 
 #include "tomo/axis_finder.h"
 #include "tomo/error.h"
 
 #include <QAction>
+#include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
@@ -27,6 +30,7 @@ LiveMode::LiveMode(Controller* controller, MainWindow* window)
     connect(m_controller, &Controller::liveSnapshotShown, this, [this](int projections) {
         m_installing = false;
         m_awaitingPaint = true;
+        m_installedScan = m_scan;
         if (m_axisDue && m_source) {
             // 180° covered: the finder runs on the snapshot now installed (as Ctrl+F).
             m_axisDue = false;
@@ -60,6 +64,26 @@ LiveMode::LiveMode(Controller* controller, MainWindow* window)
     m_label->setObjectName(QStringLiteral("liveStatus"));
     m_label->hide();
     m_window->statusBar()->addPermanentWidget(m_label);
+
+    m_volume = new LiveVolume(this);
+    m_ortho = new OrthoViews;
+    m_volumeDock = new QDockWidget(tr("Live volume"), m_window);
+    m_volumeDock->setObjectName(QStringLiteral("liveVolumeDock"));
+    m_volumeDock->setWidget(m_ortho);
+    m_window->addDockWidget(Qt::BottomDockWidgetArea, m_volumeDock);
+    m_volumeDock->hide();
+    connect(m_volume, &LiveVolume::volumeReady, m_ortho, &OrthoViews::setVolume);
+    connect(m_volume, &LiveVolume::failed, m_ortho,
+            [this](const QString& why) { m_ortho->clear(tr("Coarse volume: %1").arg(why)); });
+    // Another dataset opened after Stop Live: the cuts were of the live scan.
+    connect(m_controller, &Controller::datasetOpened, this, [this] {
+        if (m_source) return;
+        m_volume->clear();
+        m_ortho->clear(QString());
+        m_volumeDock->hide();
+    });
+    connect(m_window->parameterPanel(), &ParameterPanel::paramsChanged, m_ortho,
+            [this] { m_ortho->setSliceRow(m_window->parameterPanel()->params().row); });
 }
 
 LiveMode::~LiveMode() = default;
@@ -138,6 +162,12 @@ void LiveMode::start(std::unique_ptr<tomo::LiveSource> source, const QString& ti
     m_axisDue = false;
     m_axisStartedAt = 0;
     m_axisStatus.clear();
+    m_installedScan = -1;
+    m_volumeScan = -1;
+    m_volume->clear();
+    m_ortho->clear(tr("Waiting for the first frames…"));
+    m_ortho->setSliceRow(m_window->parameterPanel()->params().row);
+    m_volumeDock->show();
     m_label->show();
     m_timer.start();
     updateActions();
@@ -186,6 +216,7 @@ void LiveMode::poll() {
         return;
     }
     updateStatus();
+    refreshVolume(state);
     // One snapshot at a time on its way: meanwhile newer frames wait (skipped if more come).
     if (state.version == m_seen || state.projections < 2 || m_installing) return;
     try {
@@ -206,6 +237,27 @@ void LiveMode::poll() {
         m_controller->showLiveSnapshot(snapshot, m_title % QStringLiteral(" (live)"), sameScan);
     } catch (const std::exception& e) {
         m_window->statusBar()->showMessage(tr("Live: %1").arg(QString::fromUtf8(e.what())), 4000);
+    }
+}
+
+void LiveMode::refreshVolume(const tomo::LiveState& state) {
+    if (state.scan != m_volumeScan) {
+        m_volumeScan = state.scan;
+        m_volumeVersion = -1;
+        m_volume->clear();
+        m_ortho->clear(tr("Scan %1: waiting for its frames…").arg(QString::fromStdString(state.scanId)));
+    }
+    // The parameters on screen belong to this scan once its first snapshot is shown.
+    if (state.projections < 2 || state.scan != m_installedScan || !m_volume->due()) return;
+    const SliceParams params = m_window->parameterPanel()->params();
+    if (state.version == m_volumeVersion && LiveVolume::sameVolume(params, m_volumeParams)) return;
+    try {
+        if (m_volume->refresh(m_source->snapshot(), params, state.scan)) {
+            m_volumeVersion = state.version;
+            m_volumeParams = params;
+        }
+    } catch (const std::exception& e) {
+        m_ortho->clear(tr("Coarse volume: %1").arg(QString::fromUtf8(e.what())));
     }
 }
 

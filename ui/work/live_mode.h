@@ -12,7 +12,14 @@
 // finder runs by itself on the row on screen, once per scan, as Ctrl+F
 // would: the status line says so and then shows the axis found, which the
 // window applies; the axis can be moved live afterwards as always.
+// Across the rows: the "Live volume" dock shows the XZ and YZ cuts
+// (views/ortho_views.h) of a coarse volume of the frames so far
+// (work/live_volume.h), refreshed from the newest snapshot, or when the
+// parameters change, when LiveVolume::due() (at most once a second, and a
+// third of the time at most); a new scan clears it.
 #pragma once
+
+#include "work/recon_types.h"
 
 #include "tomo/live.h"
 
@@ -25,13 +32,16 @@
 #include <memory>
 
 class QAction;
+class QDockWidget;
 class QLabel;
 class QMenu;
 
 namespace tomo::ui {
 
 class Controller;
+class LiveVolume;
 class MainWindow;
+class OrthoViews;
 
 class LiveMode : public QObject {
     Q_OBJECT
@@ -62,6 +72,9 @@ public:
     /// Projections on screen when this scan's automatic axis search started
     /// (0: not yet: the angles do not cover 180°).
     int axisSearchStartedAt() const { return m_axisStartedAt; }
+    /// The coarse volume's cuts (in the "Live volume" dock) and its maker.
+    OrthoViews* orthoViews() const { return m_ortho; }
+    LiveVolume* liveVolume() const { return m_volume; }
 
     /// Whether `path` is an HDF5 file whose writer has not closed it (then
     /// the window follows it instead of opening it).
@@ -79,6 +92,8 @@ private:
     void poll();
     void updateStatus();
     void updateActions();
+    /// Clears the coarse volume for a new scan, then refreshes it when due.
+    void refreshVolume(const tomo::LiveState& state);
 
     Controller* m_controller;
     MainWindow* m_window;
@@ -105,6 +120,16 @@ private:
     bool m_axisDue = false;
     int m_axisStartedAt = 0;
     QString m_axisStatus;
+    /// The coarse volume: its dock, views and maker; the scan whose first
+    /// snapshot the window shows (the parameters on screen are that scan's),
+    /// and what the last refresh was asked with.
+    QDockWidget* m_volumeDock = nullptr;
+    OrthoViews* m_ortho = nullptr;
+    LiveVolume* m_volume = nullptr;
+    int m_installedScan = -1;
+    int m_volumeScan = -1;
+    long long m_volumeVersion = -1;
+    SliceParams m_volumeParams;
 };
 
 } // namespace tomo::ui

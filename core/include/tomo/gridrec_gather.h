@@ -84,15 +84,15 @@ TOMO_GRIDREC_HD int binStartOf(const GatherView& v, int bin) {
     return v.binStart[bin - turn * v.bins] + turn * v.projections;
 }
 
-/// Adds the samples within the kernel's reach of the point (qx, qy) (grid
-/// cells, one unfolded copy of a grid point) to (re[n], im[n]), n < N: the
-/// samples of N pairs of slices, `pairFloats` apart from v.samples, share
-/// the search (the same tables, the same weights). Candidate rows are the
-/// lines through the origin that pass within halfWidth * sqrt(2) of the
-/// point, found by their angle; each gives the k range where the sample
-/// lies inside the W x W window.
-template <int N>
-TOMO_GRIDREC_HD void gatherCopy(const GatherView& v, size_t pairFloats, double qx, double qy, float* re, float* im) {
+/// Calls visit(sample, w) for each sample within the kernel's reach of the
+/// point (qx, qy) (grid cells, one unfolded copy of a grid point), `sample`
+/// the complex index row * sampleStride + k + lastSample into a pair's
+/// samples, `w` its kernel weight. Candidate rows are the lines through the
+/// origin that pass within halfWidth * sqrt(2) of the point, found by their
+/// angle; each gives the k range where the sample lies inside the W x W
+/// window.
+template <class Visit>
+TOMO_GRIDREC_HD void visitCopy(const GatherView& v, double qx, double qy, Visit& visit) {
     constexpr float kPi = 3.14159265358979f;
     const float hw = v.halfWidth;
     const float reach = hw * 1.41421356f;
@@ -134,42 +134,62 @@ TOMO_GRIDREC_HD void gatherCopy(const GatherView& v, size_t pairFloats, double q
         float dy = static_cast<float>(qy - k0 * ay);
         const float sx = static_cast<float>(ax);
         const float sy = static_cast<float>(ay);
-        const float* s = v.samples + 2 * (static_cast<size_t>(i) * static_cast<size_t>(v.sampleStride) +
-                                          static_cast<size_t>(k0 + last));
-        for (int k = k0; k <= k1; ++k, s += 2) {
-            const float w = kernelWeight(v.table, v.tableLast, dx) * kernelWeight(v.table, v.tableLast, dy);
-            for (int n = 0; n < N; ++n) {
-                re[n] += w * s[n * pairFloats];
-                im[n] += w * s[n * pairFloats + 1];
-            }
+        size_t sample = static_cast<size_t>(i) * static_cast<size_t>(v.sampleStride) + static_cast<size_t>(k0 + last);
+        for (int k = k0; k <= k1; ++k, ++sample) {
+            visit(sample, kernelWeight(v.table, v.tableLast, dx) * kernelWeight(v.table, v.tableLast, dy));
             dx -= sx;
             dy -= sy;
         }
     }
 }
 
-/// The value of grid point (jx, jy), jx, jy in [0, G), for N pairs of
-/// slices (samples `pairFloats` apart; each pair's value the same as
-/// alone: the same sums in the same order): the samples lie within
-/// `radius` < B G, so the point's unfolded copies (jx or jx - G, plus a
-/// multiple of G up to B G on each axis) that some sample can reach are
-/// gathered.
-template <int N>
-TOMO_GRIDREC_HD void gatherPoints(const GatherView& v, size_t pairFloats, int jx, int jy, float* re, float* im) {
+/// visitCopy for every unfolded copy of grid point (jx, jy), jx, jy in
+/// [0, G), that some sample can reach: the samples lie within `radius` < B G,
+/// so the copies are jx or jx - G, plus a multiple of G up to B G on each
+/// axis. The order of the visits is the order of a gather's sums.
+template <class Visit>
+TOMO_GRIDREC_HD void visitPoint(const GatherView& v, int jx, int jy, Visit& visit) {
     const int g = v.gridSize;
     const double reach = v.radius + static_cast<double>(v.halfWidth) * 1.41421356;
     const int lx = jx < g / 2 ? jx : jx - g;
     const int ly = jy < g / 2 ? jy : jy - g;
-    for (int n = 0; n < N; ++n) re[n] = im[n] = 0.0f;
     for (int a = -v.copies; a <= v.copies; ++a) {
         const double qx = static_cast<double>(lx) + static_cast<double>(a) * g;
         if (fabs(qx) >= reach) continue;
         for (int b = -v.copies; b <= v.copies; ++b) {
             const double qy = static_cast<double>(ly) + static_cast<double>(b) * g;
             if (qx * qx + qy * qy >= reach * reach) continue;
-            gatherCopy<N>(v, pairFloats, qx, qy, re, im);
+            visitCopy(v, qx, qy, visit);
         }
     }
+}
+
+/// Sums the samples of N pairs of slices (`pairFloats` apart from
+/// v.samples) into (re[n], im[n]) with their weights.
+template <int N>
+struct SumSamples {
+    const float* samples;
+    size_t pairFloats;
+    float* re;
+    float* im;
+    TOMO_GRIDREC_HD void operator()(size_t sample, float w) {
+        const float* s = samples + 2 * sample;
+        for (int n = 0; n < N; ++n) {
+            re[n] += w * s[n * pairFloats];
+            im[n] += w * s[n * pairFloats + 1];
+        }
+    }
+};
+
+/// The value of grid point (jx, jy) for N pairs of slices (samples
+/// `pairFloats` apart; each pair's value the same as alone: the same sums
+/// in the same order). The N pairs share the search for the rows within
+/// reach and the kernel weights.
+template <int N>
+TOMO_GRIDREC_HD void gatherPoints(const GatherView& v, size_t pairFloats, int jx, int jy, float* re, float* im) {
+    for (int n = 0; n < N; ++n) re[n] = im[n] = 0.0f;
+    SumSamples<N> sum{v.samples, pairFloats, re, im};
+    visitPoint(v, jx, jy, sum);
 }
 
 /// gatherPoints of one pair.

@@ -1,18 +1,25 @@
 // The arithmetic of the float projector pairs (the CPU "cpu" pair and the
-// CUDA pair compile the same functions): per-projection constants, the
-// sample of one ray on one image line (forward), one projection's share of
-// one pixel (back). projector.h explains the matrix; here is how both
-// directions compute its entries with the same float operations:
+// CUDA pair compile the same functions, so a sample is the same on both):
+// per-projection constants, the sample of one ray on one image line
+// (forward), one projection's share of one pixel (back). projector.h
+// explains the matrix; a "line" is an image row (|cos| >= |sin|: along =
+// column) or an image column (along = row), c = |alongCoef| >= 1/sqrt 2.
 //
-//   s = fma(along, alongCoef, fma(line, lineCoef, offset))
-//   w = max(0, reach - |k - s|) * scale
+//   forward: the ray of bin k crosses line l at t = fma(l, slope, t0(k))
+//     pixels along it; its pixels floor(t) and floor(t) + 1 weigh
+//     (1 - f) / c and f / c, f = t - floor(t) (linear interpolation times
+//     the ray's length per line, 1 / c)
+//   back: pixel (along, line) lies at s = fma(along, alongCoef,
+//     fma(line, lineCoef, offset)) on the detector; bins floor(s) and
+//     floor(s) + 1 weigh max(0, 1/c - d/c^2) and max(0, 1/c - (1 - d)/c^2),
+//     d = s - floor(s)
 //
-// where a "line" is an image row (|cos| >= |sin|: along = column) or an
-// image column (along = row). The forward kernel walks the lines of a ray
-// and picks the two pixels around its crossing; the back kernel takes the
-// two bins around s of each pixel: for one (pixel, bin) both evaluate the
-// same expression on the same operands, so the two matrices are equal bit
-// for bit and <A x, y> = <x, A^T y> holds to the summation order.
+// Both are the same matrix (Joseph's): for a ray and a pixel on it,
+// |k - s| = c |t - a|. In float32 the two directions round differently
+// (t and s carry ~1e-4 pixel at 2048), so <A x, y> = <x, A^T y> holds to
+// ~1e-7 relative rather than to the summation order: the forward's weights
+// cost 3 operations per line instead of 11 (no position, no triangle per
+// pixel), which is most of a forward sample.
 //
 // Batches: S slices (1, 2 or 4 lanes) interleaved per element, so one
 // position and weight serve S slices and the GPU loads them as one float2 /
@@ -36,10 +43,10 @@ struct alignas(16) Projection {
     float lineCoef;  ///< ds per line: -sin (rows) or cos (columns)
     float offset;    ///< s at pixel (0, 0): axis - cx cos + cy sin
     float invAlong;  ///< 1 / alongCoef: where along a line the ray of bin k crosses
-    float reach;     ///< c = |alongCoef|: the triangle's half-width in bins
-    float scale;     ///< 1 / c^2
+    float peak;      ///< 1 / c = |invAlong|: a weight's largest value (the ray's length per line)
+    float fall;      ///< 1 / c^2: the back weight's fall per bin
     float rows;      ///< 1: lines are image rows; 0: columns
-    float unused;
+    float slope;     ///< -lineCoef / alongCoef: the crossing's move per line (|slope| <= 1)
 };
 
 /// The constants of angle `angle` (radians) and axis column `axis` on a
@@ -53,9 +60,11 @@ inline Projection projection(double angle, double axis, int width, int height) {
     p.lineCoef = static_cast<float>(rows ? -s : c);
     p.offset = static_cast<float>(axis - cx * c + cy * s);
     p.invAlong = 1.0f / p.alongCoef;
-    p.reach = std::abs(p.alongCoef);
-    p.scale = 1.0f / (p.reach * p.reach);
+    p.peak = std::abs(p.invAlong);
+    const float reach = std::abs(p.alongCoef);
+    p.fall = 1.0f / (reach * reach);
     p.rows = rows ? 1.0f : 0.0f;
+    p.slope = -p.lineCoef * p.invAlong;
     return p;
 }
 
@@ -88,11 +97,39 @@ TOMO_HD float position(const Projection& q, float along, float line) {
     return fmaf(along, q.alongCoef, fmaf(line, q.lineCoef, q.offset));
 }
 
-/// Weight joining bin k with a pixel at position s: the triangle of
-/// half-width `reach` times `scale` (Joseph: reach c, scale 1/c^2; the FBP's
-/// linear interpolation: 1, 1).
-TOMO_HD float weight(float k, float s, float reach, float scale) {
-    return larger(reach - fabsf(k - s), 0.0f) * scale;
+/// The back weights' triangle: the weight at d bins from a pixel's
+/// position is max(0, peak - d fall); edge = peak - fall, the intercept of
+/// the far bin's (1 - d bins away). Joseph: 1/c, 1/c^2; the FBP's linear
+/// interpolation (unmatched pair): 1, 1.
+struct Triangle {
+    float peak, fall, edge;
+};
+TOMO_HD Triangle triangle(const Projection& q, bool interpolate) {
+    const float peak = interpolate ? 1.0f : q.peak, fall = interpolate ? 1.0f : q.fall;
+    return {peak, fall, peak - fall};
+}
+
+/// Weights of two neighbours around a fractional position: the ray's
+/// pixels floor(t), floor(t) + 1 (forward), or a pixel's bins floor(s),
+/// floor(s) + 1 (back).
+struct Pair {
+    Floor at;
+    float w0, w1;
+};
+
+/// Forward: the pixels around crossing t on a line, linear interpolation
+/// times the ray's length per line (q.peak).
+TOMO_HD Pair rayWeights(float t, float peak) {
+    const Floor a = floorOf(t);
+    const float f = t - a.value; // exact but for t in (-1, 0) (Sterbenz)
+    return {a, fmaf(-f, peak, peak), f * peak};
+}
+
+/// Back: the bins around position s (clamped by the caller to [-2, bins + 1]).
+TOMO_HD Pair binWeights(float s, const Triangle& t) {
+    const Floor k = floorOf(s);
+    const float d = s - k.value;
+    return {k, larger(fmaf(-d, t.fall, t.peak), 0.0f), larger(fmaf(d, t.fall, t.edge), 0.0f)};
 }
 
 /// S floats of a batch element.
@@ -148,37 +185,38 @@ TOMO_HD void accumulate(Lanes<S>& acc, float w0, const Lanes<S>& a, float w1, co
     for (int j = 0; j < S; ++j) acc.v[j] = fmaf(w1, b.v[j], fmaf(w0, a.v[j], acc.v[j]));
 }
 
-/// Forward: adds the ray of bin k's sample on one line to `acc`. `line`
-/// holds the line's `alongCount` elements of S lanes; `inner` =
-/// fma(line index, lineCoef, offset). Checked = false: the caller knows
-/// both pixels lie on the line (rayInterior), so no bounds are tested; the
-/// sum is the same.
+/// Where the ray of bin k crosses line 0 (pixels along it); on line l it
+/// crosses at crossing(q, start, l).
+TOMO_HD float crossingStart(const Projection& q, float k) { return (k - q.offset) * q.invAlong; }
+TOMO_HD float crossing(const Projection& q, float start, float line) { return fmaf(line, q.slope, start); }
+
+/// Forward: adds a ray's sample on one line to `acc`. `line` holds the
+/// line's `alongCount` elements of S lanes; t = crossing(...) on it.
+/// Checked = false: the caller knows both pixels lie on the line
+/// (rayInterior), so no bounds are tested; the sum is the same.
 template <int S, bool Checked = true>
-TOMO_HD void raySample(Lanes<S>& acc, const float* line, int alongCount, const Projection& q, float k, float inner) {
+TOMO_HD void raySample(Lanes<S>& acc, const float* line, int alongCount, float peak, float t) {
     // The pixel before the crossing; bounded by the line range of rayLines
     // (within a pixel or two of the line), so floorOf's range holds.
-    const Floor a = floorOf((k - inner) * q.invAlong);
-    const float a0 = a.value;
-    const float w0 = weight(k, fmaf(a0, q.alongCoef, inner), q.reach, q.scale);
-    const float w1 = weight(k, fmaf(a0 + 1.0f, q.alongCoef, inner), q.reach, q.scale);
-    const int i0 = a.index;
+    const Pair w = rayWeights(t, peak);
+    const int i0 = w.at.index;
     if constexpr (!Checked) {
         const float* pixel = line + i0 * S; // and its neighbour S floats on: one address
-        accumulate<S>(acc, w0, load<S>(pixel), w1, load<S>(pixel + S));
+        accumulate<S>(acc, w.w0, load<S>(pixel), w.w1, load<S>(pixel + S));
         return;
     }
     const bool in0 = i0 >= 0 && i0 < alongCount, in1 = i0 + 1 >= 0 && i0 + 1 < alongCount;
     const int c0 = in0 ? i0 : 0, c1 = in1 ? i0 + 1 : 0;
-    accumulate<S>(acc, in0 ? w0 : 0.0f, load<S>(line + c0 * S), in1 ? w1 : 0.0f, load<S>(line + c1 * S));
+    accumulate<S>(acc, in0 ? w.w0 : 0.0f, load<S>(line + c0 * S), in1 ? w.w1 : 0.0f, load<S>(line + c1 * S));
 }
 
 /// The lines [first, last) of the `lineCount` lines whose crossing with the
 /// ray of bin k lies in (lo, hi), give or take a line (|slope| <= 1: within
 /// a pixel of it).
 TOMO_HD void rayLinesWithin(const Projection& q, float k, float lo, float hi, int lineCount, int& first, int& last) {
-    // crossing(line) = (k - offset) / alongCoef - line * lineCoef / alongCoef
-    const float a0 = (k - q.offset) * q.invAlong;
-    const float slope = -q.lineCoef * q.invAlong; // |slope| <= 1
+    // crossing(line) = start + line * slope
+    const float a0 = crossingStart(q, k);
+    const float slope = q.slope; // |slope| <= 1
     if (fabsf(slope) < 1e-7f) {
         const bool inside = a0 > lo && a0 < hi;
         first = 0;
@@ -225,18 +263,15 @@ TOMO_HD void rayInterior(const Projection& q, float k, int alongCount, int lineC
 /// lines to `acc`; `row` holds the projection's `bins` elements of S lanes.
 template <int S>
 TOMO_HD void pixelSample(Lanes<S>& acc, const float* row, int bins, const Projection& q, float along, float line,
-                         float reach, float scale) {
+                         const Triangle& t) {
     // Clamped to [-2, bins + 1], where both bins read as zero past the edges:
     // an axis far off the detector cannot overflow the conversion.
     const float s = smaller(larger(position(q, along, line), -2.0f), static_cast<float>(bins) + 1.0f);
-    const Floor f = floorOf(s);
-    const float k0 = f.value;
-    const float w0 = weight(k0, s, reach, scale);
-    const float w1 = weight(k0 + 1.0f, s, reach, scale);
-    const int i0 = f.index;
+    const Pair w = binWeights(s, t);
+    const int i0 = w.at.index;
     const bool in0 = i0 >= 0 && i0 < bins, in1 = i0 + 1 >= 0 && i0 + 1 < bins;
     const int c0 = in0 ? i0 : 0, c1 = in1 ? i0 + 1 : 0;
-    accumulate<S>(acc, in0 ? w0 : 0.0f, load<S>(row + c0 * S), in1 ? w1 : 0.0f, load<S>(row + c1 * S));
+    accumulate<S>(acc, in0 ? w.w0 : 0.0f, load<S>(row + c0 * S), in1 ? w.w1 : 0.0f, load<S>(row + c1 * S));
 }
 
 /// Lanes (1, 2 or 4) of a batch of `count` slices in the float pairs: every

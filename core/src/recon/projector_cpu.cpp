@@ -38,9 +38,11 @@ TOMO_CPU_CLONES void projectRays(const float* lines, int alongCount, int lineCou
         const int first = std::max(0, static_cast<int>(std::floor(std::min(s0, s1))));
         const int last = std::min(bins - 1, static_cast<int>(std::ceil(std::max(s0, s1))));
         const float* data = lines + static_cast<std::size_t>(line) * alongCount * S;
+        const float lf = static_cast<float>(line);
         for (int k = first; k <= last; ++k) {
             Lanes<S> acc = joseph::load<S>(out + static_cast<std::size_t>(k) * S);
-            joseph::raySample<S>(acc, data, alongCount, q, static_cast<float>(k), inner);
+            const float t = joseph::crossing(q, joseph::crossingStart(q, static_cast<float>(k)), lf);
+            joseph::raySample<S>(acc, data, alongCount, q.peak, t);
             joseph::store<S>(out + static_cast<std::size_t>(k) * S, acc);
         }
     }
@@ -54,12 +56,12 @@ TOMO_CPU_CLONES void backprojectRow(const float* sino, int bins, const Projectio
     for (int p = 0; p < projections; ++p) {
         const Projection& q = qs[p];
         const float* row = sino + static_cast<std::size_t>(p) * bins * S;
-        const float reach = interpolate ? 1.0f : q.reach, scale = interpolate ? 1.0f : q.scale;
+        const joseph::Triangle triangle = joseph::triangle(q, interpolate);
         const bool rows = q.rows != 0.0f;
         for (int ix = 0; ix < width; ++ix) {
             Lanes<S> acc = joseph::load<S>(out + static_cast<std::size_t>(ix) * S);
             const float fx = static_cast<float>(ix);
-            joseph::pixelSample<S>(acc, row, bins, q, rows ? fx : fy, rows ? fy : fx, reach, scale);
+            joseph::pixelSample<S>(acc, row, bins, q, rows ? fx : fy, rows ? fy : fx, triangle);
             joseph::store<S>(out + static_cast<std::size_t>(ix) * S, acc);
         }
     }

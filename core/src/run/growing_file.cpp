@@ -8,12 +8,22 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <type_traits>
 
 namespace tomo {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// Held from opening a growing file to closing it again, in every thread:
+/// an open while another thread holds the file open would share that
+/// handle's stale view (the preview, a job and Live mode's coarse volume
+/// read the same snapshot at once). HDF5 runs one call at a time anyway.
+std::mutex& openFileMutex() {
+    static std::mutex mutex;
+    return mutex;
+}
 
 /// The first `projections` projections of a growing file, read through a
 /// reader opened for each call and closed after it: an HDF5 handle kept
@@ -28,23 +38,31 @@ public:
         m_open.growingProjections = info.projections;
     }
     void readSinograms(int firstRow, int rowCount, std::span<float> out) override {
-        open()->readSinograms(firstRow, rowCount, out);
+        withFile([&](DatasetReader& r) { r.readSinograms(firstRow, rowCount, out); });
     }
     void readRawRows(int firstRow, int rowCount, std::span<std::byte> out) override {
-        open()->readRawRows(firstRow, rowCount, out);
+        withFile([&](DatasetReader& r) { r.readRawRows(firstRow, rowCount, out); });
     }
     bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override {
-        return open()->readMeanFlat(firstRow, rowCount, out);
+        return withFile([&](DatasetReader& r) { return r.readMeanFlat(firstRow, rowCount, out); });
     }
     bool readMeanDark(int firstRow, int rowCount, std::span<float> out) override {
-        return open()->readMeanDark(firstRow, rowCount, out);
+        return withFile([&](DatasetReader& r) { return r.readMeanDark(firstRow, rowCount, out); });
     }
-    void readProjection(int index, std::span<float> out) override { open()->readProjection(index, out); }
+    void readProjection(int index, std::span<float> out) override {
+        withFile([&](DatasetReader& r) { r.readProjection(index, out); });
+    }
     void readFlatGroup(int group, int firstRow, int rowCount, std::span<float> out) override {
-        open()->readFlatGroup(group, firstRow, rowCount, out);
+        withFile([&](DatasetReader& r) { r.readFlatGroup(group, firstRow, rowCount, out); });
     }
 
 private:
+    /// `read` on the file opened for it, closed before the lock is let go.
+    template <typename Read>
+    std::invoke_result_t<Read, DatasetReader&> withFile(Read&& read) const {
+        const std::lock_guard lock(openFileMutex());
+        return read(*open());
+    }
     std::unique_ptr<DatasetReader> open() const {
         auto reader = openDataset(m_path, m_open);
         const DatasetInfo& now = reader->info();
@@ -108,6 +126,7 @@ private:
             m_lastError = "it does not exist yet";
             return;
         }
+        const std::lock_guard fileLock(openFileMutex()); // no snapshot's read has it open meanwhile
         // Closed first, then read: a file seen closed is read whole.
         const bool closed = hdf5WriterClosed(m_path);
         std::unique_ptr<DatasetReader> reader; // closed again before returning: no handle stays open
