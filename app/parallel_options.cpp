@@ -59,7 +59,7 @@ void requireCuda(const std::string& strategy) {
 GpuChoice chooseGpus(const CLI::App& app, const ParallelCommandLine& c, const ReconOptions& requested,
                      const ReconGeometry& geometry) {
     const BackendRegistry& registry = BackendRegistry::instance();
-    if (!app.count("--gpus")) return {{}, registry.resolveOptions(requested, geometry), {}};
+    if (c.gpus.empty()) return {{}, registry.resolveOptions(requested, geometry), {}};
     if (app.count("--device")) throw InvalidArgument("--gpus and --device both choose GPUs; give one of them");
     if (requested.strategy != "auto") requireCuda(requested.strategy);
     GpuChoice choice;

@@ -36,7 +36,7 @@ struct GpuChoice {
     std::string perDevice;
 };
 
-/// --gpus applied to `requested` for `geometry`. Throws InvalidArgument for
+/// --gpus (c.gpus: the option's, or a run config's) applied to `requested` for `geometry`. Throws InvalidArgument for
 /// --gpus with --device or with a strategy that does not run on CUDA GPUs
 /// (the CPU and OpenCL ones), as parseGpus, and as resolveOptions.
 GpuChoice chooseGpus(const CLI::App& app, const ParallelCommandLine& c, const ReconOptions& requested,

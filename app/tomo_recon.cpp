@@ -340,6 +340,7 @@ RunConfig effectiveConfig(const CLI::App& app, const CommandLine& c) {
     if (given("--tuning")) o.tuning = c.tuning;
     if (given("--allow-approximate")) o.allowApproximate = c.allowApproximate;
     if (given("--threads")) o.threads = c.threads;
+    if (given("--gpus")) cfg.gpus = c.parallel.gpus;
     o.iterative = applyMethodOptions(app, c.method, o.iterative);
     cfg.corrections = applyCorrectionOptions(app, c.corrections, cfg.corrections);
     return cfg;
@@ -913,7 +914,9 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     // `auto` chooses the slices per pass too, unless given (here or in --config).
     if (requestedOptions.strategy == "auto" && !app.count("--slices-per-pass") && c.config.empty())
         requestedOptions.slicesPerPass = 0;
-    const GpuChoice gpus = chooseGpus(app, c.parallel, requestedOptions, recon);
+    ParallelCommandLine parallel = c.parallel; // --gpus, or the run config's GPUs
+    parallel.gpus = cfg.gpus;
+    const GpuChoice gpus = chooseGpus(app, parallel, requestedOptions, recon);
     cfg.options = gpus.options;
     checkMethodRuns(cfg.options, recon);
 
@@ -997,7 +1000,7 @@ int run(const CLI::App& app, const CommandLine& c, int argc, char** argv) {
     try {
         chooseRange(write, !c.range.empty(), *reader, job, c.quiet);
         if (cluster) {
-            report = reconstructWithRanks(*cluster, c.parallel, *reader, cfg.input, cfg.open, job, output, write,
+            report = reconstructWithRanks(*cluster, parallel, *reader, cfg.input, cfg.open, job, output, write,
                                           clipped, c.quiet, kProgram);
         } else {
             const auto created = std::chrono::steady_clock::now();

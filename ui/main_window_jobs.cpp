@@ -131,6 +131,7 @@ bool MainWindow::startExport(const ExportRequest& request) {
         return false;
     }
     setOutputDirectory(request.target);
+    m_params->setGpus(request.params.gpus); // the next export and saved parameters keep the choice
     delete m_exportProgress; // the previous export's, hidden
     auto* progress = new QProgressDialog(tr("Reconstructing rows %1–%2 to %3…")
                                              .arg(request.firstRow)

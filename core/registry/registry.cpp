@@ -114,6 +114,11 @@ const Backend& BackendRegistry::resolve(const ReconOptions& options, const Recon
     return *find(resolveOptions(options, geometry).strategy);
 }
 
+void BackendRegistry::useDevice(const std::string& strategy, int device) const {
+    for (const auto& b : m_backends)
+        if (strategy == "auto" || b->name() == strategy) b->useDevice(device);
+}
+
 std::vector<const Backend*> BackendRegistry::autoCandidates(const ReconOptions& options) const {
     // The available exact backends that accept the options (and the
     // approximate ones when allowed), in registry order but OpenCL first

@@ -30,7 +30,10 @@ namespace tomo::cuda {
 
 namespace {
 
-/// Why no CUDA strategy can run here (empty when one can); computed once.
+/// Why no CUDA strategy can run here (empty when one can); computed once,
+/// with the kernels tried on the calling thread's GPU: a process of GPU 1
+/// (an MPI rank, a lane's thread: Backend::useDevice) makes no context on
+/// GPU 0 for it, and the GPU tried is one the process runs on.
 const std::string& availability() {
     static const std::string reason = [] () -> std::string {
         int count = 0;
@@ -40,19 +43,20 @@ const std::string& availability() {
             return std::string("no CUDA device: ") + cudaGetErrorString(error);
         }
         if (count == 0) return "no CUDA device: cudaGetDeviceCount found none";
+        int device = 0;
         try {
-            DeviceScope scope(0);
+            TOMO_CUDA_CHECK(cudaGetDevice(&device));
             const std::string probe = texOptimizedProbe();
             if (!probe.empty()) {
                 cudaDeviceProp prop{};
-                (void)cudaGetDeviceProperties(&prop, 0);
-                return deviceLabel(0) + ", compute capability " + std::to_string(prop.major) + "." +
+                (void)cudaGetDeviceProperties(&prop, device);
+                return deviceLabel(device) + ", compute capability " + std::to_string(prop.major) + "." +
                        std::to_string(prop.minor) + ", cannot run this build's kernels (built for CUDA architectures " +
                        TOMO_CUDA_ARCHITECTURES + "; rebuild with -DCMAKE_CUDA_ARCHITECTURES=" +
                        std::to_string(prop.major) + std::to_string(prop.minor) + "): " + probe;
             }
         } catch (const Error& e) {
-            return std::string("CUDA device 0 is not usable: ") + e.what();
+            return "CUDA device " + std::to_string(device) + " is not usable: " + e.what();
         }
         return {};
     }();
@@ -103,6 +107,7 @@ public:
     }
 
     std::string unavailableReason() const override { return availability(); }
+    void useDevice(int device) const override { cuda::useDevice(device); }
 
     void checkOptions(const ReconOptions& options) const override {
         requireGpuModes(name(), options);
@@ -160,6 +165,7 @@ public:
     bool computesWholeSlice() const override { return true; }
     std::vector<std::string> tuningCandidates(const ReconOptions&) const override { return gridrec::tuningCandidates(); }
     std::string unavailableReason() const override { return availability(); }
+    void useDevice(int device) const override { cuda::useDevice(device); }
     void checkOptions(const ReconOptions& options) const override {
         (void)gridrec::checkOptions(name(), options);
         if (options.device < 0)

@@ -149,15 +149,51 @@ void copyToDeviceNow(void* d_dst, const void* h_src, std::size_t bytes, cudaStre
     TOMO_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
+namespace {
+
+/// Whether the calling thread has a CUDA context current (the driver's
+/// cuCtxGetCurrent, reached through the runtime so that nothing links the
+/// driver library). A new thread has none until a call needs one; unknown
+/// counts as yes.
+bool threadHasContext() {
+    using GetCurrent = int (*)(void** context);
+    static const GetCurrent getCurrent = [] {
+        void* function = nullptr;
+        cudaDriverEntryPointQueryResult found{};
+        if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &function, 12000, cudaEnableDefault, &found) !=
+                cudaSuccess ||
+            found != cudaDriverEntryPointSuccess) {
+            (void)cudaGetLastError();
+            function = nullptr;
+        }
+        return reinterpret_cast<GetCurrent>(function);
+    }();
+    void* context = nullptr;
+    return !getCurrent || getCurrent(&context) != 0 || context != nullptr;
+}
+
+} // namespace
+
 DeviceScope::DeviceScope(int device) {
-    TOMO_CUDA_CHECK(cudaGetDevice(&m_previous));
-    if (m_previous != device) TOMO_CUDA_CHECK(cudaSetDevice(device));
+    int previous = 0;
+    TOMO_CUDA_CHECK(cudaGetDevice(&previous));
+    const bool restore = threadHasContext();
+    if (previous != device) TOMO_CUDA_CHECK(cudaSetDevice(device));
+    if (restore && previous != device) m_previous = previous;
 }
 
 DeviceScope::~DeviceScope() {
-    int current = -1;
-    if (cudaGetDevice(&current) == cudaSuccess && current != m_previous && m_previous >= 0)
-        (void)cudaSetDevice(m_previous);
+    if (m_previous >= 0) (void)cudaSetDevice(m_previous);
+}
+
+void useDevice(int device) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;
+    }
+    if (device < 0 || device >= count) return;
+    TOMO_CUDA_CHECK(cudaSetDevice(device));
 }
 
 Stream Stream::create(bool highPriority) {

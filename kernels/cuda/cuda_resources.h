@@ -63,7 +63,9 @@ void freePinned(void* ptr) noexcept;
 void copyToDeviceNow(void* d_dst, const void* h_src, std::size_t bytes, cudaStream_t stream);
 
 /// Makes `device` current for the lifetime of the scope, then restores the
-/// previous one.
+/// previous one. A thread that had no device yet (no CUDA context current:
+/// a new thread) keeps `device`: restoring the default GPU 0 would make it
+/// a context there, so a process of GPU 1 would be seen on GPU 0 too.
 class DeviceScope {
 public:
     explicit DeviceScope(int device);
@@ -72,8 +74,13 @@ public:
     DeviceScope& operator=(const DeviceScope&) = delete;
 
 private:
-    int m_previous = -1;
+    int m_previous = -1; ///< -1: nothing to restore
 };
+
+/// Makes `device` the calling thread's device from now on (cudaSetDevice;
+/// Backend::useDevice). Nothing without a CUDA device or for an index this
+/// machine does not have (creating a plan there says so). Throws DeviceError.
+void useDevice(int device);
 
 /// Device memory of `count` values of T (uninitialised).
 template <class T>

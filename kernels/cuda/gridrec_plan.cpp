@@ -108,7 +108,7 @@ public:
     int maxSlices() const override { return m_maxSlices; }
     std::size_t memoryBytes() const override;
     StageTimes lastStageTimes() const override { return m_times; }
-    HostBuffer allocateHost(std::size_t bytes) const override { return allocatePageLockedHost(bytes); }
+    HostBuffer allocateHost(std::size_t bytes) const override { return allocatePageLockedHost(m_device, bytes); }
 
 private:
     /// A download through h_out, and an upload through h_in, go in pieces

@@ -14,7 +14,8 @@ namespace {
 constexpr std::size_t kMinPart = 256u << 10;
 }
 
-HostBuffer allocatePageLockedHost(std::size_t bytes) {
+HostBuffer allocatePageLockedHost(int device, std::size_t bytes) {
+    DeviceScope scope(device);
     if (void* ptr = detail::tryAllocatePinned(bytes)) return HostBuffer(ptr, bytes, detail::freePinned);
     return HostBuffer::plain(bytes); // copies through the staging buffers then
 }

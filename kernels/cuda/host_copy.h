@@ -15,8 +15,10 @@ namespace tomo::cuda {
 
 /// `bytes` of page-locked host memory (registered with every device), or
 /// plain memory where the system refuses to lock that much (transfers then
-/// go through the plans' staging buffers). Throws OutOfMemory.
-HostBuffer allocatePageLockedHost(std::size_t bytes);
+/// go through the plans' staging buffers), registered with the context of
+/// `device`, the plan's (on a thread without one, the default GPU 0 would
+/// get a context for it). Throws OutOfMemory.
+HostBuffer allocatePageLockedHost(int device, std::size_t bytes);
 
 /// True when [data, data + bytes) is host memory the driver has page-locked
 /// (allocatePageLockedHost, cudaHostRegister): copies may use it directly.

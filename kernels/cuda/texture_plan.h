@@ -98,7 +98,7 @@ public:
     PreprocessStats reconstructRaw(const RawRows& raw, const FlatFieldRows& field, std::span<float> slices) override;
     /// Page-locked: raw rows read from it go up in one strided DMA, slices
     /// come down into it by DMA, without the staging copies.
-    HostBuffer allocateHost(std::size_t bytes) const override { return allocatePageLockedHost(bytes); }
+    HostBuffer allocateHost(std::size_t bytes) const override { return allocatePageLockedHost(m_device, bytes); }
     void setAxis(double axis, std::span<const double> offsets) override;
     void setRegion(const Region& region) override;
     int maxSlices() const override { return m_maxSlices; }

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 namespace tomo {
@@ -58,6 +59,22 @@ TEST_F(TomoReconParallel, BadGpuListsAreOneLineErrors) {
     } else {
         expectOneLineError("--gpus 0,999", 4, "--gpus 0,999: there is no GPU 999; this machine has GPU");
     }
+}
+
+// The workstation's Reconstruct to File stores its GPU choice in the run
+// config (key gpus): --config runs on those GPUs as --gpus would, and checks them as --gpus.
+TEST_F(TomoReconParallel, TheRunConfigsGpusAreTakenAsGpusIs) {
+    const auto config = [&](const std::string& json) {
+        const std::filesystem::path path = m_dir / "run.json";
+        std::ofstream(path) << json;
+        return "--config " + quoted(path);
+    };
+    expectOneLineError(config(R"({"gpus": "0,0"})"), 3, "key 'gpus' must be all, or a comma-separated list of GPU indices 0..1023 each once");
+    expectOneLineError(config(R"({"gpus": "0", "strategy": "cpu"})"), 2,
+                       "--gpus applies to the CUDA strategies; strategy 'cpu' runs on the CPU threads");
+    expectOneLineError(config(R"({"gpus": "7"})") + " --gpus 0,x", 2, "--gpus 0,x: 'x' is not a GPU index");
+    if (gpuDevices().size() < 8)
+        expectOneLineError(config(R"({"gpus": "7"})"), 4, "--gpus 7: there is no GPU 7");
 }
 
 TEST_F(TomoReconParallel, ResumeWithoutMpiIsAnError) {

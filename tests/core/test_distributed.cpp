@@ -300,6 +300,24 @@ TEST(ClusterErrors, AnErrorOfAnotherRankIsThrownAgainAsTheSameKindNamingIt) {
     EXPECT_EQ(again(std::runtime_error("a bug")).first, typeid(Error).name());
 }
 
+// The GPU of each rank on a host without --gpus: the rank's local rank among
+// the host's GPUs, for a CUDA strategy and for auto (which every rank of a
+// 2-GPU host once ran on GPU 0: measured 2 ranks on one H200 of two).
+TEST(RankDevices, EachRankOfAHostTakesItsOwnGpuForAutoAndCudaStrategies) {
+    const std::vector<GpuDevice> two{{0, "first", 132, 0, 9, 0}, {1, "second", 132, 0, 9, 0}};
+    for (const std::string strategy : {"auto", "alu"}) {
+        if (strategy != "auto" && !BackendRegistry::instance().find(strategy)) continue; // a build without CUDA
+        EXPECT_EQ(rankDevices("", strategy, 0, two), std::vector<int>{0}) << strategy;
+        EXPECT_EQ(rankDevices("", strategy, 1, two), std::vector<int>{1}) << strategy;
+        EXPECT_EQ(rankDevices("", strategy, 2, two), std::vector<int>{0}) << strategy;
+    }
+    EXPECT_EQ(rankDevices("1", "auto", 0, two), std::vector<int>{1});
+    EXPECT_EQ(rankDevices("0,1", "auto", 1, two), (std::vector<int>{0, 1}));
+    // No GPU: auto and the CPU strategies run on the rank's cores.
+    EXPECT_TRUE(rankDevices("", "auto", 1, {}).empty());
+    EXPECT_TRUE(rankDevices("", "cpu", 1, two).empty());
+}
+
 TEST(DistributedOrder, EveryRankGetsRankZerosJobExactly) {
     DistributedOrder order;
     order.input = "/data/scan.h5";

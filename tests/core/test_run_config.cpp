@@ -39,6 +39,7 @@ RunConfig everyFieldSet() {
     c.options.openclDevice = "Radeon";
     c.options.threads = 3;
     c.options.tuning = "shape=3,share=6";
+    c.gpus = "2,0";
     return c;
 }
 
@@ -74,6 +75,7 @@ void expectSame(const RunConfig& a, const RunConfig& b) {
     EXPECT_EQ(a.options.openclDevice, b.options.openclDevice);
     EXPECT_EQ(a.options.threads, b.options.threads);
     EXPECT_EQ(a.options.tuning, b.options.tuning);
+    EXPECT_EQ(a.gpus, b.gpus);
 }
 
 /// The FormatError message of parsing `json`, or "" when it parsed.
@@ -116,6 +118,12 @@ TEST(RunConfig, AbsentKeysKeepDefaultsAndGivenOnesApply) {
     EXPECT_EQ(c.options.filter.padding, FilterOptions{}.padding);
 }
 
+TEST(RunConfig, GpusAreAllOrAListAndAbsentWhenNone) {
+    EXPECT_EQ(runConfigFromJson(R"({"gpus": "all"})").gpus, "all");
+    EXPECT_EQ(runConfigFromJson(R"({"gpus": "1, 3"})").gpus, "1, 3");
+    EXPECT_EQ(toJson(RunConfig{}).find("gpus"), std::string::npos);
+}
+
 TEST(RunConfig, FileRoundTrip) {
     test::TempDir dir;
     const RunConfig c = everyFieldSet();
@@ -154,6 +162,11 @@ TEST(RunConfig, WrongTypesNameTheKey) {
         {R"({"opencl_device": -2})", "opencl_device"},
         {R"({"opencl_device": [0]})", "opencl_device"},
         {R"({"tuning": 3})", "tuning"},
+        {R"({"gpus": 1})", "gpus"},
+        {R"({"gpus": ""})", "gpus"},
+        {R"({"gpus": "0,0"})", "gpus"},
+        {R"({"gpus": "0,x"})", "gpus"},
+        {R"({"gpus": "5000"})", "gpus"},
         {R"({"threads": 1.5})", "threads"},
         {R"({"threads": 100000})", "threads"},
         {R"({"axis": 1e300})", "axis"},

@@ -12,12 +12,14 @@
 #include "panels/metadata_panel.h"
 #include "panels/parameter_panel.h"
 
+#include "tomo/gpu_list.h"
 #include "tomo/metrics.h"
 #include "tomo/output_range.h"
 #include "tomo/run_config.h"
 #include "tomo/volume_io.h"
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
@@ -399,6 +401,82 @@ private slots:
         // The size estimate follows the type: 4 slices of 128² at 1 byte.
         const QString summary = dialog->findChild<QLabel*>(QStringLiteral("summaryLabel"))->text();
         QVERIFY2(summary.contains(QLocale().formattedDataSize(4 * 128 * 128)), qPrintable(summary));
+    }
+
+    void exportGpuChoiceIsOffWithItsReasonOrReachesTheJob() {
+        openDemo(128, 8);
+        setParams([](SliceParams& p) { p.options.strategy = "auto"; });
+        auto dialog = w->makeExportDialog();
+        auto* note = dialog->findChild<QLabel*>(QStringLiteral("gpuNote"));
+        auto* list = dialog->findChild<QListWidget*>(QStringLiteral("gpuList"));
+        auto* all = dialog->findChild<QCheckBox*>(QStringLiteral("allGpusCheck"));
+        QVERIFY(note && list && all);
+        const std::vector<tomo::GpuDevice> here = tomo::gpuDevices();
+        if (here.empty()) { // CI: no CUDA GPU, the choice is off and says why
+            QVERIFY(!all->isEnabled() && !list->isEnabled());
+            QVERIFY2(note->text().startsWith(QStringLiteral("No CUDA GPU to choose: ")), qPrintable(note->text()));
+            QCOMPARE(note->text(), dialog->gpusOffReason());
+            QCOMPARE(dialog->request().params.gpus, std::string());
+            saveScreenshot(dialog.get(), QStringLiteral("49-export-no-gpu"));
+        }
+
+        // Two GPUs found (as on a 2-GPU machine), strategy auto: on; the
+        // GPUs ticked reach the request and the run config it stores.
+        const std::vector<tomo::GpuDevice> two{{0, "First GPU", 132, std::size_t{80} << 30, 9, 0},
+                                               {1, "Second GPU", 114, std::size_t{80} << 30, 9, 0}};
+        dialog->setGpus(two);
+        QVERIFY(all->isEnabled() && list->isEnabled());
+        QVERIFY(dialog->gpusOffReason().isEmpty());
+        QCOMPARE(list->count(), 2);
+        QVERIFY2(list->item(1)->text().startsWith(QStringLiteral("GPU 1: Second GPU (114 SMs")),
+                 qPrintable(list->item(1)->text()));
+        QCOMPARE(dialog->request().params.gpus, std::string()); // none ticked: the panel's device alone
+        list->item(1)->setCheckState(Qt::Checked);
+        const ExportRequest one = dialog->request();
+        QCOMPARE(one.params.gpus, std::string("1"));
+        QCOMPARE(tomo::runConfigFromJson(one.write.attributes.at("tomo_run_config")).gpus, std::string("1"));
+        QCOMPARE(one.write.attributes.at("gpus"), std::string("1"));
+        list->item(0)->setCheckState(Qt::Checked);
+        QCOMPARE(dialog->request().params.gpus, std::string("0,1"));
+        all->setChecked(true);
+        QVERIFY(!list->isEnabled());
+        QCOMPARE(dialog->request().params.gpus, std::string("all"));
+        dialog->show();
+        saveScreenshot(dialog.get(), QStringLiteral("50-export-gpus"));
+
+        // Replayed parameters (a volume's run config) tick the GPUs they name.
+        const tomo::RunConfig config = tomo::runConfigFromJson(one.write.attributes.at("tomo_run_config"));
+        w->parameterPanel()->setParams(fromRunConfig(config, w->dataset()->info.projections));
+        QCOMPARE(w->parameterPanel()->params().gpus, std::string("1"));
+        auto replayed = w->makeExportDialog();
+        replayed->setGpus(two);
+        QCOMPARE(replayed->findChild<QListWidget*>(QStringLiteral("gpuList"))->item(1)->checkState(), Qt::Checked);
+        QCOMPARE(replayed->findChild<QListWidget*>(QStringLiteral("gpuList"))->item(0)->checkState(), Qt::Unchecked);
+        QCOMPARE(replayed->request().params.gpus, std::string("1"));
+
+        // A CPU strategy: off whatever GPUs there are, saying why.
+        setParams([](SliceParams& p) { p.options.strategy = "cpu"; });
+        auto cpu = w->makeExportDialog();
+        cpu->setGpus(two);
+        QVERIFY(!cpu->findChild<QCheckBox*>(QStringLiteral("allGpusCheck"))->isEnabled());
+        QVERIFY(!cpu->findChild<QListWidget*>(QStringLiteral("gpuList"))->isEnabled());
+        QVERIFY2(cpu->gpusOffReason().contains(QStringLiteral("“cpu” does not run on CUDA GPUs")),
+                 qPrintable(cpu->gpusOffReason()));
+        QCOMPARE(cpu->request().params.gpus, std::string());
+
+        // The GPUs reach the job: on a machine without GPU 1 the export stops naming it, and writes nothing.
+        if (std::none_of(here.begin(), here.end(), [](const tomo::GpuDevice& d) { return d.index == 1; })) {
+            QTemporaryDir dir;
+            ExportRequest request = one;
+            request.target = dir.filePath(QStringLiteral("gpus.h5"));
+            QSignalSpy finished(w->controller(), &Controller::jobFinished);
+            QVERIFY(w->startExport(request));
+            QVERIFY(waitUntil([&] { return finished.count() == 1; }));
+            QCOMPARE(finished.first().at(1).value<JobStatus>(), JobStatus::Failed);
+            const QString message = finished.first().at(2).toString();
+            QVERIFY2(message.contains(QStringLiteral("GPUs 1: there is no GPU 1")), qPrintable(message));
+            QVERIFY(!QFile::exists(request.target));
+        }
     }
 };
 

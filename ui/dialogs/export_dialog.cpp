@@ -4,12 +4,15 @@
 
 #include "work/controller.h"
 
+#include "tomo/gpu_list.h"
+#include "tomo/run_config.h"
 #include "tomo/volume_io.h"
 
 #include <QDir>
 #include <QFileDialog>
 #include <QLocale>
 #include <QPushButton>
+#include <QSignalBlocker>
 
 #include <QCoreApplication>
 
@@ -55,6 +58,8 @@ ExportDialog::ExportDialog(const DatasetSummary& dataset, const SliceParams& par
             updateState();
         });
     connect(ui->overwriteCheck, &QCheckBox::toggled, this, &ExportDialog::updateState);
+    connect(ui->allGpusCheck, &QCheckBox::toggled, this, &ExportDialog::updateGpus);
+    connect(ui->gpuList, &QListWidget::itemChanged, this, &ExportDialog::updateState);
     connect(ui->buttonBox, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect(ui->buttonBox, &QDialogButtonBox::rejected, this, &QDialog::reject);
     ui->buttonBox->button(QDialogButtonBox::Ok)->setText(tr("Reconstruct"));
@@ -86,7 +91,7 @@ ExportDialog::ExportDialog(const DatasetSummary& dataset, const SliceParams& par
             updateState();
         });
     }
-    updateState();
+    setGpus(tomo::gpuDevices());
 }
 
 ExportDialog::~ExportDialog() {
@@ -112,6 +117,83 @@ void ExportDialog::setOutputType(tomo::OutputType type) {
 void ExportDialog::setGrid(int size) {
     m_grid = std::max(1, size);
     updateState();
+}
+
+namespace {
+
+/// Why no CUDA strategy runs here: the CUDA backends' reason, or that the build has none.
+QString whyNoCuda() {
+    for (const tomo::Backend* b : tomo::BackendRegistry::instance().backends())
+        if (b->family() == "cuda") {
+            const std::string why = b->unavailableReason();
+            return QString::fromStdString(why.empty() ? "no CUDA device found" : why);
+        }
+    return ExportDialog::tr("this build has no CUDA support (configure with -DTOMO_WITH_CUDA=ON)");
+}
+
+} // namespace
+
+void ExportDialog::setGpus(const std::vector<tomo::GpuDevice>& gpus) {
+    const std::string& strategy = m_params.options.strategy;
+    const tomo::Backend* backend = tomo::BackendRegistry::instance().find(strategy);
+    m_gpusOff.clear();
+    if (gpus.empty())
+        m_gpusOff = tr("No CUDA GPU to choose: %1.").arg(whyNoCuda());
+    else if (strategy != "auto" && !(backend && backend->family() == "cuda"))
+        m_gpusOff = tr("Strategy “%1” does not run on CUDA GPUs: the choice applies to the CUDA strategies and auto.")
+                        .arg(QString::fromStdString(strategy));
+    // Ticked as the parameters say: "all", or a list of indices.
+    const std::string& given = m_params.gpus;
+    std::vector<int> ticked;
+    if (!given.empty() && given != "all") {
+        std::vector<tomo::GpuDevice> any(tomo::kMaxDevice + 1);
+        for (int i = 0; i <= tomo::kMaxDevice; ++i) any[static_cast<std::size_t>(i)].index = i;
+        try {
+            ticked = tomo::parseGpus(given, any);
+        } catch (const tomo::Error&) {
+        }
+    }
+    const QSignalBlocker blockList(ui->gpuList);
+    const QSignalBlocker blockAll(ui->allGpusCheck);
+    ui->gpuList->clear();
+    for (const tomo::GpuDevice& d : gpus) {
+        auto* item = new QListWidgetItem(tr("GPU %1: %2 (%3 SMs, %4)")
+                                             .arg(d.index)
+                                             .arg(QString::fromStdString(d.name))
+                                             .arg(d.multiprocessors)
+                                             .arg(QLocale().formattedDataSize(static_cast<qint64>(d.memoryBytes))),
+                                         ui->gpuList);
+        item->setData(Qt::UserRole, d.index);
+        item->setFlags(Qt::ItemIsUserCheckable | Qt::ItemIsEnabled);
+        item->setCheckState(std::find(ticked.begin(), ticked.end(), d.index) != ticked.end() ? Qt::Checked
+                                                                                             : Qt::Unchecked);
+    }
+    ui->allGpusCheck->setChecked(given == "all");
+    updateGpus();
+}
+
+void ExportDialog::updateGpus() {
+    // "All" stands for every GPU, whatever is ticked below. Off, the note stays readable.
+    const bool on = m_gpusOff.isEmpty();
+    ui->allGpusCheck->setEnabled(on);
+    ui->gpuList->setEnabled(on && !ui->allGpusCheck->isChecked());
+    ui->gpuNote->setText(!m_gpusOff.isEmpty() ? m_gpusOff
+                         : tr("Each GPU chosen reconstructs chunks of rows as it has room, with its own plan; none: "
+                              "the parameter panel's device alone (GPU %1).")
+                               .arg(m_params.options.device));
+    updateState();
+}
+
+std::string ExportDialog::chosenGpus() const {
+    if (!m_gpusOff.isEmpty()) return {};
+    if (ui->allGpusCheck->isChecked()) return "all";
+    std::string text;
+    for (int i = 0; i < ui->gpuList->count(); ++i)
+        if (ui->gpuList->item(i)->checkState() == Qt::Checked) {
+            if (!text.empty()) text += ',';
+            text += std::to_string(ui->gpuList->item(i)->data(Qt::UserRole).toInt());
+        }
+    return text;
 }
 
 void ExportDialog::setRange(float min, float max, const QString& source) {
@@ -145,12 +227,14 @@ ExportRequest ExportDialog::request() const {
     r.firstRow = ui->firstRowSpin->value();
     r.rowCount = ui->lastRowSpin->value() - r.firstRow + 1;
     r.params = m_params;
+    r.params.gpus = chosenGpus();
     r.write.overwrite = ui->overwriteCheck->isChecked();
     r.write.type = static_cast<tomo::OutputType>(ui->typeCombo->currentData().toInt());
     r.write.rangeMin = static_cast<float>(ui->rangeMinSpin->value());
     r.write.rangeMax = static_cast<float>(ui->rangeMaxSpin->value());
-    const tomo::RunConfig config = toRunConfig(m_params, m_dataset, r.firstRow, r.rowCount);
+    const tomo::RunConfig config = toRunConfig(r.params, m_dataset, r.firstRow, r.rowCount);
     r.write.attributes["tomo_run_config"] = tomo::toJson(config);
+    if (!r.params.gpus.empty()) r.write.attributes["gpus"] = r.params.gpus;
     r.write.attributes["software"] = "tomo-workstation " TOMO_VERSION;
     r.write.attributes["strategy"] = m_params.options.strategy;
     if (tomo::isQuantized(r.write.type)) {

@@ -1,15 +1,21 @@
 // Settings of a full reconstruction to a file (HDF5 or TIFF stack): target,
 // row range, the type the values are stored as (float32, float16, uint16,
 // uint8; the integer types over a range typed, taken from the display window
-// or estimated from a few reconstructed rows); the reconstruction
-// parameters are the current ones of the parameter and corrections panels.
+// or estimated from a few reconstructed rows), the GPUs (all, or those
+// ticked: the conveyor tomo-recon --gpus runs, one lane each; off with the
+// reason without a CUDA GPU or for a strategy that does not run on one); the
+// reconstruction parameters are the current ones of the parameter and
+// corrections panels.
 #pragma once
 
 #include "work/recon_types.h"
 
+#include "tomo/registry.h"
+
 #include <QDialog>
 
 #include <memory>
+#include <vector>
 
 namespace Ui {
 class ExportDialog;
@@ -35,6 +41,14 @@ public:
     /// The slice grid of the corrected sinograms (360° stitching widens it);
     /// the dataset's columns by default. For the size estimate.
     void setGrid(int size);
+    /// The GPUs offered (tomo::gpuDevices() unless set), ticked as the
+    /// parameters' SliceParams::gpus say.
+    void setGpus(const std::vector<tomo::GpuDevice>& gpus);
+    /// SliceParams::gpus of the choice: "all", "0,2", or "" (the parameter
+    /// panel's device alone; always while the choice is off).
+    std::string chosenGpus() const;
+    /// Why the GPU choice is off; empty while it is on.
+    QString gpusOffReason() const { return m_gpusOff; }
     /// Starts the range estimate (as the Estimate button); false when it cannot start.
     bool estimateRange();
     bool estimating() const { return m_estimating; }
@@ -43,6 +57,7 @@ public:
 
 private:
     void updateState();
+    void updateGpus();
     void setRange(float min, float max, const QString& source);
 
     std::unique_ptr<Ui::ExportDialog> ui;
@@ -54,6 +69,7 @@ private:
     QString m_rangeSource;              ///< how the range was set (stored as output_range_source)
     bool m_settingRange = false;
     bool m_estimating = false;
+    QString m_gpusOff;                  ///< why the GPU choice is off ("" = on)
 };
 
 } // namespace tomo::ui

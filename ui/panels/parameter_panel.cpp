@@ -314,6 +314,7 @@ SliceParams ParameterPanel::params() const {
     o.threads = ui->threadsSpin->value();
     o.allowApproximate = ui->approximateCheck->isChecked();
     o.iterative = m_iterative;
+    p.gpus = m_gpus;
     return p;
 }
 
@@ -327,6 +328,7 @@ void ParameterPanel::setParams(const SliceParams& p) {
     updateStitched();
     m_offsets = p.axisOffsets;
     m_offsetsFile = p.axisOffsetsFile;
+    m_gpus = p.gpus;
     ui->offsetsEdit->setText(m_offsetsFile);
     setRegion(p.region);
     auto select = [](QComboBox* c, const QVariant& v) {

@@ -58,6 +58,8 @@ public:
     /// Sets every control (without emitting per control), then emits
     /// paramsChanged() once. A NaN axis means the detector centre.
     void setParams(const SliceParams& params);
+    /// SliceParams::gpus from now on (the last Reconstruct to File's choice).
+    void setGpus(const std::string& gpus) { m_gpus = gpus; }
 
     /// Empty when the strategy accepts the options, else why not.
     QString validationError() const;
@@ -127,6 +129,7 @@ private:
     int m_projections = 0;
     std::vector<double> m_offsets;
     QString m_offsetsFile;
+    std::string m_gpus; ///< SliceParams::gpus: kept for Reconstruct to File (no control here)
     int m_blockSignals = 0;
     double m_fineCentre = 0.0;             // axis at the fine slider's middle
     std::optional<double> m_foundAxis;     // the axis the finder found, while it is the one shown

@@ -10,6 +10,7 @@
 #include "tomo/axis_sweep.h"
 #include "tomo/cone_volume.h"
 #include "tomo/error.h"
+#include "tomo/gpu_list.h"
 #include "tomo/metrics.h"
 #include "tomo/output_range.h"
 #include "tomo/phantom.h"
@@ -119,6 +120,8 @@ tomo::VolumeJob volumeJob(tomo::DatasetReader& reader, const SliceParams& p, int
     job.geometry.region = p.effectiveRegion(job.geometry.geometry.bins);
     if (!p.stitched() && p.axisTilt != 0.0) job.axisLine = p.axisLine();
     job.options = p.options;
+    // The GPUs chosen in Reconstruct to File: tomo-recon --gpus's conveyor, one lane each.
+    if (!p.gpus.empty()) job.devices = tomo::parseGpus(p.gpus, tomo::gpuDevices(), "GPUs");
     job.chunkRows = chunkRowsFor(count, p.options.slicesPerPass);
     return job;
 }

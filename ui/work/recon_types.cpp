@@ -66,6 +66,7 @@ tomo::RunConfig toRunConfig(const SliceParams& params, const DatasetSummary& dat
     c.rowCount = rowCount;
     c.region = params.region;
     c.options = params.options;
+    c.gpus = params.gpus;
     c.corrections = params.corrections;
     return c;
 }
@@ -98,6 +99,7 @@ SliceParams fromRunConfig(const tomo::RunConfig& config, int projections) {
         p.axisOffsets = tomo::readAxisOffsetsFile(config.axisOffsetsFile, projections);
     p.region = config.region;
     p.options = config.options;
+    p.gpus = config.gpus;
     p.corrections = config.corrections;
     return p;
 }

@@ -85,6 +85,9 @@ struct SliceParams {
     std::optional<tomo::Region> region; ///< unset = whole slice
     tomo::ReconOptions options;
     tomo::CorrectionOptions corrections;
+    /// The GPUs of Reconstruct to File, one conveyor lane each (RunConfig::gpus:
+    /// "all" or "0,1,..."; empty = options.device alone). The live slice uses options.device.
+    std::string gpus;
 
     /// With 360° half acquisition the slice's axis is the stitched
     /// sinogram's centre (the scan's axis is corrections.halfAcquisition's):

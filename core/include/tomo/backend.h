@@ -224,6 +224,14 @@ public:
     /// this strategy cannot run with these options.
     virtual void checkOptions(const ReconOptions& options) const = 0;
 
+    /// Makes `device` the calling thread's device for this backend's calls
+    /// that follow (CUDA: cudaSetDevice). A thread that works for one GPU
+    /// calls it first: a new thread starts on GPU 0, and a call there would
+    /// make that GPU a context and share it (a process of GPU 1 seen on GPU
+    /// 0 too). Nothing for the backends without devices (the default), nor
+    /// for a device that does not exist (creating the plan says so).
+    virtual void useDevice(int device) const { (void)device; }
+
     /// A corrector that runs `stage`'s corrections on this strategy's device
     /// (options.device), or nullptr where the stage corrects on the CPU (the
     /// CPU strategies; the default). Throws DeviceError, OutOfMemory.

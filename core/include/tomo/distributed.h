@@ -21,9 +21,13 @@
 
 namespace tomo {
 
-/// A rank's devices: parseGpus(gpus) (gpu_list.h) when given; otherwise, for a CUDA
-/// strategy, the GPU of the host at the rank's local rank (modulo the GPUs
-/// there); none (the job's own device) for the other strategies.
+/// A rank's devices among the host's GPUs `present`: parseGpus(gpus)
+/// (gpu_list.h) when given; otherwise, for a CUDA strategy or `auto` on a
+/// host with GPUs, the GPU at the rank's local rank (modulo the GPUs there);
+/// none (the job's own device) for the other strategies.
+std::vector<int> rankDevices(const std::string& gpus, const std::string& strategy, int localRank,
+                             const std::vector<GpuDevice>& present);
+/// The same among this host's GPUs (gpuDevices()).
 std::vector<int> rankDevices(const std::string& gpus, const std::string& strategy, int localRank);
 
 /// What every rank needs, from rank 0.

@@ -39,6 +39,10 @@ public:
     /// is checked and returned as given). Throws as resolve().
     ReconOptions resolveOptions(const ReconOptions& options, const ReconGeometry& geometry) const;
 
+    /// Backend::useDevice(device) on the calling thread for the backends
+    /// `strategy` may run on: the named one, or for "auto" every one.
+    void useDevice(const std::string& strategy, int device) const;
+
     /// The strategies "auto" chooses among for these options (available,
     /// exact unless options.allowApproximate, accepting them), the preferred
     /// one last.

@@ -25,6 +25,10 @@ struct RunConfig {
     int rowCount = 0;                            ///< 0 = to the last row
     std::optional<Region> region;                ///< unset = whole slice
     ReconOptions options;
+    /// The GPUs of a volume reconstruction, one conveyor lane each (tomo-recon
+    /// --gpus, the workstation's Reconstruct to File): "all" or "0,1,...";
+    /// empty = options.device alone.
+    std::string gpus;
     CorrectionOptions corrections;
 };
 
@@ -41,7 +45,8 @@ constexpr int kMaxIterations = 1000000;
 /// [projections, rows, columns], raw_type, raw_header, raw_big_endian, axis,
 /// axis_tilt, axis_row, axis_offsets_file, rows [first, count], region
 /// [x, y, width, height], strategy, interpolation, precision,
-/// slices_per_pass, filter, padding, device, threads, corrections (an
+/// slices_per_pass, filter, padding, device, gpus ("all" or "0,1,...";
+/// absent = device alone), threads, corrections (an
 /// object: dead_pixels, flat_field, zingers, rings, paganin,
 /// half_acquisition, each an object of its own; see correctionsToJson),
 /// method ("fbp", "sirt", "cgls", "tv"), iterations, tv_weight, bounds

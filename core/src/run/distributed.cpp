@@ -95,13 +95,20 @@ VolumeReport runShare(DatasetReader& reader, const DistributedOrder& order, cons
 
 } // namespace
 
-std::vector<int> rankDevices(const std::string& gpus, const std::string& strategy, int localRank) {
-    if (!gpus.empty()) return parseGpus(gpus, gpuDevices());
+std::vector<int> rankDevices(const std::string& gpus, const std::string& strategy, int localRank,
+                             const std::vector<GpuDevice>& present) {
+    if (!gpus.empty()) return parseGpus(gpus, present);
+    // auto picks a GPU strategy wherever there is a GPU: without a device
+    // list every rank of a host would take the first one.
     const Backend* backend = BackendRegistry::instance().find(strategy);
-    if (!backend || backend->family() != "cuda") return {};
-    const std::vector<GpuDevice> present = gpuDevices();
+    const bool onGpu = strategy == "auto" ? !present.empty() : backend && backend->family() == "cuda";
+    if (!onGpu) return {};
     if (present.empty()) throw DeviceError("strategy '" + strategy + "' needs a CUDA GPU; this host has none");
     return {present[static_cast<std::size_t>(localRank) % present.size()].index};
+}
+
+std::vector<int> rankDevices(const std::string& gpus, const std::string& strategy, int localRank) {
+    return rankDevices(gpus, strategy, localRank, gpuDevices());
 }
 
 std::string orderToJson(const DistributedOrder& order) {

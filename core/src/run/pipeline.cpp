@@ -33,6 +33,29 @@ double secondsSince(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+/// Runs work(i) for every i of `devices` at once, each on a thread of its
+/// own that works on devices[i] (BackendRegistry::useDevice for
+/// strategies[i]): what a lane makes or releases on its GPU is made there,
+/// and the caller's thread selects no device. Throws the first error.
+void onLaneThreads(const std::vector<int>& devices, const std::vector<std::string>& strategies,
+                   const std::function<void(std::size_t)>& work) {
+    std::vector<std::exception_ptr> errors(devices.size());
+    {
+        std::vector<std::jthread> threads;
+        for (std::size_t i = 0; i < devices.size(); ++i)
+            threads.emplace_back([&, i] {
+                try {
+                    BackendRegistry::instance().useDevice(strategies[i], devices[i]);
+                    work(i);
+                } catch (...) {
+                    errors[i] = std::current_exception();
+                }
+            });
+    }
+    for (const std::exception_ptr& e : errors)
+        if (e) std::rethrow_exception(e);
+}
+
 /// The job's geometry completed from the corrected sinograms: angles when
 /// none are given, detector width, and the full slice grid / region when unset.
 ReconGeometry completeGeometry(const ReconGeometry& given, const PreprocessingStage& stage) {
@@ -352,6 +375,9 @@ struct Conveyor {
     }
 };
 
+/// Whether the calling thread is a lane's (it keeps that lane's device).
+thread_local bool t_laneThread = false;
+
 /// One device's share: its plan and corrector, its preprocess and
 /// reconstruct threads, a queue of one chunk between them.
 class Lane {
@@ -365,6 +391,8 @@ public:
     }
 
     ReconstructionPlan& plan() { return *m_plan; }
+    int device() const { return m_report.device; }
+    const std::string& strategy() const { return m_report.strategy; }
     const Backend* backend() const { return BackendRegistry::instance().find(m_report.strategy); }
 
     /// Makes the corrector on the lane's device, or none (see VolumeJob::gpuCorrections).
@@ -380,12 +408,32 @@ public:
     }
 
     void startThreads() {
-        m_preprocess = m_c.start([this] { preprocessLoop(); });
-        m_reconstruct = m_c.start([this] { reconstructLoop(); });
+        m_preprocess = m_c.start([this] {
+            takeThread();
+            preprocessLoop();
+        });
+        m_reconstruct = m_c.start([this] {
+            takeThread();
+            reconstructLoop();
+        });
+    }
+    /// The lane's device on the calling thread (Backend::useDevice).
+    void useDevice() const {
+        if (const Backend* b = backend()) b->useDevice(m_report.device);
+    }
+    /// The same for good on one of the lane's threads.
+    void takeThread() const {
+        t_laneThread = true;
+        useDevice();
+    }
+    /// Releases the corrector and the plan (on a thread working on the lane's device).
+    void release() noexcept {
+        m_corrector.reset();
+        m_plan.reset();
     }
     void join() {
-        m_preprocess.join();
-        m_reconstruct.join();
+        if (m_preprocess.joinable()) m_preprocess.join();
+        if (m_reconstruct.joinable()) m_reconstruct.join();
     }
 
     /// After join(): the lane's figures, and what the corrections found.
@@ -620,31 +668,61 @@ std::vector<int> laneDevices(const VolumeJob& job) {
     return job.devices;
 }
 
-/// One plan per device (made side by side: each may tune `auto` and set up
-/// its device); the first error of any is thrown.
+/// One plan per device, each made on a thread working on its device
+/// (onLaneThreads; side by side: each may tune `auto` and set up its
+/// device); the first error of any is thrown.
 std::vector<std::unique_ptr<ReconstructionPlan>> createLanePlans(const ReconGeometry& geometry,
                                                                   const ReconOptions& options,
                                                                   const std::vector<int>& devices) {
     std::vector<std::unique_ptr<ReconstructionPlan>> plans(devices.size());
-    std::vector<std::exception_ptr> errors(devices.size());
-    auto make = [&](std::size_t i) {
-        try {
+    try {
+        onLaneThreads(devices, std::vector<std::string>(devices.size(), options.strategy), [&](std::size_t i) {
             ReconOptions o = options;
             o.device = devices[i];
             plans[i] = createPlan(geometry, o);
-        } catch (...) {
-            errors[i] = std::current_exception();
-        }
-    };
-    {
-        std::vector<std::jthread> others;
-        for (std::size_t i = 1; i < devices.size(); ++i) others.emplace_back(make, i);
-        make(0);
+        });
+    } catch (...) {
+        // The plans made are released on their devices' threads too.
+        onLaneThreads(devices, std::vector<std::string>(devices.size(), options.strategy),
+                      [&](std::size_t i) { plans[i].reset(); });
+        throw;
     }
-    for (const std::exception_ptr& e : errors)
-        if (e) std::rethrow_exception(e);
     return plans;
 }
+
+/// Every lane's plan and corrector released on a thread working on its
+/// device, the buffers the first lane's plan allocated with them, when the
+/// run ends or fails.
+class LaneRelease {
+public:
+    LaneRelease(std::vector<std::unique_ptr<Lane>>& lanes, Conveyor& c) : m_lanes(lanes), m_c(c) {}
+    ~LaneRelease() {
+        std::vector<int> devices;
+        std::vector<std::string> strategies;
+        for (const auto& lane : m_lanes) {
+            lane->join(); // ended already, or ending: the run failed
+            devices.push_back(lane->device());
+            strategies.push_back(lane->strategy());
+        }
+        try {
+            onLaneThreads(devices, strategies, [&](std::size_t i) {
+                m_lanes[i]->release();
+                if (i == 0) { // page-locked memory is released in a context
+                    m_c.slicePool.reset();
+                    m_c.stage.allocateRawWith(HostBuffer::plain);
+                }
+            });
+        } catch (...) {
+            // A thread that could not start: the destructors run here instead.
+        }
+    }
+    LaneRelease(const LaneRelease&) = delete;
+    LaneRelease& operator=(const LaneRelease&) = delete;
+
+private:
+    std::vector<std::unique_ptr<Lane>>& m_lanes;
+    Conveyor& m_c;
+};
 
 } // namespace
 
@@ -694,14 +772,17 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     const auto tPlan = Clock::now();
     std::vector<std::unique_ptr<ReconstructionPlan>> plans = createLanePlans(c.geometry, job.options, devices);
     const double planSeconds = secondsSince(tPlan);
+    std::vector<std::unique_ptr<Lane>> lanes;
+    for (std::size_t i = 0; i < plans.size(); ++i) lanes.push_back(std::make_unique<Lane>(c, devices[i], std::move(plans[i])));
+    const LaneRelease release(lanes, c);
     // The GPU corrects the stored values itself when the flat/dark + log is
     // all there is to do (it uploads half the bytes of float for uint16).
     c.rawToPlan = c.stage.flatFieldOnly() &&
-                  std::all_of(plans.begin(), plans.end(), [](const auto& p) { return p->correctsRawRows(); });
+                  std::all_of(lanes.begin(), lanes.end(), [](const auto& l) { return l->plan().correctsRawRows(); });
     int batch = 1;
-    for (const auto& p : plans) {
-        c.pass = std::max(c.pass, passSlices(*p)); // 1, 2 or 4: a multiple of every lane's
-        batch = std::max(batch, p->maxSlices());
+    for (const auto& l : lanes) {
+        c.pass = std::max(c.pass, passSlices(l->plan())); // 1, 2 or 4: a multiple of every lane's
+        batch = std::max(batch, l->plan().maxSlices());
     }
     c.slicePixels = c.geometry.region.pixels();
     c.sinogramSize =
@@ -721,9 +802,17 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     RowSource& source = job.rows ? *job.rows : *schedule;
     const int chunksAtMost = schedule ? schedule->chunks() : std::numeric_limits<int>::max();
 
-    std::vector<std::unique_ptr<Lane>> lanes;
-    for (std::size_t i = 0; i < plans.size(); ++i) lanes.push_back(std::make_unique<Lane>(c, devices[i], std::move(plans[i])));
-    for (auto& lane : lanes) lane->prepareCorrections();
+    std::vector<int> laneDevice;
+    std::vector<std::string> laneStrategy;
+    for (const auto& lane : lanes) {
+        laneDevice.push_back(lane->device());
+        laneStrategy.push_back(lane->strategy());
+    }
+    std::mutex preparing; // one corrector at a time reads the stage, as before the lanes had threads
+    onLaneThreads(laneDevice, laneStrategy, [&](std::size_t i) {
+        std::lock_guard lock(preparing);
+        lanes[i]->prepareCorrections();
+    });
     c.stop.watch([&c] { c.readQueue.close(); });
     c.stop.watch([&c] { c.reconstructed.close(); });
     // The plans too: an iterative plan's call stops between iterations.
@@ -733,8 +822,14 @@ VolumeReport reconstructVolume(DatasetReader& reader, const VolumeJob& job, Volu
     // lane's plan allocates them, and the raw rows the plans correct
     // themselves: a CUDA plan's transfers reach its page-locked memory by
     // DMA alone (page-locked for every device: portable).
+    // The conveyor's other threads that allocate (ahead, and the reader's)
+    // work on the first lane's device.
+    const Lane& firstLane = *lanes.front();
     ReconstructionPlan& firstPlan = lanes.front()->plan();
-    const auto allocateForPlan = [&firstPlan](std::size_t bytes) { return firstPlan.allocateHost(bytes); };
+    const auto allocateForPlan = [&firstPlan, &firstLane](std::size_t bytes) {
+        if (!t_laneThread) firstLane.useDevice();
+        return firstPlan.allocateHost(bytes);
+    };
     c.slicePool.emplace(allocateForPlan);
     if (c.rawToPlan) c.stage.allocateRawWith(allocateForPlan);
     // Every chunk buffer a whole chunk's, allocated ahead on threads of their

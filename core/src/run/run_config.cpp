@@ -2,6 +2,7 @@
 
 #include "io/file_checks.h"
 #include "tomo/error.h"
+#include "tomo/gpu_list.h"
 
 #include <nlohmann/json.hpp>
 
@@ -25,7 +26,7 @@ constexpr std::array kKeys = {"input",      "angles_file",     "angles_lines",  
                               "raw_shape",  "raw_type",        "raw_header",     "raw_big_endian", "axis",
                               "axis_tilt",  "axis_row",        "axis_offsets_file", "rows",     "region",
                               "strategy",   "interpolation",   "precision",      "slices_per_pass", "filter",
-                              "padding",    "device",          "opencl_device",  "tuning",  "threads",     "corrections",
+                              "padding",    "device",          "gpus",           "opencl_device",  "tuning",  "threads",     "corrections",
                               "method",     "iterations",      "tv_weight",      "bounds",  "init",        "tolerance"};
 
 template <std::size_t N>
@@ -262,6 +263,7 @@ std::string toJson(const RunConfig& config) {
     j["filter"] = filterWindowName(o.filter.window);
     j["padding"] = paddingName(o.filter.padding);
     j["device"] = o.device;
+    if (!config.gpus.empty()) j["gpus"] = config.gpus;
     if (!o.openclDevice.empty()) j["opencl_device"] = o.openclDevice;
     if (!o.tuning.empty()) j["tuning"] = o.tuning;
     j["threads"] = o.threads;
@@ -395,6 +397,19 @@ RunConfig runConfigFromJson(const std::string& text) {
     if (has("filter")) o.filter.window = parseNamed(j["filter"], "filter", parseFilterWindow);
     if (has("padding")) o.filter.padding = parseNamed(j["padding"], "padding", parsePadding);
     if (has("device")) o.device = getInt(j["device"], "device", 0, kMaxDevice);
+    if (has("gpus")) {
+        // Its form only: which GPUs exist is the run's to check (parseGpus).
+        c.gpus = getString(j["gpus"], "gpus");
+        std::vector<GpuDevice> any(kMaxDevice + 1);
+        for (int i = 0; i <= kMaxDevice; ++i) any[static_cast<std::size_t>(i)].index = i;
+        try {
+            (void)parseGpus(c.gpus, any);
+        } catch (const Error&) {
+            wrongValue("gpus", "all, or a comma-separated list of GPU indices 0.." + std::to_string(kMaxDevice) +
+                                   " each once, such as \"0,1\"",
+                       j["gpus"]);
+        }
+    }
     if (has("opencl_device")) {
         // An index in the OpenCL device list, or part of a device or platform name.
         const json& v = j["opencl_device"];
