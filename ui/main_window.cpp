@@ -1,51 +1,45 @@
 #include "main_window.h"
 
+#include "work/dataset_session.h"
 #include "work/file_places.h"
-#include "work/latency_probe.h"
 #include "work/live_mode.h"
 #include "work/slice_session.h"
+#include "work/window_settings.h"
 
 #include "application.h"
 #include "dialogs/axis_sweep_dialog.h"
 #include "dialogs/compare_modes_dialog.h"
 #include "dialogs/export_dialog.h"
-#include "dialogs/open_dialog.h"
 #include "dialogs/shortcuts_dialog.h"
 #include "panels/corrections_panel.h"
 #include "panels/data_panel.h"
 #include "panels/display_panel.h"
+#include "panels/file_menu.h"
 #include "panels/metadata_panel.h"
 #include "panels/method_panel.h"
 #include "panels/parameter_panel.h"
 #include "panels/quality_panel.h"
 #include "panels/volume_panel.h"
-#include "views/histogram_widget.h"
 #include "views/profile_plot.h"
 #include "views/slice_view.h"
 #include "views/status_figures.h"
 #include "views/volume_view.h"
-#include "work/dataset_check.h"
 
-#include "tomo/error.h"
-#include "tomo/metrics.h"
 #include "tomo/registry.h"
 #include "tomo/run_config.h"
-#include "tomo/volume_io.h"
 
 #include <QAction>
 #include <QActionGroup>
-#include <QApplication>
 #include <QCloseEvent>
+#include <QCoreApplication>
 #include <QDockWidget>
 #include <QDragEnterEvent>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressDialog>
-#include <QSettings>
 #include <QScreen>
 #include <QTimer>
 #include <QStatusBar>
@@ -62,12 +56,10 @@ namespace {
 /// one column, so the slice keeps about two thirds of the width.
 constexpr int kCompactWidth = 1280;
 
-QString axisKey(const QString& path) { return datasetSettingsKey(QStringLiteral("axes"), path); }
-
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent)
-    : QMainWindow(parent), m_controller(new Controller(this)), m_check(new DatasetCheck(this)),
+    : QMainWindow(parent), m_controller(new Controller(this)), m_datasets(new DatasetSession(m_controller, this)),
       m_session(new SliceSession(m_controller, this)),
       m_history(new ParamsHistory([this](const SliceParams& p) { m_params->setParams(p); }, this)) {
     setObjectName(QStringLiteral("MainWindow"));
@@ -86,11 +78,7 @@ MainWindow::MainWindow(QWidget* parent)
     m_status = new StatusFigures(statusBar(), m_metadata->pixelSizeAction());
     connectController();
     m_defaultState = saveState();
-    m_rememberAxis = new QTimer(this);
-    m_rememberAxis->setSingleShot(true);
-    m_rememberAxis->setInterval(1500);
-    connect(m_rememberAxis, &QTimer::timeout, this, &MainWindow::rememberAxis);
-    readSettings();
+    applySettings(WindowSettings::read());
     syncDisplaySettings();
     updateTitle();
 }
@@ -101,6 +89,12 @@ CompareModesDialog* MainWindow::compareDialog() const { return m_compareDialog.d
 HistogramWidget* MainWindow::histogram() const { return m_display->histogram(); }
 VolumeView* MainWindow::volumeView() const { return m_volumePanel->view(); }
 QProgressDialog* MainWindow::exportProgress() const { return m_exportProgress.data(); }
+const std::optional<DatasetSummary>& MainWindow::dataset() const { return m_datasets->dataset(); }
+const DatasetPixelSize& MainWindow::pixelSize() const { return m_datasets->pixelSize(); }
+DatasetCheck* MainWindow::datasetCheck() const { return m_datasets->check(); }
+void MainWindow::openPath(const QString& path, const tomo::OpenOptions& options) { m_datasets->open(path, options); }
+void MainWindow::openDemo(const DemoSpec& spec) { m_datasets->openDemo(spec); }
+void MainWindow::setPixelSize(double micrometres) { m_datasets->setPixelSize(micrometres); }
 const SliceResult* MainWindow::currentResult() const { return m_session->result().get(); }
 const ReferenceResult* MainWindow::activeReference() const { return m_session->activeReference(); }
 const Comparison* MainWindow::currentComparison() const { return m_session->comparison(); }
@@ -151,9 +145,9 @@ void MainWindow::createDocks() {
             [this](const tomo::CorrectionOptions& c) { m_params->setCorrections(c); });
     connect(m_data, &DataPanel::requested, m_controller, &Controller::requestDataView);
     connect(m_volumePanel, &VolumePanel::viewCreated, this, [this](VolumeView* view) {
-        if (m_dataset) view->setDataset(m_dataset->info.rows, m_params->params().row);
+        if (dataset()) view->setDataset(dataset()->info.rows, m_params->params().row);
         connect(view, &VolumeView::reconstructRequested, this, [this](int first, int count) {
-            if (!m_dataset) {
+            if (!dataset()) {
                 statusBar()->showMessage(tr("Open a dataset first"), 4000);
                 return;
             }
@@ -196,10 +190,10 @@ void MainWindow::createDocks() {
         // A parameter file's Paganin pixel size is this dataset's (one pixel size for everything).
         const double um = c.paganin.pixelSizeM * 1e6;
         m_corrections->setOptions(c);
-        if (c.paganin.enabled && um > 0.0 && m_dataset && std::abs(um - m_pixel.micrometres) > 1e-9 * um)
-            setPixelSize(um);
+        if (c.paganin.enabled && um > 0.0 && dataset() && std::abs(um - pixelSize().micrometres) > 1e-9 * um)
+            m_datasets->setPixelSize(um);
     });
-    connect(m_metadata, &MetadataPanel::pixelSizeEntered, this, &MainWindow::setPixelSize);
+    connect(m_metadata, &MetadataPanel::pixelSizeEntered, m_datasets, &DatasetSession::setPixelSize);
     connect(m_corrections, &CorrectionsPanel::ringDifferenceRequested, this, &MainWindow::showRingDifference);
 
     // Another reference or disc: the worker compares the slice on screen again.
@@ -228,82 +222,28 @@ void MainWindow::createActions() {
         return a;
     };
 
-    // File
-    QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* open = action(tr("&Open…"), "open", QKeySequence::Open, tr("Open a dataset (HDF5, TIFF, folder of TIFFs)"), [this] {
-        const QString path = QFileDialog::getOpenFileName(
-            this, tr("Open dataset"), lastDirectory(),
-            tr("Tomography data (*.h5 *.hdf5 *.hdf *.nxs *.tif *.tiff);;Parameter files (*.json);;All files (*)"));
-        if (path.isEmpty()) return;
-        if (path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive)) loadParameters(path);
-        else openPath(path);
-    });
-    QAction* openWith = action(tr("Open &with Options…"), nullptr, QKeySequence(tr("Ctrl+Shift+O")),
-                               tr("Open a folder of TIFFs or a raw file, with angles and raw layout"), [this] {
-                                   OpenDialog dialog(lastDirectory(), this);
-                                   if (dialog.exec() == QDialog::Accepted) openPath(dialog.path(), dialog.options());
-                               });
-    m_recentMenu = new QMenu(tr("Open &Recent"), this);
-    QAction* demo = action(tr("Open &Demo Phantom"), "demo", QKeySequence(tr("Ctrl+D")),
-                           tr("The 3D Shepp–Logan phantom with exact projections; its true image is known"),
-                           [this] { openDemo(); });
-    QAction* loadParams = action(tr("&Load Parameters…"), "load-params", QKeySequence(tr("Ctrl+L")),
-                                 tr("Load reconstruction parameters from a JSON file (tomo-recon --config format)"), [this] {
-                                     const QString path = QFileDialog::getOpenFileName(
-                                         this, tr("Load parameters"), lastDirectory(), tr("Parameter files (*.json)"));
-                                     if (!path.isEmpty()) loadParameters(path);
-                                 });
-    QAction* saveParams = action(tr("&Save Parameters…"), "save-params", QKeySequence::Save,
-                                 tr("Save the parameters as JSON; run the same with tomo-recon --config FILE"), [this] {
-                                     const QString base = m_dataset && !m_dataset->path.isEmpty()
-                                                              ? QFileInfo(m_dataset->path).completeBaseName()
-                                                              : QStringLiteral("demo_phantom");
-                                     const QString path = QFileDialog::getSaveFileName(
-                                         this, tr("Save parameters"),
-                                         QDir(outputDirectory()).filePath(base % QStringLiteral("_params.json")),
-                                         tr("Parameter files (*.json)"));
-                                     if (!path.isEmpty()) saveParameters(path);
-                                 });
-    QAction* exportAction = action(tr("&Reconstruct to File…"), "export", QKeySequence(tr("Ctrl+E")),
-                                   tr("Reconstruct a range of rows into an HDF5 file or TIFF stack"), [this] {
-                                       if (!m_dataset) return;
-                                       const std::unique_ptr<ExportDialog> dialog = makeExportDialog();
-                                       if (dialog->exec() == QDialog::Accepted) startExport(dialog->request());
-                                   });
-    QAction* saveValues = action(tr("Save Slice &Values…"), nullptr, QKeySequence(tr("Ctrl+Shift+S")),
-                                 tr("Save the current slice as float32 (TIFF or HDF5)"), [this] { saveSliceValues(); });
-    QAction* saveImage = action(tr("Save Slice &Image…"), nullptr, QKeySequence(),
-                                tr("Save the current slice as a PNG with the display window and colormap"),
-                                [this] { saveSliceImage(); });
-    QAction* workFolder = action(tr("&Work Folder…"), nullptr, QKeySequence(),
-                                 tr("The folder that Reconstruct to File, Save Parameters and Save Slice propose"), [this] {
-                                     const QString dir = QFileDialog::getExistingDirectory(this, tr("Work folder for results"),
-                                                                                           outputDirectory());
-                                     if (dir.isEmpty()) return;
-                                     setOutputDirectory(dir);
-                                     statusBar()->showMessage(tr("Results are proposed in %1").arg(dir), 6000);
-                                 });
-    QAction* quit = action(tr("&Quit"), nullptr, QKeySequence::Quit, tr("Quit"), [this] { close(); });
-    file->addActions({open, openWith});
-    file->addMenu(m_recentMenu);
-    file->addAction(demo);
-    file->addSeparator();
-    m_live = new LiveMode(m_controller, this); // Open Stream…, Follow Growing File…, Record…, Stop Live
-    m_live->addActions(file);
+    // File (Live mode's entries among them)
+    m_live = new LiveMode(m_controller, this);
+    m_datasets->setLiveMode(m_live);
     connect(m_live, &LiveMode::failed, this, &MainWindow::showError);
-    connect(m_controller, &Controller::liveSnapshotShown, this, [this](int projections) {
-        if (!m_dataset) return;
-        m_dataset->info.projections = projections; // the scan grew; the rest is the same
-        requestSlice();
+    auto* fileMenu = new FileMenu(this, m_datasets, m_live);
+    connect(fileMenu, &FileMenu::loadParametersRequested, this, &MainWindow::loadParameters);
+    connect(fileMenu, &FileMenu::saveParametersRequested, this, &MainWindow::saveParameters);
+    connect(fileMenu, &FileMenu::exportRequested, this, [this] {
+        const std::unique_ptr<ExportDialog> dialog = makeExportDialog();
+        if (dialog->exec() == QDialog::Accepted) startExport(dialog->request());
     });
-    file->addSeparator();
-    file->addActions({loadParams, saveParams});
-    file->addSeparator();
-    file->addActions({exportAction, saveValues, saveImage, workFolder});
-    file->addSeparator();
-    file->addAction(quit);
+    connect(fileMenu, &FileMenu::saveSliceValuesRequested, this, &MainWindow::saveSliceValues);
+    connect(fileMenu, &FileMenu::saveSliceImageRequested, this, &MainWindow::saveSliceImage);
+    QAction* open = fileMenu->openAction();
+    QAction* demo = fileMenu->demoAction();
+    QAction* loadParams = fileMenu->loadParametersAction();
+    QAction* saveParams = fileMenu->saveParametersAction();
+    QAction* exportAction = fileMenu->exportAction();
+    connect(m_controller, &Controller::liveSnapshotShown, this, [this] {
+        if (dataset()) requestSlice(); // the scan grew (DatasetSession counts its projections)
+    });
 
-    // Reconstruction
     // Edit: undo / redo of parameter changes.
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
     QAction* undo = m_history->createUndoAction(this, tr("&Undo"));
@@ -314,6 +254,7 @@ void MainWindow::createActions() {
     redo->setObjectName(QStringLiteral("redoAction"));
     edit->addActions({undo, redo});
 
+    // Reconstruction
     QMenu* recon = menuBar()->addMenu(tr("&Reconstruction"));
     QAction* run = action(tr("&Reconstruct Slice"), "reconstruct", QKeySequence(Qt::Key_F5),
                           tr("Reconstruct the current slice now"), [this] { requestSlice(); });
@@ -369,20 +310,9 @@ void MainWindow::createActions() {
     });
     view->addMenu(tr("&Colormap"))->addActions(m_display->colormapActions());
     QAction* pixelSize = m_metadata->pixelSizeAction();
-    // Values per pixel (as reconstructed) or, with the pixel size, per mm / cm.
     QMenu* units = new QMenu(tr("&Values"), this);
-    m_unitGroup = new QActionGroup(this);
-    const std::pair<ValueUnitKind, QString> kinds[] = {
-        {ValueUnitKind::PerPixel, tr("Attenuation per &pixel")},
-        {ValueUnitKind::PerMillimetre, tr("Attenuation per &mm")},
-        {ValueUnitKind::PerCentimetre, tr("Attenuation per &cm")}};
-    for (const auto& [kind, text] : kinds) {
-        QAction* a = units->addAction(text);
-        a->setCheckable(true);
-        a->setData(static_cast<int>(kind));
-        m_unitGroup->addAction(a);
-        connect(a, &QAction::triggered, this, [this, kind = kind] { setValueUnitKind(kind); });
-    }
+    units->addActions(m_display->valueUnitActions());
+    connect(m_display, &DisplayPanel::valueUnitChosen, this, &MainWindow::setValueUnitKind);
     QAction* show3d = m_volumePanel->showAction();
     QAction* resetLayout = action(tr("Reset &Layout"), nullptr, QKeySequence(),
                                   tr("Put every panel back in its place (as tabs in one column on a small window)"),
@@ -433,10 +363,14 @@ void MainWindow::createActions() {
 }
 
 void MainWindow::connectController() {
-    connect(m_controller, &Controller::datasetOpened, this, &MainWindow::onDatasetOpened);
+    connect(m_datasets, &DatasetSession::opened, this, &MainWindow::onDatasetOpened);
+    connect(m_datasets, &DatasetSession::failed, this, &MainWindow::showError);
+    connect(m_datasets, &DatasetSession::status, this,
+            [this](const QString& message, int timeoutMs) { statusBar()->showMessage(message, timeoutMs); });
+    connect(m_datasets, &DatasetSession::pixelSizeChanged, this, &MainWindow::applyPixelSize);
     // The slice flow: what the panels ask for, and what it shows.
     m_session->setWish([this] {
-        return SliceSession::Wish{m_dataset.has_value(), m_params->params(), m_quality->referenceKind(),
+        return SliceSession::Wish{dataset().has_value(), m_params->params(), m_quality->referenceKind(),
                                   m_quality->automaticReference(), m_quality->isVisible()};
     });
     connect(m_session, &SliceSession::sliceShown, this, &MainWindow::onSliceReady);
@@ -461,20 +395,11 @@ void MainWindow::connectController() {
         statusBar()->showMessage(tr("Rotation axis %1 px (confidence %2)").arg(r.estimate.axis, 0, 'f', 3)
                                      .arg(r.estimate.confidence, 0, 'f', 2), 8000);
     });
-    auto openFailed = [this](const QString& path) {
-        if (m_dataset) return; // the dataset on screen stays
+    connect(m_datasets, &DatasetSession::openFailed, this, [this](const QString& path) {
+        if (dataset()) return; // the dataset on screen stays
         m_slice->setCaption(tr("Could not open %1. Open a dataset (Ctrl+O), drop one here, or open the demo "
                                "phantom (Ctrl+D).")
                                 .arg(path.isEmpty() ? tr("the demo phantom") : QFileInfo(path).fileName()));
-    };
-    connect(m_controller, &Controller::openFailed, this, openFailed);
-    connect(m_check, &DatasetCheck::passed, this, [this](const QString& path, const tomo::OpenOptions& options) {
-        openChecked(path, options);
-    });
-    connect(m_check, &DatasetCheck::unchecked, this, &MainWindow::openChecked);
-    connect(m_check, &DatasetCheck::failed, this, [this, openFailed](const QString& path, const QString& message) {
-        showError(tr("Cannot open %1").arg(QFileInfo(path).fileName()), message);
-        openFailed(path);
     });
     connect(m_controller, &Controller::axisFailed, this, [this](int, const QString& why) {
         m_params->setAxisSearchFailed(why);
@@ -510,55 +435,7 @@ void MainWindow::connectController() {
 
 // ---------------------------------------------------------------- datasets
 
-void MainWindow::openPath(const QString& path, const tomo::OpenOptions& options) {
-    rememberAxis();
-    setLastDirectory(path);
-    if (LiveMode::isGrowingFile(path)) { // still being written: followed in Live mode
-        m_live->followFile(path);
-        return;
-    }
-    // A damaged file may crash or hang the file library: it is read in a
-    // separate process first, and opened here only when that went well.
-    if (DatasetCheck::applies(path, options)) {
-        statusBar()->showMessage(tr("Checking %1…").arg(QFileInfo(path).fileName()));
-        m_check->check(path, options);
-    } else {
-        m_check->cancel(); // the latest open wins
-        openChecked(path, options);
-    }
-}
-
-void MainWindow::openChecked(const QString& path, const tomo::OpenOptions& options, const QString& note) {
-    // Without an axis remembered for this dataset (or one from a parameter
-    // file about to be applied: a file without `axis` asks for the finder)
-    // the finder runs after the first slice.
-    const bool findAxis =
-        !QSettings().contains(axisKey(path)) && (m_pendingParameters.isEmpty() || !m_pendingParametersSetAxis);
-    const QString name = QFileInfo(path).fileName();
-    m_openNote = note.isEmpty() ? QString() : QStringLiteral(" — ") % tr("without the damaged-file guard: %1").arg(note);
-    statusBar()->showMessage((findAxis ? tr("Opening %1 and finding its rotation axis…").arg(name)
-                                       : tr("Opening %1…").arg(name)) %
-                             m_openNote);
-    m_controller->openFile(path, options, findAxis);
-}
-
-void MainWindow::openDemo(const DemoSpec& spec) {
-    m_check->cancel(); // the latest open wins
-    m_openNote.clear();
-    statusBar()->showMessage(tr("Projecting the demo phantom…"));
-    m_controller->openDemo(spec);
-}
-
-void MainWindow::rememberAxis() {
-    noteUiActivity("remember-axis");
-    m_rememberAxis->stop();
-    if (auto pending = std::exchange(m_axisToRemember, std::nullopt))
-        QSettings().setValue(axisKey(pending->first), pending->second);
-}
-
 void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
-    rememberAxis(); // the previous dataset's
-    m_dataset = summary;
     m_session->reset();
     m_slice->clear();
     m_slice->setCaption(tr("Reconstructing…"));
@@ -571,8 +448,7 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
     m_corrections->setDataset(summary);
     m_rejectedCorrections.reset();
     m_ringDifference.reset();
-    m_pixel = pixelSizeOf(summary); // never the previous dataset's
-    applyPixelSize();
+    applyPixelSize(); // the new dataset's (DatasetSession)
     if (m_sweepDialog) { // its trial slices were another dataset's
         m_sweepDialog->gallery()->clear();
         m_sweepDialog->hide();
@@ -580,10 +456,6 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
     if (VolumeView* volume = volumeView()) {
         volume->clearVolume(); // it showed the previous dataset
         volume->setDataset(summary.info.rows, summary.info.rows / 2);
-    }
-    if (!summary.path.isEmpty()) {
-        addRecentFile(summary.path);
-        rebuildRecentMenu();
     }
     updateTitle();
 
@@ -593,51 +465,23 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
     SliceParams p = m_params->params();
     p.options = previous.options;
     p.axis = summary.divergent ? summary.divergent->axis : (summary.info.columns - 1) / 2.0;
-    QSettings settings;
-    if (!summary.path.isEmpty()) p.axis = settings.value(axisKey(summary.path), p.axis).toDouble();
+    p.axis = m_datasets->rememberedAxis(summary.path).value_or(p.axis);
     // Without a remembered axis the first slice shows the detector centre
     // (a large scan's slice comes at once); the finder's axis follows.
-    QString axisNote;
     m_openingAxis.reset();
     m_openingAxisPending = summary.axisSearchPending;
     m_axisBeforeSearch = p.axis;
-    if (summary.axisSearchPending) {
-        m_params->setAxisSearching();
-        axisNote = tr("; finding its rotation axis…");
-    }
+    if (summary.axisSearchPending) m_params->setAxisSearching();
     // A new dataset starts with the automatic window: the last one's values mean nothing here.
     m_display->autoWindowAction()->setChecked(true);
     syncDisplaySettings();
-    // What the reader warns about (e.g. counts without flats) is said at once; the Dataset panel lists it.
-    const auto& warnings = summary.info.warnings;
-    const QString warningNote =
-        warnings.empty() ? QString()
-                         : QStringLiteral(" — ") % tr("warning: %1").arg(readableWarning(summary.info, warnings.front()));
-    const QString pixelNote = m_pixel.source == DatasetPixelSize::Source::Unknown
-                                  ? tr("; its pixel size is not stated: enter it in the Dataset panel")
-                                  : m_pixel.known() ? tr("; pixel %1").arg(m_pixel.text()) : QString();
-    statusBar()->showMessage(tr("Opened %1: %2 projections × %3 rows × %4 columns%5%6%7%8")
-                                 .arg(summary.title)
-                                 .arg(summary.info.projections)
-                                 .arg(summary.info.rows)
-                                 .arg(summary.info.columns)
-                                 .arg(pixelNote)
-                                 .arg(axisNote)
-                                 .arg(warningNote)
-                                 .arg(m_openNote),
-                             warnings.empty() && m_openNote.isEmpty() ? 12000 : 30000);
-    const QString pending = std::exchange(m_pendingParameters, QString());
-    if (!pending.isEmpty()) {
-        // A parameter file opened its dataset: its parameters make the first
-        // slice, but only for that dataset (not another one opened after a
-        // failure).
+    const auto [opened, timeoutMs] = m_datasets->openedStatus();
+    statusBar()->showMessage(opened, timeoutMs);
+    // A parameter file opened this dataset: its parameters make the first slice.
+    if (const auto pending = m_datasets->takePendingParameters()) {
         try {
-            const tomo::RunConfig config = tomo::loadRunConfig(pending.toStdString());
-            const QString input = QString::fromStdString(config.input.string());
-            if (input.isEmpty() ? summary.demo.has_value() : QFileInfo(input) == QFileInfo(summary.path)) {
-                p = paramsFromConfig(config, p);
-                statusBar()->showMessage(tr("Parameters loaded from %1").arg(QFileInfo(pending).fileName()), 8000);
-            }
+            p = paramsFromConfig(pending->config, p);
+            statusBar()->showMessage(tr("Parameters loaded from %1").arg(QFileInfo(pending->path).fileName()), 8000);
         } catch (const std::exception& e) {
             showError(tr("Cannot load parameters"), QString::fromUtf8(e.what()));
         }
@@ -649,13 +493,13 @@ void MainWindow::onDatasetOpened(const DatasetSummary& summary) {
 }
 
 SliceParams MainWindow::paramsFromConfig(const tomo::RunConfig& config, const SliceParams& current) const {
-    SliceParams p = fromRunConfig(config, m_dataset->info.projections);
+    SliceParams p = fromRunConfig(config, dataset()->info.projections);
     // No axis in the file means "found automatically": keep the one found
     // on opening (or the current one).
     if (!config.axis) p.axis = m_openingAxis ? m_openingAxis->estimate.axis : current.axis;
     const bool covers = config.rowCount == 0 ? current.row >= config.firstRow
                                              : current.row >= config.firstRow && current.row < config.firstRow + config.rowCount;
-    p.moveToRow(covers ? current.row : std::clamp(config.firstRow, 0, m_dataset->info.rows - 1)); // along a tilted axis
+    p.moveToRow(covers ? current.row : std::clamp(config.firstRow, 0, dataset()->info.rows - 1)); // along a tilted axis
     return p;
 }
 
@@ -663,22 +507,7 @@ bool MainWindow::loadParameters(const QString& path) {
     try {
         const tomo::RunConfig config = tomo::loadRunConfig(path.toStdString());
         setLastDirectory(path);
-        const QString input = QString::fromStdString(config.input.string());
-        const bool sameDataset =
-            m_dataset && ((input.isEmpty() && m_dataset->demo) ||
-                          (!input.isEmpty() && QFileInfo(input) == QFileInfo(m_dataset->path) &&
-                           sameOpenOptions(config.open, m_dataset->options)));
-        m_pendingParametersSetAxis = config.axis.has_value();
-        if (!input.isEmpty() && !sameDataset) {
-            m_pendingParameters = path; // applied when the dataset is open
-            openPath(input, config.open);
-            return true;
-        }
-        if (!m_dataset) {
-            m_pendingParameters = path;
-            openDemo();
-            return true;
-        }
+        if (m_datasets->openFor(config, path)) return true; // applied once its dataset is open
         m_params->setParams(paramsFromConfig(config, m_params->params()));
         statusBar()->showMessage(tr("Parameters loaded from %1").arg(QFileInfo(path).fileName()), 8000);
         return true;
@@ -690,8 +519,8 @@ bool MainWindow::loadParameters(const QString& path) {
 
 bool MainWindow::saveParameters(const QString& path) {
     try {
-        const QString input = m_dataset ? m_dataset->path : QString();
-        tomo::saveRunConfig(path.toStdString(), toRunConfig(m_params->params(), m_dataset.value_or(DatasetSummary{}), 0, 0));
+        const QString input = dataset() ? dataset()->path : QString();
+        tomo::saveRunConfig(path.toStdString(), toRunConfig(m_params->params(), dataset().value_or(DatasetSummary{}), 0, 0));
         setOutputDirectory(path);
         statusBar()->showMessage(
             input.isEmpty() ? tr("Saved %1 (demo phantom: no input file recorded)").arg(QFileInfo(path).fileName())
@@ -704,8 +533,6 @@ bool MainWindow::saveParameters(const QString& path) {
         return false;
     }
 }
-
-// ------------------------------------------------------------- live slices
 
 void MainWindow::onOpeningAxisFound(const AxisResult& r) {
     m_openingAxisPending = false;
@@ -723,179 +550,6 @@ void MainWindow::onOpeningAxisFound(const AxisResult& r) {
         onParamsChanged(); // the slice at the found axis
     }
     emit openingAxisSearched();
-}
-
-void MainWindow::onParamsChanged() {
-    if (!m_dataset) return;
-    m_history->record(m_params->params());
-    if (!m_params->liveUpdate()) {
-        statusBar()->showMessage(tr("Parameters changed: press F5 to reconstruct"), 4000);
-        return;
-    }
-    requestSlice();
-}
-
-void MainWindow::requestSlice() {
-    noteUiActivity("request-slice");
-    if (!m_dataset) return;
-    const QString error = m_params->validationError();
-    if (!error.isEmpty()) {
-        statusBar()->showMessage(error, 6000);
-        if (!m_slice->hasImage()) m_slice->setCaption(tr("Cannot reconstruct: %1").arg(error));
-        return;
-    }
-    const SliceParams params = m_params->params();
-    if (m_rejectedCorrections && *m_rejectedCorrections == params.corrections) {
-        // Asked once: the dataset cannot take them (the Corrections panel says why).
-        statusBar()->showMessage(tr("These corrections cannot be used on this dataset: change them in the "
-                                    "Corrections panel"), 6000);
-        return;
-    }
-    syncDisplaySettings(); // the views' zoom now
-    m_session->requestSlice(params);
-}
-
-void MainWindow::onSliceReady(const SliceResultPtr& result, const SliceResultPtr& previous) {
-    const bool otherCorrections = !previous || !(previous->params.corrections == result->params.corrections);
-    const SliceResult& r = *result;
-    const tomo::Region& region = r.preview.region;
-    if (m_session->line() && (m_slice->image().width != region.width || m_slice->image().height != region.height)) {
-        m_session->setLine(std::nullopt); // the line belonged to another region
-        m_slice->setLine(std::nullopt);
-        m_quality->view()->setLine(std::nullopt);
-        m_profile->clear();
-    }
-    // Colours come ready from the worker; only a window or colormap the
-    // user changed while it worked is mapped again here.
-    const float userLow = m_slice->windowLow(), userHigh = m_slice->windowHigh();
-    const QString userColormap = m_slice->colormapName();
-    m_slice->setPreparedImage(std::shared_ptr<const tomo::Image>(result, &r.preview.slice), QPoint(region.x, region.y),
-                              r.display.rendered, r.display.low,
-                              r.display.high, r.display.colormap, r.display.scaled, r.display.zoom);
-    m_session->awaitPaint(r.id);
-    m_slice->setColormap(userColormap);
-    m_display->histogram()->setStats(r.stats);
-    if (m_display->autoWindowAction()->isChecked()) applyWindow(r.display.low, r.display.high, false);
-    else m_slice->setWindow(userLow, userHigh);
-    const QString ran = QString::fromStdString(r.preview.strategy);
-    // FDK has one mode: its back-projector says all.
-    const QString mode = r.preview.fdk ? tr("FDK") : modeText(r.params.options);
-    m_slice->setCaption(tr("%1 %2 · %3 · %4 · %5%6")
-                            .arg(r.preview.fdk ? tr("Slice") : tr("Row"))
-                            .arg(r.params.row)
-                            .arg(r.stage.stitchedAxis ? tr("360° stitched, scan axis %1").arg(r.stage.scanAxis.value_or(0.0), 0, 'f', 2)
-                                 : r.params.axisTilt != 0.0
-                                     ? tr("axis %1 (tilt %2 px/row)").arg(r.params.axis, 0, 'f', 3).arg(r.params.axisTilt)
-                                     : tr("axis %1").arg(r.params.axis, 0, 'f', 3))
-                            .arg(ran)
-                            .arg(mode)
-                            .arg(r.params.region ? tr(" · region %1×%2 at (%3, %4)")
-                                                       .arg(region.width)
-                                                       .arg(region.height)
-                                                       .arg(region.x)
-                                                       .arg(region.y)
-                                                 : QString()));
-    m_data->setSliceParams(r.params.row, r.preview.axis);
-    if (otherCorrections) m_data->refresh(); // the sinogram as the new corrections make it
-    m_params->setGrid(r.preview.gridSize);
-    m_corrections->showResult(r);
-    if (m_sweepDialog) m_sweepDialog->setCurrentAxis(r.params.axis);
-    m_status->showSlice(r, mode);
-    if (m_dataset && !m_dataset->path.isEmpty() && !r.params.stitched()) {
-        // Remembered once the changes stop: a settings write costs the UI thread a file write.
-        m_axisToRemember = std::make_pair(m_dataset->path, r.params.axis);
-        m_rememberAxis->start();
-    }
-    m_session->requestReferenceIfNeeded();
-    refreshComparison();
-    refreshProfile();
-    emit resultShown(r.id);
-    if (m_ringDifference && r.params.corrections.rings.method == tomo::RingMethod::Off) {
-        const tomo::CorrectionOptions with = *std::exchange(m_ringDifference, std::nullopt);
-        tomo::CorrectionOptions without = with;
-        without.rings = {};
-        if (!(r.params.corrections == without)) return; // the user changed the corrections meanwhile
-        pinCurrent();
-        m_history->quietly([&] { m_params->setCorrections(with); });
-        m_history->setRecorded(m_params->params());
-        if (!m_params->liveUpdate()) requestSlice();
-    }
-}
-
-void MainWindow::syncDisplaySettings() {
-    DisplaySettings d;
-    d.autoWindow = m_display->autoWindowAction()->isChecked();
-    d.low = m_slice->windowLow();
-    d.high = m_slice->windowHigh();
-    d.colormap = m_slice->colormapName();
-    d.compare = m_quality->isVisible() || m_session->line().has_value();
-    d.referenceKind = m_quality->referenceKind();
-    d.discOnly = m_quality->discOnly();
-    d.sliceZoom = m_slice->deviceZoom();
-    d.differenceZoom = m_quality->view()->deviceZoom();
-    m_controller->setDisplaySettings(d);
-}
-
-void MainWindow::refreshComparison() {
-    const SliceResultPtr& result = m_session->result();
-    if (!result) return;
-    if (const Comparison* comparison = m_session->comparisonToShow()) m_quality->showComparison(*comparison, *result);
-    else m_quality->showWaiting(m_session->waitingText());
-    m_quality->view()->setLine(m_session->line());
-}
-
-void MainWindow::setProfileLine(const QLineF& line) {
-    m_session->setLine(line);
-    m_slice->setLine(line);
-    m_quality->view()->setLine(line);
-    m_profileDock->show();
-    syncDisplaySettings();
-    m_session->requestReferenceIfNeeded();
-    refreshProfile();
-}
-
-void MainWindow::refreshProfile() {
-    if (const auto p = m_session->profiles())
-        m_profile->setProfiles(p->result, p->resultLabel, p->reference, p->referenceLabel);
-}
-
-void MainWindow::showRingDifference() {
-    if (!m_session->result() || m_session->result()->params.corrections.rings.method == tomo::RingMethod::Off) return;
-    // The same slice without ring removal first (pinned when it arrives,
-    // onSliceReady), then back to the removal: not a change for Edit ▸ Undo.
-    m_ringDifference = m_session->result()->params.corrections;
-    tomo::CorrectionOptions without = *m_ringDifference;
-    without.rings = {};
-    m_history->quietly([&] { m_params->setCorrections(without); });
-    if (!m_params->liveUpdate()) requestSlice();
-    statusBar()->showMessage(tr("Reconstructing the slice without ring removal to compare…"), 6000);
-}
-
-void MainWindow::pinCurrent() {
-    const ReferencePtr pinned = m_session->pinCurrent();
-    if (!pinned) return;
-    m_quality->setPinnedLabel(pinned->label);
-    if (m_quality->referenceKind() == ReferenceKind::Pinned) refreshComparison(); // the kind does not change
-    m_quality->setReferenceKind(ReferenceKind::Pinned);
-    m_quality->showDock();
-    statusBar()->showMessage(tr("Pinned %1 as the reference").arg(pinned->label), 6000);
-}
-
-// ----------------------------------------------------------------- display
-
-void MainWindow::applyWindow(float low, float high, bool fromUser) {
-    if (!(high > low)) return;
-    if (fromUser) m_display->autoWindowAction()->setChecked(false);
-    m_slice->setWindow(low, high);
-    m_display->setWindow(low, high);
-    syncDisplaySettings();
-}
-
-void MainWindow::setColormap(const QString& name) {
-    m_slice->setColormap(name);
-    m_display->setColormap(name);
-    if (VolumeView* volume = volumeView()) volume->setColormap(name);
-    syncDisplaySettings();
 }
 
 // ------------------------------------------------------------------ errors
@@ -918,7 +572,7 @@ void MainWindow::showError(const QString& title, const QString& message) {
     auto* box = new QMessageBox(QMessageBox::Critical, title, message, QMessageBox::Ok, this);
     box->setObjectName(QStringLiteral("errorDialog"));
     box->setAttribute(Qt::WA_DeleteOnClose);
-    box->setInformativeText(m_dataset ? tr("The workstation keeps running; the dataset on screen and its parameters "
+    box->setInformativeText(dataset() ? tr("The workstation keeps running; the dataset on screen and its parameters "
                                            "are unchanged.")
                                         : tr("The workstation keeps running."));
     m_errorBox = box;
@@ -927,11 +581,10 @@ void MainWindow::showError(const QString& title, const QString& message) {
 
 // ------------------------------------------------------- settings and files
 
-void MainWindow::readSettings() {
-    QSettings s;
-    if (s.contains(QStringLiteral("window/geometry"))) {
-        restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
-        restoreState(s.value(QStringLiteral("window/state")).toByteArray());
+void MainWindow::applySettings(const WindowSettings& settings) {
+    if (!settings.geometry.isEmpty()) {
+        restoreGeometry(settings.geometry);
+        restoreState(settings.state);
         m_compactLayout = width() < kCompactWidth;
     } else {
         // First start: as large as 1600 x 1000 fits on the screen, with the layout for that size.
@@ -939,94 +592,53 @@ void MainWindow::readSettings() {
         resize(std::min(1600, available.width()), std::min(1000, available.height()));
         applyDefaultLayout();
     }
-    setColormap(s.value(QStringLiteral("view/colormap"), QStringLiteral("grey")).toString());
+    setColormap(settings.colormap);
     applyPixelSize(); // none until a dataset says or is told its own
-    m_unitKind = static_cast<ValueUnitKind>(std::clamp(s.value(QStringLiteral("view/valueUnit"), 0).toInt(), 0, 2));
+    m_unitKind = settings.valueUnit;
     updateValueUnit();
-    m_display->autoWindowAction()->setChecked(s.value(QStringLiteral("view/autoWindow"), true).toBool());
-    const bool live = s.value(QStringLiteral("parameters/live"), true).toBool();
-    m_params->setLiveUpdate(live);
-    m_params->liveUpdateAction()->setChecked(live);
-    const QString options = s.value(QStringLiteral("parameters/options")).toString();
-    if (!options.isEmpty()) {
-        try {
-            SliceParams p = m_params->params();
-            p.options = tomo::runConfigFromJson(options.toStdString()).options;
-            // Settings written on another machine (a GPU strategy where
-            // there is none here): the fastest available one instead.
-            const tomo::Backend* b = tomo::BackendRegistry::instance().find(p.options.strategy);
-            if (p.options.strategy != "auto" && (!b || !b->unavailableReason().empty())) p.options.strategy = "auto";
-            m_params->setParams(p);
-        } catch (const std::exception&) {
-            // Settings from another version: keep the defaults.
-        }
+    m_display->autoWindowAction()->setChecked(settings.autoWindow);
+    m_params->setLiveUpdate(settings.liveUpdate);
+    m_params->liveUpdateAction()->setChecked(settings.liveUpdate);
+    if (settings.options) {
+        SliceParams p = m_params->params();
+        p.options = *settings.options;
+        m_params->setParams(p);
     }
-    m_quality->setReferenceKind(static_cast<ReferenceKind>(
-        std::clamp(s.value(QStringLiteral("view/reference"), 0).toInt(), 0, 1)));
-    rebuildRecentMenu();
+    m_quality->setReferenceKind(settings.reference);
 }
 
-void MainWindow::writeSettings() {
-    rememberAxis();
-    QSettings s;
-    s.setValue(QStringLiteral("window/geometry"), saveGeometry());
-    s.setValue(QStringLiteral("window/state"), saveState());
-    s.setValue(QStringLiteral("view/colormap"), m_slice->colormapName());
-    s.setValue(QStringLiteral("view/valueUnit"), static_cast<int>(m_unitKind));
-    s.setValue(QStringLiteral("view/autoWindow"), m_display->autoWindowAction()->isChecked());
-    s.setValue(QStringLiteral("view/reference"), static_cast<int>(m_quality->referenceKind()));
-    s.setValue(QStringLiteral("parameters/live"), m_params->liveUpdate());
-    tomo::RunConfig options;
-    options.options = m_params->params().options;
-    s.setValue(QStringLiteral("parameters/options"), QString::fromStdString(tomo::toJson(options)));
+WindowSettings MainWindow::currentSettings() const {
+    WindowSettings s;
+    s.geometry = saveGeometry();
+    s.state = saveState();
+    s.colormap = m_slice->colormapName();
+    s.valueUnit = m_unitKind;
+    s.autoWindow = m_display->autoWindowAction()->isChecked();
+    s.reference = m_quality->referenceKind();
+    s.liveUpdate = m_params->liveUpdate();
+    s.options = m_params->params().options;
+    return s;
 }
 
 QString MainWindow::outputDirectory() const { return tomo::ui::outputDirectory(); }
 
-void MainWindow::rebuildRecentMenu() {
-    m_recentMenu->clear();
-    const QStringList files = recentFiles();
-    int index = 1;
-    for (const QString& f : files) {
-        QAction* a = m_recentMenu->addAction(QStringLiteral("&%1  %2").arg(index++ % 10).arg(QFileInfo(f).fileName()));
-        a->setToolTip(f);
-        a->setStatusTip(f);
-        connect(a, &QAction::triggered, this, [this, f] { openPath(f); });
-    }
-    if (files.isEmpty()) m_recentMenu->addAction(tr("(none)"))->setEnabled(false);
-    m_recentMenu->addSeparator();
-    connect(m_recentMenu->addAction(tr("Clear List")), &QAction::triggered, this, [this] {
-        clearRecentFiles();
-        rebuildRecentMenu();
-    });
-}
-
 void MainWindow::updateTitle() {
-    setWindowTitle(m_dataset ? m_dataset->title % QStringLiteral(" — Tomo Workstation") : QStringLiteral("Tomo Workstation"));
+    setWindowTitle(dataset() ? dataset()->title % QStringLiteral(" — Tomo Workstation") : QStringLiteral("Tomo Workstation"));
 }
 
 QString MainWindow::statusSummary() const {
     return m_status->summary();
 }
 
-void MainWindow::setPixelSize(double micrometres) {
-    m_pixel = micrometres > 0.0 ? DatasetPixelSize{micrometres, DatasetPixelSize::Source::Entered}
-                                : DatasetPixelSize{0.0, DatasetPixelSize::Source::Declined};
-    if (m_dataset) rememberPixelSize(m_dataset->path, m_pixel.micrometres);
-    applyPixelSize();
-    statusBar()->showMessage(m_pixel.known() ? tr("Pixel size %1 for %2").arg(m_pixel.sizeText(), m_dataset ? m_dataset->title : QString())
-                                             : tr("Pixel size not known: values per pixel, lengths in pixels"),
-                             6000);
-}
-
 void MainWindow::applyPixelSize() {
-    const double um = m_pixel.micrometres;
+    const DatasetPixelSize& pixel = pixelSize();
+    const double um = pixel.micrometres;
     m_slice->setPixelSize(um);
     m_quality->view()->setPixelSize(um);
-    m_metadata->setPixelSize(m_pixel);
+    m_metadata->setPixelSize(pixel);
     m_corrections->setPixelSize(um);
-    const bool asking = m_pixel.source == DatasetPixelSize::Source::Unknown && m_dataset;
-    m_status->setPixelSize(m_pixel, asking);
+    const bool asking = pixel.source == DatasetPixelSize::Source::Unknown && dataset();
+    m_status->setPixelSize(pixel, asking);
     updateValueUnit();
 }
 
@@ -1036,16 +648,10 @@ void MainWindow::setValueUnitKind(ValueUnitKind kind) {
 }
 
 void MainWindow::updateValueUnit() {
-    m_unit = ValueUnit::make(m_unitKind, m_pixel.micrometres);
-    for (QAction* a : m_unitGroup->actions()) {
-        const auto kind = static_cast<ValueUnitKind>(a->data().toInt());
-        a->setEnabled(kind == ValueUnitKind::PerPixel || m_pixel.known());
-        a->setToolTip(a->isEnabled() ? QString() : tr("Enter the dataset's pixel size first (View ▸ Pixel Size)"));
-        a->setChecked(kind == m_unit.kind);
-    }
+    m_unit = ValueUnit::make(m_unitKind, pixelSize().micrometres);
     m_slice->setValueUnit(m_unit);
     m_quality->setValueUnit(m_unit);
-    m_display->setValueUnit(m_unit);
+    m_display->setValueUnit(m_unit, pixelSize().known());
     m_profile->setValueUnit(m_unit);
     applyWindow(m_slice->windowLow(), m_slice->windowHigh(), false);
     refreshProfile();
@@ -1086,7 +692,8 @@ void MainWindow::resizeEvent(QResizeEvent* e) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
-    writeSettings();
+    m_datasets->rememberAxis();
+    currentSettings().write();
     m_session->cancel();
     m_controller->cancelJob();
     e->accept();

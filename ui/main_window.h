@@ -1,15 +1,16 @@
 // The main window of tomo-workstation: a shell that creates the panels
-// (each brings its dock and actions, panels/panel.h) and the views, places
-// them in its menus, toolbar and dock areas, and wires them to the
-// controller (background reconstruction) and the slice flow (work/
-// SliceSession); with the settings, the File menu, drag and drop and the
+// (each brings its dock and actions, panels/panel.h), the File menu
+// (panels/file_menu.h) and the views, places them in its menus, toolbar and
+// dock areas, and wires them to the controller (background reconstruction),
+// the dataset on screen (work/DatasetSession: opening, recent files, what
+// is remembered per dataset) and the slice flow (work/SliceSession); with
+// drag and drop, the saved settings (work/WindowSettings) applied, and the
 // error dialogs.
 #pragma once
 
 #include "views/value_unit.h"
 #include "work/controller.h"
 #include "work/params_history.h"
-#include "work/pixel_size.h"
 #include "work/recon_types.h"
 
 #include <QLineF>
@@ -21,12 +22,9 @@
 
 QT_BEGIN_NAMESPACE
 class QAction;
-class QActionGroup;
 class QDockWidget;
-class QMenu;
 class QMessageBox;
 class QProgressDialog;
-class QTimer;
 class QUndoStack;
 QT_END_NAMESPACE
 
@@ -37,6 +35,8 @@ class CompareModesDialog;
 class CorrectionsPanel;
 class DataPanel;
 class DatasetCheck;
+class DatasetSession;
+struct DatasetPixelSize;
 class DisplayPanel;
 class ExportDialog;
 class HistogramWidget;
@@ -53,6 +53,7 @@ class SliceView;
 class StatusFigures;
 class VolumePanel;
 class VolumeView;
+struct WindowSettings;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -92,7 +93,9 @@ public:
     ReprojectionView* reprojectionView() const { return m_reprojection; }
     QDockWidget* reprojectionDock() const { return m_reprojectionDock; }
     /// Runs tomo-recon --info on a file before it is opened (DatasetCheck).
-    DatasetCheck* datasetCheck() const { return m_check; }
+    DatasetCheck* datasetCheck() const;
+    /// The dataset on screen: opening, recent files, its axis and pixel size.
+    DatasetSession* datasets() const { return m_datasets; }
     /// Null until Reconstruction ▸ Axis Sweep was opened.
     AxisSweepDialog* axisSweepDialog() const;
     /// Reconstruct to File's dialog for the parameters on screen, wired to
@@ -104,7 +107,7 @@ public:
     QProgressDialog* exportProgress() const;
     /// The slice on screen (null before the first one).
     const SliceResult* currentResult() const;
-    const std::optional<DatasetSummary>& dataset() const { return m_dataset; }
+    const std::optional<DatasetSummary>& dataset() const;
     /// Live mode (File ▸ Open Stream…, Follow Growing File…).
     LiveMode* liveMode() const { return m_live; }
     /// The axis search the opening asked for runs (after the first slice).
@@ -129,7 +132,7 @@ public:
     /// The user's pixel size of the dataset on screen in micrometres (0 =
     /// not known), remembered with it: scale bar, value units and Paganin.
     void setPixelSize(double micrometres);
-    const DatasetPixelSize& pixelSize() const { return m_pixel; }
+    const DatasetPixelSize& pixelSize() const;
     /// Pins the slice without ring removal as the reference of the one with
     /// it (the Corrections panel's damage guard button).
     void showRingDifference();
@@ -169,29 +172,26 @@ private:
     void applyDefaultLayout();
     /// The value unit from the choice and the pixel size, to every view.
     void updateValueUnit();
-    /// m_pixel to the views, the Dataset and Corrections panels and the status bar.
+    /// The dataset's pixel size to the views, the Dataset and Corrections panels and the status bar.
     void applyPixelSize();
     void connectController();
     /// The long jobs' progress and results (main_window_jobs.cpp).
     void connectJobs();
-    void readSettings();
-    void writeSettings();
-    void rebuildRecentMenu();
-
-    /// Opens `path` once its check passed (or could not run: `note` says why).
-    void openChecked(const QString& path, const tomo::OpenOptions& options, const QString& note = {});
+    /// The settings of the last run on the window, its panels and views.
+    void applySettings(const WindowSettings& settings);
+    WindowSettings currentSettings() const;
     void onDatasetOpened(const DatasetSummary& summary);
-    /// Writes the axis of the dataset on screen to the settings (per dataset).
-    void rememberAxis();
-    /// Shows the slice the session received (`previous` was on screen before).
-    void onSliceReady(const SliceResultPtr& result, const SliceResultPtr& previous);
+    void onOpeningAxisFound(const AxisResult& result);
     /// The Method, Convergence and Reprojection docks, wired to the
     /// controller (main_window_iterative.cpp).
     void createIterativeDocks();
+
+    // The live slice on screen (main_window_slice.cpp).
+    /// Shows the slice the session received (`previous` was on screen before).
+    void onSliceReady(const SliceResultPtr& result, const SliceResultPtr& previous);
     /// Tells the worker how to colour and compare the next slices.
     void syncDisplaySettings();
     void onParamsChanged();
-    void onOpeningAxisFound(const AxisResult& result);
     void requestSlice();
     /// The quality panel: the session's comparison, or why there is none yet.
     void refreshComparison();
@@ -199,6 +199,7 @@ private:
     void applyWindow(float low, float high, bool fromUser);
     void setColormap(const QString& name);
     void pinCurrent();
+
     void saveSliceValues();
     void saveSliceImage();
     void showError(const QString& title, const QString& message);
@@ -206,7 +207,7 @@ private:
     void updateTitle();
 
     Controller* m_controller = nullptr;
-    DatasetCheck* m_check = nullptr;
+    DatasetSession* m_datasets = nullptr;
     SliceSession* m_session = nullptr;
     ParameterPanel* m_params = nullptr;
     SliceView* m_slice = nullptr;
@@ -235,26 +236,17 @@ private:
     QAction* m_panAction = nullptr;
     QAction* m_lineAction = nullptr;
     QAction* m_regionAction = nullptr;
-    QMenu* m_recentMenu = nullptr;
     QByteArray m_defaultState;
     bool m_compactLayout = false;
 
-    std::optional<DatasetSummary> m_dataset;
     LiveMode* m_live = nullptr;
     /// Corrections this dataset refused: not asked for again until they change.
     std::optional<tomo::CorrectionOptions> m_rejectedCorrections;
-    QString m_pendingParameters;                  // run config waiting for its dataset
-    bool m_pendingParametersSetAxis = false;      // ... and it names an axis (else the finder runs)
-    QString m_openNote;                           // " — without the damaged-file guard: why", or empty
     std::optional<JobKind> m_runningJob;          // between jobStarted and jobFinished
-    std::optional<std::pair<QString, double>> m_axisToRemember; // dataset path, axis: not written yet
-    QTimer* m_rememberAxis = nullptr;
-    DatasetPixelSize m_pixel;                     // of the dataset on screen
     /// The corrections to go back to once the slice without ring removal is pinned.
     std::optional<tomo::CorrectionOptions> m_ringDifference;
     ValueUnitKind m_unitKind = ValueUnitKind::PerPixel; // chosen (per mm / cm need the pixel size)
     ValueUnit m_unit;                                   // in effect
-    QActionGroup* m_unitGroup = nullptr;
 
     bool m_openingAxisPending = false;
     std::optional<AxisResult> m_openingAxis;

@@ -6,6 +6,7 @@
 #include "main_window.h"
 
 #include "work/controller.h"
+#include "work/dataset_session.h"
 #include "work/slice_session.h"
 #include "panels/method_panel.h"
 #include "panels/parameter_panel.h"
@@ -49,9 +50,9 @@ void MainWindow::createIterativeDocks() {
     connect(m_params, &ParameterPanel::iterativeReplaced, m_method, &MethodPanel::setOptions);
     // Iterative methods need a strategy with a projector pair and a parallel beam.
     connect(m_params, &ParameterPanel::paramsChanged, this, [this] {
-        m_method->setContext(m_params->params().options, m_dataset && m_dataset->divergent.has_value());
+        m_method->setContext(m_params->params().options, dataset() && dataset()->divergent.has_value());
     });
-    connect(m_controller, &Controller::datasetOpened, this, [this](const DatasetSummary& dataset) {
+    connect(m_datasets, &DatasetSession::opened, this, [this](const DatasetSummary& dataset) {
         m_method->setContext(m_params->params().options, dataset.divergent.has_value());
     });
     connect(m_method, &MethodPanel::stopRequested, m_controller, &Controller::stopIterations);

@@ -152,7 +152,7 @@ bool MainWindow::startExport(const ExportRequest& request) {
 }
 
 void MainWindow::compareModes() {
-    if (!m_dataset) return;
+    if (!dataset()) return;
     const SliceParams p = m_params->params();
     const auto modes = CompareModesDialog::modesToCompare(p.options);
     if (!m_compareDialog) {
@@ -163,7 +163,7 @@ void MainWindow::compareModes() {
         showBusy();
         return;
     }
-    const tomo::Region r = p.effectiveRegion(m_session->result() ? m_session->result()->preview.gridSize : m_dataset->info.columns);
+    const tomo::Region r = p.effectiveRegion(m_session->result() ? m_session->result()->preview.gridSize : dataset()->info.columns);
     m_compareDialog->start(tr("Row %1, axis %2 px, %3 × %4 px, filter %5: each mode against cpu-reference, inside the "
                               "reconstruction disc. Times are back-projection only, best of two runs with the "
                               "filtered sinogram kept.")
@@ -180,7 +180,7 @@ void MainWindow::compareModes() {
 AxisSweepDialog* MainWindow::axisSweepDialog() const { return m_sweepDialog.data(); }
 
 void MainWindow::showAxisSweep() {
-    if (!m_dataset) return;
+    if (!dataset()) return;
     const SliceParams p = m_params->params();
     if (p.stitched()) {
         statusBar()->showMessage(tr("With 360° half acquisition the axis is set in the Corrections panel"), 6000);
@@ -202,7 +202,7 @@ void MainWindow::showAxisSweep() {
             statusBar()->showMessage(tr("Axis %1 px picked from the sweep").arg(axis, 0, 'f', 3), 6000);
         });
     }
-    m_sweepDialog->setCentre(p.row, p.axis, m_dataset->info.columns);
+    m_sweepDialog->setCentre(p.row, p.axis, dataset()->info.columns);
     // The object in the slice on screen (when it is this row's whole slice).
     std::optional<tomo::Region> box;
     if (m_session->result() && !m_session->result()->params.region && m_session->result()->params.row == p.row && !p.region)
@@ -215,7 +215,7 @@ void MainWindow::showAxisSweep() {
 }
 
 std::unique_ptr<ExportDialog> MainWindow::makeExportDialog() {
-    auto dialog = std::make_unique<ExportDialog>(m_dataset.value_or(DatasetSummary{}), m_params->params(),
+    auto dialog = std::make_unique<ExportDialog>(dataset().value_or(DatasetSummary{}), m_params->params(),
                                                  m_slice->windowLow(), m_slice->windowHigh(), outputDirectory(), this,
                                                  m_controller);
     if (m_session->result() && m_session->result()->params.corrections == m_params->corrections()) dialog->setGrid(m_session->result()->preview.gridSize);
@@ -237,7 +237,7 @@ void MainWindow::saveSliceValues() {
         tomo::WriteOptions options;
         options.overwrite = true;
         options.attributes["tomo_run_config"] =
-            tomo::toJson(toRunConfig(m_session->result()->params, m_dataset.value_or(DatasetSummary{}), m_session->result()->params.row, 1));
+            tomo::toJson(toRunConfig(m_session->result()->params, dataset().value_or(DatasetSummary{}), m_session->result()->params.row, 1));
         auto writer = tomo::createVolumeWriter(path.toStdString(), img.width, img.height, 1, options);
         writer->writeSlices(0, 1, img.data);
         writer->commit();

@@ -1,7 +1,9 @@
 // GUI tests of the work side (the controller and its workers): slices prepared off the UI thread,
 // changes coalesced, the reference never delaying the result, opening that
 // reads rows rather than the file, the damaged-file check (crash, hang,
-// missing tomo-recon) and tomo-workstation --measure-latency.
+// missing tomo-recon), the dataset session without a window (what it
+// remembers per dataset, a parameter file opening its dataset), the
+// settings kept between runs and tomo-workstation --measure-latency.
 #include "gui_test_support.h"
 
 #include "main_window.h"
@@ -10,10 +12,15 @@
 #include "views/colormap.h"
 #include "views/histogram_widget.h"
 #include "views/slice_view.h"
+#include "work/controller.h"
 #include "work/dataset_check.h"
+#include "work/dataset_session.h"
+#include "work/file_places.h"
+#include "work/window_settings.h"
 
 #include "tomo/metrics.h"
 #include "tomo/phantom.h"
+#include "tomo/run_config.h"
 
 #include <QApplication>
 #include <QCheckBox>
@@ -23,6 +30,7 @@
 #include <QMap>
 #include <QProcess>
 #include <QPushButton>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTemporaryDir>
@@ -265,6 +273,105 @@ private slots:
         QVERIFY2(read < fileSize / 10, qPrintable(QStringLiteral("read %1 of %2 bytes").arg(read).arg(fileSize)));
     }
 
+
+    void datasetSessionRemembersAxisAndPixelSizePerDataset() {
+        // The session on its own, with a controller and no window.
+        QTemporaryDir dir;
+        const QString a = dir.filePath(QStringLiteral("a.h5")), b = dir.filePath(QStringLiteral("b.h5"));
+        writeSmallScan(a);
+        writeSmallScan(b);
+        Controller controller;
+        DatasetSession session(&controller);
+        session.check()->setProgram({}); // opened unchecked: no tomo-recon here
+        QSignalSpy opened(&session, &DatasetSession::opened);
+        auto open = [&](const QString& path) {
+            const auto before = opened.count();
+            session.open(path);
+            return waitUntil([&] { return opened.count() > before; }) && session.dataset()->path == path;
+        };
+        QVERIFY(open(a));
+        QVERIFY(!session.rememberedAxis(a));
+        QCOMPARE(session.pixelSize().source, DatasetPixelSize::Source::Unknown); // the file states none
+        QSignalSpy pixelChanged(&session, &DatasetSession::pixelSizeChanged);
+        session.setPixelSize(6.5);
+        QCOMPARE(pixelChanged.count(), 1);
+        session.noteAxis(15.25); // written once the changes stop, or when another dataset opens
+        QVERIFY(open(b));
+        QCOMPARE(session.rememberedAxis(a).value_or(-1.0), 15.25);
+        QVERIFY(!session.rememberedAxis(b));
+        QCOMPARE(session.pixelSize().source, DatasetPixelSize::Source::Unknown); // not a's
+        QVERIFY(open(a));
+        QCOMPARE(session.pixelSize().micrometres, 6.5);
+        QCOMPARE(session.pixelSize().source, DatasetPixelSize::Source::Entered);
+        QCOMPARE(recentFiles().mid(0, 2), QStringList({QFileInfo(a).absoluteFilePath(), QFileInfo(b).absoluteFilePath()}));
+
+        // A parameter file naming the dataset on screen applies at once; one
+        // naming another opens it, and its parameters wait for it.
+        tomo::RunConfig config;
+        config.input = a.toStdString();
+        config.axis = 14.0;
+        QVERIFY(!session.openFor(config, dir.filePath(QStringLiteral("a.json"))));
+        config.input = b.toStdString();
+        const QString json = dir.filePath(QStringLiteral("b.json"));
+        tomo::saveRunConfig(json.toStdString(), config);
+        const auto before = opened.count();
+        QVERIFY(session.openFor(config, json));
+        QVERIFY(waitUntil([&] { return opened.count() > before; }));
+        QCOMPARE(session.dataset()->path, b);
+        const auto pending = session.takePendingParameters();
+        QVERIFY(pending);
+        QCOMPARE(pending->path, json);
+        QCOMPARE(pending->config.axis.value_or(-1.0), 14.0);
+        QVERIFY(!session.takePendingParameters()); // once
+    }
+
+    void windowSettingsReadWhatWasWritten() {
+        QSettings().clear();
+        const WindowSettings defaults = WindowSettings::read();
+        QVERIFY(defaults.geometry.isEmpty()); // a first start
+        QCOMPARE(defaults.colormap, QStringLiteral("grey"));
+        QVERIFY(defaults.valueUnit == ValueUnitKind::PerPixel);
+        QVERIFY(defaults.autoWindow && defaults.liveUpdate);
+        QVERIFY(!defaults.options);
+        QVERIFY(defaults.reference == ReferenceKind::Exact);
+
+        WindowSettings s;
+        s.geometry = QByteArray("geometry");
+        s.state = QByteArray("state");
+        s.colormap = QStringLiteral("ember");
+        s.valueUnit = ValueUnitKind::PerCentimetre;
+        s.autoWindow = false;
+        s.liveUpdate = false;
+        s.options = tomo::ReconOptions{};
+        s.options->strategy = "cpu";
+        s.options->filter.window = tomo::FilterWindow::Hann;
+        s.reference = ReferenceKind::Truth;
+        s.write();
+        const WindowSettings back = WindowSettings::read();
+        QCOMPARE(back.geometry, s.geometry);
+        QCOMPARE(back.state, s.state);
+        QCOMPARE(back.colormap, s.colormap);
+        QVERIFY(back.valueUnit == s.valueUnit);
+        QVERIFY(!back.autoWindow && !back.liveUpdate);
+        QVERIFY(back.options);
+        QCOMPARE(back.options->strategy, std::string("cpu"));
+        QVERIFY(back.options->filter.window == tomo::FilterWindow::Hann);
+        QVERIFY(back.reference == ReferenceKind::Truth);
+
+        // Values out of range, options of another version, a strategy this machine lacks.
+        QSettings().setValue(QStringLiteral("view/valueUnit"), 7);
+        QSettings().setValue(QStringLiteral("view/reference"), 2); // Pinned is never kept
+        QSettings().setValue(QStringLiteral("parameters/options"), QStringLiteral("{not json"));
+        const WindowSettings odd = WindowSettings::read();
+        QVERIFY(odd.valueUnit == ValueUnitKind::PerCentimetre);
+        QVERIFY(odd.reference == ReferenceKind::Truth);
+        QVERIFY(!odd.options);
+        QVERIFY(registerUnavailableBackend());
+        s.options->strategy = "test-unavailable";
+        s.write();
+        QCOMPARE(WindowSettings::read().options->strategy, std::string("auto"));
+        QVERIFY(WindowSettings::read().options->filter.window == tomo::FilterWindow::Hann);
+    }
 
     void measureLatencyPrintsOneLineAndExitsZero() {
 #ifndef TOMO_WORKSTATION_EXE

@@ -12,6 +12,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <utility>
 
 namespace tomo::ui {
 
@@ -73,9 +74,24 @@ DisplayPanel::DisplayPanel(QWidget* parent)
     connect(m_highSpin, &QDoubleSpinBox::valueChanged, this,
             [this](double v) { emit highEdited(static_cast<float>(m_unit.stored(v))); });
     connect(m_histogram, &HistogramWidget::windowChanged, this, &DisplayPanel::windowDragged);
+
+    // Values per pixel (as reconstructed) or, with the pixel size, per mm / cm.
+    m_units = new QActionGroup(this);
+    const std::pair<ValueUnitKind, QString> kinds[] = {
+        {ValueUnitKind::PerPixel, tr("Attenuation per &pixel")},
+        {ValueUnitKind::PerMillimetre, tr("Attenuation per &mm")},
+        {ValueUnitKind::PerCentimetre, tr("Attenuation per &cm")}};
+    for (const auto& [kind, text] : kinds) {
+        QAction* a = new QAction(text, this);
+        a->setCheckable(true);
+        a->setData(static_cast<int>(kind));
+        m_units->addAction(a);
+        connect(a, &QAction::triggered, this, [this, kind = kind] { emit valueUnitChosen(kind); });
+    }
 }
 
 QList<QAction*> DisplayPanel::colormapActions() const { return m_colormaps->actions(); }
+QList<QAction*> DisplayPanel::valueUnitActions() const { return m_units->actions(); }
 
 void DisplayPanel::setWindow(float low, float high) {
     m_histogram->setWindow(low, high);
@@ -96,7 +112,13 @@ void DisplayPanel::setColormap(const QString& name) {
     for (QAction* a : m_colormaps->actions()) a->setChecked(a->data().toString() == name);
 }
 
-void DisplayPanel::setValueUnit(const ValueUnit& unit) {
+void DisplayPanel::setValueUnit(const ValueUnit& unit, bool pixelSizeKnown) {
+    for (QAction* a : m_units->actions()) {
+        const auto kind = static_cast<ValueUnitKind>(a->data().toInt());
+        a->setEnabled(kind == ValueUnitKind::PerPixel || pixelSizeKnown);
+        a->setToolTip(a->isEnabled() ? QString() : tr("Enter the dataset's pixel size first (View ▸ Pixel Size)"));
+        a->setChecked(kind == unit.kind);
+    }
     m_unit = unit;
     m_histogram->setValueUnit(unit);
     for (QDoubleSpinBox* s : {m_lowSpin, m_highSpin}) s->setSuffix(QLatin1Char(' ') % unit.symbol);

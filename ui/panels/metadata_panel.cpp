@@ -121,13 +121,6 @@ void MetadataPanel::addPixelSizeRow() {
     item->setToolTip(1, m_pixelSize.text());
 }
 
-QString readableWarning(const tomo::DatasetInfo& info, const std::string& warning) {
-    QString text = QString::fromStdString(warning);
-    if (!info.path.empty())
-        text.replace(QString::fromStdString(info.path.string()), QString::fromStdString(info.path.filename().string()));
-    return text;
-}
-
 void MetadataPanel::setDataset(const DatasetSummary& d) {
     m_tree->clear();
     auto add = [this](const QString& key, const QString& value, const QString& tip = {}) {

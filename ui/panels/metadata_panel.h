@@ -54,7 +54,4 @@ private:
     QLabel* m_warnings = nullptr; ///< the warnings again, wrapped: a row cuts them off
 };
 
-/// A reader's warning with the dataset's path shortened to its file name.
-QString readableWarning(const tomo::DatasetInfo& info, const std::string& warning);
-
 } // namespace tomo::ui

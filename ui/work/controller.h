@@ -19,6 +19,9 @@
 // once (they are queued again), so they never delay a result.
 // Core errors become failed(title, message) at the thread boundary; the
 // controller never throws to the UI.
+// Its source files by what they run (controller_private.h): controller.cpp
+// (threads, opening), controller_slices.cpp (the preview thread's flow),
+// controller_jobs.cpp (the job thread), controller_iterative.cpp.
 #pragma once
 
 #include "work/recon_types.h"
@@ -84,7 +87,7 @@ public:
     /// The thread that reconstructs and prepares live slices.
     QThread* previewThread() { return &m_previewThread; }
 
-    /// Iterative methods (iterative_work.cpp): the running live slice stops
+    /// Iterative methods (controller_iterative.cpp): the running live slice stops
     /// after its current iteration and keeps its image (sliceReady follows
     /// with it). From the UI thread; nothing when no iterative slice runs.
     void stopIterations();
@@ -194,7 +197,7 @@ private:
     bool sliceBusyLocked() const;
     bool referenceBusyLocked() const;
     void reportError(const QString& what, const std::exception& e);
-    /// Preview thread (iterative_work.cpp): the callback of an iterative
+    /// Preview thread (controller_iterative.cpp): the callback of an iterative
     /// live slice `id`: residuals and throttled images to the UI, Stop.
     tomo::IterationCallback iterationObserver(quint64 id, const SliceParams& params, int generation);
     void runReprojection(int generation);

@@ -71,6 +71,13 @@ tomo::RunConfig toRunConfig(const SliceParams& params, const DatasetSummary& dat
     return c;
 }
 
+QString readableWarning(const tomo::DatasetInfo& info, const std::string& warning) {
+    QString text = QString::fromStdString(warning);
+    if (!info.path.empty())
+        text.replace(QString::fromStdString(info.path.string()), QString::fromStdString(info.path.filename().string()));
+    return text;
+}
+
 bool sameOpenOptions(const tomo::OpenOptions& a, const tomo::OpenOptions& b) {
     auto sameRaw = [](const tomo::RawLayout& x, const tomo::RawLayout& y) {
         return x.projections == y.projections && x.rows == y.rows && x.columns == y.columns && x.type == y.type &&

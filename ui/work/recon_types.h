@@ -334,6 +334,8 @@ struct ReprojectionResult {
 tomo::RunConfig toRunConfig(const SliceParams& params, const DatasetSummary& dataset, int firstRow, int rowCount);
 /// The same way of reading a dataset (angles file, entries, units, range, raw layout).
 bool sameOpenOptions(const tomo::OpenOptions& a, const tomo::OpenOptions& b);
+/// A reader's warning with the dataset's path shortened to its file name.
+QString readableWarning(const tomo::DatasetInfo& info, const std::string& warning);
 /// Panel parameters from a run configuration (axis offsets file read) on
 /// its first row, the axis taken there along the config's line; an axis of
 /// NaN when the config has none. Throws as tomo::readAxisOffsetsFile.

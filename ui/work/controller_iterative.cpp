@@ -2,10 +2,9 @@
 // callback that shows an iterative live slice while it runs and stops it,
 // and the reprojection of the slice on screen. Both run on the preview
 // thread; their results reach the UI thread as plain structs.
-#include "work/controller.h"
+#include "work/controller_private.h"
 
 #include "views/colormap.h"
-#include "work/latency_probe.h"
 #include "work/slice_display.h"
 
 #include "tomo/error.h"
@@ -25,18 +24,6 @@ namespace {
 constexpr qint64 kImageIntervalMs = 250;
 /// Residuals go out at least this often (the plot moves while images wait).
 constexpr qint64 kResidualIntervalMs = 60;
-
-/// Runs `task` on `target`'s (the UI) thread, noted for --measure-latency.
-template <typename Task>
-void onUiThread(QObject* target, const char* what, Task&& task) {
-    QMetaObject::invokeMethod(
-        target,
-        [what, task = std::forward<Task>(task)]() mutable {
-            noteUiActivity(what);
-            task();
-        },
-        Qt::QueuedConnection);
-}
 
 /// `values` (x, y = 0 .. width, height) coloured with one window.
 QImage render(const tomo::Image& image, float low, float high, const QString& map, tomo::WorkerPool* pool) {
@@ -85,7 +72,7 @@ tomo::IterationCallback Controller::iterationObserver(quint64 id, const SlicePar
             p.sinceImage.restart();
         }
         p.sinceResiduals.restart();
-        onUiThread(this, "iteration", [this, generation, u = std::move(u)] {
+        toUi("iteration", [this, generation, u = std::move(u)] {
             if (generation == m_generation) emit iterationProgress(u);
         });
         return !stop;
@@ -149,7 +136,7 @@ void Controller::runReprojection(int generation) {
         out = std::move(failed);
         out.error = QString::fromUtf8(e.what());
     }
-    onUiThread(this, "reprojection", [this, generation, out = std::move(out)] {
+    toUi("reprojection", [this, generation, out = std::move(out)] {
         if (generation == m_generation) emit reprojectionReady(out);
     });
 }
