@@ -2,6 +2,7 @@
 
 #include "application.h"
 #include "panels/parameter_panel.h"
+#include "work/slice_session.h"
 
 #include "tomo/error.h"
 #include "tomo/phantom.h"
@@ -92,6 +93,10 @@ bool waitForResult(MainWindow& w, const std::function<bool(const SliceResult&)>&
 
 bool waitForReference(MainWindow& w, int timeoutMs) {
     return waitUntil([&] { return w.activeReference() != nullptr; }, timeoutMs);
+}
+
+bool waitForComparison(MainWindow& w, int timeoutMs) {
+    return waitUntil([&] { return w.session()->comparisonToShow() != nullptr; }, timeoutMs);
 }
 
 QString artefactDir() { return QStringLiteral(TOMO_GUI_ARTEFACT_DIR); }

@@ -48,6 +48,9 @@ bool waitUntil(const std::function<bool()>& done, int timeoutMs = 60000);
 bool waitForResult(MainWindow& w, const std::function<bool(const SliceResult&)>& accept, int timeoutMs = 60000);
 /// Waits until the quality panel compares with a matching reference.
 bool waitForReference(MainWindow& w, int timeoutMs = 60000);
+/// Until the slice on screen has its comparison with the active reference
+/// (the Quality panel's metrics come with it, after the reference itself).
+bool waitForComparison(MainWindow& w, int timeoutMs = 60000);
 
 /// Saves widget->grab() as <artefacts>/<name>.png and returns the path.
 QString saveScreenshot(QWidget* widget, const QString& name);

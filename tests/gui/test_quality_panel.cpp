@@ -46,13 +46,13 @@ private slots:
     void wrongAxisRaisesRmseAgainstPhantom() {
         openDemo();
         w->qualityPanel()->setReferenceKind(ReferenceKind::Truth);
-        QVERIFY(waitForReference(*w));
+        QVERIFY(waitForComparison(*w));
         const double rmseRight = w->qualityPanel()->metrics()->rmse;
         const tomo::Image right = w->sliceView()->image();
 
         setParams([](SliceParams& p) { p.axis += 3.0; });
         QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.params.axis == 130.5; }));
-        QVERIFY(waitForReference(*w));
+        QVERIFY(waitForComparison(*w));
         const double rmseWrong = w->qualityPanel()->metrics()->rmse;
         qInfo("RMSE against the phantom: axis right %.5g, axis +3 px %.5g", rmseRight, rmseWrong);
         QVERIFY2(rmseWrong > 1.5 * rmseRight, "a wrong axis must raise the RMSE against the true phantom");
@@ -73,7 +73,7 @@ private slots:
         w->qualityPanel()->setReferenceKind(ReferenceKind::Exact);
         setParams([](SliceParams& p) { p.options.strategy = "cpu-reference"; });
         QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.strategy == "cpu-reference"; }));
-        QVERIFY(waitForReference(*w));
+        QVERIFY(waitForComparison(*w));
         const auto m = w->qualityPanel()->metrics();
         QVERIFY(m.has_value());
         QCOMPARE(m->maxAbsError, 0.0);
@@ -86,7 +86,7 @@ private slots:
         // The fast exact CPU mode: not bit-identical, within float rounding.
         setParams([](SliceParams& p) { p.options.strategy = "cpu"; });
         QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.strategy == "cpu"; }));
-        QVERIFY(waitForReference(*w));
+        QVERIFY(waitForComparison(*w));
         qInfo("cpu vs cpu-reference: max abs %.3g, PSNR %.1f dB", w->qualityPanel()->metrics()->maxAbsError,
               w->qualityPanel()->metrics()->psnr);
         QVERIFY(w->qualityPanel()->metrics()->psnr > 80.0);
