@@ -294,7 +294,7 @@ TEST_F(TomoReconOptions, OverlapWindowSetsHowManyColumnsAreMatched) {
     auto foundAxis = [&](int window) {
         const ToolRun r = recon(quoted(m_dir / "half.raw") + rawShape(projections, columns) +
                                 " --angle-range 360 --strategy cpu --half-acquisition auto --overlap-window " +
-                                std::to_string(window) + " -o " + quoted(m_dir / ("w" + std::to_string(window) + ".h5")));
+                                std::to_string(window) + " -o " + quoted(m_dir / ('w' + std::to_string(window) + ".h5")));
         EXPECT_EQ(r.exitCode, 0) << r.err;
         std::smatch m;
         EXPECT_TRUE(std::regex_search(r.out, m, std::regex(R"(half acquisition: axis ([0-9.]+) found)"))) << r.out;
