@@ -191,11 +191,11 @@ private:
 
     Stream m_compute, m_copyIn, m_copyOut;
     DeviceBuffer<float> d_table, d_deapodizeX, d_deapodizeY, d_band, d_invX, d_invY;
-    DeviceBuffer<double> d_dirX, d_dirY, d_shifts;
+    DeviceBuffer<double> d_dirX, d_dirY, d_turns;
     DeviceBuffer<int> d_binStart, d_canonical, d_tiles, d_halfTiles;
     DeviceBuffer<unsigned char> d_reversed;
     int m_tiles = 0, m_halfTiles = 0;
-    std::vector<double> h_shifts;
+    std::vector<double> h_turns; ///< per canonical row: turns per sample k, T / L (Setup::phaseShifts)
     DeviceBuffer<float> d_spectra; ///< [pair][projection][L] complex of every kept slice
     DeviceBuffer<float> d_samples; ///< [pair of the batch][canonical row][sampleStride] complex
     DeviceBuffer<float> d_grid;    ///< [pair of the batch][G][G] complex
@@ -306,15 +306,15 @@ void GridrecPlan::uploadRowTables() {
 }
 
 void GridrecPlan::uploadShifts() {
-    // Turns per sample k of each row, T / L (the phase kernel multiplies;
-    // a division per sample in double cost it half its time).
-    h_shifts = m_setup->phaseShifts(m_geometry.geometry);
-    for (double& t : h_shifts) t /= m_setup->rowLength;
-    if (d_shifts.size() != h_shifts.size())
-        d_shifts = DeviceBuffer<double>(m_device, h_shifts.size(), "the phase shifts");
+    // T / L: the phase kernel multiplies (a division per sample in double
+    // cost it half its time).
+    h_turns = m_setup->phaseShifts(m_geometry.geometry);
+    for (double& t : h_turns) t /= m_setup->rowLength;
+    if (d_turns.size() != h_turns.size())
+        d_turns = DeviceBuffer<double>(m_device, h_turns.size(), "the phase shifts");
     // Stream-ordered after the kernels already queued (they may still read
     // the old shifts); a pageable source is staged before the call returns.
-    TOMO_CUDA_CHECK(cudaMemcpyAsync(d_shifts.get(), h_shifts.data(), h_shifts.size() * sizeof(double),
+    TOMO_CUDA_CHECK(cudaMemcpyAsync(d_turns.get(), h_turns.data(), h_turns.size() * sizeof(double),
                                     cudaMemcpyHostToDevice, m_compute.get()));
 }
 
@@ -455,7 +455,7 @@ void GridrecPlan::gridPairs(int firstPair, int slices) {
     phase.d_spectra = d_spectra.get() + firstPair * pairSpectrumFloats();
     phase.d_canonical = d_canonical.get();
     phase.d_reversed = d_reversed.get();
-    phase.d_turns = d_shifts.get();
+    phase.d_turns = d_turns.get();
     phase.d_band = d_band.get();
     phase.projections = s.projections;
     phase.rowLength = s.rowLength;
@@ -745,7 +745,7 @@ void GridrecPlan::setRegion(const Region& region) {
 
 std::size_t GridrecPlan::memoryBytes() const {
     std::size_t bytes = d_table.bytes() + d_deapodizeX.bytes() + d_deapodizeY.bytes() + d_band.bytes() +
-                        d_invX.bytes() + d_invY.bytes() + d_dirX.bytes() + d_dirY.bytes() + d_shifts.bytes() +
+                        d_invX.bytes() + d_invY.bytes() + d_dirX.bytes() + d_dirY.bytes() + d_turns.bytes() +
                         d_binStart.bytes() + d_canonical.bytes() + d_tiles.bytes() + d_halfTiles.bytes() +
                         d_reversed.bytes() +
                         d_spectra.bytes() + d_samples.bytes() + d_grid.bytes() + d_work.bytes() +
