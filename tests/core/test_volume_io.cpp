@@ -488,6 +488,15 @@ TEST(ReadVolume, Hdf5TwoDimensionalAndMissingDataset) {
     EXPECT_TRUE(contains(messageOf<FormatError>([&] { readVolume(dir / "none.h5"); }), "/volume is missing"));
 }
 
+TEST(ReadVolume, Hdf5VolumeOverTheMemoryGivenIsRefusedBeforeReading) {
+    TempDir dir;
+    writeWhole(dir / "vol.h5", testVolume(8, 4, 3)); // 384 bytes as float
+    EXPECT_EQ(readVolume(dir / "vol.h5", 384).depth, 3);
+    const std::string message = messageOf<OutOfMemory>([&] { readVolume(dir / "vol.h5", 383); });
+    EXPECT_TRUE(contains(message, "vol.h5: the volume (3, 4, 8) needs 384 bytes, more than the 383 bytes allowed"))
+        << message;
+}
+
 #else
 
 TEST(Hdf5Volume, NeedsHdf5Support) {
@@ -526,6 +535,18 @@ TEST(TiffStack, Float32DirectoryRoundTripExact) {
 
     writeWhole(dir.path().string() + "/slash/", v); // a trailing '/' names the directory
     EXPECT_EQ(readVolume(dir / "slash").data, v.data);
+}
+
+TEST(TiffStack, VolumeOverTheMemoryGivenIsRefusedBeforeReading) {
+    TempDir dir;
+    writeWhole(dir / "vol", testVolume(6, 5, 3)); // 360 bytes as float
+    writeWhole(dir / "pages.tif", testVolume(6, 5, 3));
+    for (const char* name : {"vol", "pages.tif"}) {
+        EXPECT_EQ(readVolume(dir / name, 360).depth, 3);
+        const std::string message = messageOf<OutOfMemory>([&] { readVolume(dir / name, 359); });
+        EXPECT_TRUE(contains(message, std::string(name) + ": 3 slices of")) << message;
+        EXPECT_TRUE(contains(message, "needs 360 bytes, more than the 359 bytes allowed")) << message;
+    }
 }
 
 TEST(TiffStack, SixteenAndEightBitMapTheRangeAndClip) {

@@ -154,8 +154,11 @@ std::vector<StaleTemporary> removeStaleTemporaries(const std::filesystem::path& 
 /// integers times scale_factor plus add_offset when the file has them (HDF5
 /// attributes; the TIFF ImageDescription JSON, or the range_min/range_max
 /// lines of earlier versions).
+/// The values take 4 bytes each; more than `maxBytes` (0: the machine's
+/// physical memory) is refused with OutOfMemory before anything is read: a
+/// small compressed file may declare gigabytes.
 /// Throws IoError (missing, not a regular file or directory) / FormatError
 /// naming the file.
-ImageStack readVolume(const std::filesystem::path& path);
+ImageStack readVolume(const std::filesystem::path& path, std::size_t maxBytes = 0);
 
 } // namespace tomo

@@ -108,7 +108,13 @@ int readerThreads() {
     return std::max(kReadQueue, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
-void requireMemory(double bytes, const std::filesystem::path& path, const std::string& what) {
+void requireMemory(double bytes, const std::filesystem::path& path, const std::string& what, double budget) {
+    if (budget > 0.0) {
+        if (bytes > budget)
+            throw OutOfMemory(path.string() + ": " + what + " needs " + formatBytes(bytes) + ", more than the " +
+                              formatBytes(budget) + " allowed");
+        return;
+    }
     const auto memory = static_cast<double>(physicalMemoryBytes());
     if (memory > 0 && bytes > memory)
         throw OutOfMemory(path.string() + ": " + what + " needs " + formatBytes(bytes) + " but this machine has " +

@@ -20,9 +20,9 @@ namespace tomo::detail {
 int readerThreads();
 
 /// Throws OutOfMemory naming `path` when `bytes` (what reading `what` whole
-/// needs) exceed the machine's physical memory: refused at once rather
-/// than after minutes of swapping.
-void requireMemory(double bytes, const std::filesystem::path& path, const std::string& what);
+/// needs) exceed `budget`, or the machine's physical memory when `budget` is
+/// 0: refused at once rather than after minutes of swapping.
+void requireMemory(double bytes, const std::filesystem::path& path, const std::string& what, double budget = 0.0);
 
 /// What the first bytes of a regular file say it is.
 enum class FileKind {

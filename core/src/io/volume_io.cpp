@@ -423,20 +423,20 @@ std::unique_ptr<VolumeWriter> createVolumeWriter(const std::filesystem::path& ta
 #endif
 }
 
-ImageStack readVolume(const std::filesystem::path& path) {
+ImageStack readVolume(const std::filesystem::path& path, std::size_t maxBytes) {
     const bool isDirectory = detail::fileType(path) == std::filesystem::file_type::directory;
     if (!isDirectory) detail::requireRegularFile(path, "a volume (an HDF5 file, a TIFF or a directory of TIFFs)");
     const auto kind = isDirectory ? detail::FileKind::Tiff : detail::sniffFile(path);
     if (kind == detail::FileKind::Hdf5) {
 #if TOMO_WITH_HDF5
-        return detail::readHdf5Volume(path);
+        return detail::readHdf5Volume(path, maxBytes);
 #else
         throw FormatError(path.string() + " is an HDF5 file but this build has no HDF5 support");
 #endif
     }
     if (kind == detail::FileKind::Tiff) {
 #if TOMO_WITH_TIFF
-        return detail::readTiffVolume(path);
+        return detail::readTiffVolume(path, maxBytes);
 #else
         throw FormatError(path.string() + (isDirectory ? " is a directory" : " is a TIFF file") +
                           " but this build has no TIFF support");

@@ -175,7 +175,7 @@ std::unique_ptr<VolumeWriter> openTiffFolderPart(const std::filesystem::path& fo
 VolumeFootprint hdf5Footprint(int width, int height, int slices, const WriteOptions& options);
 std::unique_ptr<VolumeWriter> createHdf5VolumeWriter(const std::filesystem::path& target, int width, int height,
                                                      int slices, const WriteOptions& options);
-ImageStack readHdf5Volume(const std::filesystem::path& path);
+ImageStack readHdf5Volume(const std::filesystem::path& path, std::size_t maxBytes);
 #endif
 
 #if TOMO_WITH_TIFF
@@ -188,7 +188,7 @@ std::unique_ptr<VolumeWriter> createTiffDirectoryWriter(const std::filesystem::p
 std::unique_ptr<VolumeWriter> createMultiPageTiffWriter(const std::filesystem::path& target, int width, int height,
                                                         int slices, const WriteOptions& options);
 /// A multi-page TIFF file or a directory of numbered TIFFs.
-ImageStack readTiffVolume(const std::filesystem::path& path);
+ImageStack readTiffVolume(const std::filesystem::path& path, std::size_t maxBytes);
 #endif
 
 } // namespace tomo::detail

@@ -357,7 +357,7 @@ std::unique_ptr<VolumeWriter> createHdf5VolumeWriter(const std::filesystem::path
     return std::make_unique<Hdf5VolumeWriter>(target, width, height, slices, options);
 }
 
-ImageStack readHdf5Volume(const std::filesystem::path& path) {
+ImageStack readHdf5Volume(const std::filesystem::path& path, std::size_t maxBytes) {
     const h5::Session session;
     const h5::File file = h5::openReadOnly(path);
     const h5::Array volume(file.get(), path, kVolume);
@@ -368,7 +368,7 @@ ImageStack readHdf5Volume(const std::filesystem::path& path) {
     const auto& dims = volume.dims();
     double values = 1.0;
     for (hsize_t d : dims) values *= static_cast<double>(d);
-    requireMemory(4.0 * values, path, "the volume " + volume.shapeText());
+    requireMemory(4.0 * values, path, "the volume " + volume.shapeText(), static_cast<double>(maxBytes));
     const bool is3d = dims.size() == 3;
     ImageStack stack(static_cast<int>(dims.back()), static_cast<int>(dims[dims.size() - 2]),
                      is3d ? static_cast<int>(dims[0]) : 1);

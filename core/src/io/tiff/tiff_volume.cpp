@@ -272,7 +272,7 @@ std::unique_ptr<VolumeWriter> createMultiPageTiffWriter(const std::filesystem::p
     return std::make_unique<MultiPageTiffWriter>(target, width, height, slices, options);
 }
 
-ImageStack readTiffVolume(const std::filesystem::path& path) {
+ImageStack readTiffVolume(const std::filesystem::path& path, std::size_t maxBytes) {
     ImageStack stack;
     const auto readInto = [&](const tiff::File& file, int page, int slice) {
         const tiff::PageLayout layout = tiff::pageLayout(file, page, /*acceptFloat16=*/true);
@@ -282,7 +282,8 @@ ImageStack readTiffVolume(const std::filesystem::path& path) {
                               " like the first slice");
         if (slice == 0) {
             requireMemory(4.0 * layout.width * layout.height * stack.depth, path,
-                          std::to_string(stack.depth) + " slices of " + tiff::describe(layout));
+                          std::to_string(stack.depth) + " slices of " + tiff::describe(layout),
+                          static_cast<double>(maxBytes));
             stack.width = layout.width;
             stack.height = layout.height;
             stack.data.resize(stack.imageSize() * static_cast<std::size_t>(stack.depth));
