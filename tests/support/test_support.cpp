@@ -13,6 +13,13 @@
 
 namespace tomo::test {
 
+namespace {
+// A suite run by hand behaves as under CTest (tests/CMakeLists.txt): "auto"
+// never picks a timing-dependent strategy and the user's autotune cache is
+// left alone. A value set by the caller wins; the autotune tests set their own.
+[[maybe_unused]] const bool g_autotuneOff = ::setenv("TOMO_AUTOTUNE", "off", /*overwrite=*/0) == 0;
+} // namespace
+
 TempDir::TempDir() {
     static std::atomic<int> counter{0};
     std::random_device rd;
