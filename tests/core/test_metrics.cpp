@@ -28,6 +28,7 @@ TEST(CompareImages, KnownImagesGiveExactFigures) {
     EXPECT_DOUBLE_EQ(m.maxAbsError, 2.0);
     EXPECT_DOUBLE_EQ(m.rmse, 1.0);                              // sqrt(4 / 4)
     EXPECT_DOUBLE_EQ(m.psnr, 10.0 * std::log10(9.0 / 1.0));     // range 3, MSE 1
+    EXPECT_DOUBLE_EQ(m.referenceRange, 3.0);
     EXPECT_DOUBLE_EQ(m.relativeError, std::sqrt(4.0 / 14.0));   // |d| = 2, |ref| = sqrt(14)
 }
 
@@ -49,6 +50,7 @@ TEST(CompareImages, MaskSelectsThePixels) {
     EXPECT_DOUBLE_EQ(m.maxAbsError, 1.0);
     EXPECT_DOUBLE_EQ(m.rmse, std::sqrt(1.0 / 3.0));
     EXPECT_DOUBLE_EQ(m.psnr, 10.0 * std::log10(4.0 / (1.0 / 3.0))); // range over the mask: 3 - 1
+    EXPECT_DOUBLE_EQ(m.referenceRange, 2.0);
 }
 
 TEST(CompareImages, RejectsMismatchedSizesEmptyMasksAndNaN) {

@@ -128,6 +128,15 @@ void QualityPanel::setReferenceKind(ReferenceKind kind) {
     if (i >= 0) m_reference->setCurrentIndex(i);
 }
 
+/// The difference view's colours span ±range whatever its size, so a
+/// difference at float rounding looks as strong as a wrong axis: the caption
+/// says what the span is, against the reference's own range of values.
+static QString differenceCaption(float range, const tomo::QualityMetrics& m, const ValueUnit& unit) {
+    const QString span = QObject::tr("Result − reference, colours ±%1").arg(unit.format(range, 2));
+    if (!(m.referenceRange > 0.0)) return span;
+    return QObject::tr("%1 (%2 % of the reference's range)").arg(span).arg(100.0 * range / m.referenceRange, 0, 'g', 2);
+}
+
 static void setItemEnabled(QComboBox* combo, int index, bool enabled, const QString& tip) {
     if (auto* model = qobject_cast<QStandardItemModel*>(combo->model())) {
         QStandardItem* item = model->item(index);
@@ -200,7 +209,7 @@ void QualityPanel::showComparison(const Comparison& c, const SliceResult& result
     setFigures(c.metrics);
     m_view->setPreparedImage(c.difference, QPoint(result.preview.region.x, result.preview.region.y), c.rendered,
                              -c.range, c.range, m_view->colormapName(), c.scaled, c.zoom);
-    m_view->setCaption(tr("Result − reference"));
+    m_view->setCaption(differenceCaption(c.range, *c.metrics, m_unit));
     // An iterative result against the exact mode: that reference is FBP's.
     const bool iterative = result.params.options.iterative.isIterative();
     m_status->setText(tr("%1 vs %2 (reference made in %3)")

@@ -21,6 +21,8 @@ struct QualityMetrics {
     double psnr = 0.0;
     /// ||result - reference||_2 / ||reference||_2.
     double relativeError = 0.0;
+    /// max - min of the reference over the compared pixels (PSNR's range).
+    double referenceRange = 0.0;
     std::size_t pixels = 0;
 };
 

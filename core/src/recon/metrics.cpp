@@ -90,9 +90,10 @@ QualityMetrics compareImages(const Image& result, const Image& reference, std::s
     if (m.pixels == 0) throw InvalidArgument("compare: the mask selects no pixel");
 
     const double mse = sumSq / static_cast<double>(m.pixels);
-    const double range = refMax - refMin;
+    m.referenceRange = refMax - refMin;
     m.rmse = std::sqrt(mse);
-    m.psnr = mse == 0.0 ? std::numeric_limits<double>::infinity() : 10.0 * std::log10(range * range / mse);
+    m.psnr = mse == 0.0 ? std::numeric_limits<double>::infinity()
+                        : 10.0 * std::log10(m.referenceRange * m.referenceRange / mse);
     m.relativeError = sumSq == 0.0 ? 0.0
                       : refSq == 0.0 ? std::numeric_limits<double>::infinity()
                                      : std::sqrt(sumSq / refSq);
