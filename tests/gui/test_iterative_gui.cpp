@@ -13,6 +13,7 @@
 #include "views/convergence_plot.h"
 #include "views/reprojection_view.h"
 
+#include "tomo/gridrec.h"
 #include "tomo/run_config.h"
 
 #include <QComboBox>
@@ -218,6 +219,28 @@ private slots:
         QVERIFY(w->reprojectionView()->normText().contains(QString::number(fbp.relativeNorm, 'g', 4)));
         QVERIFY(!w->findChild<QLabel*>(QStringLiteral("reprojectionDifference"))->pixmap().isNull());
         saveScreenshot(w.get(), QStringLiteral("it4-reprojection-fbp"));
+        // A is the pair of the strategy that made the slice, named in the view;
+        // a strategy without one (gridrec) gets the pair auto gives SIRT.
+        QVERIFY2(fbp.projector.contains(QStringLiteral("joseph, matched")), qPrintable(fbp.projector));
+        QVERIFY(w->reprojectionView()->normText().contains(QStringLiteral("A: ") + fbp.projector));
+        const std::string chosen = w->parameterPanel()->params().options.strategy;
+        const auto reprojectedWith = [&](const char* strategy, const QString& projector) {
+            const int before = ready.count();
+            tomo::ui::SliceParams p = w->parameterPanel()->params();
+            p.options.strategy = strategy;
+            w->parameterPanel()->setParams(p);
+            return waitUntil([&] {
+                if (ready.count() <= before) return false;
+                const auto r = ready.last()[0].value<ReprojectionResult>();
+                return r.error.isEmpty() && r.projector == projector;
+            });
+        };
+        QVERIFY(reprojectedWith("cpu-reference", QStringLiteral("cpu-reference joseph, matched")));
+        const ReprojectionResult exact = ready.last()[0].value<ReprojectionResult>();
+        qInfo("FBP reprojection, cpu-reference slice and pair: relative norm %.6f", exact.relativeNorm);
+        QVERIFY(std::abs(exact.relativeNorm - fbp.relativeNorm) < 1e-3 * fbp.relativeNorm);
+        QVERIFY(reprojectedWith(tomo::gridrec::kCpuName, QStringLiteral("cpu joseph, matched")));
+        QVERIFY(reprojectedWith(chosen.c_str(), fbp.projector));
 
         // Each new slice is reprojected while the view is open: CGLS fits the
         // data closer than FBP.

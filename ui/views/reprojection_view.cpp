@@ -53,11 +53,12 @@ void ReprojectionView::setResult(const ReprojectionResult& result) {
 
 QString ReprojectionView::normText() const {
     if (!m_result.error.isEmpty()) return tr("No reprojection: %1").arg(m_result.error);
-    return tr("%1, row %2: ‖b − Ax‖ / ‖b‖ = %3 (‖b − Ax‖ = %4)")
+    return tr("%1, row %2: ‖b − Ax‖ / ‖b‖ = %3 (‖b − Ax‖ = %4; A: %5)")
         .arg(m_result.method.toUpper())
         .arg(m_result.row)
         .arg(m_result.relativeNorm, 0, 'g', 4)
-        .arg(m_result.norm, 0, 'g', 4);
+        .arg(m_result.norm, 0, 'g', 4)
+        .arg(m_result.projector);
 }
 
 void ReprojectionView::resizeEvent(QResizeEvent* event) {

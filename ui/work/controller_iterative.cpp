@@ -9,6 +9,7 @@
 
 #include "tomo/error.h"
 #include "tomo/projector.h"
+#include "tomo/registry.h"
 
 #include <QElapsedTimer>
 
@@ -18,6 +19,27 @@
 
 namespace tomo::ui {
 namespace {
+
+/// The projector pair of the strategy that made the slice (a GPU slice is
+/// projected on its GPU, a cpu-reference one in double); for a strategy
+/// without a pair (gridrec), the one "auto" gives the iterative methods.
+/// Matched, as the iterative methods' A.
+std::unique_ptr<tomo::ProjectorPair> reprojectionPair(const tomo::ReconGeometry& geometry, tomo::ReconOptions options,
+                                                      const std::string& strategy) {
+    const tomo::BackendRegistry& registry = tomo::BackendRegistry::instance();
+    const tomo::Backend* own = registry.find(strategy);
+    if (own && own->hasProjector() && own->unavailableReason().empty()) {
+        options.strategy = strategy;
+    } else {
+        options.strategy = "auto";
+        options.tuning.clear();
+        options.iterative.method = tomo::Method::Sirt; // only to resolve to the family's pair
+        options.strategy = registry.resolveOptions(options, geometry).strategy;
+        own = registry.find(options.strategy);
+    }
+    options.iterative = tomo::IterativeOptions{};
+    return own->createProjector(geometry, options);
+}
 
 /// A new image of a running iterative slice at most this often: colouring
 /// it costs the iterations' threads a few ms on a 2-core CPU.
@@ -106,8 +128,9 @@ void Controller::runReprojection(int generation) {
         g.bins = sinogram.width;
         g.axis = preview.axis;
         g.axisOffsets = slice->params.axisOffsets;
-        auto pair = tomo::makeCpuProjector(tomo::ReconGeometry::fullSlice(std::move(g)), slice->params.options.filter,
-                                           tomo::IterativeOptions{}, slice->params.options.threads);
+        const auto pair = reprojectionPair(tomo::ReconGeometry::fullSlice(std::move(g)), slice->params.options,
+                                           preview.strategy);
+        out.projector = QString::fromStdString(pair->name());
         tomo::Reprojection r = tomo::reproject(*pair, preview.slice.data, sinogram.data);
         out.norm = r.norm;
         out.relativeNorm = r.relativeNorm;

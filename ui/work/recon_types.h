@@ -318,6 +318,7 @@ struct ReprojectionResult {
     quint64 resultId = 0;               ///< SliceResult::id of the slice projected
     int row = 0;
     QString method;                     ///< "fbp", "sirt", ...
+    QString projector;                  ///< the pair that computed A x ("cpu joseph, matched")
     tomo::Image measured, projected, difference; ///< angles x bins
     QImage measuredRendered, projectedRendered; ///< grey, one window for both
     QImage differenceRendered;          ///< diverging, window [-range, range]
