@@ -36,12 +36,7 @@
 #include <sstream>
 
 #include <chrono>
-#include <csignal>
-#include <thread>
 
-#include <fcntl.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -632,65 +627,11 @@ void requireRowFitsInMemory(const DatasetInfo& info, const Region& region) {
                           " slice) but this machine has " + formatNumber(memory / kGiB, 3) + " GiB");
 }
 
-/// libhdf5 1.10 crashes, loops for ever or allocates without end on some
-/// damaged files (its global and local heaps; found by fuzzing: 20 GB in a
-/// minute from a 2 kB file). So a file's metadata is read once in a child
-/// process first, its heap capped at kProbeMemoryBytes: a crash, a hang or
-/// the cap reached there is reported as a damaged file, and this process
-/// never meets it. Errors the child meets are left for the real open to
-/// report. Runs before any thread exists (fork-safe).
-void probeInChildProcess(const fs::path& input, const OpenOptions& options) {
-    // Metadata, angles and keys of the largest scans take megabytes.
-    constexpr rlim_t kProbeMemoryBytes = rlim_t{2} << 30;
-    constexpr int kProbeOutOfMemory = 4; // the child's exit code when it came near the cap
-    const int kTimeoutSeconds = metadataTimeoutSeconds();
-    std::error_code ec;
-    if (fs::is_directory(input, ec)) return; // TIFF folders: libtiff, file by file
-    std::fflush(stdout);
-    const pid_t pid = ::fork();
-    if (pid < 0) return; // no probe, no protection: the open below still works
-    if (pid == 0) {
-        for (const int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(signal, SIG_DFL);
-        const int devnull = ::open("/dev/null", O_WRONLY);
-        ::dup2(devnull, STDERR_FILENO);
-        ::dup2(devnull, STDOUT_FILENO);
-        const rlimit heap{kProbeMemoryBytes, kProbeMemoryBytes};
-        ::setrlimit(RLIMIT_DATA, &heap);
-        try {
-            (void)openDataset(input, options);
-        } catch (...) {
-        }
-        rusage used{};
-        ::getrusage(RUSAGE_SELF, &used); // ru_maxrss in KiB
-        ::_exit(static_cast<rlim_t>(used.ru_maxrss) * 1024 > kProbeMemoryBytes / 2 ? kProbeOutOfMemory : 0);
-    }
-    int status = 0;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kTimeoutSeconds);
-    while (::waitpid(pid, &status, WNOHANG) == 0) {
-        if (interrupted() || std::chrono::steady_clock::now() > deadline) {
-            ::kill(pid, SIGKILL);
-            ::waitpid(pid, &status, 0);
-            throwIfInterrupted();
-            throw FormatError(input.string() + ": its metadata could not be read within " +
-                              std::to_string(kTimeoutSeconds) +
-                              " s (the HDF5 library loops on some damaged files; or a stalled file system)");
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    if (WIFSIGNALED(status))
-        throw FormatError(input.string() + ": the file library crashed reading its metadata (signal " +
-                          std::to_string(WTERMSIG(status)) + "): the file is damaged");
-    if (WIFEXITED(status) && WEXITSTATUS(status) == kProbeOutOfMemory)
-        throw FormatError(input.string() + ": reading its metadata took more than " +
-                          std::to_string(kProbeMemoryBytes / 2 >> 30) +
-                          " GiB of memory: the file is damaged (the HDF5 library allocates without end on some)");
-}
-
 /// Opens the input (its metadata read in a child process first, except for
 /// raw files, which have none) and prints what the run works on: the
 /// "input:" line (unless quiet) and the reader's warnings.
 std::unique_ptr<DatasetReader> openInput(const fs::path& input, const OpenOptions& options, bool quiet) {
-    if (!options.raw) probeInChildProcess(input, options);
+    probeDatasetInChildProcess(input, options, interrupted);
     std::unique_ptr<DatasetReader> reader = openDataset(input, options);
     if (!quiet) std::printf("input: %s\n", describeDataset(reader->info()).c_str());
     for (const std::string& warning : reader->info().warnings) std::printf("warning: %s\n", warning.c_str());

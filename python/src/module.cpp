@@ -433,10 +433,22 @@ DatasetPtr openFile(const py::object& pathArg, const py::kwargs& kwargs) {
     open.logCorrected = extra.logCorrected;
     open.variable = extra.variable;
     auto ds = std::make_shared<Dataset>();
-    {
-        py::gil_scoped_release release;
+    // Its metadata read in a child process first, as tomo-recon does: a file
+    // that crashes libhdf5 raises FormatError instead of ending Python.
+    Progress progress{py::none()};
+    const ProgressCallback checkSignals = progress.callback();
+    const auto interrupted = [&] {
+        try {
+            checkSignals(0.0, "open");
+            return false;
+        } catch (const Cancelled&) {
+            return true; // Ctrl-C: raised once the child is gone
+        }
+    };
+    progress.run([&] {
+        probeDatasetInChildProcess(path, open, interrupted);
         ds->reader = openDataset(path, open);
-    }
+    });
     return ds;
 }
 

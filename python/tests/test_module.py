@@ -4,6 +4,7 @@ path), readers return what the file holds, errors are exceptions with the
 engine's messages, progress and cancel."""
 
 import os
+import pathlib
 import signal
 import sys
 import threading
@@ -201,6 +202,20 @@ def test_a_volume_is_not_a_scan(demo_scan, tmp_path):
     with pytest.raises(tomows.FormatError) as e:
         tomows.open(out)
     assert str(e.value) in cli_error(out, "-o", tmp_path / "out2.h5")
+
+
+def test_files_that_crash_hdf5_raise_format_error_and_python_goes_on(tmp_path, monkeypatch):
+    # libhdf5 1.10 faults, loops or allocates without end on these (found by
+    # fuzzing): open reads the metadata in a child process first, as
+    # tomo-recon does, and raises its error instead of ending Python.
+    monkeypatch.setenv("TOMO_METADATA_TIMEOUT", "3")
+    upstream = sorted((pathlib.Path(os.environ["TOMO_SOURCE_DIR"]) / "tests" / "fuzz" / "upstream").iterdir())
+    assert len(upstream) >= 4
+    for path in upstream:
+        with pytest.raises(tomows.FormatError) as e:
+            tomows.open(path)
+        assert str(e.value).startswith(f"{path}: "), str(e.value)
+        assert str(e.value) in cli_error(path, "-o", tmp_path / "out.h5")
 
 
 def test_bad_options_are_invalid_arguments(demo_scan, phantom_sinograms):

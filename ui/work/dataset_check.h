@@ -1,9 +1,10 @@
 // The workstation's guard against damaged dataset files: libhdf5 1.10
 // crashes or loops for ever on some (tests/fuzz/upstream has examples).
-// tomo-recon reads an input's metadata in a child process it forks first;
-// the workstation has threads and cannot fork safely, so it runs
-// `tomo-recon --info FILE` (with the same open options) as a process and
-// opens the file only when that succeeded:
+// tomo-recon and tomows read an input's metadata in a child process they
+// fork first (probeDatasetInChildProcess); the workstation's threads (Qt,
+// OpenGL, the preview's) may hold locks a forked child would wait on for
+// ever, so it runs `tomo-recon --info FILE` (with the same open options) as
+// a process and opens the file only when that succeeded:
 //
 //   check(path, options) ──► tomo-recon --info ──exit 0──────────► passed(path, options)
 //                                               ├─error exit──────► failed(path, its one line)

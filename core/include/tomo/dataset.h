@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -239,6 +240,20 @@ std::unique_ptr<DatasetReader> openDataset(const std::filesystem::path& path,
 /// else 60 (slow file systems may need more). tomo-recon's probe and the
 /// workstation's check of a file before opening it both use it.
 int metadataTimeoutSeconds();
+
+/// libhdf5 1.10 crashes, loops for ever or allocates without end on some
+/// damaged files (its global and local heaps; tests/fuzz/upstream). This
+/// opens `path` with `options` once in a child process (fork) and only
+/// returns when that ended normally: a crash there, more than 1 GiB taken
+/// (capped at 2 GiB), or no end within metadataTimeoutSeconds() throws
+/// FormatError naming the file. Errors the child met are left for the real
+/// open to report; a raw file or a folder returns at once; when no child can
+/// be made it returns (unprotected). `cancelled` is polled while waiting:
+/// true kills the child and throws Cancelled. Safe with other threads
+/// running: no thread is inside HDF5 while the child is made (the readers'
+/// lock), and the child only reads the file and ends.
+void probeDatasetInChildProcess(const std::filesystem::path& path, const OpenOptions& options = {},
+                                const std::function<bool()>& cancelled = {});
 
 /// Reads angles from a text file (one per line, '#' comments, blank lines
 /// ignored; degrees unless `units` is Radians) and returns them in radians;

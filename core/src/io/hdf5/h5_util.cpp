@@ -2,6 +2,7 @@
 
 #include "io/file_checks.h"
 #include "io/hdf5/filters.h"
+#include "io/memory_ceiling.h"
 #include "tomo/error.h"
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <string>
 #include <limits>
+#include <memory>
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -29,6 +31,12 @@ const bool g_noCleanupAtExit = H5dont_atexit() >= 0;
 std::recursive_mutex& libraryMutex() {
     static std::recursive_mutex mutex;
     return mutex;
+}
+
+void renewLibraryMutexInChild() {
+    // Its old state is a lock held by a thread that does not exist here; it
+    // is never unlocked or destroyed (the child ends with _exit).
+    std::construct_at(&libraryMutex());
 }
 
 void prepareThread() {
@@ -288,38 +296,6 @@ std::vector<double> Array::readAllDouble() const {
 
 namespace {
 
-/// While it lives, allocations beyond `extraBytes` more than the process
-/// uses now fail (RLIMIT_DATA, which covers malloc's mmaps). HDF5 1.10
-/// sizes the buffer of a variable-length string from the length stored in
-/// the file and zeroes it before reading: a damaged length made it take
-/// 16 GB and a minute; with the ceiling the read fails at once. The window
-/// is one attribute read, the margin far above what anything else in the
-/// process asks for meanwhile.
-class MemoryCeiling {
-public:
-    explicit MemoryCeiling(std::size_t extraBytes) {
-        if (::getrlimit(RLIMIT_DATA, &m_saved) != 0) return;
-        std::ifstream status("/proc/self/status");
-        std::string line;
-        std::size_t dataKiB = 0;
-        while (std::getline(status, line))
-            if (line.rfind("VmData:", 0) == 0) dataKiB = std::strtoull(line.c_str() + 7, nullptr, 10);
-        if (dataKiB == 0) return;
-        rlimit ceiling = m_saved;
-        ceiling.rlim_cur = std::min<rlim_t>(m_saved.rlim_cur, dataKiB * rlim_t{1024} + extraBytes);
-        m_active = ::setrlimit(RLIMIT_DATA, &ceiling) == 0;
-    }
-    ~MemoryCeiling() {
-        if (m_active) ::setrlimit(RLIMIT_DATA, &m_saved);
-    }
-    MemoryCeiling(const MemoryCeiling&) = delete;
-    MemoryCeiling& operator=(const MemoryCeiling&) = delete;
-
-private:
-    rlimit m_saved{};
-    bool m_active = false;
-};
-
 /// The one string of an open attribute of string type; nullopt when it
 /// holds several values or cannot be read.
 std::optional<std::string> readOneString(hid_t attribute, hid_t type) {
@@ -334,7 +310,10 @@ std::optional<std::string> readOneString(hid_t attribute, hid_t type) {
         // h5py writes UTF-8 strings; HDF5 will not convert between character sets.
         H5Tset_cset(memType.get(), H5Tget_cset(type));
         char* text = nullptr;
-        const MemoryCeiling ceiling(std::size_t{1} << 30);
+        // HDF5 1.10 sizes the buffer of a variable-length string from the
+        // length stored in the file and zeroes it before reading: a damaged
+        // length made it take 16 GB and a minute; capped, the read fails at once.
+        const detail::MemoryCeiling ceiling(std::size_t{1} << 30);
         if (H5Aread(attribute, memType.get(), &text) < 0) return std::nullopt;
         if (text) value = text;
         H5free_memory(text);

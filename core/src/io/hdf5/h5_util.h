@@ -36,6 +36,10 @@ void prepareThread();
 /// lock (recursive: entry points call one another) and the thread prepared.
 /// Reads that bypass the library (direct_rows.h) do not need it.
 std::recursive_mutex& libraryMutex();
+/// In a child made by fork() while the forking thread held libraryMutex()
+/// (so that no thread was inside HDF5): makes the lock anew and free, as the
+/// child's one thread is not its recorded owner. First thing in the child.
+void renewLibraryMutexInChild();
 class Session {
 public:
     Session() : m_lock(libraryMutex()) { prepareThread(); }
