@@ -143,7 +143,9 @@ TEST(Pipeline, ProgressRisesToOneBeforeTheCommit) {
         EXPECT_FALSE(writer.committed) << "progress after the commit";
         fractions.push_back(f);
     });
-    ASSERT_GE(fractions.size(), 4u); // at least once per chunk
+    // Once per step that moved when the caller's thread keeps up; steps that
+    // finished while it waited come in one call (a loaded machine gave 2 of 4).
+    ASSERT_FALSE(fractions.empty());
     EXPECT_TRUE(std::is_sorted(fractions.begin(), fractions.end()));
     EXPECT_GT(fractions.front(), 0.0);
     EXPECT_DOUBLE_EQ(fractions.back(), 1.0);
