@@ -13,9 +13,10 @@
 // the preview thread, kBackgroundNice); LiveMode asks for the
 // next one only when due() (its rate is bounded so the slices at the
 // user's rows, on the preview thread, stay responsive). The sessions keep
-// each coarse row's corrected sinogram twice (what is loaded and what was
-// summed) and its slice: about 2 x rows x projections x columns floats,
-// 0.8 GB for 256 x 256 from 1500 projections.
+// each coarse row's corrected sinogram (what was summed only as a
+// fingerprint per projection) and its slice: about rows x projections x
+// columns floats, 0.4 GB for 256 x 256 from 1500 projections (0.8 GB when
+// the summed rows were kept too).
 #pragma once
 
 #include "work/recon_types.h"

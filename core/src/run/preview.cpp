@@ -38,6 +38,40 @@ double secondsSince(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+/// A 64-bit fingerprint of each row of `rows` ([row][width] values) from
+/// `first` on, appended to `out`: whether a row summed into a live slice
+/// came out of the corrections the same, without keeping the row. Four
+/// multiply-xorshift lanes over its bytes (each step a bijection of its
+/// lane, so a change within one lane always shows), folded with the length.
+void appendRowFingerprints(std::span<const float> rows, int width, std::size_t first,
+                           std::vector<std::uint64_t>& out) {
+    constexpr std::uint64_t kMul = 0x9E3779B97F4A7C15ull;
+    const auto mix = [](std::uint64_t& h, std::uint64_t word) {
+        h = (h ^ word) * kMul;
+        h ^= h >> 29;
+    };
+    const auto n = static_cast<std::size_t>(width);
+    for (std::size_t r = first; r < rows.size() / n; ++r) {
+        const float* row = rows.data() + r * n;
+        std::uint64_t lane[4] = {1, 2, 3, 4};
+        std::size_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            for (std::size_t l = 0; l < 4; ++l) {
+                std::uint64_t word = 0;
+                std::memcpy(&word, row + i + 2 * l, sizeof word);
+                mix(lane[l], word);
+            }
+        std::uint64_t h = n;
+        for (; i < n; ++i) {
+            std::uint32_t value = 0;
+            std::memcpy(&value, row + i, sizeof value);
+            mix(h, value);
+        }
+        for (const std::uint64_t l : lane) mix(h, l);
+        out.push_back(h);
+    }
+}
+
 /// Options that need a new plan (and so a new filtering) when they change.
 bool samePlanOptions(const ReconOptions& a, const ReconOptions& b) {
     return a.strategy == b.strategy && a.interpolation == b.interpolation && a.precision == b.precision &&
@@ -199,7 +233,8 @@ struct PreviewSession::Impl {
         ReconOptions resolved;      // the strategy that ran ("auto" resolved)
         CorrectionOptions corrections;
         std::vector<double> angles; // of the projections summed
-        Image sinogram;             // their corrected rows
+        int bins = 0;               // their corrected rows' width
+        std::vector<std::uint64_t> rowPrints; // and fingerprints (appendRowFingerprints)
         std::vector<double> weights; // the weight each was summed with
         std::vector<float> slice;   // region pixels
     };
@@ -220,7 +255,8 @@ struct PreviewSession::Impl {
         k.resolved = from.options();
         k.corrections = request.corrections;
         k.angles = from.geometry().geometry.angles;
-        k.sinogram = sinogram;
+        k.bins = sinogram.width;
+        appendRowFingerprints(sinogram.data, sinogram.width, 0, k.rowPrints);
         k.weights = viewWeights(from.geometry().geometry);
         k.slice = result.slice.data;
         liveSum = std::move(k);
@@ -238,14 +274,17 @@ struct PreviewSession::Impl {
         };
         const bool same = k.row == request.row && k.axis == axis && k.region == region &&
                           samePlanOptions(k.requested, request.options) && k.corrections == request.corrections &&
-                          sinogram.width == k.sinogram.width && prefix(angles, k.angles) &&
+                          sinogram.width == k.bins && prefix(angles, k.angles) &&
                           (request.axisOffsets.empty() ? k.offsets.empty() : prefix(request.axisOffsets, k.offsets));
+        if (!same) return nullptr;
         // The rows already summed must have come out of the corrections the
         // same (a correction over the whole sinogram, e.g. stripe removal,
         // or a new flat changes them: then the sum starts again).
-        return same && std::memcmp(sinogram.data.data(), k.sinogram.data.data(), k.sinogram.data.size() * sizeof(float)) == 0
-                   ? &k
-                   : nullptr;
+        std::vector<std::uint64_t> prints;
+        prints.reserve(summed);
+        appendRowFingerprints(std::span<const float>(sinogram.data).first(summed * static_cast<std::size_t>(k.bins)),
+                              k.bins, 0, prints);
+        return prints == k.rowPrints ? &k : nullptr;
     }
 
     /// Adds the projections of the loaded row that are new since `k` or
@@ -295,9 +334,9 @@ struct PreviewSession::Impl {
                 k.weights[p] = weights[p];
             }
         }
+        appendRowFingerprints(sinogram.data, sinogram.width, k.rowPrints.size(), k.rowPrints); // the new rows
         k.angles = angles;
         k.offsets = request.axisOffsets;
-        k.sinogram = sinogram;
         result.slice.width = k.region.width;
         result.slice.height = k.region.height;
         result.slice.data = k.slice;
