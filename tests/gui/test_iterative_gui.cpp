@@ -14,6 +14,7 @@
 #include "views/reprojection_view.h"
 
 #include "tomo/gridrec.h"
+#include "tomo/registry.h"
 #include "tomo/run_config.h"
 
 #include <QComboBox>
@@ -240,6 +241,21 @@ private slots:
         qInfo("FBP reprojection, cpu-reference slice and pair: relative norm %.6f", exact.relativeNorm);
         QVERIFY(std::abs(exact.relativeNorm - fbp.relativeNorm) < 1e-3 * fbp.relativeNorm);
         QVERIFY(reprojectedWith(tomo::gridrec::kCpuName, QStringLiteral("cpu joseph, matched")));
+        // A slice of an approximate FBP mode (nearest, here on OpenCL, which
+        // has no pair) is projected by the same linear Joseph pair.
+        const tomo::Backend* opencl = tomo::BackendRegistry::instance().find("ocl-alu");
+        if (opencl && opencl->unavailableReason().empty()) {
+            tomo::ui::SliceParams p = w->parameterPanel()->params();
+            p.options.interpolation = tomo::Interpolation::Nearest;
+            w->parameterPanel()->setParams(p);
+            QVERIFY(reprojectedWith("ocl-alu", fbp.projector));
+            QCOMPARE(w->currentResult()->params.options.interpolation, tomo::Interpolation::Nearest);
+            p = w->parameterPanel()->params();
+            p.options.interpolation = tomo::Interpolation::Linear;
+            w->parameterPanel()->setParams(p);
+        } else {
+            qInfo("ocl-alu unavailable here: the nearest OpenCL slice is not reprojected");
+        }
         QVERIFY(reprojectedWith(chosen.c_str(), fbp.projector));
 
         // Each new slice is reprojected while the view is open: CGLS fits the

@@ -23,16 +23,20 @@ namespace {
 /// The projector pair of the strategy that made the slice (a GPU slice is
 /// projected on its GPU, a cpu-reference one in double); for a strategy
 /// without a pair (gridrec), the one "auto" gives the iterative methods.
-/// Matched, as the iterative methods' A.
+/// Matched, as the iterative methods' A: Joseph's linear interpolation in
+/// float32, whatever FBP approximation made the slice (nearest, float16,
+/// a kernel's tuning).
 std::unique_ptr<tomo::ProjectorPair> reprojectionPair(const tomo::ReconGeometry& geometry, tomo::ReconOptions options,
                                                       const std::string& strategy) {
     const tomo::BackendRegistry& registry = tomo::BackendRegistry::instance();
+    options.interpolation = tomo::Interpolation::Linear;
+    options.precision = tomo::Precision::Float32;
+    options.tuning.clear();
     const tomo::Backend* own = registry.find(strategy);
     if (own && own->hasProjector() && own->unavailableReason().empty()) {
         options.strategy = strategy;
     } else {
         options.strategy = "auto";
-        options.tuning.clear();
         options.iterative.method = tomo::Method::Sirt; // only to resolve to the family's pair
         options.strategy = registry.resolveOptions(options, geometry).strategy;
         own = registry.find(options.strategy);
