@@ -8,6 +8,7 @@
 // 2-GPU host) touches no other GPU. On a real GPU a call on another device
 // makes that GPU a context, or uses one plan's resources on another device.
 #include "pipeline_test_helpers.h"
+#include "test_support.h"
 
 #include "tomo/registry.h"
 
@@ -34,15 +35,7 @@ struct DeviceCall {
 /// cpu-reference (and the stage's CPU corrections) as "test-devices".
 class DeviceTestBackend final : public Backend {
 public:
-    static DeviceTestBackend& instance() {
-        static DeviceTestBackend* backend = [] {
-            auto owned = std::make_unique<DeviceTestBackend>();
-            DeviceTestBackend* raw = owned.get();
-            BackendRegistry::instance().add(std::move(owned));
-            return raw;
-        }();
-        return *backend;
-    }
+    static DeviceTestBackend& instance() { return test::registeredOnce<DeviceTestBackend>(); }
 
     void note(const std::string& what, int own) {
         std::lock_guard lock(m_mutex);

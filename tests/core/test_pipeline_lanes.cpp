@@ -34,15 +34,7 @@ using namespace test;
 /// `failAt`-th call. Registered once for the process.
 class LaneTestBackend final : public Backend {
 public:
-    static LaneTestBackend& instance() {
-        static LaneTestBackend* backend = [] {
-            auto owned = std::make_unique<LaneTestBackend>();
-            LaneTestBackend* raw = owned.get();
-            BackendRegistry::instance().add(std::move(owned));
-            return raw;
-        }();
-        return *backend;
-    }
+    static LaneTestBackend& instance() { return test::registeredOnce<LaneTestBackend>(); }
 
     /// Back to no holding and no failure, no calls counted.
     void reset() {

@@ -3,7 +3,10 @@
 
 #include "real_data.h"
 
+#include "tomo/registry.h"
+
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -24,6 +27,19 @@ public:
 private:
     std::filesystem::path m_path;
 };
+
+/// The test backend B, added to the registry on first use (the registry
+/// owns it; it stays for the process).
+template <class B>
+B& registeredOnce() {
+    static B* const backend = [] {
+        auto owned = std::make_unique<B>();
+        B* raw = owned.get();
+        BackendRegistry::instance().add(std::move(owned));
+        return raw;
+    }();
+    return *backend;
+}
 
 /// shared/data/real/<relative>, whether or not it exists: tests check it
 /// with TOMO_REQUIRE_FILE.

@@ -10,12 +10,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <limits>
 #include <memory>
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 namespace tomo::h5 {
