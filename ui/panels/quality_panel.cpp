@@ -132,9 +132,10 @@ void QualityPanel::setReferenceKind(ReferenceKind kind) {
 /// difference at float rounding looks as strong as a wrong axis: the caption
 /// says what the span is, against the reference's own range of values.
 static QString differenceCaption(float range, const tomo::QualityMetrics& m, const ValueUnit& unit) {
-    const QString span = QObject::tr("Result − reference, colours ±%1").arg(unit.format(range, 2));
+    if (m.maxAbsError == 0.0) return QObject::tr("Result − reference: identical");
+    const QString span = QObject::tr("Result − reference: ±%1").arg(unit.format(range, 2));
     if (!(m.referenceRange > 0.0)) return span;
-    return QObject::tr("%1 (%2 % of the reference's range)").arg(span).arg(100.0 * range / m.referenceRange, 0, 'g', 2);
+    return QObject::tr("%1 = %2 % of its range").arg(span).arg(100.0 * range / m.referenceRange, 0, 'g', 2);
 }
 
 static void setItemEnabled(QComboBox* combo, int index, bool enabled, const QString& tip) {
