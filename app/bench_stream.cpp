@@ -365,6 +365,10 @@ int runStreamBenchmark(const StreamBenchSettings& s) {
         int updates = 0;
         std::string strategy;
         Clock::time_point arrivedAll{}, shownAll{};
+        // Where the last update's time went: the snapshot, then per slice
+        // reading + corrections, plan + filter, back-projection, the rest.
+        double lastSnapshot = 0.0;
+        std::vector<PreviewResult> lastResults;
         const auto t0 = sender.start();
         LiveState state;
         for (;;) {
@@ -377,14 +381,18 @@ int runStreamBenchmark(const StreamBenchSettings& s) {
             const auto u0 = Clock::now();
             if (state.projections == s.projections && arrivedAll == Clock::time_point{}) arrivedAll = u0;
             const auto snapshot = t.receiver->snapshot();
+            lastSnapshot = since(u0);
             const int n = snapshot->info().projections;
+            lastResults.clear();
             for (std::size_t v = 0; v < std::size(views); ++v) {
                 if (sessions.size() <= v) sessions.push_back(std::make_unique<PreviewSession>(snapshot));
                 else sessions[v]->grow(snapshot);
                 request.row = views[v];
-                const PreviewResult r = sessions[v]->run(request);
+                PreviewResult r = sessions[v]->run(request);
                 strategy = r.strategy;
                 backprojected += r.addedProjections;
+                r.slice = Image(); // only its figures are kept
+                lastResults.push_back(std::move(r));
             }
             updateSeconds.push_back(since(u0));
             skips.shown(state.scan, n);
@@ -408,7 +416,25 @@ int runStreamBenchmark(const StreamBenchSettings& s) {
         std::printf("latency  last frame sent -> three %d^2 slices of the whole scan: %.1f ms (of which %.1f ms until "
                     "the display loop saw the frame)\n",
                     s.size, latency * 1e3, arrival * 1e3);
-        live = {{"strategy", strategy},
+        json lastUpdate = json::array();
+        std::printf("last update: snapshot %.1f ms", lastSnapshot * 1e3);
+        for (std::size_t v = 0; v < lastResults.size(); ++v) {
+            const PreviewResult& r = lastResults[v];
+            const double rest = r.secondsTotal - r.secondsLoad - r.secondsFilter - r.secondsBackproject;
+            std::printf("; row %d: %.1f ms (load %.1f, plan + filter %.1f, back-projection %.1f of %d projections, "
+                        "rest %.1f)",
+                        views[v], r.secondsTotal * 1e3, r.secondsLoad * 1e3, r.secondsFilter * 1e3,
+                        r.secondsBackproject * 1e3, r.addedProjections, rest * 1e3);
+            lastUpdate.push_back({{"row", views[v]},
+                                  {"ms_total", r.secondsTotal * 1e3},
+                                  {"ms_load", r.secondsLoad * 1e3},
+                                  {"ms_plan_and_filter", r.secondsFilter * 1e3},
+                                  {"ms_backprojection", r.secondsBackproject * 1e3},
+                                  {"projections_added", r.addedProjections}});
+        }
+        std::printf("\n");
+        live = {{"last_update_ms_snapshot", lastSnapshot * 1e3},
+                {"last_update_slices", lastUpdate},{"strategy", strategy},
                 {"rate_requested", s.rate},
                 {"frames_per_second_sent", static_cast<double>(total) / sender.seconds()},
                 {"frames_received", c.frames},

@@ -4,6 +4,7 @@
 #include "tomo/iterative_plan.h"
 #include "tomo/preprocess.h"
 #include "tomo/registry.h"
+#include "tomo/worker_pool.h"
 
 #include "run/cone_preview.h"
 #include "run/preview_bands.h"
@@ -237,9 +238,15 @@ struct PreviewSession::Impl {
         std::vector<std::uint64_t> rowPrints; // and fingerprints (appendRowFingerprints)
         std::vector<double> weights; // the weight each was summed with
         std::vector<float> slice;   // region pixels
+        // What a run adds to the slice comes down here: memory of the plans'
+        // kind (page-locked for a GPU's: the download lands by DMA, and no
+        // plan of an update allocates staging for it), kept for the next.
+        HostBuffer added;
     };
     bool live = false;
     std::optional<LiveSum> liveSum;
+    // Adds a live update to the kept slice (a 2048^2 slice: ~3 ms on one core).
+    std::unique_ptr<WorkerPool> sumThreads;
 
     /// Keeps the slice a run made from every projection of the loaded row
     /// (a live scan's next run adds to it).
@@ -324,10 +331,24 @@ struct PreviewSession::Impl {
             result.filtered = true;
             result.secondsFilter = secondsSince(filterStart);
             const auto bpStart = Clock::now();
-            std::vector<float> sum = sliceBuffers.take(k.region.pixels());
+            const std::size_t pixels = k.region.pixels();
+            if (k.added.size() < pixels * sizeof(float)) k.added = plan->allocateHost(pixels * sizeof(float));
+            const std::span<float> sum = k.added.as<float>(pixels);
             plan->backproject(sum);
-            for (std::size_t i = 0; i < sum.size(); ++i) k.slice[i] += sum[i];
             result.secondsBackproject = secondsSince(bpStart);
+            // The sum, and the result as a copy of it, in one pass.
+            std::vector<float> out = sliceBuffers.take(pixels);
+            sliceBuffers.prepare(pixels);
+            if (!sumThreads)
+                sumThreads = std::make_unique<WorkerPool>(
+                    static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u)));
+            constexpr std::size_t kPart = std::size_t{1} << 18;
+            sumThreads->parallelFor(static_cast<int>((pixels + kPart - 1) / kPart), [&](int part, int) {
+                const std::size_t end = std::min(pixels, (static_cast<std::size_t>(part) + 1) * kPart);
+                for (std::size_t i = static_cast<std::size_t>(part) * kPart; i < end; ++i)
+                    out[i] = k.slice[i] += sum[i];
+            });
+            result.slice.data = std::move(out);
             for (std::size_t i = 0; i < added.size(); ++i) {
                 const auto p = static_cast<std::size_t>(added[i]);
                 if (p >= k.weights.size()) k.weights.resize(p + 1, 0.0);
@@ -339,7 +360,7 @@ struct PreviewSession::Impl {
         k.offsets = request.axisOffsets;
         result.slice.width = k.region.width;
         result.slice.height = k.region.height;
-        result.slice.data = k.slice;
+        if (added.empty()) result.slice.data = k.slice;
         result.addedProjections = static_cast<int>(added.size());
         result.strategy = k.resolved.strategy;
         const double updates = static_cast<double>(k.region.pixels()) * static_cast<double>(added.size());
