@@ -169,10 +169,19 @@ struct VolumeGrid {
     int nx = 0, ny = 0, nz = 0;
     double voxelSize = 0.0;
     std::array<double, 3> centre{};
+    /// Voxels (half-integers) from `centre` to the grid's own middle: a part
+    /// of a volume (a band of rows, a region) keeps the volume's centre and
+    /// says here where it lies, so that its voxels' coordinates equal the
+    /// volume's to the last bit (a banded preview is the same image).
+    std::array<double, 3> shift{};
 
-    double x(int i) const { return (i - (nx - 1) / 2.0) * voxelSize + centre[0]; }
-    double y(int j) const { return (j - (ny - 1) / 2.0) * voxelSize + centre[1]; }
-    double z(int k) const { return (k - (nz - 1) / 2.0) * voxelSize + centre[2]; }
+    double x(int i) const { return (i - (nx - 1) / 2.0 + shift[0]) * voxelSize + centre[0]; }
+    double y(int j) const { return (j - (ny - 1) / 2.0 + shift[1]) * voxelSize + centre[1]; }
+    double z(int k) const { return (k - (nz - 1) / 2.0 + shift[2]) * voxelSize + centre[2]; }
+    /// The grid's middle.
+    std::array<double, 3> middle() const {
+        return {centre[0] + shift[0] * voxelSize, centre[1] + shift[1] * voxelSize, centre[2] + shift[2] * voxelSize};
+    }
     std::size_t voxels() const {
         return static_cast<std::size_t>(nx) * static_cast<std::size_t>(ny) * static_cast<std::size_t>(nz);
     }

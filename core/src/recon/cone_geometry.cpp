@@ -220,8 +220,8 @@ void requireVolumeBeforeSources(std::span<const ProjectionMatrix> views, const V
                 for (const double z : {grid.z(0) - h, grid.z(grid.nz - 1) + h}) {
                     const Vec3 corner{x - f.source[0], y - f.source[1], z - f.source[2]};
                     if (dot(corner, f.normal) > 0.0) continue;
-                    const Vec3 fromCentre{f.source[0] - grid.centre[0], f.source[1] - grid.centre[1],
-                                          f.source[2] - grid.centre[2]};
+                    const auto middle = grid.middle();
+                    const Vec3 fromCentre{f.source[0] - middle[0], f.source[1] - middle[1], f.source[2] - middle[2]};
                     throw InvalidArgument(
                         "cone geometry: the source of view " + std::to_string(v) + " is " + number(norm(fromCentre)) +
                         " from the volume's centre, inside the volume (" + std::to_string(grid.nx) + "x" +

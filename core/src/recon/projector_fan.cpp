@@ -104,8 +104,8 @@ private:
         for (int p = 0; p < m_cone.viewCount(); ++p) {
             const ViewFrame f = describeView(m_cone.views[p], "view " + std::to_string(p));
             // Source in pixel coordinates of the grid.
-            const double sx = (f.source[0] - m_grid.centre[0]) / m_grid.voxelSize + (W - 1) / 2.0;
-            const double sy = (f.source[1] - m_grid.centre[1]) / m_grid.voxelSize + (H - 1) / 2.0;
+            const double sx = (f.source[0] - m_grid.centre[0]) / m_grid.voxelSize + (W - 1) / 2.0 - m_grid.shift[0];
+            const double sy = (f.source[1] - m_grid.centre[1]) / m_grid.voxelSize + (H - 1) / 2.0 - m_grid.shift[1];
             for (int u = 0; u < U; ++u) {
                 const double t = (u - f.centreU) / f.focalU;
                 const double dx = f.normal[0] + t * f.axisU[0], dy = f.normal[1] + t * f.axisU[1];
@@ -210,7 +210,7 @@ std::unique_ptr<ProjectorPair> makeFanProjector(const ConeGeometry& geometry, co
         // The rays must lie in the slice's plane: source and detector row at the grid's height.
         const ViewFrame f = describeView(geometry.views[p], "view " + std::to_string(p));
         const double scale = std::max(1.0, std::hypot(f.source[0], f.source[1]));
-        if (std::abs(f.source[2] - grid.centre[2]) > 1e-6 * scale || std::abs(f.normal[2]) > 1e-9 ||
+        if (std::abs(f.source[2] - grid.middle()[2]) > 1e-6 * scale || std::abs(f.normal[2]) > 1e-9 ||
             std::abs(f.axisU[2]) > 1e-9)
             throw InvalidArgument("fan-beam projector: view " + std::to_string(p) +
                                   " does not lie in the slice's plane (expected a circular fan beam about z)");

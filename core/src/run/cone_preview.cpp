@@ -145,10 +145,11 @@ ConeSlicePreview::RowRange ConeSlicePreview::detectorRows(const Region& region, 
 
 VolumeGrid ConeSlicePreview::part(const Region& region, int first, int count) const {
     const VolumeGrid& g = m_setup.grid;
-    VolumeGrid out{region.width, region.height, count, g.voxelSize, {}};
-    out.centre = {g.x(region.x) + 0.5 * (region.width - 1) * g.voxelSize,
-                  g.y(region.y) + 0.5 * (region.height - 1) * g.voxelSize,
-                  g.z(first) + 0.5 * (count - 1) * g.voxelSize};
+    VolumeGrid out{region.width, region.height, count, g.voxelSize, g.centre};
+    // Whole and half numbers: exact, so out.x(i) == g.x(region.x + i) bit for bit.
+    out.shift = {g.shift[0] + region.x - (g.nx - 1) / 2.0 + (region.width - 1) / 2.0,
+                 g.shift[1] + region.y - (g.ny - 1) / 2.0 + (region.height - 1) / 2.0,
+                 g.shift[2] + first - (g.nz - 1) / 2.0 + (count - 1) / 2.0};
     return out;
 }
 
