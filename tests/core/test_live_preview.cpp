@@ -8,6 +8,8 @@
 #include "tomo/phantom.h"
 #include "tomo/preview.h"
 
+#include "run/growing_rows.h"
+
 #include "test_support.h"
 
 #include <gtest/gtest.h>
@@ -171,6 +173,39 @@ TEST(LivePreview, APartialScanEqualsTheReconstructionOfAFileHoldingJustThoseFram
     const PreviewResult want = fromFile.run(cpuRequest());
     ASSERT_EQ(want.projections, 98);
     EXPECT_LE(maxRelativeError(got.slice, want.slice), kTolerance);
+}
+
+TEST(GrowingRowsReader, ReadsOnlyTheProjectionsThatCameSinceItsLastRead) {
+    const std::vector<Frame> frames = phantomFrames(uniformAngles(16)); // a flat, a dark, 16 projections
+    FrameStore store;
+    for (std::size_t i = 0; i < 2 + 10; ++i) store.add(frames[i]);
+    const auto rowsOf = [](DatasetReader& reader, int first, int count) {
+        std::vector<std::byte> out(static_cast<std::size_t>(reader.info().projections) * count * kBins * 2);
+        reader.readRawRows(first, count, out);
+        return out;
+    };
+    auto snapshot = store.snapshot("live");
+    preview::GrowingRowsReader reader(snapshot);
+    EXPECT_EQ(rowsOf(reader, 1, 1), rowsOf(*snapshot, 1, 1));
+    EXPECT_EQ(reader.projectionsRead(), 10);
+    for (std::size_t i = 12; i < 2 + 15; ++i) store.add(frames[i]);
+    reader.grow(snapshot = store.snapshot("live"));
+    EXPECT_EQ(rowsOf(reader, 1, 1), rowsOf(*snapshot, 1, 1));
+    EXPECT_EQ(reader.projectionsRead(), 15) << "the 10 kept projections were read again";
+    reader.grow(snapshot); // no new frames: nothing to read
+    EXPECT_EQ(rowsOf(reader, 1, 1), rowsOf(*snapshot, 1, 1));
+    EXPECT_EQ(reader.projectionsRead(), 15);
+    // Other rows are read whole.
+    EXPECT_EQ(rowsOf(reader, 0, 2), rowsOf(*snapshot, 0, 2));
+    EXPECT_EQ(reader.projectionsRead(), 30);
+    // A snapshot with fewer projections than kept: the rows are read anew.
+    FrameStore other;
+    for (std::size_t i = 0; i < 2 + 4; ++i) other.add(frames[i]);
+    reader.grow(snapshot = other.snapshot("live"));
+    EXPECT_EQ(rowsOf(reader, 0, 2), rowsOf(*snapshot, 0, 2));
+    EXPECT_EQ(reader.projectionsRead(), 34);
+    std::vector<std::byte> wrong(3);
+    EXPECT_THROW(reader.readRawRows(0, 2, wrong), InvalidArgument);
 }
 
 TEST(LivePreview, MovingTheAxisOrANewFlatStartsTheSumAgain) {

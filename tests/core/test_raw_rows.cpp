@@ -3,6 +3,7 @@
 // default path through readSinograms), without conversion.
 #include "tomo/dataset.h"
 #include "tomo/error.h"
+#include "tomo/preview.h"
 #include "tomo/scan_writer.h"
 
 #include "hdf5_builder.h"
@@ -11,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -147,6 +149,64 @@ TEST(RawRows, DefaultPathThroughSinogramsForRawFloatFiles) {
     std::vector<std::byte> raw(values.size() * 4);
     reader->readRawRows(0, R, raw);
     EXPECT_EQ(std::memcmp(raw.data(), values.data(), raw.size()), 0);
+}
+
+/// Checks readRawRowsOfProjections against the range of readRawRows, for
+/// every range of projections of rows [first, first + count).
+void expectProjectionRangesEqualAllRows(DatasetReader& reader, int first, int count) {
+    const DatasetInfo& info = reader.info();
+    const std::size_t perProjection = static_cast<std::size_t>(count) * info.columns * sampleBytes(info.sampleType);
+    std::vector<std::byte> all(perProjection * info.projections);
+    reader.readRawRows(first, count, all);
+    for (int p = 0; p < info.projections; ++p)
+        for (int n = 1; p + n <= info.projections; ++n) {
+            std::vector<std::byte> part(perProjection * n);
+            reader.readRawRowsOfProjections(first, count, p, n, part);
+            ASSERT_TRUE(std::equal(part.begin(), part.end(), all.begin() + static_cast<std::ptrdiff_t>(perProjection * p)))
+                << "rows " << first << "+" << count << ", projections " << p << "+" << n;
+        }
+}
+
+TEST(RawRows, ProjectionRangesEqualTheirPartOfAllProjections) {
+    // The default (through readRawRows) on a memory dataset; the HDF5 stack
+    // readers' own (the frames of the range only), with the projections in
+    // one run (DXchange) and in runs between flats and darks (NXtomo).
+    ImageStack sinograms(5, 7, 3);
+    for (std::size_t i = 0; i < sinograms.data.size(); ++i) sinograms.data[i] = static_cast<float>(i % 97) * 0.25f;
+    auto memory = makeMemoryDataset(sinograms, {0.0, 0.3, 0.6, 0.9, 1.2, 1.5, 1.8});
+    expectProjectionRangesEqualAllRows(*memory, 0, 3);
+    expectProjectionRangesEqualAllRows(*memory, 1, 1);
+#if TOMO_WITH_HDF5
+    test::TempDir dir;
+    const int F = 10, R = 3, C = 4;
+    std::vector<std::uint16_t> frames(static_cast<std::size_t>(F) * R * C);
+    for (std::size_t i = 0; i < frames.size(); ++i) frames[i] = static_cast<std::uint16_t>(100 + (i * 7919) % 50000);
+    test::H5Builder(dir / "dx.h5")
+        .stored("/exchange/data", {F, R, C}, frames, H5T_STD_U16LE, {1, R, C}, 0)
+        .dataset("/exchange/theta", {F}, std::vector<double>{0, 18, 36, 54, 72, 90, 108, 126, 144, 162});
+    auto dx = openDataset(dir / "dx.h5");
+    expectProjectionRangesEqualAllRows(*dx, 0, R);
+    expectProjectionRangesEqualAllRows(*dx, 1, 2);
+    // Frames: dark, flat, projections x3, flat, projections x4.
+    const std::vector<std::int32_t> keys{2, 1, 0, 0, 0, 1, 0, 0, 0, 0};
+    std::vector<double> angles;
+    for (int f = 0; f < F; ++f) angles.push_back(10.0 * f);
+    test::H5Builder(dir / "nx.nxs")
+        .stored("/entry/instrument/detector/data", {F, R, C}, frames, H5T_STD_U16LE, {1, R, C}, 0)
+        .dataset("/entry/instrument/detector/image_key", {F}, keys)
+        .dataset("/entry/sample/rotation_angle", {F}, angles);
+    auto nx = openDataset(dir / "nx.nxs");
+    ASSERT_EQ(nx->info().projections, 7);
+    expectProjectionRangesEqualAllRows(*nx, 0, R);
+    expectProjectionRangesEqualAllRows(*nx, 2, 1);
+    // Ranges outside the projections, or a buffer of another size.
+    std::vector<std::byte> two(2 * R * C * 2);
+    EXPECT_THROW(nx->readRawRowsOfProjections(0, R, 6, 2, two), InvalidArgument);
+    EXPECT_THROW(nx->readRawRowsOfProjections(0, R, -1, 2, two), InvalidArgument);
+    EXPECT_THROW(nx->readRawRowsOfProjections(0, R, 0, 0, two), InvalidArgument);
+    EXPECT_THROW(nx->readRawRowsOfProjections(0, R, 0, 3, two), InvalidArgument);
+    EXPECT_THROW(nx->readRawRowsOfProjections(1, R, 0, 2, two), InvalidArgument);
+#endif
 }
 
 } // namespace

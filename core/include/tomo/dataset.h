@@ -188,6 +188,17 @@ public:
     /// readSinograms.
     virtual void readRawRows(int firstRow, int rowCount, std::span<std::byte> out);
 
+    /// readRawRows() of projections [firstProjection, firstProjection +
+    /// projectionCount) only: `out` holds projectionCount x rowCount x
+    /// columns samples, projection firstProjection first. A live session
+    /// reads this way only the projections a growing scan gained since its
+    /// last read (PreviewSession::grow). The default reads every projection
+    /// and copies the range; the HDF5 stack readers and a live stream's
+    /// snapshot read only those frames. Throws as readRawRows, and
+    /// InvalidArgument for a projection range outside [0, projections).
+    virtual void readRawRowsOfProjections(int firstRow, int rowCount, int firstProjection, int projectionCount,
+                                          std::span<std::byte> out);
+
     /// A hint: rows [firstRow, firstRow + rowCount) will be read soon. A
     /// reader of files on a disk may ask the kernel to start reading them
     /// into the page cache, without waiting, so that the disk's queue stays

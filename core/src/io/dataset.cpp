@@ -316,6 +316,23 @@ void checkRawRowRequest(const DatasetInfo& info, int firstRow, int rowCount, std
                     static_cast<std::size_t>(info.projections) * static_cast<std::size_t>(info.columns));
 }
 
+std::size_t checkRawProjectionRequest(const DatasetInfo& info, int firstRow, int rowCount, int firstProjection,
+                                      int projectionCount, std::size_t bytes) {
+    if (firstProjection < 0 || projectionCount < 1 || firstProjection > info.projections - projectionCount)
+        throw InvalidArgument("projections [" + std::to_string(firstProjection) + ", " +
+                              std::to_string(static_cast<long long>(firstProjection) + projectionCount) + ") of " +
+                              info.path.string() + ": expected a non-empty range inside [0, " +
+                              std::to_string(info.projections) + ")");
+    const std::size_t sample = sampleBytes(info.sampleType);
+    const std::size_t perProjection = static_cast<std::size_t>(std::max(rowCount, 0)) * info.columns * sample;
+    if (bytes % sample != 0)
+        throw InvalidArgument(info.path.string() + ": a raw buffer of " + std::to_string(bytes) +
+                              " bytes is not a whole number of " + sampleTypeName(info.sampleType) + " samples");
+    checkRowRequest(info, firstRow, rowCount, bytes / sample,
+                    static_cast<std::size_t>(projectionCount) * static_cast<std::size_t>(info.columns));
+    return perProjection;
+}
+
 void checkProjectionRequest(const DatasetInfo& info, int index, std::size_t outSize) {
     if (index < 0 || index >= info.projections)
         throw InvalidArgument("projection " + std::to_string(index) + " of " + info.path.string() +
@@ -466,6 +483,17 @@ void DatasetReader::readRawRows(int firstRow, int rowCount, std::span<std::byte>
     case SampleType::Float32: toProjectionOrder<float>(sinograms, rowCount, p, c, out.data()); break;
     case SampleType::Float64: toProjectionOrder<double>(sinograms, rowCount, p, c, out.data()); break;
     }
+}
+
+void DatasetReader::readRawRowsOfProjections(int firstRow, int rowCount, int firstProjection, int projectionCount,
+                                             std::span<std::byte> out) {
+    const std::size_t perProjection = detail::checkRawProjectionRequest(m_info, firstRow, rowCount, firstProjection,
+                                                                        projectionCount, out.size());
+    if (firstProjection == 0 && projectionCount == m_info.projections) return readRawRows(firstRow, rowCount, out);
+    std::vector<std::byte> all(perProjection * static_cast<std::size_t>(m_info.projections));
+    readRawRows(firstRow, rowCount, all);
+    std::copy_n(all.begin() + static_cast<std::ptrdiff_t>(perProjection * static_cast<std::size_t>(firstProjection)),
+                out.size(), out.begin());
 }
 
 void DatasetReader::readFlatGroup(int group, int firstRow, int rowCount, std::span<float> out) {

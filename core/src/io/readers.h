@@ -113,6 +113,12 @@ void checkRowRequest(const DatasetInfo& info, int firstRow, int rowCount, std::s
 /// columns samples of info.sampleType.
 void checkRawRowRequest(const DatasetInfo& info, int firstRow, int rowCount, std::size_t bytes);
 
+/// checkRawRowRequest for readRawRowsOfProjections: the projections must be
+/// a non-empty range inside [0, projections) and `bytes` projectionCount x
+/// rowCount x columns samples. Returns the bytes of one projection's rows.
+std::size_t checkRawProjectionRequest(const DatasetInfo& info, int firstRow, int rowCount, int firstProjection,
+                                      int projectionCount, std::size_t bytes);
+
 /// Throws InvalidArgument naming info.path when `index` is not a projection
 /// or `outSize` is not rows * columns.
 void checkProjectionRequest(const DatasetInfo& info, int index, std::size_t outSize);

@@ -43,6 +43,12 @@ public:
     void readRawRows(int firstRow, int rowCount, std::span<std::byte> out) override {
         withFile([&](DatasetReader& r) { r.readRawRows(firstRow, rowCount, out); });
     }
+    void readRawRowsOfProjections(int firstRow, int rowCount, int firstProjection, int projectionCount,
+                                  std::span<std::byte> out) override {
+        withFile([&](DatasetReader& r) {
+            r.readRawRowsOfProjections(firstRow, rowCount, firstProjection, projectionCount, out);
+        });
+    }
     bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override {
         return withFile([&](DatasetReader& r) { return r.readMeanFlat(firstRow, rowCount, out); });
     }

@@ -7,6 +7,7 @@
 #include "tomo/worker_pool.h"
 
 #include "run/cone_preview.h"
+#include "run/growing_rows.h"
 #include "run/preview_bands.h"
 #include "run/row_block_reader.h"
 
@@ -196,6 +197,8 @@ private:
 
 struct PreviewSession::Impl {
     std::shared_ptr<DatasetReader> reader;
+    // Once grown (a live scan): the reader, keeping the rows read for the next snapshot.
+    std::shared_ptr<preview::GrowingRowsReader> growing;
     // The corrections as requested (the stage's options() have found values filled in).
     CorrectionOptions corrections;
     std::unique_ptr<PreprocessingStage> stage;
@@ -431,11 +434,11 @@ bool sameMethod(const IterativeOptions& a, const IterativeOptions& b) {
 
 namespace {
 
-/// The reader a session reads rows through: blocks of rows around the one
-/// asked for from a file; a live stream's snapshot as it is (its frames are
-/// in memory, and grow() makes a new reader every update: a block of 8 rows
-/// of every projection, 49 MB for 1500 of 2048^2, would be allocated and
-/// copied for each slice of each update to serve one row).
+/// The reader a session reads rows through until it grows (then a
+/// GrowingRowsReader): blocks of rows around the one asked for from a file;
+/// a live stream's snapshot as it is (its frames are in memory: a block of 8
+/// rows of every projection, 49 MB for 1500 of 2048^2, would be allocated
+/// and copied to serve one row).
 std::shared_ptr<DatasetReader> rowReader(std::shared_ptr<DatasetReader> reader) {
     if (reader->info().format == DatasetFormat::Stream) return reader;
     return std::make_shared<preview::RowBlockReader>(std::move(reader));
@@ -496,7 +499,9 @@ void PreviewSession::grow(std::shared_ptr<DatasetReader> reader) {
     d.sinogram = Image();
     d.filteredRow = -1;
     d.cone = reader->info().divergentBeam ? std::make_unique<preview::ConeSlicePreview>(reader->info()) : nullptr;
-    d.reader = rowReader(std::move(reader));
+    if (d.growing) d.growing->grow(std::move(reader));
+    else d.growing = std::make_shared<preview::GrowingRowsReader>(std::move(reader));
+    d.reader = d.growing;
     d.live = true;
 }
 

@@ -209,6 +209,29 @@ public:
         else readInParallel(pieces);
     }
 
+    void readRawRowsOfProjections(int firstRow, int rowCount, int firstProjection, int projectionCount,
+                                  std::span<std::byte> out) override {
+        detail::checkRawProjectionRequest(m_info, firstRow, rowCount, firstProjection, projectionCount, out.size());
+        // The frames of those projections (the library reads them: a live
+        // session's few new ones).
+        std::vector<h5::Array::Block> blocks;
+        hsize_t skip = static_cast<hsize_t>(firstProjection), left = static_cast<hsize_t>(projectionCount);
+        for (const auto& [first, count] : m_projections.runs) {
+            if (left == 0) break;
+            if (skip >= count) {
+                skip -= count;
+                continue;
+            }
+            const hsize_t n = std::min(count - skip, left);
+            blocks.push_back({{first + skip, static_cast<hsize_t>(firstRow), 0},
+                              {n, static_cast<hsize_t>(rowCount), static_cast<hsize_t>(m_info.columns)}});
+            left -= n;
+            skip = 0;
+        }
+        const h5::Session session;
+        m_projections.array->readStored(blocks, out);
+    }
+
     void prefetchRows(int firstRow, int rowCount) override {
         // The rows readRawRows would pread (deflated chunks are read and
         // inflated as streams; the library's reads are its own).

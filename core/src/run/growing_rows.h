@@ -1,0 +1,44 @@
+// The reader of a live preview session (PreviewSession::grow): a growing
+// scan's earlier frames never change, so the stored rows read from one
+// snapshot are kept, and the next snapshot's read asks the source only for
+// the projections that came since (from a growing file each projection is
+// a chunk read: 1500 of them cost ~60 ms for one row at 2048^2, the few new
+// ones well under one). Not thread-safe: one PreviewSession's.
+#pragma once
+
+#include "tomo/dataset.h"
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace tomo::preview {
+
+class GrowingRowsReader final : public DatasetReader {
+public:
+    explicit GrowingRowsReader(std::shared_ptr<DatasetReader> snapshot);
+
+    /// The scan grew: `snapshot` holds the frames of the last one and more.
+    /// A snapshot with fewer projections drops the kept rows.
+    void grow(std::shared_ptr<DatasetReader> snapshot);
+
+    void readSinograms(int firstRow, int rowCount, std::span<float> out) override;
+    /// The kept projections of the same rows, and the new ones from the snapshot.
+    void readRawRows(int firstRow, int rowCount, std::span<std::byte> out) override;
+    bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override;
+    bool readMeanDark(int firstRow, int rowCount, std::span<float> out) override;
+    void readProjection(int index, std::span<float> out) override;
+    void readFlatGroup(int group, int firstRow, int rowCount, std::span<float> out) override;
+
+    /// Projections read from the snapshots so far, for tests.
+    long long projectionsRead() const { return m_projectionsRead; }
+
+private:
+    std::shared_ptr<DatasetReader> m_snapshot;
+    // The rows of the last readRawRows, projection order, m_keptProjections of them.
+    int m_keptFirstRow = -1, m_keptRowCount = 0, m_keptProjections = 0;
+    std::vector<std::byte> m_kept;
+    long long m_projectionsRead = 0;
+};
+
+} // namespace tomo::preview
