@@ -255,6 +255,63 @@ TEST(GrowingFile, AFileThatNeverAppearsIsReported) {
         DataError);
 }
 
+TEST(GrowingFile, TheWriterStoresEveryFrameExactly) {
+    // Frames of 3 MiB, each sample different, in both layouts, copied into
+    // their chunks by 4 threads (where the file system maps shared pages)
+    // and through H5Dwrite: read back as stored, every value.
+    const int rows = 1024, columns = 1536, projections = 5;
+    const std::size_t values = static_cast<std::size_t>(rows) * columns;
+    auto frame = [&](FrameKind kind, long long index, std::uint16_t seed) {
+        Frame f;
+        f.kind = kind;
+        f.index = index;
+        f.angleDegrees = 36.0 * static_cast<double>(index);
+        f.rows = rows;
+        f.columns = columns;
+        std::vector<std::uint16_t> v(values);
+        for (std::size_t i = 0; i < values; ++i) v[i] = static_cast<std::uint16_t>(seed * 7919u + i * 31u);
+        std::vector<std::byte> bytes(values * 2);
+        std::memcpy(bytes.data(), v.data(), bytes.size());
+        f.values = std::move(bytes);
+        return f;
+    };
+    for (const char* copyThreads : {"4", "0"})
+    for (const GrowingLayout layout : {GrowingLayout::DXchange, GrowingLayout::NXtomo}) {
+        SCOPED_TRACE(std::string("TOMO_RECORD_COPY_THREADS=") + copyThreads);
+        const test::ScopedEnv threads("TOMO_RECORD_COPY_THREADS", copyThreads);
+        test::TempDir dir;
+        const auto path = dir / (layout == GrowingLayout::DXchange ? "dx.h5" : "nx.nxs");
+        auto writer = createGrowingScanWriter(path, rows, columns, SampleType::UInt16, false, layout);
+        writer->send(frame(FrameKind::Dark, 0, 1));
+        writer->send(frame(FrameKind::Flat, 0, 2));
+        std::vector<Frame> sent;
+        for (int p = 0; p < projections; ++p) {
+            sent.push_back(frame(FrameKind::Projection, p, static_cast<std::uint16_t>(10 + p)));
+            writer->send(sent.back());
+        }
+        writer->finish("");
+        const auto reader = openDataset(path);
+        ASSERT_EQ(reader->info().projections, projections);
+        std::vector<std::byte> stored(values * projections * 2);
+        reader->readRawRows(0, rows, stored);
+        for (int p = 0; p < projections; ++p)
+            EXPECT_EQ(0, std::memcmp(stored.data() + values * 2 * p, sent[static_cast<std::size_t>(p)].values.data(),
+                                     values * 2))
+                << "projection " << p << " of " << path;
+        std::vector<float> flat(values), dark(values);
+        ASSERT_TRUE(reader->readMeanFlat(0, rows, flat));
+        ASSERT_TRUE(reader->readMeanDark(0, rows, dark));
+        const Frame f = frame(FrameKind::Flat, 0, 2), d = frame(FrameKind::Dark, 0, 1);
+        for (std::size_t i = 0; i < values; i += 997) {
+            std::uint16_t fv = 0, dv = 0;
+            std::memcpy(&fv, f.values.data() + 2 * i, 2);
+            std::memcpy(&dv, d.values.data() + 2 * i, 2);
+            ASSERT_EQ(flat[i], fv) << i;
+            ASSERT_EQ(dark[i], dv) << i;
+        }
+    }
+}
+
 TEST(GrowingFile, TheWriterRefusesAnotherShapeAndAnExistingFile) {
     test::TempDir dir;
     auto writer = createGrowingScanWriter(dir / "a.h5", 2, 3, SampleType::UInt16, false);

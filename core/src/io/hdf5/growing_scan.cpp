@@ -3,10 +3,22 @@
 #include "io/hdf5/h5_util.h"
 #include "tomo/error.h"
 #include "tomo/live.h"
+#include "tomo/worker_pool.h"
 
+#include <algorithm>
 #include <array>
+#include <atomic>
+#include <bit>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace tomo {
 
@@ -32,6 +44,91 @@ hid_t memoryType(SampleType type) {
     return H5T_NATIVE_UINT16;
 }
 
+/// Copies frames into their chunks of the file through a shared mapping,
+/// on several threads. One file takes write() at ~2.4 GB/s however many
+/// threads write (the file's lock; a file in memory, tmpfs, on a 16-core
+/// host), its mapped pages at ~4-5 GB/s from 8 threads. Each thread
+/// populates its part's pages first (MADV_POPULATE_WRITE), which reports a
+/// full disk as an error where a copy into a page without room would die of
+/// SIGBUS. Where that or a shared mapping is refused (Linux before 5.14,
+/// some network file systems), usable() is false and frames go through
+/// H5Dwrite.
+class MappedFrameCopier {
+public:
+    /// Threads that copy the frames: TOMO_RECORD_COPY_THREADS (1 to 64) when
+    /// set, 0 for H5Dwrite; else 8 with at least 8 hardware threads (into
+    /// tmpfs on 16 cores: 2.65-3.03 GB/s against 2.07-2.33 through
+    /// H5Dwrite), 0 below (on 2 cores the copies competed with the receiver:
+    /// 0.47-1.32 GB/s against 1.11-1.33).
+    static int threads() {
+        if (const char* env = std::getenv("TOMO_RECORD_COPY_THREADS"); env && *env) {
+            const int n = std::atoi(env);
+            return std::clamp(n, 0, 64);
+        }
+        return std::thread::hardware_concurrency() >= 8 ? 8 : 0;
+    }
+
+    MappedFrameCopier(const std::filesystem::path& path, int threads) : m_path(path), m_pool(threads) {
+        if constexpr (std::endian::native != std::endian::little) return; // the file's samples are little-endian
+        m_fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+        if (m_fd < 0) return;
+        const long page = ::sysconf(_SC_PAGESIZE);
+        void* map = ::mmap(nullptr, static_cast<std::size_t>(page), PROT_READ | PROT_WRITE, MAP_SHARED, m_fd, 0);
+        if (map == MAP_FAILED) return;
+        m_usable = ::madvise(map, static_cast<std::size_t>(page), MADV_POPULATE_WRITE) == 0;
+        ::munmap(map, static_cast<std::size_t>(page));
+    }
+    ~MappedFrameCopier() {
+        if (m_fd >= 0) ::close(m_fd);
+    }
+    MappedFrameCopier(const MappedFrameCopier&) = delete;
+    MappedFrameCopier& operator=(const MappedFrameCopier&) = delete;
+
+    bool usable() const { return m_usable; }
+
+    /// `bytes` to file offset `offset`. Throws IoError naming the file.
+    void copy(std::uint64_t offset, std::span<const std::byte> bytes) {
+        const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+        const std::uint64_t base = offset / page * page, end = offset + bytes.size();
+        struct stat status {};
+        if (::fstat(m_fd, &status) != 0) fail(errno);
+        // The library placed the chunk (early allocation, no fill) but wrote nothing there.
+        if (static_cast<std::uint64_t>(status.st_size) < end && ::ftruncate(m_fd, static_cast<off_t>(end)) != 0)
+            fail(errno);
+        const auto length = static_cast<std::size_t>(end - base);
+        void* map = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, m_fd, static_cast<off_t>(base));
+        if (map == MAP_FAILED) fail(errno);
+        auto* target = static_cast<std::byte*>(map);
+        // Parts of whole pages of the mapping, at least 1 MiB each.
+        const std::size_t pages = (length + page - 1) / page;
+        const std::size_t parts = std::clamp<std::size_t>(length >> 20, 1, static_cast<std::size_t>(m_pool.threads()));
+        std::atomic<int> error{0};
+        m_pool.parallelFor(static_cast<int>(parts), [&](int part, int) {
+            const std::size_t from = pages * part / parts * page, to = std::min<std::size_t>(pages * (part + 1) / parts * page, length);
+            if (::madvise(target + from, to - from, MADV_POPULATE_WRITE) != 0) {
+                error = errno == EFAULT ? ENOSPC : errno; // EFAULT: no room for a page
+                return;
+            }
+            // The frame's bytes in this part (the first page starts before it).
+            const std::size_t skip = static_cast<std::size_t>(offset - base);
+            const std::size_t a = std::max(from, skip), b = std::min(to, length);
+            if (b > a) std::memcpy(target + a, bytes.data() + (a - skip), b - a);
+        });
+        ::munmap(map, length);
+        if (error != 0) fail(error);
+    }
+
+private:
+    [[noreturn]] void fail(int code) const {
+        throw IoError(m_path.string() + ": cannot write a frame into the file: " + std::strerror(code));
+    }
+
+    std::filesystem::path m_path;
+    WorkerPool m_pool;
+    int m_fd = -1;
+    bool m_usable = false;
+};
+
 class GrowingScanWriter final : public FrameSink {
 public:
     GrowingScanWriter(const std::filesystem::path& path, int rows, int columns, SampleType type, bool overwrite,
@@ -49,6 +146,10 @@ public:
         H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
         m_file = h5::File(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
         if (!m_file.valid()) fail("cannot create the HDF5 file");
+        if (const int threads = MappedFrameCopier::threads(); threads > 0 && H5Fflush(m_file.get(), H5F_SCOPE_LOCAL) >= 0) {
+            m_copier = std::make_unique<MappedFrameCopier>(path, threads);
+            if (!m_copier->usable()) m_copier.reset();
+        }
         if (layout == GrowingLayout::DXchange) {
             const h5::Group exchange = createGroup("/exchange");
             m_stacks[0] = createStack(exchange.get(), "data");
@@ -149,6 +250,11 @@ private:
         h5::Dataspace space(H5Screate_simple(3, dims, max));
         h5::PropertyList create(H5Pcreate(H5P_DATASET_CREATE));
         H5Pset_chunk(create.get(), 3, chunk);
+        if (m_copier) {
+            // Each frame's chunk placed as the stack grows, never filled: the copier writes it.
+            H5Pset_alloc_time(create.get(), H5D_ALLOC_TIME_EARLY);
+            H5Pset_fill_time(create.get(), H5D_FILL_TIME_NEVER);
+        }
         h5::Dataset dataset(
             H5Dcreate2(group, name, fileType(m_type), space.get(), H5P_DEFAULT, create.get(), H5P_DEFAULT));
         if (!dataset.valid()) fail(std::string("cannot create the stack ") + name);
@@ -165,6 +271,19 @@ private:
         size.insert(size.end(), image.begin(), image.end());
         const int rank = static_cast<int>(extent.size());
         if (H5Dset_extent(dataset.get(), extent.data()) < 0) fail(std::string("cannot extend ") + name);
+        if (m_copier && !image.empty()) {
+            unsigned filters = 0;
+            haddr_t address = HADDR_UNDEF;
+            hsize_t bytes = 0;
+            const std::size_t frameBytes = static_cast<std::size_t>(image[0] * image[1]) * sampleBytes(m_type);
+            if (H5Dget_chunk_info_by_coord(dataset.get(), start.data(), &filters, &address, &bytes) < 0 ||
+                address == HADDR_UNDEF || bytes != frameBytes)
+                fail(std::string("the chunk of frame ") + std::to_string(count) + " of " + name + " was not placed");
+            m_copier->copy(address, std::span(static_cast<const std::byte*>(values), frameBytes));
+            if (H5Dflush(dataset.get()) < 0) fail(std::string("cannot append to ") + name);
+            ++count;
+            return;
+        }
         h5::Dataspace fileSpace(H5Dget_space(dataset.get()));
         h5::Dataspace memory(H5Screate_simple(rank, size.data(), nullptr));
         if (!fileSpace.valid() || !memory.valid() ||
@@ -180,6 +299,7 @@ private:
     SampleType m_type;
     GrowingLayout m_layout;
     h5::File m_file;
+    std::unique_ptr<MappedFrameCopier> m_copier; ///< null: frames through H5Dwrite
     std::array<h5::Dataset, 3> m_stacks; ///< data, data_white, data_dark (NXtomo: data only)
     std::array<hsize_t, 3> m_counts{};
     h5::Dataset m_theta; ///< theta, NXtomo: rotation_angle
