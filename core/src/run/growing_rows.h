@@ -6,7 +6,7 @@
 // ones well under one). Not thread-safe: one PreviewSession's.
 #pragma once
 
-#include "tomo/dataset.h"
+#include "run/forwarding_reader.h"
 
 #include <cstddef>
 #include <memory>
@@ -14,7 +14,7 @@
 
 namespace tomo::preview {
 
-class GrowingRowsReader final : public DatasetReader {
+class GrowingRowsReader final : public ForwardingReader {
 public:
     explicit GrowingRowsReader(std::shared_ptr<DatasetReader> snapshot);
 
@@ -22,19 +22,13 @@ public:
     /// A snapshot with fewer projections drops the kept rows.
     void grow(std::shared_ptr<DatasetReader> snapshot);
 
-    void readSinograms(int firstRow, int rowCount, std::span<float> out) override;
     /// The kept projections of the same rows, and the new ones from the snapshot.
     void readRawRows(int firstRow, int rowCount, std::span<std::byte> out) override;
-    bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override;
-    bool readMeanDark(int firstRow, int rowCount, std::span<float> out) override;
-    void readProjection(int index, std::span<float> out) override;
-    void readFlatGroup(int group, int firstRow, int rowCount, std::span<float> out) override;
 
     /// Projections read from the snapshots so far, for tests.
     long long projectionsRead() const { return m_projectionsRead; }
 
 private:
-    std::shared_ptr<DatasetReader> m_snapshot;
     // The rows of the last readRawRows, projection order, m_keptProjections of them.
     int m_keptFirstRow = -1, m_keptRowCount = 0, m_keptProjections = 0;
     std::vector<std::byte> m_kept;

@@ -8,10 +8,7 @@
 
 namespace tomo::preview {
 
-RowBlockReader::RowBlockReader(std::shared_ptr<DatasetReader> inner) : m_inner(std::move(inner)) {
-    if (!m_inner) throw InvalidArgument("row block reader: no dataset");
-    m_info = m_inner->info();
-}
+RowBlockReader::RowBlockReader(std::shared_ptr<DatasetReader> inner) : ForwardingReader(std::move(inner)) {}
 
 int RowBlockReader::blockRows(std::size_t rowBytes) const {
     return static_cast<int>(std::clamp<std::size_t>(kBlockBytes / std::max<std::size_t>(rowBytes, 1), 1, kBlockRows));
@@ -32,14 +29,14 @@ std::pair<int, int> RowBlockReader::blockAround(int firstRow, int rowCount, std:
 void RowBlockReader::readSinograms(int firstRow, int rowCount, std::span<float> out) {
     const std::size_t rowValues = static_cast<std::size_t>(m_info.projections) * m_info.columns;
     if (!cacheable(firstRow, rowCount, rowValues * sizeof(float)) || out.size() != rowValues * rowCount) {
-        m_inner->readSinograms(firstRow, rowCount, out); // a large request, or a wrong one the reader names
+        inner().readSinograms(firstRow, rowCount, out); // a large request, or a wrong one the reader names
         return;
     }
     if (!m_sinograms.holds(firstRow, rowCount)) {
         const auto [first, count] = blockAround(firstRow, rowCount, rowValues * sizeof(float));
         m_sinograms.bytes.clear();
         std::vector<std::byte> bytes(rowValues * count * sizeof(float));
-        m_inner->readSinograms(first, count, std::span<float>(reinterpret_cast<float*>(bytes.data()), rowValues * count));
+        inner().readSinograms(first, count, std::span<float>(reinterpret_cast<float*>(bytes.data()), rowValues * count));
         ++m_innerReads;
         m_sinograms = {first, count, std::move(bytes)};
     }
@@ -52,14 +49,14 @@ void RowBlockReader::readRawRows(int firstRow, int rowCount, std::span<std::byte
     const std::size_t line = static_cast<std::size_t>(m_info.columns) * sampleBytes(m_info.sampleType);
     const std::size_t projections = static_cast<std::size_t>(m_info.projections);
     if (!cacheable(firstRow, rowCount, projections * line) || out.size() != projections * rowCount * line) {
-        m_inner->readRawRows(firstRow, rowCount, out);
+        inner().readRawRows(firstRow, rowCount, out);
         return;
     }
     if (!m_raw.holds(firstRow, rowCount)) {
         const auto [first, count] = blockAround(firstRow, rowCount, projections * line);
         m_raw.bytes.clear();
         std::vector<std::byte> bytes(projections * count * line);
-        m_inner->readRawRows(first, count, bytes);
+        inner().readRawRows(first, count, bytes);
         ++m_innerReads;
         m_raw = {first, count, std::move(bytes)};
     }
@@ -67,20 +64,6 @@ void RowBlockReader::readRawRows(int firstRow, int rowCount, std::span<std::byte
     const std::size_t offset = (firstRow - m_raw.first) * line, block = m_raw.count * line, part = rowCount * line;
     for (std::size_t a = 0; a < projections; ++a)
         std::memcpy(out.data() + a * part, m_raw.bytes.data() + a * block + offset, part);
-}
-
-bool RowBlockReader::readMeanFlat(int firstRow, int rowCount, std::span<float> out) {
-    return m_inner->readMeanFlat(firstRow, rowCount, out);
-}
-
-bool RowBlockReader::readMeanDark(int firstRow, int rowCount, std::span<float> out) {
-    return m_inner->readMeanDark(firstRow, rowCount, out);
-}
-
-void RowBlockReader::readProjection(int index, std::span<float> out) { m_inner->readProjection(index, out); }
-
-void RowBlockReader::readFlatGroup(int group, int firstRow, int rowCount, std::span<float> out) {
-    m_inner->readFlatGroup(group, firstRow, rowCount, out);
 }
 
 } // namespace tomo::preview

@@ -5,7 +5,7 @@
 // (PgUp/PgDn, a slider) from it. Not thread-safe: one PreviewSession's.
 #pragma once
 
-#include "tomo/dataset.h"
+#include "run/forwarding_reader.h"
 
 #include <cstddef>
 #include <memory>
@@ -13,7 +13,7 @@
 
 namespace tomo::preview {
 
-class RowBlockReader final : public DatasetReader {
+class RowBlockReader final : public ForwardingReader {
 public:
     /// Blocks of up to kBlockRows rows and kBlockBytes bytes (at least one row).
     static constexpr int kBlockRows = 8;
@@ -23,10 +23,6 @@ public:
 
     void readSinograms(int firstRow, int rowCount, std::span<float> out) override;
     void readRawRows(int firstRow, int rowCount, std::span<std::byte> out) override;
-    bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override;
-    bool readMeanDark(int firstRow, int rowCount, std::span<float> out) override;
-    void readProjection(int index, std::span<float> out) override;
-    void readFlatGroup(int group, int firstRow, int rowCount, std::span<float> out) override;
 
     /// Reads of the wrapped reader so far (for tests).
     int innerReads() const { return m_innerReads; }
@@ -48,7 +44,6 @@ private:
     /// The rows [first, first + count) a block around [firstRow, firstRow + rowCount) covers.
     std::pair<int, int> blockAround(int firstRow, int rowCount, std::size_t rowBytes) const;
 
-    std::shared_ptr<DatasetReader> m_inner;
     Block m_sinograms; // float32 rows, sinogram order
     Block m_raw;       // stored samples, projection order
     int m_innerReads = 0;
