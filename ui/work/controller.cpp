@@ -93,6 +93,7 @@ Controller::Controller(QObject* parent) : QObject(parent), m_pending(std::make_u
     m_jobContext->moveToThread(&m_jobThread);
     connect(&m_previewThread, &QThread::finished, m_previewContext, &QObject::deleteLater);
     connect(&m_jobThread, &QThread::finished, m_jobContext, &QObject::deleteLater);
+    m_reprojections.setMaxThreadCount(1); // one projection at a time: each may take seconds on a CPU
     m_previewThread.start();
     m_jobThread.start();
     QMetaObject::invokeMethod(m_previewContext, [] { lowerThreadPriority(kWorkerNice); }, Qt::QueuedConnection);
@@ -106,8 +107,10 @@ Controller::~Controller() {
         if (m_running) m_running->cancel();
         if (m_jobToken) m_jobToken->cancel();
     }
-    m_axisSearches.clear();
-    m_axisSearches.waitForDone(); // a search posts to this object
+    for (QThreadPool* pool : {&m_axisSearches, &m_reprojections}) {
+        pool->clear();
+        pool->waitForDone(); // their jobs post to this object
+    }
     m_previewThread.quit();
     m_jobThread.quit();
     m_previewThread.wait();

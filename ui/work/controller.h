@@ -201,6 +201,9 @@ private:
     /// live slice `id`: residuals and throttled images to the UI, Stop.
     tomo::IterationCallback iterationObserver(quint64 id, const SliceParams& params, int generation);
     void runReprojection(int generation);
+    static ReprojectionResult failedReprojection(const ReprojectionResult& of, const std::exception& e);
+    /// Any thread: reprojectionReady(out) on the UI thread unless the dataset changed since.
+    void postReprojection(int generation, ReprojectionResult out);
     std::shared_ptr<tomo::DatasetReader> openJobReader() const;
     void installDataset(std::shared_ptr<tomo::DatasetReader> reader, std::shared_ptr<const Source> source,
                         DatasetSummary summary, bool findAxis = false);
@@ -212,6 +215,7 @@ private:
     QThread m_previewThread;
     QThread m_jobThread;
     QThreadPool m_axisSearches; // the axis finder, off the preview thread
+    QThreadPool m_reprojections; // the reprojection view's projections, off the preview thread
     QObject* m_previewContext = nullptr; // lives in m_previewThread
     QObject* m_jobContext = nullptr;     // lives in m_jobThread
 

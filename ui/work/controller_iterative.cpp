@@ -111,10 +111,15 @@ void Controller::requestReprojection() {
 }
 
 void Controller::runReprojection(int generation) {
+    // Preview thread: the slice and its row with the corrections of its run
+    // (the session keeps them), copied for the projection, which runs on
+    // m_reprojections so that live slices go on meanwhile.
     if (generation != m_workerGeneration || !m_session) return;
     ReprojectionResult out;
+    SliceResultPtr slice = m_lastSlice;
+    tomo::Image sinogram;
+    tomo::Geometry g;
     try {
-        const SliceResultPtr slice = m_lastSlice;
         if (!slice) throw tomo::InvalidArgument("no slice has been reconstructed yet");
         out.resultId = slice->id;
         out.row = slice->params.row;
@@ -125,44 +130,61 @@ void Controller::runReprojection(int generation) {
                                         "slice was reconstructed with FDK");
         if (!(preview.region == tomo::Region{0, 0, preview.gridSize, preview.gridSize}))
             throw tomo::InvalidArgument("the reprojection needs the whole slice: clear the region (Parameters)");
-        // The row with the corrections of the slice's run (the session keeps it).
-        const tomo::Image& sinogram = m_session->sinogram(slice->params.row);
-        tomo::Geometry g;
+        sinogram = m_session->sinogram(slice->params.row);
         g.angles = m_session->stage().outputAngles();
         g.bins = sinogram.width;
         g.axis = preview.axis;
         g.axisOffsets = slice->params.axisOffsets;
-        const auto pair = reprojectionPair(tomo::ReconGeometry::fullSlice(std::move(g)), slice->params.options,
-                                           preview.strategy);
-        out.projector = QString::fromStdString(pair->name());
-        tomo::Reprojection r = tomo::reproject(*pair, preview.slice.data, sinogram.data);
-        out.norm = r.norm;
-        out.relativeNorm = r.relativeNorm;
-        out.measured = sinogram;
-        out.projected = tomo::Image(sinogram.width, sinogram.height);
-        out.projected.data = std::move(r.projected);
-        out.difference = tomo::Image(sinogram.width, sinogram.height);
-        out.difference.data = std::move(r.difference);
-        // Measured and projected in one window (the measured data's), so they read alike.
-        const ImageStats stats = computeStats(out.measured.data, 256, 0.5, 99.5, &preparePool());
-        out.measuredRendered = render(out.measured, stats.autoLow, stats.autoHigh, QStringLiteral("grey"), &preparePool());
-        out.projectedRendered = render(out.projected, stats.autoLow, stats.autoHigh, QStringLiteral("grey"), &preparePool());
-        std::vector<float> magnitude(out.difference.data.size());
-        std::transform(out.difference.data.begin(), out.difference.data.end(), magnitude.begin(),
-                       [](float v) { return std::abs(v); });
-        out.range = std::max(percentile(magnitude, 99.5), std::numeric_limits<float>::min());
-        const auto diverging = std::find_if(colormaps().begin(), colormaps().end(), [](const Colormap& c) { return c.diverging; });
-        out.differenceRendered = render(out.difference, -out.range, out.range,
-                                        diverging != colormaps().end() ? diverging->name : QStringLiteral("grey"),
-                                        &preparePool());
     } catch (const std::exception& e) {
-        ReprojectionResult failed;
-        failed.resultId = out.resultId;
-        failed.row = out.row;
-        failed.method = out.method;
-        out = std::move(failed);
-        out.error = QString::fromUtf8(e.what());
+        postReprojection(generation, failedReprojection(out, e));
+        return;
     }
+    (void)preparePool(); // made here: the job only uses it
+    m_reprojections.start([this, generation, out = std::move(out), slice = std::move(slice),
+                           sinogram = std::move(sinogram), g = std::move(g)]() mutable {
+        try {
+            const tomo::PreviewResult& preview = slice->preview;
+            const auto pair = reprojectionPair(tomo::ReconGeometry::fullSlice(std::move(g)), slice->params.options,
+                                               preview.strategy);
+            out.projector = QString::fromStdString(pair->name());
+            tomo::Reprojection r = tomo::reproject(*pair, preview.slice.data, sinogram.data);
+            out.norm = r.norm;
+            out.relativeNorm = r.relativeNorm;
+            out.measured = std::move(sinogram);
+            out.projected = tomo::Image(out.measured.width, out.measured.height);
+            out.projected.data = std::move(r.projected);
+            out.difference = tomo::Image(out.measured.width, out.measured.height);
+            out.difference.data = std::move(r.difference);
+            // Measured and projected in one window (the measured data's), so they read alike.
+            const ImageStats stats = computeStats(out.measured.data, 256, 0.5, 99.5, &preparePool());
+            out.measuredRendered = render(out.measured, stats.autoLow, stats.autoHigh, QStringLiteral("grey"), &preparePool());
+            out.projectedRendered = render(out.projected, stats.autoLow, stats.autoHigh, QStringLiteral("grey"), &preparePool());
+            std::vector<float> magnitude(out.difference.data.size());
+            std::transform(out.difference.data.begin(), out.difference.data.end(), magnitude.begin(),
+                           [](float v) { return std::abs(v); });
+            out.range = std::max(percentile(magnitude, 99.5), std::numeric_limits<float>::min());
+            const auto diverging =
+                std::find_if(colormaps().begin(), colormaps().end(), [](const Colormap& c) { return c.diverging; });
+            out.differenceRendered = render(out.difference, -out.range, out.range,
+                                            diverging != colormaps().end() ? diverging->name : QStringLiteral("grey"),
+                                            &preparePool());
+        } catch (const std::exception& e) {
+            out = failedReprojection(out, e);
+        }
+        postReprojection(generation, std::move(out));
+    });
+}
+
+ReprojectionResult Controller::failedReprojection(const ReprojectionResult& of, const std::exception& e) {
+    ReprojectionResult failed;
+    failed.resultId = of.resultId;
+    failed.row = of.row;
+    failed.method = of.method;
+    failed.error = QString::fromUtf8(e.what());
+    return failed;
+}
+
+void Controller::postReprojection(int generation, ReprojectionResult out) {
     toUi("reprojection", [this, generation, out = std::move(out)] {
         if (generation == m_generation) emit reprojectionReady(out);
     });
