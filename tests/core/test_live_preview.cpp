@@ -143,6 +143,17 @@ TEST(LivePreview, UnevenCoverageReweightsTheNeighboursOfEachNewAngle) {
     EXPECT_LT(added, 4 * n) << "the updates did not add to the kept slice";
 }
 
+TEST(LivePreview, ProjectionsArrivingOutOfOrderAreSortedIntoTheSlice) {
+    // A stream's snapshot sorts projections by index: one that arrives late
+    // lands between projections already shown (a network reordered them, or
+    // a detector sends in bursts). Every update still equals a fresh
+    // reconstruction of the snapshot.
+    std::vector<Frame> frames = phantomFrames(uniformAngles(90)); // a flat, a dark, then by index
+    for (std::size_t i = 2; i + 3 < frames.size(); i += 4) std::swap(frames[i + 1], frames[i + 3]);
+    std::swap(frames[5], frames[40]);
+    streamAndCompare(frames, {3, 1, 5, 2}, cpuRequest());
+}
+
 TEST(LivePreview, APartialScanEqualsTheReconstructionOfAFileHoldingJustThoseFrames) {
     // 0 to 97 degrees of a 180-degree scan, received in batches: the slice
     // shown equals the one of a DXchange file with only those frames
@@ -206,6 +217,17 @@ TEST(GrowingRowsReader, ReadsOnlyTheProjectionsThatCameSinceItsLastRead) {
     EXPECT_EQ(reader.projectionsRead(), 34);
     std::vector<std::byte> wrong(3);
     EXPECT_THROW(reader.readRawRows(0, 2, wrong), InvalidArgument);
+    // A projection placed among those kept (a stream's late one, sorted in
+    // by index): the rows are read whole.
+    FrameStore late;
+    for (const std::size_t i : {0, 1, 2, 4, 5}) late.add(frames[i]); // projections 0, 2, 3
+    reader.grow(snapshot = late.snapshot("live"));
+    EXPECT_EQ(rowsOf(reader, 0, 2), rowsOf(*snapshot, 0, 2));
+    late.add(frames[3]); // projection 1
+    reader.grow(snapshot = late.snapshot("live"));
+    const long long before = reader.projectionsRead();
+    EXPECT_EQ(rowsOf(reader, 0, 2), rowsOf(*snapshot, 0, 2));
+    EXPECT_EQ(reader.projectionsRead() - before, 4);
 }
 
 TEST(LivePreview, MovingTheAxisOrANewFlatStartsTheSumAgain) {

@@ -178,10 +178,11 @@ public:
     /// live source's newer snapshot, tomo/live.h). The next run() adds the
     /// new projections to the slice of the last one when it can (see the
     /// top of this file; PreviewResult::addedProjections), else
-    /// reconstructs as for a new dataset. The stored rows read from the
-    /// earlier snapshots are kept: the frames already there must be the
-    /// same, and only the new projections are read
-    /// (DatasetReader::readRawRowsOfProjections). Throws InvalidArgument for a
+    /// reconstructs as for a new dataset. From a growing file (frames only
+    /// appended) the stored rows read from the earlier snapshots are kept
+    /// and only the new projections are read
+    /// (DatasetReader::readRawRowsOfProjections); a stream's snapshot, which
+    /// sorts a late projection in among the others, is read whole. Throws InvalidArgument for a
     /// null reader, one without data, or other rows or columns.
     void grow(std::shared_ptr<DatasetReader> reader);
 

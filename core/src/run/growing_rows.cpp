@@ -13,8 +13,10 @@ GrowingRowsReader::GrowingRowsReader(std::shared_ptr<DatasetReader> snapshot)
 
 void GrowingRowsReader::grow(std::shared_ptr<DatasetReader> snapshot) {
     setInner(std::move(snapshot));
-    if (m_info.projections < m_keptProjections) {
+    const std::vector<double>& angles = m_info.angles;
+    if (angles.size() < m_keptAngles.size() || !std::equal(m_keptAngles.begin(), m_keptAngles.end(), angles.begin())) {
         m_kept.clear();
+        m_keptAngles.clear();
         m_keptFirstRow = -1;
         m_keptProjections = 0;
     }
@@ -38,6 +40,7 @@ void GrowingRowsReader::readRawRows(int firstRow, int rowCount, std::span<std::b
     m_keptFirstRow = firstRow;
     m_keptRowCount = rowCount;
     m_keptProjections = m_info.projections;
+    m_keptAngles = m_info.angles;
 }
 
 } // namespace tomo::preview

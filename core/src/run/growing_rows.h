@@ -3,7 +3,9 @@
 // snapshot are kept, and the next snapshot's read asks the source only for
 // the projections that came since (from a growing file each projection is
 // a chunk read: 1500 of them cost ~60 ms for one row at 2048^2, the few new
-// ones well under one). Not thread-safe: one PreviewSession's.
+// ones well under one). For snapshots that only append (a growing file; a
+// stream's sorts late projections in among the others). Not thread-safe:
+// one PreviewSession's.
 #pragma once
 
 #include "run/forwarding_reader.h"
@@ -18,8 +20,10 @@ class GrowingRowsReader final : public ForwardingReader {
 public:
     explicit GrowingRowsReader(std::shared_ptr<DatasetReader> snapshot);
 
-    /// The scan grew: `snapshot` holds the frames of the last one and more.
-    /// A snapshot with fewer projections drops the kept rows.
+    /// The scan grew: `snapshot` holds the frames of the last one and more,
+    /// in the same order (a growing file). A snapshot whose projections do
+    /// not begin with the angles of those kept (fewer of them, or one
+    /// placed among them) drops the kept rows.
     void grow(std::shared_ptr<DatasetReader> snapshot);
 
     /// The kept projections of the same rows, and the new ones from the snapshot.
@@ -31,6 +35,7 @@ public:
 private:
     // The rows of the last readRawRows, projection order, m_keptProjections of them.
     int m_keptFirstRow = -1, m_keptRowCount = 0, m_keptProjections = 0;
+    std::vector<double> m_keptAngles; // of the kept projections
     std::vector<std::byte> m_kept;
     long long m_projectionsRead = 0;
 };

@@ -499,9 +499,17 @@ void PreviewSession::grow(std::shared_ptr<DatasetReader> reader) {
     d.sinogram = Image();
     d.filteredRow = -1;
     d.cone = reader->info().divergentBeam ? std::make_unique<preview::ConeSlicePreview>(reader->info()) : nullptr;
-    if (d.growing) d.growing->grow(std::move(reader));
-    else d.growing = std::make_shared<preview::GrowingRowsReader>(std::move(reader));
-    d.reader = d.growing;
+    if (reader->info().format == DatasetFormat::Stream) {
+        // A stream's snapshot sorts its projections by index, so one that
+        // arrives late lands among those read before: its rows are read
+        // whole, from memory.
+        d.growing.reset();
+        d.reader = std::move(reader);
+    } else {
+        if (d.growing) d.growing->grow(std::move(reader));
+        else d.growing = std::make_shared<preview::GrowingRowsReader>(std::move(reader));
+        d.reader = d.growing;
+    }
     d.live = true;
 }
 
