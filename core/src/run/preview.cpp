@@ -248,7 +248,7 @@ struct PreviewSession::Impl {
     };
     bool live = false;
     std::optional<LiveSum> liveSum;
-    // Adds a live update to the kept slice (a 2048^2 slice: ~3 ms on one core).
+    // Adds a live update to a kept slice of 1024^2 or more (2048^2: ~3 ms on one core).
     std::unique_ptr<WorkerPool> sumThreads;
 
     /// Keeps the slice a run made from every projection of the loaded row
@@ -339,18 +339,26 @@ struct PreviewSession::Impl {
             const std::span<float> sum = k.added.as<float>(pixels);
             plan->backproject(sum);
             result.secondsBackproject = secondsSince(bpStart);
-            // The sum, and the result as a copy of it, in one pass.
+            // The sum, and the result as a copy of it, in one pass; on
+            // threads for a large slice (the live volume's hundreds of
+            // coarse rows, 256^2 at most, need none).
             std::vector<float> out = sliceBuffers.take(pixels);
             sliceBuffers.prepare(pixels);
-            if (!sumThreads)
-                sumThreads = std::make_unique<WorkerPool>(
-                    static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u)));
             constexpr std::size_t kPart = std::size_t{1} << 18;
-            sumThreads->parallelFor(static_cast<int>((pixels + kPart - 1) / kPart), [&](int part, int) {
+            const auto addPart = [&](int part, int) {
                 const std::size_t end = std::min(pixels, (static_cast<std::size_t>(part) + 1) * kPart);
                 for (std::size_t i = static_cast<std::size_t>(part) * kPart; i < end; ++i)
                     out[i] = k.slice[i] += sum[i];
-            });
+            };
+            const int parts = static_cast<int>((pixels + kPart - 1) / kPart);
+            if (parts < 4) {
+                for (int part = 0; part < parts; ++part) addPart(part, 0);
+            } else {
+                if (!sumThreads)
+                    sumThreads = std::make_unique<WorkerPool>(
+                        static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u)));
+                sumThreads->parallelFor(parts, addPart);
+            }
             result.slice.data = std::move(out);
             for (std::size_t i = 0; i < added.size(); ++i) {
                 const auto p = static_cast<std::size_t>(added[i]);
@@ -434,8 +442,9 @@ bool sameMethod(const IterativeOptions& a, const IterativeOptions& b) {
 
 namespace {
 
-/// The reader a session reads rows through until it grows (then a
-/// GrowingRowsReader): blocks of rows around the one asked for from a file;
+/// The reader a session reads rows through until it grows (a growing file's
+/// then goes through a GrowingRowsReader): blocks of rows around the one
+/// asked for from a file;
 /// a live stream's snapshot as it is (its frames are in memory: a block of 8
 /// rows of every projection, 49 MB for 1500 of 2048^2, would be allocated
 /// and copied to serve one row).
