@@ -230,6 +230,38 @@ TEST(GrowingRowsReader, ReadsOnlyTheProjectionsThatCameSinceItsLastRead) {
     EXPECT_EQ(reader.projectionsRead() - before, 4);
 }
 
+TEST(GrowingRowsReader, KeepsTheMeanFlatAndDarkUntilAnotherArrives) {
+    const std::vector<Frame> frames = phantomFrames(uniformAngles(8)); // a flat, a dark, 8 projections
+    FrameStore store;
+    for (const Frame& f : frames) store.add(f);
+    const auto meanOf = [](DatasetReader& reader, bool flat, int first, int count) {
+        std::vector<float> out(static_cast<std::size_t>(count) * kBins, -1.0f);
+        EXPECT_TRUE(flat ? reader.readMeanFlat(first, count, out) : reader.readMeanDark(first, count, out));
+        return out;
+    };
+    auto snapshot = store.snapshot("live");
+    preview::GrowingRowsReader reader(snapshot);
+    const std::vector<float> flat = meanOf(*snapshot, true, 0, 2);
+    EXPECT_EQ(meanOf(reader, true, 0, 2), flat);
+    EXPECT_EQ(meanOf(reader, false, 0, 2), meanOf(*snapshot, false, 0, 2));
+    EXPECT_EQ(reader.meansRead(), 2);
+    store.add(frameOf(FrameKind::Projection, 8, 1.0, std::vector<std::uint16_t>(kRows * kBins, 5000)));
+    reader.grow(snapshot = store.snapshot("live")); // a projection more, the same flat and dark
+    EXPECT_EQ(meanOf(reader, true, 0, 2), flat);
+    EXPECT_EQ(meanOf(reader, false, 0, 2), meanOf(*snapshot, false, 0, 2));
+    EXPECT_EQ(reader.meansRead(), 2) << "the flat and dark were read again";
+    // Another flat: the mean is read anew (the dark stays kept); other rows are read.
+    store.add(frameOf(FrameKind::Flat, 1, 0.0, std::vector<std::uint16_t>(kRows * kBins, kFlat + 2000)));
+    reader.grow(snapshot = store.snapshot("live"));
+    const std::vector<float> flats = meanOf(*snapshot, true, 0, 2);
+    EXPECT_NE(flats, flat);
+    EXPECT_EQ(meanOf(reader, true, 0, 2), flats);
+    EXPECT_EQ(meanOf(reader, false, 0, 2), meanOf(*snapshot, false, 0, 2));
+    EXPECT_EQ(reader.meansRead(), 3);
+    EXPECT_EQ(meanOf(reader, true, 1, 2), meanOf(*snapshot, true, 1, 2));
+    EXPECT_EQ(reader.meansRead(), 4);
+}
+
 TEST(LivePreview, MovingTheAxisOrANewFlatStartsTheSumAgain) {
     const std::vector<Frame> frames = phantomFrames(uniformAngles(60));
     FrameStore store;

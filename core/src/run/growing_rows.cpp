@@ -43,4 +43,26 @@ void GrowingRowsReader::readRawRows(int firstRow, int rowCount, std::span<std::b
     m_keptAngles = m_info.angles;
 }
 
+bool GrowingRowsReader::readMeanFlat(int firstRow, int rowCount, std::span<float> out) {
+    return keptMean(m_flat, true, firstRow, rowCount, out);
+}
+
+bool GrowingRowsReader::readMeanDark(int firstRow, int rowCount, std::span<float> out) {
+    return keptMean(m_dark, false, firstRow, rowCount, out);
+}
+
+bool GrowingRowsReader::keptMean(KeptMean& kept, bool flat, int firstRow, int rowCount, std::span<float> out) {
+    const int frames = flat ? m_info.flats : m_info.darks;
+    if (kept.frames == frames && kept.firstRow == firstRow && kept.rowCount == rowCount &&
+        (!kept.present || kept.values.size() == out.size())) {
+        if (kept.present) std::copy(kept.values.begin(), kept.values.end(), out.begin());
+        return kept.present;
+    }
+    const bool present = flat ? inner().readMeanFlat(firstRow, rowCount, out) : inner().readMeanDark(firstRow, rowCount, out);
+    ++m_meansRead;
+    kept = KeptMean{firstRow, rowCount, frames, present, {}};
+    if (present) kept.values.assign(out.begin(), out.end());
+    return present;
+}
+
 } // namespace tomo::preview

@@ -28,11 +28,27 @@ public:
 
     /// The kept projections of the same rows, and the new ones from the snapshot.
     void readRawRows(int firstRow, int rowCount, std::span<std::byte> out) override;
+    /// The mean kept while the scan has the same number of flats (darks):
+    /// its frames are the same (each read of a growing file opens it).
+    bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override;
+    bool readMeanDark(int firstRow, int rowCount, std::span<float> out) override;
 
     /// Projections read from the snapshots so far, for tests.
     long long projectionsRead() const { return m_projectionsRead; }
+    /// Means of flats or darks read from the snapshots so far, for tests.
+    int meansRead() const { return m_meansRead; }
 
 private:
+    /// A mean of flats or darks as read, and what of.
+    struct KeptMean {
+        int firstRow = -1, rowCount = 0, frames = -1;
+        bool present = false;
+        std::vector<float> values;
+    };
+    bool keptMean(KeptMean& kept, bool flat, int firstRow, int rowCount, std::span<float> out);
+
+    KeptMean m_flat, m_dark;
+    int m_meansRead = 0;
     // The rows of the last readRawRows, projection order, m_keptProjections of them.
     int m_keptFirstRow = -1, m_keptRowCount = 0, m_keptProjections = 0;
     std::vector<double> m_keptAngles; // of the kept projections
