@@ -193,8 +193,7 @@ public:
     /// columns samples, projection firstProjection first. A live session
     /// reads this way only the projections a growing scan gained since its
     /// last read (PreviewSession::grow). The default reads every projection
-    /// and copies the range; the HDF5 stack readers and a live stream's
-    /// snapshot read only those frames. Throws as readRawRows, and
+    /// and copies the range; the HDF5 stack readers read only those frames. Throws as readRawRows, and
     /// InvalidArgument for a projection range outside [0, projections).
     virtual void readRawRowsOfProjections(int firstRow, int rowCount, int firstProjection, int projectionCount,
                                           std::span<std::byte> out);

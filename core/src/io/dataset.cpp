@@ -307,13 +307,20 @@ void checkRowRequest(const DatasetInfo& info, int firstRow, int rowCount, std::s
                               " values; expected " + std::to_string(rowCount * valuesPerRow));
 }
 
-void checkRawRowRequest(const DatasetInfo& info, int firstRow, int rowCount, std::size_t bytes) {
+namespace {
+/// `bytes` must be rowCount x projections x columns samples.
+void checkRawBytes(const DatasetInfo& info, int firstRow, int rowCount, int projections, std::size_t bytes) {
     const std::size_t sample = sampleBytes(info.sampleType);
     if (bytes % sample != 0)
         throw InvalidArgument(info.path.string() + ": a raw buffer of " + std::to_string(bytes) +
                               " bytes is not a whole number of " + sampleTypeName(info.sampleType) + " samples");
     checkRowRequest(info, firstRow, rowCount, bytes / sample,
-                    static_cast<std::size_t>(info.projections) * static_cast<std::size_t>(info.columns));
+                    static_cast<std::size_t>(projections) * static_cast<std::size_t>(info.columns));
+}
+} // namespace
+
+void checkRawRowRequest(const DatasetInfo& info, int firstRow, int rowCount, std::size_t bytes) {
+    checkRawBytes(info, firstRow, rowCount, info.projections, bytes);
 }
 
 std::size_t checkRawProjectionRequest(const DatasetInfo& info, int firstRow, int rowCount, int firstProjection,
@@ -323,14 +330,8 @@ std::size_t checkRawProjectionRequest(const DatasetInfo& info, int firstRow, int
                               std::to_string(static_cast<long long>(firstProjection) + projectionCount) + ") of " +
                               info.path.string() + ": expected a non-empty range inside [0, " +
                               std::to_string(info.projections) + ")");
-    const std::size_t sample = sampleBytes(info.sampleType);
-    const std::size_t perProjection = static_cast<std::size_t>(std::max(rowCount, 0)) * info.columns * sample;
-    if (bytes % sample != 0)
-        throw InvalidArgument(info.path.string() + ": a raw buffer of " + std::to_string(bytes) +
-                              " bytes is not a whole number of " + sampleTypeName(info.sampleType) + " samples");
-    checkRowRequest(info, firstRow, rowCount, bytes / sample,
-                    static_cast<std::size_t>(projectionCount) * static_cast<std::size_t>(info.columns));
-    return perProjection;
+    checkRawBytes(info, firstRow, rowCount, projectionCount, bytes);
+    return static_cast<std::size_t>(rowCount) * info.columns * sampleBytes(info.sampleType);
 }
 
 void checkProjectionRequest(const DatasetInfo& info, int index, std::size_t outSize) {

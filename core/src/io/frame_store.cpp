@@ -52,17 +52,6 @@ public:
                         out.data() + a * bytes);
     }
 
-    void readRawRowsOfProjections(int firstRow, int rowCount, int firstProjection, int projectionCount,
-                                  std::span<std::byte> out) override {
-        const std::size_t bytes = detail::checkRawProjectionRequest(m_info, firstRow, rowCount, firstProjection,
-                                                                    projectionCount, out.size());
-        const std::size_t rowBytes = static_cast<std::size_t>(m_info.columns) * sampleBytes(m_info.sampleType);
-        for (int a = 0; a < projectionCount; ++a)
-            std::copy_n(m_projections[static_cast<std::size_t>(firstProjection + a)].data() +
-                            static_cast<std::size_t>(firstRow) * rowBytes,
-                        bytes, out.data() + static_cast<std::size_t>(a) * bytes);
-    }
-
     bool readMeanFlat(int firstRow, int rowCount, std::span<float> out) override {
         return mean(m_flats, firstRow, rowCount, out);
     }

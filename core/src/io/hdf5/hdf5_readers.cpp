@@ -139,6 +139,22 @@ struct FrameSet {
         else runs.emplace_back(frame, 1);
         ++frames;
     }
+    /// Frames [first, first + count) of the set (within it).
+    FrameSet part(hsize_t first, hsize_t count) const {
+        FrameSet out{array, {}, 0};
+        for (const auto& [start, n] : runs) {
+            if (first >= n) {
+                first -= n;
+                continue;
+            }
+            const hsize_t take = std::min(n - first, count - static_cast<hsize_t>(out.frames));
+            out.runs.emplace_back(start + first, take);
+            out.frames += static_cast<int>(take);
+            first = 0;
+            if (static_cast<hsize_t>(out.frames) == count) break;
+        }
+        return out;
+    }
 };
 
 FrameSet allFrames(const h5::Array& array) {
@@ -214,22 +230,10 @@ public:
         detail::checkRawProjectionRequest(m_info, firstRow, rowCount, firstProjection, projectionCount, out.size());
         // The frames of those projections (the library reads them: a live
         // session's few new ones).
-        std::vector<h5::Array::Block> blocks;
-        hsize_t skip = static_cast<hsize_t>(firstProjection), left = static_cast<hsize_t>(projectionCount);
-        for (const auto& [first, count] : m_projections.runs) {
-            if (left == 0) break;
-            if (skip >= count) {
-                skip -= count;
-                continue;
-            }
-            const hsize_t n = std::min(count - skip, left);
-            blocks.push_back({{first + skip, static_cast<hsize_t>(firstRow), 0},
-                              {n, static_cast<hsize_t>(rowCount), static_cast<hsize_t>(m_info.columns)}});
-            left -= n;
-            skip = 0;
-        }
+        const FrameSet frames =
+            m_projections.part(static_cast<hsize_t>(firstProjection), static_cast<hsize_t>(projectionCount));
         const h5::Session session;
-        m_projections.array->readStored(blocks, out);
+        m_projections.array->readStored(blocksOf(frames, firstRow, rowCount), out);
     }
 
     void prefetchRows(int firstRow, int rowCount) override {
@@ -257,15 +261,7 @@ public:
     void readProjection(int index, std::span<float> out) override {
         const h5::Session session;
         checkProjectionRequest(m_info, index, out.size());
-        // The index-th frame of the projections' runs.
-        hsize_t frame = 0;
-        for (hsize_t left = static_cast<hsize_t>(index); const auto& [first, count] : m_projections.runs) {
-            if (left < count) {
-                frame = first + left;
-                break;
-            }
-            left -= count;
-        }
+        const hsize_t frame = m_projections.part(static_cast<hsize_t>(index), 1).runs.front().first;
         m_projections.array->read({frame, 0, 0},
                                   {1, static_cast<hsize_t>(m_info.rows), static_cast<hsize_t>(m_info.columns)}, out);
     }
