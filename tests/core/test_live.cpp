@@ -187,6 +187,58 @@ TEST(GrowingFile, SnapshotsHoldTheFramesPresentAndTheLastEqualsTheFinishedFile) 
 
 TEST(GrowingFile, AGrowingNXtomoFileIsFollowedAsADXchangeOne) { followToTheEnd(GrowingLayout::NXtomo); }
 
+TEST(GrowingFile, ALiveSessionOnTheToothFollowsItToTheFinishedFilesSlice) {
+    // The APS tooth (181 views, real counts, a flat and a dark) written frame
+    // by frame: a session grown with each snapshot (it keeps the rows read
+    // and reads only the new frames, then adds their projections to its
+    // slice) ends on the finished file's slice. Float sums in another order:
+    // the bound is 1e-5 of the slice's peak.
+    const auto tooth = test::realData("aps_tooth/tooth.h5");
+    TOMO_REQUIRE_FILE(tooth);
+    test::TempDir dir;
+    const auto live = dir / "live.h5";
+    constexpr int kPause = 60;
+    WriterProcess writer(tooth, live, kPause, -1, /*rate=*/150.0); // the rest in ~0.8 s
+    auto follow = followGrowingFile(live);
+    PreviewRequest request;
+    request.row = 1;
+    request.axis = 295.88; // the tooth's axis (found by the axis finder)
+    request.options.strategy = "cpu";
+    LiveState state = waitFor(*follow, kPause);
+    ASSERT_EQ(state.projections, kPause);
+    PreviewSession session(follow->snapshot());
+    session.grow(follow->snapshot()); // a live session from here on
+    (void)session.run(request);
+    writer.resume();
+    int updates = 0, added = 0;
+    for (state = follow->wait(state.version, 200ms); !state.finished || updates == 0;
+         state = follow->wait(state.version, 200ms)) {
+        session.grow(follow->snapshot());
+        const PreviewResult r = session.run(request);
+        ++updates;
+        added += r.addedProjections;
+        if (state.finished) break;
+    }
+    EXPECT_EQ(writer.join(), 0);
+    session.grow(follow->snapshot());
+    const PreviewResult last = session.run(request);
+    ASSERT_EQ(last.projections, 181);
+    follow.reset();
+    PreviewSession whole(openDataset(live));
+    const PreviewResult want = whole.run(request);
+    ASSERT_EQ(last.slice.data.size(), want.slice.data.size());
+    double diff = 0.0, peak = 0.0;
+    for (std::size_t i = 0; i < want.slice.data.size(); ++i) {
+        diff = std::max(diff, std::abs(static_cast<double>(last.slice.data[i]) - want.slice.data[i]));
+        peak = std::max(peak, std::abs(static_cast<double>(want.slice.data[i])));
+    }
+    std::printf("MEASURED live tooth: %d updates, %d projections added, max difference %.3g of the peak\n", updates,
+                added + last.addedProjections, diff / peak);
+    EXPECT_LE(diff, 1e-5 * peak);
+    EXPECT_GE(updates, 3);
+    EXPECT_LT(added + last.addedProjections, 2 * 181) << "the updates did not add to the kept slice";
+}
+
 TEST(GrowingFile, SnapshotsTakenWhileTheWriterAppendsHoldExactlyTheFirstFrames) {
     test::TempDir dir;
     const auto source = writeSource(dir);
