@@ -102,6 +102,25 @@ inline std::unique_ptr<ProjectorPair> pairOf(const std::string& strategy, const 
     return b->createProjector(geometry, o);
 }
 
+/// <A x, y> / <x, B y> - 1 per slice of a batch of `count`, for positive
+/// random x and y (seeded by `seed`; no cancellation in the sums), the
+/// inner products in the pair's own precision (pair.dot).
+inline std::vector<double> adjointnessGaps(ProjectorPair& pair, int count, unsigned seed) {
+    const ReconGeometry& g = pair.geometry();
+    const std::size_t pixels = static_cast<std::size_t>(g.sliceWidth) * g.sliceHeight;
+    const std::size_t values = static_cast<std::size_t>(g.geometry.projections()) * g.geometry.bins;
+    auto x = pair.vector(Space::Image, count), ax = pair.vector(Space::Sinogram, count);
+    auto y = pair.vector(Space::Sinogram, count), by = pair.vector(Space::Image, count);
+    pair.upload(positiveValues(pixels * count, seed + count), *x);
+    pair.upload(positiveValues(values * count, seed + 12 + count), *y);
+    pair.forward(*x, *ax);
+    pair.back(*y, *by);
+    const std::vector<double> left = pair.dot(*ax, *y), right = pair.dot(*x, *by);
+    std::vector<double> gaps;
+    for (int s = 0; s < count; ++s) gaps.push_back(left[s] / right[s] - 1.0);
+    return gaps;
+}
+
 /// A x for host images [slice][row][column] through `pair`.
 inline std::vector<float> forwardOf(ProjectorPair& pair, std::span<const float> images, int count) {
     auto x = pair.vector(Space::Image, count);
@@ -211,5 +230,28 @@ struct FewView {
         return discRmse(image, phantom.image, geometry, discRadius(phantom));
     }
 };
+
+/// The few-view problem's errors on `pair` (iterative options with
+/// `projector`): the pair's FBP start, SIRT (100 iterations), CGLS (8; 20
+/// fit the noise), TV (lambda 0.1, 100, non-negative).
+struct FewViewErrors {
+    double fbp = 0.0, sirt = 0.0, cgls = 0.0, tv = 0.0;
+};
+inline FewViewErrors fewViewErrors(ProjectorPair& pair, const FewView& data,
+                                   ProjectorKind projector = ProjectorKind::Joseph) {
+    auto b = pair.vector(Space::Sinogram, 1), x = pair.vector(Space::Image, 1);
+    pair.upload(data.noisy, *b);
+    pair.filteredBackprojection(*b, *x);
+    std::vector<float> fbp(data.phantom.image.size());
+    pair.download(*x, fbp);
+    const auto run = [&](IterativeOptions o) {
+        o.projector = projector;
+        return data.error(solve(pair, data.noisy, 1, o).images);
+    };
+    IterativeOptions tv = method(Method::Tv, 100);
+    tv.tvWeight = 0.1;
+    tv.bounds.lower = 0.0;
+    return {data.error(fbp), run(method(Method::Sirt, 100)), run(method(Method::Cgls, 8)), run(tv)};
+}
 
 } // namespace tomo::projtest

@@ -69,19 +69,8 @@ INSTANTIATE_TEST_SUITE_P(Cpu, IterativeOnPair, testing::Values("cpu-reference", 
 TEST(Iterative, FewViewNoisyPhantomBeatsFbp) {
     const FewView data;
     auto pair = pairOf("cpu", data.geometry);
-    auto b = pair->vector(Space::Sinogram, 1), x = pair->vector(Space::Image, 1);
-    pair->upload(data.noisy, *b);
-    pair->filteredBackprojection(*b, *x);
-    std::vector<float> fbp(data.phantom.image.size());
-    pair->download(*x, fbp);
-    const double fbpError = data.error(fbp);
-
-    const double sirt = data.error(solve(*pair, data.noisy, 1, method(Method::Sirt, 100)).images);
-    const double cgls = data.error(solve(*pair, data.noisy, 1, method(Method::Cgls, 8)).images);
-    IterativeOptions tv = method(Method::Tv, 100);
-    tv.tvWeight = 0.1;
-    tv.bounds.lower = 0.0;
-    const double tvError = data.error(solve(*pair, data.noisy, 1, tv).images);
+    const FewViewErrors e = fewViewErrors(*pair, data);
+    const double fbpError = e.fbp, sirt = e.sirt, cgls = e.cgls, tvError = e.tv;
     std::printf("MEASURED few-view noisy RMSE: FBP %.3g, SIRT %.3g, CGLS %.3g, TV %.3g (%.2f x FBP)\n", fbpError, sirt,
                 cgls, tvError, tvError / fbpError);
     EXPECT_LT(sirt, fbpError);

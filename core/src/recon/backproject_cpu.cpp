@@ -282,7 +282,7 @@ std::unique_ptr<Backend> makeCpuBackend() {
     return std::make_unique<cpu::CpuBackend<FastPlan>>(
         kName,
         "CPU, threads + SIMD, cache-blocked tiles, 1/2/4 slices per pass (float accumulation)",
-        kSlicesPerPass, &makeCpuProjector);
+        kSlicesPerPass, &makeCpuProjector, &makeFourierCpuProjector);
 }
 
 } // namespace tomo

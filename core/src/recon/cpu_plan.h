@@ -9,6 +9,7 @@
 #pragma once
 
 #include "tomo/backend.h"
+#include "tomo/error.h"
 #include "tomo/projector.h"
 #include "tomo/worker_pool.h"
 
@@ -77,7 +78,8 @@ private:
 /// The Backend of a CPU strategy: only its name, description, supported
 /// slices per pass and plan type (a CpuPlan) differ between strategies.
 /// Makes the strategy's projector pair for the iterative methods
-/// (makeReferenceProjector, makeCpuProjector of projector.h).
+/// (makeReferenceProjector, makeCpuProjector of projector.h), and when it
+/// has one the Fourier pair (makeFourierCpuProjector).
 using ProjectorFactory = std::unique_ptr<ProjectorPair> (*)(const ReconGeometry&, const FilterOptions&,
                                                              const IterativeOptions&, int threads);
 
@@ -85,9 +87,10 @@ template <class Plan>
 class CpuBackend final : public Backend {
 public:
     CpuBackend(std::string name, std::string description, std::span<const int> slicesPerPass,
-               ProjectorFactory projector)
+               ProjectorFactory projector, ProjectorFactory fourierProjector = nullptr)
         : m_name(std::move(name)), m_description(std::move(description)),
-          m_slicesPerPass(slicesPerPass.begin(), slicesPerPass.end()), m_projector(projector) {}
+          m_slicesPerPass(slicesPerPass.begin(), slicesPerPass.end()), m_projector(projector),
+          m_fourierProjector(fourierProjector) {}
 
     std::string name() const override { return m_name; }
     std::string description() const override { return m_description; }
@@ -104,6 +107,12 @@ public:
     std::unique_ptr<ProjectorPair> createProjector(const ReconGeometry& geometry,
                                                    const ReconOptions& options) const override {
         checkOptions(options);
+        if (options.iterative.projector == ProjectorKind::Fourier) {
+            if (!m_fourierProjector)
+                throw InvalidArgument("strategy '" + m_name + "' has Joseph's projector pair only; the fourier "
+                                      "projector runs on 'cpu' and the CUDA strategies");
+            return m_fourierProjector(geometry, options.filter, options.iterative, options.threads);
+        }
         return m_projector(geometry, options.filter, options.iterative, options.threads);
     }
     bool hasProjector() const override { return true; }
@@ -113,6 +122,7 @@ private:
     std::string m_description;
     std::vector<int> m_slicesPerPass;
     ProjectorFactory m_projector;
+    ProjectorFactory m_fourierProjector;
 };
 
 } // namespace tomo::cpu

@@ -53,6 +53,18 @@ inline int floorToInt(double x) {
     return i - (x < i);
 }
 
+/// The first grid column of the window of the sample at x = k ax, the sample
+/// folded into [0, G) (the window may reach the margins), and that column's
+/// offset from the sample (spreadRow and interpolateRow: the same weights).
+inline int windowColumn(int k, double ax, int g, double hw, float& dx0) {
+    double ux = k * ax; // |ux| < B G
+    while (ux < 0.0) ux += g;
+    while (ux >= g) ux -= g;
+    const int jx0 = floorToInt(ux - hw) + 1;
+    dx0 = static_cast<float>(jx0 - ux);
+    return jx0;
+}
+
 /// Adds the samples of canonical row i that reach grid rows [r0, r1). The
 /// kernel width W is a template parameter: the window's loops unroll and
 /// its W complex values go through the vector unit at once.
@@ -87,11 +99,8 @@ TOMO_CPU_CLONES void spreadRow(const Setup& s, int i, const Complex* samples, Co
             const int jy0 = std::max(r0, floorToInt(py - hw) + 1);
             const int jy1 = std::min(r1 - 1, -floorToInt(-(py + hw)) - 1);
             if (jy0 > jy1) continue;
-            double ux = k * ax; // |ux| < B G: into [0, G), the window may reach the margins
-            while (ux < 0.0) ux += g;
-            while (ux >= g) ux -= g;
-            const int jx0 = floorToInt(ux - hw) + 1;
-            const float dx0 = static_cast<float>(jx0 - ux);
+            float dx0 = 0.0f;
+            const int jx0 = windowColumn(k, ax, g, hw, dx0);
             for (int t = 0; t < W; ++t) wx[2 * t] = wx[2 * t + 1] = kernelWeight(table, s.tableLast, dx0 + t);
             const Complex v = row[k];
             for (int jy = jy0; jy <= jy1; ++jy) {
@@ -165,6 +174,184 @@ void spread(const Setup& s, const Complex* samples, Complex* grid, std::size_t s
 
 namespace {
 
+/// Row i's samples from the grid: the transpose of spreadRow (its windows,
+/// its weights' arithmetic, the grid rows it reaches through the copies b).
+template <int W>
+TOMO_CPU_CLONES void interpolateRow(const Setup& s, int i, const Complex* grid, std::size_t stride, Complex* samples) {
+    const int g = s.gridSize;
+    const int last = s.lastSample();
+    const double hw = 0.5 * W;
+    const double ax = s.dirX[i];
+    const double ay = s.dirY[i];
+    const float* table = s.table.data();
+    Complex* row = samples + static_cast<std::size_t>(i) * s.sampleStride() + last;
+    float wx[W];
+    for (int k = -last; k <= last; ++k) {
+        const double y = k * ay;
+        float dx0 = 0.0f;
+        const int jx0 = windowColumn(k, ax, g, hw, dx0);
+        for (int t = 0; t < W; ++t) wx[t] = kernelWeight(table, s.tableLast, dx0 + t);
+        float re = 0.0f, im = 0.0f;
+        for (int jyu = floorToInt(y - hw) + 1; jyu <= -floorToInt(-(y + hw)) - 1; ++jyu) {
+            const int b = jyu >= 0 ? jyu / g : -((-jyu + g - 1) / g); // grid row jyu - b G lies in [0, G)
+            const int jy = jyu - b * g;
+            const double py = k * ay - static_cast<double>(b) * g;
+            const float wy = kernelWeight(table, s.tableLast, static_cast<float>(jy - py));
+            const Complex* in = grid + static_cast<std::size_t>(jy) * stride + kGridPad + jx0;
+            float lr = 0.0f, li = 0.0f;
+            for (int t = 0; t < W; ++t) {
+                lr += wx[t] * in[t].real();
+                li += wx[t] * in[t].imag();
+            }
+            re += wy * lr;
+            im += wy * li;
+        }
+        row[k] = Complex(re, im);
+    }
+}
+
+using InterpolateRow = void (*)(const Setup&, int, const Complex*, std::size_t, Complex*);
+
+template <int... W>
+InterpolateRow interpolateRowFor(int width, std::integer_sequence<int, W...>) {
+    InterpolateRow f = nullptr;
+    ((width == W + kMinKernelWidth ? (f = &interpolateRow<W + kMinKernelWidth>, 0) : 0), ...);
+    return f;
+}
+
+/// Grid rows that hold slice pixels, and the first column block of each
+/// run of columns that does (slice column ix is grid column (ix - shiftX)
+/// mod G: [0, width - shiftX) and [G - shiftX, G)).
+std::vector<int> sliceColumnBlocks(const Setup& s) {
+    std::vector<int> blocks;
+    for (int c = 0; c < s.width - s.shiftX; c += kColumnBlock) blocks.push_back(c);
+    for (int c = (s.gridSize - s.shiftX) / kColumnBlock * kColumnBlock; c < s.gridSize; c += kColumnBlock)
+        if (blocks.empty() || c > blocks.back()) blocks.push_back(c);
+    return blocks;
+}
+
+} // namespace
+
+void interpolateSamples(const Setup& s, Complex* grid, std::size_t stride, Complex* samples, WorkerPool& pool) {
+    const int g = s.gridSize;
+    // The margins hold the folded copies: spread() adds what lands there to
+    // the other side, so reading there reads the other side.
+    pool.parallelFor(g, [&](int j, int) {
+        Complex* row = grid + static_cast<std::size_t>(j) * stride + kGridPad;
+        for (int c = 1; c <= kGridPad; ++c) {
+            row[-c] = row[g - c];
+            row[g + c - 1] = row[c - 1];
+        }
+    });
+    const InterpolateRow rowOfWidth = interpolateRowFor(
+        s.parameters.kernelWidth, std::make_integer_sequence<int, kMaxKernelWidth - kMinKernelWidth + 1>{});
+    pool.parallelFor(s.projections, [&](int i, int) {
+        rowOfWidth(s, i, grid, stride, samples);
+        Complex* row = samples + static_cast<std::size_t>(i) * s.sampleStride();
+        std::fill(row + 2 * s.lastSample() + 1, row + s.sampleStride(), Complex{});
+    });
+}
+
+void foldSamples(const Setup& s, const Complex* samples, std::span<const double> shifts, Complex* spectra,
+                 std::size_t spectrumStride, WorkerPool& pool) {
+    const int length = s.rowLength;
+    const int last = s.lastSample();
+    const int count = 2 * last + 1;
+    pool.parallelFor(s.projections, [&](int i, int) {
+        Complex* spectrum = spectra + static_cast<std::size_t>(s.canonical[i]) * spectrumStride;
+        const Complex* in = samples + static_cast<std::size_t>(i) * s.sampleStride();
+        const bool reversed = s.reversed[i];
+        std::fill(spectrum, spectrum + length, Complex{});
+        // phaseSamples' recurrence, conjugated.
+        double zr, zi, sr, si;
+        unitPhase(-last * shifts[i] / length, zr, zi);
+        unitPhase(shifts[i] / length, sr, si);
+        int j = ((reversed ? last : -last) % length + length) % length;
+        for (int n = 0; n < count; ++n) {
+            const double b = s.band[n];
+            const double vr = in[n].real(), vi = in[n].imag();
+            spectrum[j] += Complex(static_cast<float>(b * (vr * zr + vi * zi)), static_cast<float>(b * (vi * zr - vr * zi)));
+            const double r = zr * sr - zi * si;
+            zi = zr * si + zi * sr;
+            zr = r;
+            j = reversed ? (j == 0 ? length - 1 : j - 1) : (j + 1 == length ? 0 : j + 1);
+        }
+    });
+}
+
+GridPlans planGrid(int g, Complex* grid, std::size_t stride, int sign) {
+    GridPlans plans;
+    plans.sign = sign;
+    auto* data = reinterpret_cast<fftwf_complex*>(grid + kGridPad);
+    const int n[] = {g};
+    std::lock_guard lock(fftw::plannerMutex());
+    plans.rows.reset(fftwf_plan_dft_1d(g, data, data, sign, FFTW_ESTIMATE));
+    plans.columns.reset(fftwf_plan_many_dft(1, n, kColumnBlock, data, nullptr, static_cast<int>(stride), 1, data,
+                                            nullptr, static_cast<int>(stride), 1, sign, FFTW_ESTIMATE));
+    if (!plans.rows || !plans.columns)
+        throw Error("gridrec: FFTW could not plan the " + std::to_string(g) + "^2 grid transforms");
+    return plans;
+}
+
+void transformGrid(const Setup& s, Complex* grid, std::size_t stride, const GridPlans& plans, WorkerPool& pool) {
+    const int g = s.gridSize;
+    Complex* data = grid + kGridPad;
+    constexpr int kRowsPerTask = 16;
+    const auto rows = [&] {
+        pool.parallelFor((g + kRowsPerTask - 1) / kRowsPerTask, [&](int task, int) {
+            for (int j = task * kRowsPerTask; j < std::min(g, (task + 1) * kRowsPerTask); ++j) {
+                auto* row = reinterpret_cast<fftwf_complex*>(data + static_cast<std::size_t>(j) * stride);
+                fftwf_execute_dft(plans.rows.get(), row, row);
+            }
+        });
+    };
+    const std::vector<int> blocks = sliceColumnBlocks(s);
+    const auto columns = [&] {
+        pool.parallelFor(static_cast<int>(blocks.size()), [&](int task, int) {
+            auto* column = reinterpret_cast<fftwf_complex*>(data + blocks[task]);
+            fftwf_execute_dft(plans.columns.get(), column, column);
+        });
+    };
+    if (plans.sign == FFTW_BACKWARD) {
+        rows();
+        columns();
+    } else {
+        columns();
+        rows();
+    }
+}
+
+void cropSlices(const Setup& s, const Complex* grid, std::size_t stride, float* first, float* second, WorkerPool& pool) {
+    pool.parallelFor(s.height, [&](int iy, int) {
+        const int gy = (iy - s.shiftY + s.gridSize) % s.gridSize;
+        const Complex* row = grid + static_cast<std::size_t>(gy) * stride + kGridPad;
+        for (int ix = 0; ix < s.width; ++ix) {
+            const Complex v = row[(ix - s.shiftX + s.gridSize) % s.gridSize] * (s.deapodizeX[ix] * s.deapodizeY[iy]);
+            first[static_cast<std::size_t>(iy) * s.width + ix] = v.real();
+            if (second) second[static_cast<std::size_t>(iy) * s.width + ix] = v.imag();
+        }
+    });
+}
+
+void placeSlices(const Setup& s, const float* first, const float* second, Complex* grid, std::size_t stride,
+                 WorkerPool& pool) {
+    const int g = s.gridSize;
+    pool.parallelFor(g, [&](int gy, int) {
+        Complex* row = grid + static_cast<std::size_t>(gy) * stride;
+        std::fill(row, row + stride, Complex{});
+        const int iy = (gy + s.shiftY) % g;
+        if (iy >= s.height) return;
+        row += kGridPad;
+        for (int ix = 0; ix < s.width; ++ix) {
+            const std::size_t at = static_cast<std::size_t>(iy) * s.width + ix;
+            const float d = s.deapodizeX[ix] * s.deapodizeY[iy];
+            row[(ix - s.shiftX + g) % g] = Complex(first[at], second ? second[at] : 0.0f) * d;
+        }
+    });
+}
+
+namespace {
+
 class GridrecCpuPlan final : public cpu::CpuPlan {
 public:
     GridrecCpuPlan(const ReconGeometry& geometry, const ReconOptions& options)
@@ -189,15 +376,7 @@ private:
         const int g = m_setup->gridSize;
         m_grid = fftw::allocate<Complex>(static_cast<std::size_t>(g) * gridStride());
         m_samples = fftw::allocate<Complex>(static_cast<std::size_t>(m_setup->projections) * m_setup->sampleStride());
-        auto* data = reinterpret_cast<fftwf_complex*>(m_grid.get() + kGridPad);
-        const int n[] = {g};
-        std::lock_guard lock(fftw::plannerMutex());
-        m_rowPlan.reset(fftwf_plan_dft_1d(g, data, data, FFTW_BACKWARD, FFTW_ESTIMATE));
-        m_columnPlan.reset(fftwf_plan_many_dft(1, n, kColumnBlock, data, nullptr, static_cast<int>(gridStride()), 1,
-                                               data, nullptr, static_cast<int>(gridStride()), 1, FFTW_BACKWARD,
-                                               FFTW_ESTIMATE));
-        if (!m_rowPlan || !m_columnPlan)
-            throw Error("cpu-gridrec: FFTW could not plan the " + std::to_string(g) + "^2 grid transforms");
+        m_gridPlans = planGrid(g, m_grid.get(), gridStride(), FFTW_BACKWARD);
     }
 
     /// The kept spectra of the filtered slices, at the current row length.
@@ -236,29 +415,6 @@ private:
         computeSpectra();
     }
 
-    /// Inverse FFT of the grid: every row, then the columns the slice's
-    /// pixels fall on (the slice needs about half of them).
-    void inverseTransform() {
-        const int g = m_setup->gridSize;
-        Complex* data = m_grid.get() + kGridPad;
-        constexpr int kRowsPerTask = 16;
-        pool().parallelFor((g + kRowsPerTask - 1) / kRowsPerTask, [&](int task, int) {
-            for (int j = task * kRowsPerTask; j < std::min(g, (task + 1) * kRowsPerTask); ++j) {
-                auto* row = reinterpret_cast<fftwf_complex*>(data + static_cast<std::size_t>(j) * gridStride());
-                fftwf_execute_dft(m_rowPlan.get(), row, row);
-            }
-        });
-        // Slice column ix is grid column (ix - shiftX) mod G: [0, width - shiftX) and [G - shiftX, G).
-        std::vector<int> blocks;
-        for (int c = 0; c < m_setup->width - m_setup->shiftX; c += kColumnBlock) blocks.push_back(c);
-        for (int c = (g - m_setup->shiftX) / kColumnBlock * kColumnBlock; c < g; c += kColumnBlock)
-            if (blocks.empty() || c > blocks.back()) blocks.push_back(c);
-        pool().parallelFor(static_cast<int>(blocks.size()), [&](int task, int) {
-            auto* column = reinterpret_cast<fftwf_complex*>(data + blocks[task]);
-            fftwf_execute_dft(m_columnPlan.get(), column, column);
-        });
-    }
-
     /// Whole slices of every pair into m_whole (real part: slice 2j,
     /// imaginary part: slice 2j + 1).
     void computeWholeSlices() {
@@ -271,18 +427,9 @@ private:
             phaseSamples(s, m_spectra.get() + static_cast<std::size_t>(pair) * s.projections * spectrumStride(),
                          spectrumStride(), shifts, m_samples.get(), pool());
             spread(s, m_samples.get(), m_grid.get(), gridStride(), pool());
-            inverseTransform();
+            transformGrid(s, m_grid.get(), gridStride(), m_gridPlans, pool());
             float* first = m_whole.data() + 2 * pair * pixels;
-            float* second = 2 * pair + 1 < count ? first + pixels : nullptr;
-            pool().parallelFor(s.height, [&](int iy, int) {
-                const int gy = (iy - s.shiftY + s.gridSize) % s.gridSize;
-                const Complex* row = m_grid.get() + static_cast<std::size_t>(gy) * gridStride() + kGridPad;
-                for (int ix = 0; ix < s.width; ++ix) {
-                    const Complex v = row[(ix - s.shiftX + s.gridSize) % s.gridSize] * (s.deapodizeX[ix] * s.deapodizeY[iy]);
-                    first[static_cast<std::size_t>(iy) * s.width + ix] = v.real();
-                    if (second) second[static_cast<std::size_t>(iy) * s.width + ix] = v.imag();
-                }
-            });
+            cropSlices(s, m_grid.get(), gridStride(), first, 2 * pair + 1 < count ? first + pixels : nullptr, pool());
         }
         m_wholeAxis = m_geometry.geometry.axis;
         m_wholeOffsets = m_geometry.geometry.axisOffsets;
@@ -322,7 +469,8 @@ private:
     fftw::Buffer<Complex> m_spectra; ///< [pair][view][spectrumStride()]
     fftw::Buffer<Complex> m_samples; ///< one pair's phased samples, canonical rows
     fftw::Buffer<Complex> m_grid;    ///< G rows of gridStride(), data from kGridPad
-    fftw::Plan m_spectrumPlan, m_rowPlan, m_columnPlan;
+    fftw::Plan m_spectrumPlan;
+    GridPlans m_gridPlans;
     std::vector<float> m_whole;      ///< [slice][row][column] of the whole grid
     bool m_wholeValid = false;
     double m_wholeAxis = 0.0;

@@ -43,6 +43,14 @@ InitialImage parseInitialImage(std::string_view s) {
     throw InvalidArgument("initial image '" + std::string(s.substr(0, 40)) + "' is not known (expected zero or fbp)");
 }
 
+std::string_view projectorKindName(ProjectorKind k) { return k == ProjectorKind::Fourier ? "fourier" : "joseph"; }
+
+ProjectorKind parseProjectorKind(std::string_view s) {
+    if (s == "joseph") return ProjectorKind::Joseph;
+    if (s == "fourier") return ProjectorKind::Fourier;
+    throw InvalidArgument("projector '" + std::string(s.substr(0, 40)) + "' is not known (expected joseph or fourier)");
+}
+
 int defaultIterations(Method m) {
     switch (m) {
     case Method::Sirt: return 100;
@@ -72,6 +80,8 @@ void IterativeOptions::validate() const {
         if (init != InitialImage::Zero)
             throw InvalidArgument("an initial image applies to the iterative methods (sirt, cgls, tv), not fbp");
         if (tolerance != 0.0) throw InvalidArgument("a tolerance applies to the iterative methods (sirt, cgls, tv), not fbp");
+        if (projector != ProjectorKind::Joseph)
+            throw InvalidArgument("a projector applies to the iterative methods (sirt, cgls, tv), not fbp");
     }
     if (method == Method::Tv && !tvWeight)
         throw InvalidArgument("method tv needs a TV weight (lambda of 1/2 ||Ax - b||^2 + lambda TV(x), > 0)");
@@ -88,6 +98,9 @@ void IterativeOptions::validate() const {
     if (bounds.any() && method != Method::Sirt && method != Method::Tv)
         throw InvalidArgument("bounds (--nonnegative, --bounds) apply to sirt and tv; " + who +
                               (method == Method::Cgls ? " has no constraints" : " does not take them"));
+    if (projector == ProjectorKind::Fourier && !matched)
+        throw InvalidArgument("the fourier projector pair is matched by construction (its back-projector is the "
+                              "transpose of its forward projector); an unmatched pair is joseph only");
     if (!(tolerance >= 0.0 && tolerance < 1.0))
         throw InvalidArgument("tolerance " + number(tolerance) +
                               ": expected a relative residual change in [0, 1) (0 = run all the iterations)");

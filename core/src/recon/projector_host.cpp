@@ -134,9 +134,10 @@ void HostPair<Real>::ensureWeights() {
     Vector sums(Space::Sinogram, 1, lanes(1), sliceValues(Space::Sinogram));
     std::fill(ones.data.begin(), ones.data.end(), Real(1));
     project(ones, sums);
-    auto invert = [](const std::vector<Real>& sum) {
+    const double least = minWeightSum();
+    auto invert = [least](const std::vector<Real>& sum) {
         std::vector<Real> w(sum.size());
-        for (std::size_t i = 0; i < sum.size(); ++i) w[i] = sum[i] > kMinWeightSum ? Real(1) / sum[i] : Real(0);
+        for (std::size_t i = 0; i < sum.size(); ++i) w[i] = sum[i] > least ? Real(1) / sum[i] : Real(0);
         return w;
     };
     std::vector<Real> rows = invert(sums.data);

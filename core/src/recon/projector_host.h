@@ -20,6 +20,10 @@
 
 namespace tomo::cpu {
 
+/// Ray sums and pixel sums below this (in pixels of path, ~ a ray grazing a
+/// corner) get SIRT weight 0, as rays that miss the grid.
+inline constexpr double kMinWeightSum = 1e-3;
+
 template <class Real>
 class HostVector final : public BatchVector {
 public:
@@ -83,6 +87,8 @@ protected:
     virtual int lanes(int count) const = 0;
     /// Called when the axis moved (cached per-projection constants).
     virtual void geometryChanged() {}
+    /// Ray and pixel sums below this get SIRT weight 0.
+    virtual double minWeightSum() const { return kMinWeightSum; }
 
     static const Vector& as(const BatchVector& v);
     static Vector& as(BatchVector& v);
@@ -104,9 +110,5 @@ private:
     std::shared_ptr<PeakMeter> m_meter = std::make_shared<PeakMeter>();
     std::vector<Real> m_rowWeights, m_columnWeights;
 };
-
-/// Ray sums and pixel sums below this (in pixels of path, ~ a ray grazing a
-/// corner) get SIRT weight 0, as rays that miss the grid.
-inline constexpr double kMinWeightSum = 1e-3;
 
 } // namespace tomo::cpu

@@ -437,7 +437,8 @@ struct PreviewSession::Impl {
 
 bool sameMethod(const IterativeOptions& a, const IterativeOptions& b) {
     return a.method == b.method && a.iterations == b.iterations && a.tvWeight == b.tvWeight && a.bounds == b.bounds &&
-           a.init == b.init && a.tolerance == b.tolerance && a.matched == b.matched;
+           a.init == b.init && a.tolerance == b.tolerance && a.matched == b.matched &&
+           a.projector == b.projector;
 }
 
 namespace {

@@ -27,7 +27,8 @@ constexpr std::array kKeys = {"input",      "angles_file",     "angles_lines",  
                               "axis_tilt",  "axis_row",        "axis_offsets_file", "rows",     "region",
                               "strategy",   "interpolation",   "precision",      "slices_per_pass", "filter",
                               "padding",    "device",          "gpus",           "opencl_device",  "tuning",  "threads",     "corrections",
-                              "method",     "iterations",      "tv_weight",      "bounds",  "init",        "tolerance"};
+                              "method",     "iterations",      "tv_weight",      "bounds",  "init",        "tolerance",
+                              "projector"};
 
 template <std::size_t N>
 std::string knownKeys(const std::array<const char*, N>& keys) {
@@ -278,6 +279,7 @@ std::string toJson(const RunConfig& config) {
         }
         j["init"] = initialImageName(it.init);
         if (it.tolerance > 0.0) j["tolerance"] = it.tolerance;
+        j["projector"] = projectorKindName(it.projector);
     }
     j["corrections"] = correctionsObject(config.corrections);
     return j.dump(2) + "\n";
@@ -451,6 +453,7 @@ RunConfig runConfigFromJson(const std::string& text) {
             wrongValue("tolerance", "a relative residual change in [0, 1) (0 = run all the iterations)", v);
         it.tolerance = v.get<double>();
     }
+    if (has("projector")) it.projector = parseNamed(j["projector"], "projector", parseProjectorKind);
     try {
         it.validate();
     } catch (const InvalidArgument& e) {
