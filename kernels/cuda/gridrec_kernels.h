@@ -26,6 +26,7 @@
 #include "tomo/gridrec_gather.h"
 
 #include <cstddef>
+#include <vector>
 
 namespace tomo::cuda {
 
@@ -81,6 +82,9 @@ inline constexpr int kGatherTile = 16;
 /// alone.
 inline constexpr int kGatherPairs = 4;
 void launchGather(const GatherLaunch& launch, StreamHandle stream);
+/// GatherLaunch::d_tiles over `columns` x G grid points: the tiles nearest
+/// the origin (which gather from the most rows) first (gridrec_tables.cpp).
+std::vector<int> heavyFirstTiles(int gridSize, int columns);
 
 /// A lone slice's gather as a sparse matrix over the points p = jy * columns
 /// + jx of its half grid (columns = G / 2 + 1). Each window of kTapWindow

@@ -3,6 +3,7 @@
 #include "cuda_resources.h"
 #include "gpu_filter.h"
 #include "gridrec_kernels.h"
+#include "gridrec_tables.h"
 #include "host_copy.h"
 #include "raw_rows_upload.h"
 #include "stage_spans.h"
@@ -33,60 +34,16 @@ double secondsSince(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-template <class T>
-DeviceBuffer<T> upload(int device, const std::vector<T>& values, const char* what, cudaStream_t stream) {
-    DeviceBuffer<T> buffer(device, values.size(), what);
-    copyToDeviceNow(buffer.get(), values.data(), values.size() * sizeof(T), stream);
-    return buffer;
-}
-
-FftLayout rowsLayout(int length, int rows) {
-    FftLayout l;
-    l.rank = 1;
-    l.n[0] = length;
-    l.inembed[0] = l.onembed[0] = length;
-    l.idist = l.odist = length;
-    l.batch = rows;
-    return l;
-}
-
-FftLayout gridLayout(int size) {
-    FftLayout l;
-    l.rank = 2;
-    l.n[0] = l.n[1] = size;
-    l.inembed[0] = l.inembed[1] = l.onembed[0] = l.onembed[1] = size;
-    l.idist = l.odist = static_cast<long long>(size) * size;
-    l.batch = 1;
-    return l;
-}
-
 /// A lone slice's grid: Hermitian, its columns 0..G/2 -> the real grid in
 /// place (rows of 2 (G/2 + 1) floats).
 FftLayout halfGridLayout(int size) {
-    FftLayout l = gridLayout(size);
+    FftLayout l = gridrecGridLayout(size);
     l.type = CUFFT_C2R;
     l.inembed[1] = size / 2 + 1;
     l.onembed[1] = 2 * (size / 2 + 1);
     l.idist = static_cast<long long>(size) * (size / 2 + 1);
     l.odist = 2 * l.idist;
     return l;
-}
-
-/// Tiles of kGatherTile^2 points over `columns` x G grid points, those
-/// nearest the origin (which gather from the most rows) first.
-std::vector<int> heavyFirstTiles(int gridSize, int columns) {
-    const int across = (columns + kGatherTile - 1) / kGatherTile;
-    const int down = (gridSize + kGatherTile - 1) / kGatherTile;
-    std::vector<int> tiles(static_cast<std::size_t>(across) * down);
-    std::iota(tiles.begin(), tiles.end(), 0);
-    auto distance = [&](int tile) {
-        auto centred = [&](int j) { return std::abs(j < gridSize / 2 ? j : j - gridSize); };
-        const int x = centred(tile % across * kGatherTile + kGatherTile / 2);
-        const int y = centred(tile / across * kGatherTile + kGatherTile / 2);
-        return static_cast<long long>(x) * x + static_cast<long long>(y) * y;
-    };
-    std::stable_sort(tiles.begin(), tiles.end(), [&](int a, int b) { return distance(a) < distance(b); });
-    return tiles;
 }
 
 class GridrecPlan final : public ReconstructionPlan {
@@ -136,9 +93,8 @@ private:
     std::size_t pairSamplesFloats() const { return m_setup->samplesBytes() / sizeof(float); }
     std::size_t pairGridFloats() const { return m_setup->gridBytes() / sizeof(float); }
 
-    /// The tables of m_setup that depend on the row length (band, directions).
-    void uploadRowTables();
-    void uploadShifts();
+    /// d_samples for m_batchPairs pairs of m_setup's rows.
+    void allocateSamples();
     /// Row plan of the current length; it and the grid plan share one cuFFT
     /// work area (they run one after another on m_compute).
     void makeFftPlans();
@@ -190,12 +146,7 @@ private:
     Region m_lastRegion;      ///< of the last backproject()
 
     Stream m_compute, m_copyIn, m_copyOut;
-    DeviceBuffer<float> d_table, d_deapodizeX, d_deapodizeY, d_band, d_invX, d_invY;
-    DeviceBuffer<double> d_dirX, d_dirY, d_turns;
-    DeviceBuffer<int> d_binStart, d_canonical, d_tiles, d_halfTiles;
-    DeviceBuffer<unsigned char> d_reversed;
-    int m_tiles = 0, m_halfTiles = 0;
-    std::vector<double> h_turns; ///< per canonical row: turns per sample k, T / L (Setup::phaseShifts)
+    GridrecTables m_tables;
     DeviceBuffer<float> d_spectra; ///< [pair][projection][L] complex of every kept slice
     DeviceBuffer<float> d_samples; ///< [pair of the batch][canonical row][sampleStride] complex
     DeviceBuffer<float> d_grid;    ///< [pair of the batch][G][G] complex
@@ -248,21 +199,10 @@ GridrecPlan::GridrecPlan(const ReconGeometry& geometry, const ReconOptions& opti
     m_copyIn = Stream::create();
     m_copyOut = Stream::create();
     cudaStream_t stream = m_compute.get();
-    d_table = upload(m_device, s.table, "the gridrec kernel table", stream);
-    d_deapodizeX = upload(m_device, s.deapodizeX, "the deapodisation", stream);
-    d_deapodizeY = upload(m_device, s.deapodizeY, "the deapodisation", stream);
-    d_binStart = upload(m_device, s.binStart, "the angle bins", stream);
-    d_canonical = upload(m_device, s.canonical, "the canonical order", stream);
-    d_reversed = upload(m_device, s.reversed, "the canonical order", stream);
-    const std::vector<int> tiles = heavyFirstTiles(s.gridSize, s.gridSize);
-    m_tiles = static_cast<int>(tiles.size());
-    d_tiles = upload(m_device, tiles, "the tile order", stream);
-    const std::vector<int> halfTiles = heavyFirstTiles(s.gridSize, s.gridSize / 2 + 1);
-    m_halfTiles = static_cast<int>(halfTiles.size());
-    d_halfTiles = upload(m_device, halfTiles, "the tile order", stream);
-    uploadRowTables();
-    uploadShifts();
-    m_gridPlan = FftPlan(m_device, gridLayout(s.gridSize), "the gridrec grid transform (" + std::to_string(s.gridSize) + "^2)");
+    m_tables = GridrecTables(m_device, s, "gridrec", stream);
+    allocateSamples();
+    m_tables.uploadShifts(s, m_geometry.geometry, stream);
+    m_gridPlan = FftPlan(m_device, gridrecGridLayout(s.gridSize), "the gridrec grid transform (" + std::to_string(s.gridSize) + "^2)");
     m_halfGridPlan = FftPlan(m_device, halfGridLayout(s.gridSize),
                              "the gridrec grid transform of a lone slice (" + std::to_string(s.gridSize) + "^2)");
     makeFftPlans();
@@ -293,34 +233,14 @@ void GridrecPlan::drain() noexcept {
         if (s->get()) (void)cudaStreamSynchronize(s->get());
 }
 
-void GridrecPlan::uploadRowTables() {
-    const gridrec::Setup& s = *m_setup;
-    cudaStream_t stream = m_compute.get();
-    d_band = upload(m_device, s.band, "the band weights", stream);
-    d_dirX = upload(m_device, s.dirX, "the view directions", stream);
-    d_dirY = upload(m_device, s.dirY, "the view directions", stream);
-    d_invX = upload(m_device, s.invX, "the view directions", stream);
-    d_invY = upload(m_device, s.invY, "the view directions", stream);
+void GridrecPlan::allocateSamples() {
     d_samples = DeviceBuffer<float>(); // the old size is freed first
     d_samples = DeviceBuffer<float>(m_device, m_batchPairs * pairSamplesFloats(), "the gridrec samples");
 }
 
-void GridrecPlan::uploadShifts() {
-    // T / L: the phase kernel multiplies (a division per sample in double
-    // cost it half its time).
-    h_turns = m_setup->phaseShifts(m_geometry.geometry);
-    for (double& t : h_turns) t /= m_setup->rowLength;
-    if (d_turns.size() != h_turns.size())
-        d_turns = DeviceBuffer<double>(m_device, h_turns.size(), "the phase shifts");
-    // Stream-ordered after the kernels already queued (they may still read
-    // the old shifts); a pageable source is staged before the call returns.
-    TOMO_CUDA_CHECK(cudaMemcpyAsync(d_turns.get(), h_turns.data(), h_turns.size() * sizeof(double),
-                                    cudaMemcpyHostToDevice, m_compute.get()));
-}
-
 void GridrecPlan::makeFftPlans() {
     const gridrec::Setup& s = *m_setup;
-    m_rowPlan = FftPlan(m_device, rowsLayout(s.rowLength, s.projections),
+    m_rowPlan = FftPlan(m_device, gridrecRowsLayout(s.rowLength, s.projections),
                         "the gridrec row transforms (" + std::to_string(s.projections) + " rows of " +
                             std::to_string(s.rowLength) + ")");
     const std::size_t work = std::max({m_rowPlan.workBytes(), m_gridPlan.workBytes(), m_halfGridPlan.workBytes()});
@@ -369,7 +289,8 @@ void GridrecPlan::growRows(std::unique_ptr<gridrec::Setup> grown) {
     d_tapWeight = DeviceBuffer<float>();
     m_loneGrids = 0;
     m_matrixRefused = false;
-    uploadRowTables();
+    m_tables.uploadRowTables(*m_setup, stream);
+    allocateSamples();
     makeFftPlans();
     for (int q = 0; q < pairs; ++q) {
         auto* rows = reinterpret_cast<cufftComplex*>(d_spectra.get() + q * pairSpectrumFloats());
@@ -451,44 +372,13 @@ void GridrecPlan::gridPairs(int firstPair, int slices) {
     const int pairs = (slices + 1) / 2;
     const int full = slices / 2; // pairs of two slices; a lone one after them
     cudaStream_t stream = m_compute.get();
-    PhaseLaunch phase;
-    phase.d_spectra = d_spectra.get() + firstPair * pairSpectrumFloats();
-    phase.d_canonical = d_canonical.get();
-    phase.d_reversed = d_reversed.get();
-    phase.d_turns = d_turns.get();
-    phase.d_band = d_band.get();
-    phase.projections = s.projections;
-    phase.rowLength = s.rowLength;
-    phase.lastSample = s.lastSample();
-    phase.sampleStride = s.sampleStride();
-    phase.pairs = pairs;
-    phase.d_samples = d_samples.get();
-    launchPhase(phase, stream);
-
-    GatherLaunch gather;
-    gather.view = s.gatherView(d_samples.get());
-    gather.view.table = d_table.get();
-    gather.view.dirX = d_dirX.get();
-    gather.view.dirY = d_dirY.get();
-    gather.view.invX = d_invX.get();
-    gather.view.invY = d_invY.get();
-    gather.view.binStart = d_binStart.get();
-    gather.pairSamples = pairSamplesFloats();
-    gather.d_grid = d_grid.get();
-    if (full > 0) {
-        gather.d_tiles = d_tiles.get();
-        gather.tiles = m_tiles;
-        gather.pairs = full;
-        gather.columns = s.gridSize;
-        launchGather(gather, stream);
-    }
+    launchPhase(m_tables.phase(s, d_spectra.get() + firstPair * pairSpectrumFloats(), pairs, d_samples.get()), stream);
+    GatherLaunch gather = m_tables.gather(s, d_samples.get(), pairSamplesFloats(), full, d_grid.get());
+    if (full > 0) launchGather(gather, stream);
     if (full < pairs) { // the lone slice: half the points, half the transform
         gather.view.samples += full * pairSamplesFloats();
         gather.d_grid += full * pairGridFloats();
-        gather.d_tiles = d_halfTiles.get();
-        gather.tiles = m_halfTiles;
-        gather.pairs = 1;
-        gather.columns = s.gridSize / 2 + 1;
+        m_tables.useHalfGrid(s, gather);
         gatherLoneSlice(gather);
     }
     for (int q = 0; q < pairs; ++q) {
@@ -548,19 +438,11 @@ TapMatrix GridrecPlan::tapMatrix() const {
 void GridrecPlan::cropBatch(int batch, int slices) {
     const gridrec::Setup& s = *m_setup;
     const Region& r = m_geometry.region;
-    CropLaunch crop;
-    crop.d_grid = d_grid.get();
-    crop.gridSize = s.gridSize;
-    crop.shiftX = s.shiftX;
-    crop.shiftY = s.shiftY;
-    crop.d_deapodizeX = d_deapodizeX.get();
-    crop.d_deapodizeY = d_deapodizeY.get();
+    CropLaunch crop = m_tables.crop(s, d_grid.get(), slices, m_slots[batch % 2].d_out.get());
     crop.regionX = r.x;
     crop.regionY = r.y;
     crop.regionWidth = r.width;
     crop.regionHeight = r.height;
-    crop.slices = slices;
-    crop.d_out = m_slots[batch % 2].d_out.get();
     launchCrop(crop, m_compute.get());
 }
 
@@ -731,7 +613,7 @@ void GridrecPlan::setAxis(double axis, std::span<const double> offsets) {
     m_geometry.geometry = std::move(moved);
     m_gridValid = false;
     if (grown) growRows(std::move(grown));
-    uploadShifts();
+    m_tables.uploadShifts(*m_setup, m_geometry.geometry, m_compute.get());
 }
 
 void GridrecPlan::setRegion(const Region& region) {
@@ -744,11 +626,7 @@ void GridrecPlan::setRegion(const Region& region) {
 }
 
 std::size_t GridrecPlan::memoryBytes() const {
-    std::size_t bytes = d_table.bytes() + d_deapodizeX.bytes() + d_deapodizeY.bytes() + d_band.bytes() +
-                        d_invX.bytes() + d_invY.bytes() + d_dirX.bytes() + d_dirY.bytes() + d_turns.bytes() +
-                        d_binStart.bytes() + d_canonical.bytes() + d_tiles.bytes() + d_halfTiles.bytes() +
-                        d_reversed.bytes() +
-                        d_spectra.bytes() + d_samples.bytes() + d_grid.bytes() + d_work.bytes() +
+    std::size_t bytes = m_tables.bytes() + d_spectra.bytes() + d_samples.bytes() + d_grid.bytes() + d_work.bytes() +
                         d_tapOrder.bytes() + d_tapOffsets.bytes() + d_tapIndex.bytes() + d_tapWeight.bytes() +
                         (m_filter ? m_filter->bytes() : 0);
     for (const Slot& s : m_slots) bytes += s.d_in.bytes() + s.d_out.bytes();

@@ -3,6 +3,7 @@
 #include "cuda_resources.h"
 #include "device_check.h"
 #include "filter_kernels.h"
+#include "fourier_projector.h"
 #include "gpu_filter.h"
 #include "projector_kernels.h"
 #include "recon/joseph.h"
@@ -32,7 +33,8 @@ public:
     ~CudaPair() override;
 
     std::string name() const override {
-        return std::string("cuda joseph, ") + (m_matched ? "matched" : "unmatched") + " (" + deviceLabel(m_device) + ")";
+        return std::string(m_fourier ? "cuda fourier, " : "cuda joseph, ") + (m_matched ? "matched" : "unmatched") +
+               " (" + deviceLabel(m_device) + ")";
     }
     int maxSlices() const override { return m_maxSlices; }
     std::size_t memoryBytes() const override;
@@ -71,6 +73,9 @@ private:
     /// The per-slice sums of the partials of `blocks` blocks per group, downloaded.
     std::vector<double> sums(int blocks, int lanes, int groups, int count);
     void ensureWeights();
+    /// gradientStep of the Fourier pair, group by group as the Joseph one.
+    std::vector<double> fourierStep(const Vector& b, std::span<const double> steps, bool weighted,
+                                    const Bounds& bounds, Vector& x);
     SliceScalars scalars(std::span<const double> values) const;
     cudaStream_t stream() const { return m_stream.get(); }
 
@@ -90,6 +95,7 @@ private:
     PinnedBuffer<double> h_sums;
     DeviceBuffer<float> d_rowWeights, d_columnWeights; // SIRT's, of one slice (empty until needed)
     std::unique_ptr<GpuFilter> m_gpuFilter;             // the FBP start's, made on first use
+    std::unique_ptr<FourierOperator> m_fourier;         // ProjectorKind::Fourier: forward, back and SIRT's halves
     std::vector<DeviceBuffer<float>> m_pool;
     std::size_t m_liveBytes = 0;
 };
@@ -117,6 +123,9 @@ private:
 
 CudaPair::CudaPair(const ReconGeometry& geometry, const ReconOptions& options)
     : ProjectorPair(geometry, options.filter, options.iterative.matched), m_device(checkedDevice(options.device)) {
+    const bool fourier = options.iterative.projector == ProjectorKind::Fourier;
+    if (fourier && !m_matched)
+        throw InvalidArgument("the fourier projector pair is matched by construction; an unmatched pair is joseph only");
     DeviceScope scope(m_device);
     m_stream = Stream::create();
     const std::size_t pixels = sliceValues(Space::Image), values = sliceValues(Space::Sinogram);
@@ -135,6 +144,7 @@ CudaPair::CudaPair(const ReconGeometry& geometry, const ReconOptions& options)
                         (pixels + values) * sizeof(float) + partials * sizeof(double);     // weights, partial sums
     if (options.iterative.init == InitialImage::Fbp) // the FFT workspace of 4 slices' rows (and cuFFT's)
         fixed += static_cast<std::size_t>(kMaxLanes) * P * paddedLength(m_geometry.geometry.bins) * 2 * sizeof(float);
+    if (fourier) fixed += FourierOperator::bytesFor(m_geometry); // grids, spectra, samples of one group, cuFFT's work
     std::size_t freeBytes = 0, totalBytes = 0;
     TOMO_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
     const double usable = kMemoryShare * static_cast<double>(freeBytes) - static_cast<double>(fixed);
@@ -148,6 +158,7 @@ CudaPair::CudaPair(const ReconGeometry& geometry, const ReconOptions& options)
     m_maxSlices = static_cast<int>(std::min<long long>(fit, kMaxIterativeSlices));
     if (m_maxSlices >= kMaxLanes) m_maxSlices = m_maxSlices / kMaxLanes * kMaxLanes;
 
+    if (fourier) m_fourier = std::make_unique<FourierOperator>(m_device, m_geometry, stream());
     d_scratch = DeviceBuffer<float>(m_device, kMaxLanes * std::max(pixels, values), "the scratch group");
     d_groupSinogram = DeviceBuffer<float>(m_device, kMaxLanes * values, "the residual group");
     d_partials = DeviceBuffer<double>(m_device, partials, "the partial sums");
@@ -177,7 +188,7 @@ std::size_t CudaPair::memoryBytes() const {
     for (std::size_t b : {d_scratch.bytes(), d_groupSinogram.bytes(), d_rowWeights.bytes(), d_columnWeights.bytes(),
                           d_projections.bytes(), d_partials.bytes(), d_sums.bytes()})
         bytes += b;
-    return bytes + (m_gpuFilter ? m_gpuFilter->bytes() : 0);
+    return bytes + (m_gpuFilter ? m_gpuFilter->bytes() : 0) + (m_fourier ? m_fourier->bytes() : 0);
 }
 
 JosephGeometry CudaPair::josephGeometry() const {
@@ -290,7 +301,10 @@ void CudaPair::forward(const BatchVector& bx, BatchVector& by) {
     const Vector& x = as(bx);
     Vector& y = as(by);
     DeviceScope scope(m_device);
-    for (int g = 0; g < x.groups; ++g) forwardGroup(x, g, y.group(g), nullptr, nullptr, nullptr);
+    for (int g = 0; g < x.groups; ++g) {
+        if (m_fourier) m_fourier->forwardGroup(x.group(g), x.lanes, x.valid(g), y.group(g));
+        else forwardGroup(x, g, y.group(g), nullptr, nullptr, nullptr);
+    }
 }
 
 void CudaPair::back(const BatchVector& by, BatchVector& bx) {
@@ -300,6 +314,10 @@ void CudaPair::back(const BatchVector& by, BatchVector& bx) {
     const Vector& y = as(by);
     Vector& x = as(bx);
     DeviceScope scope(m_device);
+    if (m_fourier) {
+        for (int g = 0; g < x.groups; ++g) m_fourier->backGroup(y.group(g), x.lanes, x.valid(g), x.group(g));
+        return;
+    }
     BackLaunch L;
     L.geometry = josephGeometry();
     L.lanes = x.lanes;
@@ -323,6 +341,18 @@ void CudaPair::ensureWeights() {
     const std::size_t pixels = sliceValues(Space::Image), values = sliceValues(Space::Sinogram);
     DeviceBuffer<float> rows(m_device, values, "SIRT's row weights");
     DeviceBuffer<float> columns(m_device, pixels, "SIRT's column weights");
+    if (m_fourier) {
+        // Row sums A 1 (the image of ones in `columns` meanwhile), column sums B 1.
+        launchFill(columns.get(), pixels, 1.0f, stream());
+        m_fourier->forwardGroup(columns.get(), 1, 1, rows.get());
+        launchInvertSums(rows.get(), values, static_cast<float>(tomo::kFourierMinWeightSum), stream());
+        launchFill(d_scratch.get(), values, 1.0f, stream());
+        m_fourier->backGroup(d_scratch.get(), 1, 1, columns.get());
+        launchInvertSums(columns.get(), pixels, static_cast<float>(tomo::kFourierMinWeightSum), stream());
+        d_rowWeights = std::move(rows);
+        d_columnWeights = std::move(columns);
+        return;
+    }
     const JosephGeometry jg = josephGeometry();
     // Row sums: A of an image of ones (held in `columns` meanwhile).
     launchFill(columns.get(), pixels, 1.0f, stream());
@@ -368,6 +398,7 @@ std::vector<double> CudaPair::gradientStep(const BatchVector& bb, std::span<cons
     Vector& x = as(bx);
     DeviceScope scope(m_device);
     if (weighted) ensureWeights();
+    if (m_fourier) return fourierStep(b, steps, weighted, bounds, x);
     const int blocks = forwardBlocks(josephGeometry());
     BackLaunch back;
     back.geometry = josephGeometry();
@@ -387,6 +418,20 @@ std::vector<double> CudaPair::gradientStep(const BatchVector& bb, std::span<cons
         back.d_image = x.group(g);
         back.steps = scalars(steps.subspan(static_cast<std::size_t>(g) * x.lanes, x.valid(g)));
         launchBack(back, stream());
+    }
+    return sums(blocks, x.lanes, x.groups, x.count());
+}
+
+std::vector<double> CudaPair::fourierStep(const Vector& b, std::span<const double> steps, bool weighted,
+                                         const Bounds& bounds, Vector& x) {
+    const int blocks = m_fourier->residualBlocks();
+    for (int g = 0; g < x.groups; ++g) {
+        m_fourier->residualGroup(x.group(g), b.group(g), weighted ? d_rowWeights.get() : nullptr, x.lanes, x.valid(g),
+                                 d_groupSinogram.get(), d_partials.get() + static_cast<std::size_t>(g) * blocks * x.lanes);
+        m_fourier->stepGroup(d_groupSinogram.get(), x.lanes, x.valid(g),
+                             scalars(steps.subspan(static_cast<std::size_t>(g) * x.lanes, x.valid(g))),
+                             weighted ? d_columnWeights.get() : nullptr, static_cast<float>(bounds.lower),
+                             static_cast<float>(bounds.upper), x.group(g));
     }
     return sums(blocks, x.lanes, x.groups, x.count());
 }
@@ -491,8 +536,11 @@ void CudaPair::setAxis(double axis, std::span<const double> offsets) {
     validateAxis(axis, offsets, m_geometry.geometry.projections());
     DeviceScope scope(m_device);
     TOMO_CUDA_CHECK(cudaStreamSynchronize(stream())); // kernels in flight read the old constants
-    m_geometry.geometry.axis = axis;
-    m_geometry.geometry.axisOffsets.assign(offsets.begin(), offsets.end());
+    Geometry moved = m_geometry.geometry;
+    moved.axis = axis;
+    moved.axisOffsets.assign(offsets.begin(), offsets.end());
+    if (m_fourier) m_fourier->setAxis(moved); // first: it throws for an axis too far off
+    m_geometry.geometry = std::move(moved);
     uploadConstants();
     d_rowWeights.reset();
     d_columnWeights.reset();

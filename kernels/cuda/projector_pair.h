@@ -1,7 +1,9 @@
 // The CUDA projector pair (projector.h) of every CUDA strategy: Joseph's
-// forward projector and its transpose (projector.cu), the vector arithmetic
-// (iterative_kernels.cu), the FBP start through the FBP plans' GPU filter,
-// all on one stream of options.device.
+// forward projector and its transpose (projector.cu), or with
+// ProjectorKind::Fourier the gridding operator and its adjoint
+// (fourier_projector.h), the vector arithmetic (iterative_kernels.cu), the
+// FBP start through the FBP plans' GPU filter, all on one stream of
+// options.device.
 //
 //   memory: the vectors the algorithms ask for (a pool keeps freed ones for
 //   the next batch of the same size); per batch, two groups of 4 slices:

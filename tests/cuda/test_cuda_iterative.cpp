@@ -69,15 +69,8 @@ TEST(CudaIterative, FewViewNoisyPhantomBeatsFbp) {
     TOMO_REQUIRE_CUDA();
     const FewView data;
     auto pair = pairOf(kStrategy, data.geometry);
-    auto b = pair->vector(Space::Sinogram, 1), x = pair->vector(Space::Image, 1);
-    pair->upload(data.noisy, *b);
-    pair->filteredBackprojection(*b, *x);
-    std::vector<float> fbp(data.phantom.image.size());
-    pair->download(*x, fbp);
-    const double fbpError = data.error(fbp);
-    const double sirt = data.error(solve(*pair, data.noisy, 1, method(Method::Sirt, 100)).images);
-    const double cgls = data.error(solve(*pair, data.noisy, 1, method(Method::Cgls, 8)).images);
-    const double tv = data.error(solve(*pair, data.noisy, 1, tvOptions(100)).images);
+    const FewViewErrors e = fewViewErrors(*pair, data);
+    const double fbpError = e.fbp, sirt = e.sirt, cgls = e.cgls, tv = e.tv;
     std::printf("MEASURED cuda few-view noisy RMSE: FBP %.3g, SIRT %.3g, CGLS %.3g, TV %.3g (%.2f x FBP)\n", fbpError,
                 sirt, cgls, tv, tv / fbpError);
     EXPECT_LT(sirt, fbpError);
