@@ -114,7 +114,7 @@ Split splitIteration(ProjectorPair& pair, const BatchVector& b, double iteration
 /// of the iteration (negative when the fused iteration beats its parts).
 void addSplit(std::vector<Figure>& figures, const std::string& key, const std::string& what, const Split& split,
               double updatesPerSlice) {
-    figures.push_back({key + "forward_gups", "forward projection (Joseph), " + what, updatesPerSlice / split.forward / 1e9,
+    figures.push_back({key + "forward_gups", "forward projection, " + what, updatesPerSlice / split.forward / 1e9,
                        "GU/s", 0.0});
     figures.push_back({key + "back_gups", "back projection (its transpose), " + what, updatesPerSlice / split.back / 1e9,
                        "GU/s", 0.0});
@@ -125,6 +125,71 @@ void addSplit(std::vector<Figure>& figures, const std::string& key, const std::s
                        1e3 * (split.iteration - split.forward - split.back), "ms", 0.0});
 }
 
+/// The figures of one projector pair (`kind`) of the strategy; keys of the
+/// fourier pair start with "fourier_".
+void measurePair(const Backend& backend, ReconOptions options, ProjectorKind kind, const IterativeBenchSettings& s,
+                 std::vector<Figure>& figures, json& pairs) {
+    options.iterative.projector = kind;
+    const std::string key = kind == ProjectorKind::Joseph ? "" : std::string(projectorKindName(kind)) + "_";
+    const std::string tag = "[" + std::string(projectorKindName(kind)) + "] ";
+    const ReconGeometry batchGeometry = geometryOf(s.size, s.projections);
+    std::unique_ptr<ProjectorPair> pair = backend.createProjector(batchGeometry, options);
+    const int batch = std::min(s.slices, pair->maxSlices());
+    pairs.push_back({{"projector", projectorKindName(kind)}, {"pair", pair->name()}, {"batch", batch}});
+    std::printf("tomo-bench --iterative: %s (strategy %s), %d^2 slices; batches of %d from %d projections, one slice "
+                "from %d\n",
+                pair->name().c_str(), options.strategy.c_str(), s.size, batch, s.projections, s.singleAngles);
+    std::fflush(stdout);
+    const double pixels = static_cast<double>(s.size) * s.size;
+    const bool issueSize = s.size == 2048 && s.projections == 2048;
+    {
+        auto b = pair->vector(Space::Sinogram, batch);
+        pair->upload(phantomSinograms(batchGeometry, batch), *b);
+        const double sirt = timeMethod(*pair, *b, options.iterative, 2, s.timedIterations);
+        const double perSlice = sirt / s.timedIterations / batch;
+        figures.push_back({key + "sirt_iteration_ms_per_slice",
+                           tag + "SIRT iteration per slice, batch of " + std::to_string(batch) + " from " +
+                               std::to_string(s.projections) + " projections",
+                           1e3 * perSlice, "ms", issueSize ? kTargetIterationMs : 0.0});
+        figures.push_back({key + "volume_iteration_seconds",
+                           tag + "SIRT iteration of a " + std::to_string(s.size) + "^3 volume (estimate: " +
+                               std::to_string(s.size) + " x the above)",
+                           perSlice * s.size, "s", issueSize ? kTargetVolumeSeconds : 0.0});
+        const double inputOutput = static_cast<double>(batch) * (pixels + static_cast<double>(s.projections) * s.size) *
+                                   sizeof(float);
+        figures.push_back({key + "memory_ratio",
+                           tag + "pair memory / (input + output) of the batch (" +
+                               std::to_string(static_cast<long long>(pair->memoryBytes() >> 20)) + " MiB)",
+                           static_cast<double>(pair->memoryBytes()) / inputOutput, "x", kTargetMemoryRatio});
+        const Split split = splitIteration(*pair, *b, perSlice, 3);
+        addSplit(figures, key, "batch of " + std::to_string(batch), split, pixels * s.projections);
+        IterativeOptions cgls = options.iterative;
+        cgls.method = Method::Cgls;
+        figures.push_back({key + "cgls_iteration_ms_per_slice", tag + "CGLS iteration per slice",
+                           1e3 * timeMethod(*pair, *b, cgls, 1, s.timedIterations) / s.timedIterations / batch, "ms",
+                           0.0});
+        IterativeOptions tv = options.iterative;
+        tv.method = Method::Tv;
+        tv.tvWeight = 0.1;
+        figures.push_back({key + "tv_iteration_ms_per_slice",
+                           tag + "TV (FISTA) iteration per slice, " + std::to_string(kTvInnerIterations) + " inner",
+                           1e3 * timeMethod(*pair, *b, tv, 1, s.timedIterations) / s.timedIterations / batch, "ms", 0.0});
+    }
+    pair.reset(); // its memory before the next pair's
+    const ReconGeometry single = geometryOf(s.size, s.singleAngles);
+    std::unique_ptr<ProjectorPair> one = backend.createProjector(single, options);
+    auto b = one->vector(Space::Sinogram, 1);
+    one->upload(phantomSinograms(single, 1), *b);
+    const double seconds = timeMethod(*one, *b, options.iterative, 2, s.iterations);
+    figures.push_back({key + "single_slice_seconds",
+                       tag + std::to_string(s.iterations) + " SIRT iterations of one slice from " +
+                           std::to_string(s.singleAngles) + " angles",
+                       seconds, "s",
+                       s.size == 2048 && s.singleAngles == 1501 && s.iterations == 100 ? kTargetSingleSeconds : 0.0});
+    addSplit(figures, key + "single_", "one slice", splitIteration(*one, *b, seconds / s.iterations, 5),
+             pixels * s.singleAngles);
+}
+
 } // namespace
 
 int runIterativeBenchmark(const IterativeBenchSettings& s) {
@@ -132,73 +197,19 @@ int runIterativeBenchmark(const IterativeBenchSettings& s) {
         s.timedIterations < 1)
         throw InvalidArgument("--iterative needs --size >= 8, --projections >= 2, --slices >= 1, --single-angles >= 2 "
                               "and --iterations >= 1");
+    if (s.projectors.empty()) throw InvalidArgument("--iterative needs at least one --projector");
     const BackendRegistry& registry = BackendRegistry::instance();
     ReconOptions options;
     options.strategy = s.strategy.empty() ? "auto" : s.strategy;
     options.threads = s.threads;
     options.device = s.device;
     options.iterative.method = Method::Sirt;
-    const ReconGeometry batchGeometry = geometryOf(s.size, s.projections);
-    options = registry.resolveOptions(options, batchGeometry);
+    options = registry.resolveOptions(options, geometryOf(s.size, s.projections));
     const Backend& backend = *registry.find(options.strategy);
 
     std::vector<Figure> figures;
-    std::unique_ptr<ProjectorPair> pair = backend.createProjector(batchGeometry, options);
-    const int batch = std::min(s.slices, pair->maxSlices());
-    const std::string pairName = pair->name();
-    std::printf("tomo-bench --iterative: %s (strategy %s), %d^2 slices; batches of %d from %d projections, one slice "
-                "from %d\n",
-                pairName.c_str(), options.strategy.c_str(), s.size, batch, s.projections, s.singleAngles);
-    std::fflush(stdout);
-    const double pixels = static_cast<double>(s.size) * s.size;
-    {
-        auto b = pair->vector(Space::Sinogram, batch);
-        pair->upload(phantomSinograms(batchGeometry, batch), *b);
-        const double sirt = timeMethod(*pair, *b, options.iterative, 2, s.timedIterations);
-        const double perSlice = sirt / s.timedIterations / batch;
-        figures.push_back({"sirt_iteration_ms_per_slice",
-                           "SIRT iteration per slice, batch of " + std::to_string(batch) + " from " +
-                               std::to_string(s.projections) + " projections",
-                           1e3 * perSlice, "ms", s.size == 2048 && s.projections == 2048 ? kTargetIterationMs : 0.0});
-        figures.push_back({"volume_iteration_seconds",
-                           "SIRT iteration of a " + std::to_string(s.size) + "^3 volume (estimate: " +
-                               std::to_string(s.size) + " x the above)",
-                           perSlice * s.size, "s", s.size == 2048 && s.projections == 2048 ? kTargetVolumeSeconds : 0.0});
-        const double inputOutput = static_cast<double>(batch) * (pixels + static_cast<double>(s.projections) * s.size) *
-                                   sizeof(float);
-        figures.push_back({"memory_ratio",
-                           "pair memory / (input + output) of the batch (" +
-                               std::to_string(static_cast<long long>(pair->memoryBytes() >> 20)) + " MiB)",
-                           static_cast<double>(pair->memoryBytes()) / inputOutput, "x", kTargetMemoryRatio});
-        const Split split = splitIteration(*pair, *b, perSlice, 3);
-        addSplit(figures, "", "batch of " + std::to_string(batch), split, pixels * s.projections);
-        IterativeOptions cgls = options.iterative;
-        cgls.method = Method::Cgls;
-        figures.push_back({"cgls_iteration_ms_per_slice", "CGLS iteration per slice",
-                           1e3 * timeMethod(*pair, *b, cgls, 1, s.timedIterations) / s.timedIterations / batch, "ms",
-                           0.0});
-        IterativeOptions tv = options.iterative;
-        tv.method = Method::Tv;
-        tv.tvWeight = 0.1;
-        figures.push_back({"tv_iteration_ms_per_slice",
-                           "TV (FISTA) iteration per slice, " + std::to_string(kTvInnerIterations) + " inner",
-                           1e3 * timeMethod(*pair, *b, tv, 1, s.timedIterations) / s.timedIterations / batch, "ms", 0.0});
-    }
-    pair.reset(); // its memory before the next pair's
-    {
-        const ReconGeometry single = geometryOf(s.size, s.singleAngles);
-        std::unique_ptr<ProjectorPair> one = backend.createProjector(single, options);
-        auto b = one->vector(Space::Sinogram, 1);
-        one->upload(phantomSinograms(single, 1), *b);
-        const double seconds = timeMethod(*one, *b, options.iterative, 2, s.iterations);
-        figures.push_back({"single_slice_seconds",
-                           std::to_string(s.iterations) + " SIRT iterations of one slice from " +
-                               std::to_string(s.singleAngles) + " angles",
-                           seconds, "s",
-                           s.size == 2048 && s.singleAngles == 1501 && s.iterations == 100 ? kTargetSingleSeconds : 0.0});
-        addSplit(figures, "single_", "one slice", splitIteration(*one, *b, seconds / s.iterations, 5),
-                 pixels * s.singleAngles);
-    }
+    json pairs = json::array();
+    for (ProjectorKind kind : s.projectors) measurePair(backend, options, kind, s, figures, pairs);
 
     std::printf("%-70s %12s %8s %s\n", "figure", "value", "unit", "target");
     for (const Figure& f : figures) {
@@ -209,11 +220,10 @@ int runIterativeBenchmark(const IterativeBenchSettings& s) {
     }
     if (!s.json.empty()) {
         json out = {{"mode", "iterative"},
-                    {"pair", pairName},
+                    {"pairs", pairs},
                     {"strategy", options.strategy},
                     {"size", s.size},
                     {"projections", s.projections},
-                    {"batch", batch},
                     {"single_angles", s.singleAngles},
                     {"iterations", s.iterations},
                     {"gpus", json::array()}};

@@ -79,6 +79,14 @@ void addMethodOptions(CLI::App& app, MethodCommandLine& c) {
         ->type_name("REL")
         ->check(numberIn(0.0, 0.999999))
         ->group(kGroup);
+    app.add_option("--projector", c.projector,
+                   "sirt, cgls, tv: the projector pair. joseph: Joseph's ray-driven projector and its exact "
+                   "transpose; fourier: gridrec's Fourier-domain back-projection of the unfiltered rows and its "
+                   "exact adjoint (matched, approximate: ~1e-3 of linear interpolation's pair on smooth data; "
+                   "several times faster on a GPU; 'cpu' and the CUDA strategies)")
+        ->check(CLI::IsMember({"joseph", "fourier"}))
+        ->group(kGroup)
+        ->capture_default_str();
 }
 
 IterativeOptions applyMethodOptions(const CLI::App& app, const MethodCommandLine& c, IterativeOptions o) {
@@ -86,7 +94,8 @@ IterativeOptions applyMethodOptions(const CLI::App& app, const MethodCommandLine
     if (given("--method")) o.method = parseMethod(c.method);
     const std::string method = "--method " + std::string(methodName(o.method));
     if (!o.isIterative())
-        for (const char* option : {"--iterations", "--tv-weight", "--nonnegative", "--bounds", "--init", "--tolerance"})
+        for (const char* option :
+             {"--iterations", "--tv-weight", "--nonnegative", "--bounds", "--init", "--tolerance", "--projector"})
             if (given(option))
                 throw InvalidArgument(std::string(option) + " applies to --method sirt, cgls or tv (the method is fbp)");
     if (given("--iterations")) o.iterations = c.iterations;
@@ -103,6 +112,7 @@ IterativeOptions applyMethodOptions(const CLI::App& app, const MethodCommandLine
                               " applies to --method sirt or tv (cgls has no constraints)");
     if (given("--init")) o.init = parseInitialImage(c.init);
     if (given("--tolerance")) o.tolerance = c.tolerance;
+    if (given("--projector")) o.projector = parseProjectorKind(c.projector);
     if (o.method == Method::Tv && !o.tvWeight)
         throw InvalidArgument("--method tv needs --tv-weight LAMBDA (> 0): the weight of the total variation against "
                               "the data");
@@ -129,6 +139,7 @@ std::string describeMethod(const IterativeOptions& o) {
     if (o.tvWeight) text += ", lambda " + formatNumber(*o.tvWeight);
     if (o.bounds.any()) text += ", bounds [" + boundText(o.bounds.lower) + ", " + boundText(o.bounds.upper) + "]";
     if (o.tolerance > 0.0) text += ", tolerance " + formatNumber(o.tolerance);
+    if (o.projector != ProjectorKind::Joseph) text += ", " + std::string(projectorKindName(o.projector)) + " projector";
     return text;
 }
 
@@ -142,7 +153,7 @@ void addMethodAttributes(std::map<std::string, std::string>& attributes, const R
     attributes["init"] = std::string(initialImageName(o.init));
     attributes["tolerance"] = formatNumber(o.tolerance, 17);
     const Backend* b = BackendRegistry::instance().find(options.strategy);
-    attributes["projector"] = std::string("joseph, ") + (o.matched ? "matched" : "unmatched") + ", " +
+    attributes["projector"] = std::string(projectorKindName(o.projector)) + ", " + (o.matched ? "matched" : "unmatched") + ", " +
                               (b ? b->family() : std::string("unknown")) + " pair";
 }
 

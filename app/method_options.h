@@ -23,10 +23,11 @@ struct MethodCommandLine {
     std::string bounds;
     std::string init = "zero";
     double tolerance = 0.0;
+    std::string projector = "joseph";
 };
 
 /// Declares --method, --iterations, --tv-weight, --nonnegative, --bounds,
-/// --init, --tolerance in the group "Method".
+/// --init, --tolerance, --projector in the group "Method".
 void addMethodOptions(CLI::App& app, MethodCommandLine& c);
 
 /// `base` (the run config's) with the options given on the command line.

@@ -63,6 +63,7 @@ struct Settings {
     bool iterative = false;
     int singleAngles = IterativeBenchSettings{}.singleAngles; // --iterative
     int iterations = IterativeBenchSettings{}.iterations;     // --iterative
+    std::string projectors = "joseph,fourier";                // --iterative
     bool tune = false;
     bool stream = false;
     StreamBenchSettings streamBench; // --stream
@@ -805,6 +806,10 @@ void addOptions(CLI::App& app, Settings& s) {
         ->check(integerIn(1, 1000000))
         ->capture_default_str()
         ->needs(iterative);
+    app.add_option("--projector", s.projectors,
+                   "--iterative: the projector pairs to measure, one after the other (joseph, fourier; default both)")
+        ->type_name("LIST")
+        ->needs(iterative);
     app.add_option("--dir", s.pipe.dir, "--pipeline: folder for the scan and the output; --stream: for the ipc socket, the growing file and "
                    "the recording (default: the temp folder)")
         ->type_name("DIR");
@@ -957,6 +962,8 @@ int main(int argc, char** argv) {
             if (app.count("--strategy")) it.strategy = s.strategies;
             it.singleAngles = s.singleAngles;
             it.iterations = s.iterations;
+            it.projectors.clear();
+            for (const std::string& name : splitList(s.projectors)) it.projectors.push_back(parseProjectorKind(name));
             it.threads = s.threads;
             it.device = s.device;
             it.json = s.json;

@@ -336,7 +336,8 @@ const std::set<std::string> kOpenKeys = {"angles_file", "angles_lines", "angle_r
 const std::set<std::string> kReconKeys = {"strategy", "interpolation", "precision", "slices_per_pass", "filter",
                                           "padding",  "device",        "opencl_device", "tuning", "threads",
                                           // the iterative methods (iterative.h)
-                                          "method", "iterations", "tv_weight", "bounds", "init", "tolerance"};
+                                          "method", "iterations", "tv_weight", "bounds", "init", "tolerance",
+                                          "projector"};
 
 /// Rows [first, first + count) of `available` from None (all), (start, stop),
 /// a range or a slice (step 1).

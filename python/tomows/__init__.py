@@ -23,7 +23,7 @@ CuPy and PyTorch are imported only when such an array is given.
 Options are the keys of tomo-recon's run config (``--config``): strategy,
 interpolation, precision, slices_per_pass, filter, padding, device,
 opencl_device, tuning, threads, method, iterations, tv_weight, bounds, init,
-tolerance; ``corrections`` is its "corrections" object.
+tolerance, projector; ``corrections`` is its "corrections" object.
 
 Errors are raised as the engine reports them, same message:
     Error                 base of all (an Exception)
@@ -242,7 +242,8 @@ def reconstruct(data, angles=None, center=None, rows=None, region=None, correcti
     details=True returns (volume, dict of what ran: strategy, axis, times).
     options: strategy ("auto"), interpolation, precision, slices_per_pass,
     filter, padding, device, opencl_device, tuning, threads; the iterative
-    methods' method, iterations, tv_weight, bounds, init, tolerance."""
+    methods' method, iterations, tv_weight, bounds, init, tolerance,
+    projector (joseph or fourier)."""
     return _tomows.reconstruct(_engine_array(data), angles, center, rows, region, corrections, progress, details,
                                allow_approximate, **options)
 
