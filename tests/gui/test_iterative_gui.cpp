@@ -113,6 +113,32 @@ private slots:
         QVERIFY(waitForMethod(tomo::Method::Sirt));
     }
 
+    // The Projector control: the Fourier pair runs the method (a slice near
+    // Joseph's pair's, not the same) and goes into the stored parameters.
+    void fourierProjectorRunsAndIsStored() {
+        QVERIFY(openDemo(64));
+        chooseMethod(tomo::Method::Sirt);
+        QVERIFY(waitForMethod(tomo::Method::Sirt));
+        const std::vector<float> joseph = w->currentResult()->preview.slice.data;
+        auto* projector = w->methodPanel()->findChild<QComboBox*>(QStringLiteral("projectorCombo"));
+        QVERIFY(projector);
+        QVERIFY(projector->isEnabled());
+        projector->setCurrentIndex(projector->findData(static_cast<int>(tomo::ProjectorKind::Fourier)));
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) {
+            return r.preview.iterative && r.params.options.iterative.projector == tomo::ProjectorKind::Fourier;
+        }));
+        const std::vector<float> fourier = w->currentResult()->preview.slice.data;
+        const double apart = rmsDifference(fourier, joseph) / rms(joseph);
+        qInfo("SIRT on the 64^2 demo, fourier vs joseph pair: rms difference %.4f of joseph's rms", apart);
+        QVERIFY2(apart > 1e-4 && apart < 0.2, qPrintable(QString::number(apart)));
+        QTemporaryDir dir;
+        const QString path = QDir(dir.path()).filePath(QStringLiteral("fourier.json"));
+        QVERIFY(w->saveParameters(path));
+        QCOMPARE(tomo::loadRunConfig(path.toStdString()).options.iterative.projector, tomo::ProjectorKind::Fourier);
+        chooseMethod(tomo::Method::Fbp);
+        QVERIFY(!projector->isEnabled());
+    }
+
     void convergencePlotGetsOnePointPerIterationAndTheResidualFalls() {
         QVERIFY(w->convergencePlot());
         QVERIFY(openDemo(64));

@@ -56,6 +56,7 @@ private:
     QDoubleSpinBox* m_tvWeight = nullptr;
     QCheckBox* m_nonnegative = nullptr;
     QComboBox* m_init = nullptr;
+    QComboBox* m_projector = nullptr;
     QLabel* m_reason = nullptr;
     QProgressBar* m_progress = nullptr;
     QPushButton* m_stop = nullptr;
