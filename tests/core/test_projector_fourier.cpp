@@ -5,9 +5,13 @@
 // refuses.
 #include "projector_test_helpers.h"
 
+#include "tomo/dataset.h"
 #include "tomo/error.h"
 #include "tomo/iterative.h"
+#include "tomo/preprocess.h"
 #include "tomo/projector.h"
+
+#include "test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -157,6 +161,37 @@ TEST(FourierPair, SetAxisEqualsAPairMadeThere) {
         auto made = pairOf("cpu", there, fourier());
         EXPECT_LT(relativeError(forwardOf(*moved, x, 2), forwardOf(*made, x, 2)), 1e-6) << shift;
     }
+}
+
+// A real scan (the APS tooth, row 0: 181 views of 640 bins, axis 296): 50
+// SIRT iterations on each pair. The Fourier pair's image explains the data
+// under Joseph's model (the exact geometry) about as well as Joseph's own
+// image, and the two images agree. Measured: residual 0.04683 against
+// Joseph's 0.04680, images 8.1e-3 apart.
+TEST(FourierPair, ApsToothSirtAgreesWithJosephs) {
+    const auto path = test::realData("aps_tooth/tooth.h5");
+    TOMO_REQUIRE_FILE(path);
+    auto reader = openDataset(path);
+    const ImageStack sinogram = loadSinograms(*reader, 0, 1);
+    Geometry g;
+    g.angles = reader->info().angles;
+    g.bins = reader->info().columns;
+    g.axis = 296.0;
+    const ReconGeometry rg = ReconGeometry::fullSlice(g);
+    IterativeOptions sirt = method(Method::Sirt, 50);
+    sirt.bounds.lower = 0.0;
+    auto joseph = pairOf("cpu", rg, sirt), fourierPair = pairOf("cpu", rg, fourier(sirt));
+    const std::vector<float> ofJoseph = solve(*joseph, sinogram.data, 1, sirt).images;
+    const std::vector<float> ofFourier = solve(*fourierPair, sinogram.data, 1, fourier(sirt)).images;
+    // Both images' data residuals under Joseph's projector.
+    const double josephResidual = relativeError(forwardOf(*joseph, ofJoseph, 1), sinogram.data);
+    const double fourierResidual = relativeError(forwardOf(*joseph, ofFourier, 1), sinogram.data);
+    const double apart = relativeError(ofFourier, ofJoseph);
+    std::printf("MEASURED tooth row 0, 50 non-negative SIRT iterations: residual under Joseph's A %.4g (Joseph's "
+                "image) / %.4g (Fourier's); images %.3g apart\n",
+                josephResidual, fourierResidual, apart);
+    EXPECT_LT(fourierResidual, 1.02 * josephResidual);
+    EXPECT_LT(apart, 2e-2);
 }
 
 TEST(FourierPair, RefusesWhatItCannotBe) {
