@@ -32,15 +32,18 @@ constexpr const char* kConeOptions[] = {
 
 std::string number(double v) { return formatNumber(v, 10); }
 
-/// --method sirt|cgls|tv on fan-beam data: the method on the fan-beam
-/// projector pair (projector.h), the whole slice at once.
-ImageStack reconstructFanIterative(const ConeSetup& setup, const VolumeGrid& grid, const ReconOptions& options,
-                                   DatasetReader& reader, std::map<std::string, std::string>& attributes, bool quiet) {
-    const auto pair = makeFanProjector(setup.geometry, grid, options.iterative, options.threads);
+/// --method sirt|cgls|tv on fan- or cone-beam data: the method on the
+/// divergent-beam projector pair (projector.h), the whole volume at once.
+ImageStack reconstructDivergentIterative(const ConeSetup& setup, const VolumeGrid& grid, const ReconOptions& options,
+                                         DatasetReader& reader, std::map<std::string, std::string>& attributes,
+                                         bool quiet) {
+    const auto pair = makeConeProjector(setup.geometry, grid, options.iterative, options.threads);
+    const std::string size = std::to_string(grid.nx) + "x" + std::to_string(grid.ny) +
+                             (grid.nz > 1 ? "x" + std::to_string(grid.nz) + " voxels" : " pixels");
     if (!quiet) {
         std::printf("geometry: %s\n", setup.description.c_str());
-        std::printf("reconstructing %dx%d pixels of %s with %s on the %s\n", grid.nx, grid.ny,
-                    number(grid.voxelSize).c_str(), describeMethod(options.iterative).c_str(), pair->name().c_str());
+        std::printf("reconstructing %s of %s with %s on the %s\n", size.c_str(), number(grid.voxelSize).c_str(),
+                    describeMethod(options.iterative).c_str(), pair->name().c_str());
         std::fflush(stdout);
     }
     using Clock = std::chrono::steady_clock;
@@ -57,12 +60,12 @@ ImageStack reconstructFanIterative(const ConeSetup& setup, const VolumeGrid& gri
         return true;
     });
     const auto t2 = Clock::now();
-    ImageStack volume(grid.nx, grid.ny, 1);
+    ImageStack volume(grid.nx, grid.ny, grid.nz);
     pair->download(*x, volume.data);
     auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
-    std::printf("tomo-recon: %s of %d views -> %dx%d pixels: read %s, %d iterations %s, residual %.4g of the data\n",
-                std::string(methodName(options.iterative.method)).c_str(), setup.geometry.viewCount(), grid.nx,
-                grid.ny, formatSeconds(seconds(t0, t1)).c_str(), summary.iterations, formatSeconds(seconds(t1, t2)).c_str(),
+    std::printf("tomo-recon: %s of %d views -> %s: read %s, %d iterations %s, residual %.4g of the data\n",
+                std::string(methodName(options.iterative.method)).c_str(), setup.geometry.viewCount(), size.c_str(),
+                formatSeconds(seconds(t0, t1)).c_str(), summary.iterations, formatSeconds(seconds(t1, t2)).c_str(),
                 summary.residuals.empty() ? 0.0 : summary.residuals.front());
 
     attributes.insert(setup.attributes.begin(), setup.attributes.end());
@@ -70,7 +73,7 @@ ImageStack reconstructFanIterative(const ConeSetup& setup, const VolumeGrid& gri
     attributes["reconstruction"] = std::string(methodName(options.iterative.method));
     attributes["projector"] = pair->name();
     attributes["threads"] = std::to_string(options.threads);
-    attributes["volume_grid"] = std::to_string(grid.nx) + "x" + std::to_string(grid.ny) + "x1";
+    attributes["volume_grid"] = std::to_string(grid.nx) + "x" + std::to_string(grid.ny) + "x" + std::to_string(grid.nz);
     attributes["voxel_size"] = number(grid.voxelSize);
     attributes["volume_centre"] = number(grid.centre[0]) + "," + number(grid.centre[1]) + "," + number(grid.centre[2]);
     attributes["units"] = "attenuation per voxel";
@@ -116,7 +119,7 @@ ImageStack reconstructCone(const CLI::App& app, const ConeCommandLine& c, const 
     const std::string method = "--method " + std::string(methodName(options.iterative.method));
     if (iterative && options.strategy != "auto" && options.strategy != "cpu" && options.strategy != "cpu-reference")
         throw InvalidArgument(method + " on fan-beam data runs on the CPU's fan-beam projector pair (--strategy cpu, "
-                              "cpu-reference or auto), not on '" + options.strategy + "'");
+                              "cpu-reference or auto; cone-beam data likewise), not on '" + options.strategy + "'");
     FdkOptions fdk;
     fdk.backprojector = iterative ? ConeBackprojector::Fast : coneBackprojectorFor(options.strategy);
     fdk.filter = options.filter;
@@ -134,10 +137,9 @@ ImageStack reconstructCone(const CLI::App& app, const ConeCommandLine& c, const 
     }
     if (c.voxelSize > 0.0) grid.voxelSize = c.voxelSize;
     setup.checkGrid(grid);
-    if (iterative && (setup.geometry.rows != 1 || grid.nz != 1))
-        throw InvalidArgument(method + ": the iterative methods take fan-beam data (one detector row, one slice); " +
-                              info.path.string() + " has " + std::to_string(setup.geometry.rows) +
-                              " rows, the volume " + std::to_string(grid.nz) + " slices (cone beam: FDK only)");
+    if (iterative && setup.geometry.rows == 1 && grid.nz != 1)
+        throw InvalidArgument(method + ": fan-beam data (one detector row) make one slice; the volume has " +
+                              std::to_string(grid.nz) + " slices (--volume NX,NY,1)");
     // The volume and about four copies of the projections (as read, in view
     // order, filtered, padded for the back-projector) are held at once.
     constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -149,7 +151,20 @@ ImageStack reconstructCone(const CLI::App& app, const ConeCommandLine& c, const 
                           std::to_string(grid.ny) + "x" + std::to_string(grid.nz) + " voxels needs " +
                           formatNumber(needed / kGiB, 3) + " GiB (the volume and four copies of the projections) "
                           "but this machine has " + formatNumber(memory / kGiB, 3) + " GiB");
-    if (iterative) return reconstructFanIterative(setup, grid, options, reader, attributes, quiet);
+    if (iterative) {
+        // The pair's vectors in double (the method's, and the pair's scratch: projector_host.h), besides
+        // the projections as read.
+        const Workspace w = workspaceOf(options.iterative.method);
+        const double pairBytes = 8.0 * ((w.images + 2) * static_cast<double>(grid.voxels()) +
+                                        (w.sinograms + 1) * projectionBytes / 4.0) +
+                                 projectionBytes;
+        if (memory > 0 && pairBytes > memory)
+            throw OutOfMemory(method + " of " + info.path.string() + " into " + std::to_string(grid.nx) + "x" +
+                              std::to_string(grid.ny) + "x" + std::to_string(grid.nz) + " voxels needs " +
+                              formatNumber(pairBytes / kGiB, 3) + " GiB but this machine has " +
+                              formatNumber(memory / kGiB, 3) + " GiB");
+        return reconstructDivergentIterative(setup, grid, options, reader, attributes, quiet);
+    }
     if (!quiet) {
         std::printf("geometry: %s\n", setup.description.c_str());
         std::printf("reconstructing %dx%dx%d voxels of %s with FDK (%s back-projection, %s filter)\n", grid.nx,

@@ -90,6 +90,51 @@ TEST(TomoReconCone, RawConeProjectionsWithAGeometryFile) {
     EXPECT_EQ(rootAttribute(dir / "volume.h5", "units"), "attenuation per voxel");
 }
 
+// --method sirt|cgls on cone-beam data: the cone-beam pair over the whole
+// volume, said and stored; more iterations come nearer the phantom
+// (measured mid-plane error 0.627 after 2 SIRT iterations, 0.261 after 30);
+// tv is refused in one line, nothing written.
+TEST(TomoReconCone, IterativeMethodsRunOnTheConeBeamPair) {
+    test::TempDir dir;
+    const CircularConeGeometry g = test::circularCone(90, 48, 32, 2.0, 150.0, 300.0);
+    ConePhantom phantom;
+    phantom.radius = 0.9 * 16;
+    phantom.attenuation = 0.02;
+    writeRaw(dir / "scan.raw", projectPhantomCone(phantom, ConeGeometry::circular(g), 2));
+    std::ofstream(dir / "scanner.json") << R"({"source_axis": 150, "source_detector": 300, "pixel_size": 2.0})";
+    const std::string scan = quoted(dir / "scan.raw") + " --raw-shape 90,32,48 --log-corrected --angle-range 360"
+                             " --cone-geometry " + quoted(dir / "scanner.json") + " --volume 32,32,16 --voxel-size 1";
+    const VolumeGrid grid{32, 32, 16, 1.0, {}};
+    const ImageStack truth = rasterizePhantomVolume(phantom, grid, 3);
+    const auto mask = discMask(32, 32, 0.85 * 16);
+    double previous = 0.0;
+    for (int iterations : {2, 30}) {
+        const fs::path out = dir / ("sirt" + std::to_string(iterations) + ".h5");
+        const auto r = runTool(TOMO_RECON_EXE,
+                               scan + " --method sirt --nonnegative --iterations " + std::to_string(iterations) +
+                                   " -o " + quoted(out),
+                               dir.path());
+        ASSERT_EQ(r.exitCode, 0) << r.err << r.out;
+        EXPECT_NE(r.out.find("reconstructing 32x32x16 voxels of 1 with sirt"), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("on the cpu-reference cone-beam joseph, matched"), std::string::npos) << r.out;
+        const ImageStack volume = readVolume(out);
+        ASSERT_EQ(volume.depth, 16);
+        EXPECT_EQ(rootAttribute(out, "projector"), "cpu-reference cone-beam joseph, matched");
+        EXPECT_EQ(rootAttribute(out, "volume_grid"), "32x32x16");
+        const double error = compareImages(volume.slice(8), truth.slice(8), mask).relativeError;
+        std::cout << "MEASURED tomo-recon cone-beam SIRT, " << iterations << " iterations: mid-plane error " << error
+                  << "\n";
+        if (previous > 0.0) {
+            EXPECT_LT(error, 0.6 * previous);
+        }
+        previous = error;
+    }
+    const auto tv = runTool(TOMO_RECON_EXE, scan + " --method tv --tv-weight 0.1 -o " + quoted(dir / "tv.h5"), dir.path());
+    EXPECT_EQ(tv.exitCode, 2) << tv.err;
+    EXPECT_NE(tv.err.find("method tv on cone-beam data is not built"), std::string::npos) << tv.err;
+    EXPECT_FALSE(fs::exists(dir / "tv.h5"));
+}
+
 TEST(TomoReconCone, CurvedDetectorFanBeamIsResampledBeforeFdk) {
     test::TempDir dir;
     // The core tests' wide fan: +-25.8 degrees on 96 columns of 0.75 mm arc.

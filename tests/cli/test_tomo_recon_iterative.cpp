@@ -275,7 +275,7 @@ TEST_F(TomoReconIterative, FanBeamDataRunOnTheFanBeamPair) {
          std::vector<std::pair<std::string, std::string>>{
              {"--method sirt --strategy cpu-gridrec",
               "--method sirt on fan-beam data runs on the CPU's fan-beam projector pair"},
-             {"--method cgls --volume 32,32,2", "the iterative methods take fan-beam data (one detector row, one slice)"},
+             {"--method cgls --volume 32,32,2", "fan-beam data (one detector row) make one slice; the volume has 2 slices"},
              {"--method tv", "--method tv needs --tv-weight"},
              {"--method sirt --projector fourier", "--projector does not apply to fan/cone-beam data"}}) {
         const ToolRun bad = recon(quoted(htc) + " -o " + quoted(output("refused")) + " " + options);

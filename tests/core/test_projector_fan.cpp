@@ -1,9 +1,11 @@
-// The fan-beam projector pair (makeFanProjector): the transpose, a disc's
-// forward projection against its exact chords, bad input, and on the real
+// The divergent-beam projector pairs (makeFanProjector, makeConeProjector):
+// the transpose, a disc's (a ball's) forward projection against its exact
+// chords, the iterative methods on a cone-beam volume, bad input, and on the real
 // HTC2022 fan-beam scan the limited-angle comparison: TV from 90
 // degrees of views against FDK from the same views, each correlated with the
 // full-angle FDK inside the disc.
 #include "projector_test_helpers.h"
+#include "cone_test_scan.h"
 #include "test_support.h"
 
 #include "tomo/cone_scan.h"
@@ -11,10 +13,12 @@
 #include "tomo/error.h"
 #include "tomo/fdk.h"
 #include "tomo/iterative.h"
+#include "tomo/phantom.h"
 #include "tomo/projector.h"
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -50,6 +54,17 @@ VolumeGrid slice(int nx, int ny, double voxel, double cx = 0.0, double cy = 0.0)
     g.voxelSize = voxel;
     g.centre = {cx, cy, 0.0};
     return g;
+}
+
+/// The message of the InvalidArgument f() throws, or "(accepted)".
+template <class F>
+std::string message(F&& f) {
+    try {
+        f();
+    } catch (const InvalidArgument& e) {
+        return std::string(e.what());
+    }
+    return std::string("(accepted)");
 }
 
 /// Pearson correlation of a and b over the pixels inside `mask`.
@@ -137,16 +152,170 @@ TEST(FanProjector, DiscProjectsToItsChords) {
     EXPECT_LT(relative, 1.5e-2);
 }
 
+/// A circular cone beam: `views` over 360 degrees, 48 x 40 pixels of 1.5 at
+/// the detector (magnification 2: source-axis 150, source-detector 300),
+/// the central ray `offsetU`, `offsetV` pixels off the detector centre.
+ConeGeometry cone(int views, double offsetU = 0.0, double offsetV = 0.0) {
+    CircularConeGeometry c = test::circularCone(views, 48, 40, 1.5, 150.0, 300.0);
+    c.offsetU = offsetU;
+    c.offsetV = offsetV;
+    return ConeGeometry::circular(c);
+}
+
+VolumeGrid box(int nx, int ny, int nz, double voxel, std::array<double, 3> centre = {}) {
+    VolumeGrid g;
+    g.nx = nx;
+    g.ny = ny;
+    g.nz = nz;
+    g.voxelSize = voxel;
+    g.centre = centre;
+    return g;
+}
+
+// The cone-beam pair's transpose: a centred box and one off the axis and
+// off the mid-plane, an off-centre detector. Measured up to 6.9e-15; asserted
+// 1e-12. A fan-beam detector (one row) gives the fan pair.
+TEST(ConeProjector, BackProjectionIsTheTranspose) {
+    struct Case {
+        const char* name;
+        ConeGeometry geometry;
+        VolumeGrid grid;
+    };
+    const std::vector<Case> cases = {{"centred", cone(40), box(24, 24, 20, 1.0)},
+                                     {"off the axis and the mid-plane", cone(33, 2.5, -3.0),
+                                      box(20, 26, 14, 0.9, {2.0, -1.5, 3.0})}};
+    for (const Case& c : cases) {
+        auto pair = makeConeProjector(c.geometry, c.grid, IterativeOptions{}, 0);
+        EXPECT_EQ(pair->name(), "cpu-reference cone-beam joseph, matched");
+        const double gap = adjointnessGaps(*pair, 1, 5)[0];
+        std::printf("MEASURED cone adjointness %s: %.3g\n", c.name, std::abs(gap));
+        EXPECT_NEAR(gap, 0.0, 1e-12) << c.name;
+    }
+    EXPECT_EQ(makeConeProjector(fan(10, 2 * kPi), slice(16, 16, 1.0), {}, 0)->name(),
+              "cpu-reference fan-beam joseph, matched");
+}
+
+// A uniform ball (radius 9, off the centre and the mid-plane), its voxels'
+// covered fraction from 4^3 sub-samples: each ray's projection against the
+// exact chord. Measured relative RMSE 3.17e-2 with voxels of 0.75 (12 across
+// the radius) and 1.85e-2 with 0.375 (ratio 0.58: the voxels' edges and
+// the bilinear interpolation's blur across the ray, both shrinking with
+// the voxels); bounds 2x, the ratio below 0.65. A geometry error (a row or
+// an offset misplaced) would not shrink. Pins the rays' geometry (the
+// detector rows, offsets) to the matrices.
+TEST(ConeProjector, BallProjectsToItsChords) {
+    const ConeGeometry geometry = cone(36, 1.5, 2.0);
+    const std::array<double, 3> centre = {1.5, -1.0, 2.0};
+    const double radius = 9.0;
+    double previous = 0.0;
+    for (const VolumeGrid& grid : {box(32, 32, 32, 0.75), box(64, 64, 64, 0.375)}) {
+        std::vector<float> volume(grid.voxels());
+        for (int k = 0; k < grid.nz; ++k)
+            for (int j = 0; j < grid.ny; ++j)
+                for (int i = 0; i < grid.nx; ++i) {
+                    int inside = 0;
+                    for (int a = 0; a < 4; ++a)
+                        for (int b = 0; b < 4; ++b)
+                            for (int e = 0; e < 4; ++e) {
+                                const double dx = grid.x(i) + (a - 1.5) / 4 * grid.voxelSize - centre[0];
+                                const double dy = grid.y(j) + (b - 1.5) / 4 * grid.voxelSize - centre[1];
+                                const double dz = grid.z(k) + (e - 1.5) / 4 * grid.voxelSize - centre[2];
+                                inside += dx * dx + dy * dy + dz * dz < radius * radius;
+                            }
+                    volume[(static_cast<std::size_t>(k) * grid.ny + j) * grid.nx + i] =
+                        static_cast<float>(inside / 64.0 * grid.voxelSize);
+                }
+        auto pair = makeConeProjector(geometry, grid, IterativeOptions{}, 0);
+        const std::vector<float> projected = forwardOf(*pair, volume, 1);
+        double err = 0.0, norm = 0.0;
+        int crossing = 0;
+        for (int p = 0; p < geometry.viewCount(); ++p) {
+            const ViewFrame f = describeView(geometry.views[p], "view");
+            for (int v = 0; v < geometry.rows; ++v)
+                for (int u = 0; u < geometry.columns; ++u) {
+                    const double tu = (u - f.centreU) / f.focalU, tv = (v - f.centreV) / f.focalV;
+                    double d[3], dd = 0.0, along = 0.0, ww = 0.0;
+                    for (int a = 0; a < 3; ++a) {
+                        d[a] = f.normal[a] + tu * f.axisU[a] + tv * f.axisV[a];
+                        dd += d[a] * d[a];
+                    }
+                    for (int a = 0; a < 3; ++a) {
+                        const double w = centre[a] - f.source[a];
+                        along += w * d[a] / std::sqrt(dd);
+                        ww += w * w;
+                    }
+                    const double distance2 = ww - along * along;
+                    const double chord = distance2 < radius * radius ? 2.0 * std::sqrt(radius * radius - distance2) : 0.0;
+                    if (chord > 0.0) ++crossing;
+                    const double e =
+                        projected[(static_cast<std::size_t>(p) * geometry.rows + v) * geometry.columns + u] - chord;
+                    err += e * e;
+                    norm += chord * chord;
+                }
+        }
+        ASSERT_GT(crossing, 36 * 200); // the ball's shadow in every view
+        const double relative = std::sqrt(err / norm);
+        std::cout << "MEASURED cone-beam ball, voxels of " << grid.voxelSize << ": relative RMSE against the chords "
+                  << relative << "\n";
+        EXPECT_LT(relative, grid.nx == 32 ? 6.4e-2 : 3.2e-2);
+        if (previous > 0.0) {
+            EXPECT_LT(relative / previous, 0.65);
+        }
+        previous = relative;
+    }
+}
+
+// SIRT and CGLS on a cone-beam volume (consistent data from the pair): the
+// residual falls at every iteration and the volume approaches the phantom.
+// Measured: SIRT 1 -> 3.95e-2 (50 iterations), error vs phantom 0.596 (at 3)
+// -> 0.245; CGLS 0.379 -> 7.5e-3 (20), 0.462 -> 0.066.
+TEST(ConeProjector, IterativeMethodsConvergeOnAVolume) {
+    const ConeGeometry geometry = cone(60);
+    const VolumeGrid grid = box(24, 24, 16, 1.0);
+    ConePhantom phantom;
+    phantom.radius = 10.0;
+    phantom.attenuation = 1.0;
+    const ImageStack truth = rasterizePhantomVolume(phantom, grid, 2);
+    auto pair = makeConeProjector(geometry, grid, IterativeOptions{}, 0);
+    const std::vector<float> consistent = forwardOf(*pair, truth.data, 1);
+    for (const auto& [m, iterations] : {std::pair{Method::Sirt, 50}, std::pair{Method::Cgls, 20}}) {
+        std::vector<double> errors;
+        const Solved run = solve(*pair, consistent, 1, method(m, iterations), [&](const IterationState& s) {
+            if (s.iteration == 3 || s.iteration == iterations) {
+                std::vector<float> image(truth.data.size());
+                s.image(image);
+                errors.push_back(relativeError(image, truth.data));
+            }
+            return true;
+        });
+        for (std::size_t k = 1; k < run.residuals.size(); ++k)
+            ASSERT_LE(run.residuals[k][0], run.residuals[k - 1][0]) << methodName(m) << " iteration " << k + 1;
+        std::printf("MEASURED cone-beam %s: residual %.3g -> %.3g, error vs phantom %.3g -> %.3g\n",
+                    std::string(methodName(m)).c_str(), run.residuals.front()[0], run.residuals.back()[0], errors[0],
+                    errors[1]);
+        EXPECT_LT(run.residuals.back()[0], 0.2 * run.residuals.front()[0]) << methodName(m);
+        EXPECT_LT(errors[1], 0.8 * errors[0]) << methodName(m);
+    }
+}
+
+TEST(ConeProjector, BadInputIsRefused) {
+    IterativeOptions tv = method(Method::Tv, 5);
+    tv.tvWeight = 0.1;
+    EXPECT_NE(message([&] { makeConeProjector(cone(10), box(16, 16, 8, 1.0), tv, 0); })
+                  .find("method tv on cone-beam data is not built"),
+              std::string::npos);
+    IterativeOptions unmatched;
+    unmatched.matched = false;
+    EXPECT_NE(message([&] { makeConeProjector(cone(10), box(16, 16, 8, 1.0), unmatched, 0); }).find("only the matched"),
+              std::string::npos);
+    // A detector as tall as it is far from the source: a cone over 45 degrees.
+    const ConeGeometry steep = ConeGeometry::circular(test::circularCone(10, 48, 400, 1.5, 150.0, 300.0));
+    EXPECT_NE(message([&] { makeConeProjector(steep, box(16, 16, 8, 1.0), {}, 0); }).find("a cone over 45 degrees"),
+              std::string::npos);
+}
+
 TEST(FanProjector, BadInputIsRefused) {
     const VolumeGrid grid = slice(32, 32, 0.8);
-    auto message = [](auto&& f) {
-        try {
-            f();
-        } catch (const InvalidArgument& e) {
-            return std::string(e.what());
-        }
-        return std::string("(accepted)");
-    };
     ConeGeometry twoRows = fan(10, 2 * kPi);
     twoRows.rows = 2;
     EXPECT_NE(message([&] { makeFanProjector(twoRows, grid, {}, 0); }).find("the detector has 2 rows (expected 1"),

@@ -227,4 +227,16 @@ std::unique_ptr<ProjectorPair> makeFourierCpuProjector(const ReconGeometry& geom
 std::unique_ptr<ProjectorPair> makeFanProjector(const ConeGeometry& geometry, const VolumeGrid& grid,
                                                 const IterativeOptions& options, int threads);
 
+/// The cone-beam pair (CPU, double, projector_fan.cpp; a detector of one row
+/// is the fan-beam pair): Joseph's projector along the rays of the
+/// projection matrices through the whole grid, stepped along x or y with
+/// the volume interpolated bilinearly across the ray, and its exact
+/// transpose. One vector slice is the whole volume: images nx x (ny nz)
+/// ([z][y][x]), sinograms views x (rows columns) ([view][row][column]).
+/// filteredBackprojection() is FDK. Throws InvalidArgument as the fan pair,
+/// for method tv on more than one slice (the pairs' TV is 2D), and for rays
+/// steeper along z than across it (a cone over 45 degrees).
+std::unique_ptr<ProjectorPair> makeConeProjector(const ConeGeometry& geometry, const VolumeGrid& grid,
+                                                 const IterativeOptions& options, int threads);
+
 } // namespace tomo
