@@ -72,10 +72,16 @@ OPTION_SETS = [
         ["--strategy", "cpu", "--detector-center", "--rows", "7:9", "--method", "sirt", "--iterations", "4",
          "--bounds", "0,1"],
     ),
+    (
+        {"strategy": "cpu", "center": "detector", "rows": (4, 6), "method": "cgls", "iterations": 3,
+         "projector": "fourier"},
+        ["--strategy", "cpu", "--detector-center", "--rows", "4:6", "--method", "cgls", "--iterations", "3",
+         "--projector", "fourier"],
+    ),
 ]
 
 
-@pytest.mark.parametrize("options,cli", OPTION_SETS, ids=["defaults", "options", "corrections", "sirt"])
+@pytest.mark.parametrize("options,cli", OPTION_SETS, ids=["defaults", "options", "corrections", "sirt", "fourier"])
 def test_reconstruct_equals_tomo_recon(demo_scan, tmp_path, options, cli):
     out = tmp_path / "cli.h5"
     run_recon(demo_scan, "-o", out, *cli)
