@@ -10,6 +10,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
 #include <thread>
 
 namespace tomo {
@@ -96,13 +100,27 @@ TEST(TomoStream, SendsAPhantomToAZeroMqReceiver) {
     const std::string endpoint = "ipc://" + (dir / "s.sock").string();
     StreamOptions options;
     options.endpoint = endpoint;
+    // What the receiver refused, said if the scan does not arrive (once, under
+    // load in CI, nothing was received: this says why next time).
+    auto refused = std::make_shared<std::vector<std::string>>();
+    auto refusedMutex = std::make_shared<std::mutex>();
+    options.log = [refused, refusedMutex](const std::string& line) {
+        const std::lock_guard lock(*refusedMutex);
+        refused->push_back(line);
+    };
     auto stream = openZmqStream(options);
     const ToolRun sender = runTool(TOMO_STREAM_EXE, "--phantom 32 --phantom-rows 2 --zmq " + endpoint, dir.path());
     ASSERT_EQ(sender.exitCode, 0) << sender.err;
     LiveState state;
     const auto deadline = std::chrono::steady_clock::now() + 30s;
     while (!state.finished && std::chrono::steady_clock::now() < deadline) state = stream->wait(state.version, 100ms);
-    EXPECT_TRUE(state.finished);
+    {
+        const std::lock_guard lock(*refusedMutex);
+        EXPECT_TRUE(state.finished) << "received " << state.projections << " projections, "
+                                    << stream->counters().rejected << " messages refused" << (refused->empty() ? "" : ", the first: ")
+                                    << (refused->empty() ? "" : refused->front()) << "; the sender said: " << sender.out
+                                    << sender.err;
+    }
     EXPECT_EQ(state.projections, 32);
     EXPECT_EQ(state.scanId, "phantom");
     EXPECT_EQ(stream->snapshot()->info().rows, 2);
