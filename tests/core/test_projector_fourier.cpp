@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <numbers>
 #include <string>
 #include <vector>
 
@@ -26,7 +25,6 @@ namespace tomo {
 namespace {
 
 using namespace projtest;
-constexpr double kPi = std::numbers::pi;
 
 IterativeOptions fourier(IterativeOptions o = {}) {
     o.projector = ProjectorKind::Fourier;
