@@ -146,6 +146,7 @@ public:
         return makeCudaProjector(geometry, options);
     }
     bool hasProjector() const override { return true; }
+    bool hasFourierProjector() const override { return true; }
 
 private:
     TextureKernel m_kernel;

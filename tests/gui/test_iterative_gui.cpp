@@ -367,8 +367,25 @@ private slots:
         QTest::qWait(50);
         saveScreenshot(w.get(), QStringLiteral("it5-method-greyed"));
 
+        // cpu-reference has Joseph's pair only: the Fourier one is greyed,
+        // with why, and a chosen Fourier projector goes back to Joseph's.
+        strategy->setCurrentIndex(strategy->findData(QStringLiteral("cpu"), Qt::UserRole));
+        auto* projector = w->methodPanel()->findChild<QComboBox*>(QStringLiteral("projectorCombo"));
+        const int fourier = projector->findData(static_cast<int>(tomo::ProjectorKind::Fourier));
+        auto* projectors = qobject_cast<QStandardItemModel*>(projector->model());
+        QVERIFY(projectors->item(fourier)->isEnabled());
+        chooseMethod(tomo::Method::Sirt);
+        projector->setCurrentIndex(fourier);
+        strategy->setCurrentIndex(strategy->findData(QStringLiteral("cpu-reference"), Qt::UserRole));
+        QVERIFY(!projectors->item(fourier)->isEnabled());
+        QVERIFY2(projector->itemData(fourier, Qt::ToolTipRole).toString().contains(QStringLiteral("Joseph's projector pair only")),
+                 qPrintable(projector->itemData(fourier, Qt::ToolTipRole).toString()));
+        QCOMPARE(projector->currentData().toInt(), static_cast<int>(tomo::ProjectorKind::Joseph));
+        QCOMPARE(w->methodPanel()->options().projector, tomo::ProjectorKind::Joseph);
+
         // A strategy with a pair offers them again.
         strategy->setCurrentIndex(strategy->findData(QStringLiteral("cpu"), Qt::UserRole));
+        QVERIFY(projectors->item(fourier)->isEnabled());
         QVERIFY(w->methodPanel()->unavailableReason().isEmpty());
         QVERIFY(model->item(methodCombo()->findData(static_cast<int>(tomo::Method::Sirt)))->isEnabled());
         QVERIFY(!reason->isVisibleTo(w->methodPanel()));

@@ -161,6 +161,30 @@ void MethodPanel::setContext(const tomo::ReconOptions& reconOptions, bool diverg
         if (model) model->item(i)->setEnabled(why.isEmpty());
         m_method->setItemData(i, why.isEmpty() ? QVariant() : QVariant(why), Qt::ToolTipRole);
     }
+    // The Fourier pair: 'cpu' and the CUDA strategies have it.
+    QString noFourier;
+    if (why.isEmpty() && !divergentBeam) {
+        tomo::ReconOptions probe = reconOptions;
+        probe.iterative = tomo::IterativeOptions{};
+        probe.iterative.method = tomo::Method::Sirt;
+        const tomo::BackendRegistry& registry = tomo::BackendRegistry::instance();
+        const tomo::Backend* b = nullptr;
+        try {
+            b = registry.find(registry.resolveOptions(probe, tomo::ReconGeometry{}).strategy);
+        } catch (const std::exception&) {
+            // Said above for the methods.
+        }
+        if (b && !b->hasFourierProjector())
+            noFourier = tr("Fourier projector: strategy '%1' has Joseph's projector pair only; the Fourier pair runs on "
+                           "'cpu' and the CUDA strategies")
+                            .arg(QString::fromStdString(b->name()));
+    }
+    const int fourier = m_projector->findData(static_cast<int>(tomo::ProjectorKind::Fourier));
+    if (auto* items = qobject_cast<QStandardItemModel*>(m_projector->model()))
+        items->item(fourier)->setEnabled(noFourier.isEmpty());
+    m_projector->setItemData(fourier, noFourier.isEmpty() ? QVariant() : QVariant(noFourier), Qt::ToolTipRole);
+    if (!noFourier.isEmpty() && m_projector->currentIndex() == fourier)
+        m_projector->setCurrentIndex(m_projector->findData(static_cast<int>(tomo::ProjectorKind::Joseph)));
     m_reason->setText(why);
     m_reason->setVisible(!why.isEmpty());
     // An iterative method the new context cannot run falls back to FBP (said above).

@@ -249,6 +249,8 @@ public:
                                                            const ReconOptions& options) const;
     /// Whether createProjector() makes a pair (when the strategy is available).
     virtual bool hasProjector() const { return false; }
+    /// Whether it makes the Fourier pair too (ProjectorKind::Fourier).
+    virtual bool hasFourierProjector() const { return false; }
 
     /// Creates a plan for this geometry and these options. Throws
     /// InvalidArgument (unsupported options, invalid geometry), DeviceError,

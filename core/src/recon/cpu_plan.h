@@ -116,6 +116,7 @@ public:
         return m_projector(geometry, options.filter, options.iterative, options.threads);
     }
     bool hasProjector() const override { return true; }
+    bool hasFourierProjector() const override { return m_fourierProjector != nullptr; }
 
 private:
     std::string m_name;
