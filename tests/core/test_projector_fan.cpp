@@ -46,14 +46,18 @@ ConeGeometry fan(int views, double range, double offset = 0.0) {
     return ConeGeometry::circular(c);
 }
 
-VolumeGrid slice(int nx, int ny, double voxel, double cx = 0.0, double cy = 0.0) {
+VolumeGrid box(int nx, int ny, int nz, double voxel, std::array<double, 3> centre = {}) {
     VolumeGrid g;
     g.nx = nx;
     g.ny = ny;
-    g.nz = 1;
+    g.nz = nz;
     g.voxelSize = voxel;
-    g.centre = {cx, cy, 0.0};
+    g.centre = centre;
     return g;
+}
+
+VolumeGrid slice(int nx, int ny, double voxel, double cx = 0.0, double cy = 0.0) {
+    return box(nx, ny, 1, voxel, {cx, cy, 0.0});
 }
 
 /// The message of the InvalidArgument f() throws, or "(accepted)".
@@ -160,16 +164,6 @@ ConeGeometry cone(int views, double offsetU = 0.0, double offsetV = 0.0) {
     c.offsetU = offsetU;
     c.offsetV = offsetV;
     return ConeGeometry::circular(c);
-}
-
-VolumeGrid box(int nx, int ny, int nz, double voxel, std::array<double, 3> centre = {}) {
-    VolumeGrid g;
-    g.nx = nx;
-    g.ny = ny;
-    g.nz = nz;
-    g.voxelSize = voxel;
-    g.centre = centre;
-    return g;
 }
 
 // The cone-beam pair's transpose: a centred box and one off the axis and

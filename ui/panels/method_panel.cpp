@@ -141,6 +141,7 @@ void MethodPanel::setOptions(const tomo::IterativeOptions& o) {
 
 void MethodPanel::setContext(const tomo::ReconOptions& reconOptions, bool divergentBeam) {
     QString why;
+    const tomo::Backend* backend = nullptr; // the strategy an iterative method would run on
     if (divergentBeam) {
         why = tr("Iterative methods: not in the live view of fan/cone-beam scans (reconstructed with FDK here; "
                  "tomo-recon --method runs them on fan-beam data).");
@@ -148,8 +149,9 @@ void MethodPanel::setContext(const tomo::ReconOptions& reconOptions, bool diverg
         tomo::ReconOptions probe = reconOptions;
         probe.iterative = tomo::IterativeOptions{};
         probe.iterative.method = tomo::Method::Sirt;
+        const tomo::BackendRegistry& registry = tomo::BackendRegistry::instance();
         try {
-            tomo::BackendRegistry::instance().resolveOptions(probe, tomo::ReconGeometry{});
+            backend = registry.find(registry.resolveOptions(probe, tomo::ReconGeometry{}).strategy);
         } catch (const std::exception& e) {
             why = tr("Iterative methods: %1").arg(QString::fromUtf8(e.what()));
         }
@@ -163,22 +165,10 @@ void MethodPanel::setContext(const tomo::ReconOptions& reconOptions, bool diverg
     }
     // The Fourier pair: 'cpu' and the CUDA strategies have it.
     QString noFourier;
-    if (why.isEmpty() && !divergentBeam) {
-        tomo::ReconOptions probe = reconOptions;
-        probe.iterative = tomo::IterativeOptions{};
-        probe.iterative.method = tomo::Method::Sirt;
-        const tomo::BackendRegistry& registry = tomo::BackendRegistry::instance();
-        const tomo::Backend* b = nullptr;
-        try {
-            b = registry.find(registry.resolveOptions(probe, tomo::ReconGeometry{}).strategy);
-        } catch (const std::exception&) {
-            // Said above for the methods.
-        }
-        if (b && !b->hasFourierProjector())
-            noFourier = tr("Fourier projector: strategy '%1' has Joseph's projector pair only; the Fourier pair runs on "
-                           "'cpu' and the CUDA strategies")
-                            .arg(QString::fromStdString(b->name()));
-    }
+    if (backend && !backend->hasFourierProjector())
+        noFourier = tr("Fourier projector: strategy '%1' has Joseph's projector pair only; the Fourier pair runs on "
+                       "'cpu' and the CUDA strategies")
+                        .arg(QString::fromStdString(backend->name()));
     const int fourier = m_projector->findData(static_cast<int>(tomo::ProjectorKind::Fourier));
     if (auto* items = qobject_cast<QStandardItemModel*>(m_projector->model()))
         items->item(fourier)->setEnabled(noFourier.isEmpty());
