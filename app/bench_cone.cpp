@@ -10,6 +10,7 @@
 #include "tomo/fdk.h"
 #include "tomo/phantom.h"
 #include "tomo/preview.h"
+#include "tomo/projector.h"
 #include "tomo/registry.h"
 
 #include <algorithm>
@@ -17,6 +18,10 @@
 #include <cmath>
 #include <cstdio>
 #include <numbers>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
 #include <thread>
 
 #include <time.h>
@@ -35,6 +40,61 @@ double processCpuSeconds() {
     timespec t{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+/// The iterative methods' divergent-beam pair (makeConeProjector) of each
+/// strategy (cuda: the GPU's; cpu, cpu-reference: the CPU's, in double):
+/// forward A, back A^T, one weighted SIRT step (gradientStep, its weights
+/// made in the warm-up). Each timed call ends with a dot product or the
+/// step's residual, which waits for the GPU.
+nlohmann::json measureDivergentPairs(const ConeBenchSettings& s, const ConeGeometry& geometry, const VolumeGrid& grid,
+                                     std::span<const float> projections, double updates) {
+    nlohmann::json out = nlohmann::json::array();
+    std::printf("\niterative pair (SIRT's), median of %d\n%-14s %10s %10s %10s %10s %10s\n", s.repeat, "strategy",
+                "A ms", "A GUPS", "A^T ms", "A^T GUPS", "SIRT ms");
+    std::vector<std::string> done;
+    for (const std::string& name : splitList(s.strategies)) {
+        const bool gpu = parseConeBackprojector(name) == ConeBackprojector::Cuda;
+        if (!gpu && std::find(done.begin(), done.end(), "cpu") != done.end()) continue; // one CPU pair
+        const char* label = gpu ? "cuda" : "cpu";
+        done.push_back(label);
+        IterativeOptions sirt;
+        sirt.method = Method::Sirt;
+        auto pair = makeConeProjector(geometry, grid, sirt, s.threads, gpu ? std::optional<int>(s.device) : std::nullopt);
+        auto b = pair->vector(Space::Sinogram, 1), y = pair->vector(Space::Sinogram, 1);
+        auto x = pair->vector(Space::Image, 1);
+        pair->upload(projections, *b);
+        pair->back(*b, *x);
+        std::vector<double> forwards, backs, steps;
+        const double step[1] = {1.0};
+        for (int run = 0; run < s.warmup + s.repeat; ++run) {
+            throwIfInterrupted();
+            auto t0 = Clock::now();
+            pair->forward(*x, *y);
+            (void)pair->dot(*y, *y);
+            const double forward = secondsSince(t0);
+            t0 = Clock::now();
+            pair->back(*y, *x);
+            (void)pair->dot(*x, *x);
+            const double back = secondsSince(t0);
+            t0 = Clock::now();
+            (void)pair->gradientStep(*b, step, true, Bounds{}, *x);
+            const double sirtStep = secondsSince(t0);
+            if (run < s.warmup) continue; // (without a warm-up the first step makes SIRT's weights)
+            forwards.push_back(forward);
+            backs.push_back(back);
+            steps.push_back(sirtStep);
+        }
+        for (auto* v : {&forwards, &backs, &steps}) std::sort(v->begin(), v->end());
+        const double a = forwards[forwards.size() / 2], at = backs[backs.size() / 2], it = steps[steps.size() / 2];
+        std::printf("%-14s %10.1f %10.2f %10.1f %10.2f %10.1f   %s\n", label, a * 1e3,
+                    updates / a / 1e9, at * 1e3, updates / at / 1e9, it * 1e3, pair->name().c_str());
+        std::fflush(stdout);
+        out.push_back({{"strategy", label}, {"pair", pair->name()}, {"forward_ms", a * 1e3},
+                       {"forward_gups", updates / a / 1e9}, {"back_ms", at * 1e3}, {"back_gups", updates / at / 1e9},
+                       {"sirt_iteration_ms", it * 1e3}});
+    }
+    return out;
 }
 
 } // namespace
@@ -196,10 +256,11 @@ int runConeBenchmark(const ConeBenchSettings& s) {
         live.push_back({{"strategy", name}, {"open_ms", median(opens)}, {"axis_step_ms", median(axisSteps)},
                         {"next_slice_ms", median(nextSlices)}, {"backproject_ms", median(bps)}, {"gups", gups}});
     }
+    const nlohmann::json iterative = measureDivergentPairs(s, geometry, grid, projections.data, updates);
     if (!s.json.empty())
         writeJson(s.json, {{"mode", "cone"}, {"size", s.size}, {"views", s.views}, {"columns", circular.columns},
                            {"rows", circular.rows}, {"threads", threads}, {"results", results}, {"whole_fdk", whole},
-                           {"live_slice", live}});
+                           {"live_slice", live}, {"iterative", iterative}});
     return kExitOk;
 }
 

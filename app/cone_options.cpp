@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 
@@ -35,9 +36,10 @@ std::string number(double v) { return formatNumber(v, 10); }
 /// --method sirt|cgls|tv on fan- or cone-beam data: the method on the
 /// divergent-beam projector pair (projector.h), the whole volume at once.
 ImageStack reconstructDivergentIterative(const ConeSetup& setup, const VolumeGrid& grid, const ReconOptions& options,
-                                         DatasetReader& reader, std::map<std::string, std::string>& attributes,
-                                         bool quiet) {
-    const auto pair = makeConeProjector(setup.geometry, grid, options.iterative, options.threads);
+                                         bool onGpu, DatasetReader& reader,
+                                         std::map<std::string, std::string>& attributes, bool quiet) {
+    const auto pair = makeConeProjector(setup.geometry, grid, options.iterative, options.threads,
+                                        onGpu ? std::optional<int>(options.device) : std::nullopt);
     const std::string size = std::to_string(grid.nx) + "x" + std::to_string(grid.ny) +
                              (grid.nz > 1 ? "x" + std::to_string(grid.nz) + " voxels" : " pixels");
     if (!quiet) {
@@ -72,7 +74,7 @@ ImageStack reconstructDivergentIterative(const ConeSetup& setup, const VolumeGri
     addMethodAttributes(attributes, options);
     attributes["reconstruction"] = std::string(methodName(options.iterative.method));
     attributes["projector"] = pair->name();
-    attributes["threads"] = std::to_string(options.threads);
+    if (!onGpu) attributes["threads"] = std::to_string(options.threads);
     attributes["volume_grid"] = std::to_string(grid.nx) + "x" + std::to_string(grid.ny) + "x" + std::to_string(grid.nz);
     attributes["voxel_size"] = number(grid.voxelSize);
     attributes["volume_centre"] = number(grid.centre[0]) + "," + number(grid.centre[1]) + "," + number(grid.centre[2]);
@@ -117,11 +119,13 @@ ImageStack reconstructCone(const CLI::App& app, const ConeCommandLine& c, const 
     }
     const bool iterative = options.iterative.isIterative();
     const std::string method = "--method " + std::string(methodName(options.iterative.method));
-    if (iterative && options.strategy != "auto" && options.strategy != "cpu" && options.strategy != "cpu-reference")
-        throw InvalidArgument(method + " on fan-beam data runs on the CPU's fan-beam projector pair (--strategy cpu, "
-                              "cpu-reference or auto; cone-beam data likewise), not on '" + options.strategy + "'");
+    if (iterative && options.strategy != "auto" && options.strategy != "cpu" && options.strategy != "cpu-reference" &&
+        options.strategy != "cuda")
+        throw InvalidArgument(method + " on fan- or cone-beam data runs on the divergent-beam projector pair of the "
+                              "CPU (--strategy cpu or cpu-reference) or the GPU (cuda; auto: the GPU when there is "
+                              "one), not on '" + options.strategy + "'");
     FdkOptions fdk;
-    fdk.backprojector = iterative ? ConeBackprojector::Fast : coneBackprojectorFor(options.strategy);
+    fdk.backprojector = coneBackprojectorFor(options.strategy); // iterative: where the pair runs (cpu-reference: cpu)
     fdk.filter = options.filter;
     fdk.threads = options.threads;
     fdk.device = options.device;
@@ -151,6 +155,8 @@ ImageStack reconstructCone(const CLI::App& app, const ConeCommandLine& c, const 
                           std::to_string(grid.ny) + "x" + std::to_string(grid.nz) + " voxels needs " +
                           formatNumber(needed / kGiB, 3) + " GiB (the volume and four copies of the projections) "
                           "but this machine has " + formatNumber(memory / kGiB, 3) + " GiB");
+    const bool onGpu = fdk.backprojector == ConeBackprojector::Cuda;
+    if (iterative && onGpu) return reconstructDivergentIterative(setup, grid, options, true, reader, attributes, quiet);
     if (iterative) {
         // The pair's vectors in double (the method's, and the pair's scratch: projector_host.h), besides
         // the projections as read.
@@ -163,7 +169,7 @@ ImageStack reconstructCone(const CLI::App& app, const ConeCommandLine& c, const 
                               std::to_string(grid.ny) + "x" + std::to_string(grid.nz) + " voxels needs " +
                               formatNumber(pairBytes / kGiB, 3) + " GiB but this machine has " +
                               formatNumber(memory / kGiB, 3) + " GiB");
-        return reconstructDivergentIterative(setup, grid, options, reader, attributes, quiet);
+        return reconstructDivergentIterative(setup, grid, options, false, reader, attributes, quiet);
     }
     if (!quiet) {
         std::printf("geometry: %s\n", setup.description.c_str());

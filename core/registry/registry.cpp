@@ -4,6 +4,7 @@
 #include "tomo/cpu_backends.h"
 #include "tomo/error.h"
 #include "tomo/iterative_plan.h"
+#include "tomo/projector.h"
 
 #if TOMO_WITH_CUDA
 #include "tomo/cuda/cuda_backends.h"
@@ -31,6 +32,7 @@ BackendRegistry& BackendRegistry::instance() {
         cuda::registerBackends(r);
         setConeGpuBackprojector(&cuda::backprojectCone);
         setConeGpuFdk(&cuda::reconstructFdk);
+        setConeGpuProjector(&cuda::makeCudaConeProjector);
 #endif
         return r;
     }();

@@ -18,9 +18,11 @@
 #include "cuda_resources.h"
 #include "fourier_projector_kernels.h"
 #include "gridrec_tables.h"
+#include "group_operator.h"
 
 #include "tomo/geometry.h"
 #include "tomo/gridrec.h"
+#include "tomo/projector.h"
 
 #include <cstddef>
 #include <memory>
@@ -28,7 +30,7 @@
 
 namespace tomo::cuda {
 
-class FourierOperator {
+class FourierOperator final : public GroupOperator {
 public:
     /// gridrec::Setup of `geometry` with the default parameters. Throws
     /// OutOfMemory naming the operator's buffers and the bytes they need,
@@ -40,31 +42,23 @@ public:
     /// Device bytes an operator of `geometry` takes (cuFFT's work area
     /// estimated as the size of the largest transform's data).
     static std::size_t bytesFor(const ReconGeometry& geometry);
-    /// Device bytes it holds now.
-    std::size_t bytes() const;
+    std::string kind() const override { return "fourier"; }
+    std::size_t bytes() const override;
+    float minWeightSum() const override { return static_cast<float>(kFourierMinWeightSum); }
 
-    /// y = A x of one group: `lanes` lanes, `valid` of them slices (the
-    /// others come out 0).
-    void forwardGroup(const float* d_image, int lanes, int valid, float* d_sinogram);
-    /// SIRT's first half of one group: d_residual = W (b - A x), W =
-    /// d_rowWeights (or 1 when null), and the sums of (b - A x)^2 per block
-    /// and lane into d_partial[residualBlocks()][lanes]; without d_data,
-    /// d_residual = A x (d_partial unused).
+    void forwardGroup(const float* d_image, int lanes, int valid, float* d_sinogram) override;
+    /// Without d_data, d_residual = A x (d_partial unused).
     void residualGroup(const float* d_image, const float* d_data, const float* d_rowWeights, int lanes, int valid,
-                       float* d_residual, double* d_partial);
-    int residualBlocks() const { return unpackBlocks(m_tables); }
-    /// x = B y of one group (lanes past `valid`: 0).
-    void backGroup(const float* d_sinogram, int lanes, int valid, float* d_image);
-    /// SIRT's second half: x = clamp(x + steps[lane] V B r), V =
-    /// d_columnWeights (or 1 when null).
+                       float* d_residual, double* d_partial) override;
+    int residualBlocks() const override { return unpackBlocks(m_tables); }
+    void backGroup(const float* d_sinogram, int lanes, int valid, float* d_image) override;
     void stepGroup(const float* d_residual, int lanes, int valid, const SliceScalars& steps,
-                   const float* d_columnWeights, float lower, float upper, float* d_image);
+                   const float* d_columnWeights, float lower, float upper, float* d_image) override;
 
     /// The phase shifts of a moved axis; an axis whose pixels would wrap
-    /// round the rows gets longer rows (every buffer and plan rebuilt). The
-    /// caller's kernels must be done with the old tables. Throws as the
-    /// constructor.
-    void setAxis(const Geometry& geometry);
+    /// round the rows gets longer rows (every buffer and plan rebuilt).
+    /// Throws as the constructor.
+    void setAxis(const Geometry& geometry) override;
 
 private:
     /// Everything that depends on the row length: tables, buffers, plans.

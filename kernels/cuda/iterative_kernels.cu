@@ -7,6 +7,7 @@
 // (a float, float2 or float4), grid-stride loops.
 #include "projector_kernels.h"
 
+#include "block_sum.cuh"
 #include "cuda_resources.h"
 #include "recon/joseph.h"
 
@@ -48,23 +49,6 @@ __global__ void axpbyKernel(SliceScalars a, const float* __restrict__ x, SliceSc
     }
 }
 
-/// A block's sum per lane of `value` into out[lane], in a fixed order.
-template <int S>
-__device__ void blockSum(double (&value)[S], double* out) {
-    __shared__ double warps[kThreads / 32][S];
-    for (int j = 0; j < S; ++j)
-        for (int offset = 16; offset > 0; offset /= 2) value[j] += __shfl_down_sync(0xffffffffu, value[j], offset);
-    if (threadIdx.x % 32 == 0)
-        for (int j = 0; j < S; ++j) warps[threadIdx.x / 32][j] = value[j];
-    __syncthreads();
-    if (threadIdx.x == 0)
-        for (int j = 0; j < S; ++j) {
-            double sum = 0.0;
-            for (int w = 0; w < kThreads / 32; ++w) sum += warps[w][j];
-            out[j] = sum;
-        }
-}
-
 // blockIdx.y = group; the group's elements spread over gridDim.x blocks.
 template <int S>
 __global__ void __launch_bounds__(kThreads) dotKernel(const float* __restrict__ x, const float* __restrict__ y,
@@ -77,7 +61,7 @@ __global__ void __launch_bounds__(kThreads) dotKernel(const float* __restrict__ 
         const Lanes<S> a = joseph::load<S>(x + (base + e) * S), b = joseph::load<S>(y + (base + e) * S);
         for (int j = 0; j < S; ++j) sum[j] += static_cast<double>(a.v[j]) * b.v[j];
     }
-    blockSum<S>(sum, partial + (static_cast<std::size_t>(blockIdx.y) * gridDim.x + blockIdx.x) * S);
+    blockSum<kThreads, S>(sum, partial + (static_cast<std::size_t>(blockIdx.y) * gridDim.x + blockIdx.x) * S);
 }
 
 // blockIdx.x = group * lanes + lane: one block sums that lane's partials.
@@ -87,7 +71,7 @@ __global__ void __launch_bounds__(kThreads) sumPartialsKernel(const double* __re
     double value[1] = {0.0};
     for (int b = static_cast<int>(threadIdx.x); b < blocks; b += kThreads)
         value[0] += partial[(static_cast<std::size_t>(g) * blocks + b) * lanes + lane];
-    blockSum<1>(value, sums + blockIdx.x);
+    blockSum<kThreads, 1>(value, sums + blockIdx.x);
 }
 
 __global__ void clampKernel(float* x, std::size_t n, float lower, float upper) {

@@ -1,16 +1,21 @@
 #include "projector_pair.h"
 
+#include "tomo/cuda/cuda_backends.h"
+
 #include "cuda_resources.h"
 #include "device_check.h"
+#include "divergent_projector.h"
 #include "filter_kernels.h"
 #include "fourier_projector.h"
 #include "gpu_filter.h"
 #include "projector_kernels.h"
+#include "recon/divergent_setup.h"
 #include "recon/joseph.h"
 
 #include "tomo/error.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,14 +32,25 @@ constexpr int kMaxLanes = 4;
 
 std::string mib(std::size_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
 
+/// The operator a pair routes its projections through (none: Joseph's
+/// parallel-beam pair, the pair's own kernels), made once the pair's stream
+/// exists; what it needs is known before, for the memory plan.
+struct OperatorSpec {
+    std::function<std::unique_ptr<GroupOperator>(cudaStream_t)> make;
+    std::size_t bytes = 0;  ///< device bytes it will hold
+    int maxLanes = kMaxLanes;
+    int residualBlocks = 0; ///< its partial sums per lane and group
+    bool ownsFbp = false;   ///< it has its own FBP start (no FFT workspace for the pair's)
+};
+
 class CudaPair final : public ProjectorPair {
 public:
-    CudaPair(const ReconGeometry& geometry, const ReconOptions& options);
+    CudaPair(const ReconGeometry& geometry, const ReconOptions& options, OperatorSpec spec);
     ~CudaPair() override;
 
     std::string name() const override {
-        return std::string(m_fourier ? "cuda fourier, " : "cuda joseph, ") + (m_matched ? "matched" : "unmatched") +
-               " (" + deviceLabel(m_device) + ")";
+        return "cuda " + (m_operator ? m_operator->kind() : std::string("joseph")) + ", " +
+               (m_matched ? "matched" : "unmatched") + " (" + deviceLabel(m_device) + ")";
     }
     int maxSlices() const override { return m_maxSlices; }
     std::size_t memoryBytes() const override;
@@ -73,14 +89,15 @@ private:
     /// The per-slice sums of the partials of `blocks` blocks per group, downloaded.
     std::vector<double> sums(int blocks, int lanes, int groups, int count);
     void ensureWeights();
-    /// gradientStep of the Fourier pair, group by group as the Joseph one.
-    std::vector<double> fourierStep(const Vector& b, std::span<const double> steps, bool weighted,
+    /// gradientStep through the operator, group by group as the Joseph one.
+    std::vector<double> operatorStep(const Vector& b, std::span<const double> steps, bool weighted,
                                     const Bounds& bounds, Vector& x);
     SliceScalars scalars(std::span<const double> values) const;
     cudaStream_t stream() const { return m_stream.get(); }
 
     int m_device = 0;
     int m_maxSlices = 1;
+    int m_maxLanes = kMaxLanes; // of a group (the operator's)
     bool m_anyColumns = false; // some projection walks columns: the forward projection needs the transposed image
     Stream m_stream;
     std::vector<joseph::Projection> h_projections;
@@ -95,7 +112,7 @@ private:
     PinnedBuffer<double> h_sums;
     DeviceBuffer<float> d_rowWeights, d_columnWeights; // SIRT's, of one slice (empty until needed)
     std::unique_ptr<GpuFilter> m_gpuFilter;             // the FBP start's, made on first use
-    std::unique_ptr<FourierOperator> m_fourier;         // ProjectorKind::Fourier: forward, back and SIRT's halves
+    std::unique_ptr<GroupOperator> m_operator;          // the Fourier or divergent-beam pair: forward, back, SIRT's halves
     std::vector<DeviceBuffer<float>> m_pool;
     std::size_t m_liveBytes = 0;
 };
@@ -121,11 +138,9 @@ private:
     CudaPair& m_pair;
 };
 
-CudaPair::CudaPair(const ReconGeometry& geometry, const ReconOptions& options)
-    : ProjectorPair(geometry, options.filter, options.iterative.matched), m_device(checkedDevice(options.device)) {
-    const bool fourier = options.iterative.projector == ProjectorKind::Fourier;
-    if (fourier && !m_matched)
-        throw InvalidArgument("the fourier projector pair is matched by construction; an unmatched pair is joseph only");
+CudaPair::CudaPair(const ReconGeometry& geometry, const ReconOptions& options, OperatorSpec spec)
+    : ProjectorPair(geometry, options.filter, options.iterative.matched), m_device(checkedDevice(options.device)),
+      m_maxLanes(spec.maxLanes) {
     DeviceScope scope(m_device);
     m_stream = Stream::create();
     const std::size_t pixels = sliceValues(Space::Image), values = sliceValues(Space::Sinogram);
@@ -139,12 +154,13 @@ CudaPair::CudaPair(const ReconGeometry& geometry, const ReconOptions& options)
     const JosephGeometry jg = josephGeometry();
     const std::size_t maxGroups = kMaxIterativeSlices / kMaxLanes;
     const std::size_t partials =
-        maxGroups * kMaxLanes * static_cast<std::size_t>(std::max(forwardBlocks(jg), dotBlocks(std::max(pixels, values))));
-    std::size_t fixed = kMaxLanes * (std::max(pixels, values) + values) * sizeof(float) + // scratch, group sinogram
-                        (pixels + values) * sizeof(float) + partials * sizeof(double);     // weights, partial sums
-    if (options.iterative.init == InitialImage::Fbp) // the FFT workspace of 4 slices' rows (and cuFFT's)
+        maxGroups * kMaxLanes *
+        static_cast<std::size_t>(std::max({forwardBlocks(jg), dotBlocks(std::max(pixels, values)), spec.residualBlocks}));
+    std::size_t fixed = m_maxLanes * (std::max(pixels, values) + values) * sizeof(float) + // scratch, group sinogram
+                        (pixels + values) * sizeof(float) + partials * sizeof(double);      // weights, partial sums
+    if (options.iterative.init == InitialImage::Fbp && !spec.ownsFbp) // the FFT workspace of 4 slices' rows (and cuFFT's)
         fixed += static_cast<std::size_t>(kMaxLanes) * P * paddedLength(m_geometry.geometry.bins) * 2 * sizeof(float);
-    if (fourier) fixed += FourierOperator::bytesFor(m_geometry); // grids, spectra, samples of one group, cuFFT's work
+    fixed += spec.bytes; // the operator's (Fourier: grids, spectra, samples of one group, cuFFT's work)
     std::size_t freeBytes = 0, totalBytes = 0;
     TOMO_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
     const double usable = kMemoryShare * static_cast<double>(freeBytes) - static_cast<double>(fixed);
@@ -157,10 +173,11 @@ CudaPair::CudaPair(const ReconGeometry& geometry, const ReconOptions& options)
     const auto fit = static_cast<long long>(usable / static_cast<double>(perSlice));
     m_maxSlices = static_cast<int>(std::min<long long>(fit, kMaxIterativeSlices));
     if (m_maxSlices >= kMaxLanes) m_maxSlices = m_maxSlices / kMaxLanes * kMaxLanes;
+    if (m_maxLanes == 1) m_maxSlices = 1; // one slice per vector (lanesFor(count > 1) > 1)
 
-    if (fourier) m_fourier = std::make_unique<FourierOperator>(m_device, m_geometry, stream());
-    d_scratch = DeviceBuffer<float>(m_device, kMaxLanes * std::max(pixels, values), "the scratch group");
-    d_groupSinogram = DeviceBuffer<float>(m_device, kMaxLanes * values, "the residual group");
+    if (spec.make) m_operator = spec.make(stream());
+    d_scratch = DeviceBuffer<float>(m_device, m_maxLanes * std::max(pixels, values), "the scratch group");
+    d_groupSinogram = DeviceBuffer<float>(m_device, m_maxLanes * values, "the residual group");
     d_partials = DeviceBuffer<double>(m_device, partials, "the partial sums");
     d_sums = DeviceBuffer<double>(m_device, kMaxIterativeSlices, "the per-slice sums");
     h_sums = PinnedBuffer<double>(kMaxIterativeSlices, "the per-slice sums");
@@ -188,7 +205,7 @@ std::size_t CudaPair::memoryBytes() const {
     for (std::size_t b : {d_scratch.bytes(), d_groupSinogram.bytes(), d_rowWeights.bytes(), d_columnWeights.bytes(),
                           d_projections.bytes(), d_partials.bytes(), d_sums.bytes()})
         bytes += b;
-    return bytes + (m_gpuFilter ? m_gpuFilter->bytes() : 0) + (m_fourier ? m_fourier->bytes() : 0);
+    return bytes + (m_gpuFilter ? m_gpuFilter->bytes() : 0) + (m_operator ? m_operator->bytes() : 0);
 }
 
 JosephGeometry CudaPair::josephGeometry() const {
@@ -302,7 +319,7 @@ void CudaPair::forward(const BatchVector& bx, BatchVector& by) {
     Vector& y = as(by);
     DeviceScope scope(m_device);
     for (int g = 0; g < x.groups; ++g) {
-        if (m_fourier) m_fourier->forwardGroup(x.group(g), x.lanes, x.valid(g), y.group(g));
+        if (m_operator) m_operator->forwardGroup(x.group(g), x.lanes, x.valid(g), y.group(g));
         else forwardGroup(x, g, y.group(g), nullptr, nullptr, nullptr);
     }
 }
@@ -314,8 +331,8 @@ void CudaPair::back(const BatchVector& by, BatchVector& bx) {
     const Vector& y = as(by);
     Vector& x = as(bx);
     DeviceScope scope(m_device);
-    if (m_fourier) {
-        for (int g = 0; g < x.groups; ++g) m_fourier->backGroup(y.group(g), x.lanes, x.valid(g), x.group(g));
+    if (m_operator) {
+        for (int g = 0; g < x.groups; ++g) m_operator->backGroup(y.group(g), x.lanes, x.valid(g), x.group(g));
         return;
     }
     BackLaunch L;
@@ -341,14 +358,14 @@ void CudaPair::ensureWeights() {
     const std::size_t pixels = sliceValues(Space::Image), values = sliceValues(Space::Sinogram);
     DeviceBuffer<float> rows(m_device, values, "SIRT's row weights");
     DeviceBuffer<float> columns(m_device, pixels, "SIRT's column weights");
-    if (m_fourier) {
+    if (m_operator) {
         // Row sums A 1 (the image of ones in `columns` meanwhile), column sums B 1.
         launchFill(columns.get(), pixels, 1.0f, stream());
-        m_fourier->forwardGroup(columns.get(), 1, 1, rows.get());
-        launchInvertSums(rows.get(), values, static_cast<float>(tomo::kFourierMinWeightSum), stream());
+        m_operator->forwardGroup(columns.get(), 1, 1, rows.get());
+        launchInvertSums(rows.get(), values, m_operator->minWeightSum(), stream());
         launchFill(d_scratch.get(), values, 1.0f, stream());
-        m_fourier->backGroup(d_scratch.get(), 1, 1, columns.get());
-        launchInvertSums(columns.get(), pixels, static_cast<float>(tomo::kFourierMinWeightSum), stream());
+        m_operator->backGroup(d_scratch.get(), 1, 1, columns.get());
+        launchInvertSums(columns.get(), pixels, m_operator->minWeightSum(), stream());
         d_rowWeights = std::move(rows);
         d_columnWeights = std::move(columns);
         return;
@@ -398,7 +415,7 @@ std::vector<double> CudaPair::gradientStep(const BatchVector& bb, std::span<cons
     Vector& x = as(bx);
     DeviceScope scope(m_device);
     if (weighted) ensureWeights();
-    if (m_fourier) return fourierStep(b, steps, weighted, bounds, x);
+    if (m_operator) return operatorStep(b, steps, weighted, bounds, x);
     const int blocks = forwardBlocks(josephGeometry());
     BackLaunch back;
     back.geometry = josephGeometry();
@@ -422,13 +439,13 @@ std::vector<double> CudaPair::gradientStep(const BatchVector& bb, std::span<cons
     return sums(blocks, x.lanes, x.groups, x.count());
 }
 
-std::vector<double> CudaPair::fourierStep(const Vector& b, std::span<const double> steps, bool weighted,
-                                         const Bounds& bounds, Vector& x) {
-    const int blocks = m_fourier->residualBlocks();
+std::vector<double> CudaPair::operatorStep(const Vector& b, std::span<const double> steps, bool weighted,
+                                          const Bounds& bounds, Vector& x) {
+    const int blocks = m_operator->residualBlocks();
     for (int g = 0; g < x.groups; ++g) {
-        m_fourier->residualGroup(x.group(g), b.group(g), weighted ? d_rowWeights.get() : nullptr, x.lanes, x.valid(g),
+        m_operator->residualGroup(x.group(g), b.group(g), weighted ? d_rowWeights.get() : nullptr, x.lanes, x.valid(g),
                                  d_groupSinogram.get(), d_partials.get() + static_cast<std::size_t>(g) * blocks * x.lanes);
-        m_fourier->stepGroup(d_groupSinogram.get(), x.lanes, x.valid(g),
+        m_operator->stepGroup(d_groupSinogram.get(), x.lanes, x.valid(g),
                              scalars(steps.subspan(static_cast<std::size_t>(g) * x.lanes, x.valid(g))),
                              weighted ? d_columnWeights.get() : nullptr, static_cast<float>(bounds.lower),
                              static_cast<float>(bounds.upper), x.group(g));
@@ -443,6 +460,11 @@ void CudaPair::filteredBackprojection(const BatchVector& bb, BatchVector& bx) {
     const Vector& b = as(bb);
     Vector& x = as(bx);
     DeviceScope scope(m_device);
+    if (m_operator && m_operator->filteredBackprojection(b.group(0), b.lanes, b.valid(0), x.group(0))) {
+        for (int group = 1; group < b.groups; ++group)
+            m_operator->filteredBackprojection(b.group(group), b.lanes, b.valid(group), x.group(group));
+        return;
+    }
     const Geometry& g = m_geometry.geometry;
     const int P = g.projections();
     if (!m_gpuFilter) {
@@ -539,7 +561,7 @@ void CudaPair::setAxis(double axis, std::span<const double> offsets) {
     Geometry moved = m_geometry.geometry;
     moved.axis = axis;
     moved.axisOffsets.assign(offsets.begin(), offsets.end());
-    if (m_fourier) m_fourier->setAxis(moved); // first: it throws for an axis too far off
+    if (m_operator) m_operator->setAxis(moved); // first: it throws for an axis too far off (or none to move)
     m_geometry.geometry = std::move(moved);
     uploadConstants();
     d_rowWeights.reset();
@@ -549,7 +571,33 @@ void CudaPair::setAxis(double axis, std::span<const double> offsets) {
 } // namespace
 
 std::unique_ptr<ProjectorPair> makeCudaProjector(const ReconGeometry& geometry, const ReconOptions& options) {
-    return std::make_unique<CudaPair>(geometry, options);
+    OperatorSpec spec;
+    if (options.iterative.projector == ProjectorKind::Fourier) {
+        if (!options.iterative.matched)
+            throw InvalidArgument(
+                "the fourier projector pair is matched by construction; an unmatched pair is joseph only");
+        spec.bytes = FourierOperator::bytesFor(geometry);
+        spec.make = [device = options.device, geometry](cudaStream_t stream) {
+            return std::make_unique<FourierOperator>(device, geometry, stream);
+        };
+    }
+    return std::make_unique<CudaPair>(geometry, options, std::move(spec));
+}
+
+std::unique_ptr<ProjectorPair> makeCudaConeProjector(const ConeGeometry& geometry, const VolumeGrid& grid,
+                                                     const IterativeOptions& iterative, int device) {
+    ReconOptions options;
+    options.iterative = iterative;
+    options.device = device;
+    OperatorSpec spec;
+    spec.bytes = DivergentOperator::bytesFor(geometry, grid);
+    spec.maxLanes = 1;
+    spec.residualBlocks = divergentForwardBlocks();
+    spec.ownsFbp = true;
+    spec.make = [device, geometry, grid](cudaStream_t stream) {
+        return std::make_unique<DivergentOperator>(device, geometry, grid, stream);
+    };
+    return std::make_unique<CudaPair>(divergentSliceGeometry(geometry, grid), options, std::move(spec));
 }
 
 } // namespace tomo::cuda

@@ -1,7 +1,8 @@
 // The CUDA projector pair (projector.h) of every CUDA strategy: Joseph's
 // forward projector and its transpose (projector.cu), or with
 // ProjectorKind::Fourier the gridding operator and its adjoint
-// (fourier_projector.h), the vector arithmetic (iterative_kernels.cu), the
+// (fourier_projector.h), or the divergent-beam operator of a fan or cone
+// beam (divergent_projector.h; group_operator.h), the vector arithmetic (iterative_kernels.cu), the
 // FBP start through the FBP plans' GPU filter, all on one stream of
 // options.device.
 //

@@ -111,6 +111,11 @@ TEST(TomoBench, ConeModeReportsGupsOfBothBackprojectors) {
         EXPECT_GT(row["gups_per_cpu_second"].get<double>(), 0.0) << row.dump();
     }
     EXPECT_EQ(doc["results"][1]["strategy"], "cpu-reference");
+    // The iterative methods' divergent-beam pair: one CPU pair (cpu and cpu-reference share it).
+    ASSERT_EQ(doc["iterative"].size(), 1u) << doc.dump();
+    EXPECT_EQ(doc["iterative"][0]["pair"], "cpu-reference cone-beam joseph, matched");
+    for (const char* key : {"forward_gups", "back_gups", "sirt_iteration_ms"})
+        EXPECT_GT(doc["iterative"][0][key].get<double>(), 0.0) << key;
     test::expectOneLineError(TOMO_BENCH_EXE, "tomo-bench", "--cone --size 8 --projections 4 --strategy tex-standard",
                              dir.path(), 2, "cone-beam back-projector 'tex-standard' is not known");
 }

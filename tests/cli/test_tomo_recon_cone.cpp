@@ -7,6 +7,7 @@
 #include "tomo/cone_geometry.h"
 #include "tomo/metrics.h"
 #include "tomo/phantom.h"
+#include "tomo/registry.h"
 #include "tomo/volume_io.h"
 
 #include "test_support.h"
@@ -105,13 +106,15 @@ TEST(TomoReconCone, IterativeMethodsRunOnTheConeBeamPair) {
     const std::string scan = quoted(dir / "scan.raw") + " --raw-shape 90,32,48 --log-corrected --angle-range 360"
                              " --cone-geometry " + quoted(dir / "scanner.json") + " --volume 32,32,16 --voxel-size 1";
     const VolumeGrid grid{32, 32, 16, 1.0, {}};
+    // --strategy cpu: the CPU pair (auto takes the GPU's where there is one).
     const ImageStack truth = rasterizePhantomVolume(phantom, grid, 3);
     const auto mask = discMask(32, 32, 0.85 * 16);
     double previous = 0.0;
     for (int iterations : {2, 30}) {
         const fs::path out = dir / ("sirt" + std::to_string(iterations) + ".h5");
         const auto r = runTool(TOMO_RECON_EXE,
-                               scan + " --method sirt --nonnegative --iterations " + std::to_string(iterations) +
+                               scan + " --strategy cpu --method sirt --nonnegative --iterations " +
+                                   std::to_string(iterations) +
                                    " -o " + quoted(out),
                                dir.path());
         ASSERT_EQ(r.exitCode, 0) << r.err << r.out;
@@ -128,6 +131,19 @@ TEST(TomoReconCone, IterativeMethodsRunOnTheConeBeamPair) {
             EXPECT_LT(error, 0.6 * previous);
         }
         previous = error;
+    }
+    // --strategy cuda: the GPU's pair (tests/cuda/test_cuda_divergent_projector.cpp), or without one a
+    // clear error and nothing written.
+    const auto gpu = runTool(TOMO_RECON_EXE, scan + " --strategy cuda --method sirt --iterations 2 -o " +
+                                                 quoted(dir / "gpu.h5"), dir.path());
+    if (gpuDevices().empty()) {
+        EXPECT_EQ(gpu.exitCode, 4) << gpu.err;
+        EXPECT_NE(gpu.err.find("tomo-recon: error: no CUDA device"), std::string::npos) << gpu.err;
+        EXPECT_FALSE(fs::exists(dir / "gpu.h5"));
+    } else {
+        ASSERT_EQ(gpu.exitCode, 0) << gpu.err;
+        EXPECT_NE(gpu.out.find("on the cuda cone-beam joseph, matched"), std::string::npos) << gpu.out;
+        EXPECT_EQ(readVolume(dir / "gpu.h5").depth, 16);
     }
     const auto tv = runTool(TOMO_RECON_EXE, scan + " --method tv --tv-weight 0.1 -o " + quoted(dir / "tv.h5"), dir.path());
     EXPECT_EQ(tv.exitCode, 2) << tv.err;

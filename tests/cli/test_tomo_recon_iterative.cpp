@@ -231,15 +231,17 @@ TEST_F(TomoReconIterative, BadValuesAreRefusedInOneLineWithNothingWritten) {
                 "on cpu-reference, cpu");
 }
 
-// Fan-beam data: the method runs on the fan-beam projector pair, the
-// volume is the library's (makeFanProjector + the solver) bit for bit and
-// carries the method; a GPU strategy and a cone-beam volume are refused.
+// Fan-beam data: the method runs on the fan-beam projector pair (--strategy
+// cpu: auto takes the GPU's where there is one), the volume is the
+// library's (makeFanProjector + the solver) bit for bit and carries the
+// method; a strategy without the pair and a cone-beam volume are refused.
 TEST_F(TomoReconIterative, FanBeamDataRunOnTheFanBeamPair) {
     const fs::path htc = test::realData("helsinki_htc2022_fanbeam/htc2022_ta.h5");
     TOMO_REQUIRE_FILE(htc);
     const std::string grid = " --volume 96,96,1 --voxel-size 0.8";
     const ToolRun r =
-        recon(quoted(htc) + " -o " + quoted(output("fan")) + grid + " --method sirt --iterations 4 --nonnegative");
+        recon(quoted(htc) + " -o " + quoted(output("fan")) + grid +
+              " --strategy cpu --method sirt --iterations 4 --nonnegative");
     ASSERT_EQ(r.exitCode, 0) << r.err;
     EXPECT_NE(r.out.find("with sirt, 4 iterations from zero, bounds [0, inf] on the cpu-reference fan-beam joseph, "
                          "matched"),
@@ -274,7 +276,7 @@ TEST_F(TomoReconIterative, FanBeamDataRunOnTheFanBeamPair) {
     for (const auto& [options, part] :
          std::vector<std::pair<std::string, std::string>>{
              {"--method sirt --strategy cpu-gridrec",
-              "--method sirt on fan-beam data runs on the CPU's fan-beam projector pair"},
+              "--method sirt on fan- or cone-beam data runs on the divergent-beam projector pair of the CPU"},
              {"--method cgls --volume 32,32,2", "fan-beam data (one detector row) make one slice; the volume has 2 slices"},
              {"--method tv", "--method tv needs --tv-weight"},
              {"--method sirt --projector fourier", "--projector does not apply to fan/cone-beam data"}}) {

@@ -4,6 +4,7 @@
 // HTC2022 fan-beam scan the limited-angle comparison: TV from 90
 // degrees of views against FDK from the same views, each correlated with the
 // full-angle FDK inside the disc.
+#include "divergent_test_cases.h"
 #include "projector_test_helpers.h"
 #include "cone_test_scan.h"
 #include "test_support.h"
@@ -30,35 +31,8 @@ namespace tomo {
 namespace {
 
 using namespace projtest;
+using namespace divergenttest;
 constexpr double kPi = std::numbers::pi;
-
-/// A flat-detector fan: `views` over `range`, 80 columns of 1.2 at the
-/// detector (0.8 at the axis: source-axis 200, source-detector 300), the
-/// central ray `offset` columns off the detector centre.
-ConeGeometry fan(int views, double range, double offset = 0.0) {
-    CircularConeGeometry c;
-    c.angles = uniformAngles(views, range);
-    c.sourceAxis = 200.0;
-    c.sourceDetector = 300.0;
-    c.columns = 80;
-    c.pixelWidth = 1.2;
-    c.offsetU = offset;
-    return ConeGeometry::circular(c);
-}
-
-VolumeGrid box(int nx, int ny, int nz, double voxel, std::array<double, 3> centre = {}) {
-    VolumeGrid g;
-    g.nx = nx;
-    g.ny = ny;
-    g.nz = nz;
-    g.voxelSize = voxel;
-    g.centre = centre;
-    return g;
-}
-
-VolumeGrid slice(int nx, int ny, double voxel, double cx = 0.0, double cy = 0.0) {
-    return box(nx, ny, 1, voxel, {cx, cy, 0.0});
-}
 
 /// The message of the InvalidArgument f() throws, or "(accepted)".
 template <class F>
@@ -154,16 +128,6 @@ TEST(FanProjector, DiscProjectsToItsChords) {
     const double relative = std::sqrt(err / norm);
     std::cout << "MEASURED fan-beam disc: relative RMSE against the chords " << relative << "\n";
     EXPECT_LT(relative, 1.5e-2);
-}
-
-/// A circular cone beam: `views` over 360 degrees, 48 x 40 pixels of 1.5 at
-/// the detector (magnification 2: source-axis 150, source-detector 300),
-/// the central ray `offsetU`, `offsetV` pixels off the detector centre.
-ConeGeometry cone(int views, double offsetU = 0.0, double offsetV = 0.0) {
-    CircularConeGeometry c = test::circularCone(views, 48, 40, 1.5, 150.0, 300.0);
-    c.offsetU = offsetU;
-    c.offsetV = offsetV;
-    return ConeGeometry::circular(c);
 }
 
 // The cone-beam pair's transpose: a centred box and one off the axis and

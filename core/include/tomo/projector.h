@@ -48,6 +48,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -215,28 +216,42 @@ inline constexpr double kFourierMinWeightSum = 0.5;
 std::unique_ptr<ProjectorPair> makeFourierCpuProjector(const ReconGeometry& geometry, const FilterOptions& filter,
                                                        const IterativeOptions& options, int threads);
 
-/// The fan-beam pair (CPU, double, projector_fan.cpp): Joseph's projector
-/// along the divergent rays of a one-row flat detector (cone_geometry.h's
-/// matrices, the sources and the detector row in the plane of the one-slice
-/// `grid`) and its exact transpose; sinograms are views x columns, images
-/// grid.ny x grid.nx (mu times the voxel size for line-integral data, as
-/// FDK's). filteredBackprojection() is FDK (refused by it for a scan short of
-/// 180 degrees + the fan); setAxis() is refused. Throws InvalidArgument for
-/// more than one row or slice, an unmatched back-projector, views outside
-/// the slice's plane, a grid not in front of every source.
+/// The fan-beam pair: Joseph's projector along the divergent rays of a
+/// one-row flat detector (cone_geometry.h's matrices, the sources and the
+/// detector row in the plane of the one-slice `grid`) and its exact
+/// transpose; sinograms are views x columns, images grid.ny x grid.nx (mu
+/// times the voxel size for line-integral data, as FDK's). On the CPU
+/// (`gpu` unset: double, `threads`, projector_fan.cpp) or on GPU `*gpu`
+/// (float vectors, the samples in double, the transpose by atomic
+/// additions: equal to the CPU pair's to ~1e-6, not bit for bit from run
+/// to run; kernels/cuda/divergent_projector.h). filteredBackprojection() is
+/// FDK (refused by it for a scan short of 180 degrees + the fan);
+/// setAxis() is refused. Throws InvalidArgument for more than one row or
+/// slice, an unmatched back-projector, views outside the slice's plane, a
+/// grid not in front of every source; DeviceError for a GPU in a build
+/// without CUDA (or without that device), OutOfMemory.
 std::unique_ptr<ProjectorPair> makeFanProjector(const ConeGeometry& geometry, const VolumeGrid& grid,
-                                                const IterativeOptions& options, int threads);
+                                                const IterativeOptions& options, int threads,
+                                                std::optional<int> gpu = std::nullopt);
 
-/// The cone-beam pair (CPU, double, projector_fan.cpp; a detector of one row
-/// is the fan-beam pair): Joseph's projector along the rays of the
-/// projection matrices through the whole grid, stepped along x or y with
-/// the volume interpolated bilinearly across the ray, and its exact
-/// transpose. One vector slice is the whole volume: images nx x (ny nz)
+/// The cone-beam pair (a detector of one row is the fan-beam pair):
+/// Joseph's projector along the rays of the projection matrices through the
+/// whole grid, stepped along x or y with the volume interpolated bilinearly
+/// across the ray, and its exact transpose, on the CPU or a GPU as the fan
+/// pair. One vector slice is the whole volume: images nx x (ny nz)
 /// ([z][y][x]), sinograms views x (rows columns) ([view][row][column]).
-/// filteredBackprojection() is FDK. Throws InvalidArgument as the fan pair,
-/// for method tv on more than one slice (the pairs' TV is 2D), and for rays
+/// filteredBackprojection() is FDK. Throws as the fan pair, InvalidArgument
+/// for method tv on more than one slice (the pairs' TV is 2D) and for rays
 /// steeper along z than across it (a cone over 45 degrees).
 std::unique_ptr<ProjectorPair> makeConeProjector(const ConeGeometry& geometry, const VolumeGrid& grid,
-                                                 const IterativeOptions& options, int threads);
+                                                 const IterativeOptions& options, int threads,
+                                                 std::optional<int> gpu = std::nullopt);
+
+/// The GPU's divergent-beam pair, which a build with CUDA provides (the
+/// backend registry installs it when it is created;
+/// BackendRegistry::instance()), for geometries makeConeProjector checked.
+using ConeGpuProjector = std::unique_ptr<ProjectorPair> (*)(const ConeGeometry& geometry, const VolumeGrid& grid,
+                                                            const IterativeOptions& options, int device);
+void setConeGpuProjector(ConeGpuProjector projector);
 
 } // namespace tomo

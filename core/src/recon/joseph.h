@@ -26,14 +26,10 @@
 // float4 (16-byte accesses on Hopper).
 #pragma once
 
+#include "recon/host_device.h"
+
 #include <cmath>
 #include <cstring>
-
-#if defined(__CUDACC__)
-#define TOMO_HD __host__ __device__ __forceinline__
-#else
-#define TOMO_HD inline
-#endif
 
 namespace tomo::joseph {
 

@@ -1,31 +1,22 @@
-// The divergent-beam projector pairs (makeFanProjector, makeConeProjector,
-// projector.h): Joseph's ray-driven projector along the rays of the
-// projection matrices, and its exact transpose, in double on the CPU; the
-// vector arithmetic, SIRT's weights and the TV steps are the host pairs'
+// The divergent-beam projector pair of the CPU (makeFanProjector,
+// makeConeProjector, projector.h): Joseph's ray-driven projector along the
+// rays of the projection matrices (recon/divergent_ray.h, the same samples
+// as the CUDA pair's), and its exact transpose, in double; the vector
+// arithmetic, SIRT's weights and the TV steps are the host pairs'
 // (projector_host.h). A fan beam is the cone beam of one detector row and
-// one slice.
-//
-// In voxel coordinates of the grid (voxel (i, j, k) centred at (i, j, k)),
-// the ray of pixel (u, v) of view p runs from the source S along
-//     d = m3 + (u - centreU) / focalU * axisU + (v - centreV) / focalV * axisV
-// (describeView). Where |d_x| >= |d_y| it is stepped column by column: at
-// column i it crosses (y, z) = S + (i - S_x) (d_y, d_z) / d_x and takes the
-// volume bilinearly interpolated between the four voxels around that
-// crossing (for a fan beam the two pixels: z = 0 exactly); else row by row.
-// Each sample counts the path per column (or row), sqrt(1 + slope_y^2 +
-// slope_z^2) voxels, so the image holds mu times the voxel size (FDK's
-// scaling) when the data are line integrals. back() walks the same rays and
-// scatters the same weights: the transpose to rounding, in a fixed order
-// (blocks of views, summed block by block) so the result does not depend on
-// the threads. A volume is one "slice" of the host pair: nx x (ny nz)
-// values, [z][y][x]; sinograms views x (rows columns), [view][row][column].
+// one slice. back() walks the same rays as forward() and scatters the same
+// weights: the transpose to rounding, in a fixed order (blocks of views,
+// summed block by block) so the result does not depend on the threads.
+#include "recon/divergent_setup.h"
 #include "recon/projector_host.h"
 
 #include "tomo/error.h"
 #include "tomo/fdk.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,62 +29,18 @@ namespace {
 constexpr int kBackBlocks = 16;
 constexpr std::size_t kBackBlocksBytes = std::size_t{1} << 29;
 
-/// One ray in voxel coordinates: along its dominant axis, line l (a column
-/// when `alongColumns`, else a row) is crossed at start + l * slope on the
-/// other axis of the plane and at startZ + l * slopeZ in z; lines [first,
-/// last) can touch the grid.
-struct Ray {
-    bool alongColumns = true;
-    double start = 0.0;
-    double slope = 0.0;
-    double startZ = 0.0;
-    double slopeZ = 0.0;
-    double length = 0.0; ///< path per line, voxels
-    int first = 0;
-    int last = 0;
-};
-
-/// Narrows [lo, hi) to the lines l where start + l slope lies in (-1, size).
-void narrowLines(double start, double slope, int size, double& lo, double& hi) {
-    if (slope != 0.0) {
-        const double l1 = (-1.0 - start) / slope, l2 = (size - start) / slope;
-        lo = std::max(lo, std::floor(std::min(l1, l2)));
-        hi = std::min(hi, std::ceil(std::max(l1, l2)) + 1.0);
-    } else if (!(start > -1.0 && start < size)) {
-        hi = lo;
-    }
-}
-
-Geometry baseGeometry(const ConeGeometry& g) {
-    // The host pair sizes its sinograms by views x columns; the angles
-    // (the sources' directions from the axis) only name the views.
-    Geometry out;
-    for (const ProjectionMatrix& m : g.views) {
-        const ViewFrame f = describeView(m, "a view");
-        out.angles.push_back(std::atan2(f.source[0], f.source[1]));
-    }
-    out.bins = g.columns * g.rows;
-    out.axis = (out.bins - 1) / 2.0;
-    return out;
-}
-
-ReconGeometry sliceOf(const ConeGeometry& g, const VolumeGrid& grid) {
-    ReconGeometry r;
-    r.geometry = baseGeometry(g);
-    r.sliceWidth = grid.nx;
-    r.sliceHeight = grid.ny * grid.nz;
-    return r;
-}
+std::atomic<ConeGpuProjector> g_gpuProjector{nullptr};
 
 class DivergentPair final : public cpu::HostPair<double> {
 public:
     DivergentPair(const ConeGeometry& geometry, const VolumeGrid& grid, const IterativeOptions& options, int threads)
-        : HostPair(sliceOf(geometry, grid), FilterOptions{}, options, threads), m_cone(geometry), m_grid(grid) {
+        : HostPair(divergentSliceGeometry(geometry, grid), FilterOptions{}, options, threads), m_cone(geometry),
+          m_grid(grid), m_volume(divergentVolume(geometry, grid)) {
         traceRays();
     }
 
     std::string name() const override {
-        return m_cone.rows == 1 ? "cpu-reference fan-beam joseph, matched" : "cpu-reference cone-beam joseph, matched";
+        return "cpu-reference " + divergentPairKind(m_cone) + ", matched";
     }
 
     /// FDK of each slice's data (it refuses a scan short of 180 degrees + the fan).
@@ -113,76 +60,23 @@ public:
         upload(images, x);
     }
 
-    void setAxis(double, std::span<const double>) override {
-        throw InvalidArgument(std::string(m_cone.rows == 1 ? "fan" : "cone") +
-                              "-beam projector: the rays come from the projection matrices; there is no rotation axis "
-                              "to move");
-    }
+    void setAxis(double, std::span<const double>) override { refuseDivergentAxis(m_cone); }
 
 private:
     int lanes(int) const override { return 1; }
 
     void traceRays() {
-        const int W = m_grid.nx, H = m_grid.ny, D = m_grid.nz, U = m_cone.columns, V = m_cone.rows;
-        const bool fan = V == 1 && D == 1; // the rays lie in the slice's plane (makeFanProjector checked)
-        m_rays.resize(static_cast<std::size_t>(m_cone.viewCount()) * V * U);
-        for (int p = 0; p < m_cone.viewCount(); ++p) {
-            const ViewFrame f = describeView(m_cone.views[p], "view " + std::to_string(p));
-            // Source in voxel coordinates of the grid.
-            const double sx = (f.source[0] - m_grid.centre[0]) / m_grid.voxelSize + (W - 1) / 2.0 - m_grid.shift[0];
-            const double sy = (f.source[1] - m_grid.centre[1]) / m_grid.voxelSize + (H - 1) / 2.0 - m_grid.shift[1];
-            const double sz = (f.source[2] - m_grid.centre[2]) / m_grid.voxelSize + (D - 1) / 2.0 - m_grid.shift[2];
+        const std::vector<divergent::View> views = divergentViews(m_cone, m_grid);
+        const int U = m_cone.columns, V = m_cone.rows;
+        m_rays.resize(views.size() * V * U);
+        for (std::size_t p = 0; p < views.size(); ++p)
             for (int v = 0; v < V; ++v)
-                for (int u = 0; u < U; ++u) {
-                    const double tu = (u - f.centreU) / f.focalU, tv = fan ? 0.0 : (v - f.centreV) / f.focalV;
-                    double d[3];
-                    for (int a = 0; a < 3; ++a) d[a] = f.normal[a] + tu * f.axisU[a] + tv * f.axisV[a];
-                    Ray& r = m_rays[(static_cast<std::size_t>(p) * V + v) * U + u];
-                    r.alongColumns = std::abs(d[0]) >= std::abs(d[1]);
-                    // Along columns: y(i) = sy + (i - sx) dy / dx, z(i) likewise; along rows: x(j), z(j).
-                    const double a0 = r.alongColumns ? sx : sy, b0 = r.alongColumns ? sy : sx;
-                    const double da = r.alongColumns ? d[0] : d[1], db = r.alongColumns ? d[1] : d[0];
-                    const int lines = r.alongColumns ? W : H, across = r.alongColumns ? H : W;
-                    r.slope = db / da;
-                    r.start = b0 - a0 * r.slope;
-                    if (!fan) {
-                        r.slopeZ = d[2] / da;
-                        r.startZ = sz - a0 * r.slopeZ;
-                    }
-                    r.length = std::sqrt(1.0 + r.slope * r.slope + r.slopeZ * r.slopeZ);
-                    // Lines where the crossing lies inside (-1, across) x (-1, D): the others read only zeros.
-                    double lo = 0.0, hi = lines;
-                    narrowLines(r.start, r.slope, across, lo, hi);
-                    narrowLines(r.startZ, r.slopeZ, D, lo, hi);
-                    r.first = static_cast<int>(lo);
-                    r.last = std::max(r.first, static_cast<int>(hi));
-                }
-        }
+                for (int u = 0; u < U; ++u) m_rays[(p * V + v) * U + u] = divergent::trace(views[p], u, v, m_volume);
     }
 
-    /// f(voxel index, weight) for every sample of ray r: the four voxels
-    /// around each crossing (two for a fan beam: its z is 0).
     template <class F>
-    void walk(const Ray& r, F&& f) const {
-        const int W = m_grid.nx, H = m_grid.ny, D = m_grid.nz, across = r.alongColumns ? H : W;
-        for (int l = r.first; l < r.last; ++l) {
-            const double pos = r.start + l * r.slope, posZ = r.startZ + l * r.slopeZ;
-            const double k0 = std::floor(pos), w = pos - k0;
-            const double z0 = std::floor(posZ), wz = posZ - z0;
-            const int k = static_cast<int>(k0), kz = static_cast<int>(z0);
-            for (int up = 0; up < 2; ++up) {
-                const int zz = kz + up;
-                if (zz < 0 || zz >= D) continue;
-                const double along = (up == 0 ? 1.0 - wz : wz) * r.length;
-                for (int side = 0; side < 2; ++side) {
-                    const int kk = k + side;
-                    if (kk < 0 || kk >= across) continue;
-                    const std::size_t row = static_cast<std::size_t>(zz) * H;
-                    const std::size_t voxel = r.alongColumns ? (row + kk) * W + l : (row + l) * W + kk;
-                    f(voxel, (side == 0 ? 1.0 - w : w) * along);
-                }
-            }
-        }
+    void walk(const divergent::Ray& r, F&& f) const {
+        divergent::walk(r, m_volume, f);
     }
 
     void project(const Vector& x, Vector& y) override {
@@ -223,13 +117,80 @@ private:
 
     ConeGeometry m_cone;
     VolumeGrid m_grid;
-    std::vector<Ray> m_rays; ///< [view][row][column]
+    divergent::Volume m_volume;
+    std::vector<divergent::Ray> m_rays; ///< [view][row][column]
 };
 
 } // namespace
 
+std::vector<divergent::View> divergentViews(const ConeGeometry& geometry, const VolumeGrid& grid) {
+    const double half[3] = {(grid.nx - 1) / 2.0, (grid.ny - 1) / 2.0, (grid.nz - 1) / 2.0};
+    std::vector<divergent::View> views;
+    for (int p = 0; p < geometry.viewCount(); ++p) {
+        const ViewFrame f = describeView(geometry.views[p], "view " + std::to_string(p));
+        divergent::View v{};
+        for (int a = 0; a < 3; ++a) {
+            v.source[a] = (f.source[a] - grid.centre[a]) / grid.voxelSize + half[a] - grid.shift[a];
+            v.normal[a] = f.normal[a];
+            v.axisU[a] = f.axisU[a];
+            v.axisV[a] = f.axisV[a];
+        }
+        v.centreU = f.centreU;
+        v.centreV = f.centreV;
+        v.focalU = f.focalU;
+        v.focalV = f.focalV;
+        views.push_back(v);
+    }
+    return views;
+}
+
+divergent::Volume divergentVolume(const ConeGeometry& geometry, const VolumeGrid& grid) {
+    // makeFanProjector checked that the rays of a one-row detector lie in the one slice's plane.
+    return {grid.nx, grid.ny, grid.nz, geometry.rows == 1 && grid.nz == 1};
+}
+
+ReconGeometry divergentSliceGeometry(const ConeGeometry& geometry, const VolumeGrid& grid) {
+    ReconGeometry r;
+    for (const ProjectionMatrix& m : geometry.views) {
+        const ViewFrame f = describeView(m, "a view");
+        r.geometry.angles.push_back(std::atan2(f.source[0], f.source[1]));
+    }
+    r.geometry.bins = geometry.columns * geometry.rows;
+    r.geometry.axis = (r.geometry.bins - 1) / 2.0;
+    r.sliceWidth = grid.nx;
+    r.sliceHeight = grid.ny * grid.nz;
+    return r;
+}
+
+std::string divergentPairKind(const ConeGeometry& geometry) {
+    return geometry.rows == 1 ? "fan-beam joseph" : "cone-beam joseph";
+}
+
+void refuseDivergentAxis(const ConeGeometry& geometry) {
+    throw InvalidArgument(std::string(geometry.rows == 1 ? "fan" : "cone") +
+                          "-beam projector: the rays come from the projection matrices; there is no rotation axis "
+                          "to move");
+}
+
+void setConeGpuProjector(ConeGpuProjector projector) { g_gpuProjector.store(projector); }
+
+namespace {
+
+std::unique_ptr<ProjectorPair> makeDivergentPair(const ConeGeometry& geometry, const VolumeGrid& grid,
+                                                 const IterativeOptions& options, int threads,
+                                                 std::optional<int> gpu) {
+    if (!gpu) return std::make_unique<DivergentPair>(geometry, grid, options, threads);
+    const ConeGpuProjector make = g_gpuProjector.load();
+    if (!make)
+        throw DeviceError("the GPU " + divergentPairKind(geometry) +
+                          " projector pair needs a build with CUDA (this one has none; use the cpu pair)");
+    return make(geometry, grid, options, *gpu);
+}
+
+} // namespace
+
 std::unique_ptr<ProjectorPair> makeFanProjector(const ConeGeometry& geometry, const VolumeGrid& grid,
-                                                const IterativeOptions& options, int threads) {
+                                                const IterativeOptions& options, int threads, std::optional<int> gpu) {
     geometry.validate();
     grid.validate();
     if (geometry.rows != 1)
@@ -250,14 +211,14 @@ std::unique_ptr<ProjectorPair> makeFanProjector(const ConeGeometry& geometry, co
             throw InvalidArgument("fan-beam projector: view " + std::to_string(p) +
                                   " does not lie in the slice's plane (expected a circular fan beam about z)");
     }
-    return std::make_unique<DivergentPair>(geometry, grid, options, threads);
+    return makeDivergentPair(geometry, grid, options, threads, gpu);
 }
 
 std::unique_ptr<ProjectorPair> makeConeProjector(const ConeGeometry& geometry, const VolumeGrid& grid,
-                                                 const IterativeOptions& options, int threads) {
+                                                 const IterativeOptions& options, int threads, std::optional<int> gpu) {
     geometry.validate();
     grid.validate();
-    if (geometry.rows == 1) return makeFanProjector(geometry, grid, options, threads);
+    if (geometry.rows == 1) return makeFanProjector(geometry, grid, options, threads, gpu);
     if (!options.matched)
         throw InvalidArgument("cone-beam projector: only the matched back-projector (the transpose) is offered");
     if (options.method == Method::Tv && grid.nz > 1)
@@ -276,7 +237,7 @@ std::unique_ptr<ProjectorPair> makeConeProjector(const ConeGeometry& geometry, c
                                           " has rays steeper along z than across it (a cone over 45 degrees)");
             }
     }
-    return std::make_unique<DivergentPair>(geometry, grid, options, threads);
+    return makeDivergentPair(geometry, grid, options, threads, gpu);
 }
 
 } // namespace tomo

@@ -10,8 +10,10 @@
 #pragma once
 
 #include "tomo/fdk.h"
+#include "tomo/projector.h"
 #include "tomo/registry.h"
 
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -37,6 +39,13 @@ void backprojectCone(const FilteredProjections& projections, const VolumeGrid& g
 void reconstructFdk(const FdkWeights& weights, std::span<const float> projections, const FilterOptions& filter,
                     const VolumeGrid& grid, double scale, std::span<float> volume, int device,
                     ConeStageTimes* times = nullptr);
+
+/// The divergent-beam projector pair of makeConeProjector / makeFanProjector
+/// (projector.h) on `device`, for a geometry they checked: one volume per
+/// vector (kernels/cuda/divergent_projector.h). Throws InvalidArgument
+/// (device index), DeviceError, OutOfMemory.
+std::unique_ptr<ProjectorPair> makeCudaConeProjector(const ConeGeometry& geometry, const VolumeGrid& grid,
+                                                     const IterativeOptions& iterative, int device);
 
 /// The CUDA devices present; empty (no throw) without a driver or a device.
 std::vector<GpuDevice> listDevices();
