@@ -50,6 +50,25 @@ std::unique_ptr<ProjectorPair> gpuPair(const Case& c, const IterativeOptions& op
     return makeConeProjector(c.geometry, c.grid, options, 0, 0);
 }
 
+/// A ball of radius 10 (attenuation 1) filling most of 24 x 24 x 16 voxels
+/// of 1, seen from `views` cone-beam views: the volume and its projections
+/// by the CPU pair.
+struct Ball {
+    Case c;
+    ImageStack truth;
+    std::vector<float> data;
+};
+
+Ball ball(int views) {
+    Ball b{{"ball", cone(views), box(24, 24, 16, 1.0)}, {}, {}};
+    ConePhantom phantom;
+    phantom.radius = 10.0;
+    phantom.attenuation = 1.0;
+    b.truth = rasterizePhantomVolume(phantom, b.c.grid, 2);
+    b.data = forwardOf(*makeConeProjector(b.c.geometry, b.c.grid, {}, 0), b.truth.data, 1);
+    return b;
+}
+
 TEST(CudaDivergentProjector, BackProjectionIsTheTranspose) {
     TOMO_REQUIRE_CUDA();
     for (const Case& c : cases()) {
@@ -85,24 +104,18 @@ TEST(CudaDivergentProjector, ProjectionsMatchTheCpuPair) {
 // 1e-3 of the CPU pair's (float against double).
 TEST(CudaDivergentProjector, IterativeMethodsMatchTheCpuPair) {
     TOMO_REQUIRE_CUDA();
-    const Case c{"ball", cone(60), box(24, 24, 16, 1.0)};
-    ConePhantom phantom;
-    phantom.radius = 10.0;
-    phantom.attenuation = 1.0;
-    const ImageStack truth = rasterizePhantomVolume(phantom, c.grid, 2);
-    auto cpu = makeConeProjector(c.geometry, c.grid, {}, 0);
-    const std::vector<float> consistent = forwardOf(*cpu, truth.data, 1);
+    const Ball b = ball(60);
+    auto cpu = makeConeProjector(b.c.geometry, b.c.grid, {}, 0);
     for (const auto& [m, iterations] : {std::pair{Method::Sirt, 50}, std::pair{Method::Cgls, 20}}) {
-        auto gpu = gpuPair(c, method(m, iterations));
-        const Solved onGpu = solve(*gpu, consistent, 1, method(m, iterations));
-        const Solved onCpu = solve(*cpu, consistent, 1, method(m, iterations));
+        const Solved onGpu = solve(*gpuPair(b.c, method(m, iterations)), b.data, 1, method(m, iterations));
+        const Solved onCpu = solve(*cpu, b.data, 1, method(m, iterations));
         for (std::size_t k = 1; k < onGpu.residuals.size(); ++k)
             ASSERT_LE(onGpu.residuals[k][0], onGpu.residuals[k - 1][0]) << methodName(m) << " iteration " << k + 1;
         const double apart = relativeError(onGpu.images, onCpu.images);
         std::printf("MEASURED GPU cone-beam %s: residual %.4g -> %.4g (CPU %.4g), image %.3g from the CPU's, "
                     "%.3g from the phantom\n",
                     std::string(methodName(m)).c_str(), onGpu.residuals.front()[0], onGpu.residuals.back()[0],
-                    onCpu.residuals.back()[0], apart, relativeError(onGpu.images, truth.data));
+                    onCpu.residuals.back()[0], apart, relativeError(onGpu.images, b.truth.data));
         EXPECT_LT(apart, 1e-3) << methodName(m);
         EXPECT_NEAR(onGpu.residuals.back()[0], onCpu.residuals.back()[0], 1e-3 * onCpu.residuals.front()[0]);
     }
@@ -113,14 +126,11 @@ TEST(CudaDivergentProjector, IterativeMethodsMatchTheCpuPair) {
 // degrees + the fan is refused by FDK, as on the CPU.
 TEST(CudaDivergentProjector, FbpStartIsFdk) {
     TOMO_REQUIRE_CUDA();
-    const Case c{"ball", cone(90), box(24, 24, 16, 1.0)};
-    ConePhantom phantom;
-    phantom.radius = 10.0;
-    phantom.attenuation = 1.0;
-    const ImageStack truth = rasterizePhantomVolume(phantom, c.grid, 2);
+    const Ball scan = ball(90);
+    const Case& c = scan.c;
+    const std::vector<float>& data = scan.data;
     auto cpu = makeConeProjector(c.geometry, c.grid, {}, 0);
     auto gpu = gpuPair(c);
-    const std::vector<float> data = forwardOf(*cpu, truth.data, 1);
     std::vector<float> images[2];
     int k = 0;
     for (ProjectorPair* pair : {gpu.get(), cpu.get()}) {
