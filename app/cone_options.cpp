@@ -160,7 +160,7 @@ ImageStack reconstructCone(const CLI::App& app, const ConeCommandLine& c, const 
     if (iterative) {
         // The pair's vectors in double (the method's, and the pair's scratch: projector_host.h), besides
         // the projections as read.
-        const Workspace w = workspaceOf(options.iterative.method);
+        const Workspace w = workspaceOf(options.iterative.method, grid.nz > 1 ? 3 : 2);
         const double pairBytes = 8.0 * ((w.images + 2) * static_cast<double>(grid.voxels()) +
                                         (w.sinograms + 1) * projectionBytes / 4.0) +
                                  projectionBytes;

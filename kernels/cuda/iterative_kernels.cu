@@ -107,57 +107,95 @@ __global__ void deinterleaveKernel(const float* __restrict__ group, float* __res
         for (int j = 0; j < valid; ++j) plain[j * elements + e] = group[e * lanes + j];
 }
 
-// threadIdx.x + blockIdx.x = column, blockIdx.y = row, blockIdx.z = group.
-template <int S>
-__global__ void tvPrimalKernel(const float* __restrict__ z, const float* __restrict__ p, const float* __restrict__ q,
-                               float mu, float lower, float upper, float* __restrict__ x, int width, int height) {
-    const int ix = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x), iy = static_cast<int>(blockIdx.y);
-    if (ix >= width) return;
-    const std::size_t i = (static_cast<std::size_t>(blockIdx.z) * height + iy) * width + ix;
-    const Lanes<S> zv = joseph::load<S>(z + i * S), pv = joseph::load<S>(p + i * S), qv = joseph::load<S>(q + i * S);
-    Lanes<S> up = joseph::zeroLanes<S>(), left = joseph::zeroLanes<S>();
-    if (iy > 0) up = joseph::load<S>(p + (i - width) * S);
-    if (ix > 0) left = joseph::load<S>(q + (i - 1) * S);
-    Lanes<S> out;
-    for (int j = 0; j < S; ++j) {
-        const float divergence = pv.v[j] + qv.v[j] - up.v[j] - left.v[j];
-        out.v[j] = fminf(fmaxf(zv.v[j] - mu * divergence, lower), upper);
+// The TV steps: blockIdx.y = group, a grid-stride pass over its pixels;
+// the dual's components are images of the group ([component][pixel][lane]).
+template <int S, int Axes>
+__global__ void tvPrimalKernel(const float* __restrict__ z, const float* __restrict__ p, float mu, float lower,
+                               float upper, float* __restrict__ x, TvShape T) {
+    const std::size_t pixels = static_cast<std::size_t>(T.width) * T.planeRows * T.planes;
+    const std::size_t base = blockIdx.y * pixels, plane = static_cast<std::size_t>(T.planeRows) * T.width;
+    const float* dual = p + blockIdx.y * Axes * pixels * S;
+    for (std::size_t e = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; e < pixels;
+         e += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        const std::size_t row = e / T.width;
+        const bool hasUp = row % T.planeRows > 0, hasLeft = e % T.width > 0, hasBack = row >= T.planeRows;
+        const Lanes<S> zv = joseph::load<S>(z + (base + e) * S);
+        Lanes<S> d[Axes], before[Axes];
+        for (int c = 0; c < Axes; ++c) {
+            d[c] = joseph::load<S>(dual + (c * pixels + e) * S);
+            before[c] = joseph::zeroLanes<S>();
+        }
+        if (hasUp) before[0] = joseph::load<S>(dual + (e - T.width) * S);
+        if (hasLeft) before[1] = joseph::load<S>(dual + (pixels + e - 1) * S);
+        if (Axes == 3 && hasBack) before[Axes - 1] = joseph::load<S>(dual + ((Axes - 1) * pixels + e - plane) * S);
+        Lanes<S> out;
+        for (int j = 0; j < S; ++j) {
+            float divergence = 0.0f;
+            for (int c = 0; c < Axes; ++c) divergence += d[c].v[j] - before[c].v[j];
+            out.v[j] = fminf(fmaxf(zv.v[j] - mu * divergence, lower), upper);
+        }
+        joseph::store<S>(x + (base + e) * S, out);
     }
-    joseph::store<S>(x + i * S, out);
 }
 
-template <int S>
-__global__ void tvDualKernel(const float* __restrict__ x, float step, float momentum, float* p, float* q, float* r,
-                             float* s, int width, int height) {
-    const int ix = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x), iy = static_cast<int>(blockIdx.y);
-    if (ix >= width) return;
-    const std::size_t i = (static_cast<std::size_t>(blockIdx.z) * height + iy) * width + ix;
-    const Lanes<S> xv = joseph::load<S>(x + i * S);
-    Lanes<S> below = xv, right = xv; // differences 0 past the last row / column
-    if (iy + 1 < height) below = joseph::load<S>(x + (i + width) * S);
-    if (ix + 1 < width) right = joseph::load<S>(x + (i + 1) * S);
-    Lanes<S> pv, qv, rv, sv;
-    for (int j = 0; j < S; ++j) pv.v[j] = p[i * S + j], qv.v[j] = q[i * S + j], rv.v[j] = r[i * S + j], sv.v[j] = s[i * S + j];
-    for (int j = 0; j < S; ++j) {
-        float a = rv.v[j] + step * (xv.v[j] - below.v[j]);
-        float b = sv.v[j] + step * (xv.v[j] - right.v[j]);
-        const float norm = fmaxf(1.0f, sqrtf(a * a + b * b));
-        a /= norm;
-        b /= norm;
-        rv.v[j] = a + momentum * (a - pv.v[j]);
-        sv.v[j] = b + momentum * (b - qv.v[j]);
-        pv.v[j] = a;
-        qv.v[j] = b;
+template <int S, int Axes>
+__global__ void tvDualKernel(const float* __restrict__ x, float step, float momentum, float* p, float* r, TvShape T) {
+    const std::size_t pixels = static_cast<std::size_t>(T.width) * T.planeRows * T.planes;
+    const std::size_t base = blockIdx.y * pixels, plane = static_cast<std::size_t>(T.planeRows) * T.width;
+    const std::size_t dual = blockIdx.y * Axes * pixels;
+    for (std::size_t e = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; e < pixels;
+         e += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        const std::size_t row = e / T.width;
+        const Lanes<S> xv = joseph::load<S>(x + (base + e) * S);
+        Lanes<S> next[Axes]; // the neighbours: differences 0 past a plane's last row, the last column, the last plane
+        for (int c = 0; c < Axes; ++c) next[c] = xv;
+        if (row % T.planeRows + 1 < T.planeRows) next[0] = joseph::load<S>(x + (base + e + T.width) * S);
+        if (e % T.width + 1 < static_cast<std::size_t>(T.width)) next[1] = joseph::load<S>(x + (base + e + 1) * S);
+        if (Axes == 3 && row + T.planeRows < static_cast<std::size_t>(T.planeRows) * T.planes)
+            next[Axes - 1] = joseph::load<S>(x + (base + e + plane) * S);
+        Lanes<S> pv[Axes], rv[Axes];
+        for (int c = 0; c < Axes; ++c) {
+            pv[c] = joseph::load<S>(p + (dual + c * pixels + e) * S);
+            rv[c] = joseph::load<S>(r + (dual + c * pixels + e) * S);
+        }
+        for (int j = 0; j < S; ++j) {
+            float a[Axes], norm2 = 0.0f;
+            for (int c = 0; c < Axes; ++c) {
+                a[c] = rv[c].v[j] + step * (xv.v[j] - next[c].v[j]);
+                norm2 += a[c] * a[c];
+            }
+            const float norm = fmaxf(1.0f, sqrtf(norm2));
+            for (int c = 0; c < Axes; ++c) {
+                a[c] /= norm;
+                rv[c].v[j] = a[c] + momentum * (a[c] - pv[c].v[j]);
+                pv[c].v[j] = a[c];
+            }
+        }
+        for (int c = 0; c < Axes; ++c) {
+            joseph::store<S>(p + (dual + c * pixels + e) * S, pv[c]);
+            joseph::store<S>(r + (dual + c * pixels + e) * S, rv[c]);
+        }
     }
-    joseph::store<S>(p + i * S, pv);
-    joseph::store<S>(q + i * S, qv);
-    joseph::store<S>(r + i * S, rv);
-    joseph::store<S>(s + i * S, sv);
 }
 
-dim3 imageGrid(int width, int height, int groups) {
-    return dim3((width + kThreads - 1) / kThreads, height, groups);
+template <int Axes>
+void launchTvPrimalOf(const float* d_z, const float* d_p, float mu, float lower, float upper, float* d_x,
+                      const TvShape& T, int lanes, int groups, StreamHandle stream) {
+    const dim3 grid(blocksFor(static_cast<std::size_t>(T.width) * T.planeRows * T.planes), groups);
+    if (lanes == 4) tvPrimalKernel<4, Axes><<<grid, kThreads, 0, stream>>>(d_z, d_p, mu, lower, upper, d_x, T);
+    else if (lanes == 2) tvPrimalKernel<2, Axes><<<grid, kThreads, 0, stream>>>(d_z, d_p, mu, lower, upper, d_x, T);
+    else tvPrimalKernel<1, Axes><<<grid, kThreads, 0, stream>>>(d_z, d_p, mu, lower, upper, d_x, T);
 }
+
+template <int Axes>
+void launchTvDualOf(const float* d_x, float step, float momentum, float* d_p, float* d_r, const TvShape& T, int lanes,
+                    int groups, StreamHandle stream) {
+    const dim3 grid(blocksFor(static_cast<std::size_t>(T.width) * T.planeRows * T.planes), groups);
+    if (lanes == 4) tvDualKernel<4, Axes><<<grid, kThreads, 0, stream>>>(d_x, step, momentum, d_p, d_r, T);
+    else if (lanes == 2) tvDualKernel<2, Axes><<<grid, kThreads, 0, stream>>>(d_x, step, momentum, d_p, d_r, T);
+    else tvDualKernel<1, Axes><<<grid, kThreads, 0, stream>>>(d_x, step, momentum, d_p, d_r, T);
+}
+
 
 } // namespace
 
@@ -216,21 +254,17 @@ void launchDeinterleave(const float* d_group, float* d_plain, std::size_t elemen
     TOMO_CUDA_CHECK(cudaGetLastError());
 }
 
-void launchTvPrimal(const float* d_z, const float* d_p, const float* d_q, float mu, float lower, float upper,
-                    float* d_x, int width, int height, int lanes, int groups, StreamHandle stream) {
-    const dim3 grid = imageGrid(width, height, groups);
-    if (lanes == 4) tvPrimalKernel<4><<<grid, kThreads, 0, stream>>>(d_z, d_p, d_q, mu, lower, upper, d_x, width, height);
-    else if (lanes == 2) tvPrimalKernel<2><<<grid, kThreads, 0, stream>>>(d_z, d_p, d_q, mu, lower, upper, d_x, width, height);
-    else tvPrimalKernel<1><<<grid, kThreads, 0, stream>>>(d_z, d_p, d_q, mu, lower, upper, d_x, width, height);
+void launchTvPrimal(const float* d_z, const float* d_p, float mu, float lower, float upper, float* d_x,
+                    const TvShape& shape, int lanes, int groups, StreamHandle stream) {
+    if (shape.planes > 1) launchTvPrimalOf<3>(d_z, d_p, mu, lower, upper, d_x, shape, lanes, groups, stream);
+    else launchTvPrimalOf<2>(d_z, d_p, mu, lower, upper, d_x, shape, lanes, groups, stream);
     TOMO_CUDA_CHECK(cudaGetLastError());
 }
 
-void launchTvDual(const float* d_x, float step, float momentum, float* d_p, float* d_q, float* d_r, float* d_s,
-                  int width, int height, int lanes, int groups, StreamHandle stream) {
-    const dim3 grid = imageGrid(width, height, groups);
-    if (lanes == 4) tvDualKernel<4><<<grid, kThreads, 0, stream>>>(d_x, step, momentum, d_p, d_q, d_r, d_s, width, height);
-    else if (lanes == 2) tvDualKernel<2><<<grid, kThreads, 0, stream>>>(d_x, step, momentum, d_p, d_q, d_r, d_s, width, height);
-    else tvDualKernel<1><<<grid, kThreads, 0, stream>>>(d_x, step, momentum, d_p, d_q, d_r, d_s, width, height);
+void launchTvDual(const float* d_x, float step, float momentum, float* d_p, float* d_r, const TvShape& shape,
+                  int lanes, int groups, StreamHandle stream) {
+    if (shape.planes > 1) launchTvDualOf<3>(d_x, step, momentum, d_p, d_r, shape, lanes, groups, stream);
+    else launchTvDualOf<2>(d_x, step, momentum, d_p, d_r, shape, lanes, groups, stream);
     TOMO_CUDA_CHECK(cudaGetLastError());
 }
 

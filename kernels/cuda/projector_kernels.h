@@ -105,12 +105,21 @@ void launchInterleave(const float* d_plain, float* d_group, std::size_t elements
 void launchDeinterleave(const float* d_group, float* d_plain, std::size_t elements, int lanes, int valid,
                         StreamHandle stream);
 
-/// TV (projector.h): x = clamp(z - mu L(p, q)).
-void launchTvPrimal(const float* d_z, const float* d_p, const float* d_q, float mu, float lower, float upper,
-                    float* d_x, int width, int height, int lanes, int groups, StreamHandle stream);
-/// TV: (p', q') = disc projection of (r, s) + step L^T x; (r, s) = (p', q') +
-/// momentum ((p', q') - (p, q)); (p, q) = (p', q').
-void launchTvDual(const float* d_x, float step, float momentum, float* d_p, float* d_q, float* d_r, float* d_s,
-                  int width, int height, int lanes, int groups, StreamHandle stream);
+/// The image of the TV steps: `planes` planes of planeRows x width pixels
+/// (one plane: a slice, 2 axes; more: a volume, 3 axes, projector.h). The
+/// dual of a group is [component][pixel][lane].
+struct TvShape {
+    int width = 0;
+    int planeRows = 0;
+    int planes = 1;
+};
+
+/// TV (projector.h): x = clamp(z - mu L p).
+void launchTvPrimal(const float* d_z, const float* d_p, float mu, float lower, float upper, float* d_x,
+                    const TvShape& shape, int lanes, int groups, StreamHandle stream);
+/// TV: p' = the projection of r + step L^T x onto the unit ball; r = p' +
+/// momentum (p' - p); p = p'.
+void launchTvDual(const float* d_x, float step, float momentum, float* d_p, float* d_r, const TvShape& shape,
+                  int lanes, int groups, StreamHandle stream);
 
 } // namespace tomo::cuda

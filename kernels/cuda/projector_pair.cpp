@@ -41,6 +41,7 @@ struct OperatorSpec {
     int maxLanes = kMaxLanes;
     int residualBlocks = 0; ///< its partial sums per lane and group
     bool ownsFbp = false;   ///< it has its own FBP start (no FFT workspace for the pair's)
+    int tvPlanes = 1;       ///< a volume's planes (ProjectorPair::tvPlanes)
 };
 
 class CudaPair final : public ProjectorPair {
@@ -66,10 +67,8 @@ public:
     void axpby(std::span<const double> a, const BatchVector& x, std::span<const double> b, BatchVector& y) override;
     std::vector<double> dot(const BatchVector& x, const BatchVector& y) override;
     void clamp(BatchVector& x, const Bounds& bounds) override;
-    void tvPrimal(const BatchVector& z, const BatchVector& p, const BatchVector& q, double mu, const Bounds& bounds,
-                  BatchVector& x) override;
-    void tvDual(const BatchVector& x, double step, double momentum, BatchVector& p, BatchVector& q, BatchVector& r,
-                BatchVector& s) override;
+    void tvPrimal(const BatchVector& z, const BatchVector& p, double mu, const Bounds& bounds, BatchVector& x) override;
+    void tvDual(const BatchVector& x, double step, double momentum, BatchVector& p, BatchVector& r) override;
     void setAxis(double axis, std::span<const double> offsets) override;
 
     /// A freed vector's memory, kept for the next vector of its size.
@@ -81,6 +80,8 @@ private:
     static Vector& as(BatchVector& v);
 
     JosephGeometry josephGeometry() const;
+    /// Elements of a vector that cross the scratch group at once.
+    std::size_t pieceOf(const Vector& v) const;
     void uploadConstants();
     DeviceBuffer<float> take(std::size_t floats);
     /// Projects one group (transposing it first when there are column projections).
@@ -93,6 +94,7 @@ private:
     std::vector<double> operatorStep(const Vector& b, std::span<const double> steps, bool weighted,
                                     const Bounds& bounds, Vector& x);
     SliceScalars scalars(std::span<const double> values) const;
+    TvShape tvShape() const;
     cudaStream_t stream() const { return m_stream.get(); }
 
     int m_device = 0;
@@ -139,8 +141,8 @@ private:
 };
 
 CudaPair::CudaPair(const ReconGeometry& geometry, const ReconOptions& options, OperatorSpec spec)
-    : ProjectorPair(geometry, options.filter, options.iterative.matched), m_device(checkedDevice(options.device)),
-      m_maxLanes(spec.maxLanes) {
+    : ProjectorPair(geometry, options.filter, options.iterative.matched, spec.tvPlanes),
+      m_device(checkedDevice(options.device)), m_maxLanes(spec.maxLanes) {
     DeviceScope scope(m_device);
     m_stream = Stream::create();
     const std::size_t pixels = sliceValues(Space::Image), values = sliceValues(Space::Sinogram);
@@ -149,7 +151,7 @@ CudaPair::CudaPair(const ReconGeometry& geometry, const ReconOptions& options, O
 
     // The vectors of one slice, and what a batch needs whatever its size.
     const Method method = options.iterative.isIterative() ? options.iterative.method : Method::Sirt;
-    const Workspace w = workspaceOf(method);
+    const Workspace w = workspaceOf(method, tvAxes());
     const std::size_t perSlice = (w.images * pixels + w.sinograms * values) * sizeof(float);
     const JosephGeometry jg = josephGeometry();
     const std::size_t maxGroups = kMaxIterativeSlices / kMaxLanes;
@@ -269,16 +271,24 @@ std::unique_ptr<BatchVector> CudaPair::vector(Space space, int count) {
     return std::make_unique<Vector>(*this, space, count, elements, std::move(memory));
 }
 
+std::size_t CudaPair::pieceOf(const Vector& v) const {
+    return v.space() == Space::TvDual ? sliceValues(Space::Image) : v.elements; // a dual's components one by one
+}
+
 void CudaPair::upload(std::span<const float> values, BatchVector& bv) {
     Vector& v = as(bv);
     requireHostValues(values, v, "projector upload");
     DeviceScope scope(m_device);
-    for (int g = 0; g < v.groups; ++g) {
-        const std::size_t first = static_cast<std::size_t>(g) * v.lanes * v.elements;
-        TOMO_CUDA_CHECK(cudaMemcpyAsync(d_scratch.get(), values.data() + first, v.valid(g) * v.elements * sizeof(float),
-                                        cudaMemcpyHostToDevice, stream()));
-        launchInterleave(d_scratch.get(), v.group(g), v.elements, v.lanes, v.valid(g), stream());
-    }
+    const std::size_t piece = pieceOf(v);
+    for (int g = 0; g < v.groups; ++g)
+        for (std::size_t offset = 0; offset < v.elements; offset += piece) {
+            for (int j = 0; j < v.valid(g); ++j)
+                TOMO_CUDA_CHECK(cudaMemcpyAsync(d_scratch.get() + j * piece,
+                                                values.data() + (static_cast<std::size_t>(g) * v.lanes + j) * v.elements +
+                                                    offset,
+                                                piece * sizeof(float), cudaMemcpyHostToDevice, stream()));
+            launchInterleave(d_scratch.get(), v.group(g) + offset * v.lanes, piece, v.lanes, v.valid(g), stream());
+        }
     TOMO_CUDA_CHECK(cudaStreamSynchronize(stream())); // the host values may go now
 }
 
@@ -286,12 +296,16 @@ void CudaPair::download(const BatchVector& bv, std::span<float> values) {
     const Vector& v = as(bv);
     requireHostValues(values, v, "projector download");
     DeviceScope scope(m_device);
-    for (int g = 0; g < v.groups; ++g) {
-        launchDeinterleave(v.group(g), d_scratch.get(), v.elements, v.lanes, v.valid(g), stream());
-        TOMO_CUDA_CHECK(cudaMemcpyAsync(values.data() + static_cast<std::size_t>(g) * v.lanes * v.elements,
-                                        d_scratch.get(), v.valid(g) * v.elements * sizeof(float),
-                                        cudaMemcpyDeviceToHost, stream()));
-    }
+    const std::size_t piece = pieceOf(v);
+    for (int g = 0; g < v.groups; ++g)
+        for (std::size_t offset = 0; offset < v.elements; offset += piece) {
+            launchDeinterleave(v.group(g) + offset * v.lanes, d_scratch.get(), piece, v.lanes, v.valid(g), stream());
+            for (int j = 0; j < v.valid(g); ++j)
+                TOMO_CUDA_CHECK(cudaMemcpyAsync(values.data() + (static_cast<std::size_t>(g) * v.lanes + j) * v.elements +
+                                                    offset,
+                                                d_scratch.get() + j * piece, piece * sizeof(float),
+                                                cudaMemcpyDeviceToHost, stream()));
+        }
     TOMO_CUDA_CHECK(cudaStreamSynchronize(stream()));
 }
 
@@ -527,31 +541,37 @@ void CudaPair::clamp(BatchVector& bx, const Bounds& bounds) {
     launchClamp(x.buffer.get(), x.floats(), static_cast<float>(bounds.lower), static_cast<float>(bounds.upper), stream());
 }
 
-void CudaPair::tvPrimal(const BatchVector& z, const BatchVector& p, const BatchVector& q, double mu,
-                        const Bounds& bounds, BatchVector& x) {
-    for (const BatchVector* v : {&z, &p, &q, static_cast<const BatchVector*>(&x)}) {
+TvShape CudaPair::tvShape() const {
+    TvShape shape;
+    shape.width = m_geometry.sliceWidth;
+    shape.planes = tvPlanes();
+    shape.planeRows = m_geometry.sliceHeight / shape.planes;
+    return shape;
+}
+
+void CudaPair::tvPrimal(const BatchVector& z, const BatchVector& p, double mu, const Bounds& bounds, BatchVector& x) {
+    for (const BatchVector* v : {&z, static_cast<const BatchVector*>(&x)}) {
         requireSpace(*v, Space::Image, "TV primal step");
         requireSameCount(*v, x, "TV primal step");
     }
+    requireSpace(p, Space::TvDual, "TV primal step");
+    requireSameCount(p, x, "TV primal step");
     Vector& out = as(x);
     DeviceScope scope(m_device);
-    launchTvPrimal(as(z).buffer.get(), as(p).buffer.get(), as(q).buffer.get(), static_cast<float>(mu),
-                   static_cast<float>(bounds.lower), static_cast<float>(bounds.upper), out.buffer.get(),
-                   m_geometry.sliceWidth, m_geometry.sliceHeight, out.lanes, out.groups, stream());
+    launchTvPrimal(as(z).buffer.get(), as(p).buffer.get(), static_cast<float>(mu), static_cast<float>(bounds.lower),
+                   static_cast<float>(bounds.upper), out.buffer.get(), tvShape(), out.lanes, out.groups, stream());
 }
 
-void CudaPair::tvDual(const BatchVector& x, double step, double momentum, BatchVector& p, BatchVector& q,
-                      BatchVector& r, BatchVector& s) {
-    for (const BatchVector* v : {&x, static_cast<const BatchVector*>(&p), static_cast<const BatchVector*>(&q),
-                                 static_cast<const BatchVector*>(&r), static_cast<const BatchVector*>(&s)}) {
-        requireSpace(*v, Space::Image, "TV dual step");
+void CudaPair::tvDual(const BatchVector& x, double step, double momentum, BatchVector& p, BatchVector& r) {
+    requireSpace(x, Space::Image, "TV dual step");
+    for (const BatchVector* v : {static_cast<const BatchVector*>(&p), static_cast<const BatchVector*>(&r)}) {
+        requireSpace(*v, Space::TvDual, "TV dual step");
         requireSameCount(*v, x, "TV dual step");
     }
     const Vector& img = as(x);
     DeviceScope scope(m_device);
     launchTvDual(img.buffer.get(), static_cast<float>(step), static_cast<float>(momentum), as(p).buffer.get(),
-                 as(q).buffer.get(), as(r).buffer.get(), as(s).buffer.get(), m_geometry.sliceWidth,
-                 m_geometry.sliceHeight, img.lanes, img.groups, stream());
+                 as(r).buffer.get(), tvShape(), img.lanes, img.groups, stream());
 }
 
 void CudaPair::setAxis(double axis, std::span<const double> offsets) {
@@ -594,6 +614,7 @@ std::unique_ptr<ProjectorPair> makeCudaConeProjector(const ConeGeometry& geometr
     spec.maxLanes = 1;
     spec.residualBlocks = divergentForwardBlocks();
     spec.ownsFbp = true;
+    spec.tvPlanes = grid.nz;
     spec.make = [device, geometry, grid](cudaStream_t stream) {
         return std::make_unique<DivergentOperator>(device, geometry, grid, stream);
     };

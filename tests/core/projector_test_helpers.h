@@ -121,6 +121,54 @@ inline std::vector<double> adjointnessGaps(ProjectorPair& pair, int count, unsig
     return gaps;
 }
 
+/// The TV operators of `pair` on `count` random slices (projector.h):
+/// L^T x, read from tvDual with a step small enough that the ball's
+/// projection does nothing, is the forward difference along each axis (0
+/// past a plane's last row, the last column, the last plane), and L, read
+/// from tvPrimal, its adjoint: <L^T x, p> = <x, L p> for a dual p that is 0
+/// where L^T x is. Returns the largest difference of L^T x from the
+/// differences and the adjointness gap (relative).
+struct TvCheck {
+    double gradientError = 0.0;
+    double adjointGap = 0.0;
+};
+inline TvCheck checkTvOperators(ProjectorPair& pair, int count) {
+    const ReconGeometry& g = pair.geometry();
+    const std::size_t W = g.sliceWidth, H = g.sliceHeight, n = W * H;
+    const int axes = pair.tvAxes();
+    const std::size_t planeRows = H / pair.tvPlanes();
+    const std::vector<float> xs = randomValues(n * count, 7);
+    std::vector<float> ps = randomValues(n * axes * count, 8);
+    auto x = pair.vector(Space::Image, count), p = pair.vector(Space::TvDual, count);
+    auto r = pair.vector(Space::TvDual, count);
+    pair.upload(xs, *x);
+    const double step = 1e-3;
+    pair.tvDual(*x, step, 0.0, *p, *r);
+    std::vector<float> gradient(n * axes * count);
+    pair.download(*p, gradient);
+    TvCheck check;
+    for (int s = 0; s < count; ++s)
+        for (std::size_t e = 0; e < n; ++e) {
+            const std::size_t row = e / W, col = e % W, i = s * n + e;
+            const double difference[3] = {row % planeRows + 1 < planeRows ? xs[i] - xs[i + W] : 0.0,
+                                          col + 1 < W ? xs[i] - xs[i + 1] : 0.0,
+                                          row + planeRows < H ? xs[i] - xs[i + planeRows * W] : 0.0};
+            for (int c = 0; c < axes; ++c) {
+                const std::size_t k = (s * axes + c) * n + e;
+                check.gradientError = std::max(check.gradientError, std::abs(gradient[k] - step * difference[c]));
+                if (difference[c] == 0.0) ps[k] = 0.0f; // a dual that respects the boundary
+            }
+        }
+    auto zero = pair.vector(Space::Image, count), minusL = pair.vector(Space::Image, count);
+    pair.upload(ps, *p);
+    pair.tvPrimal(*zero, *p, 1.0, Bounds{}, *minusL);
+    std::vector<float> lp(n * count);
+    pair.download(*minusL, lp);
+    const double left = innerProduct(gradient, ps) / step, right = -innerProduct(xs, lp);
+    check.adjointGap = std::abs(left - right) / std::abs(right);
+    return check;
+}
+
 /// A x for host images [slice][row][column] through `pair`.
 inline std::vector<float> forwardOf(ProjectorPair& pair, std::span<const float> images, int count) {
     auto x = pair.vector(Space::Image, count);

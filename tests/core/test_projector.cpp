@@ -5,6 +5,7 @@
 // independent of their batch, the vector arithmetic and TV operators, and
 // bad input.
 #include "projector_test_helpers.h"
+#include "cone_test_scan.h"
 
 #include "recon/joseph.h"
 
@@ -227,46 +228,29 @@ TEST(Projector, VectorArithmeticIsPerSlice) {
     }
 }
 
-// The TV operators: L^T x (from tvDual with a step small enough that the
-// disc projection does nothing) is the forward difference, and L (from
-// tvPrimal) its adjoint: <L^T x, (p, q)> = <x, L(p, q)>.
+// The TV operators (checkTvOperators): L^T x is the forward difference and
+// L its adjoint, on the slices of both CPU pairs and on a volume of the
+// cone-beam pair (3 axes: across its planes too, none across a plane's
+// edge).
 TEST(Projector, TvOperatorsAreAdjoint) {
-    const int W = 13, H = 9;
-    const ReconGeometry g = parallelGeometry(16, 10, kPi, W, H);
+    const ReconGeometry g = parallelGeometry(16, 10, kPi, 13, 9);
     for (const char* strategy : {"cpu-reference", "cpu"}) {
         auto pair = pairOf(strategy, g);
-        const std::size_t n = W * H;
-        const std::vector<float> xs = randomValues(2 * n, 7), ps = randomValues(2 * n, 8), qs = randomValues(2 * n, 9);
-        auto x = pair->vector(Space::Image, 2), p = pair->vector(Space::Image, 2), q = pair->vector(Space::Image, 2);
-        auto r = pair->vector(Space::Image, 2), s = pair->vector(Space::Image, 2);
-        pair->upload(xs, *x);
-        const double step = 1e-3;
-        pair->tvDual(*x, step, 0.0, *p, *q, *r, *s);
-        std::vector<float> gp(2 * n), gq(2 * n);
-        pair->download(*p, gp);
-        pair->download(*q, gq);
-        for (std::size_t i = 0; i < 2 * n; ++i) {
-            const std::size_t e = i % n, row = e / W, col = e % W;
-            const double down = row + 1 < H ? xs[i] - xs[i + W] : 0.0, right = col + 1 < W ? xs[i] - xs[i + 1] : 0.0;
-            ASSERT_NEAR(gp[i], step * down, 1e-8) << strategy;
-            ASSERT_NEAR(gq[i], step * right, 1e-8) << strategy;
-        }
-        // Duals that respect the boundary (p = 0 on the last row, q on the last column).
-        std::vector<float> pb = ps, qb = qs;
-        for (std::size_t i = 0; i < 2 * n; ++i) {
-            if ((i % n) / W == H - 1) pb[i] = 0.0f;
-            if ((i % n) % W == W - 1) qb[i] = 0.0f;
-        }
-        auto zero = pair->vector(Space::Image, 2), lpq = pair->vector(Space::Image, 2);
-        pair->upload(pb, *p);
-        pair->upload(qb, *q);
-        pair->tvPrimal(*zero, *p, *q, 1.0, Bounds{}, *lpq); // -L(p, q)
-        std::vector<float> minusL(2 * n);
-        pair->download(*lpq, minusL);
-        const double left = (innerProduct(gp, pb) + innerProduct(gq, qb)) / step;
-        const double right = -innerProduct(xs, minusL);
-        EXPECT_NEAR(left, right, 1e-6 * std::abs(right)) << strategy;
+        EXPECT_EQ(pair->tvAxes(), 2);
+        const TvCheck check = checkTvOperators(*pair, 2);
+        EXPECT_LT(check.gradientError, 1e-8) << strategy;
+        EXPECT_LT(check.adjointGap, 1e-6) << strategy;
     }
+    CircularConeGeometry c = test::circularCone(12, 24, 20, 1.5, 150.0, 300.0);
+    VolumeGrid grid;
+    grid.nx = 11, grid.ny = 7, grid.nz = 5;
+    grid.voxelSize = 1.0;
+    auto volume = makeConeProjector(ConeGeometry::circular(c), grid, IterativeOptions{}, 0);
+    EXPECT_EQ(volume->tvAxes(), 3);
+    EXPECT_EQ(volume->tvPlanes(), 5);
+    const TvCheck check = checkTvOperators(*volume, 1);
+    EXPECT_LT(check.gradientError, 1e-8);
+    EXPECT_LT(check.adjointGap, 1e-6);
 }
 
 // The reprojection view's figures: A x of a slice against the measured

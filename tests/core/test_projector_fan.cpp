@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <iostream>
 #include <numbers>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -245,12 +246,39 @@ TEST(ConeProjector, IterativeMethodsConvergeOnAVolume) {
     }
 }
 
+// TV on a volume (3 axes: its planes are coupled too): a ball of 10 in 24
+// x 24 x 16 voxels from 20 noisy views (Gaussian, 3 % of the largest
+// projection). Measured error against the phantom: SIRT (40 iterations)
+// 0.341, CGLS (10) 0.289, TV (lambda 0.2, 60 iterations) 0.158; of lambda
+// 0.03, 0.1, 0.2, 0.3: 0.295, 0.187, 0.158, 0.173. Asserted: TV below 0.6x
+// SIRT's and 0.7x CGLS's.
+TEST(ConeProjector, TvOnAVolumeBeatsSirtOnNoisyFewViews) {
+    const ConeGeometry geometry = cone(20);
+    const VolumeGrid grid = box(24, 24, 16, 1.0);
+    ConePhantom phantom;
+    phantom.radius = 10.0;
+    phantom.attenuation = 1.0;
+    const ImageStack truth = rasterizePhantomVolume(phantom, grid, 2);
+    auto pair = makeConeProjector(geometry, grid, IterativeOptions{}, 0);
+    std::vector<float> data = forwardOf(*pair, truth.data, 1);
+    const float peak = *std::max_element(data.begin(), data.end());
+    std::mt19937 random(3);
+    std::normal_distribution<float> noise(0.0f, 0.03f * peak);
+    for (float& v : data) v += noise(random);
+    const auto errorOf = [&](const IterativeOptions& o) {
+        return relativeError(solve(*makeConeProjector(geometry, grid, o, 0), data, 1, o).images, truth.data);
+    };
+    IterativeOptions tv = method(Method::Tv, 60);
+    tv.tvWeight = 0.2;
+    const double sirt = errorOf(method(Method::Sirt, 40)), cgls = errorOf(method(Method::Cgls, 10));
+    const double volumeTv = errorOf(tv);
+    std::printf("MEASURED cone-beam, 20 noisy views: error vs phantom SIRT %.4f, CGLS %.4f, TV %.4f\n", sirt, cgls,
+                volumeTv);
+    EXPECT_LT(volumeTv, 0.6 * sirt);
+    EXPECT_LT(volumeTv, 0.7 * cgls);
+}
+
 TEST(ConeProjector, BadInputIsRefused) {
-    IterativeOptions tv = method(Method::Tv, 5);
-    tv.tvWeight = 0.1;
-    EXPECT_NE(message([&] { makeConeProjector(cone(10), box(16, 16, 8, 1.0), tv, 0); })
-                  .find("method tv on cone-beam data is not built"),
-              std::string::npos);
     IterativeOptions unmatched;
     unmatched.matched = false;
     EXPECT_NE(message([&] { makeConeProjector(cone(10), box(16, 16, 8, 1.0), unmatched, 0); }).find("only the matched"),

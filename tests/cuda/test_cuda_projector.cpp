@@ -140,7 +140,7 @@ TEST(CudaProjector, ArithmeticMatchesTheCpuPair) {
     auto run = [&](ProjectorPair& pair) {
         std::vector<float> out;
         auto x = pair.vector(Space::Image, n), y = pair.vector(Space::Image, n), z = pair.vector(Space::Image, n);
-        auto p = pair.vector(Space::Image, n), q = pair.vector(Space::Image, n);
+        auto p = pair.vector(Space::TvDual, n), r = pair.vector(Space::TvDual, n);
         auto b = pair.vector(Space::Sinogram, n);
         pair.upload(xs, *x);
         pair.upload(ys, *y);
@@ -157,9 +157,14 @@ TEST(CudaProjector, ArithmeticMatchesTheCpuPair) {
         keep(*y);
         pair.clamp(*y, Bounds{-0.3, 0.6});
         keep(*y);
-        pair.tvDual(*x, 0.3, 0.5, *p, *q, *y, *z);
-        keep(*p), keep(*q), keep(*y), keep(*z);
-        pair.tvPrimal(*x, *p, *q, 0.2, Bounds{-0.5, 0.5}, *y);
+        pair.upload(randomValues(2 * pixels * n, 5), *r);
+        pair.tvDual(*x, 0.3, 0.5, *p, *r);
+        std::vector<float> dual(2 * pixels * n);
+        for (const BatchVector* d : {p.get(), r.get()}) {
+            pair.download(*d, dual);
+            out.insert(out.end(), dual.begin(), dual.end());
+        }
+        pair.tvPrimal(*x, *p, 0.2, Bounds{-0.5, 0.5}, *y);
         keep(*y);
         for (bool weighted : {false, true}) {
             const std::vector<double> norms = pair.gradientStep(*b, a, weighted, Bounds{-0.4, 0.9}, *z);

@@ -110,7 +110,8 @@ struct Workspace {
     int images = 0;
     int sinograms = 0;
 };
-Workspace workspaceOf(Method m);
+/// `tvAxes`: the TV dual's components (ProjectorPair::tvAxes()), images each.
+Workspace workspaceOf(Method m, int tvAxes = 2);
 
 /// What the callback sees after each iteration.
 struct IterationState {

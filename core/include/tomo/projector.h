@@ -10,6 +10,8 @@
 //                                   detector interpolation (unmatched)
 //     gradientStep                  SIRT's iteration and FISTA's gradient step
 //     axpby, dot, clamp, tv*        the rest of the algorithms' arithmetic
+//                                   (tv*: the dual is a TvDual vector, the
+//                                   gradient's 2 or 3 components, tvAxes())
 //
 // The forward projector A (Joseph 1982): the ray of bin k at projection p is
 // the line x cos(a_p) - y sin(a_p) + axis_p = k (geometry.h's conventions).
@@ -55,9 +57,12 @@
 
 namespace tomo {
 
-enum class Space { Image, Sinogram };
+/// Image: the full slice grid; Sinogram: angles x bins; TvDual: the total
+/// variation's dual, one image per axis of the gradient
+/// (ProjectorPair::tvAxes(), [component][row][column] per slice).
+enum class Space { Image, Sinogram, TvDual };
 
-/// `count` images (full slice grid) or sinograms in a pair's memory.
+/// `count` images (full slice grid), sinograms or TV duals in a pair's memory.
 class BatchVector {
 public:
     virtual ~BatchVector() = default;
@@ -89,14 +94,19 @@ public:
     bool isMatched() const { return m_matched; }
     /// Most slices one vector may hold.
     virtual int maxSlices() const = 0;
+    /// Axes of the total variation's gradient: 2 (a slice: rows, columns),
+    /// or 3 for a volume of tvPlanes() planes stacked in the slice's rows
+    /// (the divergent-beam pairs: also across z).
+    int tvAxes() const { return m_tvPlanes > 1 ? 3 : 2; }
+    int tvPlanes() const { return m_tvPlanes; }
     /// Bytes the pair holds now (its vectors included; device memory for CUDA).
     virtual std::size_t memoryBytes() const = 0;
 
     /// A vector of zeros. Throws InvalidArgument for count outside
     /// [1, maxSlices()], OutOfMemory.
     virtual std::unique_ptr<BatchVector> vector(Space space, int count) = 0;
-    /// `values`: count x rows x columns (image) or count x projections x bins
-    /// (sinogram) floats.
+    /// `values`: count x rows x columns (image), count x projections x bins
+    /// (sinogram) or count x tvAxes() x rows x columns (TV dual) floats.
     virtual void upload(std::span<const float> values, BatchVector& v) = 0;
     virtual void download(const BatchVector& v, std::span<float> values) = 0;
 
@@ -127,27 +137,28 @@ public:
     virtual void clamp(BatchVector& x, const Bounds& bounds) = 0;
 
     // Total variation (isotropic, Beck & Teboulle 2009, "fast gradient
-    // projection"): the dual (p, q) lives on the image grid, p along rows
-    // (p = 0 on the last row), q along columns (q = 0 on the last column);
-    // L(p, q) = p + q - p(row - 1) - q(column - 1) is the negative divergence
-    // and L^T x = (x - x(row + 1), x - x(column + 1)) its adjoint.
+    // projection"): the dual p = (p_0, p_1[, p_2]) (a TvDual vector) lives
+    // on the image grid: p_0 along rows (0 on a plane's last row), p_1 along
+    // columns (0 on the last column), p_2 across the planes of a volume (0
+    // on the last plane); L p = sum_a p_a - p_a(one back along a) is the
+    // negative divergence and L^T x = (x - x(row + 1), x - x(column + 1)[,
+    // x - x(plane + 1)]) its adjoint; ||L||^2 <= 4 tvAxes().
 
-    /// x = clamp(z - mu L(p, q), bounds).
-    virtual void tvPrimal(const BatchVector& z, const BatchVector& p, const BatchVector& q, double mu,
-                          const Bounds& bounds, BatchVector& x) = 0;
-    /// (p', q') = the projection of (r, s) + step L^T x onto the unit disc at
-    /// each pixel; then (r, s) = (p', q') + momentum ((p', q') - (p, q)) and
-    /// (p, q) = (p', q').
-    virtual void tvDual(const BatchVector& x, double step, double momentum, BatchVector& p, BatchVector& q,
-                        BatchVector& r, BatchVector& s) = 0;
+    /// x = clamp(z - mu L p, bounds).
+    virtual void tvPrimal(const BatchVector& z, const BatchVector& p, double mu, const Bounds& bounds,
+                          BatchVector& x) = 0;
+    /// p' = the projection of r + step L^T x onto the unit ball at each
+    /// pixel; then r = p' + momentum (p' - p) and p = p'.
+    virtual void tvDual(const BatchVector& x, double step, double momentum, BatchVector& p, BatchVector& r) = 0;
 
     /// Moves the rotation axis (offsets: empty or one per angle); the
     /// vectors keep their values. Throws InvalidArgument.
     virtual void setAxis(double axis, std::span<const double> offsets) = 0;
 
 protected:
-    /// Validates the geometry (the region is ignored).
-    ProjectorPair(const ReconGeometry& geometry, const FilterOptions& filter, bool matched);
+    /// Validates the geometry (the region is ignored). `tvPlanes`: planes
+    /// of a volume stacked in the slice's rows (1: a slice), dividing them.
+    ProjectorPair(const ReconGeometry& geometry, const FilterOptions& filter, bool matched, int tvPlanes = 1);
 
     /// Throws InvalidArgument unless v holds `space` vectors.
     static void requireSpace(const BatchVector& v, Space space, const char* what);
@@ -165,6 +176,7 @@ protected:
     ReconGeometry m_geometry;
     FilterOptions m_filter;
     bool m_matched;
+    int m_tvPlanes = 1;
 };
 
 /// Data consistency of one slice: how well an image (from any method, FBP
@@ -240,9 +252,9 @@ std::unique_ptr<ProjectorPair> makeFanProjector(const ConeGeometry& geometry, co
 /// across the ray, and its exact transpose, on the CPU or a GPU as the fan
 /// pair. One vector slice is the whole volume: images nx x (ny nz)
 /// ([z][y][x]), sinograms views x (rows columns) ([view][row][column]).
-/// filteredBackprojection() is FDK. Throws as the fan pair, InvalidArgument
-/// for method tv on more than one slice (the pairs' TV is 2D) and for rays
-/// steeper along z than across it (a cone over 45 degrees).
+/// filteredBackprojection() is FDK; its TV is the volume's (tvAxes() 3).
+/// Throws as the fan pair, InvalidArgument for rays steeper along z than
+/// across it (a cone over 45 degrees).
 std::unique_ptr<ProjectorPair> makeConeProjector(const ConeGeometry& geometry, const VolumeGrid& grid,
                                                  const IterativeOptions& options, int threads,
                                                  std::optional<int> gpu = std::nullopt);

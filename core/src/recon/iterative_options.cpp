@@ -61,11 +61,11 @@ int defaultIterations(Method m) {
     return 0;
 }
 
-Workspace workspaceOf(Method m) {
+Workspace workspaceOf(Method m, int tvAxes) {
     switch (m) {
     case Method::Sirt: return {1, 1};  // x; b
     case Method::Cgls: return {3, 3};  // x, s, p; b, r, q
-    case Method::Tv: return {7, 1};    // x, y, the prox's result, the dual (p, q) and its extrapolation; b
+    case Method::Tv: return {3 + 2 * tvAxes, 1}; // x, y, the prox's result, the dual and its extrapolation; b
     case Method::Fbp: return {1, 1};   // x; b
     }
     return {};

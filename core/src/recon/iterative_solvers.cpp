@@ -105,7 +105,8 @@ private:
     void start(const BatchVector& b, BatchVector& x) override {
         if (m_lipschitz <= 0.0) m_lipschitz = estimateLipschitz(m_pair);
         const int n = b.count();
-        for (auto* v : {&m_y, &m_next, &m_p, &m_q, &m_pr, &m_qs}) *v = m_pair.vector(Space::Image, n);
+        for (auto* v : {&m_y, &m_next}) *v = m_pair.vector(Space::Image, n);
+        for (auto* v : {&m_p, &m_pr}) *v = m_pair.vector(Space::TvDual, n);
         if (m_options.bounds.any()) m_pair.clamp(x, m_options.bounds);
         m_pair.axpby(filled(n, 1.0), x, filled(n, 0.0), *m_y);
         m_t = 1.0;
@@ -119,15 +120,15 @@ private:
         // Proximal step: next = argmin 1/2 ||u - z||^2 + mu TV(u) over the box.
         const double mu = *m_options.tvWeight / m_lipschitz;
         m_pair.axpby(ones, *m_p, zeros, *m_pr);
-        m_pair.axpby(ones, *m_q, zeros, *m_qs);
         double t = 1.0;
+        const double dualStep = 1.0 / (4.0 * m_pair.tvAxes() * mu); // 1 / (||L||^2 mu)
         for (int i = 0; i < kTvInnerIterations; ++i) {
-            m_pair.tvPrimal(*m_y, *m_pr, *m_qs, mu, m_options.bounds, *m_next);
+            m_pair.tvPrimal(*m_y, *m_pr, mu, m_options.bounds, *m_next);
             const double tNext = nextT(t);
-            m_pair.tvDual(*m_next, 1.0 / (8.0 * mu), (t - 1.0) / tNext, *m_p, *m_q, *m_pr, *m_qs);
+            m_pair.tvDual(*m_next, dualStep, (t - 1.0) / tNext, *m_p, *m_pr);
             t = tNext;
         }
-        m_pair.tvPrimal(*m_y, *m_p, *m_q, mu, m_options.bounds, *m_next);
+        m_pair.tvPrimal(*m_y, *m_p, mu, m_options.bounds, *m_next);
         // Stopped slices keep x; the others move to next with momentum:
         // y = next + gamma (next - x), x = next.
         const double tNext = nextT(m_t), gamma = (m_t - 1.0) / tNext;
@@ -146,12 +147,12 @@ private:
         return norms;
     }
     void finish() override {
-        for (auto* v : {&m_y, &m_next, &m_p, &m_q, &m_pr, &m_qs}) v->reset();
+        for (auto* v : {&m_y, &m_next, &m_p, &m_pr}) v->reset();
     }
 
     double m_lipschitz;
     double m_t = 1.0;
-    std::unique_ptr<BatchVector> m_y, m_next, m_p, m_q, m_pr, m_qs;
+    std::unique_ptr<BatchVector> m_y, m_next, m_p, m_pr; // m_p: the TV dual, m_pr its extrapolation
 };
 
 } // namespace

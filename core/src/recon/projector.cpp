@@ -9,14 +9,17 @@ namespace tomo {
 
 namespace {
 
-const char* spaceName(Space s) { return s == Space::Image ? "image" : "sinogram"; }
+const char* spaceName(Space s) { return s == Space::Image ? "image" : s == Space::Sinogram ? "sinogram" : "TV dual"; }
 
 } // namespace
 
-ProjectorPair::ProjectorPair(const ReconGeometry& geometry, const FilterOptions& filter, bool matched)
-    : m_geometry(geometry), m_filter(filter), m_matched(matched) {
+ProjectorPair::ProjectorPair(const ReconGeometry& geometry, const FilterOptions& filter, bool matched, int tvPlanes)
+    : m_geometry(geometry), m_filter(filter), m_matched(matched), m_tvPlanes(tvPlanes) {
     m_geometry.region = Region{0, 0, geometry.sliceWidth, geometry.sliceHeight};
     m_geometry.validate();
+    if (tvPlanes < 1 || geometry.sliceHeight % tvPlanes != 0)
+        throw InvalidArgument("projector: " + std::to_string(tvPlanes) + " planes do not divide the " +
+                              std::to_string(geometry.sliceHeight) + " rows of the slice");
 }
 
 void ProjectorPair::requireSpace(const BatchVector& v, Space space, const char* what) {
@@ -38,10 +41,14 @@ void ProjectorPair::requirePerSlice(std::span<const double> values, const BatchV
 }
 
 std::size_t ProjectorPair::sliceValues(Space space) const {
-    return space == Space::Image
-               ? static_cast<std::size_t>(m_geometry.sliceWidth) * static_cast<std::size_t>(m_geometry.sliceHeight)
-               : static_cast<std::size_t>(m_geometry.geometry.projections()) *
-                     static_cast<std::size_t>(m_geometry.geometry.bins);
+    const std::size_t pixels =
+        static_cast<std::size_t>(m_geometry.sliceWidth) * static_cast<std::size_t>(m_geometry.sliceHeight);
+    switch (space) {
+    case Space::Image: return pixels;
+    case Space::TvDual: return static_cast<std::size_t>(tvAxes()) * pixels;
+    case Space::Sinogram: break;
+    }
+    return static_cast<std::size_t>(m_geometry.geometry.projections()) * static_cast<std::size_t>(m_geometry.geometry.bins);
 }
 
 void ProjectorPair::requireCount(int count) const {

@@ -34,7 +34,7 @@ std::atomic<ConeGpuProjector> g_gpuProjector{nullptr};
 class DivergentPair final : public cpu::HostPair<double> {
 public:
     DivergentPair(const ConeGeometry& geometry, const VolumeGrid& grid, const IterativeOptions& options, int threads)
-        : HostPair(divergentSliceGeometry(geometry, grid), FilterOptions{}, options, threads), m_cone(geometry),
+        : HostPair(divergentSliceGeometry(geometry, grid), FilterOptions{}, options, threads, grid.nz), m_cone(geometry),
           m_grid(grid), m_volume(divergentVolume(geometry, grid)) {
         traceRays();
     }
@@ -221,9 +221,6 @@ std::unique_ptr<ProjectorPair> makeConeProjector(const ConeGeometry& geometry, c
     if (geometry.rows == 1) return makeFanProjector(geometry, grid, options, threads, gpu);
     if (!options.matched)
         throw InvalidArgument("cone-beam projector: only the matched back-projector (the transpose) is offered");
-    if (options.method == Method::Tv && grid.nz > 1)
-        throw InvalidArgument("method tv on cone-beam data is not built: the pairs' total variation is that of one "
-                              "slice (sirt and cgls run on the cone-beam pair)");
     requireVolumeBeforeSources(geometry.views, grid);
     for (int p = 0; p < geometry.viewCount(); ++p) {
         // Joseph's stepping walks x or y: a ray steeper in z than in both (a cone over 45 degrees) is not walked.

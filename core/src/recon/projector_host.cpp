@@ -22,9 +22,9 @@ constexpr std::size_t kBlock = std::size_t{1} << 16;
 
 template <class Real>
 HostPair<Real>::HostPair(const ReconGeometry& geometry, const FilterOptions& filter, const IterativeOptions& options,
-                         int threads)
-    : ProjectorPair(geometry, filter, options.matched), m_pool(resolveThreads(threads)) {
-    const Workspace w = workspaceOf(options.method == Method::Fbp ? Method::Sirt : options.method);
+                         int threads, int tvPlanes)
+    : ProjectorPair(geometry, filter, options.matched, tvPlanes), m_pool(resolveThreads(threads)) {
+    const Workspace w = workspaceOf(options.method == Method::Fbp ? Method::Sirt : options.method, tvAxes());
     // + 2: the scratch vectors of backStep / filteredBackprojection and the transposed image.
     const std::size_t perSlice =
         (static_cast<std::size_t>(w.images + 2) * sliceValues(Space::Image) +
@@ -272,58 +272,78 @@ void HostPair<Real>::clamp(BatchVector& x, const Bounds& bounds) {
 }
 
 template <class Real>
-void HostPair<Real>::tvPrimal(const BatchVector& z, const BatchVector& p, const BatchVector& q, double mu,
-                              const Bounds& bounds, BatchVector& x) {
-    for (const BatchVector* v : {&z, &p, &q, static_cast<const BatchVector*>(&x)}) {
+void HostPair<Real>::tvPrimal(const BatchVector& z, const BatchVector& p, double mu, const Bounds& bounds,
+                              BatchVector& x) {
+    for (const BatchVector* v : {&z, static_cast<const BatchVector*>(&x)}) {
         requireSpace(*v, Space::Image, "TV primal step");
         requireSameCount(*v, x, "TV primal step");
     }
-    const Vector &in = as(z), &pv = as(p), &qv = as(q);
+    requireSpace(p, Space::TvDual, "TV primal step");
+    requireSameCount(p, x, "TV primal step");
+    const Vector &in = as(z), &pv = as(p);
     Vector& out = as(x);
-    const int W = m_geometry.sliceWidth, H = m_geometry.sliceHeight, S = out.lanes;
+    const int W = m_geometry.sliceWidth, H = m_geometry.sliceHeight, S = out.lanes, axes = tvAxes();
+    const int planeRows = H / tvPlanes();
+    const std::size_t pixels = static_cast<std::size_t>(W) * H, rowStep = static_cast<std::size_t>(W) * S;
     const Real m = static_cast<Real>(mu), lo = static_cast<Real>(bounds.lower), hi = static_cast<Real>(bounds.upper);
     m_pool.parallelFor(out.groups * H, [&](int task, int) {
         const int g = task / H, iy = task % H;
         const std::size_t row = (static_cast<std::size_t>(g) * H + iy) * W * S;
+        // Component c of the group's dual at comp[c][e]: e = the pixel's index within the group's image.
+        const Real* dual = pv.group(g);
+        const Real* comp[3] = {dual, dual + pixels * S, dual + 2 * pixels * S};
         for (int ix = 0; ix < W; ++ix)
             for (int j = 0; j < S; ++j) {
                 const std::size_t i = row + static_cast<std::size_t>(ix) * S + j;
-                Real div = pv.data[i] + qv.data[i];
-                if (iy > 0) div -= pv.data[i - static_cast<std::size_t>(W) * S];
-                if (ix > 0) div -= qv.data[i - S];
+                const std::size_t e = i - static_cast<std::size_t>(g) * pixels * S;
+                Real div = comp[0][e] + comp[1][e];
+                if (iy % planeRows > 0) div -= comp[0][e - rowStep];
+                if (ix > 0) div -= comp[1][e - S];
+                if (axes == 3) {
+                    div += comp[2][e];
+                    if (iy >= planeRows) div -= comp[2][e - planeRows * rowStep];
+                }
                 out.data[i] = std::min(std::max(in.data[i] - m * div, lo), hi);
             }
     });
 }
 
 template <class Real>
-void HostPair<Real>::tvDual(const BatchVector& x, double step, double momentum, BatchVector& p, BatchVector& q,
-                            BatchVector& r, BatchVector& s) {
-    for (const BatchVector* v : {&x, static_cast<const BatchVector*>(&p), static_cast<const BatchVector*>(&q),
-                                 static_cast<const BatchVector*>(&r), static_cast<const BatchVector*>(&s)}) {
-        requireSpace(*v, Space::Image, "TV dual step");
+void HostPair<Real>::tvDual(const BatchVector& x, double step, double momentum, BatchVector& p, BatchVector& r) {
+    requireSpace(x, Space::Image, "TV dual step");
+    for (const BatchVector* v : {static_cast<const BatchVector*>(&p), static_cast<const BatchVector*>(&r)}) {
+        requireSpace(*v, Space::TvDual, "TV dual step");
         requireSameCount(*v, x, "TV dual step");
     }
     const Vector& img = as(x);
-    Vector &pv = as(p), &qv = as(q), &rv = as(r), &sv = as(s);
-    const int W = m_geometry.sliceWidth, H = m_geometry.sliceHeight, S = img.lanes;
+    Vector &pv = as(p), &rv = as(r);
+    const int W = m_geometry.sliceWidth, H = m_geometry.sliceHeight, S = img.lanes, axes = tvAxes();
+    const int planeRows = H / tvPlanes();
+    const std::size_t pixels = static_cast<std::size_t>(W) * H, rowStep = static_cast<std::size_t>(W) * S;
     const Real t = static_cast<Real>(step), m = static_cast<Real>(momentum);
     m_pool.parallelFor(img.groups * H, [&](int task, int) {
         const int g = task / H, iy = task % H;
         const std::size_t row = (static_cast<std::size_t>(g) * H + iy) * W * S;
+        const std::size_t dualGroup = static_cast<std::size_t>(g) * axes * pixels * S; // pv.group(g)
         for (int ix = 0; ix < W; ++ix)
             for (int j = 0; j < S; ++j) {
                 const std::size_t i = row + static_cast<std::size_t>(ix) * S + j;
-                const Real down = iy + 1 < H ? img.data[i] - img.data[i + static_cast<std::size_t>(W) * S] : Real(0);
-                const Real right = ix + 1 < W ? img.data[i] - img.data[i + S] : Real(0);
-                Real a = rv.data[i] + t * down, b = sv.data[i] + t * right;
-                const Real norm = std::max(Real(1), std::sqrt(a * a + b * b));
-                a /= norm;
-                b /= norm;
-                rv.data[i] = a + m * (a - pv.data[i]);
-                sv.data[i] = b + m * (b - qv.data[i]);
-                pv.data[i] = a;
-                qv.data[i] = b;
+                const std::size_t e = i - static_cast<std::size_t>(g) * pixels * S; // within the group
+                Real grad[3] = {iy % planeRows + 1 < planeRows ? img.data[i] - img.data[i + rowStep] : Real(0),
+                                ix + 1 < W ? img.data[i] - img.data[i + S] : Real(0),
+                                iy + planeRows < H ? img.data[i] - img.data[i + planeRows * rowStep] : Real(0)};
+                Real a[3], norm2 = 0;
+                for (int c = 0; c < axes; ++c) {
+                    a[c] = rv.data[dualGroup + c * pixels * S + e] + t * grad[c];
+                    norm2 += a[c] * a[c];
+                }
+                const Real norm = std::max(Real(1), std::sqrt(norm2));
+                for (int c = 0; c < axes; ++c) {
+                    const std::size_t k = dualGroup + c * pixels * S + e;
+                    const Real next = a[c] / norm;
+                    rv.data[k] = next + m * (next - pv.data[k]);
+                    pv.data[k] = next;
+                }
             }
     });
 }

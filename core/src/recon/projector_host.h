@@ -5,8 +5,9 @@
 // it interleaves (lanes).
 //
 // Layout of a vector of `count` slices: groups of S lanes (S = lanes(count)),
-// [group][element][lane]: element = row * width + column (image) or
-// angle * bins + bin (sinogram); the lanes past the last slice hold zeros.
+// [group][element][lane]: element = row * width + column (image),
+// angle * bins + bin (sinogram) or component * pixels + pixel (TV dual); the
+// lanes past the last slice hold zeros.
 #pragma once
 
 #include "peak_meter.h"
@@ -67,16 +68,16 @@ public:
     void axpby(std::span<const double> a, const BatchVector& x, std::span<const double> b, BatchVector& y) override;
     std::vector<double> dot(const BatchVector& x, const BatchVector& y) override;
     void clamp(BatchVector& x, const Bounds& bounds) override;
-    void tvPrimal(const BatchVector& z, const BatchVector& p, const BatchVector& q, double mu, const Bounds& bounds,
+    void tvPrimal(const BatchVector& z, const BatchVector& p, double mu, const Bounds& bounds,
                   BatchVector& x) override;
-    void tvDual(const BatchVector& x, double step, double momentum, BatchVector& p, BatchVector& q, BatchVector& r,
-                BatchVector& s) override;
+    void tvDual(const BatchVector& x, double step, double momentum, BatchVector& p, BatchVector& r) override;
     void setAxis(double axis, std::span<const double> offsets) override;
 
 protected:
     /// Sizes batches so that `workspace` vectors of a slice stay within the
-    /// CPU plans' 1 GiB budget (at most 64 slices).
-    HostPair(const ReconGeometry& geometry, const FilterOptions& filter, const IterativeOptions& options, int threads);
+    /// CPU plans' 1 GiB budget (at most 64 slices). `tvPlanes` as ProjectorPair's.
+    HostPair(const ReconGeometry& geometry, const FilterOptions& filter, const IterativeOptions& options, int threads,
+             int tvPlanes = 1);
 
     /// y = A x (y is zero on entry).
     virtual void project(const Vector& x, Vector& y) = 0;
