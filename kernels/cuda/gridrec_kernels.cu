@@ -127,26 +127,22 @@ __device__ void loadTable(const gridrec::GatherView& view, float* table) {
     __syncthreads();
 }
 
-/// Counts a point's runs (gridrec::visitRun, found by argument-dependent
-/// lookup: the search's loops call it for each row's run).
-struct CountRuns {
-    int runs = 0;
+struct CountTaps {
+    int taps = 0;
+    __host__ __device__ void operator()(size_t, float) { ++taps; }
 };
-__host__ __device__ inline void visitRun(CountRuns& c, const gridrec::GatherView&, size_t, int, float, float, float,
-                                         float) {
-    ++c.runs;
-}
 
-/// Writes run t at runs[t * kTapGroup] (the lanes of a group interleaved).
-struct WriteRuns {
-    GatherRun* runs;
-    int written = 0;
-    __host__ __device__ void write(const GatherRun& run) { runs[static_cast<size_t>(written++) * kTapGroup] = run; }
+/// Writes tap t at index[t * 32] (the lanes of a group interleaved).
+struct WriteTaps {
+    int* index;
+    float* weight;
+    int taps = 0;
+    __host__ __device__ void operator()(size_t sample, float w) {
+        index[static_cast<size_t>(taps) * kTapGroup] = static_cast<int>(sample);
+        weight[static_cast<size_t>(taps) * kTapGroup] = w;
+        ++taps;
+    }
 };
-__host__ __device__ inline void visitRun(WriteRuns& w, const gridrec::GatherView&, size_t sample, int count, float dx,
-                                         float dy, float, float) {
-    w.write(GatherRun{static_cast<int>(sample), dx, dy, count});
-}
 
 // threadIdx.x + blockIdx.x * blockDim.x = point p of the lone slice's half
 // grid (jy = p / columns, jx = p % columns); a block's kTapWindow points are
@@ -159,12 +155,12 @@ __global__ void __launch_bounds__(kTapWindow)
     using Sort = cub::BlockRadixSort<int, kTapWindow, 1, int>;
     __shared__ typename Sort::TempStorage sortSpace;
     const long long p = blockIdx.x * static_cast<long long>(kTapWindow) + threadIdx.x; // whole blocks
-    int taps[1] = {-1}; // the point's runs
+    int taps[1] = {-1};
     int point[1] = {static_cast<int>(p)};
     if (p < points) {
-        CountRuns count;
+        CountTaps count;
         gridrec::visitPoint(P.view, static_cast<int>(p % P.columns), static_cast<int>(p / P.columns), count);
-        taps[0] = count.runs;
+        taps[0] = count.taps;
     }
     Sort(sortSpace).SortDescending(taps, point); // thread t: the block's t-th
     order[p] = taps[0] < 0 ? -1 : point[0];
@@ -174,45 +170,41 @@ __global__ void __launch_bounds__(kTapWindow)
 }
 
 // threadIdx.x + blockIdx.x * blockDim.x = slot p (of point order[p])
-__global__ void fillTapsKernel(GatherLaunch P, TapMatrix M, GatherRun* runs, long long groups) {
+__global__ void fillTapsKernel(GatherLaunch P, TapMatrix M, int* index, float* weight, long long groups) {
+    extern __shared__ float table[];
+    loadTable(P.view, table);
     const long long p = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
     if (p >= groups * kTapGroup) return;
     const long long group = p / kTapGroup;
-    WriteRuns write{runs + static_cast<size_t>(M.d_offsets[group]) * kTapGroup + p % kTapGroup};
-    if (const int point = M.d_order[p]; point >= 0)
-        gridrec::visitPoint(P.view, point % P.columns, point / P.columns, write); // (no weights: no table)
-    // The group's other points have more: runs of no taps add nothing.
+    const size_t first = static_cast<size_t>(M.d_offsets[group]) * kTapGroup + p % kTapGroup;
+    WriteTaps write{index + first, weight + first};
+    if (const int point = M.d_order[p]; point >= 0) {
+        gridrec::GatherView v = P.view;
+        v.table = table;
+        gridrec::visitPoint(v, point % P.columns, point / P.columns, write);
+    }
+    // The group's other points have more: weight 0 (of sample 0) adds nothing.
     const int width = static_cast<int>(M.d_offsets[group + 1] - M.d_offsets[group]);
-    while (write.written < width) write.write(GatherRun{0, 0.0f, 0.0f, 0});
+    while (write.taps < width) write(0, 0.0f);
 }
 
 // threadIdx.x + blockIdx.x * blockDim.x = slot p: the sums of the search's
-// gather (gridrec::visitRun, gridrec::SumSamples) of point order[p] in its
-// order, from the run matrix and the kernel table (shared memory); the
-// lanes of a warp read their runs side by side, as many each
-__global__ void matrixGatherKernel(TapMatrix M, gridrec::GatherView V, const float2* __restrict__ samples,
-                                   float2* __restrict__ grid, long long groups) {
-    extern __shared__ float table[];
-    loadTable(V, table);
+// gather (gridrec::SumSamples) of point order[p] in its order, from the
+// matrix; the lanes of a warp read their taps side by side, as many each
+__global__ void matrixGatherKernel(TapMatrix M, const float2* __restrict__ samples, float2* __restrict__ grid,
+                                   long long groups) {
     const long long p = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
     if (p >= groups * kTapGroup) return;
     const long long group = p / kTapGroup;
     const long long end = M.d_offsets[group + 1] * kTapGroup;
     float re = 0.0f, im = 0.0f;
+    // Unrolled: several taps' loads in flight (the samples' reads are scattered).
+#pragma unroll 4
     for (long long t = M.d_offsets[group] * kTapGroup + p % kTapGroup; t < end; t += kTapGroup) {
-        const int4 raw = __ldg(reinterpret_cast<const int4*>(M.d_runs) + t);
-        const int row = raw.x / V.sampleStride;
-        const float sx = static_cast<float>(__ldg(V.dirX + row)), sy = static_cast<float>(__ldg(V.dirY + row));
-        float dx = __int_as_float(raw.y), dy = __int_as_float(raw.z);
-        const float2* s = samples + raw.x;
-        for (int k = 0; k < raw.w; ++k) { // visitRun's taps, SumSamples's sums
-            const float w = gridrec::kernelWeight(table, V.tableLast, dx) * gridrec::kernelWeight(table, V.tableLast, dy);
-            const float2 value = __ldg(s + k);
-            re += w * value.x;
-            im += w * value.y;
-            dx -= sx;
-            dy -= sy;
-        }
+        const float w = __ldg(M.d_weight + t);
+        const float2 s = __ldg(samples + __ldg(M.d_index + t));
+        re += w * s.x;
+        im += w * s.y;
     }
     if (const int point = M.d_order[p]; point >= 0) grid[point] = make_float2(re, im);
 }
@@ -307,17 +299,17 @@ void launchCountTaps(const GatherLaunch& P, int* d_order, long long* d_widths, l
     TOMO_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d_work, workBytes, d_widths, d_offsets, groups + 1, stream));
 }
 
-void launchFillTaps(const GatherLaunch& P, const TapMatrix& M, GatherRun* d_runs, StreamHandle stream) {
+void launchFillTaps(const GatherLaunch& P, const TapMatrix& M, int* d_index, float* d_weight, StreamHandle stream) {
     const long long groups = tapGroups(P);
-    fillTapsKernel<<<blocksFor(groups * kTapGroup), kThreads, 0, stream>>>(P, M, d_runs, groups);
+    const std::size_t shared = 2 * (static_cast<std::size_t>(P.view.tableLast) + 1) * sizeof(float);
+    fillTapsKernel<<<blocksFor(groups * kTapGroup), kThreads, shared, stream>>>(P, M, d_index, d_weight, groups);
     TOMO_CUDA_CHECK(cudaGetLastError());
 }
 
 void launchMatrixGather(const GatherLaunch& P, const TapMatrix& M, StreamHandle stream) {
     const long long groups = tapGroups(P);
-    const std::size_t shared = 2 * (static_cast<std::size_t>(P.view.tableLast) + 1) * sizeof(float);
-    matrixGatherKernel<<<blocksFor(groups * kTapGroup), kThreads, shared, stream>>>(
-        M, P.view, reinterpret_cast<const float2*>(P.view.samples), reinterpret_cast<float2*>(P.d_grid), groups);
+    matrixGatherKernel<<<blocksFor(groups * kTapGroup), kThreads, 0, stream>>>(
+        M, reinterpret_cast<const float2*>(P.view.samples), reinterpret_cast<float2*>(P.d_grid), groups);
     TOMO_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -86,34 +86,23 @@ void launchGather(const GatherLaunch& launch, StreamHandle stream);
 /// the origin (which gather from the most rows) first (gridrec_tables.cpp).
 std::vector<int> heavyFirstTiles(int gridSize, int columns);
 
-/// One run of a point's taps on one row (gridrec::visitRun): `count`
-/// consecutive complex samples from `sample` (row * sampleStride + k +
-/// lastSample), the first at (dx, dy) from the point; the row's direction
-/// gives the next ones. 16 bytes for the ~5 taps of a run (8 bytes a tap
-/// as index and weight).
-struct alignas(16) GatherRun {
-    int sample;
-    float dx;
-    float dy;
-    int count;
-};
-
 /// A lone slice's gather as a sparse matrix over the points p = jy * columns
-/// + jx of its half grid (columns = G / 2 + 1), its taps kept as runs (the
-/// weights computed from the kernel table as the search computes them: the
-/// same sums). Each window of kTapWindow points is sorted by their numbers
-/// of runs into its slots (order[slot]: the point, -1 past the grid), and
-/// each group of kTapGroup slots (a warp: points of like counts, so little
-/// padding) fills rows offsets[g] .. offsets[g + 1] - 1 of kTapGroup runs:
-/// slot s's run t in row offsets[g] + t, column s mod kTapGroup (read side
-/// by side), in the search's order; a point with fewer runs than its
-/// group's most is padded with runs of no taps.
+/// + jx of its half grid (columns = G / 2 + 1). Each window of kTapWindow
+/// points is sorted by their numbers of taps into its slots (order[slot]:
+/// the point, -1 past the grid), and each group of kTapGroup slots (a warp:
+/// points of like counts, so little padding) fills rows offsets[g] ..
+/// offsets[g + 1] - 1 of kTapGroup values: slot s's tap t in row offsets[g]
+/// + t, column s mod kTapGroup (read side by side), a complex sample index
+/// (row * sampleStride + k + lastSample) and its weight, in the search's
+/// order (the same sums); a point with fewer taps than its group's most is
+/// padded with weight 0.
 inline constexpr int kTapGroup = 32;
 inline constexpr int kTapWindow = 256;
 struct TapMatrix {
     const int* d_order = nullptr;         ///< point of each slot, groups x kTapGroup
     const long long* d_offsets = nullptr; ///< groups + 1
-    const GatherRun* d_runs = nullptr;    ///< kTapGroup x offsets[groups]
+    const int* d_index = nullptr;         ///< kTapGroup x offsets[groups]
+    const float* d_weight = nullptr;
 };
 /// The points of a lone slice's half grid (launch.columns = G / 2 + 1).
 inline long long lonePoints(const GatherLaunch& launch) {
@@ -126,14 +115,15 @@ inline long long tapGroups(const GatherLaunch& launch) {
 /// Device bytes launchCountTaps's prefix sum needs.
 std::size_t countTapsWorkBytes(const GatherLaunch& launch);
 /// d_order (groups x kTapGroup) and d_offsets[0..groups], the exclusive
-/// prefix sum of each group's most runs (d_offsets[groups]: the rows of
+/// prefix sum of each group's most taps (d_offsets[groups]: the rows of
 /// all); d_widths: groups + 1 values of scratch.
 void launchCountTaps(const GatherLaunch& launch, int* d_order, long long* d_widths, long long* d_offsets, void* d_work,
                      std::size_t workBytes, StreamHandle stream);
-/// Writes each point's runs (and the padding) into d_runs
-/// (kTapGroup x matrix.d_offsets[groups]).
-void launchFillTaps(const GatherLaunch& launch, const TapMatrix& matrix, GatherRun* d_runs, StreamHandle stream);
-/// launch.d_grid[p] = sum of weight x launch.view.samples[sample] over point p's taps.
+/// Writes each point's taps (and the padding) into d_index and d_weight
+/// (kTapGroup x matrix.d_offsets[groups] each).
+void launchFillTaps(const GatherLaunch& launch, const TapMatrix& matrix, int* d_index, float* d_weight,
+                    StreamHandle stream);
+/// launch.d_grid[p] = sum of weight x launch.view.samples[index] over point p's taps.
 void launchMatrixGather(const GatherLaunch& launch, const TapMatrix& matrix, StreamHandle stream);
 
 struct CropLaunch {

@@ -155,7 +155,8 @@ private:
     /// current rows; m_loneGrids counts the lone slices gridded with them.
     DeviceBuffer<int> d_tapOrder;
     DeviceBuffer<long long> d_tapOffsets;
-    DeviceBuffer<GatherRun> d_tapRuns;
+    DeviceBuffer<int> d_tapIndex;
+    DeviceBuffer<float> d_tapWeight;
     int m_loneGrids = 0;
     bool m_matrixRefused = false; ///< too large for these rows: the search stays
     FftPlan m_rowPlan, m_gridPlan, m_halfGridPlan;
@@ -284,7 +285,8 @@ void GridrecPlan::growRows(std::unique_ptr<gridrec::Setup> grown) {
     // The samples moved (k -> k G / L'): a new matrix if the preview goes on.
     d_tapOrder = DeviceBuffer<int>();
     d_tapOffsets = DeviceBuffer<long long>();
-    d_tapRuns = DeviceBuffer<GatherRun>();
+    d_tapIndex = DeviceBuffer<int>();
+    d_tapWeight = DeviceBuffer<float>();
     m_loneGrids = 0;
     m_matrixRefused = false;
     m_tables.uploadRowTables(*m_setup, stream);
@@ -388,8 +390,8 @@ void GridrecPlan::gridPairs(int firstPair, int slices) {
 
 void GridrecPlan::gatherLoneSlice(const GatherLaunch& gather) {
     const bool reused = ++m_loneGrids >= 2;
-    if (d_tapRuns.size() == 0 && reused && !m_matrixRefused) m_matrixRefused = !buildTapMatrix(gather);
-    if (d_tapRuns.size() == 0) {
+    if (d_tapIndex.size() == 0 && reused && !m_matrixRefused) m_matrixRefused = !buildTapMatrix(gather);
+    if (d_tapIndex.size() == 0) {
         launchGather(gather, m_compute.get());
         return;
     }
@@ -414,12 +416,13 @@ bool GridrecPlan::buildTapMatrix(const GatherLaunch& gather) {
     const long long slots = rows * kTapGroup;
     std::size_t freeBytes = 0, totalBytes = 0;
     TOMO_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-    const std::size_t bytes = static_cast<std::size_t>(slots) * sizeof(GatherRun);
+    const std::size_t bytes = static_cast<std::size_t>(slots) * (sizeof(int) + sizeof(float));
     if (static_cast<double>(bytes) > kMatrixBudget * static_cast<double>(freeBytes)) return false;
-    d_tapRuns = DeviceBuffer<GatherRun>(m_device, static_cast<std::size_t>(slots), "the lone slice's run matrix");
+    d_tapIndex = DeviceBuffer<int>(m_device, static_cast<std::size_t>(slots), "the lone slice's tap matrix");
+    d_tapWeight = DeviceBuffer<float>(m_device, static_cast<std::size_t>(slots), "the lone slice's tap matrix");
     d_tapOrder = std::move(order);
     d_tapOffsets = std::move(offsets);
-    launchFillTaps(gather, tapMatrix(), d_tapRuns.get(), stream);
+    launchFillTaps(gather, tapMatrix(), d_tapIndex.get(), d_tapWeight.get(), stream);
     return true;
 }
 
@@ -427,7 +430,8 @@ TapMatrix GridrecPlan::tapMatrix() const {
     TapMatrix matrix;
     matrix.d_order = d_tapOrder.get();
     matrix.d_offsets = d_tapOffsets.get();
-    matrix.d_runs = d_tapRuns.get();
+    matrix.d_index = d_tapIndex.get();
+    matrix.d_weight = d_tapWeight.get();
     return matrix;
 }
 
@@ -623,7 +627,7 @@ void GridrecPlan::setRegion(const Region& region) {
 
 std::size_t GridrecPlan::memoryBytes() const {
     std::size_t bytes = m_tables.bytes() + d_spectra.bytes() + d_samples.bytes() + d_grid.bytes() + d_work.bytes() +
-                        d_tapOrder.bytes() + d_tapOffsets.bytes() + d_tapRuns.bytes() +
+                        d_tapOrder.bytes() + d_tapOffsets.bytes() + d_tapIndex.bytes() + d_tapWeight.bytes() +
                         (m_filter ? m_filter->bytes() : 0);
     for (const Slot& s : m_slots) bytes += s.d_in.bytes() + s.d_out.bytes();
     if (m_raw) bytes += m_raw->deviceBytes();

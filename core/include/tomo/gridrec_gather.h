@@ -84,20 +84,6 @@ TOMO_GRIDREC_HD int binStartOf(const GatherView& v, int bin) {
     return v.binStart[bin - turn * v.bins] + turn * v.projections;
 }
 
-/// One row's run of taps: `count` samples from `sample` on, the first at
-/// (dx, dy) from the point, each next one (sx, sy) nearer: visit(sample, w)
-/// for each. A visitor that keeps runs whole (the GPU's run matrix of a
-/// lone slice, gridrec_kernels.cu) overloads it for its type.
-template <class Visit>
-TOMO_GRIDREC_HD void visitRun(Visit& visit, const GatherView& v, size_t sample, int count, float dx, float dy, float sx,
-                              float sy) {
-    for (int k = 0; k < count; ++k, ++sample) {
-        visit(sample, kernelWeight(v.table, v.tableLast, dx) * kernelWeight(v.table, v.tableLast, dy));
-        dx -= sx;
-        dy -= sy;
-    }
-}
-
 /// Calls visit(sample, w) for each sample within the kernel's reach of the
 /// point (qx, qy) (grid cells, one unfolded copy of a grid point), `sample`
 /// the complex index row * sampleStride + k + lastSample into a pair's
@@ -144,11 +130,16 @@ TOMO_GRIDREC_HD void visitCopy(const GatherView& v, double qx, double qy, Visit&
         // cells); the next ones step by the direction in float.
         const double ax = v.dirX[i];
         const double ay = v.dirY[i];
-        const float dx = static_cast<float>(qx - k0 * ax);
-        const float dy = static_cast<float>(qy - k0 * ay);
-        const size_t sample =
-            static_cast<size_t>(i) * static_cast<size_t>(v.sampleStride) + static_cast<size_t>(k0 + last);
-        visitRun(visit, v, sample, k1 - k0 + 1, dx, dy, static_cast<float>(ax), static_cast<float>(ay));
+        float dx = static_cast<float>(qx - k0 * ax);
+        float dy = static_cast<float>(qy - k0 * ay);
+        const float sx = static_cast<float>(ax);
+        const float sy = static_cast<float>(ay);
+        size_t sample = static_cast<size_t>(i) * static_cast<size_t>(v.sampleStride) + static_cast<size_t>(k0 + last);
+        for (int k = k0; k <= k1; ++k, ++sample) {
+            visit(sample, kernelWeight(v.table, v.tableLast, dx) * kernelWeight(v.table, v.tableLast, dy));
+            dx -= sx;
+            dy -= sy;
+        }
     }
 }
 
