@@ -12,6 +12,7 @@
 #include "tomo/fdk.h"
 #include "tomo/geometry.h"
 #include "tomo/metrics.h"
+#include "tomo/phantom.h"
 #include "tomo/projector.h"
 
 #include <algorithm>
@@ -61,6 +62,26 @@ inline ConeGeometry cone(int views, double offsetU = 0.0, double offsetV = 0.0) 
     c.offsetU = offsetU;
     c.offsetV = offsetV;
     return ConeGeometry::circular(c);
+}
+
+/// The cone-beam tests' volume: a ball of radius 10 (attenuation 1) filling
+/// most of 24 x 24 x 16 voxels of 1, seen from `views` views of cone();
+/// the volume and its projections by the CPU pair.
+struct Ball {
+    ConeGeometry geometry;
+    VolumeGrid grid;
+    ImageStack truth;
+    std::vector<float> data;
+};
+
+inline Ball ball(int views) {
+    Ball b{cone(views), box(24, 24, 16, 1.0), {}, {}};
+    ConePhantom phantom;
+    phantom.radius = 10.0;
+    phantom.attenuation = 1.0;
+    b.truth = rasterizePhantomVolume(phantom, b.grid, 2);
+    b.data = projtest::forwardOf(*makeConeProjector(b.geometry, b.grid, {}, 0), b.truth.data, 1);
+    return b;
 }
 
 /// Pearson correlation of a and b over the pixels inside `mask`.

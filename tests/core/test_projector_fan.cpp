@@ -218,14 +218,10 @@ TEST(ConeProjector, BallProjectsToItsChords) {
 // Measured: SIRT 1 -> 3.95e-2 (50 iterations), error vs phantom 0.596 (at 3)
 // -> 0.245; CGLS 0.379 -> 7.5e-3 (20), 0.462 -> 0.066.
 TEST(ConeProjector, IterativeMethodsConvergeOnAVolume) {
-    const ConeGeometry geometry = cone(60);
-    const VolumeGrid grid = box(24, 24, 16, 1.0);
-    ConePhantom phantom;
-    phantom.radius = 10.0;
-    phantom.attenuation = 1.0;
-    const ImageStack truth = rasterizePhantomVolume(phantom, grid, 2);
-    auto pair = makeConeProjector(geometry, grid, IterativeOptions{}, 0);
-    const std::vector<float> consistent = forwardOf(*pair, truth.data, 1);
+    const Ball b = ball(60);
+    const ImageStack& truth = b.truth;
+    const std::vector<float>& consistent = b.data;
+    auto pair = makeConeProjector(b.geometry, b.grid, IterativeOptions{}, 0);
     for (const auto& [m, iterations] : {std::pair{Method::Sirt, 50}, std::pair{Method::Cgls, 20}}) {
         std::vector<double> errors;
         const Solved run = solve(*pair, consistent, 1, method(m, iterations), [&](const IterationState& s) {
@@ -253,20 +249,14 @@ TEST(ConeProjector, IterativeMethodsConvergeOnAVolume) {
 // 0.03, 0.1, 0.2, 0.3: 0.295, 0.187, 0.158, 0.173. Asserted: TV below 0.6x
 // SIRT's and 0.7x CGLS's.
 TEST(ConeProjector, TvOnAVolumeBeatsSirtOnNoisyFewViews) {
-    const ConeGeometry geometry = cone(20);
-    const VolumeGrid grid = box(24, 24, 16, 1.0);
-    ConePhantom phantom;
-    phantom.radius = 10.0;
-    phantom.attenuation = 1.0;
-    const ImageStack truth = rasterizePhantomVolume(phantom, grid, 2);
-    auto pair = makeConeProjector(geometry, grid, IterativeOptions{}, 0);
-    std::vector<float> data = forwardOf(*pair, truth.data, 1);
+    const Ball b = ball(20);
+    std::vector<float> data = b.data;
     const float peak = *std::max_element(data.begin(), data.end());
     std::mt19937 random(3);
     std::normal_distribution<float> noise(0.0f, 0.03f * peak);
     for (float& v : data) v += noise(random);
     const auto errorOf = [&](const IterativeOptions& o) {
-        return relativeError(solve(*makeConeProjector(geometry, grid, o, 0), data, 1, o).images, truth.data);
+        return relativeError(solve(*makeConeProjector(b.geometry, b.grid, o, 0), data, 1, o).images, b.truth.data);
     };
     IterativeOptions tv = method(Method::Tv, 60);
     tv.tvWeight = 0.2;

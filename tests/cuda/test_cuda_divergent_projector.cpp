@@ -55,23 +55,9 @@ std::unique_ptr<ProjectorPair> gpuPair(const Case& c, const IterativeOptions& op
     return makeConeProjector(c.geometry, c.grid, options, 0, 0);
 }
 
-/// A ball of radius 10 (attenuation 1) filling most of 24 x 24 x 16 voxels
-/// of 1, seen from `views` cone-beam views: the volume and its projections
-/// by the CPU pair.
-struct Ball {
-    Case c;
-    ImageStack truth;
-    std::vector<float> data;
-};
-
-Ball ball(int views) {
-    Ball b{{"ball", cone(views), box(24, 24, 16, 1.0)}, {}, {}};
-    ConePhantom phantom;
-    phantom.radius = 10.0;
-    phantom.attenuation = 1.0;
-    b.truth = rasterizePhantomVolume(phantom, b.c.grid, 2);
-    b.data = forwardOf(*makeConeProjector(b.c.geometry, b.c.grid, {}, 0), b.truth.data, 1);
-    return b;
+/// The GPU pair of a Ball's scan.
+std::unique_ptr<ProjectorPair> gpuPair(const Ball& b, const IterativeOptions& options = {}) {
+    return gpuPair(Case{"ball", b.geometry, b.grid}, options);
 }
 
 TEST(CudaDivergentProjector, BackProjectionIsTheTranspose) {
@@ -110,9 +96,9 @@ TEST(CudaDivergentProjector, ProjectionsMatchTheCpuPair) {
 TEST(CudaDivergentProjector, IterativeMethodsMatchTheCpuPair) {
     TOMO_REQUIRE_CUDA();
     const Ball b = ball(60);
-    auto cpu = makeConeProjector(b.c.geometry, b.c.grid, {}, 0);
+    auto cpu = makeConeProjector(b.geometry, b.grid, {}, 0);
     for (const auto& [m, iterations] : {std::pair{Method::Sirt, 50}, std::pair{Method::Cgls, 20}}) {
-        const Solved onGpu = solve(*gpuPair(b.c, method(m, iterations)), b.data, 1, method(m, iterations));
+        const Solved onGpu = solve(*gpuPair(b, method(m, iterations)), b.data, 1, method(m, iterations));
         const Solved onCpu = solve(*cpu, b.data, 1, method(m, iterations));
         for (std::size_t k = 1; k < onGpu.residuals.size(); ++k)
             ASSERT_LE(onGpu.residuals[k][0], onGpu.residuals[k - 1][0]) << methodName(m) << " iteration " << k + 1;
@@ -132,10 +118,9 @@ TEST(CudaDivergentProjector, IterativeMethodsMatchTheCpuPair) {
 TEST(CudaDivergentProjector, FbpStartIsFdk) {
     TOMO_REQUIRE_CUDA();
     const Ball scan = ball(90);
-    const Case& c = scan.c;
     const std::vector<float>& data = scan.data;
-    auto cpu = makeConeProjector(c.geometry, c.grid, {}, 0);
-    auto gpu = gpuPair(c);
+    auto cpu = makeConeProjector(scan.geometry, scan.grid, {}, 0);
+    auto gpu = gpuPair(scan);
     std::vector<float> images[2];
     int k = 0;
     for (ProjectorPair* pair : {gpu.get(), cpu.get()}) {
@@ -143,7 +128,7 @@ TEST(CudaDivergentProjector, FbpStartIsFdk) {
         auto x = pair->vector(Space::Image, 1);
         pair->upload(data, *b);
         pair->filteredBackprojection(*b, *x);
-        images[k].resize(c.grid.voxels());
+        images[k].resize(scan.grid.voxels());
         pair->download(*x, images[k++]);
     }
     const double apart = relativeError(images[0], images[1]);
@@ -178,7 +163,7 @@ TEST(CudaDivergentProjector, OneVolumePerVectorAndNoAxis) {
 TEST(CudaDivergentProjector, VolumeTvMatchesTheCpuPair) {
     TOMO_REQUIRE_CUDA();
     const Ball b = ball(20);
-    auto gpu = gpuPair(b.c);
+    auto gpu = gpuPair(b);
     EXPECT_EQ(gpu->tvAxes(), 3);
     const TvCheck check = checkTvOperators(*gpu, 1);
     std::printf("MEASURED GPU volume TV: L^T x %.3g from the differences, <L^T x, p> / <x, L p> - 1 = %.3g\n",
@@ -190,8 +175,8 @@ TEST(CudaDivergentProjector, VolumeTvMatchesTheCpuPair) {
     for (std::size_t i = 0; i < data.size(); ++i) data[i] += 0.3f * std::sin(0.7f * static_cast<float>(i)); // noise
     IterativeOptions tv = method(Method::Tv, 30);
     tv.tvWeight = 0.2;
-    const Solved onGpu = solve(*gpuPair(b.c, tv), data, 1, tv);
-    const Solved onCpu = solve(*makeConeProjector(b.c.geometry, b.c.grid, tv, 0), data, 1, tv);
+    const Solved onGpu = solve(*gpuPair(b, tv), data, 1, tv);
+    const Solved onCpu = solve(*makeConeProjector(b.geometry, b.grid, tv, 0), data, 1, tv);
     const double apart = relativeError(onGpu.images, onCpu.images);
     std::printf("MEASURED GPU volume TV (30 iterations): image %.3g from the CPU pair's, %.3g from the phantom\n", apart,
                 relativeError(onGpu.images, b.truth.data));
