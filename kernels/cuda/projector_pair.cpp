@@ -42,6 +42,7 @@ struct OperatorSpec {
     int residualBlocks = 0; ///< its partial sums per lane and group
     bool ownsFbp = false;   ///< it has its own FBP start (no FFT workspace for the pair's)
     int tvPlanes = 1;       ///< a volume's planes (ProjectorPair::tvPlanes)
+    std::string problem;    ///< what a slice is, for messages ("a 64x64x32 volume from 90 views of 48x40"); empty: a slice
 };
 
 class CudaPair final : public ProjectorPair {
@@ -166,11 +167,13 @@ CudaPair::CudaPair(const ReconGeometry& geometry, const ReconOptions& options, O
     std::size_t freeBytes = 0, totalBytes = 0;
     TOMO_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
     const double usable = kMemoryShare * static_cast<double>(freeBytes) - static_cast<double>(fixed);
-    const std::string what = "method " + std::string(methodName(method)) + " of one " +
-                             std::to_string(m_geometry.sliceWidth) + "x" + std::to_string(m_geometry.sliceHeight) +
-                             " slice from " + std::to_string(P) + " projections of " +
-                             std::to_string(m_geometry.geometry.bins) + " bins (" + mib(perSlice) + " per slice + " +
-                             mib(fixed) + " per batch)";
+    const std::string problem =
+        !spec.problem.empty() ? spec.problem
+                              : "one " + std::to_string(m_geometry.sliceWidth) + "x" +
+                                    std::to_string(m_geometry.sliceHeight) + " slice from " + std::to_string(P) +
+                                    " projections of " + std::to_string(m_geometry.geometry.bins) + " bins";
+    const std::string what = "method " + std::string(methodName(method)) + " of " + problem + " (" + mib(perSlice) +
+                             " per slice + " + mib(fixed) + " per batch)";
     if (usable < static_cast<double>(perSlice)) throwDeviceOutOfMemory(m_device, what, perSlice + fixed);
     const auto fit = static_cast<long long>(usable / static_cast<double>(perSlice));
     m_maxSlices = static_cast<int>(std::min<long long>(fit, kMaxIterativeSlices));
@@ -615,6 +618,9 @@ std::unique_ptr<ProjectorPair> makeCudaConeProjector(const ConeGeometry& geometr
     spec.residualBlocks = divergentForwardBlocks();
     spec.ownsFbp = true;
     spec.tvPlanes = grid.nz;
+    spec.problem = "a " + std::to_string(grid.nx) + "x" + std::to_string(grid.ny) + "x" + std::to_string(grid.nz) +
+                   " volume from " + std::to_string(geometry.viewCount()) + " views of " +
+                   std::to_string(geometry.columns) + "x" + std::to_string(geometry.rows);
     spec.make = [device, geometry, grid](cudaStream_t stream) {
         return std::make_unique<DivergentOperator>(device, geometry, grid, stream);
     };

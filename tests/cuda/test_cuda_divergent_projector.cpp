@@ -144,6 +144,15 @@ TEST(CudaDivergentProjector, FbpStartIsFdk) {
 
 TEST(CudaDivergentProjector, OneVolumePerVectorAndNoAxis) {
     TOMO_REQUIRE_CUDA();
+    // A volume the GPU cannot hold (4096^3 floats: 256 GiB) is refused, named.
+    try {
+        gpuPair(Case{"huge", cone(10), box(4096, 4096, 4096, 0.01)});
+        ADD_FAILURE() << "a 4096^3 volume accepted";
+    } catch (const OutOfMemory& e) {
+        EXPECT_NE(std::string(e.what()).find("method sirt of a 4096x4096x4096 volume from 10 views of 48x40"),
+                  std::string::npos)
+            << e.what();
+    }
     const Case c = cases()[2];
     auto pair = gpuPair(c);
     EXPECT_EQ(pair->maxSlices(), 1);
