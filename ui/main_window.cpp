@@ -83,7 +83,11 @@ MainWindow::MainWindow(QWidget* parent)
     updateTitle();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+    // The controller (a child QObject) would go after the child widgets:
+    // its threads stop first.
+    m_controller->shutdown();
+}
 
 CompareModesDialog* MainWindow::compareDialog() const { return m_compareDialog.data(); }
 HistogramWidget* MainWindow::histogram() const { return m_display->histogram(); }

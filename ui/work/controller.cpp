@@ -100,7 +100,10 @@ Controller::Controller(QObject* parent) : QObject(parent), m_pending(std::make_u
     QMetaObject::invokeMethod(m_jobContext, [] { lowerThreadPriority(kWorkerNice); }, Qt::QueuedConnection);
 }
 
-Controller::~Controller() {
+Controller::~Controller() { shutdown(); }
+
+void Controller::shutdown() {
+    m_shutDown.store(true);
     {
         std::lock_guard lock(m_mutex);
         m_pending = std::make_unique<Pending>();
@@ -118,6 +121,7 @@ Controller::~Controller() {
 }
 
 void Controller::postPreview(std::function<void()> task) {
+    if (m_shutDown.load()) return; // the thread (and its context) may be gone
     QMetaObject::invokeMethod(m_previewContext, std::move(task), Qt::QueuedConnection);
 }
 

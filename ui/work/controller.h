@@ -44,6 +44,11 @@ class Controller : public QObject {
 public:
     explicit Controller(QObject* parent = nullptr);
     ~Controller() override;
+    /// Cancels the work in flight and stops the threads (the destructor's
+    /// first step; again later does nothing). The window calls it before
+    /// its widgets go, so no last piece of work runs while they are torn
+    /// down.
+    void shutdown();
 
     /// Opens a dataset on the preview thread; datasetOpened or failed follows.
     /// The dataset on screen stays until the new one is open. With
@@ -216,8 +221,9 @@ private:
     QThread m_jobThread;
     QThreadPool m_axisSearches; // the axis finder, off the preview thread
     QThreadPool m_reprojections; // the reprojection view's projections, off the preview thread
-    QObject* m_previewContext = nullptr; // lives in m_previewThread
-    QObject* m_jobContext = nullptr;     // lives in m_jobThread
+    QObject* m_previewContext = nullptr; // lives in m_previewThread (deleted when it finishes)
+    QObject* m_jobContext = nullptr;     // lives in m_jobThread (likewise)
+    std::atomic<bool> m_shutDown{false}; // shutdown() began: nothing more goes to the threads
 
     // Preview-thread state (touched only there).
     std::shared_ptr<tomo::DatasetReader> m_reader;

@@ -181,7 +181,7 @@ bool Controller::startJob(JobKind kind, std::function<void(const tomo::CancelTok
     std::shared_ptr<tomo::CancelToken> token;
     {
         std::lock_guard lock(m_mutex);
-        if (m_jobToken || !m_source) return false;
+        if (m_jobToken || !m_source || m_shutDown.load()) return false;
         m_jobToken = std::make_shared<tomo::CancelToken>();
         token = m_jobToken;
     }
