@@ -21,6 +21,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 #include <thread>
 
@@ -52,12 +53,11 @@ nlohmann::json measureDivergentPairs(const ConeBenchSettings& s, const ConeGeome
     nlohmann::json out = nlohmann::json::array();
     std::printf("\niterative pair (SIRT's), median of %d\n%-14s %10s %10s %10s %10s %10s\n", s.repeat, "strategy",
                 "A ms", "A GUPS", "A^T ms", "A^T GUPS", "SIRT ms");
-    std::vector<std::string> done;
+    bool measured[2] = {false, false}; // the CPU pair, the GPU's: each once (cpu and cpu-reference share one)
     for (const std::string& name : splitList(s.strategies)) {
         const bool gpu = parseConeBackprojector(name) == ConeBackprojector::Cuda;
-        if (!gpu && std::find(done.begin(), done.end(), "cpu") != done.end()) continue; // one CPU pair
+        if (std::exchange(measured[gpu], true)) continue;
         const char* label = gpu ? "cuda" : "cpu";
-        done.push_back(label);
         IterativeOptions sirt;
         sirt.method = Method::Sirt;
         auto pair = makeConeProjector(geometry, grid, sirt, s.threads, gpu ? std::optional<int>(s.device) : std::nullopt);

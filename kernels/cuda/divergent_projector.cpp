@@ -1,10 +1,10 @@
 #include "divergent_projector.h"
 
 #include "recon/divergent_setup.h"
-#include "recon/projector_host.h"
 
 #include "tomo/error.h"
 #include "tomo/fdk.h"
+#include "tomo/projector.h"
 
 #include <vector>
 
@@ -42,7 +42,7 @@ std::size_t DivergentOperator::bytesFor(const ConeGeometry& geometry, const Volu
 
 std::string DivergentOperator::kind() const { return divergentPairKind(m_cone); }
 
-float DivergentOperator::minWeightSum() const { return static_cast<float>(cpu::kMinWeightSum); }
+float DivergentOperator::minWeightSum() const { return static_cast<float>(kMinWeightSum); }
 
 std::size_t DivergentOperator::values() const {
     return static_cast<std::size_t>(m_cone.viewCount()) * m_cone.rows * m_cone.columns;
@@ -71,7 +71,7 @@ void DivergentOperator::stepGroup(const float* d_residual, int lanes, int valid,
     launchDivergentStep(d_back.get(), voxels(), steps.v[0], d_columnWeights, lower, upper, d_image, m_stream);
 }
 
-bool DivergentOperator::filteredBackprojection(const float* d_sinogram, int lanes, int valid, float* d_image) {
+void DivergentOperator::filteredBackprojection(const float* d_sinogram, int lanes, int valid, float* d_image) {
     requireOneLane(lanes, valid);
     std::vector<float> data(values());
     TOMO_CUDA_CHECK(cudaMemcpyAsync(data.data(), d_sinogram, data.size() * sizeof(float), cudaMemcpyDeviceToHost,
@@ -82,7 +82,6 @@ bool DivergentOperator::filteredBackprojection(const float* d_sinogram, int lane
     fdk.device = m_device;
     const ImageStack volume = reconstructFdk(m_cone, data, m_grid, fdk);
     copyToDeviceNow(d_image, volume.data.data(), volume.data.size() * sizeof(float), m_stream);
-    return true;
 }
 
 void DivergentOperator::setAxis(const Geometry&) { refuseDivergentAxis(m_cone); }

@@ -30,7 +30,6 @@ public:
     static std::size_t bytesFor(const ConeGeometry& geometry, const VolumeGrid& grid);
     std::size_t bytes() const override { return d_views.bytes() + d_back.bytes(); }
     std::string kind() const override;
-    int maxLanes() const override { return 1; }
     float minWeightSum() const override;
 
     void forwardGroup(const float* d_image, int lanes, int valid, float* d_sinogram) override;
@@ -41,7 +40,7 @@ public:
     void stepGroup(const float* d_residual, int lanes, int valid, const SliceScalars& steps,
                    const float* d_columnWeights, float lower, float upper, float* d_image) override;
     /// FDK of the group's data (throws as reconstructFdk, e.g. for a short scan).
-    bool filteredBackprojection(const float* d_sinogram, int lanes, int valid, float* d_image) override;
+    void filteredBackprojection(const float* d_sinogram, int lanes, int valid, float* d_image) override;
     /// Throws InvalidArgument: the rays come from the projection matrices.
     void setAxis(const Geometry& geometry) override;
 

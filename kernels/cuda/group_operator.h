@@ -12,6 +12,7 @@
 
 #include "projector_kernels.h"
 
+#include "tomo/error.h"
 #include "tomo/geometry.h"
 
 #include <cstddef>
@@ -27,8 +28,6 @@ public:
     virtual std::string kind() const = 0;
     /// Device bytes it holds now.
     virtual std::size_t bytes() const = 0;
-    /// Most lanes of a group (a divergent-beam volume is one lane).
-    virtual int maxLanes() const { return 4; }
     /// SIRT's weights: ray and pixel sums below this weigh 0.
     virtual float minWeightSum() const = 0;
 
@@ -46,11 +45,12 @@ public:
     /// d_columnWeights (or 1 when null).
     virtual void stepGroup(const float* d_residual, int lanes, int valid, const SliceScalars& steps,
                            const float* d_columnWeights, float lower, float upper, float* d_image) = 0;
-    /// The FBP start of one group, when the operator has its own (the
-    /// divergent beam's FDK); false: the pair's parallel-beam FBP serves.
-    virtual bool filteredBackprojection(const float* d_sinogram, int lanes, int valid, float* d_image) {
+    /// The FBP start of one group, for an operator with its own (the
+    /// divergent beam's FDK; the pair is told so when it is made); the
+    /// others keep the pair's parallel-beam FBP.
+    virtual void filteredBackprojection(const float* d_sinogram, int lanes, int valid, float* d_image) {
         (void)d_sinogram, (void)lanes, (void)valid, (void)d_image;
-        return false;
+        throw InvalidArgument("projector: this operator has no FBP start of its own");
     }
     /// A moved rotation axis (the caller's kernels are done with the old
     /// one). Throws InvalidArgument where there is no axis to move.

@@ -26,8 +26,6 @@ namespace {
 /// Share of the free device memory the batch's vectors may take; the rest
 /// is for the pool's leftovers, cuFFT and the other plans of the process.
 constexpr double kMemoryShare = 0.8;
-/// Sums below this get SIRT weight 0, as on the CPU (projector_host.h).
-constexpr float kMinWeightSum = 1e-3f;
 constexpr int kMaxLanes = 4;
 
 std::string mib(std::size_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
@@ -101,6 +99,7 @@ private:
     int m_device = 0;
     int m_maxSlices = 1;
     int m_maxLanes = kMaxLanes; // of a group (the operator's)
+    bool m_operatorFbp = false; // the operator makes the FBP start (OperatorSpec::ownsFbp)
     bool m_anyColumns = false; // some projection walks columns: the forward projection needs the transposed image
     Stream m_stream;
     std::vector<joseph::Projection> h_projections;
@@ -143,7 +142,7 @@ private:
 
 CudaPair::CudaPair(const ReconGeometry& geometry, const ReconOptions& options, OperatorSpec spec)
     : ProjectorPair(geometry, options.filter, options.iterative.matched, spec.tvPlanes),
-      m_device(checkedDevice(options.device)), m_maxLanes(spec.maxLanes) {
+      m_device(checkedDevice(options.device)), m_maxLanes(spec.maxLanes), m_operatorFbp(spec.ownsFbp) {
     DeviceScope scope(m_device);
     m_stream = Stream::create();
     const std::size_t pixels = sliceValues(Space::Image), values = sliceValues(Space::Sinogram);
@@ -399,7 +398,7 @@ void CudaPair::ensureWeights() {
     f.d_transposed = d_scratch.get();
     f.d_out = rows.get();
     launchForward(f, stream());
-    launchInvertSums(rows.get(), values, kMinWeightSum, stream());
+    launchInvertSums(rows.get(), values, static_cast<float>(kMinWeightSum), stream());
     // Column sums: B of a sinogram of ones (held in the staging buffer).
     launchFill(d_scratch.get(), values, 1.0f, stream());
     BackLaunch b;
@@ -410,7 +409,7 @@ void CudaPair::ensureWeights() {
     b.d_image = columns.get();
     b.interpolate = !m_matched;
     launchBack(b, stream());
-    launchInvertSums(columns.get(), pixels, kMinWeightSum, stream());
+    launchInvertSums(columns.get(), pixels, static_cast<float>(kMinWeightSum), stream());
     d_rowWeights = std::move(rows);
     d_columnWeights = std::move(columns);
 }
@@ -477,8 +476,8 @@ void CudaPair::filteredBackprojection(const BatchVector& bb, BatchVector& bx) {
     const Vector& b = as(bb);
     Vector& x = as(bx);
     DeviceScope scope(m_device);
-    if (m_operator && m_operator->filteredBackprojection(b.group(0), b.lanes, b.valid(0), x.group(0))) {
-        for (int group = 1; group < b.groups; ++group)
+    if (m_operatorFbp) {
+        for (int group = 0; group < b.groups; ++group)
             m_operator->filteredBackprojection(b.group(group), b.lanes, b.valid(group), x.group(group));
         return;
     }

@@ -221,6 +221,10 @@ std::unique_ptr<ProjectorPair> makeCpuProjector(const ReconGeometry& geometry, c
 /// random data) and forward() the pixel-driven projector
 /// of unit-area triangles; <A x, y> = <x, A^T y> to float rounding. Throws
 /// InvalidArgument as the CPU pairs, and for options.matched false.
+/// SIRT's weights of the Joseph pairs (parallel and divergent beam, CPU and
+/// GPU): ray and pixel sums below this (in pixels of path, ~ a ray grazing
+/// a corner) weigh 0, as rays that miss the grid.
+inline constexpr double kMinWeightSum = 1e-3;
 /// SIRT's weights of the Fourier pairs: ray and pixel sums below this (half
 /// a pixel of path) weigh 0. The gridding's ringing leaves rays that miss
 /// the grid small sums instead of 0, which 1 / sum would blow up.

@@ -21,9 +21,7 @@
 
 namespace tomo::cpu {
 
-/// Ray sums and pixel sums below this (in pixels of path, ~ a ray grazing a
-/// corner) get SIRT weight 0, as rays that miss the grid.
-inline constexpr double kMinWeightSum = 1e-3;
+using tomo::kMinWeightSum;
 
 template <class Real>
 class HostVector final : public BatchVector {
