@@ -132,14 +132,16 @@ struct CountTaps {
     __host__ __device__ void operator()(size_t, float) { ++taps; }
 };
 
-/// Writes tap t at index[t * 32] (the lanes of a group interleaved).
+/// Writes tap t at index[t * Stride] (a group's lanes interleaved: Stride
+/// kTapGroup; a heavy point's run: 1).
+template <int Stride>
 struct WriteTaps {
     int* index;
     float* weight;
     int taps = 0;
     __host__ __device__ void operator()(size_t sample, float w) {
-        index[static_cast<size_t>(taps) * kTapGroup] = static_cast<int>(sample);
-        weight[static_cast<size_t>(taps) * kTapGroup] = w;
+        index[static_cast<size_t>(taps) * Stride] = static_cast<int>(sample);
+        weight[static_cast<size_t>(taps) * Stride] = w;
         ++taps;
     }
 };
@@ -149,9 +151,9 @@ struct WriteTaps {
 // sorted by their taps, most first, into its slots (order: the point of each
 // slot, -1 past the grid), so that a warp's group holds points of like
 // counts; widths[group] = the most taps of its points, widths[groups] = 0
-// (the scan's end)
-__global__ void __launch_bounds__(kTapWindow)
-    countTapsKernel(GatherLaunch P, int* order, long long* widths, long long points, long long groups) {
+// (the scan's end); a heavy point goes to the list and sorts as past the grid
+__global__ void __launch_bounds__(kTapWindow) countTapsKernel(GatherLaunch P, int* order, long long* widths,
+                                                              long long points, long long groups, HeavyList heavy) {
     using Sort = cub::BlockRadixSort<int, kTapWindow, 1, int>;
     __shared__ typename Sort::TempStorage sortSpace;
     const long long p = blockIdx.x * static_cast<long long>(kTapWindow) + threadIdx.x; // whole blocks
@@ -161,6 +163,13 @@ __global__ void __launch_bounds__(kTapWindow)
         CountTaps count;
         gridrec::visitPoint(P.view, static_cast<int>(p % P.columns), static_cast<int>(p / P.columns), count);
         taps[0] = count.taps;
+        if (count.taps > kHeavyTaps) {
+            if (const int h = atomicAdd(heavy.d_count, 1); h < heavy.capacity) {
+                heavy.d_points[h] = static_cast<int>(p);
+                heavy.d_taps[h] = count.taps;
+            }
+            taps[0] = -1;
+        }
     }
     Sort(sortSpace).SortDescending(taps, point); // thread t: the block's t-th
     order[p] = taps[0] < 0 ? -1 : point[0];
@@ -177,7 +186,7 @@ __global__ void fillTapsKernel(GatherLaunch P, TapMatrix M, int* index, float* w
     if (p >= groups * kTapGroup) return;
     const long long group = p / kTapGroup;
     const size_t first = static_cast<size_t>(M.d_offsets[group]) * kTapGroup + p % kTapGroup;
-    WriteTaps write{index + first, weight + first};
+    WriteTaps<kTapGroup> write{index + first, weight + first};
     if (const int point = M.d_order[p]; point >= 0) {
         gridrec::GatherView v = P.view;
         v.table = table;
@@ -186,6 +195,52 @@ __global__ void fillTapsKernel(GatherLaunch P, TapMatrix M, int* index, float* w
     // The group's other points have more: weight 0 (of sample 0) adds nothing.
     const int width = static_cast<int>(M.d_offsets[group + 1] - M.d_offsets[group]);
     while (write.taps < width) write(0, 0.0f);
+}
+
+// threadIdx.x + blockIdx.x * blockDim.x = heavy point h
+__global__ void fillHeavyTapsKernel(GatherLaunch P, HeavyTaps H, int* index, float* weight) {
+    extern __shared__ float table[];
+    loadTable(P.view, table);
+    const int h = blockIdx.x * blockDim.x + threadIdx.x;
+    if (h >= H.count) return;
+    const long long first = H.d_offsets[h];
+    WriteTaps<1> write{index + first, weight + first};
+    gridrec::GatherView v = P.view;
+    v.table = table;
+    const int point = H.d_points[h];
+    gridrec::visitPoint(v, point % P.columns, point / P.columns, write);
+}
+
+// blockIdx.x = heavy point h (the most taps first): each thread sums every
+// kHeavyThreads-th tap, then the warps' sums by shuffles and the block's in
+// warp order
+__global__ void __launch_bounds__(kHeavyThreads)
+    heavyGatherKernel(HeavyTaps H, const float2* __restrict__ samples, float2* __restrict__ grid) {
+    const int h = blockIdx.x;
+    const long long end = H.d_offsets[h + 1];
+    float re = 0.0f, im = 0.0f;
+#pragma unroll 4
+    for (long long t = H.d_offsets[h] + threadIdx.x; t < end; t += kHeavyThreads) {
+        const float w = __ldg(H.d_weight + t);
+        const float2 s = __ldg(samples + __ldg(H.d_index + t));
+        re += w * s.x;
+        im += w * s.y;
+    }
+    for (int offset = kTapGroup / 2; offset > 0; offset /= 2) {
+        re += __shfl_down_sync(0xffffffffu, re, offset);
+        im += __shfl_down_sync(0xffffffffu, im, offset);
+    }
+    __shared__ float2 warpSums[kHeavyThreads / kTapGroup];
+    if (threadIdx.x % kTapGroup == 0) warpSums[threadIdx.x / kTapGroup] = make_float2(re, im);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float2 sum = warpSums[0];
+        for (int w = 1; w < kHeavyThreads / kTapGroup; ++w) {
+            sum.x += warpSums[w].x;
+            sum.y += warpSums[w].y;
+        }
+        grid[H.d_points[h]] = sum;
+    }
 }
 
 // threadIdx.x + blockIdx.x * blockDim.x = slot p: the sums of the search's
@@ -291,10 +346,11 @@ std::size_t countTapsWorkBytes(const GatherLaunch& P) {
 }
 
 void launchCountTaps(const GatherLaunch& P, int* d_order, long long* d_widths, long long* d_offsets, void* d_work,
-                     std::size_t workBytes, StreamHandle stream) {
+                     std::size_t workBytes, const HeavyList& heavy, StreamHandle stream) {
     const long long groups = tapGroups(P);
+    TOMO_CUDA_CHECK(cudaMemsetAsync(heavy.d_count, 0, sizeof(int), stream));
     countTapsKernel<<<static_cast<unsigned>(groups * kTapGroup / kTapWindow), kTapWindow, 0, stream>>>(
-        P, d_order, d_widths, lonePoints(P), groups);
+        P, d_order, d_widths, lonePoints(P), groups, heavy);
     TOMO_CUDA_CHECK(cudaGetLastError());
     TOMO_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d_work, workBytes, d_widths, d_offsets, groups + 1, stream));
 }
@@ -306,10 +362,23 @@ void launchFillTaps(const GatherLaunch& P, const TapMatrix& M, int* d_index, flo
     TOMO_CUDA_CHECK(cudaGetLastError());
 }
 
-void launchMatrixGather(const GatherLaunch& P, const TapMatrix& M, StreamHandle stream) {
+void launchFillHeavyTaps(const GatherLaunch& P, const HeavyTaps& H, int* d_index, float* d_weight,
+                         StreamHandle stream) {
+    if (H.count == 0) return;
+    const std::size_t shared = 2 * (static_cast<std::size_t>(P.view.tableLast) + 1) * sizeof(float);
+    fillHeavyTapsKernel<<<blocksFor(H.count), kThreads, shared, stream>>>(P, H, d_index, d_weight);
+    TOMO_CUDA_CHECK(cudaGetLastError());
+}
+
+void launchMatrixGather(const GatherLaunch& P, const TapMatrix& M, const HeavyTaps& H, StreamHandle stream) {
+    const auto* samples = reinterpret_cast<const float2*>(P.view.samples);
+    auto* grid = reinterpret_cast<float2*>(P.d_grid);
+    if (H.count > 0) { // first: they take longest
+        heavyGatherKernel<<<H.count, kHeavyThreads, 0, stream>>>(H, samples, grid);
+        TOMO_CUDA_CHECK(cudaGetLastError());
+    }
     const long long groups = tapGroups(P);
-    matrixGatherKernel<<<blocksFor(groups * kTapGroup), kThreads, 0, stream>>>(
-        M, reinterpret_cast<const float2*>(P.view.samples), reinterpret_cast<float2*>(P.d_grid), groups);
+    matrixGatherKernel<<<blocksFor(groups * kTapGroup), kThreads, 0, stream>>>(M, samples, grid, groups);
     TOMO_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -87,7 +87,12 @@ void launchGather(const GatherLaunch& launch, StreamHandle stream);
 std::vector<int> heavyFirstTiles(int gridSize, int columns);
 
 /// A lone slice's gather as a sparse matrix over the points p = jy * columns
-/// + jx of its half grid (columns = G / 2 + 1). Each window of kTapWindow
+/// + jx of its half grid (columns = G / 2 + 1), in two parts. The points
+/// near the origin have thousands of taps (every row passes them by), and
+/// a thread summing them alone would outlast the whole gather: the points
+/// with more than kHeavyTaps taps are "heavy", each summed by a block of
+/// kHeavyThreads threads from its own run of taps (HeavyTaps). The others:
+/// each window of kTapWindow
 /// points is sorted by their numbers of taps into its slots (order[slot]:
 /// the point, -1 past the grid), and each group of kTapGroup slots (a warp:
 /// points of like counts, so little padding) fills rows offsets[g] ..
@@ -95,14 +100,34 @@ std::vector<int> heavyFirstTiles(int gridSize, int columns);
 /// + t, column s mod kTapGroup (read side by side), a complex sample index
 /// (row * sampleStride + k + lastSample) and its weight, in the search's
 /// order (the same sums); a point with fewer taps than its group's most is
-/// padded with weight 0.
+/// padded with weight 0; a heavy point's slot is -1 as past the grid.
 inline constexpr int kTapGroup = 32;
 inline constexpr int kTapWindow = 256;
+inline constexpr int kHeavyTaps = 512;
+inline constexpr int kHeavyThreads = 128;
 struct TapMatrix {
     const int* d_order = nullptr;         ///< point of each slot, groups x kTapGroup
     const long long* d_offsets = nullptr; ///< groups + 1
     const int* d_index = nullptr;         ///< kTapGroup x offsets[groups]
     const float* d_weight = nullptr;
+};
+/// The heavy points: point d_points[h] has the taps d_offsets[h] ..
+/// d_offsets[h + 1] - 1 of d_index / d_weight, in the search's order (its
+/// sum: kHeavyThreads partial sums, then a fixed tree, the same at every run).
+struct HeavyTaps {
+    int count = 0;
+    const int* d_points = nullptr;
+    const long long* d_offsets = nullptr; ///< count + 1
+    const int* d_index = nullptr;
+    const float* d_weight = nullptr;
+};
+/// Where launchCountTaps lists the heavy points it finds (d_count of them,
+/// the first `capacity` in d_points / d_taps, in no set order).
+struct HeavyList {
+    int* d_points = nullptr;
+    int* d_taps = nullptr;
+    int* d_count = nullptr;
+    int capacity = 0;
 };
 /// The points of a lone slice's half grid (launch.columns = G / 2 + 1).
 inline long long lonePoints(const GatherLaunch& launch) {
@@ -118,13 +143,17 @@ std::size_t countTapsWorkBytes(const GatherLaunch& launch);
 /// prefix sum of each group's most taps (d_offsets[groups]: the rows of
 /// all); d_widths: groups + 1 values of scratch.
 void launchCountTaps(const GatherLaunch& launch, int* d_order, long long* d_widths, long long* d_offsets, void* d_work,
-                     std::size_t workBytes, StreamHandle stream);
+                     std::size_t workBytes, const HeavyList& heavy, StreamHandle stream);
 /// Writes each point's taps (and the padding) into d_index and d_weight
 /// (kTapGroup x matrix.d_offsets[groups] each).
 void launchFillTaps(const GatherLaunch& launch, const TapMatrix& matrix, int* d_index, float* d_weight,
                     StreamHandle stream);
+/// Writes each heavy point's taps into heavy.d_index and heavy.d_weight.
+void launchFillHeavyTaps(const GatherLaunch& launch, const HeavyTaps& heavy, int* d_index, float* d_weight,
+                         StreamHandle stream);
 /// launch.d_grid[p] = sum of weight x launch.view.samples[index] over point p's taps.
-void launchMatrixGather(const GatherLaunch& launch, const TapMatrix& matrix, StreamHandle stream);
+void launchMatrixGather(const GatherLaunch& launch, const TapMatrix& matrix, const HeavyTaps& heavy,
+                        StreamHandle stream);
 
 struct CropLaunch {
     const float* d_grid = nullptr;      ///< [pair][G][G] complex, inverse-transformed

@@ -27,6 +27,7 @@ namespace {
 constexpr int kMaxSlicesCap = 256;
 constexpr double kStoreBudget = 0.75; // share of the free device memory the kept spectra may take
 constexpr double kMatrixBudget = 0.25; // share of the free device memory a lone slice's tap matrix may take
+constexpr long long kMaxHeavyPoints = 1 << 22; // listed by the tap count (more: no matrix, the search stays)
 
 using Clock = std::chrono::steady_clock;
 
@@ -127,7 +128,6 @@ private:
     /// Counts, offsets and fills the tap matrix; false (and none kept) when
     /// it would take more than kMatrixBudget of the free device memory.
     bool buildTapMatrix(const GatherLaunch& gather);
-    TapMatrix tapMatrix() const;
     void cropBatch(int batch, int slices);
     /// (Gridding when `grid`,) crop and download of a batch into `output`:
     /// by DMA when `direct`, else through h_out (finishDownload copies out).
@@ -153,10 +153,27 @@ private:
     DeviceBuffer<unsigned char> d_work;
     /// The lone slice's tap matrix (gridrec_kernels.h, TapMatrix), for the
     /// current rows; m_loneGrids counts the lone slices gridded with them.
-    DeviceBuffer<int> d_tapOrder;
-    DeviceBuffer<long long> d_tapOffsets;
-    DeviceBuffer<int> d_tapIndex;
-    DeviceBuffer<float> d_tapWeight;
+    struct LoneMatrix {
+        DeviceBuffer<int> order;
+        DeviceBuffer<long long> offsets;
+        DeviceBuffer<int> index;
+        DeviceBuffer<float> weight;
+        int heavyCount = 0;
+        DeviceBuffer<int> heavyPoints;
+        DeviceBuffer<long long> heavyOffsets;
+        DeviceBuffer<int> heavyIndex;
+        DeviceBuffer<float> heavyWeight;
+
+        TapMatrix taps() const { return {order.get(), offsets.get(), index.get(), weight.get()}; }
+        HeavyTaps heavy() const {
+            return {heavyCount, heavyPoints.get(), heavyOffsets.get(), heavyIndex.get(), heavyWeight.get()};
+        }
+        std::size_t bytes() const {
+            return order.bytes() + offsets.bytes() + index.bytes() + weight.bytes() + heavyPoints.bytes() +
+                   heavyOffsets.bytes() + heavyIndex.bytes() + heavyWeight.bytes();
+        }
+    };
+    std::optional<LoneMatrix> m_lone;
     int m_loneGrids = 0;
     bool m_matrixRefused = false; ///< too large for these rows: the search stays
     FftPlan m_rowPlan, m_gridPlan, m_halfGridPlan;
@@ -283,10 +300,7 @@ void GridrecPlan::growRows(std::unique_ptr<gridrec::Setup> grown) {
     }
     m_setup = std::move(grown);
     // The samples moved (k -> k G / L'): a new matrix if the preview goes on.
-    d_tapOrder = DeviceBuffer<int>();
-    d_tapOffsets = DeviceBuffer<long long>();
-    d_tapIndex = DeviceBuffer<int>();
-    d_tapWeight = DeviceBuffer<float>();
+    m_lone.reset();
     m_loneGrids = 0;
     m_matrixRefused = false;
     m_tables.uploadRowTables(*m_setup, stream);
@@ -390,49 +404,90 @@ void GridrecPlan::gridPairs(int firstPair, int slices) {
 
 void GridrecPlan::gatherLoneSlice(const GatherLaunch& gather) {
     const bool reused = ++m_loneGrids >= 2;
-    if (d_tapIndex.size() == 0 && reused && !m_matrixRefused) m_matrixRefused = !buildTapMatrix(gather);
-    if (d_tapIndex.size() == 0) {
+    if (!m_lone && reused && !m_matrixRefused) m_matrixRefused = !buildTapMatrix(gather);
+    if (!m_lone) {
         launchGather(gather, m_compute.get());
         return;
     }
-    launchMatrixGather(gather, tapMatrix(), m_compute.get());
+    launchMatrixGather(gather, m_lone->taps(), m_lone->heavy(), m_compute.get());
 }
 
 bool GridrecPlan::buildTapMatrix(const GatherLaunch& gather) {
     cudaStream_t stream = m_compute.get();
-    if (lonePoints(gather) >= (1LL << 31)) return false; // a point index is an int
+    const long long gridPoints = lonePoints(gather);
+    if (gridPoints >= (1LL << 31)) return false; // a point index is an int
     const auto groups = static_cast<std::size_t>(tapGroups(gather));
-    DeviceBuffer<int> order(m_device, groups * kTapGroup, "the lone slice's tap order");
-    DeviceBuffer<long long> offsets(m_device, groups + 1, "the lone slice's tap offsets");
+    LoneMatrix lone;
+    lone.order = DeviceBuffer<int>(m_device, groups * kTapGroup, "the lone slice's tap order");
+    lone.offsets = DeviceBuffer<long long>(m_device, groups + 1, "the lone slice's tap offsets");
     long long rows = 0;
+    std::vector<int> heavyPoints, heavyTaps;
     {
         DeviceBuffer<long long> widths(m_device, groups + 1, "the lone slice's tap counts");
         const std::size_t workBytes = countTapsWorkBytes(gather);
         DeviceBuffer<unsigned char> work(m_device, workBytes, "the lone slice's tap count scan");
-        launchCountTaps(gather, order.get(), widths.get(), offsets.get(), work.get(), workBytes, stream);
-        TOMO_CUDA_CHECK(cudaMemcpyAsync(&rows, offsets.get() + groups, sizeof rows, cudaMemcpyDeviceToHost, stream));
-        TOMO_CUDA_CHECK(cudaStreamSynchronize(stream)); // the count; widths and work are freed next
+        HeavyList list;
+        list.capacity = static_cast<int>(std::min<long long>(gridPoints, kMaxHeavyPoints));
+        const auto capacity = static_cast<std::size_t>(list.capacity);
+        DeviceBuffer<int> listPoints(m_device, capacity, "the lone slice's heavy points");
+        DeviceBuffer<int> listTaps(m_device, capacity, "the lone slice's heavy points");
+        DeviceBuffer<int> listCount(m_device, 1, "the lone slice's heavy points");
+        list.d_points = listPoints.get();
+        list.d_taps = listTaps.get();
+        list.d_count = listCount.get();
+        launchCountTaps(gather, lone.order.get(), widths.get(), lone.offsets.get(), work.get(), workBytes, list,
+                        stream);
+        int heavy = 0;
+        TOMO_CUDA_CHECK(
+            cudaMemcpyAsync(&rows, lone.offsets.get() + groups, sizeof rows, cudaMemcpyDeviceToHost, stream));
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(&heavy, list.d_count, sizeof heavy, cudaMemcpyDeviceToHost, stream));
+        TOMO_CUDA_CHECK(cudaStreamSynchronize(stream)); // the counts; widths and work are freed next
+        if (heavy > list.capacity) return false;
+        heavyPoints.resize(static_cast<std::size_t>(heavy));
+        heavyTaps.resize(heavyPoints.size());
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(heavyPoints.data(), list.d_points, heavyPoints.size() * sizeof(int),
+                                        cudaMemcpyDeviceToHost, stream));
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(heavyTaps.data(), list.d_taps, heavyTaps.size() * sizeof(int),
+                                        cudaMemcpyDeviceToHost, stream));
+        TOMO_CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+    // The heavy points, the most taps first (they run first), each's run of
+    // taps after the previous one's.
+    std::vector<int> byTaps(heavyPoints.size());
+    std::iota(byTaps.begin(), byTaps.end(), 0);
+    std::sort(byTaps.begin(), byTaps.end(), [&](int a, int b) {
+        return heavyTaps[a] != heavyTaps[b] ? heavyTaps[a] > heavyTaps[b] : heavyPoints[a] < heavyPoints[b];
+    });
+    std::vector<int> points(byTaps.size());
+    std::vector<long long> offsets(byTaps.size() + 1, 0);
+    for (std::size_t h = 0; h < byTaps.size(); ++h) {
+        points[h] = heavyPoints[byTaps[h]];
+        offsets[h + 1] = offsets[h] + heavyTaps[byTaps[h]];
     }
     const long long slots = rows * kTapGroup;
     std::size_t freeBytes = 0, totalBytes = 0;
     TOMO_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-    const std::size_t bytes = static_cast<std::size_t>(slots) * (sizeof(int) + sizeof(float));
+    const std::size_t bytes = static_cast<std::size_t>(slots + offsets.back()) * (sizeof(int) + sizeof(float));
     if (static_cast<double>(bytes) > kMatrixBudget * static_cast<double>(freeBytes)) return false;
-    d_tapIndex = DeviceBuffer<int>(m_device, static_cast<std::size_t>(slots), "the lone slice's tap matrix");
-    d_tapWeight = DeviceBuffer<float>(m_device, static_cast<std::size_t>(slots), "the lone slice's tap matrix");
-    d_tapOrder = std::move(order);
-    d_tapOffsets = std::move(offsets);
-    launchFillTaps(gather, tapMatrix(), d_tapIndex.get(), d_tapWeight.get(), stream);
+    lone.index = DeviceBuffer<int>(m_device, static_cast<std::size_t>(slots), "the lone slice's tap matrix");
+    lone.weight = DeviceBuffer<float>(m_device, static_cast<std::size_t>(slots), "the lone slice's tap matrix");
+    lone.heavyCount = static_cast<int>(points.size());
+    if (!points.empty()) {
+        const auto heavyTapCount = static_cast<std::size_t>(offsets.back());
+        lone.heavyPoints = DeviceBuffer<int>(m_device, points.size(), "the lone slice's heavy points");
+        lone.heavyOffsets = DeviceBuffer<long long>(m_device, offsets.size(), "the lone slice's heavy points");
+        lone.heavyIndex = DeviceBuffer<int>(m_device, heavyTapCount, "the lone slice's heavy points' taps");
+        lone.heavyWeight = DeviceBuffer<float>(m_device, heavyTapCount, "the lone slice's heavy points' taps");
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(lone.heavyPoints.get(), points.data(), points.size() * sizeof(int),
+                                        cudaMemcpyHostToDevice, stream));
+        TOMO_CUDA_CHECK(cudaMemcpyAsync(lone.heavyOffsets.get(), offsets.data(), offsets.size() * sizeof(long long),
+                                        cudaMemcpyHostToDevice, stream));
+    }
+    launchFillTaps(gather, lone.taps(), lone.index.get(), lone.weight.get(), stream);
+    launchFillHeavyTaps(gather, lone.heavy(), lone.heavyIndex.get(), lone.heavyWeight.get(), stream);
+    TOMO_CUDA_CHECK(cudaStreamSynchronize(stream)); // `points` and `offsets` are freed on return
+    m_lone = std::move(lone);
     return true;
-}
-
-TapMatrix GridrecPlan::tapMatrix() const {
-    TapMatrix matrix;
-    matrix.d_order = d_tapOrder.get();
-    matrix.d_offsets = d_tapOffsets.get();
-    matrix.d_index = d_tapIndex.get();
-    matrix.d_weight = d_tapWeight.get();
-    return matrix;
 }
 
 void GridrecPlan::cropBatch(int batch, int slices) {
@@ -627,7 +682,7 @@ void GridrecPlan::setRegion(const Region& region) {
 
 std::size_t GridrecPlan::memoryBytes() const {
     std::size_t bytes = m_tables.bytes() + d_spectra.bytes() + d_samples.bytes() + d_grid.bytes() + d_work.bytes() +
-                        d_tapOrder.bytes() + d_tapOffsets.bytes() + d_tapIndex.bytes() + d_tapWeight.bytes() +
+                        (m_lone ? m_lone->bytes() : 0) +
                         (m_filter ? m_filter->bytes() : 0);
     for (const Slot& s : m_slots) bytes += s.d_in.bytes() + s.d_out.bytes();
     if (m_raw) bytes += m_raw->deviceBytes();

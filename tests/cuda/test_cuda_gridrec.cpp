@@ -139,11 +139,19 @@ TEST(CudaGridrec, ManyBatchesAndPageLockedCallersEqualTheCpuTwin) {
     EXPECT_GT(t.filter, 0.0);
     EXPECT_GT(t.backproject, 0.0);
     // reconstruct() grids each batch after its filter; setSinograms then
-    // backproject filter every batch first: the same arithmetic, the same values.
+    // backproject filter every batch first: the same arithmetic, the same
+    // values for the pairs. The lone last slice is gridded a second time
+    // from the same rows, so by the tap matrix, whose heavy points (near
+    // the origin) are summed in another order: float rounding.
     std::vector<float> separate(values, -12345.0f);
     plan->setSinograms(d.sinograms, d.slices);
     plan->backproject(separate);
-    EXPECT_EQ(0, std::memcmp(separate.data(), pageable.data(), values * sizeof(float)));
+    const std::size_t pairs = static_cast<std::size_t>(d.slices - 1) * d.geometry.region.pixels();
+    EXPECT_EQ(0, std::memcmp(separate.data(), pageable.data(), pairs * sizeof(float)));
+    const Errors lone = compare(std::span<const float>(separate).subspan(pairs),
+                                std::span<const float>(pageable).subspan(pairs), 1);
+    report("gridrec lone last slice, tap matrix vs search", lone);
+    EXPECT_LE(lone.maxOfPeak, 1e-6);
 }
 
 TEST(CudaGridrec, CloseToTheReferenceOnThePhantom) {
@@ -199,7 +207,7 @@ TEST(CudaGridrec, RegionAndAxisMovesKeepTheSpectra) {
     }
 }
 
-TEST(CudaGridrec, LoneSliceTapMatrixRepeatsTheSearchsSums) {
+TEST(CudaGridrec, LoneSliceTapMatrixEqualsTheSearch) {
     TOMO_REQUIRE_CUDA();
     const Dataset d = phantomDataset(256, 360, 1);
     auto g = backendNamed(gridrec::kCudaName).createPlan(d.geometry, gridrecOptions(gridrec::kCudaName));
@@ -220,7 +228,8 @@ TEST(CudaGridrec, LoneSliceTapMatrixRepeatsTheSearchsSums) {
             EXPECT_GT(g->memoryBytes(), before) << "no tap matrix made, shift " << shift;
         }
         c->backproject(expected);
-        // The same sums in the same order.
+        // The same sums in the same order (a heavy point's, summed by a
+        // block, in another: float rounding).
         const Errors same = compare(fromMatrix, searched, 1);
         report("gridrec lone slice, tap matrix vs search, shift " + std::to_string(shift), same);
         EXPECT_LE(same.maxOfPeak, 1e-6) << "shift " << shift;
