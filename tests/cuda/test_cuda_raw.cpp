@@ -15,6 +15,9 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <span>
+#include <string>
+#include <string_view>
 #include <tuple>
 
 namespace tomo::cudatest {
@@ -195,10 +198,22 @@ TEST_P(CudaRawPlan, ReconstructRawEqualsCorrectionOnTheCpuThenReconstruct) {
     EXPECT_EQ(stats.badValueCount, cpuStats.badValueCount);
     EXPECT_EQ(stats.badValues, cpuStats.badValues);
     EXPECT_GT(onGpu->lastStageTimes().upload, 0.0);
+    // The same values again, bit for bit; gridrec's lone last slice within
+    // float rounding: gridded again from the same rows, it is summed by the
+    // tap matrix, whose points near the origin are summed in another order
+    // (test_cuda_gridrec.cpp).
+    const std::size_t pixels = d.geometry.region.pixels();
+    const std::size_t exact = std::string_view(c.strategy) == "gridrec" ? a.size() - pixels : a.size();
+    auto expectSame = [&](std::span<const float> x, const char* how) {
+        EXPECT_EQ(std::memcmp(x.data(), a.data(), exact * sizeof(float)), 0) << what << ", " << how;
+        if (exact < a.size())
+            EXPECT_LE(compare(x.subspan(exact), std::span<const float>(a).subspan(exact), 1).maxOfPeak, 1e-6)
+                << what << ", " << how;
+    };
     // The kept sinograms are the corrected ones: a back-projection again gives the same.
     std::vector<float> again(a.size());
     onGpu->backproject(again);
-    EXPECT_EQ(std::memcmp(again.data(), a.data(), a.size() * sizeof(float)), 0) << what;
+    expectSame(again, "back-projected again");
     // Rows and slices in the plan's page-locked memory (the conveyor's
     // buffers): the rows go up and the slices come down by DMA alone, the
     // same values.
@@ -210,7 +225,7 @@ TEST_P(CudaRawPlan, ReconstructRawEqualsCorrectionOnTheCpuThenReconstruct) {
     const std::span<float> pinned = sliceMemory.as<float>(a.size());
     std::fill(pinned.begin(), pinned.end(), -12345.0f);
     const PreprocessStats pinnedStats = onGpu->reconstructRaw(rowsOf(pinnedBlock, 1, kRows), partField, pinned);
-    EXPECT_EQ(std::memcmp(pinned.data(), a.data(), a.size() * sizeof(float)), 0) << what;
+    expectSame(pinned, "page-locked");
     EXPECT_EQ(pinnedStats.badValues, cpuStats.badValues);
     // Constants of other rows than the raw ones: refused, naming the call.
     try {
