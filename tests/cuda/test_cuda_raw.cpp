@@ -206,9 +206,10 @@ TEST_P(CudaRawPlan, ReconstructRawEqualsCorrectionOnTheCpuThenReconstruct) {
     const std::size_t exact = std::string_view(c.strategy) == "gridrec" ? a.size() - pixels : a.size();
     auto expectSame = [&](std::span<const float> x, const char* how) {
         EXPECT_EQ(std::memcmp(x.data(), a.data(), exact * sizeof(float)), 0) << what << ", " << how;
-        if (exact < a.size())
+        if (exact < a.size()) {
             EXPECT_LE(compare(x.subspan(exact), std::span<const float>(a).subspan(exact), 1).maxOfPeak, 1e-6)
                 << what << ", " << how;
+        }
     };
     // The kept sinograms are the corrected ones: a back-projection again gives the same.
     std::vector<float> again(a.size());
