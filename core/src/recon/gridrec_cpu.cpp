@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <numbers>
 #include <string>
@@ -65,6 +66,23 @@ inline int windowColumn(int k, double ax, int g, double hw, float& dx0) {
     return jx0;
 }
 
+/// out[t] += a[t] * b[t] for t < N, four at a time (the compiler left the
+/// loop scalar: a store to `out` might change the weights' table).
+template <int N>
+inline void addProducts(float* out, const float* a, const float* b) {
+    using Float4 = float __attribute__((vector_size(16)));
+    int t = 0;
+    for (; t + 4 <= N; t += 4) {
+        Float4 o, x, y;
+        std::memcpy(&o, out + t, sizeof o);
+        std::memcpy(&x, a + t, sizeof x);
+        std::memcpy(&y, b + t, sizeof y);
+        o += x * y;
+        std::memcpy(out + t, &o, sizeof o);
+    }
+    for (; t < N; ++t) out[t] += a[t] * b[t];
+}
+
 /// Adds the samples of canonical row i that reach grid rows [r0, r1). The
 /// kernel width W is a template parameter: the window's loops unroll and
 /// its W complex values go through the vector unit at once.
@@ -77,6 +95,7 @@ TOMO_CPU_CLONES void spreadRow(const Setup& s, int i, const Complex* samples, Co
     const double ax = s.dirX[i];
     const double ay = s.dirY[i];
     const float* table = s.table.data();
+    const int tableLast = s.tableLast;
     const Complex* row = samples + static_cast<std::size_t>(i) * s.sampleStride() + last;
     float wx[2 * W]; // each weight twice: for the real and the imaginary part
     // Grid row j also stands for j + b G: the samples (|y| < B G) reach it
@@ -94,6 +113,12 @@ TOMO_CPU_CLONES void spreadRow(const Setup& s, int i, const Complex* samples, Co
             k0 = std::max(k0, -floorToInt(-std::min(t1, t2)));
             k1 = std::min(k1, floorToInt(std::max(t1, t2)));
         }
+        // The next row's samples for this band lie about where this row's
+        // do (its angle is next): asked for now, they arrive while this row
+        // is spread (the rows' short runs defeat the hardware's prefetch).
+        if (i + 1 < s.projections)
+            for (int k = k0; k <= k1; k += 64 / static_cast<int>(sizeof(Complex)))
+                __builtin_prefetch(row + s.sampleStride() + k);
         for (int k = k0; k <= k1; ++k) {
             const double py = k * ay - static_cast<double>(b) * g;
             const int jy0 = std::max(r0, floorToInt(py - hw) + 1);
@@ -101,13 +126,20 @@ TOMO_CPU_CLONES void spreadRow(const Setup& s, int i, const Complex* samples, Co
             if (jy0 > jy1) continue;
             float dx0 = 0.0f;
             const int jx0 = windowColumn(k, ax, g, hw, dx0);
-            for (int t = 0; t < W; ++t) wx[2 * t] = wx[2 * t + 1] = kernelWeight(table, s.tableLast, dx0 + t);
+            for (int t = 0; t < W; ++t) wx[2 * t] = wx[2 * t + 1] = kernelWeight(table, tableLast, dx0 + t);
+            // Every weight and value before the first store: the stores are
+            // floats, as the table is, so a load after one would be repeated.
+            float wy[W];
+            for (int jy = jy0; jy <= jy1; ++jy) wy[jy - jy0] = kernelWeight(table, tableLast, static_cast<float>(jy - py));
             const Complex v = row[k];
             for (int jy = jy0; jy <= jy1; ++jy) {
-                const float wy = kernelWeight(table, s.tableLast, static_cast<float>(jy - py));
-                const float vv[2] = {wy * v.real(), wy * v.imag()};
+                float vv[2 * W]; // the value x wy, (re, im) W times: one vector operation per row
+                for (int t = 0; t < W; ++t) {
+                    vv[2 * t] = wy[jy - jy0] * v.real();
+                    vv[2 * t + 1] = wy[jy - jy0] * v.imag();
+                }
                 float* out = reinterpret_cast<float*>(grid + static_cast<std::size_t>(jy) * stride + kGridPad + jx0);
-                for (int t = 0; t < 2 * W; ++t) out[t] += wx[t] * vv[t & 1];
+                addProducts<2 * W>(out, wx, vv);
             }
         }
     }
