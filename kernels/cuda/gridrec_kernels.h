@@ -14,7 +14,8 @@
 //                (sample, weight) of each point of its half grid, counted,
 //                offset (prefix sum) and filled once; then every gathering
 //                is a sparse matrix-vector product (the live preview: an axis
-//                change moves the phases, never the samples' positions)
+//                change moves the phases, never the samples' positions); the
+//                heavy points near the origin a block each
 //   crop         the inverse-transformed grid x deapodisation -> the
 //                region of slices 2j (real) and 2j + 1 (imaginary), or of
 //                the lone slice (the real grid)
