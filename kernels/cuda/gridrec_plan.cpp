@@ -27,7 +27,10 @@ namespace {
 constexpr int kMaxSlicesCap = 256;
 constexpr double kStoreBudget = 0.75; // share of the free device memory the kept spectra may take
 constexpr double kMatrixBudget = 0.25; // share of the free device memory a lone slice's tap matrix may take
-constexpr long long kMaxHeavyPoints = 1 << 22; // listed by the tap count (more: no matrix, the search stays)
+// The heavy points the tap count may list: 298 at 2048^2 from 2048 views,
+// growing with the square of the views (this many at ~30 000); more, and
+// no matrix (the search stays).
+constexpr long long kMaxHeavyPoints = 1 << 16;
 
 using Clock = std::chrono::steady_clock;
 
