@@ -26,11 +26,11 @@ void addConeOptions(CLI::App& app, ConeCommandLine& c);
 /// --voxel-size is given for a parallel-beam input.
 bool isConeRun(const CLI::App& app, const DatasetInfo& info, const ConeCommandLine& c);
 
-/// Reconstructs the whole scan with FDK (strategy auto/cpu or cpu-reference,
-/// options.filter, options.threads) and adds the geometry, the grid and the
-/// back-projector to `attributes`. Throws InvalidArgument naming any given
-/// option that does not apply to fan/cone-beam data, and as coneSetup,
-/// readConeProjections and reconstructFdk.
+/// Reconstructs the whole scan (tomo/cone_run.h: FDK, or --method on the
+/// divergent-beam pair), prints what runs and what it took, and adds the
+/// geometry, the grid and the method to `attributes`. Throws
+/// InvalidArgument naming any given option that does not apply to
+/// fan/cone-beam data, and as coneSetup and DivergentReconstruction.
 ImageStack reconstructCone(const CLI::App& app, const ConeCommandLine& c, const ReconOptions& options,
                            DatasetReader& reader, std::map<std::string, std::string>& attributes, bool quiet);
 

@@ -25,6 +25,7 @@
 // with the same messages (tomows/__init__.py documents the hierarchy).
 #include "tomo/axis_finder.h"
 #include "tomo/backend.h"
+#include "tomo/cone_run.h"
 #include "tomo/dataset.h"
 #include "tomo/error.h"
 #include "tomo/pipeline.h"
@@ -40,6 +41,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -433,6 +435,7 @@ DatasetPtr openFile(const py::object& pathArg, const py::kwargs& kwargs) {
     OpenOptions open = runConfigOf(config, allowed, "open").open;
     open.logCorrected = extra.logCorrected;
     open.variable = extra.variable;
+    open.allowDivergentBeam = true; // reconstruct() takes fan/cone beams (FDK or an iterative method)
     auto ds = std::make_shared<Dataset>();
     // Its metadata read in a child process first, as tomo-recon does: a file
     // that crashes libhdf5 raises FormatError instead of ending Python.
@@ -466,6 +469,17 @@ DatasetPtr fromArray(const FloatArray& sinograms, const py::object& angles, cons
 DatasetPtr datasetOf(const py::object& data) {
     if (py::isinstance<Dataset>(data)) return data.cast<DatasetPtr>();
     return openFile(data, py::kwargs());
+}
+
+/// find_axis and preprocess work on parallel-beam data; a fan/cone-beam
+/// scan's axis is in its geometry, and reconstruct() corrects its rows itself.
+void refuseDivergent(const Dataset& ds, const char* what) {
+    const DatasetInfo& info = ds.info();
+    if (info.divergentBeam)
+        throw InvalidArgument(std::string(what) + ": " + info.path.string() + " is a fan/cone-beam scan (" +
+                              info.divergentBeam->declared + "); " + what +
+                              " applies to parallel-beam data (reconstruct() takes this one: FDK or an iterative "
+                              "method)");
 }
 
 bool isArray(const py::object& data) {
@@ -573,6 +587,7 @@ py::dict findAxis(const py::object& data, const py::object& angles, const py::ob
     }
     DatasetPtr ds = datasetOf(data);
     if (!angles.is_none()) throw InvalidArgument("find_axis: a dataset has its own angles (drop angles=)");
+    refuseDivergent(*ds, "find_axis");
     const std::vector<int> searched = searchRows(rows, ds->info().rows);
     Progress bridge(progress);
     const AxisSearch s = bridge.run([&] {
@@ -643,10 +658,98 @@ py::dict reportDict(const VolumeReport& r) {
 /// the corrected sinograms' geometry, the axis (given, the detector centre,
 /// the stitched centre with 360° stitching, or the finder on five rows), the
 /// strategy resolved, then the conveyor into the result.
+/// reconstruct() of a fan/cone-beam dataset: the whole volume, as tomo-recon
+/// makes it (tomo/cone_run.h). volume=(nx, ny, nz) and voxel_size= set the
+/// grid (default: the geometry's).
+py::object reconstructDivergent(Dataset& ds, const py::object& centerArg, const py::object& rowsArg,
+                                const py::object& regionArg, const py::object& correctionsArg,
+                                const py::object& progress, bool details, bool allowApproximate,
+                                const py::dict& given) {
+    const DatasetInfo& info = ds.info();
+    py::dict options = given.attr("copy")(); // volume and voxel_size are taken out
+    auto notHere = [&](const std::string& what) {
+        return InvalidArgument("reconstruct: " + what + " does not apply to fan/cone-beam data (" + info.path.string() +
+                               " declares " + info.divergentBeam->declared + "; the whole volume is reconstructed)");
+    };
+    for (const auto& [name, arg] : {std::pair<const char*, const py::object*>{"center", &centerArg},
+                                    {"rows", &rowsArg}, {"region", &regionArg}, {"corrections", &correctionsArg}})
+        if (!arg->is_none()) throw notHere(name);
+    for (const char* key : {"interpolation", "precision", "slices_per_pass", "opencl_device", "tuning", "projector"})
+        if (options.contains(key)) throw notHere(key);
+    std::optional<std::vector<int>> volumeSize;
+    double voxelSize = 0.0;
+    if (options.contains("volume")) {
+        volumeSize = options["volume"].cast<std::vector<int>>();
+        if (volumeSize->size() != 3 || *std::min_element(volumeSize->begin(), volumeSize->end()) < 1)
+            throw InvalidArgument("reconstruct: volume is (nx, ny, nz), each at least 1");
+        PyDict_DelItemString(options.ptr(), "volume");
+    }
+    if (options.contains("voxel_size")) {
+        voxelSize = options["voxel_size"].cast<double>();
+        if (!(voxelSize > 0.0) || !std::isfinite(voxelSize))
+            throw InvalidArgument("reconstruct: voxel_size must be a positive length (the geometry's unit)");
+        PyDict_DelItemString(options.ptr(), "voxel_size");
+    }
+    const RunConfig config = runConfigOf(options, kReconKeys, "reconstruct");
+    const ReconOptions requested = requestedOptions(config, options, allowApproximate);
+
+    Progress bridge(progress);
+    const ProgressCallback callback = bridge.callback();
+    std::optional<DivergentReconstruction> run;
+    ImageStack volume = bridge.run([&] {
+        std::lock_guard lock(ds.mutex);
+        ConeSetup setup = coneSetup(info);
+        VolumeGrid grid = setup.grid;
+        if (volumeSize) {
+            grid.nx = (*volumeSize)[0];
+            grid.ny = (*volumeSize)[1];
+            grid.nz = (*volumeSize)[2];
+        }
+        if (voxelSize > 0.0) grid.voxelSize = voxelSize;
+        run.emplace(info, std::move(setup), grid, requested);
+        callback(0.0, "read");
+        ImageStack v = run->reconstruct(*ds.reader, [&](const IterationState& s) {
+            callback(static_cast<double>(s.iteration) / s.iterations, "iteration");
+            return true;
+        });
+        callback(1.0, "done");
+        return v;
+    });
+    const VolumeGrid& g = run->grid();
+    py::array_t<float> result = ownedArray(std::move(volume.data), {g.nz, g.ny, g.nx});
+    if (!details) return py::object(std::move(result));
+    const DivergentReport& r = run->report();
+    py::dict d;
+    d["method"] = run->method();
+    d["runs_on"] = run->runsOn();
+    d["geometry"] = run->setup().description;
+    d["volume"] = py::make_tuple(g.nx, g.ny, g.nz);
+    d["voxel_size"] = g.voxelSize;
+    d["volume_centre"] = py::make_tuple(g.centre[0], g.centre[1], g.centre[2]);
+    d["seconds_read"] = r.secondsRead;
+    d["seconds_filter"] = r.secondsFilter;
+    d["seconds_reconstruct"] = r.secondsReconstruct;
+    if (r.iterative) {
+        d["iterations"] = r.iterative->iterations;
+        d["residual"] = r.iterative->residuals.empty() ? 0.0 : r.iterative->residuals.front();
+    } else {
+        d["short_scan"] = r.coverage.shortScan;
+        d["angular_span_degrees"] = r.coverage.span * 180.0 / 3.14159265358979323846;
+    }
+    return py::make_tuple(std::move(result), d);
+}
+
 py::object reconstructDataset(Dataset& ds, const py::object& centerArg, const py::object& rowsArg,
                               const py::object& regionArg, const py::object& correctionsArg,
                               const py::object& progress, bool details, bool allowApproximate, const py::dict& options) {
     const DatasetInfo& info = ds.info();
+    if (info.divergentBeam)
+        return reconstructDivergent(ds, centerArg, rowsArg, regionArg, correctionsArg, progress, details,
+                                    allowApproximate, options);
+    for (const char* key : {"volume", "voxel_size"})
+        if (options.contains(key))
+            throw InvalidArgument(std::string("reconstruct: ") + key + " applies to fan/cone-beam data only; " +
+                                  info.path.string() + " declares no divergent beam");
     const RunConfig config = runConfigOf(options, kReconKeys, "reconstruct");
     const CorrectionOptions corrections = correctionsOf(correctionsArg);
     const auto [first, count] = rowRange(rowsArg, info.rows, "reconstruct");
@@ -937,6 +1040,7 @@ py::object reconstruct(const py::object& data, const py::object& angles, const p
 py::object preprocess(const py::object& data, const py::object& rowsArg, const py::object& corrections,
                       bool details) {
     DatasetPtr ds = datasetOf(data);
+    refuseDivergent(*ds, "preprocess");
     const CorrectionOptions options = correctionsOf(corrections);
     const auto [first, count] = rowRange(rowsArg, ds->info().rows, "preprocess");
     PreprocessStats stats;
@@ -1051,7 +1155,8 @@ PYBIND11_MODULE(_tomows, m) {
     m.def("open", &openFile, py::arg("path"),
           "Opens a scan (DXchange/NXtomo HDF5, TIFF, raw with raw_shape=...). Options are the run config's "
           "angles_file, angles_lines, angle_range, angle_units, raw_shape, raw_type, raw_header, raw_big_endian, "
-          "and log_corrected, variable (MATLAB).");
+          "and log_corrected, variable (MATLAB). A file declaring a fan or cone beam opens too: reconstruct() makes its "
+          "volume with FDK or an iterative method.");
     m.def("from_array", &fromArray, py::arg("sinograms"), py::arg("angles"), py::arg("name") = "array",
           "A dataset of log-corrected sinograms [rows, angles, bins] (or one [angles, bins]) held in memory "
           "(copied once), for preprocess/find_axis/reconstruct.");

@@ -104,6 +104,41 @@ def test_the_tooth_equals_tomo_recon(tmp_path):
     assert details["axis"] == pytest.approx(float(attrs["axis"]), abs=1e-9)
 
 
+def test_a_fan_beam_scan_equals_tomo_recon(tmp_path):
+    # HTC2022's fan-beam scan (its geometry in its attributes): FDK and SIRT
+    # of the whole slice, as tomo-recon makes them.
+    htc = real_scan("real/helsinki_htc2022_fanbeam/htc2022_ta.h5")
+    runs = [
+        ({"strategy": "cpu"}, ["--strategy", "cpu"]),
+        ({"strategy": "cpu", "method": "sirt", "iterations": 5, "volume": (96, 96, 1), "voxel_size": 0.8},
+         ["--strategy", "cpu", "--method", "sirt", "--iterations", "5", "--volume", "96,96,1", "--voxel-size", "0.8"]),
+    ]
+    for n, (options, cli) in enumerate(runs):
+        out = tmp_path / ("fan%d.h5" % n)
+        run_recon(htc, "-o", out, *cli)
+        expected, attrs = read_volume(out)
+        volume, details = tomows.reconstruct(htc, details=True, **options)
+        assert volume.dtype == np.float32 and volume.shape == expected.shape
+        assert np.array_equal(volume, expected), "largest difference %g" % np.abs(volume - expected).max()
+        assert details["method"] == attrs["reconstruction"]
+        assert details["volume"] == tuple(reversed(expected.shape))
+    assert details["iterations"] == 5 and 0 < details["residual"] < 1
+    ds = tomows.open(htc)
+    assert ds.shape == (721, 1, 560)
+    for call, what in [(lambda: tomows.find_axis(ds), "find_axis"), (lambda: tomows.preprocess(ds), "preprocess"),
+                       (lambda: tomows.reconstruct(ds, center=280.0), "center"),
+                       (lambda: tomows.reconstruct(ds, interpolation="nearest"), "interpolation")]:
+        with pytest.raises(tomows.InvalidArgument, match=what + ".*fan/cone-beam"):
+            call()
+    with pytest.raises(tomows.InvalidArgument, match="volume is"):
+        tomows.reconstruct(ds, volume=(0, 96, 1))
+
+
+def test_fan_beam_options_are_refused_for_parallel_beam_data(demo_scan):
+    with pytest.raises(tomows.InvalidArgument, match="volume applies to fan/cone-beam data only"):
+        tomows.reconstruct(demo_scan, volume=(8, 8, 1))
+
+
 def test_find_axis_equals_tomo_recon_and_the_sinogram_finder(demo_scan, tmp_path):
     out = tmp_path / "cli.h5"
     run_recon(demo_scan, "-o", out, "--strategy", "cpu", "--rows", "0:1")

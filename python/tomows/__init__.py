@@ -243,7 +243,10 @@ def reconstruct(data, angles=None, center=None, rows=None, region=None, correcti
     options: strategy ("auto"), interpolation, precision, slices_per_pass,
     filter, padding, device, opencl_device, tuning, threads; the iterative
     methods' method, iterations, tv_weight, bounds, init, tolerance,
-    projector (joseph or fourier)."""
+    projector (joseph or fourier). A fan/cone-beam dataset: the whole
+    volume [z, y, x] with FDK or `method` (tomo-recon's path); volume=(nx,
+    ny, nz) and voxel_size= set its grid; center, rows, region and
+    corrections do not apply."""
     return _tomows.reconstruct(_engine_array(data), angles, center, rows, region, corrections, progress, details,
                                allow_approximate, **options)
 

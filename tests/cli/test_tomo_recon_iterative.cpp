@@ -276,7 +276,7 @@ TEST_F(TomoReconIterative, FanBeamDataRunOnTheFanBeamPair) {
     for (const auto& [options, part] :
          std::vector<std::pair<std::string, std::string>>{
              {"--method sirt --strategy cpu-gridrec",
-              "--method sirt on fan- or cone-beam data runs on the divergent-beam projector pair of the CPU"},
+              "sirt on fan- or cone-beam data runs on the divergent-beam projector pair of the CPU"},
              {"--method cgls --volume 32,32,2", "fan-beam data (one detector row) make one slice; the volume has 2 slices"},
              {"--method tv", "--method tv needs --tv-weight"},
              {"--method sirt --projector fourier", "--projector does not apply to fan/cone-beam data"}}) {
