@@ -707,12 +707,12 @@ py::object reconstructDivergent(Dataset& ds, const py::object& centerArg, const 
         }
         if (voxelSize > 0.0) grid.voxelSize = voxelSize;
         run.emplace(info, std::move(setup), grid, requested);
-        callback(0.0, "read");
+        callback(0.0, "reconstructing");
         ImageStack v = run->reconstruct(*ds.reader, [&](const IterationState& s) {
-            callback(static_cast<double>(s.iteration) / s.iterations, "iteration");
+            callback(static_cast<double>(s.iteration) / s.iterations, "reconstructing");
             return true;
         });
-        callback(1.0, "done");
+        callback(1.0, "reconstructing");
         return v;
     });
     const VolumeGrid& g = run->grid();

@@ -132,6 +132,23 @@ def test_a_fan_beam_scan_equals_tomo_recon(tmp_path):
             call()
     with pytest.raises(tomows.InvalidArgument, match="volume is"):
         tomows.reconstruct(ds, volume=(0, 96, 1))
+    # Progress at the start, after each iteration and at the end; an
+    # exception the callback raises stops the run and comes out as it is.
+    calls = []
+    small = {"strategy": "cpu", "method": "sirt", "iterations": 3, "volume": (32, 32, 1)}
+    tomows.reconstruct(ds, progress=lambda f, stage: calls.append((f, stage)), **small)
+    assert [f for f, _ in calls] == pytest.approx([0, 1 / 3, 2 / 3, 1, 1])
+    assert {stage for _, stage in calls} == {"reconstructing"}
+
+    class Stop(Exception):
+        pass
+
+    def stop(fraction, stage):
+        if fraction > 0:
+            raise Stop()
+
+    with pytest.raises(Stop):
+        tomows.reconstruct(ds, progress=stop, **small)
 
 
 def test_fan_beam_options_are_refused_for_parallel_beam_data(demo_scan):
