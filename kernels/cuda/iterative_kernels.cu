@@ -196,7 +196,6 @@ void launchTvDualOf(const float* d_x, float step, float momentum, float* d_p, fl
     else tvDualKernel<1, Axes><<<grid, kThreads, 0, stream>>>(d_x, step, momentum, d_p, d_r, T);
 }
 
-
 } // namespace
 
 void launchAxpby(const SliceScalars& a, const float* d_x, const SliceScalars& b, float* d_y, std::size_t elements,

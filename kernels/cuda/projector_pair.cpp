@@ -552,12 +552,7 @@ TvShape CudaPair::tvShape() const {
 }
 
 void CudaPair::tvPrimal(const BatchVector& z, const BatchVector& p, double mu, const Bounds& bounds, BatchVector& x) {
-    for (const BatchVector* v : {&z, static_cast<const BatchVector*>(&x)}) {
-        requireSpace(*v, Space::Image, "TV primal step");
-        requireSameCount(*v, x, "TV primal step");
-    }
-    requireSpace(p, Space::TvDual, "TV primal step");
-    requireSameCount(p, x, "TV primal step");
+    requireTvVectors({&x, &z}, {&p}, "TV primal step");
     Vector& out = as(x);
     DeviceScope scope(m_device);
     launchTvPrimal(as(z).buffer.get(), as(p).buffer.get(), static_cast<float>(mu), static_cast<float>(bounds.lower),
@@ -565,11 +560,7 @@ void CudaPair::tvPrimal(const BatchVector& z, const BatchVector& p, double mu, c
 }
 
 void CudaPair::tvDual(const BatchVector& x, double step, double momentum, BatchVector& p, BatchVector& r) {
-    requireSpace(x, Space::Image, "TV dual step");
-    for (const BatchVector* v : {static_cast<const BatchVector*>(&p), static_cast<const BatchVector*>(&r)}) {
-        requireSpace(*v, Space::TvDual, "TV dual step");
-        requireSameCount(*v, x, "TV dual step");
-    }
+    requireTvVectors({&x}, {&p, &r}, "TV dual step");
     const Vector& img = as(x);
     DeviceScope scope(m_device);
     launchTvDual(img.buffer.get(), static_cast<float>(step), static_cast<float>(momentum), as(p).buffer.get(),

@@ -103,7 +103,7 @@ Controller::Controller(QObject* parent) : QObject(parent), m_pending(std::make_u
 Controller::~Controller() { shutdown(); }
 
 void Controller::shutdown() {
-    m_shutDown.store(true);
+    if (m_shutDown.exchange(true)) return; // the window's destructor did it already
     {
         std::lock_guard lock(m_mutex);
         m_pending = std::make_unique<Pending>();

@@ -49,6 +49,7 @@
 #include "tomo/iterative.h"
 
 #include <cstddef>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <span>
@@ -166,6 +167,10 @@ protected:
     static void requireSameCount(const BatchVector& a, const BatchVector& b, const char* what);
     /// Throws InvalidArgument unless the span holds v.count() values.
     static void requirePerSlice(std::span<const double> values, const BatchVector& v, const char* what);
+    /// The TV steps' arguments: `images` image vectors and `duals` TV dual
+    /// vectors, all of as many slices. Throws InvalidArgument.
+    static void requireTvVectors(std::initializer_list<const BatchVector*> images,
+                                 std::initializer_list<const BatchVector*> duals, const char* what);
     /// Values of one slice of `space`.
     std::size_t sliceValues(Space space) const;
     /// Throws InvalidArgument unless 1 <= count <= maxSlices().
@@ -200,6 +205,15 @@ std::unique_ptr<ProjectorPair> makeReferenceProjector(const ReconGeometry& geome
 std::unique_ptr<ProjectorPair> makeCpuProjector(const ReconGeometry& geometry, const FilterOptions& filter,
                                                 const IterativeOptions& options, int threads);
 
+/// SIRT's weights of the Joseph pairs (parallel and divergent beam, CPU and
+/// GPU): ray and pixel sums below this (in pixels of path, ~ a ray grazing
+/// a corner) weigh 0, as rays that miss the grid.
+inline constexpr double kMinWeightSum = 1e-3;
+/// SIRT's weights of the Fourier pairs: ray and pixel sums below this (half
+/// a pixel of path) weigh 0. The gridding's ringing leaves rays that miss
+/// the grid small sums instead of 0, which 1 / sum would blow up.
+inline constexpr double kFourierMinWeightSum = 0.5;
+
 /// The Fourier pair (ProjectorKind::Fourier) on the CPU (FFTW, the pair's
 /// threads; projector_fourier.cpp), the twin of the CUDA one. With gridrec's
 /// Setup S of the geometry (default Parameters; tomo/gridrec.h), for two
@@ -221,14 +235,6 @@ std::unique_ptr<ProjectorPair> makeCpuProjector(const ReconGeometry& geometry, c
 /// random data) and forward() the pixel-driven projector
 /// of unit-area triangles; <A x, y> = <x, A^T y> to float rounding. Throws
 /// InvalidArgument as the CPU pairs, and for options.matched false.
-/// SIRT's weights of the Joseph pairs (parallel and divergent beam, CPU and
-/// GPU): ray and pixel sums below this (in pixels of path, ~ a ray grazing
-/// a corner) weigh 0, as rays that miss the grid.
-inline constexpr double kMinWeightSum = 1e-3;
-/// SIRT's weights of the Fourier pairs: ray and pixel sums below this (half
-/// a pixel of path) weigh 0. The gridding's ringing leaves rays that miss
-/// the grid small sums instead of 0, which 1 / sum would blow up.
-inline constexpr double kFourierMinWeightSum = 0.5;
 std::unique_ptr<ProjectorPair> makeFourierCpuProjector(const ReconGeometry& geometry, const FilterOptions& filter,
                                                        const IterativeOptions& options, int threads);
 

@@ -40,6 +40,19 @@ void ProjectorPair::requirePerSlice(std::span<const double> values, const BatchV
                               std::to_string(v.count()) + ")");
 }
 
+void ProjectorPair::requireTvVectors(std::initializer_list<const BatchVector*> images,
+                                     std::initializer_list<const BatchVector*> duals, const char* what) {
+    const BatchVector& first = **images.begin();
+    for (const BatchVector* v : images) {
+        requireSpace(*v, Space::Image, what);
+        requireSameCount(*v, first, what);
+    }
+    for (const BatchVector* v : duals) {
+        requireSpace(*v, Space::TvDual, what);
+        requireSameCount(*v, first, what);
+    }
+}
+
 std::size_t ProjectorPair::sliceValues(Space space) const {
     const std::size_t pixels =
         static_cast<std::size_t>(m_geometry.sliceWidth) * static_cast<std::size_t>(m_geometry.sliceHeight);

@@ -274,12 +274,7 @@ void HostPair<Real>::clamp(BatchVector& x, const Bounds& bounds) {
 template <class Real>
 void HostPair<Real>::tvPrimal(const BatchVector& z, const BatchVector& p, double mu, const Bounds& bounds,
                               BatchVector& x) {
-    for (const BatchVector* v : {&z, static_cast<const BatchVector*>(&x)}) {
-        requireSpace(*v, Space::Image, "TV primal step");
-        requireSameCount(*v, x, "TV primal step");
-    }
-    requireSpace(p, Space::TvDual, "TV primal step");
-    requireSameCount(p, x, "TV primal step");
+    requireTvVectors({&x, &z}, {&p}, "TV primal step");
     const Vector &in = as(z), &pv = as(p);
     Vector& out = as(x);
     const int W = m_geometry.sliceWidth, H = m_geometry.sliceHeight, S = out.lanes, axes = tvAxes();
@@ -310,11 +305,7 @@ void HostPair<Real>::tvPrimal(const BatchVector& z, const BatchVector& p, double
 
 template <class Real>
 void HostPair<Real>::tvDual(const BatchVector& x, double step, double momentum, BatchVector& p, BatchVector& r) {
-    requireSpace(x, Space::Image, "TV dual step");
-    for (const BatchVector* v : {static_cast<const BatchVector*>(&p), static_cast<const BatchVector*>(&r)}) {
-        requireSpace(*v, Space::TvDual, "TV dual step");
-        requireSameCount(*v, x, "TV dual step");
-    }
+    requireTvVectors({&x}, {&p, &r}, "TV dual step");
     const Vector& img = as(x);
     Vector &pv = as(p), &rv = as(r);
     const int W = m_geometry.sliceWidth, H = m_geometry.sliceHeight, S = img.lanes, axes = tvAxes();

@@ -21,8 +21,6 @@
 
 namespace tomo::cpu {
 
-using tomo::kMinWeightSum;
-
 template <class Real>
 class HostVector final : public BatchVector {
 public:
