@@ -300,6 +300,32 @@ private slots:
         QVERIFY(w->reprojectionView()->normText().contains(QStringLiteral("whole slice")));
     }
 
+    void closingWhileReprojectionsAreAskedIsSafe() {
+        // Each slice is reprojected while the view is open, the projection
+        // on a pool of the controller's. A window closed as a new slice is
+        // made and its reprojection asked for: the controller must wait for a
+        // projection the preview thread starts after closing began (CI once
+        // crashed there: the projection used the controller's worker pool
+        // after it was destroyed).
+        for (int round = 0; round < 24; ++round) {
+            if (!w) w = freshWindow();
+            QVERIFY(w);
+            QVERIFY(openDemo(64));
+            QSignalSpy ready(w->controller(), &Controller::reprojectionReady);
+            w->reprojectionDock()->show();
+            w->reprojectionDock()->raise();
+            QVERIFY(waitUntil([&] { return ready.count() >= 1; }));
+            for (int i = 0; i < 3; ++i) {
+                tomo::ui::SliceParams p = w->parameterPanel()->params();
+                p.axis += 0.25;
+                w->parameterPanel()->setParams(p);
+                w->controller()->requestReprojection();
+            }
+            QTest::qWait(round % 4);
+            w.reset();
+        }
+    }
+
     void qualityComparesIterativeWithFbpAndTheTruth() {
         QVERIFY(w->methodPanel());
         QVERIFY(openDemo(64));

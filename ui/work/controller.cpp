@@ -103,24 +103,31 @@ Controller::Controller(QObject* parent) : QObject(parent), m_pending(std::make_u
 Controller::~Controller() { shutdown(); }
 
 void Controller::shutdown() {
-    if (m_shutDown.exchange(true)) return; // the window's destructor did it already
+    {
+        std::lock_guard post(m_postMutex); // no postPreview() is half done when the threads stop
+        if (m_shutDown.exchange(true)) return; // the window's destructor did it already
+    }
     {
         std::lock_guard lock(m_mutex);
         m_pending = std::make_unique<Pending>();
         if (m_running) m_running->cancel();
         if (m_jobToken) m_jobToken->cancel();
     }
-    for (QThreadPool* pool : {&m_axisSearches, &m_reprojections}) {
-        pool->clear();
-        pool->waitForDone(); // their jobs post to this object
-    }
+    for (QThreadPool* pool : {&m_axisSearches, &m_reprojections}) pool->clear();
+    // The threads first: a task of the preview thread may still start a pool
+    // job (runReprojection, searchAxis); once it has stopped, none can.
     m_previewThread.quit();
     m_jobThread.quit();
     m_previewThread.wait();
     m_jobThread.wait();
+    for (QThreadPool* pool : {&m_axisSearches, &m_reprojections}) {
+        pool->clear();
+        pool->waitForDone(); // their jobs use this object (preparePool(), toUi)
+    }
 }
 
 void Controller::postPreview(std::function<void()> task) {
+    std::lock_guard post(m_postMutex);
     if (m_shutDown.load()) return; // the thread (and its context) may be gone
     QMetaObject::invokeMethod(m_previewContext, std::move(task), Qt::QueuedConnection);
 }

@@ -224,6 +224,7 @@ private:
     QObject* m_previewContext = nullptr; // lives in m_previewThread (deleted when it finishes)
     QObject* m_jobContext = nullptr;     // lives in m_jobThread (likewise)
     std::atomic<bool> m_shutDown{false}; // shutdown() began: nothing more goes to the threads
+    std::mutex m_postMutex;              // postPreview() against shutdown()
 
     // Preview-thread state (touched only there).
     std::shared_ptr<tomo::DatasetReader> m_reader;
