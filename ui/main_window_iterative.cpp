@@ -48,12 +48,16 @@ void MainWindow::createIterativeDocks() {
         if (o.isIterative()) m_convergenceDock->raise();
     });
     connect(m_params, &ParameterPanel::iterativeReplaced, m_method, &MethodPanel::setOptions);
-    // Iterative methods need a strategy with a projector pair and a parallel beam.
-    connect(m_params, &ParameterPanel::paramsChanged, this, [this] {
-        m_method->setContext(m_params->params().options, dataset() && dataset()->divergent.has_value());
+    // Iterative methods need a strategy with a projector pair, or a fan beam.
+    const auto beamOf = [](const DatasetSummary* d) {
+        if (!d || !d->divergent) return MethodPanel::Beam::Parallel;
+        return d->info.rows == 1 ? MethodPanel::Beam::Fan : MethodPanel::Beam::Cone;
+    };
+    connect(m_params, &ParameterPanel::paramsChanged, this, [this, beamOf] {
+        m_method->setContext(m_params->params().options, beamOf(dataset() ? &*dataset() : nullptr));
     });
-    connect(m_datasets, &DatasetSession::opened, this, [this](const DatasetSummary& dataset) {
-        m_method->setContext(m_params->params().options, dataset.divergent.has_value());
+    connect(m_datasets, &DatasetSession::opened, this, [this, beamOf](const DatasetSummary& dataset) {
+        m_method->setContext(m_params->params().options, beamOf(&dataset));
     });
     connect(m_method, &MethodPanel::stopRequested, m_controller, &Controller::stopIterations);
 

@@ -84,9 +84,9 @@ void MainWindow::onSliceReady(const SliceResultPtr& result, const SliceResultPtr
     else m_slice->setWindow(userLow, userHigh);
     const QString ran = QString::fromStdString(r.preview.strategy);
     // FDK has one mode: its back-projector says all.
-    const QString mode = r.preview.fdk ? tr("FDK") : modeText(r.params.options);
+    const QString mode = r.preview.divergent && !r.preview.iterative ? tr("FDK") : modeText(r.params.options);
     m_slice->setCaption(tr("%1 %2 · %3 · %4 · %5%6")
-                            .arg(r.preview.fdk ? tr("Slice") : tr("Row"))
+                            .arg(r.preview.divergent ? tr("Slice") : tr("Row"))
                             .arg(r.params.row)
                             .arg(r.stage.stitchedAxis ? tr("360° stitched, scan axis %1").arg(r.stage.scanAxis.value_or(0.0), 0, 'f', 2)
                                  : r.params.axisTilt != 0.0

@@ -1,6 +1,7 @@
 // PreviewSession on fan/cone-beam datasets (core/src/run/cone_preview.h):
 // each slice is the slice of a whole-volume FDK, made from only the
-// detector rows it needs.
+// detector rows it needs; a fan beam's iterative slice is the divergent
+// pair's run on the whole slice.
 #include "cone_test_scan.h"
 #include "tomo/cone_scan.h"
 #include "tomo/axis_finder.h"
@@ -8,8 +9,10 @@
 #include "tomo/output_range.h"
 #include "tomo/error.h"
 #include "tomo/fdk.h"
+#include "tomo/iterative.h"
 #include "tomo/phantom.h"
 #include "tomo/preview.h"
+#include "tomo/projector.h"
 
 #include <gtest/gtest.h>
 
@@ -77,7 +80,7 @@ TEST(ConePreview, EverySliceIsTheSliceOfTheWholeVolume) {
     for (float v : volume.data) volumePeak = std::max(volumePeak, std::abs(static_cast<double>(v)));
     for (int slice : {kRows / 2, 12, 30, 0, kRows - 1}) {
         const PreviewResult r = session.run(cpuRequest(slice));
-        EXPECT_TRUE(r.fdk);
+        EXPECT_TRUE(r.divergent);
         EXPECT_EQ(r.strategy, "cpu");
         EXPECT_EQ(r.gridSize, kColumns);
         ASSERT_EQ(r.slice.width, kColumns);
@@ -208,6 +211,95 @@ TEST(ConePreview, FanBeamHasOneSliceAndBadRequestsNameTheProblem) {
     EXPECT_NE(message(strategy).find("has no fan/cone-beam back-projector"), std::string::npos);
 }
 
+/// `options` run on the whole fan-beam slice with the divergent pair made
+/// directly (the iterative preview's oracle), the detector moved by `offsetU`.
+std::vector<float> wholeIterative(DatasetReader& reader, const IterativeOptions& options, double offsetU) {
+    CircularConeGeometry c = scanGeometry(1, reader.info().columns, reader.info().projections);
+    c.offsetU = offsetU;
+    const ConeSetup setup = coneSetup(reader.info());
+    const auto pair = makeConeProjector(ConeGeometry::circular(c), setup.grid, options, 0);
+    auto b = pair->vector(Space::Sinogram, 1);
+    auto x = pair->vector(Space::Image, 1);
+    pair->upload(readConeProjections(reader, setup), *b);
+    (void)makeSolver(*pair, options)->run(*b, *x);
+    std::vector<float> out(setup.grid.voxels());
+    pair->download(*x, out);
+    return out;
+}
+
+TEST(ConePreview, FanBeamIterativeSliceIsThePairsRunOnTheWholeSlice) {
+    constexpr int kFanColumns = 64, kFanViews = 90;
+    auto reader = coneScan(1, kFanColumns, kFanViews);
+    PreviewSession session(reader);
+    PreviewRequest request = cpuRequest(0);
+    request.options.iterative.method = Method::Sirt;
+    request.options.iterative.iterations = 12;
+    request.axis = (kFanColumns - 1) / 2.0 + 1.5; // the detector moves
+    request.region = Region{6, 9, 40, 30};         // cut out of the whole slice
+    int calls = 0;
+    request.onIteration = [&](const IterationState& state) {
+        ++calls;
+        EXPECT_EQ(state.iterations, 12);
+        EXPECT_EQ(state.residuals.size(), 1u);
+        return true;
+    };
+    const PreviewResult r = session.run(request);
+    EXPECT_EQ(calls, 12);
+    ASSERT_TRUE(r.iterative.has_value());
+    EXPECT_EQ(r.iterative->iterations, 12);
+    EXPECT_TRUE(r.divergent);
+    EXPECT_NE(r.strategy.find("fan"), std::string::npos) << r.strategy; // the pair's name
+    ASSERT_EQ(r.slice.width, 40);
+    ASSERT_EQ(r.slice.height, 30);
+
+    const std::vector<float> whole = wholeIterative(*reader, request.options.iterative, 1.5);
+    std::vector<float> cut;
+    for (int y = 9; y < 39; ++y)
+        cut.insert(cut.end(), whole.begin() + y * kFanColumns + 6, whole.begin() + y * kFanColumns + 46);
+    double peak = 0.0;
+    const double diff = maxDifference(r.slice.data, cut, &peak);
+    EXPECT_GT(peak, 0.1);
+    EXPECT_LE(diff, 1e-5 * peak);
+    // Not the FDK slice of the same request (SIRT of 12 iterations is smoother).
+    PreviewRequest fdk = request;
+    fdk.options.iterative = {};
+    fdk.onIteration = {};
+    EXPECT_GT(maxDifference(session.run(fdk).slice.data, r.slice.data), 1e-2 * peak);
+
+    // Stopping keeps the image so far; cancelling abandons the run.
+    request.onIteration = [](const IterationState& state) { return state.iteration < 3; };
+    const PreviewResult stopped = session.run(request);
+    EXPECT_EQ(stopped.iterative->iterations, 3);
+    EXPECT_TRUE(stopped.iterative->stoppedByCallback);
+    CancelToken token;
+    request.onIteration = [&](const IterationState& state) {
+        if (state.iteration == 2) token.cancel();
+        return true;
+    };
+    EXPECT_THROW(session.run(request, &token), Cancelled);
+}
+
+TEST(ConePreview, IterativeSlicesOfAConeBeamOrTheFourierPairAreRefusedWithTheReason) {
+    auto message = [](PreviewSession& session, const PreviewRequest& request) {
+        try {
+            session.run(request);
+        } catch (const InvalidArgument& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    PreviewSession cone(coneScan());
+    PreviewRequest request = cpuRequest(kRows / 2);
+    request.options.iterative.method = Method::Cgls;
+    EXPECT_NE(message(cone, request).find("cgls in the live view: fan-beam scans only"), std::string::npos)
+        << message(cone, request);
+    PreviewSession fan(coneScan(1));
+    request.row = 0;
+    request.options.iterative.projector = ProjectorKind::Fourier;
+    EXPECT_NE(message(fan, request).find("Fourier projector pair is made for parallel-beam scans"), std::string::npos)
+        << message(fan, request);
+}
+
 TEST(ConePreview, CancellableRunGivesTheSameImageAsOneCall) {
     // A fan beam of 256 columns and 360 views: cpu-reference takes well over
     // the 25 ms a band aims at.
@@ -282,6 +374,41 @@ TEST(ConeVolume, PartOfTheVolumeIsThePartOfTheWholeVolume) {
     } catch (const InvalidArgument& e) {
         EXPECT_NE(std::string(e.what()).find("slice 41 is outside the volume (0..39)"), std::string::npos) << e.what();
     }
+}
+
+TEST(ConeVolume, AnIterativeMethodExportsTheFanBeamsLiveSliceAndIsRefusedOnACone) {
+    auto reader = coneScan(1, 64, 90);
+    PreviewRequest request = cpuRequest(0);
+    request.options.iterative.method = Method::Cgls;
+    request.options.iterative.iterations = 6;
+    request.region = Region{4, 8, 50, 40};
+    const PreviewResult live = PreviewSession(reader).run(request);
+    CapturingWriter writer(50, 40, 1);
+    std::vector<double> fractions;
+    const VolumeReport report =
+        reconstructConeVolume(*reader, request, 1, writer, [&](double f, std::string_view) { fractions.push_back(f); });
+    EXPECT_TRUE(writer.committed);
+    EXPECT_EQ(writer.written, 1);
+    EXPECT_EQ(report.strategy, live.strategy);
+    double peak = 0.0;
+    EXPECT_LE(maxDifference(writer.volume.data, live.slice.data, &peak), 1e-6 * peak);
+    EXPECT_GT(peak, 0.1);
+    EXPECT_GE(fractions.size(), 8u); // one per iteration, and the writing
+    EXPECT_TRUE(std::is_sorted(fractions.begin(), fractions.end()));
+    CapturingWriter two(50, 40, 2);
+    EXPECT_THROW(reconstructConeVolume(*reader, request, 2, two), InvalidArgument);
+    EXPECT_FALSE(two.committed);
+
+    PreviewRequest cone = cpuRequest(3);
+    cone.options.iterative.method = Method::Sirt;
+    CapturingWriter coneWriter(kColumns, kColumns, 2);
+    try {
+        reconstructConeVolume(*coneScan(), cone, 2, coneWriter);
+        ADD_FAILURE() << "an iterative cone-beam export was accepted";
+    } catch (const InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find("fan-beam scans only"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(coneWriter.committed);
 }
 
 TEST(ConeVolume, RangeEstimateSamplesSlicesSpreadOverTheVolume) {

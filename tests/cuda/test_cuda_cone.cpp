@@ -170,7 +170,7 @@ TEST(CudaCone, LivePreviewOfAConeScanRunsOnTheGpu) {
         request.options.strategy = strategy;
         CancelToken token; // cancellable: bands of slice rows
         const PreviewResult gpu = session.run(request, &token);
-        EXPECT_TRUE(gpu.fdk);
+        EXPECT_TRUE(gpu.divergent);
         EXPECT_EQ(gpu.strategy, "cuda") << strategy;
         const double diff = relativeDifference(gpu.slice.data, reference.slice.data);
         std::printf("MEASURED cone preview (%s -> cuda) vs cpu-reference %.3g, %d band(s), %.3g ms\n", strategy, diff,
@@ -180,6 +180,37 @@ TEST(CudaCone, LivePreviewOfAConeScanRunsOnTheGpu) {
     // Back to the CPU with nothing else changed: it filters what the GPU skipped.
     request.options.strategy = "cpu-reference";
     EXPECT_EQ(session.run(request).slice.data, reference.slice.data);
+}
+
+TEST(CudaCone, LiveIterativeSliceOfAFanScanRunsOnTheGpuPair) {
+    TOMO_REQUIRE_CUDA();
+    // The workstation's iterative slice of a fan-beam scan: "auto" and any
+    // GPU strategy take the GPU's divergent pair, cpu-reference the CPU's.
+    const CircularConeGeometry c = test::circularCone(180, 128, 1, 1.0, 150.0, 300.0);
+    ConePhantom phantom;
+    phantom.radius = 25.0;
+    phantom.attenuation = 0.02;
+    PreviewSession session(makeConePhantomDataset(phantom, c));
+    PreviewRequest request;
+    request.axis = 64.25; // off the centre: the detector moves
+    request.region = Region{10, 20, 100, 80};
+    request.options.strategy = "cpu-reference";
+    request.options.iterative.method = Method::Sirt;
+    request.options.iterative.iterations = 20;
+    const PreviewResult cpu = session.run(request);
+    for (const char* strategy : {"auto", "alu"}) {
+        request.options.strategy = strategy;
+        CancelToken token;
+        const PreviewResult gpu = session.run(request, &token);
+        EXPECT_TRUE(gpu.divergent);
+        ASSERT_TRUE(gpu.iterative.has_value());
+        EXPECT_EQ(gpu.iterative->iterations, 20);
+        EXPECT_NE(gpu.strategy, cpu.strategy); // the GPU pair's name
+        const double diff = relativeDifference(gpu.slice.data, cpu.slice.data);
+        std::printf("MEASURED fan-beam SIRT live slice (%s -> %s) vs the CPU pair's %.3g, %.3g ms\n", strategy,
+                    gpu.strategy.c_str(), diff, 1e3 * gpu.secondsTotal);
+        EXPECT_LT(diff, 1e-3) << strategy;
+    }
 }
 
 // ------------------------------------------------- without a GPU as well

@@ -139,7 +139,7 @@ private slots:
         w->datasetCheck()->setProgram(QStringLiteral(TOMO_RECON_EXE)); // tomo-recon's check accepts it (FDK)
 #endif
         w->openPath(htc);
-        QVERIFY2(waitForResult(*w, [](const SliceResult& r) { return r.preview.fdk; }, 60000), "no FDK slice");
+        QVERIFY2(waitForResult(*w, [](const SliceResult& r) { return r.preview.divergent; }, 60000), "no FDK slice");
         QVERIFY(w->dataset()->divergent.has_value());
         // The column the axis projects to: the file says nothing of an offset.
         QCOMPARE(w->currentResult()->params.axis, 279.5);
@@ -153,7 +153,7 @@ private slots:
 
         // The slice is FDK's with the file's geometry (the core's oracle).
         setParams([](SliceParams& p) { p.options.strategy = "cpu"; });
-        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.fdk && r.preview.strategy == "cpu"; }));
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.divergent && r.preview.strategy == "cpu"; }));
         tomo::OpenOptions open;
         open.allowDivergentBeam = true;
         const auto reader = tomo::openDataset(htc.toStdString(), open);
@@ -175,7 +175,7 @@ private slots:
 
         // Moving the axis shifts the detector: another slice, the same as FDK with that offset.
         setParams([](SliceParams& p) { p.axis = 281.0; });
-        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.fdk && r.params.axis == 281.0; }));
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.divergent && r.params.axis == 281.0; }));
         QVERIFY(maxAbsDifference(oracle.slice(0), w->currentResult()->preview.slice) > 1e-2 * peak);
 
         // Export writes that slice.

@@ -453,13 +453,13 @@ private slots:
         SliceParams p = w->parameterPanel()->params();
         p.options.strategy = "cpu";
         w->parameterPanel()->setParams(p);
-        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.fdk && r.preview.strategy == "cpu"; }));
+        QVERIFY(waitForResult(*w, [](const SliceResult& r) { return r.preview.divergent && r.preview.strategy == "cpu"; }));
         const double start = p.axis;
         int filtered = 0;
         for (const double step : {0.5, 1.0, -2.0, 10.0}) {
             p.axis = start + step;
             w->parameterPanel()->setParams(p);
-            QVERIFY(waitForResult(*w, [&](const SliceResult& r) { return r.params.axis == p.axis && r.preview.fdk; }));
+            QVERIFY(waitForResult(*w, [&](const SliceResult& r) { return r.params.axis == p.axis && r.preview.divergent; }));
             if (w->currentResult()->preview.filtered) ++filtered;
         }
         QCOMPARE(filtered, 1); // re-filtering at every step made it 4

@@ -139,13 +139,13 @@ void MethodPanel::setOptions(const tomo::IterativeOptions& o) {
     --m_blockSignals;
 }
 
-void MethodPanel::setContext(const tomo::ReconOptions& reconOptions, bool divergentBeam) {
+void MethodPanel::setContext(const tomo::ReconOptions& reconOptions, Beam beam) {
     QString why;
     const tomo::Backend* backend = nullptr; // the strategy an iterative method would run on
-    if (divergentBeam) {
-        why = tr("Iterative methods: not in the live view of fan/cone-beam scans (reconstructed with FDK here; "
-                 "tomo-recon --method runs them on fan-beam data).");
-    } else {
+    if (beam == Beam::Cone) {
+        why = tr("Iterative methods: not in the live view of cone-beam scans, whose slices share their rays "
+                 "(reconstructed with FDK here; tomo-recon --method runs them on the whole volume).");
+    } else if (beam == Beam::Parallel) {
         tomo::ReconOptions probe = reconOptions;
         probe.iterative = tomo::IterativeOptions{};
         probe.iterative.method = tomo::Method::Sirt;
@@ -163,9 +163,11 @@ void MethodPanel::setContext(const tomo::ReconOptions& reconOptions, bool diverg
         if (model) model->item(i)->setEnabled(why.isEmpty());
         m_method->setItemData(i, why.isEmpty() ? QVariant() : QVariant(why), Qt::ToolTipRole);
     }
-    // The Fourier pair: 'cpu' and the CUDA strategies have it.
+    // The Fourier pair: 'cpu' and the CUDA strategies have it, for a parallel beam.
     QString noFourier;
-    if (backend && !backend->hasFourierProjector())
+    if (beam != Beam::Parallel)
+        noFourier = tr("Fourier projector: parallel-beam scans only; a fan beam is projected with Joseph's pair");
+    else if (backend && !backend->hasFourierProjector())
         noFourier = tr("Fourier projector: strategy '%1' has Joseph's projector pair only; the Fourier pair runs on "
                        "'cpu' and the CUDA strategies")
                         .arg(QString::fromStdString(backend->name()));

@@ -31,10 +31,13 @@ public:
     tomo::IterativeOptions options() const;
     /// Shows `options` (a parameter file, undo); no optionsChanged.
     void setOptions(const tomo::IterativeOptions& options);
-    /// What the slice is made with: the iterative methods are offered when
-    /// the strategy (and its interpolation, precision) has a projector pair
-    /// and the dataset is a parallel beam; otherwise FBP only, and why.
-    void setContext(const tomo::ReconOptions& reconOptions, bool divergentBeam);
+    enum class Beam { Parallel, Fan, Cone };
+    /// What the slice is made with: the iterative methods are offered for a
+    /// parallel beam when the strategy (and its interpolation, precision)
+    /// has a projector pair, and for a fan beam (the divergent-beam pair of
+    /// the CPU or the GPU, Joseph's only); not for a cone beam (FDK only),
+    /// and why.
+    void setContext(const tomo::ReconOptions& reconOptions, Beam beam);
     /// Why the iterative methods are greyed out (empty: they are offered).
     QString unavailableReason() const { return m_unavailable; }
 

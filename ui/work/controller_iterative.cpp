@@ -125,9 +125,9 @@ void Controller::runReprojection(int generation) {
         out.row = slice->params.row;
         out.method = QString::fromUtf8(tomo::methodName(slice->params.options.iterative.method).data());
         const tomo::PreviewResult& preview = slice->preview;
-        if (preview.fdk)
-            throw tomo::InvalidArgument("the reprojection is computed for parallel-beam scans; this fan/cone-beam "
-                                        "slice was reconstructed with FDK");
+        if (preview.divergent)
+            throw tomo::InvalidArgument("the reprojection is computed for parallel-beam scans; this is a "
+                                        "fan/cone-beam slice");
         if (!(preview.region == tomo::Region{0, 0, preview.gridSize, preview.gridSize}))
             throw tomo::InvalidArgument("the reprojection needs the whole slice: clear the region (Parameters)");
         sinogram = m_session->sinogram(slice->params.row);

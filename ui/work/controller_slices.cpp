@@ -291,7 +291,7 @@ void Controller::runSlice(quint64 id, const SliceParams& params, int generation,
         timer.start();
         r->stats = computeStats(r->preview.slice.data, 256, 0.5, 99.5, &preparePool());
         // FDK's back-projectors: "cuda" is no registered strategy.
-        r->family = r->preview.fdk && r->preview.strategy == "cuda" ? QStringLiteral("cuda")
+        r->family = r->preview.divergent && r->preview.strategy == "cuda" ? QStringLiteral("cuda")
                                                                     : familyOf(r->preview.strategy);
         const DisplaySettings settings = displaySettings();
         r->display = prepareDisplay(r->preview.slice, r->stats, settings, &preparePool());

@@ -110,7 +110,7 @@ bool referenceFits(const ReferenceResult& ref, const SliceResult& result) {
     switch (ref.kind) {
     case ReferenceKind::Exact: {
         const tomo::ReconOptions mode =
-            exactReferenceOptions(result.params.options, result.family, result.preview.fdk);
+            exactReferenceOptions(result.params.options, result.family, result.preview.divergent);
         return ref.params.sameGeometry(result.params) && ref.options.strategy == mode.strategy &&
                ref.options.interpolation == mode.interpolation;
     }
@@ -122,14 +122,14 @@ bool referenceFits(const ReferenceResult& ref, const SliceResult& result) {
     return false;
 }
 
-tomo::ReconOptions exactReferenceOptions(const tomo::ReconOptions& like, const QString& family, bool fdk) {
+tomo::ReconOptions exactReferenceOptions(const tomo::ReconOptions& like, const QString& family, bool divergent) {
     tomo::ReconOptions o;
     o.filter = like.filter;
     o.device = like.device;
     o.openclDevice = like.openclDevice;
     o.threads = like.threads;
     o.strategy = "cpu-reference";
-    if (fdk || family == QLatin1String("cpu")) return o;
+    if (divergent || family == QLatin1String("cpu")) return o;
     const auto usable = [](const char* name) {
         const tomo::Backend* b = tomo::BackendRegistry::instance().find(name);
         return b && b->unavailableReason().empty();

@@ -354,10 +354,10 @@ bool referenceFits(const ReferenceResult& reference, const SliceResult& result);
 /// not cost the CPU seconds: alu linear (interpolation in float32
 /// arithmetic, equal to cpu-reference linear to 1e-6), else tex-optimized
 /// nearest (double positions, equal to cpu-reference nearest to 1e-5), else
-/// cpu-reference. Filter, device and threads come from `like`. FDK results
-/// (`fdk`) always compare with cpu-reference: the GPU's FDK interpolates with
-/// the texture unit's 8-bit weights.
-tomo::ReconOptions exactReferenceOptions(const tomo::ReconOptions& like, const QString& family, bool fdk = false);
+/// cpu-reference. Filter, device and threads come from `like`. Fan/cone-beam
+/// results (`divergent`) always compare with cpu-reference's FDK: the GPU's
+/// FDK interpolates with the texture unit's 8-bit weights.
+tomo::ReconOptions exactReferenceOptions(const tomo::ReconOptions& like, const QString& family, bool divergent = false);
 /// "cpu-reference (exact)", "alu linear, float32 arithmetic (GPU exact)".
 QString referenceModeLabel(const tomo::ReconOptions& referenceOptions);
 

@@ -115,7 +115,7 @@ void SliceSession::requestReferenceIfNeeded(bool asked) {
     if (!asked && ((!w.watching && !m_line) || !w.automatic)) return;
     const SliceParams& p = w.params;
     const tomo::ReconOptions mode =
-        exactReferenceOptions(p.options, m_result ? m_result->family : QStringLiteral("cpu"), m_result && m_result->preview.fdk);
+        exactReferenceOptions(p.options, m_result ? m_result->family : QStringLiteral("cpu"), m_result && m_result->preview.divergent);
     auto same = [&](const SliceParams& a, const tomo::ReconOptions& o) {
         return kind == ReferenceKind::Exact
                    ? a.sameGeometry(p) && o.strategy == mode.strategy && o.interpolation == mode.interpolation

@@ -100,7 +100,7 @@ struct PreviewResult {
     /// weight changed (each with the change of its weight).
     int addedProjections = 0;
     std::string strategy;     ///< the strategy that ran ("auto" resolved; FDK: its back-projector)
-    bool fdk = false;         ///< a fan/cone-beam slice, reconstructed with FDK
+    bool divergent = false;   ///< a fan/cone-beam slice (FDK, or an iterative method on fan-beam data)
     bool filtered = false;    ///< this run (re)filtered the sinogram
     double secondsLoad = 0.0; ///< read + corrections (0 when the row was cached)
     double secondsFilter = 0.0;      ///< plan creation + setSinograms (0 when kept)

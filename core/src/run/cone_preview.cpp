@@ -3,6 +3,8 @@
 #include "tomo/cone_volume.h"
 
 #include "tomo/error.h"
+#include "tomo/iterative.h"
+#include "tomo/projector.h"
 #include "tomo/registry.h"
 #include "tomo/worker_pool.h"
 
@@ -71,10 +73,10 @@ void ConeSlicePreview::reset() {
     m_filteredGeneration = -1;
 }
 
-ConeGeometry ConeSlicePreview::bandAt(std::span<const double> shifts) const {
-    ConeGeometry band{m_setup.geometry.columns, m_filteredRows.count, {}};
+ConeGeometry ConeSlicePreview::bandAt(const RowRange& rows, std::span<const double> shifts) const {
+    ConeGeometry band{m_setup.geometry.columns, rows.count, {}};
     for (int p = 0; p < m_setup.geometry.viewCount(); ++p)
-        band.views.push_back(moved(m_setup.geometry.views[p], shifts[p], m_filteredRows.first));
+        band.views.push_back(moved(m_setup.geometry.views[p], shifts[p], rows.first));
     return band;
 }
 
@@ -92,7 +94,7 @@ void ConeSlicePreview::moveFiltered(std::span<const double> shifts, const FdkOpt
         for (int side = 0; side < 2; ++side) {
             std::vector<double> at = m_centreShifts;
             for (int p = 0; p < views; ++p) at[p] += (side == 0 ? -1.0 : 1.0) * m_reach[p];
-            m_sides[side] = fdkFilter(bandAt(at), m_bandValues, fdk);
+            m_sides[side] = fdkFilter(bandAt(m_filteredRows, at), m_bandValues, fdk);
             ++m_filterRuns;
         }
         result.filtered = true;
@@ -103,7 +105,7 @@ void ConeSlicePreview::moveFiltered(std::span<const double> shifts, const FdkOpt
     m_moved.rows = m_centre.rows;
     m_moved.coverage = m_centre.coverage;
     m_moved.views.clear();
-    for (const ProjectionMatrix& view : bandAt(shifts).views) m_moved.views.push_back(describeView(view, "view").normalised);
+    for (const ProjectionMatrix& view : bandAt(m_filteredRows, shifts).views) m_moved.views.push_back(describeView(view, "view").normalised);
     m_moved.data.resize(m_centre.data.size());
     const std::size_t image = static_cast<std::size_t>(m_centre.columns) * m_centre.rows;
     WorkerPool pool(cpu::resolveThreads(fdk.threads));
@@ -153,8 +155,9 @@ VolumeGrid ConeSlicePreview::part(const Region& region, int first, int count) co
     return out;
 }
 
-FdkOptions ConeSlicePreview::prepare(const PreviewRequest& request, int last, PreprocessingStage& stage,
-                                     int stageGeneration, PreviewResult& result, const CancelToken* cancel) {
+ConeSlicePreview::Loaded ConeSlicePreview::load(const PreviewRequest& request, int last, PreprocessingStage& stage,
+                                                int stageGeneration, PreviewResult& result,
+                                                const CancelToken* cancel) {
     auto checkCancel = [cancel] {
         if (cancel) cancel->throwIfCancelled();
     };
@@ -186,7 +189,7 @@ FdkOptions ConeSlicePreview::prepare(const PreviewRequest& request, int last, Pr
     result.gridSize = grid.nx;
     result.projections = views;
     result.strategy = std::string(coneBackprojectorName(fdk.backprojector));
-    result.fdk = true;
+    result.divergent = true;
     checkCancel();
 
     // Detector rows, corrected by the stage, in view order.
@@ -213,9 +216,24 @@ FdkOptions ConeSlicePreview::prepare(const PreviewRequest& request, int last, Pr
     }
     result.corrections = m_loadedStats;
 
-    // Those rows weighted and filtered, on a detector moved to the axis.
+    // The detector moved to the axis.
     std::vector<double> shifts(views, axis - m_defaultAxis);
     for (std::size_t p = 0; p < request.axisOffsets.size(); ++p) shifts[p] += request.axisOffsets[p];
+    return {fdk, rows, std::move(shifts)};
+}
+
+FdkOptions ConeSlicePreview::prepare(const PreviewRequest& request, int last, PreprocessingStage& stage,
+                                     int stageGeneration, PreviewResult& result, const CancelToken* cancel) {
+    Loaded loaded = load(request, last, stage, stageGeneration, result, cancel);
+    const FdkOptions fdk = loaded.fdk;
+    const RowRange rows = loaded.rows;
+    std::vector<double> shifts = std::move(loaded.shifts);
+    const int views = m_setup.geometry.viewCount(), columns = m_setup.geometry.columns;
+    auto checkCancel = [cancel] {
+        if (cancel) cancel->throwIfCancelled();
+    };
+
+    // Those rows weighted and filtered.
     const bool gpu = fdk.backprojector == ConeBackprojector::Cuda;
     const bool sameBand = m_filteredGeneration == stageGeneration && m_filteredRows == rows &&
                           m_filterOptions.window == fdk.filter.window && m_filterOptions.padding == fdk.filter.padding &&
@@ -225,7 +243,7 @@ FdkOptions ConeSlicePreview::prepare(const PreviewRequest& request, int last, Pr
         const auto filterStart = Clock::now();
         m_filteredGeneration = -1;
         m_filteredRows = rows;
-        m_band = bandAt(shifts);
+        m_band = bandAt(m_filteredRows, shifts);
         const std::size_t line = static_cast<std::size_t>(columns);
         m_bandValues.resize(line * rows.count * views);
         for (int p = 0; p < views; ++p)
@@ -249,7 +267,7 @@ FdkOptions ConeSlicePreview::prepare(const PreviewRequest& request, int last, Pr
             m_moved = {};
         else
             moveFiltered(shifts, fdk, result);
-        m_band = bandAt(shifts);
+        m_band = bandAt(m_filteredRows, shifts);
         m_bandShifts = std::move(shifts);
         checkCancel();
     }
@@ -265,8 +283,52 @@ void ConeSlicePreview::backprojectPart(const VolumeGrid& grid, std::span<float> 
     std::copy(part.data.begin(), part.data.end(), out.begin());
 }
 
+PreviewResult ConeSlicePreview::runIterative(const PreviewRequest& request, PreprocessingStage& stage,
+                                             int stageGeneration, const CancelToken* cancel) {
+    const auto start = Clock::now();
+    const IterativeOptions& options = request.options.iterative;
+    const std::string method(methodName(options.method));
+    if (m_setup.geometry.rows != 1)
+        throw InvalidArgument(method + " in the live view: fan-beam scans only (one detector row); the slices of a "
+                              "cone-beam scan share its rays, so an iterative method reconstructs the whole volume "
+                              "at once (tomo-recon --method " + method + ")");
+    if (options.projector == ProjectorKind::Fourier)
+        throw InvalidArgument("the Fourier projector pair is made for parallel-beam scans; a fan-beam scan is "
+                              "projected with Joseph's pair");
+    PreviewResult result;
+    const Loaded loaded = load(request, request.row, stage, stageGeneration, result, cancel);
+    const bool gpu = loaded.fdk.backprojector == ConeBackprojector::Cuda;
+
+    // The whole slice: the region is cut out of it (a region alone would not
+    // explain the data).
+    const auto itStart = Clock::now();
+    const VolumeGrid grid = part(Region{0, 0, m_setup.grid.nx, m_setup.grid.ny}, request.row, 1);
+    const auto pair = makeConeProjector(bandAt(loaded.rows, loaded.shifts), grid, options, request.options.threads,
+                                        gpu ? std::optional<int>(request.options.device) : std::nullopt);
+    auto b = pair->vector(Space::Sinogram, 1);
+    auto x = pair->vector(Space::Image, 1);
+    pair->upload(m_projections, *b); // one row loaded: [view][column]
+    if (options.init == InitialImage::Fbp) pair->filteredBackprojection(*b, *x);
+    result.iterative = makeSolver(*pair, options)->run(*b, *x, [&](const IterationState& state) {
+        if (cancel) cancel->throwIfCancelled();
+        return request.onIteration ? request.onIteration(state) : true;
+    });
+    std::vector<float> whole(grid.voxels());
+    pair->download(*x, whole);
+    const Region& region = result.region;
+    result.slice = Image(region.width, region.height);
+    for (int y = 0; y < region.height; ++y)
+        std::copy_n(whole.begin() + static_cast<std::ptrdiff_t>(region.y + y) * grid.nx + region.x, region.width,
+                    result.slice.data.begin() + static_cast<std::ptrdiff_t>(y) * region.width);
+    result.strategy = pair->name();
+    result.secondsBackproject = secondsSince(itStart);
+    result.secondsTotal = secondsSince(start);
+    return result;
+}
+
 PreviewResult ConeSlicePreview::run(const PreviewRequest& request, PreprocessingStage& stage, int stageGeneration,
                                     const CancelToken* cancel) {
+    if (request.options.iterative.isIterative()) return runIterative(request, stage, stageGeneration, cancel);
     const auto start = Clock::now();
     PreviewResult result;
     const FdkOptions fdk = prepare(request, request.row, stage, stageGeneration, result, cancel);
@@ -302,6 +364,35 @@ VolumeReport ConeSlicePreview::reconstruct(const PreviewRequest& request, int sl
         if (progress) progress(fraction, what);
     };
     if (slices < 1) throw InvalidArgument("FDK volume: " + std::to_string(slices) + " slices (expected at least 1)");
+    if (request.options.iterative.isIterative()) {
+        // A fan beam's one slice, as the live view makes it (run() checks the rest).
+        report(0.0, "iterating");
+        PreviewRequest iterating = request;
+        iterating.onIteration = [&](const IterationState& state) {
+            report(0.9 * state.iteration / std::max(1, state.iterations), "iterating");
+            return request.onIteration ? request.onIteration(state) : true;
+        };
+        if (m_setup.geometry.rows == 1 && slices != 1)
+            throw InvalidArgument("a fan-beam scan has one slice; " + std::to_string(slices) + " were asked for");
+        const PreviewResult slice = runIterative(iterating, stage, -2, nullptr);
+        VolumeReport out;
+        out.strategy = slice.strategy;
+        out.slices = 1;
+        out.chunkRows = 1;
+        out.preprocess = slice.corrections;
+        out.warnings = stage.warnings();
+        out.secondsRead = slice.secondsLoad;
+        out.secondsReconstruct = slice.secondsBackproject;
+        report(0.9, "writing");
+        const auto writeStart = Clock::now();
+        writer.writeSlices(0, 1, slice.slice.data);
+        writer.commit();
+        out.secondsWrite = secondsSince(writeStart);
+        report(1.0, "writing");
+        out.peakBufferBytes = (m_projections.size() + 2 * slice.slice.data.size()) * sizeof(float);
+        out.secondsTotal = secondsSince(start);
+        return out;
+    }
     report(0.0, "reading and filtering");
     PreviewResult figures;
     const FdkOptions fdk = prepare(request, request.row + slices - 1, stage, -2, figures, nullptr);

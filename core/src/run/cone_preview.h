@@ -8,6 +8,9 @@
 //     axis moved ──────────────► no filtering within reach (see m_sides)
 //     always ──────────► backprojectCone of the region at z, in bands
 //                        (GPU: reconstructFdk of those rows, filtered there)
+//   an iterative method (fan beam only) ──► the divergent pair's run on the
+//                        whole slice (detector moved to the axis), the
+//                        region cut out
 //
 // The FDK filter works row by row, so filtering a band of detector rows
 // gives the same values as filtering all of them; the band's matrices are
@@ -40,7 +43,9 @@ public:
     double defaultAxis() const { return m_defaultAxis; }
     const ConeSetup& setup() const { return m_setup; }
 
-    /// The slice request.row of the volume grid. `stageGeneration` changes
+    /// The slice request.row of the volume grid: FDK, or for fan-beam data
+    /// an iterative method (request.options.iterative) on the whole slice,
+    /// the region cut out. `stageGeneration` changes
     /// whenever `stage` is a new one (other corrections): the loaded rows
     /// are dropped. Throws as PreviewSession::run.
     PreviewResult run(const PreviewRequest& request, PreprocessingStage& stage, int stageGeneration,
@@ -57,16 +62,32 @@ public:
     void reset();
 
 private:
-    /// What a run of slices first .. last shares: the checks, the rows
-    /// loaded, the filtering; fills result's figures and returns the options.
+    struct RowRange {
+        int first = 0;
+        int count = 0;
+        bool operator==(const RowRange&) const = default;
+    };
+    struct Loaded {
+        FdkOptions fdk;
+        RowRange rows;              ///< the detector rows the slices need
+        std::vector<double> shifts; ///< per view, the detector's columns moved to the axis
+    };
+    /// What every run of slices first .. last shares: the checks, the rows
+    /// loaded; fills result's figures.
+    Loaded load(const PreviewRequest& request, int last, PreprocessingStage& stage, int stageGeneration,
+                PreviewResult& result, const CancelToken* cancel);
+    /// An iterative method's slice (fan-beam data only): run() for them.
+    PreviewResult runIterative(const PreviewRequest& request, PreprocessingStage& stage, int stageGeneration,
+                               const CancelToken* cancel);
+    /// load(), then FDK's filtering of the rows; returns the options.
     FdkOptions prepare(const PreviewRequest& request, int last, PreprocessingStage& stage, int stageGeneration,
                        PreviewResult& result, const CancelToken* cancel);
     /// `grid` (a part of the volume) from the band: back-projected from
     /// m_centre or m_moved, or for the GPU the whole FDK of the band there.
     void backprojectPart(const VolumeGrid& grid, std::span<float> out, const FdkOptions& fdk) const;
-    /// The scan's matrices for detector rows m_filteredRows, each view's
-    /// columns moved by shifts[view].
-    ConeGeometry bandAt(std::span<const double> shifts) const;
+    /// The scan's matrices for detector rows `rows`, each view's columns
+    /// moved by shifts[view].
+    ConeGeometry bandAt(const RowRange& rows, std::span<const double> shifts) const;
     /// Whether m_centre serves `shifts` (interpolated; not on short scans,
     /// whose Parker weights are not smooth enough in the shift).
     bool withinReach(std::span<const double> shifts) const;
@@ -75,11 +96,6 @@ private:
     /// The grid of `region` in slices first .. first + count - 1.
     VolumeGrid part(const Region& region, int first, int count) const;
 
-    struct RowRange {
-        int first = 0;
-        int count = 0;
-        bool operator==(const RowRange&) const = default;
-    };
     /// Detector rows the voxels of `region` in slices first .. last project
     /// to in any view, with one row beyond each end (bilinear reads), at
     /// least one row.
