@@ -152,15 +152,20 @@ TEST(CudaCone, WholeFdkOnTheGpuMatchesTheCpu) {
     }
 }
 
+/// A dataset declaring a circular scan (magnification 2, 1 mm pixels) of
+/// the 3D Shepp-Logan of `radius` mm: what the workstation opens.
+std::shared_ptr<DatasetReader> circularPhantomScan(int views, int columns, int rows, double radius) {
+    ConePhantom phantom;
+    phantom.radius = radius;
+    phantom.attenuation = 0.02;
+    return makeConePhantomDataset(phantom, test::circularCone(views, columns, rows, 1.0, 150.0, 300.0));
+}
+
 TEST(CudaCone, LivePreviewOfAConeScanRunsOnTheGpu) {
     TOMO_REQUIRE_CUDA();
     // The workstation's path: a scan declaring a cone beam, "auto" and any
     // GPU strategy take the CUDA back-projector, cpu-reference the oracle.
-    const CircularConeGeometry c = test::circularCone(240, 160, 120, 1.0, 150.0, 300.0);
-    ConePhantom phantom;
-    phantom.radius = 30.0;
-    phantom.attenuation = 0.02;
-    PreviewSession session(makeConePhantomDataset(phantom, c));
+    PreviewSession session(circularPhantomScan(240, 160, 120, 30.0));
     PreviewRequest request;
     request.row = 70;
     request.axis = 80.25; // off the centre: the detector moves
@@ -186,11 +191,7 @@ TEST(CudaCone, LiveIterativeSliceOfAFanScanRunsOnTheGpuPair) {
     TOMO_REQUIRE_CUDA();
     // The workstation's iterative slice of a fan-beam scan: "auto" and any
     // GPU strategy take the GPU's divergent pair, cpu-reference the CPU's.
-    const CircularConeGeometry c = test::circularCone(180, 128, 1, 1.0, 150.0, 300.0);
-    ConePhantom phantom;
-    phantom.radius = 25.0;
-    phantom.attenuation = 0.02;
-    PreviewSession session(makeConePhantomDataset(phantom, c));
+    PreviewSession session(circularPhantomScan(180, 128, 1, 25.0));
     PreviewRequest request;
     request.axis = 64.25; // off the centre: the detector moves
     request.region = Region{10, 20, 100, 80};
