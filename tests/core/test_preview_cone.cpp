@@ -279,6 +279,32 @@ TEST(ConePreview, FanBeamIterativeSliceIsThePairsRunOnTheWholeSlice) {
     EXPECT_THROW(session.run(request, &token), Cancelled);
 }
 
+TEST(ConePreview, TheFanBeamPairIsTheOneTheSliceRanOn) {
+    // What the reprojection view projects with: CGLS's last residual is
+    // that of its final image, so projecting the slice gives it again.
+    auto reader = coneScan(1, 64, 90);
+    PreviewSession session(reader);
+    PreviewRequest request = cpuRequest(0);
+    request.options.iterative.method = Method::Cgls;
+    request.options.iterative.iterations = 5;
+    request.axis = 31.5 + 0.75;
+    const PreviewResult r = session.run(request);
+    const Reprojection check = reproject(*session.fanBeamPair(request), r.slice.data, session.sinogram(0).data);
+    const double residual = r.iterative->residuals.front();
+    EXPECT_GT(residual, 0.0);
+    EXPECT_NEAR(check.relativeNorm, residual, 1e-4 * residual);
+    // At another axis the pair no longer explains the slice as well.
+    PreviewRequest moved = request;
+    moved.axis = 31.5 - 2.0;
+    EXPECT_GT(reproject(*session.fanBeamPair(moved), r.slice.data, session.sinogram(0).data).relativeNorm,
+              1.5 * residual);
+
+    PreviewSession cone(coneScan());
+    EXPECT_THROW(cone.fanBeamPair(cpuRequest(3)), InvalidArgument);
+    PreviewSession parallel(makeMemoryDataset(ImageStack(32, 16, 2), uniformAngles(16)));
+    EXPECT_THROW(parallel.fanBeamPair(cpuRequest(0)), InvalidArgument);
+}
+
 TEST(ConePreview, IterativeSlicesOfAConeBeamOrTheFourierPairAreRefusedWithTheReason) {
     auto message = [](PreviewSession& session, const PreviewRequest& request) {
         try {

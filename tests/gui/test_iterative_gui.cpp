@@ -414,6 +414,21 @@ private slots:
         w->findChild<QDockWidget*>(QStringLiteral("methodDock"))->raise();
         saveScreenshot(w.get(), QStringLiteral("it6-fan-beam-sirt"));
 
+        // The reprojection view projects it with the same fan-beam pair.
+        QSignalSpy ready(w->controller(), &Controller::reprojectionReady);
+        w->reprojectionDock()->show();
+        w->reprojectionDock()->raise();
+        QVERIFY(waitUntil([&] { return ready.count() >= 1; }, 60000));
+        const ReprojectionResult reprojected = ready.last()[0].value<ReprojectionResult>();
+        QVERIFY2(reprojected.error.isEmpty(), qPrintable(reprojected.error));
+        QVERIFY2(reprojected.projector.contains(QStringLiteral("fan-beam joseph")), qPrintable(reprojected.projector));
+        QCOMPARE(reprojected.measured.height, 721);
+        QCOMPARE(reprojected.measured.width, 560);
+        qInfo("HTC2022 ta, SIRT (3 iterations): reprojection's relative norm %.4f (the solver's last residual %.4f)",
+              reprojected.relativeNorm, r.preview.iterative->residuals.front());
+        QVERIFY(reprojected.relativeNorm > 0.0 && reprojected.relativeNorm < r.preview.iterative->residuals.front());
+        saveScreenshot(w.get(), QStringLiteral("it6-fan-beam-reprojection"));
+
         // A cone beam: FBP (FDK) only, and why.
         MethodPanel panel;
         panel.setContext(p.options, MethodPanel::Beam::Cone);

@@ -119,17 +119,21 @@ void Controller::runReprojection(int generation) {
     SliceResultPtr slice = m_lastSlice;
     tomo::Image sinogram;
     tomo::Geometry g;
+    std::shared_ptr<tomo::ProjectorPair> fanPair; // a fan-beam slice's, made here (the session's geometry)
     try {
         if (!slice) throw tomo::InvalidArgument("no slice has been reconstructed yet");
         out.resultId = slice->id;
         out.row = slice->params.row;
         out.method = QString::fromUtf8(tomo::methodName(slice->params.options.iterative.method).data());
         const tomo::PreviewResult& preview = slice->preview;
-        if (preview.divergent)
-            throw tomo::InvalidArgument("the reprojection is computed for parallel-beam scans; this is a "
-                                        "fan/cone-beam slice");
         if (!(preview.region == tomo::Region{0, 0, preview.gridSize, preview.gridSize}))
             throw tomo::InvalidArgument("the reprojection needs the whole slice: clear the region (Parameters)");
+        if (preview.divergent) {
+            if (m_session->info().rows != 1)
+                throw tomo::InvalidArgument("the reprojection is computed for parallel- and fan-beam scans; the "
+                                            "slices of this cone-beam scan share their rays");
+            fanPair = m_session->fanBeamPair(slice->params.request());
+        }
         sinogram = m_session->sinogram(slice->params.row);
         g.angles = m_session->stage().outputAngles();
         g.bins = sinogram.width;
@@ -141,11 +145,13 @@ void Controller::runReprojection(int generation) {
     }
     (void)preparePool(); // made here: the job only uses it
     m_reprojections.start([this, generation, out = std::move(out), slice = std::move(slice),
-                           sinogram = std::move(sinogram), g = std::move(g)]() mutable {
+                           sinogram = std::move(sinogram), g = std::move(g), fanPair = std::move(fanPair)]() mutable {
         try {
             const tomo::PreviewResult& preview = slice->preview;
-            const auto pair = reprojectionPair(tomo::ReconGeometry::fullSlice(std::move(g)), slice->params.options,
-                                               preview.strategy);
+            const std::shared_ptr<tomo::ProjectorPair> pair =
+                fanPair ? std::move(fanPair)
+                        : reprojectionPair(tomo::ReconGeometry::fullSlice(std::move(g)), slice->params.options,
+                                           preview.strategy);
             out.projector = QString::fromStdString(pair->name());
             tomo::Reprojection r = tomo::reproject(*pair, preview.slice.data, sinogram.data);
             out.norm = r.norm;

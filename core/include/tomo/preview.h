@@ -48,6 +48,8 @@
 
 namespace tomo {
 
+class ProjectorPair;
+
 /// Cancellation flag shared between the thread running a job and the thread
 /// that wants it stopped (e.g. because a newer request arrived: the GUI
 /// coalesces live changes, the latest wins). Thread-safe.
@@ -168,6 +170,12 @@ public:
     /// the stitched centre (360° stitching); for a fan/cone beam the column
     /// the rotation axis projects to.
     std::optional<double> defaultAxis();
+
+    /// For a fan-beam dataset: Joseph's matched pair of request's slice, on
+    /// the CPU or the GPU as request.options.strategy says (the one an
+    /// iterative slice runs on; the reprojection view projects with it).
+    /// Throws InvalidArgument for a parallel or cone beam, naming it.
+    std::unique_ptr<ProjectorPair> fanBeamPair(const PreviewRequest& request);
 
     /// How many times run() filtered a sinogram (setSinograms calls) and
     /// loaded a row, since construction; for tests and benchmarks.

@@ -216,10 +216,27 @@ ConeSlicePreview::Loaded ConeSlicePreview::load(const PreviewRequest& request, i
     }
     result.corrections = m_loadedStats;
 
-    // The detector moved to the axis.
-    std::vector<double> shifts(views, axis - m_defaultAxis);
+    return {fdk, rows, detectorShifts(request)};
+}
+
+std::vector<double> ConeSlicePreview::detectorShifts(const PreviewRequest& request) const {
+    const double axis = request.axis.value_or(m_defaultAxis);
+    std::vector<double> shifts(m_setup.geometry.viewCount(), axis - m_defaultAxis);
     for (std::size_t p = 0; p < request.axisOffsets.size(); ++p) shifts[p] += request.axisOffsets[p];
-    return {fdk, rows, std::move(shifts)};
+    return shifts;
+}
+
+std::unique_ptr<ProjectorPair> ConeSlicePreview::fanBeamPair(const PreviewRequest& request,
+                                                             const IterativeOptions& options) const {
+    const ConeGeometry& geometry = m_setup.geometry;
+    if (geometry.rows != 1)
+        throw InvalidArgument("the fan-beam projector pair: this scan has " + std::to_string(geometry.rows) +
+                              " detector rows (a cone beam, whose slices share their rays)");
+    validateAxis(request.axis.value_or(m_defaultAxis), request.axisOffsets, geometry.viewCount());
+    const bool gpu = coneBackprojectorFor(request.options.strategy, true) == ConeBackprojector::Cuda;
+    return makeConeProjector(bandAt(RowRange{0, 1}, detectorShifts(request)),
+                             part(Region{0, 0, m_setup.grid.nx, m_setup.grid.ny}, 0, 1), options,
+                             request.options.threads, gpu ? std::optional<int>(request.options.device) : std::nullopt);
 }
 
 FdkOptions ConeSlicePreview::prepare(const PreviewRequest& request, int last, PreprocessingStage& stage,
@@ -296,18 +313,16 @@ PreviewResult ConeSlicePreview::runIterative(const PreviewRequest& request, Prep
         throw InvalidArgument("the Fourier projector pair is made for parallel-beam scans; a fan-beam scan is "
                               "projected with Joseph's pair");
     PreviewResult result;
-    const Loaded loaded = load(request, request.row, stage, stageGeneration, result, cancel);
-    const bool gpu = loaded.fdk.backprojector == ConeBackprojector::Cuda;
+    (void)load(request, request.row, stage, stageGeneration, result, cancel); // one row: m_projections [view][column]
 
     // The whole slice: the region is cut out of it (a region alone would not
     // explain the data).
     const auto itStart = Clock::now();
-    const VolumeGrid grid = part(Region{0, 0, m_setup.grid.nx, m_setup.grid.ny}, request.row, 1);
-    const auto pair = makeConeProjector(bandAt(loaded.rows, loaded.shifts), grid, options, request.options.threads,
-                                        gpu ? std::optional<int>(request.options.device) : std::nullopt);
+    const VolumeGrid& grid = m_setup.grid;
+    const auto pair = fanBeamPair(request, options);
     auto b = pair->vector(Space::Sinogram, 1);
     auto x = pair->vector(Space::Image, 1);
-    pair->upload(m_projections, *b); // one row loaded: [view][column]
+    pair->upload(m_projections, *b);
     if (options.init == InitialImage::Fbp) pair->filteredBackprojection(*b, *x);
     result.iterative = makeSolver(*pair, options)->run(*b, *x, [&](const IterationState& state) {
         if (cancel) cancel->throwIfCancelled();

@@ -24,9 +24,11 @@
 #include "tomo/pipeline.h"
 #include "tomo/preprocess.h"
 #include "tomo/preview.h"
+#include "tomo/projector.h"
 #include "tomo/volume_io.h"
 
 #include <array>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -57,6 +59,14 @@ public:
     VolumeReport reconstruct(const PreviewRequest& request, int slices, PreprocessingStage& stage,
                              VolumeWriter& writer, const ProgressCallback& progress);
 
+    /// The fan-beam pair of request's slice: the whole slice's grid, the
+    /// detector moved to the request's axis and offsets, on the GPU for GPU
+    /// strategies (coneBackprojectorFor). What an iterative slice runs on and
+    /// the reprojection view projects with. Throws InvalidArgument for a cone
+    /// beam (more than one detector row) or a bad axis, and as
+    /// makeConeProjector.
+    std::unique_ptr<ProjectorPair> fanBeamPair(const PreviewRequest& request, const IterativeOptions& options) const;
+
     int filterRuns() const { return m_filterRuns; }
     int loadRuns() const { return m_loadRuns; }
     void reset();
@@ -85,6 +95,8 @@ private:
     /// `grid` (a part of the volume) from the band: back-projected from
     /// m_centre or m_moved, or for the GPU the whole FDK of the band there.
     void backprojectPart(const VolumeGrid& grid, std::span<float> out, const FdkOptions& fdk) const;
+    /// Per view, the detector's columns moved to request's axis and offsets.
+    std::vector<double> detectorShifts(const PreviewRequest& request) const;
     /// The scan's matrices for detector rows `rows`, each view's columns
     /// moved by shifts[view].
     ConeGeometry bandAt(const RowRange& rows, std::span<const double> shifts) const;

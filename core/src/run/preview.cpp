@@ -471,6 +471,13 @@ const Image& PreviewSession::sinogram(int row) { return m_impl->load(row, nullpt
 
 const PreprocessingStage& PreviewSession::stage() { return m_impl->stageFor(m_impl->corrections); }
 
+std::unique_ptr<ProjectorPair> PreviewSession::fanBeamPair(const PreviewRequest& request) {
+    if (!m_impl->cone)
+        throw InvalidArgument("the fan-beam projector pair: " + m_impl->reader->info().path.string() +
+                              " is a parallel-beam scan");
+    return m_impl->cone->fanBeamPair(request, IterativeOptions{});
+}
+
 int PreviewSession::filterRuns() const { return m_impl->filterRuns + (m_impl->cone ? m_impl->cone->filterRuns() : 0); }
 int PreviewSession::loadRuns() const { return m_impl->loadRuns + (m_impl->cone ? m_impl->cone->loadRuns() : 0); }
 
