@@ -7,6 +7,7 @@
 
 #include "work/controller.h"
 #include "main_window.h"
+#include "panels/metadata_panel.h"
 #include "panels/method_panel.h"
 #include "panels/parameter_panel.h"
 #include "panels/quality_panel.h"
@@ -378,6 +379,7 @@ private slots:
         for (tomo::Method m : {tomo::Method::Sirt, tomo::Method::Cgls, tomo::Method::Tv})
             QVERIFY(model->item(methodCombo()->findData(static_cast<int>(m)))->isEnabled());
         QVERIFY(w->methodPanel()->unavailableReason().isEmpty());
+        QVERIFY(w->metadataPanel()->value(QStringLiteral("Reconstruction")).contains(QStringLiteral("SIRT, CGLS, TV")));
         auto* projector = w->methodPanel()->findChild<QComboBox*>(QStringLiteral("projectorCombo"));
         const int fourier = projector->findData(static_cast<int>(tomo::ProjectorKind::Fourier));
         QVERIFY(!qobject_cast<QStandardItemModel*>(projector->model())->item(fourier)->isEnabled());

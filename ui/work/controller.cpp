@@ -57,8 +57,11 @@ DatasetSummary::DivergentBeam divergentBeamSummary(const tomo::DatasetInfo& info
                                                             .arg(g.nz)
                                                             .arg(g.voxelSize, 0, 'g', 6)
                                                             .arg(withUnit));
-    out.fields.emplace_back(QObject::tr("Reconstruction"), QObject::tr("FDK (filtered back-projection of the "
-                                                                       "divergent views)"));
+    out.fields.emplace_back(QObject::tr("Reconstruction"),
+                            setup.geometry.rows == 1
+                                ? QObject::tr("FDK (filtered back-projection of the divergent views); SIRT, CGLS, "
+                                              "TV on the fan-beam pair (Method panel)")
+                                : QObject::tr("FDK (filtered back-projection of the divergent views)"));
     return out;
 }
 
