@@ -400,6 +400,11 @@ private slots:
                  r.preview.strategy.c_str());
         QCOMPARE(w->convergencePlot()->points().size(), 3);
         QVERIFY(!w->statusSummary().contains(QStringLiteral("FDK")));
+        // Its rate is iterations a second, not a back-projection's GU/s.
+        QVERIFY2(w->statusSummary().contains(QStringLiteral("3 iterations ")) &&
+                     w->statusSummary().contains(QStringLiteral("iterations/s")) &&
+                     !w->statusSummary().contains(QStringLiteral("GU/s")),
+                 qPrintable(w->statusSummary()));
 
         // The oracle: the whole-scan run tomo-recon --method sirt makes.
         tomo::OpenOptions open;

@@ -40,6 +40,16 @@ void StatusFigures::showSlice(const SliceResult& r, const QString& mode) {
     const QString ran = QString::fromStdString(r.preview.strategy);
     m_backend->setText(r.family % QStringLiteral(" · ") % ran %
                        (requested == QLatin1String("auto") ? tr(" (auto)") : QString()) % QStringLiteral(" · ") % mode);
+    if (const auto& iterative = r.preview.iterative) {
+        // An iterative slice has no back-projection rate: its iterations' is the figure.
+        const double seconds = r.preview.secondsBackproject;
+        const QString count =
+            iterative->iterations == 1 ? tr("1 iteration") : tr("%1 iterations").arg(iterative->iterations);
+        m_time->setText(tr("%1 (%2 %3)").arg(formatSeconds(r.preview.secondsTotal), count, formatSeconds(seconds)));
+        m_gups->setText(seconds > 0.0 ? tr("%1 iterations/s").arg(iterative->iterations / seconds, 0, 'g', 3)
+                                      : QString());
+        return;
+    }
     m_time->setText(tr("%1 (back-projection %2%3)")
                         .arg(formatSeconds(r.preview.secondsTotal))
                         .arg(formatSeconds(r.preview.secondsBackproject))
