@@ -9,6 +9,9 @@
 #include "cone_test_scan.h"
 #include "test_support.h"
 
+#include "recon/divergent_ray.h"
+#include "recon/divergent_setup.h"
+
 #include "tomo/cone_scan.h"
 #include "tomo/dataset.h"
 #include "tomo/error.h"
@@ -74,6 +77,33 @@ TEST(FanProjector, BackProjectionIsTheTranspose) {
                 EXPECT_NEAR(left[s] / right[s], 1.0, 1e-12) << c.name << ", " << count << " slices, slice " << s;
             }
         }
+}
+
+// The CPU pair walks fan-beam rays with walkFan (no z): the samples of
+// walk(), the GPU's, voxel for voxel and weight for weight, on every ray of
+// a full scan of a grid off the axis and of a short scan off the centre.
+TEST(FanProjector, FanWalkVisitsTheSamplesOfTheGeneralWalk) {
+    struct Case {
+        ConeGeometry geometry;
+        VolumeGrid grid;
+    };
+    const std::vector<Case> cases = {{fan(90, 2 * kPi), slice(64, 64, 0.8)},
+                                     {fan(37, 0.6 * kPi, 3.3), slice(50, 70, 0.9, 4.0, -3.0)}};
+    std::size_t samples = 0;
+    for (const Case& c : cases) {
+        const divergent::Volume volume = divergentVolume(c.geometry, c.grid);
+        ASSERT_TRUE(volume.fan);
+        for (const divergent::View& view : divergentViews(c.geometry, c.grid))
+            for (int u = 0; u < c.geometry.columns; ++u) {
+                const divergent::Ray ray = divergent::trace(view, u, 0, volume);
+                std::vector<std::pair<std::size_t, double>> general, fanOnly;
+                divergent::walk(ray, volume, [&](std::size_t i, double w) { general.emplace_back(i, w); });
+                divergent::walkFan(ray, volume, [&](std::size_t i, double w) { fanOnly.emplace_back(i, w); });
+                ASSERT_EQ(fanOnly, general) << "column " << u;
+                samples += general.size();
+            }
+    }
+    EXPECT_GT(samples, 10000u);
 }
 
 // A uniform disc (mu = 1 per length unit, radius 20, off the axis), its

@@ -110,4 +110,22 @@ TOMO_HD void walk(const Ray& r, const Volume& g, F&& f) {
     }
 }
 
+/// walk() for a fan beam (g.fan: z = 0 on every ray, one slice): the same
+/// samples with the same weights in the same order (z's weight 1 - 0 and its
+/// second voxel, beyond the slice, dropped), without the branches of z.
+template <class F>
+TOMO_HD void walkFan(const Ray& r, const Volume& g, F&& f) {
+    const int across = r.alongColumns ? g.ny : g.nx;
+    const size_t lineStep = r.alongColumns ? 1 : static_cast<size_t>(g.nx);
+    const size_t acrossStep = r.alongColumns ? static_cast<size_t>(g.nx) : 1;
+    for (int l = r.first; l < r.last; ++l) {
+        const double pos = r.start + l * r.slope;
+        const double k0 = floor(pos), w = pos - k0;
+        const int k = static_cast<int>(k0);
+        const size_t line = static_cast<size_t>(l) * lineStep;
+        if (k >= 0 && k < across) f(line + static_cast<size_t>(k) * acrossStep, (1.0 - w) * r.length);
+        if (k + 1 >= 0 && k + 1 < across) f(line + static_cast<size_t>(k + 1) * acrossStep, w * r.length);
+    }
+}
+
 } // namespace tomo::divergent

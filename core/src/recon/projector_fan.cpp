@@ -76,7 +76,10 @@ private:
 
     template <class F>
     void walk(const divergent::Ray& r, F&& f) const {
-        divergent::walk(r, m_volume, f);
+        if (m_volume.fan)
+            divergent::walkFan(r, m_volume, f);
+        else
+            divergent::walk(r, m_volume, f);
     }
 
     void project(const Vector& x, Vector& y) override {
