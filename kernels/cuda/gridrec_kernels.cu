@@ -127,6 +127,11 @@ __device__ void loadTable(const gridrec::GatherView& view, float* table) {
     __syncthreads();
 }
 
+// The shared memory loadTable fills: a launch's dynamic share.
+std::size_t tableBytes(const gridrec::GatherView& view) {
+    return 2 * (static_cast<std::size_t>(view.tableLast) + 1) * sizeof(float);
+}
+
 struct CountTaps {
     int taps = 0;
     __host__ __device__ void operator()(size_t, float) { ++taps; }
@@ -321,7 +326,7 @@ void launchPhase(const PhaseLaunch& P, StreamHandle stream) {
 }
 
 void launchGather(const GatherLaunch& P, StreamHandle stream) {
-    const std::size_t shared = 2 * (static_cast<std::size_t>(P.view.tableLast) + 1) * sizeof(float);
+    const std::size_t shared = tableBytes(P.view);
     const dim3 block(kGatherTile, kGatherTile);
     // Groups of kGatherPairs pairs, then of two, then one.
     int pair = 0;
@@ -357,7 +362,7 @@ void launchCountTaps(const GatherLaunch& P, int* d_order, long long* d_widths, l
 
 void launchFillTaps(const GatherLaunch& P, const TapMatrix& M, int* d_index, float* d_weight, StreamHandle stream) {
     const long long groups = tapGroups(P);
-    const std::size_t shared = 2 * (static_cast<std::size_t>(P.view.tableLast) + 1) * sizeof(float);
+    const std::size_t shared = tableBytes(P.view);
     fillTapsKernel<<<blocksFor(groups * kTapGroup), kThreads, shared, stream>>>(P, M, d_index, d_weight, groups);
     TOMO_CUDA_CHECK(cudaGetLastError());
 }
@@ -365,7 +370,7 @@ void launchFillTaps(const GatherLaunch& P, const TapMatrix& M, int* d_index, flo
 void launchFillHeavyTaps(const GatherLaunch& P, const HeavyTaps& H, int* d_index, float* d_weight,
                          StreamHandle stream) {
     if (H.count == 0) return;
-    const std::size_t shared = 2 * (static_cast<std::size_t>(P.view.tableLast) + 1) * sizeof(float);
+    const std::size_t shared = tableBytes(P.view);
     fillHeavyTapsKernel<<<blocksFor(H.count), kThreads, shared, stream>>>(P, H, d_index, d_weight);
     TOMO_CUDA_CHECK(cudaGetLastError());
 }
