@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <numbers>
 #include <utility>
 
 
@@ -76,7 +77,7 @@ ImageStack reconstructWith(DivergentReconstruction& run, DatasetReader& reader,
         attributes["filter"] = std::string(filterWindowName(run.fdk().filter.window));
         attributes["padding"] = std::string(paddingName(run.fdk().filter.padding));
         attributes["threads"] = std::to_string(run.fdk().threads);
-        attributes["angular_span_degrees"] = number(r.coverage.span * 180.0 / 3.14159265358979323846);
+        attributes["angular_span_degrees"] = number(r.coverage.span * 180.0 / std::numbers::pi);
         attributes["short_scan"] = r.coverage.shortScan ? "parker" : "no";
     }
     attributes["volume_grid"] = std::to_string(grid.nx) + "x" + std::to_string(grid.ny) + "x" + std::to_string(grid.nz);

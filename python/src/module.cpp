@@ -45,6 +45,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <numbers>
 #include <optional>
 #include <set>
 #include <string>
@@ -654,10 +655,6 @@ py::dict reportDict(const VolumeReport& r) {
     return d;
 }
 
-/// tomo-recon's run of a dataset (app/tomo_recon.cpp, run()): the stage for
-/// the corrected sinograms' geometry, the axis (given, the detector centre,
-/// the stitched centre with 360° stitching, or the finder on five rows), the
-/// strategy resolved, then the conveyor into the result.
 /// reconstruct() of a fan/cone-beam dataset: the whole volume, as tomo-recon
 /// makes it (tomo/cone_run.h). volume=(nx, ny, nz) and voxel_size= set the
 /// grid (default: the geometry's).
@@ -734,11 +731,15 @@ py::object reconstructDivergent(Dataset& ds, const py::object& centerArg, const 
         d["residual"] = r.iterative->residuals.empty() ? 0.0 : r.iterative->residuals.front();
     } else {
         d["short_scan"] = r.coverage.shortScan;
-        d["angular_span_degrees"] = r.coverage.span * 180.0 / 3.14159265358979323846;
+        d["angular_span_degrees"] = r.coverage.span * 180.0 / std::numbers::pi;
     }
     return py::make_tuple(std::move(result), d);
 }
 
+/// tomo-recon's run of a dataset (app/tomo_recon.cpp, run()): the stage for
+/// the corrected sinograms' geometry, the axis (given, the detector centre,
+/// the stitched centre with 360° stitching, or the finder on five rows), the
+/// strategy resolved, then the conveyor into the result.
 py::object reconstructDataset(Dataset& ds, const py::object& centerArg, const py::object& rowsArg,
                               const py::object& regionArg, const py::object& correctionsArg,
                               const py::object& progress, bool details, bool allowApproximate, const py::dict& options) {
