@@ -173,6 +173,13 @@ protected:
 std::unique_ptr<IterativeSolver> makeSolver(ProjectorPair& pair, const IterativeOptions& options,
                                             double lipschitz = 0.0);
 
+/// One problem solved whole on `pair` (its one image: a slice or a
+/// volume): `data` uploaded, the start zeros or the FBP of the data
+/// (options.init), the solver run with `onIteration`, the result downloaded
+/// into `image`. Throws as makeSolver, the pair and the solver.
+IterativeSummary solveOnce(ProjectorPair& pair, const IterativeOptions& options, std::span<const float> data,
+                           std::span<float> image, const IterationCallback& onIteration = {});
+
 /// An upper estimate of ||A||^2 = the largest eigenvalue of A^T A: power
 /// iteration on one slice from a constant image, times a margin of 1.05 so
 /// that FISTA's step 1/L stays below the bound. Depends on the geometry only.

@@ -217,6 +217,18 @@ std::unique_ptr<IterativeSolver> makeSolver(ProjectorPair& pair, const Iterative
     throw InvalidArgument("method fbp is not iterative: it has no solver");
 }
 
+IterativeSummary solveOnce(ProjectorPair& pair, const IterativeOptions& options, std::span<const float> data,
+                           std::span<float> image, const IterationCallback& onIteration) {
+    const auto solver = makeSolver(pair, options);
+    auto b = pair.vector(Space::Sinogram, 1);
+    auto x = pair.vector(Space::Image, 1);
+    pair.upload(data, *b);
+    if (options.init == InitialImage::Fbp) pair.filteredBackprojection(*b, *x);
+    const IterativeSummary summary = solver->run(*b, *x, onIteration);
+    pair.download(*x, image);
+    return summary;
+}
+
 double estimateLipschitz(ProjectorPair& pair) {
     const ReconGeometry& g = pair.geometry();
     const std::size_t pixels = static_cast<std::size_t>(g.sliceWidth) * g.sliceHeight;

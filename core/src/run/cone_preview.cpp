@@ -320,16 +320,11 @@ PreviewResult ConeSlicePreview::runIterative(const PreviewRequest& request, Prep
     const auto itStart = Clock::now();
     const VolumeGrid& grid = m_setup.grid;
     const auto pair = fanBeamPair(request, options);
-    auto b = pair->vector(Space::Sinogram, 1);
-    auto x = pair->vector(Space::Image, 1);
-    pair->upload(m_projections, *b);
-    if (options.init == InitialImage::Fbp) pair->filteredBackprojection(*b, *x);
-    result.iterative = makeSolver(*pair, options)->run(*b, *x, [&](const IterationState& state) {
+    std::vector<float> whole(grid.voxels());
+    result.iterative = solveOnce(*pair, options, m_projections, whole, [&](const IterationState& state) {
         if (cancel) cancel->throwIfCancelled();
         return request.onIteration ? request.onIteration(state) : true;
     });
-    std::vector<float> whole(grid.voxels());
-    pair->download(*x, whole);
     const Region& region = result.region;
     result.slice = Image(region.width, region.height);
     for (int y = 0; y < region.height; ++y)

@@ -102,13 +102,8 @@ ImageStack DivergentReconstruction::reconstruct(DatasetReader& reader, const Ite
         m_report.coverage = fdkWeights(m_setup.geometry).coverage;
         return volume;
     }
-    auto b = m_pair->vector(Space::Sinogram, 1);
-    auto x = m_pair->vector(Space::Image, 1);
-    m_pair->upload(projections, *b);
-    if (m_options.iterative.init == InitialImage::Fbp) m_pair->filteredBackprojection(*b, *x);
-    m_report.iterative = makeSolver(*m_pair, m_options.iterative)->run(*b, *x, onIteration);
     ImageStack volume(m_grid.nx, m_grid.ny, m_grid.nz);
-    m_pair->download(*x, volume.data);
+    m_report.iterative = solveOnce(*m_pair, m_options.iterative, projections, volume.data, onIteration);
     m_report.secondsReconstruct = secondsBetween(t1, Clock::now());
     return volume;
 }
