@@ -128,12 +128,7 @@ void Controller::runReprojection(int generation) {
         const tomo::PreviewResult& preview = slice->preview;
         if (!(preview.region == tomo::Region{0, 0, preview.gridSize, preview.gridSize}))
             throw tomo::InvalidArgument("the reprojection needs the whole slice: clear the region (Parameters)");
-        if (preview.divergent) {
-            if (m_session->info().rows != 1)
-                throw tomo::InvalidArgument("the reprojection is computed for parallel- and fan-beam scans; the "
-                                            "slices of this cone-beam scan share their rays");
-            fanPair = m_session->fanBeamPair(slice->params.request());
-        }
+        if (preview.divergent) fanPair = m_session->fanBeamPair(slice->params.request()); // refuses a cone beam
         sinogram = m_session->sinogram(slice->params.row);
         g.angles = m_session->stage().outputAngles();
         g.bins = sinogram.width;
