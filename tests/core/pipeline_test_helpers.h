@@ -97,6 +97,7 @@ public:
     MemoryWriter(int width, int height, int slices) : volume(width, height, slices) {}
 
     void writeSlices(int first, int count, std::span<const float> data) override {
+        if (writeTime.count() > 0) std::this_thread::sleep_for(writeTime);
         ASSERT_EQ(data.size(), volume.imageSize() * count);
         ASSERT_LE(first + count, volume.depth);
         std::copy(data.begin(), data.end(),
@@ -108,6 +109,8 @@ public:
     ImageStack volume;
     std::vector<std::pair<int, int>> writes;
     bool committed = false;
+    /// Each write takes at least this long, as a disk's would.
+    std::chrono::milliseconds writeTime{0};
 };
 
 constexpr int kBins = 48;

@@ -368,6 +368,10 @@ TEST(PipelineLanes, ProgressRisesToOneAndCancelStopsEveryLane) {
     job.devices = {0, 1};
     {
         MemoryWriter writer(kBins, kBins, kManyRows);
+        // Progress is polled on this thread: chunks finished between two
+        // polls are one call. Writes as slow as a disk's keep them apart (a
+        // loaded 2-core machine once merged 7 chunks' into 6 calls).
+        writer.writeTime = std::chrono::milliseconds(20);
         std::vector<double> fractions;
         reconstructVolume(reader, job, writer, [&](double f, std::string_view) {
             EXPECT_FALSE(writer.committed) << "progress after the commit";
